@@ -1,0 +1,83 @@
+/* dispatch.c — the one path every op call takes.
+ *
+ * In order: a NULL input returns NULL (the first error stays); the op's
+ * infer function checks shapes and dtypes; while tracing, the tracer adds
+ * a graph node instead of running anything; otherwise outputs are
+ * allocated in the current scope and the kernel runs; tapes that watch an
+ * input record the call; then the numerics check, placement log, timing
+ * and observers. Users, layers and gradient functions all come through
+ * here, so every hook sees every op.
+ */
+#include <stdio.h>
+
+#include "internal.h"
+
+gb_trace_hook_fn gb__trace_hook;
+_Thread_local bool gb__tl_tracing;
+
+static const gb_attrs no_attrs;
+
+static bool inputs_present(gb_op_id op, gb_tensor *const *in, int nin, bool *symbolic) {
+    for (int i = 0; i < nin; i++) {
+        if (!in[i]) {
+            /* Normally an earlier op failed and its error stands; if not,
+             * the caller passed NULL itself and should hear about it. */
+            if (gb_ok())
+                gb__error(GB_ERR_VALUE, gb_op_table[op]->name, "%s: input %d is NULL",
+                          gb_op_table[op]->name, i);
+            return false;
+        }
+        if (in[i]->flags & GB_TF_SYMBOLIC) *symbolic = true;
+    }
+    return true;
+}
+
+int gb__dispatch(gb_op_id op, gb_tensor *const *in, int nin, const gb_attrs *attrs,
+                 gb_tensor **out) {
+    const gb_op_def *def = gb_op_table[op];
+    bool symbolic = false;
+    if (!inputs_present(op, in, nin, &symbolic)) return -1;
+    gb_op_call c = {op, def, in, nin, attrs ? attrs : &no_attrs};
+    if (def->arity >= 0 && nin != def->arity) {
+        gb__op_error(&c, GB_ERR_INTERNAL, "%s takes %d inputs, got %d", def->name, def->arity,
+                     nin);
+        return -1;
+    }
+    gb_out_desc desc[GB_MAX_OUTPUTS];
+    int nout = def->infer(&c, desc);
+    if (nout < 0) return -1;
+
+    if (gb__trace_hook && (gb__tl_tracing || symbolic))
+        return gb__trace_hook(&c, desc, nout, out);
+
+    bool view = def->flags & GB_OPF_VIEW;
+    for (int k = 0; k < nout; k++) {
+        out[k] = gb__tensor_new(desc[k].dtype, desc[k].rank, desc[k].shape, !view);
+        if (!out[k]) return -1;
+    }
+    unsigned hooks = gb__hook_flags;
+    double t0 = (hooks & GB_HOOK_TIMING) ? gb__now_us() : 0.0;
+    if (!def->kernel(&c, out)) return -1;
+    double us = (hooks & GB_HOOK_TIMING) ? gb__now_us() - t0 : 0.0;
+
+    if (gb__tl_recording && !(def->flags & GB_OPF_NO_RECORD)) gb__tape_record(&c, out, nout);
+
+    if (hooks) {
+        if ((hooks & GB_HOOK_NUMERICS) && gb__numerics_hook && !gb__numerics_hook(&c, out, nout))
+            return -1;
+        gb__run_post_hooks(&c, out, nout, us);
+    }
+    return nout;
+}
+
+gb_tensor *gb__op1(gb_op_id op, gb_tensor *const *in, int nin, const gb_attrs *attrs) {
+    gb_tensor *out[GB_MAX_OUTPUTS];
+    return gb__dispatch(op, in, nin, attrs, out) >= 1 ? out[0] : NULL;
+}
+
+gb_tensor *gb__op_unary(gb_op_id op, gb_tensor *x) { return gb__op1(op, &x, 1, NULL); }
+
+gb_tensor *gb__op_binary(gb_op_id op, gb_tensor *a, gb_tensor *b) {
+    gb_tensor *in[2] = {a, b};
+    return gb__op1(op, in, 2, NULL);
+}

@@ -1,0 +1,117 @@
+/* gb_base.h — the vocabulary every glassbox component shares.
+ *
+ * dtypes, the opaque tensor type, sticky errors, memory scopes and name
+ * scopes. Nothing here allocates a tensor; gb_tensor.h creates them and
+ * gb_ops.h computes with them.
+ *
+ * Errors are sticky, as in SQLite: the first failure of a thread is kept
+ * with its op, message, name-scope path and call site; every later op
+ * given a NULL input returns NULL without touching it. Check once at the
+ * end of a chain with gb_ok() / gb_last_error().
+ *
+ * Memory is owned by scopes, not freed by hand: every tensor belongs to the
+ * innermost open scope; gb_scope_end() releases them all at once and
+ * gb_keep() moves one result out to the parent scope.
+ */
+#ifndef GB_BASE_H
+#define GB_BASE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GB_MAX_RANK 8
+
+/* ---- dtypes ---------------------------------------------------------- */
+
+typedef enum gb_dtype {
+    GB_F32 = 0,
+    GB_F64,
+    GB_I32,
+    GB_I64,
+    GB_U8,
+    GB_BOOL,
+    GB_DTYPE_COUNT
+} gb_dtype;
+
+const char *gb_dtype_name(gb_dtype dt);   /* "float32", "int64", ... */
+size_t gb_dtype_size(gb_dtype dt);        /* bytes per element */
+bool gb_dtype_is_float(gb_dtype dt);
+bool gb_dtype_is_integer(gb_dtype dt);    /* i32, i64, u8 (not bool) */
+
+/* The opaque tensor: dtype, shape, row-major data in a shared buffer. */
+typedef struct gb_tensor gb_tensor;
+
+/* ---- sticky errors ---------------------------------------------------- */
+
+typedef enum gb_status {
+    GB_OK = 0,
+    GB_ERR_SHAPE,          /* shapes do not fit the op */
+    GB_ERR_DTYPE,          /* dtype not supported or mismatched */
+    GB_ERR_VALUE,          /* a bad argument value (axis, index, rate...) */
+    GB_ERR_STATE,          /* API used out of order (tape reused, scope...) */
+    GB_ERR_NO_GRADIENT,    /* differentiating through an op without one */
+    GB_ERR_NUMERIC,        /* NaN/Inf found by a numerics check */
+    GB_ERR_IO,             /* files: missing, truncated, corrupt */
+    GB_ERR_MEMORY,         /* allocation failed */
+    GB_ERR_INTERNAL
+} gb_status;
+
+typedef struct gb_error {
+    gb_status code;
+    char op_type[32];       /* "MatMul"; empty outside ops */
+    char op_name[128];      /* the op instance, e.g. "dense_1/MatMul_3" */
+    char scope_path[192];   /* name-scope path when it happened */
+    const char *file;       /* user call site, when known */
+    int line;
+    char message[768];
+} gb_error;
+
+bool gb_ok(void);
+const gb_error *gb_last_error(void);      /* NULL when there is none */
+void gb_clear_error(void);
+const char *gb_status_name(gb_status s);
+/* "Add: incompatible shapes [2,3] and [4] (at train.c:12, scope model/dense)" */
+const char *gb_error_string(void);        /* "" when ok; thread-local buffer */
+
+typedef enum gb_error_mode {
+    GB_ERRORS_STICKY = 0,   /* default: record the first error, go on */
+    GB_ERRORS_ABORT         /* scripts: print the error and exit(1) */
+} gb_error_mode;
+void gb_set_error_mode(gb_error_mode mode);
+
+/* Warnings go to stderr and to observers; the last one is kept for tests. */
+const char *gb_last_warning(void);        /* "" when none */
+int gb_warning_count(void);
+
+/* Call sites: gb_ops.h wraps each op in a macro that records __FILE__ and
+ * __LINE__ here first, so an error names the user's line, not ours. */
+void gb_set_call_site(const char *file, int line);
+
+/* ---- memory scopes ------------------------------------------------------ */
+
+void gb_scope_begin(void);
+void gb_scope_end(void);
+int gb_scope_depth(void);                 /* 0 = the thread's root scope */
+/* Moves t into the parent scope and returns the moved tensor (the pointer
+ * may change; use the returned one). NULL in, NULL out. */
+gb_tensor *gb_keep(gb_tensor *t);
+/* Bytes currently held by the thread's scopes (for leak/flat-RSS tests). */
+size_t gb_scope_bytes_in_use(void);
+
+/* ---- name scopes -------------------------------------------------------- */
+
+/* Name scopes prefix op and variable names ("model/dense_1/kernel"); they
+ * are independent of memory scopes. */
+void gb_name_scope_push(const char *name);
+void gb_name_scope_pop(void);
+const char *gb_name_scope_path(void);     /* "" at top level */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,56 @@
+/* gb_observer.h — the engine's one way out: events to observers.
+ *
+ * The engine knows nothing of SQLite or HTTP. What a person should see —
+ * executed ops and their timings, warnings, traces and retraces, numerics
+ * alerts — leaves the engine as a gb_event passed to every observer that
+ * subscribed to its kind. The summary writer subscribes when it becomes
+ * the default writer; tests subscribe to count. Observers run on the
+ * thread that caused the event and must be quick.
+ */
+#ifndef GB_OBSERVER_H
+#define GB_OBSERVER_H
+
+#include "gb_base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum gb_event_kind {
+    GB_EVENT_OP = 1u << 0,        /* an op ran (only while op timing is on) */
+    GB_EVENT_PLACEMENT = 1u << 1, /* an op was placed on a device */
+    GB_EVENT_WARNING = 1u << 2,   /* a warning (message) */
+    GB_EVENT_TRACE = 1u << 3,     /* a function was traced (detail: later) */
+    GB_EVENT_NUMERICS = 1u << 4,  /* a NaN/Inf was found (detail: later) */
+    GB_EVENT_ALL = 0xffffffffu
+} gb_event_kind;
+
+typedef struct gb_event {
+    gb_event_kind kind;
+    double wall_time;        /* seconds since the Unix epoch */
+    const char *op_type;     /* NULL when not about an op */
+    const char *op_name;
+    const char *device;      /* "/device:CPU:0" */
+    const char *message;     /* human-readable summary, never NULL */
+    double duration_us;      /* GB_EVENT_OP: kernel time */
+    const void *detail;      /* kind-specific struct, documented with the kind */
+} gb_event;
+
+typedef void (*gb_observer_fn)(const gb_event *ev, void *user);
+
+/* Subscribes fn to the kinds in `kinds` (a mask); returns an id > 0, or 0
+ * when the table is full. */
+int gb_observer_add(gb_observer_fn fn, void *user, unsigned kinds);
+void gb_observer_remove(int id);
+/* Sends ev to the observers of its kind; the engine's own emit path. */
+void gb_observer_emit(const gb_event *ev);
+
+/* tf.debugging.set_log_device_placement: log each op and its device. */
+void gb_set_log_device_placement(bool on);
+/* Time every kernel and emit GB_EVENT_OP events with the duration. */
+void gb_set_op_timing(bool on);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,209 @@
+/* gb_ops.h — the ops users call.
+ *
+ * Each function runs one op (or a short composition of ops) through the
+ * dispatcher: shape/dtype checks, then the kernel (or a graph node while
+ * tracing), then tapes and hooks. A NULL input returns NULL and keeps the
+ * first error. Binary ops broadcast as NumPy does; dtypes must match (as
+ * in TensorFlow: no silent promotion; use gb_cast).
+ *
+ * Axes may be negative (counting from the end). Reductions take an axes
+ * array and a count; GB_ALL_AXES reduces over every axis.
+ */
+#ifndef GB_OPS_H
+#define GB_OPS_H
+
+#include "gb_base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GB_AXES(...) (const int[]){__VA_ARGS__}, (int)(sizeof((int[]){__VA_ARGS__}) / sizeof(int))
+#define GB_ALL_AXES (const int *)0, 0
+
+typedef enum gb_padding { GB_PADDING_VALID = 0, GB_PADDING_SAME = 1 } gb_padding;
+
+/* ---- elementwise unary ----------------------------------------------------- */
+gb_tensor *gb_neg(gb_tensor *x);
+gb_tensor *gb_abs(gb_tensor *x);
+gb_tensor *gb_sign(gb_tensor *x);
+gb_tensor *gb_exp(gb_tensor *x);
+gb_tensor *gb_log(gb_tensor *x);
+gb_tensor *gb_log1p(gb_tensor *x);
+gb_tensor *gb_sqrt(gb_tensor *x);
+gb_tensor *gb_rsqrt(gb_tensor *x);
+gb_tensor *gb_square(gb_tensor *x);
+gb_tensor *gb_reciprocal(gb_tensor *x);
+gb_tensor *gb_sin(gb_tensor *x);
+gb_tensor *gb_cos(gb_tensor *x);
+gb_tensor *gb_tanh(gb_tensor *x);
+gb_tensor *gb_sigmoid(gb_tensor *x);
+gb_tensor *gb_relu(gb_tensor *x);
+gb_tensor *gb_leaky_relu(gb_tensor *x, double alpha);    /* TF default alpha 0.2 */
+gb_tensor *gb_elu(gb_tensor *x);
+gb_tensor *gb_gelu(gb_tensor *x, bool approximate);      /* exact: erf; approximate: tanh */
+gb_tensor *gb_softplus(gb_tensor *x);
+gb_tensor *gb_cast(gb_tensor *x, gb_dtype dt);
+gb_tensor *gb_copy(gb_tensor *x);                        /* Identity: a new tensor, same value */
+/* The value of x, seen by tapes as a constant. */
+gb_tensor *gb_stop_gradient(gb_tensor *x);
+
+/* ---- elementwise binary (broadcasting) ------------------------------------ */
+gb_tensor *gb_add(gb_tensor *a, gb_tensor *b);
+gb_tensor *gb_sub(gb_tensor *a, gb_tensor *b);
+gb_tensor *gb_mul(gb_tensor *a, gb_tensor *b);
+gb_tensor *gb_div(gb_tensor *a, gb_tensor *b);
+gb_tensor *gb_pow(gb_tensor *a, gb_tensor *b);
+gb_tensor *gb_maximum(gb_tensor *a, gb_tensor *b);
+gb_tensor *gb_minimum(gb_tensor *a, gb_tensor *b);
+gb_tensor *gb_equal(gb_tensor *a, gb_tensor *b);          /* -> bool */
+gb_tensor *gb_not_equal(gb_tensor *a, gb_tensor *b);
+gb_tensor *gb_less(gb_tensor *a, gb_tensor *b);
+gb_tensor *gb_less_equal(gb_tensor *a, gb_tensor *b);
+gb_tensor *gb_greater(gb_tensor *a, gb_tensor *b);
+gb_tensor *gb_greater_equal(gb_tensor *a, gb_tensor *b);
+/* cond ? a : b elementwise; cond is bool; all three broadcast. */
+gb_tensor *gb_where(gb_tensor *cond, gb_tensor *a, gb_tensor *b);
+/* x op scalar, the scalar taking x's dtype. */
+gb_tensor *gb_add_scalar(gb_tensor *x, double s);
+gb_tensor *gb_mul_scalar(gb_tensor *x, double s);
+
+/* ---- reductions ------------------------------------------------------------- */
+gb_tensor *gb_reduce_sum(gb_tensor *x, const int *axes, int naxes, bool keepdims);
+gb_tensor *gb_reduce_mean(gb_tensor *x, const int *axes, int naxes, bool keepdims);
+gb_tensor *gb_reduce_max(gb_tensor *x, const int *axes, int naxes, bool keepdims);
+gb_tensor *gb_reduce_min(gb_tensor *x, const int *axes, int naxes, bool keepdims);
+gb_tensor *gb_reduce_prod(gb_tensor *x, const int *axes, int naxes, bool keepdims);
+gb_tensor *gb_reduce_logsumexp(gb_tensor *x, const int *axes, int naxes, bool keepdims);
+gb_tensor *gb_reduce_variance(gb_tensor *x, const int *axes, int naxes, bool keepdims);
+gb_tensor *gb_argmax(gb_tensor *x, int axis);             /* -> int64 */
+gb_tensor *gb_argmin(gb_tensor *x, int axis);
+
+/* ---- shape and movement ------------------------------------------------------ */
+/* A view sharing x's memory; one dim may be -1 (inferred). */
+gb_tensor *gb_reshape(gb_tensor *x, int rank, const int64_t *dims);
+/* perm NULL reverses the axes. */
+gb_tensor *gb_transpose(gb_tensor *x, const int *perm);
+gb_tensor *gb_broadcast_to(gb_tensor *x, int rank, const int64_t *dims);
+/* Removes the given size-1 axes (naxes 0: all size-1 axes). */
+gb_tensor *gb_squeeze(gb_tensor *x, const int *axes, int naxes);
+gb_tensor *gb_expand_dims(gb_tensor *x, int axis);
+/* size[i] == -1 takes everything from begin[i] to the end. */
+gb_tensor *gb_slice(gb_tensor *x, const int64_t *begin, const int64_t *size);
+gb_tensor *gb_concat(gb_tensor *const *xs, int n, int axis);
+gb_tensor *gb_stack(gb_tensor *const *xs, int n, int axis);
+/* Splits into `num` equal parts along axis, writing out[num]. */
+bool gb_split(gb_tensor *x, int num, int axis, gb_tensor **out);
+/* params gathered at integer indices along axis (TF's gather). */
+gb_tensor *gb_gather(gb_tensor *params, gb_tensor *indices, int axis);
+/* indices (int) -> one-hot of `depth` along a new last axis. */
+gb_tensor *gb_one_hot(gb_tensor *indices, int64_t depth, double on, double off, gb_dtype dt);
+/* paddings[2*i], paddings[2*i+1]: before/after axis i; filled with value. */
+gb_tensor *gb_pad(gb_tensor *x, const int64_t *paddings, double value);
+
+/* ---- linear algebra ------------------------------------------------------------ */
+/* [..., M, K] x [..., K, N]; batch dims broadcast; rank 2 or more. */
+gb_tensor *gb_matmul(gb_tensor *a, gb_tensor *b);
+gb_tensor *gb_matmul_t(gb_tensor *a, gb_tensor *b, bool transpose_a, bool transpose_b);
+
+/* ---- convolution and pooling (NHWC) --------------------------------------------- */
+/* x [N,H,W,C], filter [KH,KW,C,OC]; strides/dilations {h,w}, NULL = {1,1}. */
+gb_tensor *gb_conv2d(gb_tensor *x, gb_tensor *filter, const int *strides,
+                     gb_padding padding, const int *dilations);
+/* ksize/strides {h,w}; strides NULL = ksize. */
+gb_tensor *gb_max_pool2d(gb_tensor *x, const int *ksize, const int *strides, gb_padding padding);
+gb_tensor *gb_avg_pool2d(gb_tensor *x, const int *ksize, const int *strides, gb_padding padding);
+
+/* ---- softmax, losses, dropout -------------------------------------------------- */
+gb_tensor *gb_softmax(gb_tensor *logits, int axis);
+gb_tensor *gb_log_softmax(gb_tensor *logits, int axis);
+/* Per-example loss [batch]: labels int32/int64 [batch], logits [batch, classes]. */
+gb_tensor *gb_sparse_softmax_cross_entropy_with_logits(gb_tensor *labels, gb_tensor *logits);
+/* Per-example loss [batch]: labels a distribution [batch, classes]. */
+gb_tensor *gb_softmax_cross_entropy_with_logits(gb_tensor *labels, gb_tensor *logits);
+/* Zeroes each element with probability `rate`, scales the rest by 1/(1-rate). */
+gb_tensor *gb_dropout(gb_tensor *x, double rate, uint64_t seed);
+
+/* ---- call sites ----------------------------------------------------------------- */
+/* In user code each op records its __FILE__:__LINE__ before it runs, so a
+ * sticky error points at the user's line. The library itself is built
+ * with GB_BUILDING_LIBRARY and calls the functions directly. */
+#if !defined(GB_BUILDING_LIBRARY)
+#define GB_AT(fn, ...) (gb_set_call_site(__FILE__, __LINE__), fn(__VA_ARGS__))
+#define gb_neg(...) GB_AT(gb_neg, __VA_ARGS__)
+#define gb_abs(...) GB_AT(gb_abs, __VA_ARGS__)
+#define gb_sign(...) GB_AT(gb_sign, __VA_ARGS__)
+#define gb_exp(...) GB_AT(gb_exp, __VA_ARGS__)
+#define gb_log(...) GB_AT(gb_log, __VA_ARGS__)
+#define gb_log1p(...) GB_AT(gb_log1p, __VA_ARGS__)
+#define gb_sqrt(...) GB_AT(gb_sqrt, __VA_ARGS__)
+#define gb_rsqrt(...) GB_AT(gb_rsqrt, __VA_ARGS__)
+#define gb_square(...) GB_AT(gb_square, __VA_ARGS__)
+#define gb_reciprocal(...) GB_AT(gb_reciprocal, __VA_ARGS__)
+#define gb_sin(...) GB_AT(gb_sin, __VA_ARGS__)
+#define gb_cos(...) GB_AT(gb_cos, __VA_ARGS__)
+#define gb_tanh(...) GB_AT(gb_tanh, __VA_ARGS__)
+#define gb_sigmoid(...) GB_AT(gb_sigmoid, __VA_ARGS__)
+#define gb_relu(...) GB_AT(gb_relu, __VA_ARGS__)
+#define gb_leaky_relu(...) GB_AT(gb_leaky_relu, __VA_ARGS__)
+#define gb_elu(...) GB_AT(gb_elu, __VA_ARGS__)
+#define gb_gelu(...) GB_AT(gb_gelu, __VA_ARGS__)
+#define gb_softplus(...) GB_AT(gb_softplus, __VA_ARGS__)
+#define gb_cast(...) GB_AT(gb_cast, __VA_ARGS__)
+#define gb_copy(...) GB_AT(gb_copy, __VA_ARGS__)
+#define gb_stop_gradient(...) GB_AT(gb_stop_gradient, __VA_ARGS__)
+#define gb_add(...) GB_AT(gb_add, __VA_ARGS__)
+#define gb_sub(...) GB_AT(gb_sub, __VA_ARGS__)
+#define gb_mul(...) GB_AT(gb_mul, __VA_ARGS__)
+#define gb_div(...) GB_AT(gb_div, __VA_ARGS__)
+#define gb_pow(...) GB_AT(gb_pow, __VA_ARGS__)
+#define gb_maximum(...) GB_AT(gb_maximum, __VA_ARGS__)
+#define gb_minimum(...) GB_AT(gb_minimum, __VA_ARGS__)
+#define gb_equal(...) GB_AT(gb_equal, __VA_ARGS__)
+#define gb_not_equal(...) GB_AT(gb_not_equal, __VA_ARGS__)
+#define gb_less(...) GB_AT(gb_less, __VA_ARGS__)
+#define gb_less_equal(...) GB_AT(gb_less_equal, __VA_ARGS__)
+#define gb_greater(...) GB_AT(gb_greater, __VA_ARGS__)
+#define gb_greater_equal(...) GB_AT(gb_greater_equal, __VA_ARGS__)
+#define gb_where(...) GB_AT(gb_where, __VA_ARGS__)
+#define gb_add_scalar(...) GB_AT(gb_add_scalar, __VA_ARGS__)
+#define gb_mul_scalar(...) GB_AT(gb_mul_scalar, __VA_ARGS__)
+#define gb_reduce_sum(...) GB_AT(gb_reduce_sum, __VA_ARGS__)
+#define gb_reduce_mean(...) GB_AT(gb_reduce_mean, __VA_ARGS__)
+#define gb_reduce_max(...) GB_AT(gb_reduce_max, __VA_ARGS__)
+#define gb_reduce_min(...) GB_AT(gb_reduce_min, __VA_ARGS__)
+#define gb_reduce_prod(...) GB_AT(gb_reduce_prod, __VA_ARGS__)
+#define gb_reduce_logsumexp(...) GB_AT(gb_reduce_logsumexp, __VA_ARGS__)
+#define gb_reduce_variance(...) GB_AT(gb_reduce_variance, __VA_ARGS__)
+#define gb_argmax(...) GB_AT(gb_argmax, __VA_ARGS__)
+#define gb_argmin(...) GB_AT(gb_argmin, __VA_ARGS__)
+#define gb_reshape(...) GB_AT(gb_reshape, __VA_ARGS__)
+#define gb_transpose(...) GB_AT(gb_transpose, __VA_ARGS__)
+#define gb_broadcast_to(...) GB_AT(gb_broadcast_to, __VA_ARGS__)
+#define gb_squeeze(...) GB_AT(gb_squeeze, __VA_ARGS__)
+#define gb_expand_dims(...) GB_AT(gb_expand_dims, __VA_ARGS__)
+#define gb_slice(...) GB_AT(gb_slice, __VA_ARGS__)
+#define gb_concat(...) GB_AT(gb_concat, __VA_ARGS__)
+#define gb_stack(...) GB_AT(gb_stack, __VA_ARGS__)
+#define gb_split(...) GB_AT(gb_split, __VA_ARGS__)
+#define gb_gather(...) GB_AT(gb_gather, __VA_ARGS__)
+#define gb_one_hot(...) GB_AT(gb_one_hot, __VA_ARGS__)
+#define gb_pad(...) GB_AT(gb_pad, __VA_ARGS__)
+#define gb_matmul(...) GB_AT(gb_matmul, __VA_ARGS__)
+#define gb_matmul_t(...) GB_AT(gb_matmul_t, __VA_ARGS__)
+#define gb_conv2d(...) GB_AT(gb_conv2d, __VA_ARGS__)
+#define gb_max_pool2d(...) GB_AT(gb_max_pool2d, __VA_ARGS__)
+#define gb_avg_pool2d(...) GB_AT(gb_avg_pool2d, __VA_ARGS__)
+#define gb_softmax(...) GB_AT(gb_softmax, __VA_ARGS__)
+#define gb_log_softmax(...) GB_AT(gb_log_softmax, __VA_ARGS__)
+#define gb_sparse_softmax_cross_entropy_with_logits(...) \
+    GB_AT(gb_sparse_softmax_cross_entropy_with_logits, __VA_ARGS__)
+#define gb_softmax_cross_entropy_with_logits(...) \
+    GB_AT(gb_softmax_cross_entropy_with_logits, __VA_ARGS__)
+#define gb_dropout(...) GB_AT(gb_dropout, __VA_ARGS__)
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,80 @@
+/* gb_tensor.h — creating, inspecting and reading tensors.
+ *
+ * Tensors are immutable values, row-major and contiguous, allocated in the
+ * current memory scope. Shapes are passed as (rank, dims); GB_SHAPE(2, 3)
+ * expands to both, so gb_zeros(GB_F32, GB_SHAPE(2, 3)) reads naturally.
+ * Random tensors take explicit seeds and are reproducible bit for bit.
+ */
+#ifndef GB_TENSOR_H
+#define GB_TENSOR_H
+
+#include "gb_base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Expands to `rank, dims` for the creation functions below. */
+#define GB_SHAPE(...) \
+    (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (const int64_t[]){__VA_ARGS__}
+/* A rank-0 shape. */
+#define GB_SCALAR_SHAPE 0, (const int64_t *)0
+
+/* ---- creation ------------------------------------------------------------ */
+
+/* Copies `data` (gb_dtype_size(dt) * prod(dims) bytes). */
+gb_tensor *gb_tensor_from(gb_dtype dt, const void *data, int rank, const int64_t *dims);
+gb_tensor *gb_from_f32(const float *data, int rank, const int64_t *dims);
+gb_tensor *gb_from_f64(const double *data, int rank, const int64_t *dims);
+gb_tensor *gb_zeros(gb_dtype dt, int rank, const int64_t *dims);
+gb_tensor *gb_ones(gb_dtype dt, int rank, const int64_t *dims);
+gb_tensor *gb_fill(gb_dtype dt, int rank, const int64_t *dims, double value);
+gb_tensor *gb_scalar(gb_dtype dt, double value);
+gb_tensor *gb_zeros_like(gb_tensor *t);
+gb_tensor *gb_ones_like(gb_tensor *t);
+/* [start, start+step, ...) below `limit` (above it when step < 0). */
+gb_tensor *gb_arange(gb_dtype dt, double start, double limit, double step);
+/* `num` evenly spaced values from start to stop inclusive. */
+gb_tensor *gb_linspace(gb_dtype dt, double start, double stop, int64_t num);
+
+/* ---- random (explicit seeds; same seed, same tensor) -------------------- */
+
+gb_tensor *gb_random_uniform(gb_dtype dt, int rank, const int64_t *dims,
+                             double minval, double maxval, uint64_t seed);
+gb_tensor *gb_random_normal(gb_dtype dt, int rank, const int64_t *dims,
+                            double mean, double stddev, uint64_t seed);
+/* Normal values re-drawn until within two standard deviations, as TF. */
+gb_tensor *gb_truncated_normal(gb_dtype dt, int rank, const int64_t *dims,
+                               double mean, double stddev, uint64_t seed);
+
+/* ---- inspection ------------------------------------------------------------ */
+
+gb_dtype gb_tensor_dtype(const gb_tensor *t);
+int gb_rank(const gb_tensor *t);
+int64_t gb_dim(const gb_tensor *t, int axis);   /* negative axes count from the end */
+const int64_t *gb_shape(const gb_tensor *t);
+int64_t gb_size(const gb_tensor *t);            /* number of elements */
+size_t gb_nbytes(const gb_tensor *t);
+/* "[2,3]" into buf; returns buf. */
+const char *gb_shape_str(const gb_tensor *t, char *buf, size_t n);
+bool gb_same_shape(const gb_tensor *a, const gb_tensor *b);
+
+/* ---- element access (tests, small reads) --------------------------------- */
+
+/* Raw data; NULL for a symbolic (traced) tensor. Do not write through it
+ * unless you created the tensor: tensors are values. */
+const void *gb_data(const gb_tensor *t);
+const float *gb_data_f32(const gb_tensor *t);   /* NULL unless float32 */
+/* Element `flat_index` of any dtype, as a double. */
+double gb_get(const gb_tensor *t, int64_t flat_index);
+/* The single element of a size-1 tensor. */
+double gb_item(const gb_tensor *t);
+/* Copies all elements converted to double into out[gb_size(t)]. */
+bool gb_to_f64(const gb_tensor *t, double *out);
+/* Prints dtype, shape and (up to 64) values to stderr; for debugging. */
+void gb_print(const char *label, const gb_tensor *t);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,42 @@
+/* glassbox.h — the one header a training program includes.
+ *
+ * glassbox is an observability-first neural-network training framework:
+ * eager tensors, GradientTape autodiff, and (in the summary/ and webui/
+ * components) an event store and live dashboards.
+ *
+ * Tutorial (this block is extracted and compiled as examples/tutorial.c by
+ * the build, so it cannot rot):
+ *
+ * BEGIN TUTORIAL
+ * #include <stdio.h>
+ * #include "glassbox.h"
+ *
+ * int main(void) {
+ *     gb_scope_begin();                              // a scope owns every tensor below
+ *     gb_tensor *x = gb_scalar(GB_F64, 3.0);
+ *     gb_tape *tape = gb_tape_begin();               // with tf.GradientTape() as tape:
+ *     gb_tape_watch(tape, x);
+ *     gb_tensor *y = gb_pow(x, x);                   //     y = x ** x
+ *     gb_tape_end(tape);
+ *     gb_tensor *dy_dx = gb_tape_gradient(tape, y, x);
+ *     if (!gb_ok()) {                                // errors are sticky: check once
+ *         fprintf(stderr, "%s\n", gb_error_string());
+ *         return 1;
+ *     }
+ *     printf("d(x^x)/dx at 3 = %.4f\n", gb_item(dy_dx));   // 56.6625
+ *     gb_scope_end();                                // frees x, y, the tape, dy_dx
+ *     return 0;
+ * }
+ * END TUTORIAL
+ */
+#ifndef GLASSBOX_H
+#define GLASSBOX_H
+
+#include "gb_base.h"
+#include "gb_tensor.h"
+#include "gb_op.h"
+#include "gb_ops.h"
+#include "gb_autodiff.h"
+#include "gb_observer.h"
+
+#endif

@@ -1,0 +1,39 @@
+/* name_scope.c — the thread's name-scope path ("model/dense_1").
+ *
+ * Names ops and variables for errors, logs and graphs. A fixed buffer and
+ * a stack of lengths: pushing appends "/name", popping truncates.
+ */
+#include <stdio.h>
+
+#include "internal.h"
+
+enum { MAX_DEPTH = 64, PATH_BYTES = 512 };
+
+static _Thread_local char tl_path[PATH_BYTES];
+static _Thread_local size_t tl_len[MAX_DEPTH];
+static _Thread_local int tl_depth;
+
+void gb_name_scope_push(const char *name) {
+    if (tl_depth >= MAX_DEPTH) {
+        gb__error(GB_ERR_STATE, NULL, "name scopes nested deeper than %d", MAX_DEPTH);
+        return;
+    }
+    size_t len = strlen(tl_path);
+    tl_len[tl_depth++] = len;
+    snprintf(tl_path + len, PATH_BYTES - len, "%s%s", len ? "/" : "", name ? name : "");
+}
+
+void gb_name_scope_pop(void) {
+    if (tl_depth == 0) {
+        gb__error(GB_ERR_STATE, NULL, "gb_name_scope_pop() without a matching push");
+        return;
+    }
+    tl_path[tl_len[--tl_depth]] = '\0';
+}
+
+const char *gb_name_scope_path(void) { return tl_path; }
+
+const char *gb__op_display_name(const gb_op_call *c, char *buf, size_t n) {
+    snprintf(buf, n, "%s%s%s", tl_path, tl_path[0] ? "/" : "", c->def->name);
+    return buf;
+}

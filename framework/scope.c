@@ -1,0 +1,306 @@
+/* scope.c — memory scopes: arenas that own every tensor made inside them.
+ *
+ * A training step runs in one scope; ending it releases all intermediates
+ * at once, so user code never frees a tensor. Each scope bump-allocates
+ * from 64 KiB chunks; large tensors get a block of their own. Chunks and
+ * blocks go back to per-thread free lists (by power-of-two size class)
+ * when a scope ends, so a steady training loop calls malloc only while it
+ * warms up and its resident memory stays flat.
+ *
+ * Scopes also run deferred actions when they end (releasing references to
+ * variable buffers, freeing tapes' records), newest first.
+ */
+#include <stdlib.h>
+
+#include "internal.h"
+
+enum {
+    CHUNK_BYTES = 64 * 1024,
+    ALIGN = 64,
+    MIN_CLASS = 16,         /* 2^16 = 64 KiB */
+    MAX_CLASS = 40,
+    CACHED_PER_CLASS = 8,
+};
+
+typedef struct block {
+    struct block *next;
+    size_t cap;   /* usable bytes after the header */
+    size_t used;
+    int cls;
+} block;
+
+#define BLOCK_HEADER (((sizeof(block) + ALIGN - 1) / ALIGN) * ALIGN)
+
+typedef struct deferred {
+    gb_defer_fn fn;
+    void *arg;
+} deferred;
+
+typedef struct gb_scope {
+    struct gb_scope *parent;
+    int depth;
+    block *chunk;       /* current bump chunk; older chunks follow via next */
+    block *big;         /* blocks holding one large allocation each */
+    deferred *defers;
+    int ndefers, capdefers;
+    size_t bytes;
+} gb_scope;
+
+typedef struct thread_mem {
+    gb_scope root;
+    gb_scope *current;
+    gb_scope *free_scopes;   /* recycled scope structs, linked by parent */
+    block *cache[MAX_CLASS + 1];
+    int ncached[MAX_CLASS + 1];
+    size_t bytes_in_use;
+    bool ready;
+} thread_mem;
+
+static _Thread_local thread_mem tm;
+
+static thread_mem *mem(void) {
+    if (!tm.ready) {
+        tm.ready = true;
+        tm.current = &tm.root;
+    }
+    return &tm;
+}
+
+gb_scope *gb__scope_current(void) { return mem()->current; }
+
+int gb_scope_depth(void) { return mem()->current->depth; }
+
+size_t gb_scope_bytes_in_use(void) { return mem()->bytes_in_use; }
+
+static int size_class(size_t n) {
+    int cls = MIN_CLASS;
+    while (cls < MAX_CLASS && ((size_t)1 << cls) < n) cls++;
+    return cls;
+}
+
+static block *block_get(size_t need) {
+    thread_mem *m = mem();
+    int cls = size_class(need + BLOCK_HEADER);
+    block *b = m->cache[cls];
+    if (b) {
+        m->cache[cls] = b->next;
+        m->ncached[cls]--;
+    } else {
+        size_t total = (size_t)1 << cls;
+        if (total < need + BLOCK_HEADER) return NULL; /* beyond 1 TiB */
+        b = aligned_alloc(ALIGN, total);
+        if (!b) return NULL;
+        b->cap = total - BLOCK_HEADER;
+        b->cls = cls;
+    }
+    b->next = NULL;
+    b->used = 0;
+    m->bytes_in_use += b->cap + BLOCK_HEADER;
+    return b;
+}
+
+static void block_put(block *b) {
+    thread_mem *m = mem();
+    m->bytes_in_use -= b->cap + BLOCK_HEADER;
+    if (m->ncached[b->cls] < CACHED_PER_CLASS) {
+        b->next = m->cache[b->cls];
+        m->cache[b->cls] = b;
+        m->ncached[b->cls]++;
+    } else {
+        free(b);
+    }
+}
+
+static void *block_data(block *b) { return (char *)b + BLOCK_HEADER; }
+
+void *gb__scope_alloc_in(gb_scope *s, size_t n) {
+    n = (n + ALIGN - 1) & ~(size_t)(ALIGN - 1);
+    if (n == 0) n = ALIGN;
+    block *c = s->chunk;
+    if (c && c->cap - c->used >= n) {
+        void *p = (char *)block_data(c) + c->used;
+        c->used += n;
+        return p;
+    }
+    /* Large requests get their own block so chunks stay dense. */
+    bool big = n > CHUNK_BYTES / 4;
+    block *b = block_get(big ? n : CHUNK_BYTES - BLOCK_HEADER);
+    if (!b) {
+        gb__error(GB_ERR_MEMORY, NULL, "out of memory allocating %zu bytes", n);
+        return NULL;
+    }
+    if (big) {
+        b->next = s->big;
+        s->big = b;
+    } else {
+        b->next = s->chunk;
+        s->chunk = b;
+    }
+    b->used = n;
+    s->bytes += b->cap;
+    return block_data(b);
+}
+
+void *gb__scope_alloc(size_t n) { return gb__scope_alloc_in(mem()->current, n); }
+
+bool gb__scope_defer_in(gb_scope *s, gb_defer_fn fn, void *arg) {
+    if (s->ndefers == s->capdefers) {
+        int cap = s->capdefers ? 2 * s->capdefers : 16;
+        deferred *d = realloc(s->defers, (size_t)cap * sizeof *d);
+        if (!d) {
+            gb__error(GB_ERR_MEMORY, NULL, "out of memory in scope bookkeeping");
+            return false;
+        }
+        s->defers = d;
+        s->capdefers = cap;
+    }
+    s->defers[s->ndefers++] = (deferred){fn, arg};
+    return true;
+}
+
+bool gb__scope_defer(gb_defer_fn fn, void *arg) {
+    return gb__scope_defer_in(mem()->current, fn, arg);
+}
+
+void gb_scope_begin(void) {
+    thread_mem *m = mem();
+    gb_scope *s = m->free_scopes;
+    if (s) {
+        m->free_scopes = s->parent;
+    } else {
+        s = calloc(1, sizeof *s);
+        if (!s) {
+            /* Keep allocating into the current scope rather than fail every
+             * later op; the error says what happened. */
+            gb__error(GB_ERR_MEMORY, NULL, "out of memory opening a scope");
+            return;
+        }
+    }
+    s->parent = m->current;
+    s->depth = m->current->depth + 1;
+    s->chunk = s->big = NULL;
+    s->ndefers = 0;
+    s->bytes = 0;
+    m->current = s;
+}
+
+static void release_blocks(block *b) {
+    while (b) {
+        block *next = b->next;
+        block_put(b);
+        b = next;
+    }
+}
+
+void gb_scope_end(void) {
+    thread_mem *m = mem();
+    gb_scope *s = m->current;
+    if (s == &m->root) {
+        gb__error(GB_ERR_STATE, NULL, "gb_scope_end() without a matching gb_scope_begin()");
+        return;
+    }
+    gb__tapes_on_scope_end(s->depth);
+    /* Deferred actions may still read scope memory: run them first. */
+    while (s->ndefers > 0) {
+        deferred d = s->defers[--s->ndefers];
+        d.fn(d.arg);
+    }
+    release_blocks(s->chunk);
+    release_blocks(s->big);
+    m->current = s->parent;
+    s->parent = m->free_scopes;
+    m->free_scopes = s;
+}
+
+/* ---- tensors in scopes ---------------------------------------------------- */
+
+int64_t gb__shape_size(int rank, const int64_t *shape) {
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) n *= shape[i];
+    return n;
+}
+
+uint64_t gb__next_tensor_id(void) {
+    static _Atomic uint64_t next_id = 1;
+    return next_id++;
+}
+
+#define HEADER_BYTES (((sizeof(gb_tensor) + sizeof(gb_buffer)) + ALIGN - 1) & ~(size_t)(ALIGN - 1))
+
+static gb_tensor *tensor_in(gb_scope *s, gb_dtype dt, int rank, const int64_t *shape,
+                            bool alloc_data) {
+    int64_t size = gb__shape_size(rank, shape);
+    size_t nbytes = alloc_data ? (size_t)size * gb_dtype_size(dt) : 0;
+    char *p = gb__scope_alloc_in(s, HEADER_BYTES + nbytes);
+    if (!p) return NULL;
+    gb_tensor *t = (gb_tensor *)p;
+    gb_buffer *b = (gb_buffer *)(p + sizeof(gb_tensor));
+    t->dtype = dt;
+    t->rank = (uint8_t)rank;
+    t->flags = 0;
+    t->size = size;
+    for (int i = 0; i < rank; i++) t->shape[i] = shape[i];
+    t->scope = s;
+    t->id = gb__next_tensor_id();
+    t->tape_bits = 0;
+    t->node = NULL;
+    if (alloc_data) {
+        *b = (gb_buffer){.data = p + HEADER_BYTES, .nbytes = nbytes, .scope = s};
+        t->buf = b;
+        t->data = b->data;
+    } else {
+        t->buf = NULL;
+        t->data = NULL;
+    }
+    return t;
+}
+
+gb_tensor *gb__tensor_new(gb_dtype dt, int rank, const int64_t *shape, bool alloc_data) {
+    return tensor_in(mem()->current, dt, rank, shape, alloc_data);
+}
+
+gb_tensor *gb__tensor_view(gb_tensor *src, int rank, const int64_t *shape) {
+    gb_tensor *t = gb__tensor_new(src->dtype, rank, shape, false);
+    if (!t) return NULL;
+    t->buf = src->buf;
+    t->data = src->data;
+    t->flags = src->flags;
+    if (src->buf && src->buf->heap) {
+        src->buf->refcount++;
+        gb__scope_defer((gb_defer_fn)gb__buffer_unref, src->buf);
+    }
+    return t;
+}
+
+gb_tensor *gb_keep(gb_tensor *t) {
+    if (!t) return NULL;
+    thread_mem *m = mem();
+    gb_scope *s = t->scope;
+    if (s != m->current) {
+        gb__error(GB_ERR_STATE, NULL,
+                  "gb_keep: the tensor does not belong to the current scope (depth %d); keep "
+                  "it from the scope that created it",
+                  m->current->depth);
+        return NULL;
+    }
+    if (!s->parent) return t; /* the root scope outlives everything */
+    gb_scope *p = s->parent;
+    bool owns_data = t->buf && !t->buf->heap && t->buf->scope == s;
+    gb_tensor *k = tensor_in(p, t->dtype, t->rank, t->shape, owns_data);
+    if (!k) return NULL;
+    if (owns_data) {
+        memcpy(k->data, t->data, (size_t)t->size * gb_dtype_size(t->dtype));
+    } else {
+        k->buf = t->buf;
+        k->data = t->data;
+        if (t->buf && t->buf->heap) {
+            t->buf->refcount++;
+            gb__scope_defer_in(p, (gb_defer_fn)gb__buffer_unref, t->buf);
+        }
+    }
+    k->flags = t->flags;
+    k->id = t->id; /* the same value for tapes */
+    k->tape_bits = t->tape_bits;
+    k->node = t->node;
+    return k;
+}

@@ -1,0 +1,116 @@
+/* gradcheck.h — finite-difference gradient checks, shared by the op tests.
+ *
+ * gc_check() compares the tape's gradient of L = sum(w * f(xs)) (w fixed
+ * random weights, so every output element gets a distinct output
+ * gradient) with central differences in float64, using PyTorch
+ * gradcheck's defaults: eps 1e-6, atol 1e-5, rtol 1e-3. Integer inputs
+ * (labels, indices) are passed through and not differentiated.
+ *
+ * Usage in a Check test:
+ *     static gb_tensor *f(gb_tensor *const *x, int n, void *u) { return gb_exp(x[0]); }
+ *     GC_ASSERT(f, xs, 1, NULL);
+ */
+#ifndef GB_TEST_GRADCHECK_H
+#define GB_TEST_GRADCHECK_H
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "glassbox.h"
+
+typedef gb_tensor *(*gc_fn)(gb_tensor *const *xs, int n, void *user);
+
+#define GC_EPS 1e-6
+#define GC_ATOL 1e-5
+#define GC_RTOL 1e-3
+#define GC_MAX_INPUTS 8
+
+/* sum(w * y) computed in C, for the numeric side. */
+static inline double gc_weighted_sum(const gb_tensor *y, const gb_tensor *w) {
+    double s = 0;
+    for (int64_t i = 0; i < gb_size(y); i++) s += gb_get(y, i) * gb_get(w, i);
+    return s;
+}
+
+/* A copy of x with element j moved by delta (x must be float64). */
+static inline gb_tensor *gc_nudged(const gb_tensor *x, int64_t j, double delta) {
+    gb_tensor *c = gb_tensor_from(GB_F64, gb_data(x), gb_rank(x), gb_shape(x));
+    if (c) ((double *)gb_data(c))[j] += delta;
+    return c;
+}
+
+static inline double gc_eval(gc_fn f, gb_tensor *const *xs, int n, void *user, int which,
+                             int64_t j, double delta, const gb_tensor *w) {
+    gb_tensor *args[GC_MAX_INPUTS];
+    for (int i = 0; i < n; i++) args[i] = i == which ? gc_nudged(xs[i], j, delta) : xs[i];
+    gb_tensor *y = f(args, n, user);
+    return y ? gc_weighted_sum(y, w) : NAN;
+}
+
+/* Returns true when analytic and numeric gradients agree; otherwise false
+ * with the first disagreement described in msg. */
+static inline bool gc_check(gc_fn f, gb_tensor *const *xs, int n, void *user, char *msg,
+                            size_t msgn) {
+    bool ok = true;
+    msg[0] = '\0';
+    gb_scope_begin();
+    gb_tape *tape = gb_tape_begin();
+    for (int i = 0; i < n; i++)
+        if (gb_dtype_is_float(gb_tensor_dtype(xs[i]))) gb_tape_watch(tape, xs[i]);
+    gb_tensor *y = f(xs, n, user);
+    gb_tensor *w = y ? gb_random_uniform(GB_F64, gb_rank(y), gb_shape(y), 0.5, 1.5, 1234) : NULL;
+    gb_tensor *loss = y ? gb_reduce_sum(gb_mul(y, w), GB_ALL_AXES, false) : NULL;
+    gb_tape_end(tape);
+    gb_tensor *grads[GC_MAX_INPUTS] = {0};
+    if (loss) gb_tape_gradients(tape, loss, xs, n, grads);
+    if (!gb_ok() || !loss) {
+        snprintf(msg, msgn, "forward/gradient failed: %s", gb_error_string());
+        gb_scope_end();
+        return false;
+    }
+    for (int i = 0; i < n && ok; i++) {
+        if (!gb_dtype_is_float(gb_tensor_dtype(xs[i]))) continue;
+        for (int64_t j = 0; j < gb_size(xs[i]) && ok; j++) {
+            gb_scope_begin();
+            double hi = gc_eval(f, xs, n, user, i, j, GC_EPS, w);
+            double lo = gc_eval(f, xs, n, user, i, j, -GC_EPS, w);
+            gb_scope_end();
+            double numeric = (hi - lo) / (2 * GC_EPS);
+            double analytic = grads[i] ? gb_get(grads[i], j) : 0.0;
+            if (!(fabs(analytic - numeric) <= GC_ATOL + GC_RTOL * fabs(numeric))) {
+                snprintf(msg, msgn, "input %d element %lld: analytic %.9g vs numeric %.9g", i,
+                         (long long)j, analytic, numeric);
+                ok = false;
+            }
+        }
+    }
+    gb_scope_end();
+    return ok;
+}
+
+#define GC_ASSERT(f, xs, n, user)                                                     \
+    do {                                                                              \
+        char gc_msg_[256];                                                            \
+        bool gc_ok_ = gc_check((f), (xs), (n), (user), gc_msg_, sizeof gc_msg_);      \
+        ck_assert_msg(gc_ok_, "gradient check of %s failed: %s", #f, gc_msg_);       \
+    } while (0)
+
+/* A float64 tensor of the given shape with values in [lo, hi) from seed. */
+#define GC_INPUT(lo, hi, seed, ...) gb_random_uniform(GB_F64, GB_SHAPE(__VA_ARGS__), (lo), (hi), (seed))
+
+/* Asserts t holds exactly the n values in `expected` within tol. */
+#define ASSERT_VALUES(t, tol, ...)                                                      \
+    do {                                                                                \
+        const double exp_[] = {__VA_ARGS__};                                            \
+        int64_t n_ = (int64_t)(sizeof exp_ / sizeof exp_[0]);                           \
+        ck_assert_msg((t) != NULL, "tensor is NULL: %s", gb_error_string());            \
+        ck_assert_int_eq(gb_size(t), n_);                                               \
+        for (int64_t i_ = 0; i_ < n_; i_++)                                             \
+            ck_assert_msg(fabs(gb_get((t), i_) - exp_[i_]) <= (tol),                     \
+                          "element %lld: got %.9g, expected %.9g", (long long)i_,        \
+                          gb_get((t), i_), exp_[i_]);                                    \
+    } while (0)
+
+#endif
