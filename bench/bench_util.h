@@ -1,0 +1,76 @@
+/* bench_util.h — timing, medians and the one output format of benchmarks.
+ *
+ * Every figure is one line, `bench <name> glassbox=<v> <peer>=<v> ratio=<r>
+ * unit=<u>`, ratio > 1 meaning glassbox is better; medians of repeats
+ * because the machine is noisy. Peers are measured in the same run by
+ * running their script and reading `name value` lines from its output.
+ */
+#ifndef GB_BENCH_UTIL_H
+#define GB_BENCH_UTIL_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static inline double bench_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int bench_cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static inline double bench_median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, bench_cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Runs `cmd` and returns the value on its output line starting with `key `,
+ * or -1 when the peer could not be measured. */
+static inline double bench_peer_value(const char *output, const char *key) {
+    size_t k = strlen(key);
+    for (const char *p = output; p && *p;) {
+        if (strncmp(p, key, k) == 0 && p[k] == ' ') return atof(p + k + 1);
+        p = strchr(p, '\n');
+        if (p) p++;
+    }
+    return -1;
+}
+
+/* Runs a shell command and captures up to n-1 bytes of its stdout. */
+static inline bool bench_run_peer(const char *cmd, char *out, size_t n) {
+    FILE *f = popen(cmd, "r");
+    if (!f) return false;
+    size_t len = fread(out, 1, n - 1, f);
+    out[len] = '\0';
+    return pclose(f) == 0;
+}
+
+/* Prints a figure where smaller is better (times). */
+static inline void bench_line_time(const char *name, double ours, const char *peer,
+                                   double theirs, const char *unit) {
+    if (theirs > 0)
+        printf("bench %s glassbox=%.4g %s=%.4g ratio=%.2f unit=%s\n", name, ours, peer, theirs,
+               theirs / ours, unit);
+    else
+        printf("bench %s glassbox=%.4g unit=%s\n", name, ours, unit);
+    fflush(stdout);
+}
+
+/* Prints a figure where larger is better (rates). */
+static inline void bench_line_rate(const char *name, double ours, const char *peer,
+                                   double theirs, const char *unit) {
+    if (theirs > 0)
+        printf("bench %s glassbox=%.4g %s=%.4g ratio=%.2f unit=%s\n", name, ours, peer, theirs,
+               ours / theirs, unit);
+    else
+        printf("bench %s glassbox=%.4g unit=%s\n", name, ours, unit);
+    fflush(stdout);
+}
+
+#endif
