@@ -45,6 +45,12 @@ void gb_observer_remove(int id);
 /* Sends ev to the observers of its kind; the engine's own emit path. */
 void gb_observer_emit(const gb_event *ev);
 
+/* The training step that events are stamped with (tf.summary's step):
+ * set it once per step; gb_get_step returns false while none is set. */
+void gb_set_step(int64_t step);
+void gb_clear_step(void);
+bool gb_get_step(int64_t *step);
+
 /* tf.debugging.set_log_device_placement: log each op and its device. */
 void gb_set_log_device_placement(bool on);
 /* Time every kernel and emit GB_EVENT_OP events with the duration. */

@@ -38,5 +38,6 @@
 #include "gb_ops.h"
 #include "gb_autodiff.h"
 #include "gb_observer.h"
+#include "gb_debug.h"
 
 #endif

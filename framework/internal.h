@@ -72,6 +72,9 @@ void gb__tapes_on_scope_end(int depth);
 gb_tensor *gb__tensor_new(gb_dtype dt, int rank, const int64_t *shape, bool alloc_data);
 /* A header sharing src's buffer with a new shape (same element count). */
 gb_tensor *gb__tensor_view(gb_tensor *src, int rank, const int64_t *shape);
+/* Makes the (data-less) output of a GB_OPF_VIEW op share src's buffer,
+ * taking a reference when it is a variable's heap buffer. */
+bool gb__view_into(gb_tensor *out, gb_tensor *src);
 uint64_t gb__next_tensor_id(void);
 int64_t gb__shape_size(int rank, const int64_t *shape);
 /* Heap buffers: a new one with refcount 1, and releasing a reference. */
@@ -162,6 +165,13 @@ gb_grad_fn gb__grad_fn(gb_op_id op);
 /* Bits of tapes recording on this thread; non-zero sends ops to tapes. */
 extern _Thread_local uint64_t gb__tl_recording;
 void gb__tape_record(const gb_op_call *c, gb_tensor **out, int nout);
+
+/* The forward op whose gradient function is running (tape.c sets it), so
+ * a numerics alert in a backward pass can name it; NULL outside. */
+extern _Thread_local const char *gb__tl_backward_of;
+extern _Thread_local const char *gb__tl_backward_of_type;
+/* The traced function being built or run, for names in alerts; NULL eager. */
+extern _Thread_local const char *gb__tl_function;
 
 /* Tracing (functions into graphs) plugs in here; NULL until it exists. */
 typedef int (*gb_trace_hook_fn)(const gb_op_call *c, const gb_out_desc *desc, int nout,

@@ -33,7 +33,12 @@ void gb_name_scope_pop(void) {
 
 const char *gb_name_scope_path(void) { return tl_path; }
 
+/* Ops run by a gradient function are named as TensorFlow names them:
+ * "gradients/<forward op>_grad/<Type>". */
 const char *gb__op_display_name(const gb_op_call *c, char *buf, size_t n) {
-    snprintf(buf, n, "%s%s%s", tl_path, tl_path[0] ? "/" : "", c->def->name);
+    if (gb__tl_backward_of)
+        snprintf(buf, n, "gradients/%s_grad/%s", gb__tl_backward_of, c->def->name);
+    else
+        snprintf(buf, n, "%s%s%s", tl_path, tl_path[0] ? "/" : "", c->def->name);
     return buf;
 }

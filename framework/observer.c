@@ -85,6 +85,21 @@ void gb_observer_emit(const gb_event *ev) {
     for (int i = 0; i < n; i++) snapshot[i].fn(&copy, snapshot[i].user);
 }
 
+static _Atomic int64_t current_step;
+static _Atomic bool step_set;
+
+void gb_set_step(int64_t step) {
+    current_step = step;
+    step_set = true;
+}
+
+void gb_clear_step(void) { step_set = false; }
+
+bool gb_get_step(int64_t *step) {
+    if (step_set && step) *step = current_step;
+    return step_set;
+}
+
 static void set_flag(unsigned flag, bool on) {
     if (on)
         gb__hook_flags |= flag;

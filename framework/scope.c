@@ -259,17 +259,20 @@ gb_tensor *gb__tensor_new(gb_dtype dt, int rank, const int64_t *shape, bool allo
     return tensor_in(mem()->current, dt, rank, shape, alloc_data);
 }
 
+bool gb__view_into(gb_tensor *out, gb_tensor *src) {
+    out->buf = src->buf;
+    out->data = src->data;
+    out->flags = src->flags;
+    if (src->buf && src->buf->heap) {
+        if (!gb__scope_defer((gb_defer_fn)gb__buffer_unref, src->buf)) return false;
+        src->buf->refcount++;
+    }
+    return true;
+}
+
 gb_tensor *gb__tensor_view(gb_tensor *src, int rank, const int64_t *shape) {
     gb_tensor *t = gb__tensor_new(src->dtype, rank, shape, false);
-    if (!t) return NULL;
-    t->buf = src->buf;
-    t->data = src->data;
-    t->flags = src->flags;
-    if (src->buf && src->buf->heap) {
-        src->buf->refcount++;
-        gb__scope_defer((gb_defer_fn)gb__buffer_unref, src->buf);
-    }
-    return t;
+    return t && gb__view_into(t, src) ? t : NULL;
 }
 
 gb_tensor *gb_keep(gb_tensor *t) {

@@ -54,6 +54,8 @@ struct gb_tape {
 };
 
 _Thread_local uint64_t gb__tl_recording;
+_Thread_local const char *gb__tl_backward_of;
+_Thread_local const char *gb__tl_backward_of_type;
 static _Thread_local gb_tape *tl_slots[MAX_TAPES];
 
 /* ---- bookkeeping --------------------------------------------------------------- */
@@ -410,7 +412,7 @@ static bool no_gradient_error(const tape_rec *r) {
 }
 
 /* Runs one record's gradient function; writes dx[r->nin]. */
-static bool record_backward(const tape_rec *r, gb_tensor **dys, gb_tensor **dx) {
+static bool run_backward(const tape_rec *r, gb_tensor **dys, gb_tensor **dx) {
     for (int j = 0; j < r->nin; j++) dx[j] = NULL;
     if (r->op == CUSTOM_OP)
         return r->custom(r->in, r->nin, r->out, dys, r->nout, dx, r->custom_user) && gb_ok();
@@ -427,6 +429,18 @@ static bool record_backward(const tape_rec *r, gb_tensor **dys, gb_tensor **dx) 
         .dys = dys,
     };
     return fn(&ctx, dx) && gb_ok();
+}
+
+/* Runs the gradient function with the forward op's name published for
+ * numerics alerts (restored after: backward passes nest). */
+static bool record_backward(const tape_rec *r, gb_tensor **dys, gb_tensor **dx) {
+    const char *outer = gb__tl_backward_of, *outer_type = gb__tl_backward_of_type;
+    gb__tl_backward_of = r->name;
+    gb__tl_backward_of_type = r->op == CUSTOM_OP ? r->name : gb_op_type_name((gb_op_id)r->op);
+    bool ok = run_backward(r, dys, dx);
+    gb__tl_backward_of = outer;
+    gb__tl_backward_of_type = outer_type;
+    return ok;
 }
 
 static bool backprop_record(grad_map *m, const tape_rec *r) {

@@ -1,0 +1,236 @@
+/* numerics.c — the numerics check hook and the CheckNumerics op.
+ *
+ * The dispatcher calls check_outputs() after every kernel while checks are
+ * on. A first pass counts non-finite elements with integer bit tests (it
+ * vectorizes, so a clean output costs about one read of its memory); only
+ * a bad output gets the slower second pass that classifies NaN/+Inf/-Inf,
+ * finds the first index and summarizes the inputs.
+ */
+#include <math.h>
+#include <stdio.h>
+
+#include "internal.h"
+
+static gb_numerics_mode mode;
+static int max_alerts = 1000;
+static _Atomic int64_t alert_count;
+_Thread_local const char *gb__tl_function;
+
+/* ---- scanning -------------------------------------------------------------------- */
+
+static int64_t count_nonfinite(const gb_tensor *t) {
+    int64_t bad = 0;
+    if (t->dtype == GB_F32) {
+        const uint32_t *u = t->data;
+        for (int64_t i = 0; i < t->size; i++) bad += (u[i] & 0x7f800000u) == 0x7f800000u;
+    } else if (t->dtype == GB_F64) {
+        const uint64_t *u = t->data;
+        const uint64_t e = 0x7ff0000000000000ull;
+        for (int64_t i = 0; i < t->size; i++) bad += (u[i] & e) == e;
+    }
+    return bad;
+}
+
+static void classify(const gb_tensor *t, gb_numerics_alert *a) {
+    a->first_index = -1;
+    for (int64_t i = 0; i < t->size; i++) {
+        double v = gb__load(t->dtype, t->data, i);
+        if (isfinite(v)) continue;
+        if (a->first_index < 0) a->first_index = i;
+        if (isnan(v))
+            a->nan_count++;
+        else if (v > 0)
+            a->pos_inf_count++;
+        else
+            a->neg_inf_count++;
+    }
+}
+
+static void summarize_input(const gb_tensor *t, gb_numerics_input *s) {
+    s->dtype = t->dtype;
+    s->rank = t->rank;
+    memcpy(s->shape, t->shape, sizeof s->shape);
+    s->min = INFINITY;
+    s->max = -INFINITY;
+    s->nan_count = s->inf_count = 0;
+    for (int64_t i = 0; t->data && i < t->size; i++) {
+        double v = gb__load(t->dtype, t->data, i);
+        if (isnan(v)) {
+            s->nan_count++;
+        } else if (isinf(v)) {
+            s->inf_count++;
+        } else {
+            if (v < s->min) s->min = v;
+            if (v > s->max) s->max = v;
+        }
+    }
+    if (s->min > s->max) s->min = s->max = NAN;
+}
+
+/* ---- reports ----------------------------------------------------------------------- */
+
+static size_t append(char *buf, size_t n, size_t used, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static size_t append(char *buf, size_t n, size_t used, const char *fmt, ...) {
+    if (used >= n) return used;
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(buf + used, n - used, fmt, ap);
+    va_end(ap);
+    return k < 0 ? used : used + (size_t)k;
+}
+
+static void describe(const gb_numerics_alert *a, char *buf, size_t n) {
+    char shape[96];
+    size_t u = append(buf, n, 0, "%lld NaN, %lld +Inf, %lld -Inf in output %d (%s %s) of op '%s' (type %s)",
+                      (long long)a->nan_count, (long long)a->pos_inf_count,
+                      (long long)a->neg_inf_count, a->output_index, gb_dtype_name(a->dtype),
+                      gb__shape_fmt(a->rank, a->shape, shape, sizeof shape), a->op_name,
+                      a->op_type);
+    if (a->backward)
+        u = append(buf, n, u, " in the backward pass of '%s' (type %s)", a->forward_op,
+                   a->forward_op_type);
+    if (a->function) u = append(buf, n, u, " in function '%s'", a->function);
+    u = append(buf, n, u, ", first at index %lld", (long long)a->first_index);
+    if (a->has_step) u = append(buf, n, u, ", step %lld", (long long)a->step);
+    u = append(buf, n, u, a->created ? ". The op created them: its inputs are finite"
+                                     : ". The op received them: an input is already non-finite");
+    for (int i = 0; i < a->ninputs; i++) {
+        const gb_numerics_input *s = &a->inputs[i];
+        u = append(buf, n, u, "%s input %d: %s %s min %g max %g NaN %lld Inf %lld",
+                   i ? ";" : " —", i, gb_dtype_name(s->dtype),
+                   gb__shape_fmt(s->rank, s->shape, shape, sizeof shape), s->min, s->max,
+                   (long long)s->nan_count, (long long)s->inf_count);
+    }
+}
+
+static void fill_alert(const gb_op_call *c, const gb_tensor *out, int k, gb_numerics_alert *a,
+                       char *name, size_t nname) {
+    memset(a, 0, sizeof *a);
+    a->op_type = c->def->name;
+    a->op_name = gb__op_display_name(c, name, nname);
+    a->scope = gb_name_scope_path();
+    a->function = gb__tl_function;
+    a->has_step = gb_get_step(&a->step);
+    a->backward = gb__tl_backward_of != NULL;
+    a->forward_op = gb__tl_backward_of;
+    a->forward_op_type = gb__tl_backward_of_type;
+    a->output_index = k;
+    a->dtype = out->dtype;
+    a->rank = out->rank;
+    memcpy(a->shape, out->shape, sizeof a->shape);
+    classify(out, a);
+    a->created = true;
+    a->ninputs = c->nin < GB_NUMERICS_MAX_INPUTS ? c->nin : GB_NUMERICS_MAX_INPUTS;
+    for (int i = 0; i < a->ninputs; i++) {
+        summarize_input(c->in[i], &a->inputs[i]);
+        if (a->inputs[i].nan_count || a->inputs[i].inf_count) a->created = false;
+    }
+}
+
+/* Reports one bad output; false when the op must fail (RAISE). */
+static bool report(const gb_op_call *c, const gb_tensor *out, int k) {
+    gb_numerics_alert a;
+    char name[192], text[1400];
+    fill_alert(c, out, k, &a, name, sizeof name);
+    describe(&a, text, sizeof text);
+    a.message = text;
+    int64_t n = ++alert_count;
+    if (mode == GB_NUMERICS_RAISE) {
+        gb__op_error(c, GB_ERR_NUMERIC, "check_numerics: %s", text);
+        return false;
+    }
+    if (n <= max_alerts) {
+        gb_event ev = {.kind = GB_EVENT_NUMERICS, .op_type = a.op_type, .op_name = a.op_name,
+                       .message = text, .detail = &a};
+        gb_observer_emit(&ev);
+    }
+    return true;
+}
+
+static bool check_outputs(const gb_op_call *c, gb_tensor **out, int nout) {
+    if (c->op == GB_OP_CHECK_NUMERICS) return true; /* it reports for itself */
+    for (int k = 0; k < nout; k++) {
+        const gb_tensor *t = out[k];
+        if (!t->data || !gb_dtype_is_float(t->dtype) || !count_nonfinite(t)) continue;
+        if (!report(c, t, k)) return false;
+    }
+    return true;
+}
+
+/* ---- switches ------------------------------------------------------------------------- */
+
+void gb_enable_check_numerics_mode(gb_numerics_mode m, int limit) {
+    mode = m;
+    max_alerts = limit > 0 ? limit : 1000;
+    alert_count = 0;
+    gb__numerics_hook = check_outputs;
+    gb__hook_flags |= GB_HOOK_NUMERICS;
+}
+
+void gb_enable_check_numerics(void) { gb_enable_check_numerics_mode(GB_NUMERICS_RAISE, 0); }
+
+void gb_disable_check_numerics(void) { gb__hook_flags &= ~(unsigned)GB_HOOK_NUMERICS; }
+
+bool gb_check_numerics_enabled(void) { return gb__hook_flags & GB_HOOK_NUMERICS; }
+
+int64_t gb_numerics_alert_count(void) { return alert_count; }
+
+/* ---- the CheckNumerics op --------------------------------------------------------------- */
+
+static int infer_check(const gb_op_call *c, gb_out_desc *out) {
+    const gb_tensor *x = c->in[0];
+    if (!gb_dtype_is_float(x->dtype)) {
+        gb__op_error(c, GB_ERR_DTYPE, "CheckNumerics: needs a float tensor, got %s",
+                     gb_dtype_name(x->dtype));
+        return -1;
+    }
+    out[0].dtype = x->dtype;
+    out[0].rank = x->rank;
+    memcpy(out[0].shape, x->shape, sizeof x->shape);
+    return 1;
+}
+
+static bool kernel_check(const gb_op_call *c, gb_tensor **out) {
+    gb_tensor *x = c->in[0];
+    if (count_nonfinite(x)) {
+        gb_numerics_alert a = {0};
+        classify(x, &a);
+        gb__op_error(c, GB_ERR_NUMERIC,
+                     "CheckNumerics: %s: tensor had %lld NaN, %lld +Inf, %lld -Inf values, "
+                     "first at index %lld",
+                     (const char *)c->attrs->ptr, (long long)a.nan_count,
+                     (long long)a.pos_inf_count, (long long)a.neg_inf_count,
+                     (long long)a.first_index);
+        return false;
+    }
+    return gb__view_into(out[0], x);
+}
+
+static bool grad_check(const gb_grad_ctx *g, gb_tensor **dx) {
+    char msg[320];
+    snprintf(msg, sizeof msg, "gradient of: %s", (const char *)g->attrs->ptr);
+    dx[0] = gb_check_numerics(g->dys[0], msg);
+    return dx[0] != NULL;
+}
+
+const gb_op_def gb_opdef_check_numerics = {
+    .name = "CheckNumerics",
+    .arity = 1,
+    .flags = GB_OPF_STATEFUL | GB_OPF_VIEW,
+    .attrs_doc = "ptr: the message (a string kept in scope memory)",
+    .infer = infer_check,
+    .kernel = kernel_check,
+    .grad = grad_check,
+};
+
+gb_tensor *gb_check_numerics(gb_tensor *t, const char *message) {
+    if (!message) message = "";
+    /* The message must live as long as tapes that record this call. */
+    size_t n = strlen(message) + 1;
+    char *copy = gb__scope_alloc(n);
+    if (!copy) return NULL;
+    memcpy(copy, message, n);
+    gb_attrs a = {.ptr = copy};
+    return gb__op1(GB_OP_CHECK_NUMERICS, &t, 1, &a);
+}
