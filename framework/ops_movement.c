@@ -1,18 +1,853 @@
-/* ops_movement.c — PENDING: descriptors only, kernels to be written. */
+/* ops_movement.c — shape and data-movement primitives.
+ *
+ * Reshape (a view: the output shares the input's buffer), Transpose,
+ * BroadcastTo, Slice, ConcatV2, Pad, GatherV2, ScatterAdd and OneHot. The
+ * copying kernels are dtype-agnostic: they move elements by size (1, 4 or
+ * 8 bytes) through one strided-copy routine that first merges axes that
+ * stay contiguous, so a slice of whole rows or a concat along the last
+ * axis becomes a handful of memcpy calls.
+ *
+ * Gradients use the public ops: Reshape -> reshape back, Transpose ->
+ * inverse permutation, BroadcastTo -> sum back to the input shape, Slice
+ * <-> Pad, ConcatV2 -> slices, GatherV2 <-> ScatterAdd. ScatterAdd has no
+ * public function: it exists as the gradient of GatherV2.
+ *
+ * The composites gb_squeeze, gb_expand_dims, gb_stack and gb_split live in
+ * ops_shape_composite.c.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
 #include "internal.h"
 
-static int pending(const gb_op_call *c, gb_out_desc *out) {
-    (void)out;
-    gb__op_error(c, GB_ERR_INTERNAL, "%s is not implemented yet", c->def->name);
-    return -1;
+/* ---- shared helpers ---------------------------------------------------------- */
+
+/* Row-major element strides of a shape. */
+static void strides_of(int rank, const int64_t *shape, int64_t *strides) {
+    int64_t s = 1;
+    for (int i = rank - 1; i >= 0; i--) {
+        strides[i] = s;
+        s *= shape[i];
+    }
 }
 
-const gb_op_def gb_opdef_reshape = {.name = "Reshape", .arity = -1, .infer = pending};
-const gb_op_def gb_opdef_transpose = {.name = "Transpose", .arity = -1, .infer = pending};
-const gb_op_def gb_opdef_broadcast_to = {.name = "BroadcastTo", .arity = -1, .infer = pending};
-const gb_op_def gb_opdef_slice = {.name = "Slice", .arity = -1, .infer = pending};
-const gb_op_def gb_opdef_concat = {.name = "ConcatV2", .arity = -1, .infer = pending};
-const gb_op_def gb_opdef_pad = {.name = "Pad", .arity = -1, .infer = pending};
-const gb_op_def gb_opdef_gather = {.name = "GatherV2", .arity = -1, .infer = pending};
-const gb_op_def gb_opdef_scatter_add = {.name = "ScatterAdd", .arity = -1, .infer = pending};
-const gb_op_def gb_opdef_one_hot = {.name = "OneHot", .arity = -1, .infer = pending};
+/* One row of n elements of esize bytes, strided on both sides. */
+static void copy_row(char *dst, int64_t ds, const char *src, int64_t ss, int64_t n, size_t esize) {
+#define COPY_ROW_AS(T)                                                                        \
+    do {                                                                                      \
+        T *d_ = (T *)(void *)dst;                                                             \
+        const T *s_ = (const T *)(const void *)src;                                           \
+        for (int64_t k = 0; k < n; k++) d_[k * ds] = s_[k * ss];                              \
+    } while (0)
+    switch (esize) {
+    case 1: COPY_ROW_AS(uint8_t); break;
+    case 4: COPY_ROW_AS(uint32_t); break;
+    case 8: COPY_ROW_AS(uint64_t); break;
+    default:
+        for (int64_t k = 0; k < n; k++)
+            memcpy(dst + (size_t)(k * ds) * esize, src + (size_t)(k * ss) * esize, esize);
+    }
+#undef COPY_ROW_AS
+}
+
+/* Copies a block of `shape` elements from src (element strides sstr) to
+ * dst (strides dstr). Size-1 axes are dropped and axes that are contiguous
+ * on both sides merged first; an innermost axis contiguous on both sides
+ * becomes one memcpy per row. */
+static void strided_copy(void *dst, const int64_t *dstr, const void *src, const int64_t *sstr,
+                         int rank, const int64_t *shape, size_t esize) {
+    int64_t n[GB_MAX_RANK], ds[GB_MAX_RANK], ss[GB_MAX_RANK];
+    int r = 0;
+    for (int i = 0; i < rank; i++) {
+        if (shape[i] == 0) return;
+        if (shape[i] == 1) continue;
+        if (r > 0 && ds[r - 1] == dstr[i] * shape[i] && ss[r - 1] == sstr[i] * shape[i]) {
+            n[r - 1] *= shape[i];
+            ds[r - 1] = dstr[i];
+            ss[r - 1] = sstr[i];
+        } else {
+            n[r] = shape[i];
+            ds[r] = dstr[i];
+            ss[r] = sstr[i];
+            r++;
+        }
+    }
+    if (r == 0) {
+        memcpy(dst, src, esize);
+        return;
+    }
+    int64_t rows = 1;
+    for (int i = 0; i < r - 1; i++) rows *= n[i];
+    bool contiguous = ds[r - 1] == 1 && ss[r - 1] == 1;
+    int64_t idx[GB_MAX_RANK] = {0}, doff = 0, soff = 0;
+    for (int64_t row = 0; row < rows; row++) {
+        char *d = (char *)dst + (size_t)doff * esize;
+        const char *s = (const char *)src + (size_t)soff * esize;
+        if (contiguous)
+            memcpy(d, s, (size_t)n[r - 1] * esize);
+        else
+            copy_row(d, ds[r - 1], s, ss[r - 1], n[r - 1], esize);
+        /* Odometer over the outer axes. */
+        for (int k = r - 2; k >= 0; k--) {
+            doff += ds[k];
+            soff += ss[k];
+            if (++idx[k] < n[k]) break;
+            doff -= ds[k] * n[k];
+            soff -= ss[k] * n[k];
+            idx[k] = 0;
+        }
+    }
+}
+
+/* Offset of a multi-index in a row-major layout. */
+static int64_t offset_of(int rank, const int64_t *strides, const int64_t *index) {
+    int64_t off = 0;
+    for (int i = 0; i < rank; i++) off += strides[i] * index[i];
+    return off;
+}
+
+static char *elem_ptr(const gb_tensor *t, int64_t i) {
+    return (char *)t->data + (size_t)i * gb_dtype_size(t->dtype);
+}
+
+/* Fills t with value (converted to t's dtype). */
+static void fill_value(gb_tensor *t, double value) {
+    size_t es = gb_dtype_size(t->dtype);
+    if (value == 0.0 && !signbit(value)) {
+        memset(t->data, 0, (size_t)t->size * es);
+        return;
+    }
+    if (t->size == 0) return;
+    gb__store(t->dtype, t->data, 0, value);
+    for (int64_t i = 1; i < t->size; i++) memcpy(elem_ptr(t, i), t->data, es);
+}
+
+static bool shapes_equal(int ra, const int64_t *a, int rb, const int64_t *b) {
+    return ra == rb && (ra == 0 || memcmp(a, b, (size_t)ra * sizeof *a) == 0);
+}
+
+/* The dispatcher's view of a public call, for errors raised before it. */
+static gb_op_call call_of(gb_op_id op) {
+    return (gb_op_call){.op = op, .def = gb_op_table[op]};
+}
+
+static void set_desc(gb_out_desc *d, gb_dtype dt, int rank, const int64_t *shape) {
+    d->dtype = dt;
+    d->rank = rank;
+    for (int i = 0; i < rank; i++) d->shape[i] = shape[i];
+}
+
+/* ---- Reshape ------------------------------------------------------------------- */
+
+/* Resolves a target shape with at most one -1 against n elements. */
+static bool resolve_shape(const gb_op_call *c, const gb_tensor *x, int rank, const int64_t *dims,
+                          int64_t *out) {
+    int unknown = -1;
+    int64_t known = 1;
+    char a[128], b[128];
+    for (int i = 0; i < rank; i++) {
+        if (dims[i] == -1 && unknown < 0) {
+            unknown = i;
+            continue;
+        }
+        if (dims[i] < 0) {
+            gb__op_error(c, GB_ERR_SHAPE,
+                         "%s: target shape %s has %s; only one dimension may be -1 and the "
+                         "others must be >= 0",
+                         c->def->name, gb__shape_fmt(rank, dims, a, sizeof a),
+                         dims[i] == -1 ? "two -1 dimensions" : "a negative dimension");
+            return false;
+        }
+        known *= dims[i];
+        out[i] = dims[i];
+    }
+    if (unknown >= 0) {
+        if (known == 0 || x->size % known != 0) {
+            gb__op_error(c, GB_ERR_SHAPE,
+                         "%s: cannot reshape a tensor of shape %s (%lld elements) into shape %s",
+                         c->def->name, gb__shape_fmt(x->rank, x->shape, a, sizeof a),
+                         (long long)x->size, gb__shape_fmt(rank, dims, b, sizeof b));
+            return false;
+        }
+        out[unknown] = x->size / known;
+        known *= out[unknown];
+    }
+    if (known != x->size) {
+        gb__op_error(c, GB_ERR_SHAPE,
+                     "%s: cannot reshape a tensor of shape %s (%lld elements) into shape %s "
+                     "(%lld elements)",
+                     c->def->name, gb__shape_fmt(x->rank, x->shape, a, sizeof a),
+                     (long long)x->size, gb__shape_fmt(rank, dims, b, sizeof b),
+                     (long long)known);
+        return false;
+    }
+    return true;
+}
+
+static int infer_reshape(const gb_op_call *c, gb_out_desc *out) {
+    int rank = c->attrs->ni;
+    if (rank < 0 || rank > GB_MAX_RANK) {
+        gb__op_error(c, GB_ERR_SHAPE, "%s: target rank %d is outside 0..%d", c->def->name, rank,
+                     GB_MAX_RANK);
+        return -1;
+    }
+    if (!resolve_shape(c, c->in[0], rank, c->attrs->i, out[0].shape)) return -1;
+    out[0].dtype = c->in[0]->dtype;
+    out[0].rank = rank;
+    return 1;
+}
+
+/* The output shares the input's buffer; a heap buffer (a variable's value)
+ * gets a reference that this scope releases, as gb__tensor_view does. */
+static bool kernel_reshape(const gb_op_call *c, gb_tensor **out) {
+    gb_tensor *x = c->in[0];
+    out[0]->buf = x->buf;
+    out[0]->data = x->data;
+    if (x->buf && x->buf->heap) {
+        x->buf->refcount++;
+        if (!gb__scope_defer((gb_defer_fn)gb__buffer_unref, x->buf)) {
+            x->buf->refcount--;
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool grad_reshape(const gb_grad_ctx *ctx, gb_tensor **dx) {
+    const gb_tensor *x = ctx->inputs[0];
+    dx[0] = gb_reshape(ctx->dys[0], x->rank, x->shape);
+    return dx[0] != NULL;
+}
+
+const gb_op_def gb_opdef_reshape = {
+    .name = "Reshape",
+    .arity = 1,
+    .flags = GB_OPF_VIEW,
+    .attrs_doc = "i[0..ni-1]: target dims (one may be -1), ni: target rank",
+    .infer = infer_reshape,
+    .kernel = kernel_reshape,
+    .grad = grad_reshape,
+};
+
+gb_tensor *gb_reshape(gb_tensor *x, int rank, const int64_t *dims) {
+    if (rank < 0 || rank > GB_MAX_RANK || (rank > 0 && !dims)) {
+        gb_op_call c = call_of(GB_OP_RESHAPE);
+        gb__op_error(&c, GB_ERR_SHAPE, "Reshape: target rank %d is outside 0..%d%s", rank,
+                     GB_MAX_RANK, rank > 0 && rank <= GB_MAX_RANK ? " (dims is NULL)" : "");
+        return NULL;
+    }
+    gb_attrs a = {.ni = rank};
+    for (int i = 0; i < rank; i++) a.i[i] = dims[i];
+    return gb__op1(GB_OP_RESHAPE, &x, 1, &a);
+}
+
+/* ---- Transpose ----------------------------------------------------------------- */
+
+static int infer_transpose(const gb_op_call *c, gb_out_desc *out) {
+    const gb_tensor *x = c->in[0];
+    bool seen[GB_MAX_RANK] = {false};
+    bool ok = c->attrs->ni == x->rank;
+    for (int i = 0; ok && i < x->rank; i++) {
+        int64_t p = c->attrs->i[i];
+        ok = p >= 0 && p < x->rank && !seen[p];
+        if (ok) seen[p] = true;
+    }
+    if (!ok) {
+        char buf[128], s[128];
+        int n = c->attrs->ni < 0 ? 0 : c->attrs->ni > GB_MAX_RANK ? GB_MAX_RANK : c->attrs->ni;
+        gb__op_error(c, GB_ERR_VALUE,
+                     "%s: perm %s is not a permutation of 0..%d for a tensor of shape %s",
+                     c->def->name, gb__shape_fmt(n, c->attrs->i, buf, sizeof buf), x->rank - 1,
+                     gb__shape_fmt(x->rank, x->shape, s, sizeof s));
+        return -1;
+    }
+    out[0].dtype = x->dtype;
+    out[0].rank = x->rank;
+    for (int i = 0; i < x->rank; i++) out[0].shape[i] = x->shape[c->attrs->i[i]];
+    return 1;
+}
+
+static bool kernel_transpose(const gb_op_call *c, gb_tensor **out) {
+    const gb_tensor *x = c->in[0];
+    int64_t xs[GB_MAX_RANK], ss[GB_MAX_RANK], ds[GB_MAX_RANK];
+    strides_of(x->rank, x->shape, xs);
+    strides_of(out[0]->rank, out[0]->shape, ds);
+    for (int i = 0; i < x->rank; i++) ss[i] = xs[c->attrs->i[i]];
+    strided_copy(out[0]->data, ds, x->data, ss, x->rank, out[0]->shape,
+                 gb_dtype_size(x->dtype));
+    return true;
+}
+
+static bool grad_transpose(const gb_grad_ctx *ctx, gb_tensor **dx) {
+    int inv[GB_MAX_RANK];
+    int rank = ctx->inputs[0]->rank;
+    for (int i = 0; i < rank; i++) inv[ctx->attrs->i[i]] = i;
+    dx[0] = gb_transpose(ctx->dys[0], inv);
+    return dx[0] != NULL;
+}
+
+const gb_op_def gb_opdef_transpose = {
+    .name = "Transpose",
+    .arity = 1,
+    .attrs_doc = "i[0..rank-1]: perm (output axis k is input axis perm[k]), ni: rank",
+    .infer = infer_transpose,
+    .kernel = kernel_transpose,
+    .grad = grad_transpose,
+};
+
+gb_tensor *gb_transpose(gb_tensor *x, const int *perm) {
+    gb_attrs a = {0};
+    if (x) {
+        a.ni = x->rank;
+        for (int i = 0; i < x->rank; i++) a.i[i] = perm ? perm[i] : x->rank - 1 - i;
+    }
+    return gb__op1(GB_OP_TRANSPOSE, &x, 1, &a);
+}
+
+/* ---- BroadcastTo --------------------------------------------------------------- */
+
+static int infer_broadcast_to(const gb_op_call *c, gb_out_desc *out) {
+    const gb_tensor *x = c->in[0];
+    int rank = c->attrs->ni;
+    const int64_t *dims = c->attrs->i;
+    char a[128], b[128];
+    if (rank < x->rank || rank > GB_MAX_RANK) {
+        gb__op_error(c, GB_ERR_SHAPE, "%s: cannot broadcast shape %s to a rank-%d shape%s",
+                     c->def->name, gb__shape_fmt(x->rank, x->shape, a, sizeof a), rank,
+                     rank > GB_MAX_RANK ? " (the rank limit is 8)" : " of lower rank");
+        return -1;
+    }
+    int lead = rank - x->rank;
+    for (int i = 0; i < rank; i++) {
+        bool ok = dims[i] >= 0 && (i < lead || x->shape[i - lead] == dims[i] ||
+                                   x->shape[i - lead] == 1);
+        if (!ok) {
+            gb__op_error(c, GB_ERR_SHAPE, "%s: cannot broadcast shape %s to shape %s (dimension %d)",
+                         c->def->name, gb__shape_fmt(x->rank, x->shape, a, sizeof a),
+                         gb__shape_fmt(rank, dims, b, sizeof b), i);
+            return -1;
+        }
+    }
+    set_desc(&out[0], x->dtype, rank, dims);
+    return 1;
+}
+
+static bool kernel_broadcast_to(const gb_op_call *c, gb_tensor **out) {
+    const gb_tensor *x = c->in[0];
+    gb_tensor *y = out[0];
+    int64_t xs[GB_MAX_RANK], ss[GB_MAX_RANK], ds[GB_MAX_RANK];
+    strides_of(x->rank, x->shape, xs);
+    strides_of(y->rank, y->shape, ds);
+    int lead = y->rank - x->rank;
+    /* Broadcast axes read the same element again: stride 0. */
+    for (int i = 0; i < y->rank; i++)
+        ss[i] = i < lead || x->shape[i - lead] == 1 ? 0 : xs[i - lead];
+    strided_copy(y->data, ds, x->data, ss, y->rank, y->shape, gb_dtype_size(x->dtype));
+    return true;
+}
+
+static bool grad_broadcast_to(const gb_grad_ctx *ctx, gb_tensor **dx) {
+    dx[0] = gb__sum_to(ctx->dys[0], ctx->inputs[0]);
+    return dx[0] != NULL;
+}
+
+const gb_op_def gb_opdef_broadcast_to = {
+    .name = "BroadcastTo",
+    .arity = 1,
+    .attrs_doc = "i[0..ni-1]: target dims, ni: target rank",
+    .infer = infer_broadcast_to,
+    .kernel = kernel_broadcast_to,
+    .grad = grad_broadcast_to,
+};
+
+gb_tensor *gb_broadcast_to(gb_tensor *x, int rank, const int64_t *dims) {
+    if (rank < 0 || rank > GB_MAX_RANK || (rank > 0 && !dims)) {
+        gb_op_call c = call_of(GB_OP_BROADCAST_TO);
+        gb__op_error(&c, GB_ERR_SHAPE, "BroadcastTo: target rank %d is outside 0..%d%s", rank,
+                     GB_MAX_RANK, rank > 0 && rank <= GB_MAX_RANK ? " (dims is NULL)" : "");
+        return NULL;
+    }
+    gb_attrs a = {.ni = rank};
+    for (int i = 0; i < rank; i++) a.i[i] = dims[i];
+    return gb__op1(GB_OP_BROADCAST_TO, &x, 1, &a);
+}
+
+/* ---- Slice ---------------------------------------------------------------------- */
+
+static int infer_slice(const gb_op_call *c, gb_out_desc *out) {
+    const gb_tensor *x = c->in[0];
+    const int64_t *begin = c->attrs->i, *size = c->attrs->i + x->rank;
+    if (c->attrs->ni != 2 * x->rank) {
+        gb__op_error(c, GB_ERR_VALUE, "%s: expected %d begin/size values for a rank-%d tensor, got %d",
+                     c->def->name, 2 * x->rank, x->rank, c->attrs->ni);
+        return -1;
+    }
+    for (int i = 0; i < x->rank; i++) {
+        int64_t d = x->shape[i], b = begin[i], s = size[i] == -1 ? d - b : size[i];
+        if (b < 0 || b > d || s < 0 || b + s > d) {
+            char sh[128];
+            gb__op_error(c, GB_ERR_VALUE,
+                         "%s: begin %lld and size %lld are out of range for axis %d of size %lld "
+                         "(input shape %s)",
+                         c->def->name, (long long)b, (long long)size[i], i, (long long)d,
+                         gb__shape_fmt(x->rank, x->shape, sh, sizeof sh));
+            return -1;
+        }
+        out[0].shape[i] = s;
+    }
+    out[0].dtype = x->dtype;
+    out[0].rank = x->rank;
+    return 1;
+}
+
+static bool kernel_slice(const gb_op_call *c, gb_tensor **out) {
+    const gb_tensor *x = c->in[0];
+    int64_t xs[GB_MAX_RANK], ds[GB_MAX_RANK];
+    strides_of(x->rank, x->shape, xs);
+    strides_of(out[0]->rank, out[0]->shape, ds);
+    const char *src = elem_ptr(x, offset_of(x->rank, xs, c->attrs->i));
+    strided_copy(out[0]->data, ds, src, xs, x->rank, out[0]->shape, gb_dtype_size(x->dtype));
+    return true;
+}
+
+/* The input's gradient is dy in the sliced window, zeros elsewhere. */
+static bool grad_slice(const gb_grad_ctx *ctx, gb_tensor **dx) {
+    const gb_tensor *x = ctx->inputs[0], *y = ctx->outputs[0];
+    int64_t pads[2 * GB_MAX_RANK];
+    for (int i = 0; i < x->rank; i++) {
+        pads[2 * i] = ctx->attrs->i[i];
+        pads[2 * i + 1] = x->shape[i] - ctx->attrs->i[i] - y->shape[i];
+    }
+    dx[0] = gb_pad(ctx->dys[0], pads, 0.0);
+    return dx[0] != NULL;
+}
+
+const gb_op_def gb_opdef_slice = {
+    .name = "Slice",
+    .arity = 1,
+    .attrs_doc = "i[0..r-1]: begin, i[r..2r-1]: size (-1: to the end), ni: 2r",
+    .infer = infer_slice,
+    .kernel = kernel_slice,
+    .grad = grad_slice,
+};
+
+gb_tensor *gb_slice(gb_tensor *x, const int64_t *begin, const int64_t *size) {
+    gb_attrs a = {0};
+    if (x) {
+        if (x->rank > 0 && (!begin || !size)) {
+            gb_op_call c = call_of(GB_OP_SLICE);
+            gb__op_error(&c, GB_ERR_VALUE, "Slice: begin and size must not be NULL");
+            return NULL;
+        }
+        a.ni = 2 * x->rank;
+        for (int i = 0; i < x->rank; i++) {
+            a.i[i] = begin[i];
+            a.i[x->rank + i] = size[i];
+        }
+    }
+    return gb__op1(GB_OP_SLICE, &x, 1, &a);
+}
+
+/* ---- ConcatV2 ---------------------------------------------------------------- */
+
+static int infer_concat(const gb_op_call *c, gb_out_desc *out) {
+    if (c->nin < 1) {
+        gb__op_error(c, GB_ERR_VALUE, "%s: needs at least one input", c->def->name);
+        return -1;
+    }
+    const gb_tensor *x0 = c->in[0];
+    int axis = gb__norm_axis(c, (int)c->attrs->i[0], x0->rank);
+    if (axis < 0) return -1;
+    int64_t total = 0;
+    for (int k = 0; k < c->nin; k++) {
+        const gb_tensor *x = c->in[k];
+        char a[128], b[128];
+        if (x->dtype != x0->dtype) {
+            gb__op_error(c, GB_ERR_DTYPE, "%s: input %d is %s but input 0 is %s", c->def->name, k,
+                         gb_dtype_name(x->dtype), gb_dtype_name(x0->dtype));
+            return -1;
+        }
+        bool ok = x->rank == x0->rank;
+        for (int i = 0; ok && i < x->rank; i++) ok = i == axis || x->shape[i] == x0->shape[i];
+        if (!ok) {
+            gb__op_error(c, GB_ERR_SHAPE,
+                         "%s: input %d has shape %s but input 0 has shape %s; all dimensions "
+                         "except axis %d must match",
+                         c->def->name, k, gb__shape_fmt(x->rank, x->shape, a, sizeof a),
+                         gb__shape_fmt(x0->rank, x0->shape, b, sizeof b), axis);
+            return -1;
+        }
+        total += x->shape[axis];
+    }
+    set_desc(&out[0], x0->dtype, x0->rank, x0->shape);
+    out[0].shape[axis] = total;
+    return 1;
+}
+
+static bool kernel_concat(const gb_op_call *c, gb_tensor **out) {
+    gb_tensor *y = out[0];
+    int axis = (int)(c->attrs->i[0] < 0 ? c->attrs->i[0] + y->rank : c->attrs->i[0]);
+    int64_t ys[GB_MAX_RANK], xs[GB_MAX_RANK];
+    strides_of(y->rank, y->shape, ys);
+    size_t es = gb_dtype_size(y->dtype);
+    int64_t at = 0;
+    for (int k = 0; k < c->nin; k++) {
+        const gb_tensor *x = c->in[k];
+        strides_of(x->rank, x->shape, xs);
+        strided_copy(elem_ptr(y, at * ys[axis]), ys, x->data, xs, x->rank, x->shape, es);
+        at += x->shape[axis];
+    }
+    return true;
+}
+
+/* Each input gets its window of dy back. */
+static bool grad_concat(const gb_grad_ctx *ctx, gb_tensor **dx) {
+    const gb_tensor *y = ctx->outputs[0];
+    int axis = (int)(ctx->attrs->i[0] < 0 ? ctx->attrs->i[0] + y->rank : ctx->attrs->i[0]);
+    int64_t begin[GB_MAX_RANK] = {0}, size[GB_MAX_RANK];
+    for (int k = 0; k < ctx->nin; k++) {
+        const gb_tensor *x = ctx->inputs[k];
+        memcpy(size, x->shape, sizeof size);
+        dx[k] = gb_slice(ctx->dys[0], begin, size);
+        if (!dx[k]) return false;
+        begin[axis] += x->shape[axis];
+    }
+    return true;
+}
+
+const gb_op_def gb_opdef_concat = {
+    .name = "ConcatV2",
+    .arity = -1,
+    .attrs_doc = "i[0]: axis (may be negative)",
+    .infer = infer_concat,
+    .kernel = kernel_concat,
+    .grad = grad_concat,
+};
+
+gb_tensor *gb_concat(gb_tensor *const *xs, int n, int axis) {
+    if (n < 1 || !xs) {
+        gb_op_call c = call_of(GB_OP_CONCAT);
+        gb__op_error(&c, GB_ERR_VALUE, "ConcatV2: needs at least one input (got %d)", n);
+        return NULL;
+    }
+    gb_attrs a = {.ni = 1, .i = {axis}};
+    return gb__op1(GB_OP_CONCAT, xs, n, &a);
+}
+
+/* ---- Pad ------------------------------------------------------------------------- */
+
+static int infer_pad(const gb_op_call *c, gb_out_desc *out) {
+    const gb_tensor *x = c->in[0];
+    if (c->attrs->ni != 2 * x->rank) {
+        gb__op_error(c, GB_ERR_VALUE, "%s: expected %d paddings for a rank-%d tensor, got %d",
+                     c->def->name, 2 * x->rank, x->rank, c->attrs->ni);
+        return -1;
+    }
+    for (int i = 0; i < x->rank; i++) {
+        int64_t before = c->attrs->i[2 * i], after = c->attrs->i[2 * i + 1];
+        if (before < 0 || after < 0) {
+            gb__op_error(c, GB_ERR_VALUE,
+                         "%s: paddings of axis %d are (%lld, %lld); they must be >= 0",
+                         c->def->name, i, (long long)before, (long long)after);
+            return -1;
+        }
+        out[0].shape[i] = x->shape[i] + before + after;
+    }
+    out[0].dtype = x->dtype;
+    out[0].rank = x->rank;
+    return 1;
+}
+
+static bool kernel_pad(const gb_op_call *c, gb_tensor **out) {
+    const gb_tensor *x = c->in[0];
+    gb_tensor *y = out[0];
+    fill_value(y, c->attrs->f[0]);
+    int64_t xs[GB_MAX_RANK], ys[GB_MAX_RANK], before[GB_MAX_RANK];
+    strides_of(x->rank, x->shape, xs);
+    strides_of(y->rank, y->shape, ys);
+    for (int i = 0; i < x->rank; i++) before[i] = c->attrs->i[2 * i];
+    strided_copy(elem_ptr(y, offset_of(y->rank, ys, before)), ys, x->data, xs, x->rank,
+                 x->shape, gb_dtype_size(x->dtype));
+    return true;
+}
+
+static bool grad_pad(const gb_grad_ctx *ctx, gb_tensor **dx) {
+    const gb_tensor *x = ctx->inputs[0];
+    int64_t begin[GB_MAX_RANK];
+    for (int i = 0; i < x->rank; i++) begin[i] = ctx->attrs->i[2 * i];
+    dx[0] = gb_slice(ctx->dys[0], begin, x->shape);
+    return dx[0] != NULL;
+}
+
+const gb_op_def gb_opdef_pad = {
+    .name = "Pad",
+    .arity = 1,
+    .attrs_doc = "i[2k], i[2k+1]: padding before/after axis k, ni: 2*rank; f[0]: fill value",
+    .infer = infer_pad,
+    .kernel = kernel_pad,
+    .grad = grad_pad,
+};
+
+gb_tensor *gb_pad(gb_tensor *x, const int64_t *paddings, double value) {
+    gb_attrs a = {.f = {value}};
+    if (x) {
+        if (x->rank > 0 && !paddings) {
+            gb_op_call c = call_of(GB_OP_PAD);
+            gb__op_error(&c, GB_ERR_VALUE, "Pad: paddings must not be NULL");
+            return NULL;
+        }
+        a.ni = 2 * x->rank;
+        for (int i = 0; i < a.ni; i++) a.i[i] = paddings[i];
+    }
+    return gb__op1(GB_OP_PAD, &x, 1, &a);
+}
+
+/* ---- GatherV2 and ScatterAdd ------------------------------------------------------ */
+
+/* params viewed as [outer, n, inner] around `axis`, and the index count. */
+typedef struct gather_geom {
+    int64_t outer, n, inner, nidx;
+} gather_geom;
+
+static gather_geom geom_of(int rank, const int64_t *shape, int axis, const gb_tensor *indices) {
+    gather_geom g = {1, shape[axis], 1, indices->size};
+    for (int i = 0; i < axis; i++) g.outer *= shape[i];
+    for (int i = axis + 1; i < rank; i++) g.inner *= shape[i];
+    return g;
+}
+
+static bool is_index_dtype(gb_dtype dt) { return dt == GB_I32 || dt == GB_I64; }
+
+static bool check_indices_dtype(const gb_op_call *c, const gb_tensor *indices) {
+    if (is_index_dtype(indices->dtype)) return true;
+    gb__op_error(c, GB_ERR_DTYPE, "%s: indices must be int32 or int64, got %s", c->def->name,
+                 gb_dtype_name(indices->dtype));
+    return false;
+}
+
+/* Writes shape[:axis] + indices.shape + shape[axis+1:] into out. */
+static bool gathered_shape(const gb_op_call *c, int rank, const int64_t *shape, int axis,
+                           const gb_tensor *indices, gb_out_desc *out) {
+    int r = rank - 1 + indices->rank;
+    if (r > GB_MAX_RANK) {
+        gb__op_error(c, GB_ERR_SHAPE, "%s: the result would have rank %d; the limit is %d",
+                     c->def->name, r, GB_MAX_RANK);
+        return false;
+    }
+    int k = 0;
+    for (int i = 0; i < axis; i++) out->shape[k++] = shape[i];
+    for (int i = 0; i < indices->rank; i++) out->shape[k++] = indices->shape[i];
+    for (int i = axis + 1; i < rank; i++) out->shape[k++] = shape[i];
+    out->rank = r;
+    return true;
+}
+
+static inline int64_t raw_index(const gb_tensor *indices, int64_t j) {
+    return indices->dtype == GB_I32 ? ((const int32_t *)indices->data)[j]
+                                    : ((const int64_t *)indices->data)[j];
+}
+
+/* Checks every index against [0, n); the error names the first bad one
+ * and the valid range. Kernels check before writing anything. */
+static bool check_indices(const gb_op_call *c, const gb_tensor *indices, int64_t n, int axis) {
+    for (int64_t j = 0; j < indices->size; j++) {
+        int64_t v = raw_index(indices, j);
+        if (v < 0 || v >= n) {
+            gb__op_error(c, GB_ERR_VALUE,
+                         "%s: indices[%lld] = %lld is out of range: valid indices along axis %d "
+                         "are [0, %lld)",
+                         c->def->name, (long long)j, (long long)v, axis, (long long)n);
+            return false;
+        }
+    }
+    return true;
+}
+
+static int infer_gather(const gb_op_call *c, gb_out_desc *out) {
+    const gb_tensor *params = c->in[0], *indices = c->in[1];
+    if (!check_indices_dtype(c, indices)) return -1;
+    int axis = gb__norm_axis(c, (int)c->attrs->i[0], params->rank);
+    if (axis < 0 || !gathered_shape(c, params->rank, params->shape, axis, indices, &out[0]))
+        return -1;
+    out[0].dtype = params->dtype;
+    return 1;
+}
+
+static bool kernel_gather(const gb_op_call *c, gb_tensor **out) {
+    const gb_tensor *params = c->in[0], *indices = c->in[1];
+    int axis = (int)(c->attrs->i[0] < 0 ? c->attrs->i[0] + params->rank : c->attrs->i[0]);
+    gather_geom g = geom_of(params->rank, params->shape, axis, indices);
+    size_t chunk = (size_t)g.inner * gb_dtype_size(params->dtype);
+    char *dst = out[0]->data;
+    if (!check_indices(c, indices, g.n, axis)) return false;
+    for (int64_t o = 0; o < g.outer; o++) {
+        const char *src = (const char *)params->data + (size_t)(o * g.n) * chunk;
+        for (int64_t j = 0; j < g.nidx; j++, dst += chunk)
+            memcpy(dst, src + (size_t)raw_index(indices, j) * chunk, chunk);
+    }
+    return true;
+}
+
+static gb_tensor *scatter_add(gb_tensor *indices, gb_tensor *updates, int axis, int rank,
+                              const int64_t *shape);
+
+static bool grad_gather(const gb_grad_ctx *ctx, gb_tensor **dx) {
+    gb_tensor *params = ctx->inputs[0];
+    int axis = (int)(ctx->attrs->i[0] < 0 ? ctx->attrs->i[0] + params->rank : ctx->attrs->i[0]);
+    dx[0] = scatter_add(ctx->inputs[1], ctx->dys[0], axis, params->rank, params->shape);
+    dx[1] = NULL;
+    return dx[0] != NULL;
+}
+
+const gb_op_def gb_opdef_gather = {
+    .name = "GatherV2",
+    .arity = 2,
+    .attrs_doc = "inputs: params, indices (int32/int64); i[0]: axis of params",
+    .infer = infer_gather,
+    .kernel = kernel_gather,
+    .grad = grad_gather,
+};
+
+gb_tensor *gb_gather(gb_tensor *params, gb_tensor *indices, int axis) {
+    gb_attrs a = {.ni = 1, .i = {axis}};
+    gb_tensor *in[2] = {params, indices};
+    return gb__op1(GB_OP_GATHER, in, 2, &a);
+}
+
+/* ScatterAdd: out (zeros of the given shape) gets updates added at the
+ * indices along axis; repeated indices accumulate. */
+static int infer_scatter_add(const gb_op_call *c, gb_out_desc *out) {
+    const gb_tensor *indices = c->in[0], *updates = c->in[1];
+    int axis = (int)c->attrs->i[0], rank = (int)c->attrs->i[1];
+    if (!check_indices_dtype(c, indices)) return -1;
+    if (rank < 1 || rank > GB_MAX_RANK || axis < 0 || axis >= rank) {
+        gb__op_error(c, GB_ERR_VALUE, "%s: bad output rank %d or axis %d", c->def->name, rank,
+                     axis);
+        return -1;
+    }
+    if (!gb_dtype_is_float(updates->dtype)) {
+        gb__op_error(c, GB_ERR_DTYPE, "%s: updates must be float32 or float64, got %s",
+                     c->def->name, gb_dtype_name(updates->dtype));
+        return -1;
+    }
+    const int64_t *shape = c->attrs->i + 2;
+    gb_out_desc want;
+    if (!gathered_shape(c, rank, shape, axis, indices, &want)) return -1;
+    if (!shapes_equal(want.rank, want.shape, updates->rank, updates->shape)) {
+        char a[128], b[128];
+        gb__op_error(c, GB_ERR_SHAPE, "%s: updates have shape %s but the indices need %s",
+                     c->def->name, gb__shape_fmt(updates->rank, updates->shape, a, sizeof a),
+                     gb__shape_fmt(want.rank, want.shape, b, sizeof b));
+        return -1;
+    }
+    set_desc(&out[0], updates->dtype, rank, shape);
+    return 1;
+}
+
+#define SCATTER_ROWS(T)                                                                       \
+    do {                                                                                      \
+        T *y_ = out[0]->data;                                                                 \
+        const T *u_ = updates->data;                                                          \
+        for (int64_t o = 0; o < g.outer; o++)                                                 \
+            for (int64_t j = 0; j < g.nidx; j++) {                                            \
+                T *d_ = y_ + (o * g.n + raw_index(indices, j)) * g.inner;                     \
+                const T *s_ = u_ + (o * g.nidx + j) * g.inner;                                \
+                for (int64_t k = 0; k < g.inner; k++) d_[k] += s_[k];                          \
+            }                                                                                 \
+    } while (0)
+
+static bool kernel_scatter_add(const gb_op_call *c, gb_tensor **out) {
+    const gb_tensor *indices = c->in[0], *updates = c->in[1];
+    int axis = (int)c->attrs->i[0];
+    gather_geom g = geom_of(out[0]->rank, out[0]->shape, axis, indices);
+    if (!check_indices(c, indices, g.n, axis)) return false;
+    memset(out[0]->data, 0, gb_nbytes(out[0]));
+    switch (updates->dtype) {
+    case GB_F32: SCATTER_ROWS(float); break;
+    case GB_F64: SCATTER_ROWS(double); break;
+    default: assert(!"ScatterAdd: infer admits float updates only");
+    }
+    return true;
+}
+
+static bool grad_scatter_add(const gb_grad_ctx *ctx, gb_tensor **dx) {
+    dx[0] = NULL;
+    dx[1] = gb_gather(ctx->dys[0], ctx->inputs[0], (int)ctx->attrs->i[0]);
+    return dx[1] != NULL;
+}
+
+const gb_op_def gb_opdef_scatter_add = {
+    .name = "ScatterAdd",
+    .arity = 2,
+    .attrs_doc = "inputs: indices (int32/int64), updates; i[0]: axis, i[1]: output rank r, "
+                 "i[2..2+r-1]: output shape",
+    .infer = infer_scatter_add,
+    .kernel = kernel_scatter_add,
+    .grad = grad_scatter_add,
+};
+
+static gb_tensor *scatter_add(gb_tensor *indices, gb_tensor *updates, int axis, int rank,
+                              const int64_t *shape) {
+    gb_attrs a = {.ni = 2 + rank, .i = {axis, rank}};
+    for (int i = 0; i < rank; i++) a.i[2 + i] = shape[i];
+    gb_tensor *in[2] = {indices, updates};
+    return gb__op1(GB_OP_SCATTER_ADD, in, 2, &a);
+}
+
+/* ---- OneHot ------------------------------------------------------------------------ */
+
+static int infer_one_hot(const gb_op_call *c, gb_out_desc *out) {
+    const gb_tensor *indices = c->in[0];
+    int64_t depth = c->attrs->i[0], dt = c->attrs->i[1];
+    if (!gb_dtype_is_integer(indices->dtype)) {
+        gb__op_error(c, GB_ERR_DTYPE, "%s: indices must be an integer dtype, got %s",
+                     c->def->name, gb_dtype_name(indices->dtype));
+        return -1;
+    }
+    if (dt < 0 || dt >= GB_DTYPE_COUNT) {
+        gb__op_error(c, GB_ERR_DTYPE, "%s: invalid output dtype %lld", c->def->name, (long long)dt);
+        return -1;
+    }
+    if (depth < 0) {
+        gb__op_error(c, GB_ERR_VALUE, "%s: depth %lld must be >= 0", c->def->name,
+                     (long long)depth);
+        return -1;
+    }
+    if (indices->rank + 1 > GB_MAX_RANK) {
+        gb__op_error(c, GB_ERR_SHAPE, "%s: the result would have rank %d; the limit is %d",
+                     c->def->name, indices->rank + 1, GB_MAX_RANK);
+        return -1;
+    }
+    set_desc(&out[0], (gb_dtype)dt, indices->rank, indices->shape);
+    out[0].shape[indices->rank] = depth;
+    out[0].rank = indices->rank + 1;
+    return 1;
+}
+
+/* An index outside [0, depth) gives a row of `off` values, as in TF. */
+static bool kernel_one_hot(const gb_op_call *c, gb_tensor **out) {
+    const gb_tensor *indices = c->in[0];
+    gb_tensor *y = out[0];
+    int64_t depth = c->attrs->i[0];
+    fill_value(y, c->attrs->f[1]);
+    for (int64_t j = 0; j < indices->size; j++) {
+        double v = gb__load(indices->dtype, indices->data, j);
+        if (v >= 0 && v < (double)depth) gb__store(y->dtype, y->data, j * depth + (int64_t)v, c->attrs->f[0]);
+    }
+    return true;
+}
+
+const gb_op_def gb_opdef_one_hot = {
+    .name = "OneHot",
+    .arity = 1,
+    .attrs_doc = "input: integer indices; i[0]: depth, i[1]: output dtype; f[0]: on, f[1]: off",
+    .infer = infer_one_hot,
+    .kernel = kernel_one_hot,
+    .grad = NULL, /* integer input: nothing to differentiate */
+};
+
+gb_tensor *gb_one_hot(gb_tensor *indices, int64_t depth, double on, double off, gb_dtype dt) {
+    gb_attrs a = {.ni = 2, .i = {depth, (int64_t)dt}, .f = {on, off}};
+    return gb__op1(GB_OP_ONE_HOT, &indices, 1, &a);
+}
