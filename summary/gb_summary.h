@@ -1,0 +1,158 @@
+/* gb_summary.h — the tf.summary-style writer of the glassbox event store.
+ *
+ * A writer appends events (scalars, histograms, images, text, graphs and
+ * the engine's own events) for one run to an SQLite store file, creating
+ * both as needed. Writing is cheap: the calling thread only validates its
+ * arguments and appends to an in-memory queue; a background thread commits
+ * batched transactions every `flush_every_events` events or `flush_every_ms`
+ * milliseconds, and on gb_summary_flush() / gb_summary_writer_close().
+ * Several processes may write to one store at once (WAL, busy timeout,
+ * retries): no event is lost. A crash loses at most the unflushed tail and
+ * never corrupts the file.
+ *
+ * Errors. Every call returns a gb_status (GB_OK on success) and never
+ * exits; the message of this thread's last failure is
+ * gb_summary_last_error(). A failure of the background thread (disk full,
+ * I/O) is sticky on the writer: later writes, flush and close return it.
+ *
+ * The default writer. Calls take the writer first; NULL means the default
+ * writer (gb_summary_set_default), as tf.summary calls use the writer of
+ * `with writer.as_default()`. The default writer also subscribes to the
+ * engine's observer events (traces, numerics alerts, op timings,
+ * warnings, placements) and stores them.
+ *
+ * Steps. Pass GB_STEP_DEFAULT to use the global step of
+ * gb_summary_set_step() (tf.summary.experimental.set_step). Steps must lie
+ * within +-GB_STEP_LIMIT.
+ *
+ *     gb_summary_writer *w;
+ *     if (gb_summary_writer_open("runs.db", "mlp-adam", NULL, &w) != GB_OK) {
+ *         fprintf(stderr, "%s\n", gb_summary_last_error());
+ *         return 1;
+ *     }
+ *     gb_summary_set_default(w);
+ *     gb_summary_hparam_num(NULL, "learning_rate", 1e-3);
+ *     for (int64_t step = 0; step < 1000; step++) {
+ *         ...
+ *         gb_summary_scalar(NULL, "loss", loss, step);
+ *     }
+ *     gb_summary_writer_close(w);      // flushes, stops being the default
+ */
+#ifndef GB_SUMMARY_H
+#define GB_SUMMARY_H
+
+#include "gb_base.h"
+#include "gb_tensor.h"
+#include "gb_reader.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- steps ------------------------------------------------------------------ */
+
+#define GB_STEP_DEFAULT INT64_MIN          /* "use the global step" */
+#define GB_STEP_LIMIT ((int64_t)1 << 62)   /* |step| must not exceed this */
+
+/* tf.summary.experimental.set_step: the process-wide default step. */
+void gb_summary_set_step(int64_t step);
+/* The global step into *out; false (and *out untouched) when none is set. */
+bool gb_summary_get_step(int64_t *out);
+void gb_summary_clear_step(void);
+
+/* ---- errors -------------------------------------------------------------------- */
+
+/* This thread's last failure, e.g. "gb_summary_image 'inputs': expected a
+ * rank-4 tensor [N,H,W,C], got rank 2 [28,28]"; "" if none. */
+const char *gb_summary_last_error(void);
+void gb_summary_clear_error(void);
+
+/* ---- writers --------------------------------------------------------------------- */
+
+typedef struct gb_summary_writer gb_summary_writer;
+
+/* Zero fields take the defaults shown. */
+typedef struct gb_summary_options {
+    int flush_every_events;    /* 10000: commit once this many are queued */
+    int flush_every_ms;        /* 250: ... or this long after the oldest queued event */
+    size_t max_queue_events;   /* 200000: writers block (never drop) beyond this backlog */
+    size_t max_queue_bytes;    /* 256 MiB of queued payload (images, histograms, text) */
+    int histogram_buckets;     /* 30, as TensorFlow 2 */
+    int busy_timeout_ms;       /* 5000 per attempt; busy commits are retried forever */
+} gb_summary_options;
+
+/* Opens (creating if needed) the store at `path` and the run `run` in it.
+ * A run that exists is continued (its metadata kept); a new run records
+ * start time, host, pid and command line. opts may be NULL. */
+gb_status gb_summary_writer_open(const char *path, const char *run,
+                                 const gb_summary_options *opts, gb_summary_writer **out);
+/* Commits everything queued, stops the background thread, closes the file
+ * and frees w (even on error). Returns the writer's sticky error, if any. */
+gb_status gb_summary_writer_close(gb_summary_writer *w);
+/* Blocks until every event queued before the call is committed. */
+gb_status gb_summary_flush(gb_summary_writer *w);
+
+/* Makes w the default writer (NULL: none) and subscribes it to the engine's
+ * observer events; the previous default is unsubscribed. */
+void gb_summary_set_default(gb_summary_writer *w);
+gb_summary_writer *gb_summary_get_default(void);
+
+/* Free-form hyperparameters of the run, to compare runs (upserted by key). */
+gb_status gb_summary_hparam_str(gb_summary_writer *w, const char *key, const char *value);
+gb_status gb_summary_hparam_num(gb_summary_writer *w, const char *key, double value);
+
+/* ---- summaries --------------------------------------------------------------------- */
+
+gb_status gb_summary_scalar(gb_summary_writer *w, const char *tag, double value, int64_t step);
+/* The single element of a size-1 tensor of any dtype (e.g. a loss). */
+gb_status gb_summary_scalar_tensor(gb_summary_writer *w, const char *tag, const gb_tensor *t,
+                                   int64_t step);
+/* The values of t (any shape, any dtype, at least one element): exact
+ * min, max, count, sum and sum of squares over the finite values, NaN and
+ * Inf counted apart, and `histogram_buckets` equal-width buckets. */
+gb_status gb_summary_histogram(gb_summary_writer *w, const char *tag, const gb_tensor *t,
+                               int64_t step);
+/* Images from t, [N,H,W,C] with C 1, 3 or 4, uint8 or floating: the first
+ * min(N, max_outputs) become PNGs. uint8 is stored as is. Floats, per image:
+ * all >= 0: round(x*255) clipped to 255; with negatives: shifted so 0.0
+ * maps to 127, scaled so the smallest is 0 or the largest 255; non-finite
+ * pixels become 0 (gray) or red (colour). */
+gb_status gb_summary_image(gb_summary_writer *w, const char *tag, const gb_tensor *t,
+                           int max_outputs, int64_t step);
+gb_status gb_summary_text(gb_summary_writer *w, const char *tag, const char *text, int64_t step);
+/* A graph (e.g. gb_function_graph_text) under tag; format "text", "json"... */
+gb_status gb_summary_graph(gb_summary_writer *w, const char *tag, const char *format,
+                           const char *content, int64_t step);
+
+/* ---- engine events (normally written by the default writer's observer) ----- */
+
+typedef struct gb_trace_record {
+    const char *function;       /* required */
+    bool is_retrace;
+    const char *reason;         /* NULL: unknown */
+    const char *signature;
+    double duration_us;         /* NaN: unknown */
+    int64_t nodes_before;       /* -1: unknown */
+    int64_t nodes_after;
+    const char *detail_json;    /* NULL or a JSON object for later fields */
+} gb_trace_record;
+
+typedef struct gb_numerics_record {
+    const char *op_type;        /* required */
+    const char *op_name;
+    const char *function;
+    const char *scope_path;
+    const char *forward_op;     /* the forward op when found in a backward pass */
+    int64_t nan_count, posinf_count, neginf_count;
+    const char *message;
+    const char *detail_json;
+} gb_numerics_record;
+
+/* For these, GB_STEP_DEFAULT with no global step records "no step". */
+gb_status gb_summary_trace(gb_summary_writer *w, const gb_trace_record *r, int64_t step);
+gb_status gb_summary_numerics(gb_summary_writer *w, const gb_numerics_record *r, int64_t step);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
