@@ -1,34 +1,483 @@
-/* ops_unary.c — PENDING: descriptors only, kernels to be written. */
-#include "internal.h"
+/* ops_unary.c — elementwise unary ops (Neg ... Softplus), Cast, Identity,
+ * StopGradient, and the fused gradient helpers ReluGrad, SigmoidGrad and
+ * TanhGrad (TensorFlow's), with the gradients of all of them.
+ *
+ * Every math op is an expression over the element type, stamped out per
+ * dtype (ops_elementwise_types.h) into one tight loop; <tgmath.h> makes
+ * exp() on a float call expf(). Which dtypes an op accepts follows from
+ * its row in the kernel table: an empty slot is an unsupported dtype.
+ *
+ * Gradients are written with the public ops so they nest for higher
+ * derivatives. Relu, Sigmoid and Tanh backpropagate with one fused helper
+ * op each, and the helpers have gradients of their own.
+ */
+#include <tgmath.h>
 
-static int pending(const gb_op_call *c, gb_out_desc *out) {
-    (void)out;
-    gb__op_error(c, GB_ERR_INTERNAL, "%s is not implemented yet", c->def->name);
-    return -1;
+#include "ops_elementwise_types.h"
+
+/* ---- math kernels ------------------------------------------------------------------ */
+
+/* Computes r[0..n) from x[0..n); attrs for the parameterized ops. */
+typedef void (*map_fn)(int64_t n, const void *x, void *r, const gb_attrs *at);
+
+/* Element expressions E_<op>(T, U, CLASS, x); `alpha` and `mode` come
+ * from the attributes (LeakyRelu's slope, Gelu's variant). */
+#define E_neg(T, U, CL, x) (-(U)(x))
+#define E_abs(T, U, CL, x) ABS_##CL(T, U, x)
+#define ABS_F(T, U, x) fabs(x)
+#define ABS_S(T, U, x) ((x) < 0 ? (T)((U)0 - (U)(x)) : (x))
+#define ABS_U(T, U, x) (x)
+#define E_sign(T, U, CL, x) SIGN_##CL(T, x)
+/* Floats keep x itself at zero and NaN (signed zero and NaN pass). */
+#define SIGN_F(T, x) ((x) > 0 ? (T)1 : (x) < 0 ? (T)-1 : (x))
+#define SIGN_S(T, x) ((T)(((x) > 0) - ((x) < 0)))
+#define SIGN_U(T, x) ((T)((x) > 0))
+#define E_square(T, U, CL, x) ((U)(x) * (U)(x))
+#define E_exp(T, U, CL, x) exp(x)
+#define E_log(T, U, CL, x) log(x)
+#define E_log1p(T, U, CL, x) log1p(x)
+#define E_sqrt(T, U, CL, x) sqrt(x)
+#define E_rsqrt(T, U, CL, x) ((T)1 / sqrt(x))
+#define E_reciprocal(T, U, CL, x) ((T)1 / (x))
+#define E_sin(T, U, CL, x) sin(x)
+#define E_cos(T, U, CL, x) cos(x)
+#define E_tanh(T, U, CL, x) tanh(x)
+#define E_sigmoid(T, U, CL, x) ((T)1 / ((T)1 + exp(-(x))))
+#define E_relu(T, U, CL, x) ((x) > 0 ? (x) : (T)0)
+#define E_leaky_relu(T, U, CL, x) ((x) > 0 ? (x) : alpha * (x))
+#define E_elu(T, U, CL, x) ((x) > 0 ? (x) : expm1(x))
+/* log(1 + e^x) without overflow for large x. */
+#define E_softplus(T, U, CL, x) ((x) > 0 ? (x) + log1p(exp(-(x))) : log1p(exp(x)))
+/* Phi(x), the standard normal CDF; exact Gelu is x * Phi(x). */
+#define NORMAL_CDF(T, x) ((T)0.5 * ((T)1 + erf((x) * (T)M_SQRT1_2)))
+#define GELU_TANH_C 0.7978845608028654 /* sqrt(2/pi) */
+#define GELU_TANH_K 0.044715
+#define E_gelu(T, U, CL, x)                                                                   \
+    (mode == GELU_EXACT  ? (x) * NORMAL_CDF(T, x)                                             \
+     : mode == GELU_CDF ? NORMAL_CDF(T, x)                                                    \
+                        : (T)0.5 * (x) *                                                      \
+                              ((T)1 + tanh((T)GELU_TANH_C *                                   \
+                                           ((x) + (T)GELU_TANH_K * (x) * (x) * (x)))))
+
+/* Gelu's variants, from attrs i[0] (approximate) and i[1] (cdf). */
+enum { GELU_EXACT, GELU_TANH, GELU_CDF };
+
+static int gelu_mode(const gb_attrs *at) {
+    return at->i[1] ? GELU_CDF : at->i[0] ? GELU_TANH : GELU_EXACT;
 }
 
-const gb_op_def gb_opdef_neg = {.name = "Neg", .arity = -1, .infer = pending};
-const gb_op_def gb_opdef_abs = {.name = "Abs", .arity = -1, .infer = pending};
-const gb_op_def gb_opdef_sign = {.name = "Sign", .arity = -1, .infer = pending};
-const gb_op_def gb_opdef_exp = {.name = "Exp", .arity = -1, .infer = pending};
-const gb_op_def gb_opdef_log = {.name = "Log", .arity = -1, .infer = pending};
-const gb_op_def gb_opdef_log1p = {.name = "Log1p", .arity = -1, .infer = pending};
-const gb_op_def gb_opdef_sqrt = {.name = "Sqrt", .arity = -1, .infer = pending};
-const gb_op_def gb_opdef_rsqrt = {.name = "Rsqrt", .arity = -1, .infer = pending};
-const gb_op_def gb_opdef_square = {.name = "Square", .arity = -1, .infer = pending};
-const gb_op_def gb_opdef_reciprocal = {.name = "Reciprocal", .arity = -1, .infer = pending};
-const gb_op_def gb_opdef_sin = {.name = "Sin", .arity = -1, .infer = pending};
-const gb_op_def gb_opdef_cos = {.name = "Cos", .arity = -1, .infer = pending};
-const gb_op_def gb_opdef_tanh = {.name = "Tanh", .arity = -1, .infer = pending};
-const gb_op_def gb_opdef_sigmoid = {.name = "Sigmoid", .arity = -1, .infer = pending};
-const gb_op_def gb_opdef_relu = {.name = "Relu", .arity = -1, .infer = pending};
-const gb_op_def gb_opdef_leaky_relu = {.name = "LeakyRelu", .arity = -1, .infer = pending};
-const gb_op_def gb_opdef_elu = {.name = "Elu", .arity = -1, .infer = pending};
-const gb_op_def gb_opdef_gelu = {.name = "Gelu", .arity = -1, .infer = pending};
-const gb_op_def gb_opdef_softplus = {.name = "Softplus", .arity = -1, .infer = pending};
-const gb_op_def gb_opdef_cast = {.name = "Cast", .arity = -1, .infer = pending};
-const gb_op_def gb_opdef_identity = {.name = "Identity", .arity = -1, .infer = pending};
-const gb_op_def gb_opdef_stop_gradient = {.name = "StopGradient", .arity = -1, .infer = pending};
-const gb_op_def gb_opdef_relu_grad = {.name = "ReluGrad", .arity = -1, .infer = pending};
-const gb_op_def gb_opdef_sigmoid_grad = {.name = "SigmoidGrad", .arity = -1, .infer = pending};
-const gb_op_def gb_opdef_tanh_grad = {.name = "TanhGrad", .arity = -1, .infer = pending};
+#define GEN_MAP(op, DT, sfx, T, U, CL)                                                        \
+    static void op##_##sfx(int64_t n, const void *px, void *pr, const gb_attrs *at) {         \
+        const T *restrict x_ = px;                                                            \
+        T *restrict r_ = pr;                                                                  \
+        const T alpha = (T)at->f[0];                                                          \
+        const int mode = gelu_mode(at);                                                       \
+        (void)alpha;                                                                          \
+        (void)mode;                                                                           \
+        for (int64_t i = 0; i < n; i++) {                                                     \
+            const T x = x_[i];                                                                \
+            r_[i] = (T)(E_##op(T, U, CL, x));                                                 \
+        }                                                                                     \
+    }
+
+GB_EW_NUMERIC_TYPES(GEN_MAP, neg)
+GB_EW_NUMERIC_TYPES(GEN_MAP, abs)
+GB_EW_NUMERIC_TYPES(GEN_MAP, sign)
+GB_EW_NUMERIC_TYPES(GEN_MAP, square)
+GB_EW_FLOAT_TYPES(GEN_MAP, exp)
+GB_EW_FLOAT_TYPES(GEN_MAP, log)
+GB_EW_FLOAT_TYPES(GEN_MAP, log1p)
+GB_EW_FLOAT_TYPES(GEN_MAP, sqrt)
+GB_EW_FLOAT_TYPES(GEN_MAP, rsqrt)
+GB_EW_FLOAT_TYPES(GEN_MAP, reciprocal)
+GB_EW_FLOAT_TYPES(GEN_MAP, sin)
+GB_EW_FLOAT_TYPES(GEN_MAP, cos)
+GB_EW_FLOAT_TYPES(GEN_MAP, tanh)
+GB_EW_FLOAT_TYPES(GEN_MAP, sigmoid)
+GB_EW_FLOAT_TYPES(GEN_MAP, relu)
+GB_EW_FLOAT_TYPES(GEN_MAP, leaky_relu)
+GB_EW_FLOAT_TYPES(GEN_MAP, elu)
+GB_EW_FLOAT_TYPES(GEN_MAP, gelu)
+GB_EW_FLOAT_TYPES(GEN_MAP, softplus)
+
+#define ENTRY(op, DT, sfx, T, U, CL) [DT] = op##_##sfx,
+static const map_fn map_kernels[GB_OP_COUNT][GB_DTYPE_COUNT] = {
+    [GB_OP_NEG] = {GB_EW_NUMERIC_TYPES(ENTRY, neg)},
+    [GB_OP_ABS] = {GB_EW_NUMERIC_TYPES(ENTRY, abs)},
+    [GB_OP_SIGN] = {GB_EW_NUMERIC_TYPES(ENTRY, sign)},
+    [GB_OP_SQUARE] = {GB_EW_NUMERIC_TYPES(ENTRY, square)},
+    [GB_OP_EXP] = {GB_EW_FLOAT_TYPES(ENTRY, exp)},
+    [GB_OP_LOG] = {GB_EW_FLOAT_TYPES(ENTRY, log)},
+    [GB_OP_LOG1P] = {GB_EW_FLOAT_TYPES(ENTRY, log1p)},
+    [GB_OP_SQRT] = {GB_EW_FLOAT_TYPES(ENTRY, sqrt)},
+    [GB_OP_RSQRT] = {GB_EW_FLOAT_TYPES(ENTRY, rsqrt)},
+    [GB_OP_RECIPROCAL] = {GB_EW_FLOAT_TYPES(ENTRY, reciprocal)},
+    [GB_OP_SIN] = {GB_EW_FLOAT_TYPES(ENTRY, sin)},
+    [GB_OP_COS] = {GB_EW_FLOAT_TYPES(ENTRY, cos)},
+    [GB_OP_TANH] = {GB_EW_FLOAT_TYPES(ENTRY, tanh)},
+    [GB_OP_SIGMOID] = {GB_EW_FLOAT_TYPES(ENTRY, sigmoid)},
+    [GB_OP_RELU] = {GB_EW_FLOAT_TYPES(ENTRY, relu)},
+    [GB_OP_LEAKY_RELU] = {GB_EW_FLOAT_TYPES(ENTRY, leaky_relu)},
+    [GB_OP_ELU] = {GB_EW_FLOAT_TYPES(ENTRY, elu)},
+    [GB_OP_GELU] = {GB_EW_FLOAT_TYPES(ENTRY, gelu)},
+    [GB_OP_SOFTPLUS] = {GB_EW_FLOAT_TYPES(ENTRY, softplus)},
+};
+
+static int infer_map(const gb_op_call *c, gb_out_desc *out) {
+    const gb_tensor *x = c->in[0];
+    if (!map_kernels[c->op][x->dtype]) {
+        gb__ew_dtype_error(c, x->dtype);
+        return -1;
+    }
+    gb__ew_desc_like(out, x, x->dtype);
+    return 1;
+}
+
+static bool kernel_map(const gb_op_call *c, gb_tensor **out) {
+    const gb_tensor *x = c->in[0];
+    map_kernels[c->op][x->dtype](x->size, x->data, out[0]->data, c->attrs);
+    return true;
+}
+
+/* ---- fused gradient helpers: ReluGrad(dy, x), SigmoidGrad(y, dy), TanhGrad(y, dy) ---- */
+
+typedef void (*pair_fn)(int64_t n, const void *a, const void *b, void *r);
+
+#define E_relu_grad(T, a, b) ((b) > 0 ? (a) : (T)0)
+#define E_sigmoid_grad(T, a, b) ((b) * (a) * ((T)1 - (a)))
+#define E_tanh_grad(T, a, b) ((b) * ((T)1 - (a) * (a)))
+
+#define GEN_PAIR(op, DT, sfx, T, U, CL)                                                       \
+    static void op##_##sfx(int64_t n, const void *pa, const void *pb, void *pr) {             \
+        const T *restrict a_ = pa, *restrict b_ = pb;                                         \
+        T *restrict r_ = pr;                                                                  \
+        for (int64_t i = 0; i < n; i++) r_[i] = E_##op(T, a_[i], b_[i]);                      \
+    }
+GB_EW_FLOAT_TYPES(GEN_PAIR, relu_grad)
+GB_EW_FLOAT_TYPES(GEN_PAIR, sigmoid_grad)
+GB_EW_FLOAT_TYPES(GEN_PAIR, tanh_grad)
+
+static const pair_fn pair_kernels[GB_OP_COUNT][GB_DTYPE_COUNT] = {
+    [GB_OP_RELU_GRAD] = {GB_EW_FLOAT_TYPES(ENTRY, relu_grad)},
+    [GB_OP_SIGMOID_GRAD] = {GB_EW_FLOAT_TYPES(ENTRY, sigmoid_grad)},
+    [GB_OP_TANH_GRAD] = {GB_EW_FLOAT_TYPES(ENTRY, tanh_grad)},
+};
+#undef ENTRY
+
+/* The helpers take two tensors of one dtype and one shape (no broadcasting:
+ * they only ever pair a gradient with the tensor it belongs to). */
+static int infer_pair(const gb_op_call *c, gb_out_desc *out) {
+    const gb_tensor *a = c->in[0], *b = c->in[1];
+    if (a->dtype != b->dtype) {
+        gb__op_error(c, GB_ERR_DTYPE, "%s: dtype mismatch: %s vs %s", c->def->name,
+                     gb_dtype_name(a->dtype), gb_dtype_name(b->dtype));
+        return -1;
+    }
+    if (!pair_kernels[c->op][a->dtype]) {
+        gb__ew_dtype_error(c, a->dtype);
+        return -1;
+    }
+    if (!gb__ew_same_shape(a, b)) {
+        char sa[128], sb[128];
+        gb__op_error(c, GB_ERR_SHAPE, "%s: shapes must be equal, got %s and %s", c->def->name,
+                     gb__shape_fmt(a->rank, a->shape, sa, sizeof sa),
+                     gb__shape_fmt(b->rank, b->shape, sb, sizeof sb));
+        return -1;
+    }
+    gb__ew_desc_like(out, a, a->dtype);
+    return 1;
+}
+
+static bool kernel_pair(const gb_op_call *c, gb_tensor **out) {
+    const gb_tensor *a = c->in[0], *b = c->in[1];
+    pair_kernels[c->op][a->dtype](a->size, a->data, b->data, out[0]->data);
+    return true;
+}
+
+/* ---- Cast, Identity, StopGradient ----------------------------------------------------- */
+
+#define CAST_LOOP(S, D, CONV)                                                                 \
+    do {                                                                                      \
+        const S *restrict s_ = px;                                                            \
+        D *restrict d_ = pr;                                                                  \
+        for (int64_t i = 0; i < n; i++) d_[i] = (D)(CONV);                                    \
+    } while (0)
+
+/* One function per source type; the switch picks the destination loop.
+ * To bool is "non-zero", as in TensorFlow. */
+#define GEN_CAST_FROM(unused, DT, sfx, S, U, CL)                                              \
+    static void cast_from_##sfx(int64_t n, const void *px, void *pr, gb_dtype to) {           \
+        switch (to) {                                                                         \
+        case GB_F32: CAST_LOOP(S, float, s_[i]); break;                                       \
+        case GB_F64: CAST_LOOP(S, double, s_[i]); break;                                      \
+        case GB_I32: CAST_LOOP(S, int32_t, s_[i]); break;                                     \
+        case GB_I64: CAST_LOOP(S, int64_t, s_[i]); break;                                     \
+        case GB_U8: CAST_LOOP(S, uint8_t, s_[i]); break;                                      \
+        default: CAST_LOOP(S, uint8_t, s_[i] != 0); break;                                    \
+        }                                                                                     \
+    }
+GB_EW_ALL_TYPES(GEN_CAST_FROM, _)
+
+typedef void (*cast_fn)(int64_t n, const void *x, void *r, gb_dtype to);
+#define CAST_ENTRY(unused, DT, sfx, S, U, CL) [DT] = cast_from_##sfx,
+static const cast_fn cast_kernels[GB_DTYPE_COUNT] = {GB_EW_ALL_TYPES(CAST_ENTRY, _)};
+#undef CAST_ENTRY
+
+static int infer_cast(const gb_op_call *c, gb_out_desc *out) {
+    int64_t to = c->attrs->i[0];
+    if (to < 0 || to >= GB_DTYPE_COUNT) {
+        gb__op_error(c, GB_ERR_DTYPE, "%s: invalid target dtype %lld", c->def->name,
+                     (long long)to);
+        return -1;
+    }
+    gb__ew_desc_like(out, c->in[0], (gb_dtype)to);
+    return 1;
+}
+
+static bool kernel_cast(const gb_op_call *c, gb_tensor **out) {
+    const gb_tensor *x = c->in[0];
+    if (x->dtype == out[0]->dtype)
+        memcpy(out[0]->data, x->data, gb_nbytes(x));
+    else
+        cast_kernels[x->dtype](x->size, x->data, out[0]->data, out[0]->dtype);
+    return true;
+}
+
+static int infer_same(const gb_op_call *c, gb_out_desc *out) {
+    gb__ew_desc_like(out, c->in[0], c->in[0]->dtype);
+    return 1;
+}
+
+static bool kernel_identity(const gb_op_call *c, gb_tensor **out) {
+    memcpy(out[0]->data, c->in[0]->data, gb_nbytes(c->in[0]));
+    return true;
+}
+
+/* The output shares the input's memory; a heap (variable) buffer gets a
+ * reference the current scope releases, as every view does. */
+static bool kernel_stop_gradient(const gb_op_call *c, gb_tensor **out) {
+    gb_tensor *x = c->in[0];
+    gb_buffer *b = x->buf;
+    if (b && b->heap) {
+        b->refcount++;
+        if (!gb__scope_defer((gb_defer_fn)gb__buffer_unref, b)) {
+            b->refcount--;
+            return false;
+        }
+    }
+    out[0]->buf = b;
+    out[0]->data = x->data;
+    return true;
+}
+
+/* ---- gradients ------------------------------------------------------------------------- */
+
+#define X0 (g->inputs[0])
+#define Y0 (g->outputs[0])
+#define DY (g->dys[0])
+
+static gb_tensor *scalar_like(const gb_tensor *t, double v) {
+    return t ? gb_scalar(t->dtype, v) : NULL;
+}
+
+static gb_tensor *relu_grad(gb_tensor *dy, gb_tensor *x) {
+    return gb__op_binary(GB_OP_RELU_GRAD, dy, x);
+}
+static gb_tensor *sigmoid_grad(gb_tensor *y, gb_tensor *dy) {
+    return gb__op_binary(GB_OP_SIGMOID_GRAD, y, dy);
+}
+static gb_tensor *tanh_grad(gb_tensor *y, gb_tensor *dy) {
+    return gb__op_binary(GB_OP_TANH_GRAD, y, dy);
+}
+
+/* A gradient function whose one input gets the expression EXPR. */
+#define GRAD1(name, EXPR)                                                                     \
+    static bool name(const gb_grad_ctx *g, gb_tensor **dx) {                                  \
+        dx[0] = (EXPR);                                                                       \
+        return dx[0] != NULL;                                                                 \
+    }
+
+GRAD1(grad_neg, gb_neg(DY))
+GRAD1(grad_abs, gb_mul(DY, gb_sign(X0)))
+GRAD1(grad_sign, gb_zeros_like(X0))
+GRAD1(grad_exp, gb_mul(DY, Y0))
+GRAD1(grad_log, gb_div(DY, X0))
+GRAD1(grad_log1p, gb_div(DY, gb_add_scalar(X0, 1.0)))
+/* d sqrt(x) = 0.5 / sqrt(x), from the output. */
+GRAD1(grad_sqrt, gb_div(gb_mul_scalar(DY, 0.5), Y0))
+/* d x^-1/2 = -0.5 * y^3. */
+GRAD1(grad_rsqrt, gb_mul(DY, gb_mul_scalar(gb_mul(Y0, gb_square(Y0)), -0.5)))
+GRAD1(grad_square, gb_mul(DY, gb_mul_scalar(X0, 2.0)))
+/* d 1/x = -y^2. */
+GRAD1(grad_reciprocal, gb_neg(gb_mul(DY, gb_square(Y0))))
+GRAD1(grad_sin, gb_mul(DY, gb_cos(X0)))
+GRAD1(grad_cos, gb_neg(gb_mul(DY, gb_sin(X0))))
+GRAD1(grad_tanh, tanh_grad(Y0, DY))
+GRAD1(grad_sigmoid, sigmoid_grad(Y0, DY))
+GRAD1(grad_relu, relu_grad(DY, X0))
+GRAD1(grad_leaky_relu, gb_where(gb_greater(X0, scalar_like(X0, 0.0)), DY,
+                                gb_mul_scalar(DY, g->attrs->f[0])))
+/* Below zero y = e^x - 1, so dy/dx = y + 1. */
+GRAD1(grad_elu, gb_where(gb_greater(X0, scalar_like(X0, 0.0)), DY,
+                         gb_mul(DY, gb_add_scalar(Y0, 1.0))))
+GRAD1(grad_softplus, gb_mul(DY, gb_sigmoid(X0)))
+GRAD1(grad_identity, DY)
+
+/* phi(x) = exp(-x^2/2) / sqrt(2 pi), the standard normal density. */
+static gb_tensor *normal_pdf(gb_tensor *x) {
+    return gb_mul_scalar(gb_exp(gb_mul_scalar(gb_square(x), -0.5)), 0.3989422804014327);
+}
+
+static gb_tensor *normal_cdf(gb_tensor *x) {
+    gb_attrs a = {.i = {0, 1}, .ni = 2};
+    return gb__op1(GB_OP_GELU, &x, 1, &a);
+}
+
+/* tanh form: y = x/2 (1 + t), t = tanh(u), u = c (x + k x^3):
+ * dy/dx = (1 + t)/2 + x/2 (1 - t^2) c (1 + 3 k x^2). */
+static gb_tensor *gelu_tanh_derivative(gb_tensor *x) {
+    gb_tensor *x2 = gb_square(x);
+    gb_tensor *u = gb_mul_scalar(gb_mul(x, gb_add_scalar(gb_mul_scalar(x2, GELU_TANH_K), 1.0)),
+                                 GELU_TANH_C);
+    gb_tensor *t = gb_tanh(u);
+    gb_tensor *du = gb_mul_scalar(gb_add_scalar(gb_mul_scalar(x2, 3 * GELU_TANH_K), 1.0),
+                                  GELU_TANH_C);
+    gb_tensor *sech2 = gb_add_scalar(gb_neg(gb_square(t)), 1.0);
+    return gb_add(gb_mul_scalar(gb_add_scalar(t, 1.0), 0.5),
+                  gb_mul(gb_mul_scalar(x, 0.5), gb_mul(sech2, du)));
+}
+
+/* Exact: d(x Phi(x)) = Phi(x) + x phi(x); the CDF variant: phi(x). */
+static bool grad_gelu(const gb_grad_ctx *g, gb_tensor **dx) {
+    gb_tensor *x = X0, *d;
+    switch (gelu_mode(g->attrs)) {
+    case GELU_CDF: d = normal_pdf(x); break;
+    case GELU_TANH: d = gelu_tanh_derivative(x); break;
+    default: d = gb_add(normal_cdf(x), gb_mul(x, normal_pdf(x))); break;
+    }
+    dx[0] = gb_mul(DY, d);
+    return dx[0] != NULL;
+}
+
+/* Between float dtypes the gradient is cast back; otherwise none flows. */
+static bool grad_cast(const gb_grad_ctx *g, gb_tensor **dx) {
+    bool both_float = gb_dtype_is_float(X0->dtype) && gb_dtype_is_float(Y0->dtype);
+    dx[0] = both_float ? gb_cast(DY, X0->dtype) : NULL;
+    return !both_float || dx[0] != NULL;
+}
+
+/* ReluGrad(dy, x) is linear in dy and piecewise constant in x. */
+static bool grad_relu_grad(const gb_grad_ctx *g, gb_tensor **dx) {
+    dx[0] = relu_grad(DY, g->inputs[1]);
+    dx[1] = gb_zeros_like(g->inputs[1]);
+    return dx[0] && dx[1];
+}
+
+/* SigmoidGrad(y, d) = d y (1 - y): by y, d (1 - 2y); by d, y (1 - y). */
+static bool grad_sigmoid_grad(const gb_grad_ctx *g, gb_tensor **dx) {
+    gb_tensor *y = g->inputs[0], *d = g->inputs[1];
+    gb_tensor *gd = gb_mul(DY, d);
+    dx[0] = gb_sub(gd, gb_mul_scalar(gb_mul(gd, y), 2.0));
+    dx[1] = sigmoid_grad(y, DY);
+    return dx[0] && dx[1];
+}
+
+/* TanhGrad(y, d) = d (1 - y^2): by y, -2 d y; by d, 1 - y^2. */
+static bool grad_tanh_grad(const gb_grad_ctx *g, gb_tensor **dx) {
+    gb_tensor *y = g->inputs[0], *d = g->inputs[1];
+    dx[0] = gb_mul_scalar(gb_mul(gb_mul(DY, d), y), -2.0);
+    dx[1] = tanh_grad(y, DY);
+    return dx[0] && dx[1];
+}
+
+#undef X0
+#undef Y0
+#undef DY
+
+/* ---- descriptors ------------------------------------------------------------------------ */
+
+#define OP_DEF(sym, type_name, n, doc, infer_fn, kernel_fn, grad_fn, extra_flags)              \
+    const gb_op_def gb_opdef_##sym = {                                                        \
+        .name = type_name,                                                                    \
+        .arity = n,                                                                           \
+        .flags = GB_OPF_ELEMENTWISE | (extra_flags),                                          \
+        .attrs_doc = doc,                                                                     \
+        .infer = infer_fn,                                                                    \
+        .kernel = kernel_fn,                                                                  \
+        .grad = grad_fn,                                                                      \
+    };
+#define MAP_OP(sym, type_name, grad_fn)                                                       \
+    OP_DEF(sym, type_name, 1, "none", infer_map, kernel_map, grad_fn, 0)
+
+MAP_OP(neg, "Neg", grad_neg)
+MAP_OP(abs, "Abs", grad_abs)
+MAP_OP(sign, "Sign", grad_sign)
+MAP_OP(exp, "Exp", grad_exp)
+MAP_OP(log, "Log", grad_log)
+MAP_OP(log1p, "Log1p", grad_log1p)
+MAP_OP(sqrt, "Sqrt", grad_sqrt)
+MAP_OP(rsqrt, "Rsqrt", grad_rsqrt)
+MAP_OP(square, "Square", grad_square)
+MAP_OP(reciprocal, "Reciprocal", grad_reciprocal)
+MAP_OP(sin, "Sin", grad_sin)
+MAP_OP(cos, "Cos", grad_cos)
+MAP_OP(tanh, "Tanh", grad_tanh)
+MAP_OP(sigmoid, "Sigmoid", grad_sigmoid)
+MAP_OP(relu, "Relu", grad_relu)
+MAP_OP(elu, "Elu", grad_elu)
+MAP_OP(softplus, "Softplus", grad_softplus)
+OP_DEF(leaky_relu, "LeakyRelu", 1, "f[0]: alpha, the slope below zero", infer_map, kernel_map,
+       grad_leaky_relu, 0)
+OP_DEF(gelu, "Gelu", 1,
+       "i[0]=1: the tanh approximation; i[1]=1: Phi(x), the standard normal CDF (the "
+       "exact form's gradient uses it)",
+       infer_map, kernel_map, grad_gelu, 0)
+OP_DEF(cast, "Cast", 1, "i[0]: the target gb_dtype", infer_cast, kernel_cast, grad_cast, 0)
+OP_DEF(identity, "Identity", 1, "none", infer_same, kernel_identity, grad_identity, 0)
+OP_DEF(stop_gradient, "StopGradient", 1, "none", infer_same, kernel_stop_gradient, NULL,
+       GB_OPF_VIEW | GB_OPF_NO_RECORD)
+OP_DEF(relu_grad, "ReluGrad", 2, "none; inputs dy, x", infer_pair, kernel_pair,
+       grad_relu_grad, 0)
+OP_DEF(sigmoid_grad, "SigmoidGrad", 2, "none; inputs y, dy", infer_pair, kernel_pair,
+       grad_sigmoid_grad, 0)
+OP_DEF(tanh_grad, "TanhGrad", 2, "none; inputs y, dy", infer_pair, kernel_pair,
+       grad_tanh_grad, 0)
+
+/* ---- public functions -------------------------------------------------------------------- */
+
+#define UNARY_FN(fn, ID)                                                                      \
+    gb_tensor *fn(gb_tensor *x) { return gb__op_unary(GB_OP_##ID, x); }
+UNARY_FN(gb_neg, NEG)
+UNARY_FN(gb_abs, ABS)
+UNARY_FN(gb_sign, SIGN)
+UNARY_FN(gb_exp, EXP)
+UNARY_FN(gb_log, LOG)
+UNARY_FN(gb_log1p, LOG1P)
+UNARY_FN(gb_sqrt, SQRT)
+UNARY_FN(gb_rsqrt, RSQRT)
+UNARY_FN(gb_square, SQUARE)
+UNARY_FN(gb_reciprocal, RECIPROCAL)
+UNARY_FN(gb_sin, SIN)
+UNARY_FN(gb_cos, COS)
+UNARY_FN(gb_tanh, TANH)
+UNARY_FN(gb_sigmoid, SIGMOID)
+UNARY_FN(gb_relu, RELU)
+UNARY_FN(gb_elu, ELU)
+UNARY_FN(gb_softplus, SOFTPLUS)
+UNARY_FN(gb_copy, IDENTITY)
+UNARY_FN(gb_stop_gradient, STOP_GRADIENT)
+
+gb_tensor *gb_leaky_relu(gb_tensor *x, double alpha) {
+    gb_attrs a = {.f = {alpha}};
+    return gb__op1(GB_OP_LEAKY_RELU, &x, 1, &a);
+}
+
+gb_tensor *gb_gelu(gb_tensor *x, bool approximate) {
+    gb_attrs a = {.i = {approximate ? 1 : 0, 0}, .ni = 2};
+    return gb__op1(GB_OP_GELU, &x, 1, &a);
+}
+
+gb_tensor *gb_cast(gb_tensor *x, gb_dtype dt) {
+    gb_attrs a = {.i = {(int64_t)dt}, .ni = 1};
+    return gb__op1(GB_OP_CAST, &x, 1, &a);
+}

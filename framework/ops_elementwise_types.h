@@ -1,0 +1,57 @@
+/* ops_elementwise_types.h — the element types the elementwise kernels are
+ * instantiated for, shared by ops_unary.c and ops_binary.c.
+ *
+ * Kernels are written once as expressions over a C type and stamped out
+ * per dtype by X-macros, so every inner loop is a plain typed loop the
+ * compiler can vectorize (no per-element calls, no gb__load/gb__store).
+ *
+ * Each list takes the macro X and one argument A passed through, so one
+ * generator serves every op: X(A, DTYPE, suffix, T, U, CLASS), where
+ *   T      the element type;
+ *   U      the type arithmetic is done in: T itself for floats, the
+ *          unsigned twin for integers, so integer overflow wraps (as in
+ *          TensorFlow) instead of being undefined behaviour;
+ *   CLASS  F (float), S (signed integer) or U (unsigned integer), pasted
+ *          onto expression macros where a family needs different code.
+ */
+#ifndef GB_OPS_ELEMENTWISE_TYPES_H
+#define GB_OPS_ELEMENTWISE_TYPES_H
+
+#include "internal.h"
+
+#define GB_EW_FLOAT_TYPES(X, A)                                                               \
+    X(A, GB_F32, f32, float, float, F)                                                        \
+    X(A, GB_F64, f64, double, double, F)
+
+#define GB_EW_INT_TYPES(X, A)                                                                 \
+    X(A, GB_I32, i32, int32_t, uint32_t, S)                                                   \
+    X(A, GB_I64, i64, int64_t, uint64_t, S)                                                   \
+    X(A, GB_U8, u8, uint8_t, uint8_t, U)
+
+#define GB_EW_NUMERIC_TYPES(X, A) GB_EW_FLOAT_TYPES(X, A) GB_EW_INT_TYPES(X, A)
+
+/* bool is stored as one byte holding 0 or 1. */
+#define GB_EW_BOOL_TYPE(X, A) X(A, GB_BOOL, b8, uint8_t, uint8_t, U)
+
+#define GB_EW_ALL_TYPES(X, A) GB_EW_NUMERIC_TYPES(X, A) GB_EW_BOOL_TYPE(X, A)
+
+/* The error for a dtype an op has no kernel for. */
+static inline void gb__ew_dtype_error(const gb_op_call *c, gb_dtype dt) {
+    gb__op_error(c, GB_ERR_DTYPE, "%s: unsupported dtype %s", c->def->name, gb_dtype_name(dt));
+}
+
+/* Element shapes equal (rank and every dim). */
+static inline bool gb__ew_same_shape(const gb_tensor *a, const gb_tensor *b) {
+    if (a->rank != b->rank) return false;
+    for (int i = 0; i < a->rank; i++)
+        if (a->shape[i] != b->shape[i]) return false;
+    return true;
+}
+
+static inline void gb__ew_desc_like(gb_out_desc *d, const gb_tensor *x, gb_dtype dt) {
+    d->dtype = dt;
+    d->rank = x->rank;
+    for (int i = 0; i < x->rank; i++) d->shape[i] = x->shape[i];
+}
+
+#endif
