@@ -299,6 +299,215 @@ START_TEST(test_null_inputs_keep_first_error) {
 }
 END_TEST
 
+
+/* ---- gradients ------------------------------------------------------------------------- */
+
+#define BINARY_F(name, expr)                                                                  \
+    static gb_tensor *name(gb_tensor *const *x, int n, void *u) {                            \
+        (void)n;                                                                              \
+        (void)u;                                                                              \
+        return (expr);                                                                        \
+    }
+BINARY_F(f_add, gb_add(x[0], x[1]))
+BINARY_F(f_sub, gb_sub(x[0], x[1]))
+BINARY_F(f_mul, gb_mul(x[0], x[1]))
+BINARY_F(f_div, gb_div(x[0], x[1]))
+BINARY_F(f_pow, gb_pow(x[0], x[1]))
+BINARY_F(f_maximum, gb_maximum(x[0], x[1]))
+BINARY_F(f_minimum, gb_minimum(x[0], x[1]))
+BINARY_F(f_select, gb_where(gb_greater(x[0], gb_scalar(GB_F64, 0)), x[1], x[2]))
+BINARY_F(f_add_scalar, gb_mul_scalar(gb_add_scalar(x[0], 2.5), -3))
+
+/* Runs every differentiable binary op's gradient check on (a, b). */
+static void check_all_binary(gb_tensor *a, gb_tensor *b) {
+    gb_tensor *xs[2] = {a, b};
+    GC_ASSERT(f_add, xs, 2, NULL);
+    GC_ASSERT(f_sub, xs, 2, NULL);
+    GC_ASSERT(f_mul, xs, 2, NULL);
+    GC_ASSERT(f_div, xs, 2, NULL);
+    GC_ASSERT(f_pow, xs, 2, NULL);
+    GC_ASSERT(f_maximum, xs, 2, NULL);
+    GC_ASSERT(f_minimum, xs, 2, NULL);
+}
+
+/* Positive inputs (Pow's base, Div's divisor) in disjoint-ish ranges
+ * with distinct values, so Maximum/Minimum never tie. */
+START_TEST(test_gradcheck_same_shape) {
+    gb_scope_begin();
+    check_all_binary(GC_INPUT(0.5, 2, 21, 2, 3), GC_INPUT(0.3, 1.7, 22, 2, 3));
+    gb_scope_end();
+}
+END_TEST
+
+START_TEST(test_gradcheck_broadcasting) {
+    gb_scope_begin();
+    /* The bias layout [2,3] + [3], both ways round. */
+    check_all_binary(GC_INPUT(0.5, 2, 23, 2, 3), GC_INPUT(0.3, 1.7, 24, 3));
+    check_all_binary(GC_INPUT(0.5, 2, 25, 3), GC_INPUT(0.3, 1.7, 26, 2, 3));
+    /* Outer product layout [2,1] * [1,3]. */
+    check_all_binary(GC_INPUT(0.5, 2, 27, 2, 1), GC_INPUT(0.3, 1.7, 28, 1, 3));
+    /* Scalar with [2,2], both ways round. */
+    check_all_binary(gb_scalar(GB_F64, 1.3), GC_INPUT(0.3, 1.7, 29, 2, 2));
+    check_all_binary(GC_INPUT(0.5, 2, 30, 2, 2), gb_scalar(GB_F64, 0.8));
+    /* General N-d: [4,1,3] vs [2,3] -> [4,2,3]. */
+    check_all_binary(GC_INPUT(0.5, 2, 31, 4, 1, 3), GC_INPUT(0.3, 1.7, 32, 2, 3));
+    gb_tensor *xs[1] = {GC_INPUT(-1, 1, 33, 2, 2)};
+    GC_ASSERT(f_add_scalar, xs, 1, NULL);
+    gb_scope_end();
+}
+END_TEST
+
+START_TEST(test_gradcheck_select) {
+    gb_scope_begin();
+    /* cond comes from x[0] (not differentiated through the comparison). */
+    gb_tensor *xs[3] = {GC_INPUT(-1, 1, 34, 2, 3), GC_INPUT(-1, 1, 35, 2, 3),
+                        GC_INPUT(-1, 1, 36, 2, 3)};
+    GC_ASSERT(f_select, xs, 3, NULL);
+    /* Broadcasting: cond [2,3], a [3], b scalar. */
+    xs[1] = GC_INPUT(-1, 1, 37, 3);
+    xs[2] = gb_scalar(GB_F64, 0.25);
+    GC_ASSERT(f_select, xs, 3, NULL);
+    /* cond [2,1] broadcast against a [1,3] and b [2,3]. */
+    xs[0] = GC_INPUT(-1, 1, 38, 2, 1);
+    xs[1] = GC_INPUT(-1, 1, 39, 1, 3);
+    xs[2] = GC_INPUT(-1, 1, 40, 2, 3);
+    GC_ASSERT(f_select, xs, 3, NULL);
+    gb_scope_end();
+}
+END_TEST
+
+START_TEST(test_select_gradient_values) {
+    gb_scope_begin();
+    gb_tensor *c = BOOL((2, 2), 1, 0, 0, 1), *a = F64((2), 1, 2), *b = F64((2, 2), 3, 4, 5, 6);
+    gb_tape *t = gb_tape_begin();
+    gb_tape_watch(t, a);
+    gb_tape_watch(t, b);
+    gb_tensor *y = gb_where(c, a, b);
+    gb_tape_end(t);
+    gb_tensor *g[2];
+    gb_tape_gradients(t, y, (gb_tensor *const[]){a, b}, 2, g);
+    ASSERT_VALUES(g[0], 0, 1, 1);
+    ASSERT_VALUES(g[1], 0, 0, 1, 1, 0);
+    ck_assert(gb_ok());
+    gb_scope_end();
+}
+END_TEST
+
+START_TEST(test_maximum_minimum_ties_go_first) {
+    gb_scope_begin();
+    gb_tensor *a = F64((3), 1, 2, 3), *b = F64((3), 1, 5, 0);
+    gb_tape *t = gb_tape_begin_ex(true, true);
+    gb_tape_watch(t, a);
+    gb_tape_watch(t, b);
+    gb_tensor *mx = gb_maximum(a, b), *mn = gb_minimum(a, b);
+    gb_tape_end(t);
+    gb_tensor *g[2];
+    gb_tape_gradients(t, mx, (gb_tensor *const[]){a, b}, 2, g);
+    ASSERT_VALUES(g[0], 0, 1, 0, 1);
+    ASSERT_VALUES(g[1], 0, 0, 1, 0);
+    gb_tape_gradients(t, mn, (gb_tensor *const[]){a, b}, 2, g);
+    ASSERT_VALUES(g[0], 0, 1, 1, 0);
+    ASSERT_VALUES(g[1], 0, 0, 0, 1);
+    ck_assert(gb_ok());
+    gb_scope_end();
+}
+END_TEST
+
+START_TEST(test_pow_x_to_the_x) {
+    gb_scope_begin();
+    gb_tensor *x = gb_scalar(GB_F64, 3.0);
+    gb_tape *t = gb_tape_begin();
+    gb_tape_watch(t, x);
+    gb_tensor *y = gb_pow(x, x);
+    gb_tape_end(t);
+    gb_tensor *g = gb_tape_gradient(t, y, x);
+    ASSERT_VALUES(y, 0, 27);
+    /* 27 (ln 3 + 1) */
+    ASSERT_VALUES(g, 1e-12, 56.66253179403897);
+    gb_scope_end();
+}
+END_TEST
+
+START_TEST(test_pow_gradient_at_nonpositive_base) {
+    gb_scope_begin();
+    /* d(a^b)/db is 0 where a <= 0 (TF's rule), and nothing is NaN. */
+    gb_tensor *a = F64((3), -2, 0, 2), *b = F64((3), 2, 2, 2);
+    gb_tape *t = gb_tape_begin();
+    gb_tape_watch(t, a);
+    gb_tape_watch(t, b);
+    gb_tensor *y = gb_pow(a, b);
+    gb_tape_end(t);
+    gb_tensor *g[2];
+    gb_tape_gradients(t, y, (gb_tensor *const[]){a, b}, 2, g);
+    ASSERT_VALUES(g[0], 1e-12, -4, 0, 4);
+    ASSERT_VALUES(g[1], 1e-12, 0, 0, 4 * log(2.0));
+    gb_scope_end();
+}
+END_TEST
+
+START_TEST(test_broadcast_gradient_shapes) {
+    gb_scope_begin();
+    gb_tensor *m = F64((2, 3), 1, 2, 3, 4, 5, 6), *bias = F64((3), 1, 1, 1);
+    gb_tape *t = gb_tape_begin();
+    gb_tape_watch(t, m);
+    gb_tape_watch(t, bias);
+    gb_tensor *y = gb_mul(gb_add(m, bias), F64((2, 1), 1, 10));
+    gb_tape_end(t);
+    gb_tensor *g[2];
+    gb_tape_gradients(t, y, (gb_tensor *const[]){m, bias}, 2, g);
+    ck_assert_int_eq(gb_rank(g[1]), 1);
+    ck_assert_int_eq(gb_dim(g[1], 0), 3);
+    ASSERT_VALUES(g[0], 0, 1, 1, 1, 10, 10, 10);
+    ASSERT_VALUES(g[1], 0, 11, 11, 11);
+    gb_scope_end();
+}
+END_TEST
+
+/* d/d(a, b) of the gradient of sum(w * f(a, b)): differentiates the
+ * binary ops' gradient functions (second order). */
+typedef gb_tensor *(*binop)(gb_tensor *, gb_tensor *);
+
+static gb_tensor *grad_sum(binop op, gb_tensor *a, gb_tensor *b) {
+    gb_tape *t = gb_tape_begin();
+    gb_tape_watch(t, a);
+    gb_tape_watch(t, b);
+    gb_tensor *y = gb_reduce_sum(gb_square(op(a, b)), GB_ALL_AXES, false);
+    gb_tape_end(t);
+    gb_tensor *g[2];
+    gb_tape_gradients(t, y, (gb_tensor *const[]){a, b}, 2, g);
+    /* One output covering both gradients. */
+    return gb_add(gb_reduce_sum(g[0], GB_ALL_AXES, false),
+                  gb_mul_scalar(gb_reduce_sum(g[1], GB_ALL_AXES, false), 0.5));
+}
+
+#define GRAD2_F(name, op)                                                                     \
+    static gb_tensor *name(gb_tensor *const *x, int n, void *u) {                            \
+        (void)n;                                                                              \
+        (void)u;                                                                              \
+        return grad_sum(op, x[0], x[1]);                                                      \
+    }
+GRAD2_F(g2_add, gb_add)
+GRAD2_F(g2_sub, gb_sub)
+GRAD2_F(g2_mul, gb_mul)
+GRAD2_F(g2_div, gb_div)
+GRAD2_F(g2_pow, gb_pow)
+GRAD2_F(g2_maximum, gb_maximum)
+GRAD2_F(g2_minimum, gb_minimum)
+
+START_TEST(test_gradcheck_second_order) {
+    gb_scope_begin();
+    gb_tensor *xs[2] = {GC_INPUT(0.5, 2, 41, 2, 3), GC_INPUT(0.3, 1.7, 42, 3)};
+    GC_ASSERT(g2_add, xs, 2, NULL);
+    GC_ASSERT(g2_sub, xs, 2, NULL);
+    GC_ASSERT(g2_mul, xs, 2, NULL);
+    GC_ASSERT(g2_div, xs, 2, NULL);
+    GC_ASSERT(g2_pow, xs, 2, NULL);
+    GC_ASSERT(g2_maximum, xs, 2, NULL);
+    GC_ASSERT(g2_minimum, xs, 2, NULL);
+    gb_scope_end();
+}
+END_TEST
+
 /* ---- suite ----------------------------------------------------------------------------- */
 
 static Suite *binary_suite(void) {
@@ -319,6 +528,17 @@ static Suite *binary_suite(void) {
     tcase_add_test(err, test_shape_and_dtype_errors);
     tcase_add_test(err, test_null_inputs_keep_first_error);
     suite_add_tcase(s, err);
+    TCase *grad = tcase_create("gradients");
+    tcase_add_test(grad, test_gradcheck_same_shape);
+    tcase_add_test(grad, test_gradcheck_broadcasting);
+    tcase_add_test(grad, test_gradcheck_select);
+    tcase_add_test(grad, test_select_gradient_values);
+    tcase_add_test(grad, test_maximum_minimum_ties_go_first);
+    tcase_add_test(grad, test_pow_x_to_the_x);
+    tcase_add_test(grad, test_pow_gradient_at_nonpositive_base);
+    tcase_add_test(grad, test_broadcast_gradient_shapes);
+    tcase_add_test(grad, test_gradcheck_second_order);
+    suite_add_tcase(s, grad);
     return s;
 }
 
