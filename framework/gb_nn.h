@@ -1,0 +1,371 @@
+/* gb_nn.h — Keras-style modules, layers, models, losses and metrics.
+ *
+ * A gb_module is a named thing that owns variables and submodules (tf.Module,
+ * keras.layers.Layer and keras.Model in one): layers are modules with a
+ * forward pass, a Sequential model is a module whose submodules are its
+ * layers. Layers create their weights lazily, on the first call, from the
+ * shape and dtype of the input (Keras' build()), inside a name scope of the
+ * module's name, so weights are called "dense_1/kernel" standalone and
+ * "sequential/dense_1/kernel" inside a model. Names not given are made as
+ * Keras makes them: dense, dense_1, dense_2 ... per kind.
+ *
+ * Ownership: gb_module_free() releases a module with its variables and
+ * submodules. Adding a module to a model takes over the caller's reference
+ * (so `gb_sequential_add(model, gb_dense_new(...))` leaks nothing); call
+ * gb_module_retain() first to share a layer between models.
+ *
+ * Layer calls allocate nothing on the heap: their tensors go to the current
+ * memory scope and Dense is exactly ReadVariableOp x2 + MatMul + Add +
+ * activation. Weights take the dtype of the input that builds them
+ * (float32 or float64); later calls must use that dtype (no silent casts).
+ *
+ * Seeds: every layer has one (its options' seed, or else one drawn from a
+ * global sequence that gb_nn_set_seed() restarts), and each weight's
+ * initializer seed derives from it, so a program builds the same weights
+ * on every run. Dropout derives a fresh mask seed for every call.
+ *
+ * Usage (this block is compiled and run as a test, so it cannot rot):
+ *
+ * BEGIN NN EXAMPLE
+ * #include <stdio.h>
+ * #include "glassbox.h"
+ *
+ * int main(void) {
+ *     gb_module *model = gb_sequential_new(NULL);                       // "sequential"
+ *     gb_sequential_add(model, gb_dense_new(16, &(gb_dense_options){.activation = GB_ACT_RELU,
+ *                                                                  .seed = 1}));
+ *     gb_sequential_add(model, gb_dense_new(3, &(gb_dense_options){.seed = 2}));   // logits
+ *     const float xs[4 * 2] = {0, 0, 0, 1, 1, 0, 1, 1};
+ *     const int32_t ys[4] = {0, 1, 1, 2};                                  // x0 + x1
+ *     double first = 0, last = 0;
+ *     for (int step = 0; step < 200; step++) {
+ *         gb_scope_begin();                                 // a step's tensors die with it
+ *         gb_tensor *x = gb_from_f32(xs, GB_SHAPE(4, 2));
+ *         gb_tensor *y = gb_tensor_from(GB_I32, ys, GB_SHAPE(4));
+ *         gb_tape *tape = gb_tape_begin();                  // watches the weights it sees read
+ *         gb_tensor *logits = gb_module_call(model, x, true);   // builds weights on first call
+ *         gb_tensor *loss = gb_loss_sparse_categorical_crossentropy(y, logits, true,
+ *                                                                   GB_REDUCTION_MEAN);
+ *         gb_tape_end(tape);
+ *         int n = 0;
+ *         gb_variable *const *vars = gb_module_trainable_variables(model, &n);
+ *         gb_tensor *grads[4] = {0};
+ *         gb_tape_gradient_vars(tape, loss, vars, n, grads);
+ *         for (int i = 0; i < n; i++)                       // plain gradient descent
+ *             gb_variable_assign_sub(vars[i], gb_mul_scalar(grads[i], 0.5));
+ *         if (step == 0) first = gb_item(loss);
+ *         last = gb_item(loss);
+ *         gb_scope_end();
+ *     }
+ *     if (!gb_ok()) {                                       // errors are sticky: check once
+ *         fprintf(stderr, "%s\n", gb_error_string());
+ *         return 1;
+ *     }
+ *     printf("loss %.3f -> %.3f\n", first, last);
+ *     gb_module_summary(model, stdout);                     // Keras-like table
+ *     gb_module_free(model);                                // frees layers and weights
+ *     return last < 0.1 * first ? 0 : 1;
+ * }
+ * END NN EXAMPLE
+ */
+#ifndef GB_NN_H
+#define GB_NN_H
+
+#include <stdio.h>
+
+#include "gb_autodiff.h"
+#include "gb_base.h"
+#include "gb_ops.h"
+#include "gb_tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- activations ------------------------------------------------------------ */
+
+typedef enum gb_activation {
+    GB_ACT_LINEAR = 0,  /* identity: no op at all */
+    GB_ACT_RELU,
+    GB_ACT_SIGMOID,
+    GB_ACT_TANH,
+    GB_ACT_SOFTMAX,     /* over the last axis */
+    GB_ACT_ELU,
+    GB_ACT_GELU,        /* exact (erf), Keras' default */
+    GB_ACT_SOFTPLUS,
+    GB_ACT_SWISH,       /* x * sigmoid(x) */
+    GB_ACT_COUNT
+} gb_activation;
+
+/* Keras' name: "linear", "relu", "sigmoid", ... ("?" when out of range). */
+const char *gb_activation_name(gb_activation act);
+/* Parses a Keras name into *out; an unknown name is a GB_ERR_VALUE error. */
+bool gb_activation_from_name(const char *name, gb_activation *out);
+/* act(x); GB_ACT_LINEAR returns x itself. */
+gb_tensor *gb_activation_apply(gb_activation act, gb_tensor *x);
+
+/* ---- initializers --------------------------------------------------------------- */
+
+typedef enum gb_init_kind {
+    GB_INIT_DEFAULT = 0,      /* the layer's choice: Glorot-uniform kernels, zero biases */
+    GB_INIT_ZEROS,
+    GB_INIT_ONES,
+    GB_INIT_CONSTANT,         /* a */
+    GB_INIT_RANDOM_UNIFORM,   /* in [a, b) */
+    GB_INIT_RANDOM_NORMAL,    /* mean a, stddev b */
+    GB_INIT_TRUNCATED_NORMAL, /* mean a, stddev b, within 2 stddev */
+    /* Variance scaling, as Keras. fan_in/fan_out: [in, out] for matrices,
+     * [kh, kw, in, out] times kh*kw for conv kernels. Normal variants draw
+     * a truncated normal whose stddev comes out exactly sqrt(scale / n). */
+    GB_INIT_GLOROT_UNIFORM,   /* limit sqrt(6 / (fan_in + fan_out)) */
+    GB_INIT_GLOROT_NORMAL,    /* stddev sqrt(2 / (fan_in + fan_out)) */
+    GB_INIT_HE_UNIFORM,       /* limit sqrt(6 / fan_in) */
+    GB_INIT_HE_NORMAL,        /* stddev sqrt(2 / fan_in) */
+    GB_INIT_LECUN_UNIFORM,    /* limit sqrt(3 / fan_in) */
+    GB_INIT_LECUN_NORMAL,     /* stddev sqrt(1 / fan_in) */
+    GB_INIT_KIND_COUNT
+} gb_init_kind;
+
+/* A value type: (gb_initializer){GB_INIT_HE_NORMAL, .seed = 7}. seed 0
+ * means "derive from the layer's seed". */
+typedef struct gb_initializer {
+    gb_init_kind kind;
+    double a, b;
+    uint64_t seed;
+} gb_initializer;
+
+/* A new tensor of the given dtype and shape, in the current scope. */
+gb_tensor *gb_initializer_make(gb_initializer init, gb_dtype dt, int rank, const int64_t *shape);
+const char *gb_initializer_name(gb_init_kind kind);   /* "glorot_uniform" */
+
+/* ---- modules --------------------------------------------------------------------- */
+
+typedef struct gb_module gb_module;
+
+/* What makes one kind of module: a small vtable plus its state size, so
+ * each layer keeps its own state in its own struct. Custom layers fill
+ * one in and create modules with gb_module_new(). */
+typedef struct gb_module_type {
+    const char *class_name;     /* "Dense": shown in summaries and errors */
+    const char *default_name;   /* auto-naming prefix: dense, dense_1, ... */
+    size_t state_size;          /* per-type state, zeroed, at gb_module_state() */
+    /* Creates weights (gb_module_add_weight) for inputs of this dtype and
+     * shape (dims[0], the batch, is -1). Runs in the module's name scope,
+     * once. NULL: nothing to build. */
+    bool (*build)(gb_module *m, gb_dtype dtype, int rank, const int64_t *shape);
+    /* Checks an input shape (any dim may be -1: unknown) and writes the
+     * output shape; a bad input is an error naming the layer. Runs at build
+     * and on every call. NULL: any input, output shape = input shape. */
+    bool (*output_shape)(gb_module *m, int rank, const int64_t *in, int *out_rank,
+                         int64_t *out);
+    /* The forward pass, in the module's name scope, after build. */
+    gb_tensor *(*call)(gb_module *m, gb_tensor *x, bool training);
+    /* Releases what the state holds beyond itself (NULL: nothing). The
+     * module then frees its variables, submodules and state. */
+    void (*free)(gb_module *m);
+} gb_module_type;
+
+/* A module of `type`; name NULL or "" picks the next auto name. seed 0
+ * draws one from the global sequence. NULL (with an error) on failure. */
+gb_module *gb_module_new(const gb_module_type *type, const char *name, uint64_t seed);
+void *gb_module_state(gb_module *m);
+/* Another reference (for sharing a layer); returns m. */
+gb_module *gb_module_retain(gb_module *m);
+/* Drops a reference; the last one frees the module, its variables and its
+ * submodules. NULL is fine. */
+void gb_module_free(gb_module *m);
+
+const char *gb_module_name(const gb_module *m);
+const char *gb_module_class_name(const gb_module *m);
+const gb_module_type *gb_module_get_type(const gb_module *m);
+uint64_t gb_module_seed(const gb_module *m);
+
+/* layer(x, training=...): builds on the first call, checks the input, runs
+ * the forward pass inside the module's name scope. training switches
+ * Dropout (and later BatchNorm) to their training behaviour. */
+gb_tensor *gb_module_call(gb_module *m, gb_tensor *x, bool training);
+/* model.build((None, 784)): builds for an input shape without data; give
+ * -1 for unknown dims. Building a built module only checks the shape. */
+bool gb_module_build(gb_module *m, gb_dtype dtype, int rank, const int64_t *shape);
+bool gb_module_built(const gb_module *m);
+/* The dtype it was built for (GB_DTYPE_COUNT before build). */
+gb_dtype gb_module_dtype(const gb_module *m);
+/* Input/output shape recorded at build, batch as -1; writes dims[rank],
+ * returns the rank, or -1 before build. */
+int gb_module_input_shape(const gb_module *m, int64_t dims[GB_MAX_RANK]);
+int gb_module_output_shape(const gb_module *m, int64_t dims[GB_MAX_RANK]);
+
+/* A new variable owned by m, named "<m's scope>/<name>", initialized by
+ * `init` (whose seed 0 derives one from m's seed and the weight's index).
+ * Used by build functions; usable from constructors too. */
+gb_variable *gb_module_add_weight(gb_module *m, const char *name, gb_dtype dt, int rank,
+                                  const int64_t *shape, gb_initializer init, bool trainable);
+/* Hands a variable to m, which frees it with itself. */
+bool gb_module_add_variable(gb_module *m, gb_variable *v);
+/* Makes sub a submodule of m, taking over the caller's reference (also on
+ * failure, when sub is freed). */
+bool gb_module_add_submodule(gb_module *m, gb_module *sub);
+int gb_module_num_submodules(const gb_module *m);
+gb_module *gb_module_submodule(const gb_module *m, int i);
+/* Keras get_layer(name): a submodule at any depth, or NULL. */
+gb_module *gb_module_find(gb_module *m, const char *name);
+/* One of m's own weights by short name ("kernel") or full name, or NULL. */
+gb_variable *gb_module_variable(gb_module *m, const char *name);
+
+/* Variables of m and its submodules: own first, then each submodule's
+ * depth first in the order added, each once (creation order for layers
+ * built by their calls). The array belongs to m and stays valid until the
+ * next call of the same function on m; *n gets the count. */
+gb_variable *const *gb_module_variables(gb_module *m, int *n);
+gb_variable *const *gb_module_trainable_variables(gb_module *m, int *n);
+gb_variable *const *gb_module_non_trainable_variables(gb_module *m, int *n);
+int64_t gb_module_count_params(gb_module *m);            /* all elements of all variables */
+int64_t gb_module_count_trainable_params(gb_module *m);
+/* layer.trainable = false freezes every weight of m (now and later built). */
+void gb_module_set_trainable(gb_module *m, bool trainable);
+bool gb_module_trainable(const gb_module *m);
+
+/* model.summary(): a Keras-like table of the submodules (or of m itself
+ * when it has none) with output shapes and parameter counts. The module
+ * must be built (GB_ERR_STATE otherwise). */
+bool gb_module_summary(gb_module *m, FILE *out);
+
+/* keras.backend.clear_session(): auto-naming starts again at "dense". */
+void gb_nn_clear_session(void);
+/* tf.random.set_seed for layers: restarts the sequence of default seeds. */
+void gb_nn_set_seed(uint64_t seed);
+
+/* ---- layers ---------------------------------------------------------------------- */
+
+/* Options are zero-initialized structs; zero means the Keras default.
+ * Pass NULL for all defaults. */
+typedef struct gb_dense_options {
+    const char *name;                  /* NULL: dense, dense_1, ... */
+    gb_activation activation;          /* default linear */
+    bool no_bias;                      /* Keras use_bias=False */
+    gb_initializer kernel_initializer; /* default Glorot-uniform */
+    gb_initializer bias_initializer;   /* default zeros */
+    uint64_t seed;                     /* 0: next from the global sequence */
+} gb_dense_options;
+/* Dense(units): y = act(x @ kernel + bias); kernel [in, units] built from
+ * the last axis of the first input; inputs of rank >= 2. */
+gb_module *gb_dense_new(int64_t units, const gb_dense_options *opts);
+
+typedef struct gb_conv2d_options {
+    const char *name;                  /* NULL: conv2d, conv2d_1, ... */
+    int strides[2];                    /* {0,0}: {1,1} */
+    gb_padding padding;                /* default valid */
+    int dilation[2];                   /* {0,0}: {1,1} */
+    gb_activation activation;
+    bool no_bias;
+    gb_initializer kernel_initializer; /* default Glorot-uniform */
+    gb_initializer bias_initializer;   /* default zeros */
+    uint64_t seed;
+} gb_conv2d_options;
+/* Conv2D(filters, (kh, kw)) on NHWC inputs; kernel [kh, kw, in, filters]. */
+gb_module *gb_conv2d_new(int64_t filters, int kh, int kw, const gb_conv2d_options *opts);
+
+typedef struct gb_pool2d_options {
+    const char *name;        /* NULL: max_pooling2d / average_pooling2d, ... */
+    int pool_size[2];        /* {0,0}: {2,2} */
+    int strides[2];          /* {0,0}: pool_size */
+    gb_padding padding;      /* default valid */
+} gb_pool2d_options;
+gb_module *gb_max_pool2d_new(const gb_pool2d_options *opts);
+gb_module *gb_avg_pool2d_new(const gb_pool2d_options *opts);
+
+/* Flatten: [batch, d1, d2, ...] -> [batch, d1*d2*...]. */
+gb_module *gb_flatten_new(const char *name);
+
+/* Dropout(rate): with training, zeroes each element with probability rate
+ * and scales the rest by 1/(1-rate); without, returns its input. rate must
+ * be in [0, 1). */
+gb_module *gb_dropout_new(double rate, uint64_t seed, const char *name);
+
+/* Activation(act) ("activation", ...) and ReLU() ("re_lu", ...). */
+gb_module *gb_activation_new(gb_activation act, const char *name);
+gb_module *gb_relu_new(const char *name);
+
+/* ---- models ------------------------------------------------------------------------ */
+
+/* Sequential(): calls its layers in order. name NULL: sequential, ... */
+gb_module *gb_sequential_new(const char *name);
+/* Appends a layer, taking over the caller's reference (also on failure).
+ * Layer names within a model must be unique. */
+bool gb_sequential_add(gb_module *model, gb_module *layer);
+int gb_sequential_num_layers(const gb_module *model);
+gb_module *gb_sequential_layer(const gb_module *model, int i);
+bool gb_is_sequential(const gb_module *m);
+
+/* ---- losses --------------------------------------------------------------------------- */
+
+typedef enum gb_reduction {
+    GB_REDUCTION_MEAN = 0,   /* Keras SUM_OVER_BATCH_SIZE: mean of per-sample losses */
+    GB_REDUCTION_SUM,
+    GB_REDUCTION_NONE        /* per-sample losses */
+} gb_reduction;
+
+/* Per-sample means reduce the last axis (Keras); rank-1 inputs are one
+ * value per sample. y_true [B] and y_pred [B,1] (or the reverse) are
+ * accepted as Keras does; any other shape mismatch is a GB_ERR_SHAPE error
+ * (never a silent broadcast). y_true is cast to y_pred's dtype. */
+gb_tensor *gb_loss_mean_squared_error(gb_tensor *y_true, gb_tensor *y_pred, gb_reduction r);
+gb_tensor *gb_loss_mean_absolute_error(gb_tensor *y_true, gb_tensor *y_pred, gb_reduction r);
+/* 0.5 e^2 where |e| <= delta, delta (|e| - 0.5 delta) beyond (Keras default delta 1). */
+gb_tensor *gb_loss_huber(gb_tensor *y_true, gb_tensor *y_pred, double delta, gb_reduction r);
+/* labels: class indices [B] (int32/int64; other dtypes are cast, as Keras),
+ * y_pred [B, C] logits (from_logits) or probabilities. */
+gb_tensor *gb_loss_sparse_categorical_crossentropy(gb_tensor *labels, gb_tensor *y_pred,
+                                                   bool from_logits, gb_reduction r);
+/* y_true: distributions [B, C] (one-hot). */
+gb_tensor *gb_loss_categorical_crossentropy(gb_tensor *y_true, gb_tensor *y_pred,
+                                            bool from_logits, gb_reduction r);
+/* y_true in {0,1} (or soft), y_pred logits or probabilities, same shape. */
+gb_tensor *gb_loss_binary_crossentropy(gb_tensor *y_true, gb_tensor *y_pred, bool from_logits,
+                                       gb_reduction r);
+
+/* ---- metrics ------------------------------------------------------------------------- */
+
+/* Running metrics: plain C state, eager only (they read values). */
+typedef struct gb_metric gb_metric;
+
+gb_metric *gb_metric_mean_new(const char *name);                        /* "mean" */
+gb_metric *gb_metric_sparse_categorical_accuracy_new(const char *name); /* labels vs argmax */
+gb_metric *gb_metric_categorical_accuracy_new(const char *name);        /* argmax vs argmax */
+void gb_metric_free(gb_metric *m);
+const char *gb_metric_name(const gb_metric *m);
+
+/* Mean: update_state(m, values, NULL); accuracies: (m, y_true, y_pred). */
+bool gb_metric_update_state(gb_metric *m, gb_tensor *a, gb_tensor *b);
+/* With sample weights (one per value / per sample; NULL: all 1). */
+bool gb_metric_update_state_weighted(gb_metric *m, gb_tensor *a, gb_tensor *b,
+                                     gb_tensor *sample_weight);
+/* Mean only: adds one value with a weight (a loss already read as a double). */
+bool gb_metric_update_value(gb_metric *m, double value, double weight);
+/* The weighted mean so far (0 before any update, as Keras). */
+double gb_metric_result(const gb_metric *m);
+/* The same as a float32 scalar in the current scope. */
+gb_tensor *gb_metric_result_tensor(const gb_metric *m);
+void gb_metric_reset_state(gb_metric *m);
+
+/* ---- call sites ------------------------------------------------------------------------ */
+/* As for ops: an error names the user's line, not the library's. */
+#if !defined(GB_BUILDING_LIBRARY)
+#define gb_module_call(...) GB_AT(gb_module_call, __VA_ARGS__)
+#define gb_module_build(...) GB_AT(gb_module_build, __VA_ARGS__)
+#define gb_sequential_add(...) GB_AT(gb_sequential_add, __VA_ARGS__)
+#define gb_loss_mean_squared_error(...) GB_AT(gb_loss_mean_squared_error, __VA_ARGS__)
+#define gb_loss_mean_absolute_error(...) GB_AT(gb_loss_mean_absolute_error, __VA_ARGS__)
+#define gb_loss_huber(...) GB_AT(gb_loss_huber, __VA_ARGS__)
+#define gb_loss_sparse_categorical_crossentropy(...) \
+    GB_AT(gb_loss_sparse_categorical_crossentropy, __VA_ARGS__)
+#define gb_loss_categorical_crossentropy(...) GB_AT(gb_loss_categorical_crossentropy, __VA_ARGS__)
+#define gb_loss_binary_crossentropy(...) GB_AT(gb_loss_binary_crossentropy, __VA_ARGS__)
+#define gb_metric_update_state(...) GB_AT(gb_metric_update_state, __VA_ARGS__)
+#define gb_metric_update_state_weighted(...) GB_AT(gb_metric_update_state_weighted, __VA_ARGS__)
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,40 @@
+/* nn_dropout.c — the Dropout layer (keras.layers.Dropout).
+ *
+ * In training, each element is zeroed with probability `rate` and the rest
+ * scaled by 1/(1-rate) so the expected value is unchanged; at inference
+ * the input passes through untouched (no op at all). Each training call
+ * draws a fresh mask from (layer seed, call count), so masks differ from
+ * step to step yet a run repeats exactly.
+ */
+
+#include "nn_internal.h"
+
+typedef struct dropout_state {
+    double rate;
+    uint64_t calls;
+} dropout_state;
+
+static gb_tensor *dropout_call(gb_module *m, gb_tensor *x, bool training) {
+    dropout_state *s = gb_module_state(m);
+    if (!training || s->rate == 0) return x;
+    uint64_t seed = gb__nn_mix_seed(gb_module_seed(m), ++s->calls);
+    return gb_dropout(x, s->rate, seed);
+}
+
+static const gb_module_type dropout_type = {
+    .class_name = "Dropout",
+    .default_name = "dropout",
+    .state_size = sizeof(dropout_state),
+    .call = dropout_call,
+};
+
+gb_module *gb_dropout_new(double rate, uint64_t seed, const char *name) {
+    if (!(rate >= 0 && rate < 1)) {
+        gb__error(GB_ERR_VALUE, "Dropout",
+                  "Dropout: rate must be in [0, 1) (the fraction of inputs to drop), got %g", rate);
+        return NULL;
+    }
+    gb_module *m = gb_module_new(&dropout_type, name, seed);
+    if (m) ((dropout_state *)gb_module_state(m))->rate = rate;
+    return m;
+}

@@ -1,0 +1,504 @@
+/* nn_module.c — gb_module: names, weights, submodules, lazy build, calls.
+ *
+ * A module is a small header (name, reference count, build record, owned
+ * variables and submodules) followed by its type's state block. Everything
+ * kind-specific goes through the type's vtable (build / output_shape /
+ * call / free), so no struct carries every layer's fields.
+ *
+ * Auto names follow Keras: a process-wide counter per prefix gives dense,
+ * dense_1, dense_2 ...; explicit names are used as given. Default seeds
+ * come from a global sequence (gb_nn_set_seed) so a program builds the
+ * same weights every run.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "nn_internal.h"
+
+enum { NAME_BYTES = 64 };
+
+typedef struct var_list {
+    gb_variable **v;
+    int n, cap;
+} var_list;
+
+struct gb_module {
+    const gb_module_type *type;
+    char name[NAME_BYTES];
+    int refcount;
+    uint64_t seed;
+    bool trainable;
+    bool built;
+    bool in_scope;            /* its name scope is pushed (during call/build) */
+    gb_dtype dtype;           /* the inputs' dtype at build */
+    int in_rank, out_rank;
+    int64_t in_shape[GB_MAX_RANK], out_shape[GB_MAX_RANK];
+    var_list own;             /* variables it owns, creation order */
+    gb_module **subs;
+    int nsubs, capsubs;
+    var_list collected[3];    /* result buffers of the three collectors */
+    _Alignas(max_align_t) unsigned char state[];
+};
+
+/* ---- naming and seeds ------------------------------------------------------------ */
+
+typedef struct uid_entry {
+    char prefix[NAME_BYTES];
+    int count;
+} uid_entry;
+
+static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
+static uid_entry *uids;
+static int nuids, capuids;
+static uint64_t global_seed;
+static uint64_t seed_counter;
+
+/* The next Keras-style name for prefix into out; false when out of memory. */
+static bool next_auto_name(const char *prefix, char *out, size_t n) {
+    pthread_mutex_lock(&names_lock);
+    int i = 0;
+    while (i < nuids && strcmp(uids[i].prefix, prefix) != 0) i++;
+    if (i == nuids) {
+        if (nuids == capuids) {
+            int cap = capuids ? 2 * capuids : 16;
+            uid_entry *grown = realloc(uids, (size_t)cap * sizeof *grown);
+            if (!grown) {
+                pthread_mutex_unlock(&names_lock);
+                return false;
+            }
+            uids = grown;
+            capuids = cap;
+        }
+        snprintf(uids[i].prefix, sizeof uids[i].prefix, "%s", prefix);
+        uids[i].count = 0;
+        nuids++;
+    }
+    int k = uids[i].count++;
+    pthread_mutex_unlock(&names_lock);
+    if (k == 0)
+        snprintf(out, n, "%s", prefix);
+    else
+        snprintf(out, n, "%s_%d", prefix, k);
+    return true;
+}
+
+void gb_nn_clear_session(void) {
+    pthread_mutex_lock(&names_lock);
+    free(uids);
+    uids = NULL;
+    nuids = capuids = 0;
+    pthread_mutex_unlock(&names_lock);
+}
+
+void gb_nn_set_seed(uint64_t seed) {
+    pthread_mutex_lock(&names_lock);
+    global_seed = seed;
+    seed_counter = 0;
+    pthread_mutex_unlock(&names_lock);
+}
+
+static uint64_t next_default_seed(void) {
+    pthread_mutex_lock(&names_lock);
+    uint64_t s = gb__nn_mix_seed(global_seed, ++seed_counter);
+    pthread_mutex_unlock(&names_lock);
+    return s;
+}
+
+uint64_t gb__nn_mix_seed(uint64_t a, uint64_t b) {
+    uint64_t state = a ^ (b * 0x9E3779B97F4A7C15ull);
+    uint64_t s = gb__splitmix64(&state);
+    return s ? s : 1; /* 0 means "unset" in the options */
+}
+
+void gb__nn_error(const gb_module *m, gb_status code, const char *fmt, ...) {
+    if (!gb_ok()) return;
+    char msg[640];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    gb__error(code, m->type->class_name, "%s layer '%s': %s", m->type->class_name, m->name, msg);
+}
+
+bool gb__nn_require_float(const gb_module *m, gb_dtype dt) {
+    if (gb_dtype_is_float(dt)) return true;
+    gb__nn_error(m, GB_ERR_DTYPE, "expected a float32 or float64 input, got %s (cast it first)",
+                 gb_dtype_name(dt));
+    return false;
+}
+
+/* ---- lifetime ------------------------------------------------------------------------ */
+
+gb_module *gb_module_new(const gb_module_type *type, const char *name, uint64_t seed) {
+    if (!type || !type->call || !type->class_name || !type->default_name) {
+        gb__error(GB_ERR_VALUE, NULL,
+                  "gb_module_new: the module type needs a class_name, a default_name and a "
+                  "call function");
+        return NULL;
+    }
+    if (name && strlen(name) >= NAME_BYTES) {
+        gb__error(GB_ERR_VALUE, type->class_name, "%s: name '%s' is longer than %d characters",
+                  type->class_name, name, NAME_BYTES - 1);
+        return NULL;
+    }
+    if (name && strchr(name, '/')) {
+        gb__error(GB_ERR_VALUE, type->class_name,
+                  "%s: name '%s' contains '/', which separates name scopes", type->class_name,
+                  name);
+        return NULL;
+    }
+    gb_module *m = calloc(1, sizeof *m + type->state_size);
+    if (!m) {
+        gb__error(GB_ERR_MEMORY, type->class_name, "%s: out of memory", type->class_name);
+        return NULL;
+    }
+    m->type = type;
+    m->refcount = 1;
+    m->trainable = true;
+    m->dtype = GB_DTYPE_COUNT;
+    m->seed = seed ? seed : next_default_seed();
+    if (name && name[0]) {
+        snprintf(m->name, sizeof m->name, "%s", name);
+    } else if (!next_auto_name(type->default_name, m->name, sizeof m->name)) {
+        free(m);
+        gb__error(GB_ERR_MEMORY, type->class_name, "%s: out of memory", type->class_name);
+        return NULL;
+    }
+    return m;
+}
+
+void *gb_module_state(gb_module *m) { return m ? m->state : NULL; }
+
+gb_module *gb_module_retain(gb_module *m) {
+    if (m) m->refcount++;
+    return m;
+}
+
+void gb_module_free(gb_module *m) {
+    if (!m || --m->refcount > 0) return;
+    if (m->type->free) m->type->free(m);
+    for (int i = 0; i < m->nsubs; i++) gb_module_free(m->subs[i]);
+    for (int i = 0; i < m->own.n; i++) gb_variable_free(m->own.v[i]);
+    free(m->subs);
+    free(m->own.v);
+    for (int k = 0; k < 3; k++) free(m->collected[k].v);
+    free(m);
+}
+
+const char *gb_module_name(const gb_module *m) { return m ? m->name : ""; }
+const char *gb_module_class_name(const gb_module *m) { return m ? m->type->class_name : ""; }
+const gb_module_type *gb_module_get_type(const gb_module *m) { return m ? m->type : NULL; }
+uint64_t gb_module_seed(const gb_module *m) { return m ? m->seed : 0; }
+bool gb_module_built(const gb_module *m) { return m && m->built; }
+gb_dtype gb_module_dtype(const gb_module *m) { return m ? m->dtype : GB_DTYPE_COUNT; }
+bool gb_module_trainable(const gb_module *m) { return m && m->trainable; }
+
+static int copy_shape(int rank, const int64_t *src, int64_t *dst) {
+    memcpy(dst, src, (size_t)rank * sizeof *dst);
+    return rank;
+}
+
+int gb_module_input_shape(const gb_module *m, int64_t dims[GB_MAX_RANK]) {
+    return m && m->built ? copy_shape(m->in_rank, m->in_shape, dims) : -1;
+}
+
+int gb_module_output_shape(const gb_module *m, int64_t dims[GB_MAX_RANK]) {
+    return m && m->built ? copy_shape(m->out_rank, m->out_shape, dims) : -1;
+}
+
+/* ---- weights and submodules ---------------------------------------------------------- */
+
+static bool list_push(var_list *l, gb_variable *v) {
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 4;
+        gb_variable **grown = realloc(l->v, (size_t)cap * sizeof *grown);
+        if (!grown) return false;
+        l->v = grown;
+        l->cap = cap;
+    }
+    l->v[l->n++] = v;
+    return true;
+}
+
+bool gb_module_add_variable(gb_module *m, gb_variable *v) {
+    if (!m || !v) {
+        if (gb_ok()) gb__error(GB_ERR_VALUE, NULL, "gb_module_add_variable: NULL %s",
+                               m ? "variable" : "module");
+        gb_variable_free(v);
+        return false;
+    }
+    if (!list_push(&m->own, v)) {
+        gb__nn_error(m, GB_ERR_MEMORY, "out of memory adding variable '%s'",
+                     gb_variable_name(v));
+        gb_variable_free(v);
+        return false;
+    }
+    if (!m->trainable) gb_variable_set_trainable(v, false);
+    return true;
+}
+
+/* The initial value is computed eagerly even inside a traced function
+ * (TensorFlow's init_scope: variables are created once, outside graphs),
+ * in a scope of its own so nothing outlives the copy into the variable. */
+static gb_variable *new_initialized_variable(const char *name, gb_initializer init,
+                                             gb_dtype dt, int rank, const int64_t *shape,
+                                             bool trainable) {
+    bool tracing = gb__tl_tracing;
+    gb__tl_tracing = false;
+    gb_scope_begin();
+    gb_tensor *initial = gb_initializer_make(init, dt, rank, shape);
+    gb_variable *v = initial ? gb_variable_new(name, initial, trainable) : NULL;
+    gb_scope_end();
+    gb__tl_tracing = tracing;
+    return v;
+}
+
+gb_variable *gb_module_add_weight(gb_module *m, const char *name, gb_dtype dt, int rank,
+                                  const int64_t *shape, gb_initializer init, bool trainable) {
+    if (!m) {
+        if (gb_ok()) gb__error(GB_ERR_VALUE, NULL, "gb_module_add_weight: NULL module");
+        return NULL;
+    }
+    if (!gb_ok()) return NULL;
+    if (!init.seed) init.seed = gb__nn_mix_seed(m->seed, (uint64_t)m->own.n + 1);
+    bool push = !m->in_scope;
+    if (push) gb_name_scope_push(m->name);
+    gb_variable *v = new_initialized_variable(name, init, dt, rank, shape, trainable);
+    if (push) gb_name_scope_pop();
+    return v && gb_module_add_variable(m, v) ? v : NULL;
+}
+
+static bool reaches(gb_module *from, const gb_module *target) {
+    if (from == target) return true;
+    for (int i = 0; i < from->nsubs; i++)
+        if (reaches(from->subs[i], target)) return true;
+    return false;
+}
+
+bool gb_module_add_submodule(gb_module *m, gb_module *sub) {
+    if (!m || !sub) {
+        if (gb_ok()) gb__error(GB_ERR_VALUE, NULL, "gb_module_add_submodule: NULL %s",
+                               m ? "submodule" : "module");
+        gb_module_free(sub);
+        return false;
+    }
+    if (reaches(sub, m)) {
+        gb__nn_error(m, GB_ERR_VALUE, "cannot add '%s' as a submodule: it contains '%s' (a cycle)",
+                     sub->name, m->name);
+        gb_module_free(sub);
+        return false;
+    }
+    if (m->nsubs == m->capsubs) {
+        int cap = m->capsubs ? 2 * m->capsubs : 4;
+        gb_module **grown = realloc(m->subs, (size_t)cap * sizeof *grown);
+        if (!grown) {
+            gb__nn_error(m, GB_ERR_MEMORY, "out of memory adding submodule '%s'", sub->name);
+            gb_module_free(sub);
+            return false;
+        }
+        m->subs = grown;
+        m->capsubs = cap;
+    }
+    m->subs[m->nsubs++] = sub;
+    if (!m->trainable) gb_module_set_trainable(sub, false);
+    return true;
+}
+
+int gb_module_num_submodules(const gb_module *m) { return m ? m->nsubs : 0; }
+
+gb_module *gb_module_submodule(const gb_module *m, int i) {
+    return m && i >= 0 && i < m->nsubs ? m->subs[i] : NULL;
+}
+
+gb_module *gb_module_find(gb_module *m, const char *name) {
+    if (!m || !name) return NULL;
+    for (int i = 0; i < m->nsubs; i++) {
+        if (strcmp(m->subs[i]->name, name) == 0) return m->subs[i];
+        gb_module *deeper = gb_module_find(m->subs[i], name);
+        if (deeper) return deeper;
+    }
+    return NULL;
+}
+
+gb_variable *gb_module_variable(gb_module *m, const char *name) {
+    if (!m || !name) return NULL;
+    for (int i = 0; i < m->own.n; i++) {
+        const char *full = gb_variable_name(m->own.v[i]);
+        const char *slash = strrchr(full, '/');
+        const char *short_name = slash ? slash + 1 : full;
+        if (strcmp(full, name) == 0 || strcmp(short_name, name) == 0) return m->own.v[i];
+    }
+    return NULL;
+}
+
+/* ---- collecting variables -------------------------------------------------------------- */
+
+enum { COLLECT_ALL = 0, COLLECT_TRAINABLE = 1, COLLECT_NON_TRAINABLE = 2 };
+
+static bool listed(const var_list *l, const gb_variable *v) {
+    for (int i = 0; i < l->n; i++)
+        if (l->v[i] == v) return true;
+    return false;
+}
+
+/* Own variables first, then submodules depth first; a layer shared twice
+ * contributes once. Small models make the linear membership test cheap. */
+static bool collect(const gb_module *m, int which, var_list *out) {
+    for (int i = 0; i < m->own.n; i++) {
+        gb_variable *v = m->own.v[i];
+        bool t = gb_variable_trainable(v);
+        if (which == COLLECT_TRAINABLE && !t) continue;
+        if (which == COLLECT_NON_TRAINABLE && t) continue;
+        if (!listed(out, v) && !list_push(out, v)) return false;
+    }
+    for (int i = 0; i < m->nsubs; i++)
+        if (!collect(m->subs[i], which, out)) return false;
+    return true;
+}
+
+static gb_variable *const *collect_into(gb_module *m, int which, int *n) {
+    if (n) *n = 0;
+    if (!m) return NULL;
+    var_list *out = &m->collected[which];
+    out->n = 0;
+    if (!collect(m, which, out)) {
+        gb__nn_error(m, GB_ERR_MEMORY, "out of memory collecting variables");
+        out->n = 0;
+    }
+    if (n) *n = out->n;
+    return out->v;
+}
+
+gb_variable *const *gb_module_variables(gb_module *m, int *n) {
+    return collect_into(m, COLLECT_ALL, n);
+}
+gb_variable *const *gb_module_trainable_variables(gb_module *m, int *n) {
+    return collect_into(m, COLLECT_TRAINABLE, n);
+}
+gb_variable *const *gb_module_non_trainable_variables(gb_module *m, int *n) {
+    return collect_into(m, COLLECT_NON_TRAINABLE, n);
+}
+
+static int64_t count_params(gb_module *m, int which) {
+    int n = 0;
+    gb_variable *const *vars = collect_into(m, which, &n);
+    int64_t total = 0;
+    for (int i = 0; i < n; i++) total += gb_variable_size(vars[i]);
+    return total;
+}
+
+int64_t gb_module_count_params(gb_module *m) { return count_params(m, COLLECT_ALL); }
+int64_t gb_module_count_trainable_params(gb_module *m) {
+    return count_params(m, COLLECT_TRAINABLE);
+}
+
+void gb_module_set_trainable(gb_module *m, bool trainable) {
+    if (!m) return;
+    m->trainable = trainable;
+    for (int i = 0; i < m->own.n; i++) gb_variable_set_trainable(m->own.v[i], trainable);
+    for (int i = 0; i < m->nsubs; i++) gb_module_set_trainable(m->subs[i], trainable);
+}
+
+/* ---- build and call --------------------------------------------------------------------- */
+
+bool gb__module_output_shape_for(gb_module *m, int rank, const int64_t *in, int *out_rank,
+                                 int64_t *out) {
+    if (m->type->output_shape) return m->type->output_shape(m, rank, in, out_rank, out);
+    *out_rank = copy_shape(rank, in, out);
+    return true;
+}
+
+static bool check_dtype(const gb_module *m, gb_dtype dt) {
+    if (!m->built || m->own.n == 0 || dt == m->dtype) return true;
+    gb__nn_error(m, GB_ERR_DTYPE,
+                 "built for %s inputs, called with %s (cast the input; weights keep their dtype)",
+                 gb_dtype_name(m->dtype), gb_dtype_name(dt));
+    return false;
+}
+
+/* Builds m (its name scope already pushed) for inputs of this dtype and
+ * shape; the batch dim is recorded as unknown. On a built module this is
+ * only the input check. */
+static bool build_here(gb_module *m, gb_dtype dt, int rank, const int64_t *shape) {
+    if (rank < 0 || rank > GB_MAX_RANK) {
+        gb__nn_error(m, GB_ERR_SHAPE, "input rank %d is outside 0..%d", rank, GB_MAX_RANK);
+        return false;
+    }
+    int64_t in[GB_MAX_RANK], out[GB_MAX_RANK];
+    copy_shape(rank, shape, in);
+    if (rank > 0) in[0] = -1;
+    int out_rank = 0;
+    if (!check_dtype(m, dt) || !gb__module_output_shape_for(m, rank, in, &out_rank, out))
+        return false;
+    if (m->built) return true;
+    bool ok = true;
+    if (m->type->build) {
+        gb_scope_begin();
+        ok = m->type->build(m, dt, rank, in) && gb_ok();
+        gb_scope_end();
+    }
+    /* A build may settle what the shape check could not know before. */
+    if (ok) ok = gb__module_output_shape_for(m, rank, in, &out_rank, out);
+    if (!ok) return false;
+    m->dtype = dt;
+    m->in_rank = copy_shape(rank, in, m->in_shape);
+    m->out_rank = copy_shape(out_rank, out, m->out_shape);
+    m->built = true;
+    return true;
+}
+
+static void enter(gb_module *m, bool *was_in) {
+    *was_in = m->in_scope;
+    gb_name_scope_push(m->name);
+    m->in_scope = true;
+}
+
+static void leave(gb_module *m, bool was_in) {
+    m->in_scope = was_in;
+    gb_name_scope_pop();
+}
+
+bool gb_module_build(gb_module *m, gb_dtype dtype, int rank, const int64_t *shape) {
+    if (!m) {
+        if (gb_ok()) gb__error(GB_ERR_VALUE, NULL, "gb_module_build: NULL module");
+        return false;
+    }
+    if (!gb_ok()) return false;
+    if (rank > 0 && !shape) {
+        gb__nn_error(m, GB_ERR_VALUE, "build: shape is NULL for rank %d", rank);
+        return false;
+    }
+    bool was_in;
+    enter(m, &was_in);
+    bool ok = build_here(m, dtype, rank, shape);
+    leave(m, was_in);
+    return ok;
+}
+
+gb_tensor *gb_module_call(gb_module *m, gb_tensor *x, bool training) {
+    if (!m || !x) {
+        if (gb_ok())
+            gb__error(GB_ERR_VALUE, NULL, "gb_module_call: %s is NULL", m ? "the input" : "the module");
+        return NULL;
+    }
+    bool was_in;
+    enter(m, &was_in);
+    gb_tensor *y = NULL;
+    int out_rank;
+    int64_t out[GB_MAX_RANK];
+    bool ready = m->built ? check_dtype(m, x->dtype) &&
+                                gb__module_output_shape_for(m, x->rank, x->shape, &out_rank, out)
+                          : build_here(m, x->dtype, x->rank, x->shape);
+    if (ready) y = m->type->call(m, x, training);
+    leave(m, was_in);
+    return y;
+}
+
+bool gb__module_rebuild(gb_module *m) {
+    if (!m->built) return true;
+    m->built = false;
+    int64_t in[GB_MAX_RANK];
+    copy_shape(m->in_rank, m->in_shape, in);
+    return gb_module_build(m, m->dtype, m->in_rank, in);
+}

@@ -1,0 +1,98 @@
+/* nn_pooling.c — MaxPooling2D and AveragePooling2D layers (NHWC).
+ *
+ * Both are one pooling op with a window, strides (default: the window)
+ * and padding; they share everything but the op and their names, so one
+ * state, one shape check and two small type descriptors.
+ */
+#include <stdio.h>
+
+#include "nn_internal.h"
+
+typedef gb_tensor *(*pool_op_fn)(gb_tensor *x, const int *ksize, const int *strides,
+                                 gb_padding padding);
+
+typedef struct pool_state {
+    pool_op_fn op;
+    int ksize[2], strides[2];
+    gb_padding padding;
+} pool_state;
+
+static bool pool_output_shape(gb_module *m, int rank, const int64_t *in, int *out_rank,
+                              int64_t *out) {
+    const pool_state *s = gb_module_state(m);
+    char buf[128];
+    if (rank != 4) {
+        gb__nn_error(m, GB_ERR_SHAPE,
+                     "expected a rank-4 NHWC input [batch, height, width, channels], got shape "
+                     "%s (rank %d)",
+                     gb__shape_fmt(rank, in, buf, sizeof buf), rank);
+        return false;
+    }
+    out[0] = in[0];
+    out[3] = in[3];
+    for (int i = 0; i < 2; i++) {
+        out[1 + i] = gb__nn_window_out(in[1 + i], s->ksize[i], s->strides[i], 1, s->padding);
+        if (out[1 + i] == 0) {
+            gb__nn_error(m, GB_ERR_SHAPE,
+                         "input %s is smaller than the %dx%d pool window with valid padding",
+                         gb__shape_fmt(rank, in, buf, sizeof buf), s->ksize[0], s->ksize[1]);
+            return false;
+        }
+    }
+    *out_rank = 4;
+    return true;
+}
+
+static gb_tensor *pool_call(gb_module *m, gb_tensor *x, bool training) {
+    (void)training;
+    const pool_state *s = gb_module_state(m);
+    return s->op(x, s->ksize, s->strides, s->padding);
+}
+
+static const gb_module_type max_pool_type = {
+    .class_name = "MaxPooling2D",
+    .default_name = "max_pooling2d",
+    .state_size = sizeof(pool_state),
+    .output_shape = pool_output_shape,
+    .call = pool_call,
+};
+
+static const gb_module_type avg_pool_type = {
+    .class_name = "AveragePooling2D",
+    .default_name = "average_pooling2d",
+    .state_size = sizeof(pool_state),
+    .output_shape = pool_output_shape,
+    .call = pool_call,
+};
+
+static gb_module *new_pool(const gb_module_type *type, pool_op_fn op,
+                           const gb_pool2d_options *opts) {
+    static const gb_pool2d_options defaults;
+    if (!opts) opts = &defaults;
+    int ksize[2], strides[2];
+    bool ok = gb__nn_pair(opts->pool_size, 2, ksize) && gb__nn_pair(opts->strides, 0, strides);
+    if (ok && !strides[0]) strides[0] = ksize[0];
+    if (ok && !strides[1]) strides[1] = ksize[1];
+    if (!ok || (opts->padding != GB_PADDING_VALID && opts->padding != GB_PADDING_SAME)) {
+        gb__error(GB_ERR_VALUE, type->class_name,
+                  "%s: pool size and strides must be positive and padding valid or same",
+                  type->class_name);
+        return NULL;
+    }
+    gb_module *m = gb_module_new(type, opts->name, 0);
+    if (!m) return NULL;
+    pool_state *s = gb_module_state(m);
+    s->op = op;
+    memcpy(s->ksize, ksize, sizeof ksize);
+    memcpy(s->strides, strides, sizeof strides);
+    s->padding = opts->padding;
+    return m;
+}
+
+gb_module *gb_max_pool2d_new(const gb_pool2d_options *opts) {
+    return new_pool(&max_pool_type, gb_max_pool2d, opts);
+}
+
+gb_module *gb_avg_pool2d_new(const gb_pool2d_options *opts) {
+    return new_pool(&avg_pool_type, gb_avg_pool2d, opts);
+}

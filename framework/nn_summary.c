@@ -1,0 +1,83 @@
+/* nn_summary.c — model.summary(): a Keras-like table of a module's layers.
+ *
+ *   Model: "sequential"
+ *   _________________________________________________________________
+ *    Layer (type)                Output Shape              Param #
+ *   =================================================================
+ *    dense (Dense)               (None, 128)               100480
+ *    dense_1 (Dense)             (None, 10)                1290
+ *   =================================================================
+ *   Total params: 101,770
+ *   Trainable params: 101,770
+ *   Non-trainable params: 0
+ *   _________________________________________________________________
+ *
+ * Output shapes are the ones recorded at build, with the batch as None.
+ */
+#include <stdio.h>
+
+#include "nn_internal.h"
+
+#define RULE_THIN "_________________________________________________________________"
+#define RULE_THICK "================================================================="
+
+const char *gb__nn_shape_text(int rank, const int64_t *dims, char *buf, size_t n) {
+    size_t used = (size_t)snprintf(buf, n, "(");
+    for (int i = 0; i < rank && used < n; i++) {
+        char d[24];
+        if (dims[i] < 0)
+            snprintf(d, sizeof d, "None");
+        else
+            snprintf(d, sizeof d, "%lld", (long long)dims[i]);
+        used += (size_t)snprintf(buf + used, n - used, "%s%s", i ? ", " : "", d);
+    }
+    if (used < n) snprintf(buf + used, n - used, rank == 1 ? ",)" : ")");
+    return buf;
+}
+
+/* 101770 -> "101,770". */
+static const char *with_commas(int64_t v, char *buf, size_t n) {
+    char digits[32];
+    int len = snprintf(digits, sizeof digits, "%lld", (long long)(v < 0 ? -v : v));
+    size_t o = 0;
+    if (v < 0 && o + 1 < n) buf[o++] = '-';
+    for (int i = 0; i < len && o + 1 < n; i++) {
+        if (i > 0 && (len - i) % 3 == 0 && o + 1 < n) buf[o++] = ',';
+        buf[o++] = digits[i];
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
+static void print_row(FILE *out, gb_module *layer) {
+    char name[160], shape[160];
+    int64_t dims[GB_MAX_RANK];
+    int rank = gb_module_output_shape(layer, dims);
+    snprintf(name, sizeof name, "%s (%s)", gb_module_name(layer), gb_module_class_name(layer));
+    gb__nn_shape_text(rank, dims, shape, sizeof shape);
+    fprintf(out, " %-27s %-25s %lld\n", name, shape, (long long)gb_module_count_params(layer));
+}
+
+bool gb_module_summary(gb_module *m, FILE *out) {
+    if (!m || !out) {
+        if (gb_ok()) gb__error(GB_ERR_VALUE, NULL, "gb_module_summary: NULL %s", m ? "stream" : "module");
+        return false;
+    }
+    if (!gb_module_built(m)) {
+        gb__nn_error(m, GB_ERR_STATE,
+                     "summary: the model has not been built yet; call it on a batch or use "
+                     "gb_module_build() with an input shape first");
+        return false;
+    }
+    int64_t total = gb_module_count_params(m), trainable = gb_module_count_trainable_params(m);
+    char a[32], b[32], c[32];
+    fprintf(out, "Model: \"%s\"\n%s\n %-27s %-25s %s\n%s\n", gb_module_name(m), RULE_THIN,
+            "Layer (type)", "Output Shape", "Param #", RULE_THICK);
+    int n = gb_module_num_submodules(m);
+    if (n == 0) print_row(out, m);
+    for (int i = 0; i < n; i++) print_row(out, gb_module_submodule(m, i));
+    fprintf(out, "%s\nTotal params: %s\nTrainable params: %s\nNon-trainable params: %s\n%s\n",
+            RULE_THICK, with_commas(total, a, sizeof a), with_commas(trainable, b, sizeof b),
+            with_commas(total - trainable, c, sizeof c), RULE_THIN);
+    return true;
+}
