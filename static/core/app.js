@@ -1,0 +1,121 @@
+// app.js — the dashboard shell: tabs for the active dashboards, the run
+// selector, and the live connection (server-sent events from /api/events).
+//
+// A dashboard is a module static/<name>/index.js exporting
+//   name            its plugin name (the API prefix /api/<name>/)
+//   createPage(ctx) -> { controls?, view, refresh(), onData(), onRuns(), destroy() }
+// The build bundles every such folder (see webui/CMakeLists.txt); the
+// server says which are active for the open store (/api/plugins).
+
+import { getJSON } from './api.js';
+import { h, throttle } from './dom.js';
+import { Runs } from './runs.js';
+
+const $ = (id) => document.getElementById(id);
+
+export async function startApp(pageModules) {
+  const modules = new Map(pageModules.map((m) => [m.name, m]));
+  const runs = new Runs({ list: $('run-list'), filter: $('run-filter'), count: $('run-count'),
+    all: $('runs-all'), none: $('runs-none') });
+  const ctx = { runs, generation: 0 };
+  // State the end-to-end tests read (and a handy console handle).
+  window.__glassbox = { ctx, ready: false, updates: 0 };
+
+  let plugins = [];
+  let current = null;      // {name, page}
+
+  function tabs() {
+    const active = plugins.filter((p) => p.active && modules.has(p.name));
+    $('tabs').replaceChildren(...active.map((p) => h('a.tab', {
+      href: `#${p.name}`, 'data-tab': p.name,
+      className: `tab${current?.name === p.name ? ' active' : ''}`,
+    }, p.title)));
+    return active;
+  }
+
+  function show(name) {
+    if (current?.name === name) return;
+    current?.page.destroy?.();
+    const page = modules.get(name).createPage(ctx);
+    current = { name, page };
+    $('page-controls').replaceChildren(...(page.controls ? [page.controls] : []));
+    $('main').replaceChildren(page.view);
+    tabs();
+    page.refresh().catch(reportError);
+  }
+
+  function route() {
+    const active = tabs();
+    if (!active.length) {
+      current?.page.destroy?.();
+      current = null;
+      $('page-controls').replaceChildren();
+      $('main').replaceChildren(h('div.empty', null,
+        h('h2', null, 'No data yet'),
+        h('p', null, 'Nothing has been written to this store yet. Start a training run that writes summaries; this page updates by itself.')));
+      return;
+    }
+    const want = location.hash.slice(1);
+    show(active.some((p) => p.name === want) ? want : active[0].name);
+  }
+
+  async function loadMeta() {
+    const [p, r] = await Promise.all([getJSON('plugins'), getJSON('runs')]);
+    const before = JSON.stringify(plugins.map((x) => [x.name, x.active]));
+    plugins = p.plugins;
+    const runsAdded = runs.update(r.runs);
+    if (before !== JSON.stringify(plugins.map((x) => [x.name, x.active]))) route();
+    return runsAdded;
+  }
+
+  runs.onChange(() => current?.page.onRuns?.());
+  window.addEventListener('hashchange', route);
+
+  await loadMeta();
+  if (!current) route();
+  window.__glassbox.ready = true;
+
+  // Live: each event means "the store changed"; pages fetch what is new.
+  let busy = false, again = false;
+  const onData = async () => {
+    if (busy) { again = true; return; }
+    busy = true;
+    try {
+      do {
+        again = false;
+        const added = await loadMeta();
+        if (added) current?.page.onRuns?.();
+        await current?.page.onData?.();
+        window.__glassbox.updates++;
+      } while (again);
+    } catch (e) { reportError(e); }
+    busy = false;
+  };
+  connectLive(ctx, throttle(onData, 250));
+}
+
+function connectLive(ctx, onData) {
+  const badge = $('live');
+  const es = new EventSource('/api/events');
+  es.onopen = () => { badge.textContent = 'live'; badge.className = 'live on'; };
+  es.onerror = () => { badge.textContent = 'reconnecting…'; badge.className = 'live off'; };
+  es.onmessage = (ev) => {
+    // Every new generation (the first one too: the store may have changed
+    // between the page's first fetch and this connection) means "fetch
+    // what is new"; the pages ask only for steps after the ones they have.
+    const g = JSON.parse(ev.data).generation;
+    if (g === ctx.generation) return;
+    ctx.generation = g;
+    onData();
+  };
+  window.addEventListener('beforeunload', () => es.close());
+}
+
+function reportError(e) {
+  // Shown, not thrown: the page keeps working when one request fails.
+  const bar = document.getElementById('error-bar') ||
+    document.body.appendChild(h('div.error-bar', { id: 'error-bar' }));
+  bar.textContent = `Error: ${e.message}`;
+  clearTimeout(reportError.timer);
+  reportError.timer = setTimeout(() => bar.remove(), 6000);
+}

@@ -1,0 +1,91 @@
+// dom.js — tiny DOM helpers shared by every page: element creation
+// (text is always set as textContent, never parsed as HTML), downloads,
+// and number/time formatting.
+
+// h('div.card', {title: 'x', onclick: fn}, child, 'text', ...)
+export function h(spec, attrs, ...children) {
+  const [tag, ...classes] = spec.split('.');
+  const el = document.createElement(tag || 'div');
+  if (classes.length) el.className = classes.join(' ');
+  if (attrs) {
+    for (const [k, v] of Object.entries(attrs)) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
+      else if (k === 'style') Object.assign(el.style, v);
+      else if (k in el && k !== 'list' && k !== 'type') el[k] = v;
+      else el.setAttribute(k, v === true ? '' : v);
+    }
+  }
+  for (const c of children.flat()) {
+    if (c === null || c === undefined || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+
+export function download(filename, text, type) {
+  const url = URL.createObjectURL(new Blob([text], { type }));
+  const a = h('a', { href: url, download: filename });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
+// A regex from user input, or null (and the input marked) when invalid.
+export function regexFrom(input) {
+  try {
+    const re = new RegExp(input.value, 'i');
+    input.classList.remove('invalid');
+    return re;
+  } catch {
+    input.classList.add('invalid');
+    return null;
+  }
+}
+
+// "NaN"/"Infinity"/"-Infinity" strings from the API back to numbers.
+export function num(v) {
+  if (typeof v === 'number') return v;
+  if (v === 'NaN') return NaN;
+  if (v === 'Infinity') return Infinity;
+  if (v === '-Infinity') return -Infinity;
+  return v === null ? null : Number(v);
+}
+
+export function fmtValue(v) {
+  if (v === null || v === undefined) return '–';
+  if (Number.isNaN(v)) return 'NaN';
+  if (v === Infinity) return '+Inf';
+  if (v === -Infinity) return '-Inf';
+  const a = Math.abs(v);
+  if (a !== 0 && (a < 1e-3 || a >= 1e6)) return v.toExponential(3);
+  return Number(v.toPrecision(5)).toString();
+}
+
+export function fmtDuration(seconds) {
+  const s = Math.abs(seconds);
+  if (s < 60) return `${seconds.toFixed(s < 10 ? 1 : 0)}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ${Math.round(s % 60)}s`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h ${Math.round((s % 3600) / 60)}m`;
+  return `${(s / 86400).toFixed(1)}d`;
+}
+
+export function fmtWall(seconds) {
+  const d = new Date(seconds * 1000);
+  return d.toLocaleString(undefined, { hour12: false });
+}
+
+export function safeFileName(s) {
+  return s.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 80);
+}
+
+// Calls fn at most once per `ms` (trailing call kept).
+export function throttle(fn, ms) {
+  let timer = null, pending = false;
+  return function run() {
+    if (timer) { pending = true; return; }
+    fn();
+    timer = setTimeout(() => { timer = null; if (pending) { pending = false; run(); } }, ms);
+  };
+}

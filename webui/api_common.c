@@ -1,0 +1,79 @@
+/* api_common.c — what every dashboard's routes share: mapping reader
+ * errors to HTTP statuses, reading step ranges from parameters, and the
+ * per-kind tag listing. */
+#include <string.h>
+
+#include "board_internal.h"
+
+int gb__store_fail(gb__request *req, gb_store_status st) {
+    const char *msg = gb_store_last_error();
+    /* "store 'path': unknown run 'x'" -> "unknown run 'x'": the client
+     * needs the reason, not where the file lives. */
+    const char *cut = strncmp(msg, "store '", 7) ? NULL : strstr(msg, "': ");
+    if (cut) msg = cut + 3;
+    int status = st == GB_STORE_ERR_NO_RUN || st == GB_STORE_ERR_NO_TAG ||
+                         st == GB_STORE_ERR_NO_ROW
+                     ? 404
+                 : st == GB_STORE_ERR_ARG ? 400
+                                          : 503;
+    return gb__fail(req, status, "%s", *msg ? msg : gb_store_status_name(st));
+}
+
+gb_query gb__query_of(const gb__request *req) {
+    gb_query q = GB_QUERY_ALL;
+    if (gb__param_present(req, "min_step")) q.step_min = gb__param_int(req, "min_step");
+    if (gb__param_present(req, "max_step")) q.step_max = gb__param_int(req, "max_step");
+    if (gb__param_present(req, "since")) {
+        int64_t since = gb__param_int(req, "since");
+        if (since >= q.step_min) q.step_min = since == INT64_MAX ? INT64_MAX : since + 1;
+    }
+    /* Routes without a points parameter get 0 here: "every row", which
+     * only routes with naturally small results may use. */
+    q.max_rows = (size_t)gb__param_int(req, "points");
+    return q;
+}
+
+int gb__respond_tags(gb__request *req, gb_summary_kind kind) {
+    gb_tags *tags = NULL;
+    gb_store_status st = gb_store_tags(req->store, gb__param_text(req, "run"), kind, &tags);
+    if (st != GB_STORE_OK) return gb__store_fail(req, st);
+    gb__json *j = &req->json;
+    gb__json_obj(j);
+    gb__json_key(j, "runs");
+    gb__json_obj(j);
+    /* Rows come sorted by run: open a new array at each run change. */
+    const char *run = NULL;
+    for (size_t i = 0; i < tags->count; i++) {
+        const gb_tag_row *t = &tags->rows[i];
+        if (!run || strcmp(run, t->run)) {
+            if (run) gb__json_arr_end(j);
+            run = t->run;
+            gb__json_key(j, run);
+            gb__json_arr(j);
+        }
+        gb__json_obj(j);
+        GB__JSON_KV(j, "tag", str, t->tag);
+        GB__JSON_KV(j, "count", int, t->count);
+        GB__JSON_KV(j, "min_step", int, t->min_step);
+        GB__JSON_KV(j, "max_step", int, t->max_step);
+        GB__JSON_KV(j, "last_wall_time", num, t->last_wall_time);
+        gb__json_obj_end(j);
+    }
+    if (run) gb__json_arr_end(j);
+    else if (gb__param_text(req, "run")) { /* a known run without such tags */
+        gb__json_key(j, gb__param_text(req, "run"));
+        gb__json_arr(j);
+        gb__json_arr_end(j);
+    }
+    gb__json_obj_end(j);
+    gb__json_obj_end(j);
+    gb_store_free(tags);
+    return 200;
+}
+
+bool gb__store_has_kind(gb_store *store, gb_summary_kind kind) {
+    gb_tags *tags = NULL;
+    bool any = gb_store_tags(store, NULL, kind, &tags) == GB_STORE_OK && tags->count > 0;
+    gb_store_free(tags);
+    return any;
+}

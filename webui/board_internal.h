@@ -1,0 +1,165 @@
+/* board_internal.h — what the dashboard server's files share: the request
+ * a handler sees, typed parameter specs, the plugin descriptor, the
+ * embedded static files, and the live-update stream.
+ *
+ * A dashboard is one plugin (TensorBoard's model): a name that is both its
+ * route prefix (/api/<name>/...) and its static/<name>/ folder, an
+ * is_active(store) check that decides whether its tab is shown, and a
+ * table of routes. Each route declares its parameters; the core validates
+ * every query parameter against that declaration before a handler runs,
+ * so handlers only ever see checked, typed values, which they bind to the
+ * reader API (never paste into SQL).
+ *
+ * Adding a dashboard = one webui/plugin_<name>.c defining
+ * `const gb__plugin gb__plugin_<name>` + one static/<name>/index.js; the
+ * build finds both (see webui/CMakeLists.txt).
+ */
+#ifndef GB_BOARD_INTERNAL_H
+#define GB_BOARD_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gb_json.h"
+#include "gb_reader.h"
+
+/* ---- bounds --------------------------------------------------------------- */
+#define GB__MAX_PARAMS 8                      /* per route */
+#define GB__MAX_TEXT_PARAM 512                /* bytes of a run/tag parameter */
+#define GB__MAX_RESPONSE (16u * 1024 * 1024)  /* bytes of any JSON response */
+#define GB__MAX_POINTS 10000                  /* points per series request */
+#define GB__DEFAULT_POINTS 1000
+
+/* ---- parameters ------------------------------------------------------------ */
+typedef enum gb__param_kind {
+    GB__PARAM_TEXT,  /* valid UTF-8, no control characters, 1..max bytes */
+    GB__PARAM_INT,   /* decimal integer in [min, max] */
+    GB__PARAM_FLOAT, /* finite decimal number in [min, max] */
+} gb__param_kind;
+
+typedef struct gb__param_spec {
+    const char *name;
+    gb__param_kind kind;
+    bool required;
+    double min, max;   /* value range (INT/FLOAT) or byte length (TEXT) */
+    double fallback;   /* value of an absent optional INT/FLOAT */
+} gb__param_spec;
+
+/* The common parameters, so every route spells them the same way. */
+#define GB__P_RUN {"run", GB__PARAM_TEXT, true, 1, GB__MAX_TEXT_PARAM, 0}
+#define GB__P_RUN_OPT {"run", GB__PARAM_TEXT, false, 1, GB__MAX_TEXT_PARAM, 0}
+#define GB__P_TAG {"tag", GB__PARAM_TEXT, true, 1, GB__MAX_TEXT_PARAM, 0}
+/* points: rows wanted (scalar points/buckets, or steps for other kinds). */
+#define GB__P_POINTS_UPTO(max, fallback) {"points", GB__PARAM_INT, false, 1, max, fallback}
+#define GB__P_POINTS GB__P_POINTS_UPTO(GB__MAX_POINTS, GB__DEFAULT_POINTS)
+#define GB__P_SINCE {"since", GB__PARAM_INT, false, -1, INT64_MAX, -1}
+#define GB__P_STEP_MIN {"min_step", GB__PARAM_INT, false, INT64_MIN, INT64_MAX, INT64_MIN}
+#define GB__P_STEP_MAX {"max_step", GB__PARAM_INT, false, INT64_MIN, INT64_MAX, INT64_MAX}
+/* since, min_step, max_step: the step range of a series route. */
+#define GB__P_STEP_RANGE GB__P_SINCE, GB__P_STEP_MIN, GB__P_STEP_MAX
+#define GB__P_END {NULL, 0, false, 0, 0, 0}
+
+/* ---- requests -------------------------------------------------------------- */
+typedef struct gb__route gb__route;
+
+typedef struct gb__request {
+    gb_store *store;              /* a read-only reader owned by this thread */
+    const gb__route *route;
+    const char *text[GB__MAX_PARAMS]; /* validated values, route->params order */
+    double num[GB__MAX_PARAMS];
+    bool present[GB__MAX_PARAMS];
+    /* The response: JSON by default; a handler may instead set body,
+     * body_len (malloc'ed, freed by the server) and content_type. */
+    gb__json json;
+    char *body;
+    size_t body_len;
+    const char *content_type;
+    char error[320];
+} gb__request;
+
+/* A route handler: returns the HTTP status (200, or the code given to
+ * gb__fail). */
+typedef int (*gb__handler)(gb__request *req);
+
+struct gb__route {
+    const char *path;               /* after /api/<plugin>/; "" = /api/<plugin> */
+    gb__handler handle;
+    gb__param_spec params[GB__MAX_PARAMS + 1]; /* ends with GB__P_END */
+};
+
+/* Value of a declared parameter (NULL / the fallback when absent). */
+const char *gb__param_text(const gb__request *req, const char *name);
+int64_t gb__param_int(const gb__request *req, const char *name);
+double gb__param_float(const gb__request *req, const char *name);
+bool gb__param_present(const gb__request *req, const char *name);
+
+/* Records a client-facing error message and returns status, e.g.
+ *   return gb__fail(req, 404, "unknown run '%s'", run); */
+int gb__fail(gb__request *req, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Checks every query parameter of a request against route->params:
+ * unknown, repeated, missing, malformed or out-of-range values are
+ * rejected with a message in req->error. `get(i, &name, &value)` yields
+ * the i-th raw parameter (false past the last). Returns true if valid. */
+bool gb__validate_params(gb__request *req, bool (*get)(void *ctx, size_t i, const char **name,
+                                                       const char **value),
+                         void *ctx);
+
+/* ---- helpers shared by the plugins (api_common.c) ----------------------------- */
+
+/* Turns a failed reader call into a response: unknown run/tag/row -> 404,
+ * bad argument -> 400, anything else -> 503; the reader's message is kept
+ * (without the store's file name). Returns the status. */
+int gb__store_fail(gb__request *req, gb_store_status st);
+
+/* The step range and row budget of a request: min_step, max_step, since
+ * (since = s means steps after s) and points, whichever the route has. */
+gb_query gb__query_of(const gb__request *req);
+
+/* GET /api/<plugin>/tags?run=: {"runs": {run: [{tag, count, min_step,
+ * max_step, last_wall_time}, ...]}} for the tags of one kind. */
+int gb__respond_tags(gb__request *req, gb_summary_kind kind);
+
+/* true when the store holds at least one tag of this kind. */
+bool gb__store_has_kind(gb_store *store, gb_summary_kind kind);
+
+/* ---- plugins ---------------------------------------------------------------- */
+typedef struct gb__plugin {
+    const char *name;    /* route prefix and static folder */
+    const char *title;   /* tab label; NULL for API-only plugins (runs) */
+    int order;           /* tab position, ascending */
+    bool (*is_active)(gb_store *store); /* NULL = always */
+    const gb__route *routes;
+    size_t n_routes;
+} gb__plugin;
+
+/* Generated at build time from webui/plugin_*.c. */
+extern const gb__plugin *const gb__plugins[];
+extern const size_t gb__plugin_count;
+
+/* Finds the route for an /api/... path; NULL if none. */
+const gb__route *gb__find_route(const char *path);
+
+/* ---- embedded static files (generated at build time from static/) ----------- */
+typedef struct gb__static_file {
+    const char *path;            /* "index.html", "app.js", ... */
+    const char *content_type;
+    const unsigned char *data;
+    size_t size;
+} gb__static_file;
+
+extern const gb__static_file gb__static_files[];
+extern const size_t gb__static_file_count;
+
+const gb__static_file *gb__find_static(const char *path);
+
+/* ---- reader pool --------------------------------------------------------------- */
+typedef struct gb__store_pool gb__store_pool;
+gb__store_pool *gb__store_pool_new(const char *db_path, int size, char *err, size_t err_size);
+gb_store *gb__store_acquire(gb__store_pool *pool);
+void gb__store_release(gb__store_pool *pool, gb_store *store);
+void gb__store_pool_free(gb__store_pool *pool);
+
+#endif

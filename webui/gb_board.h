@@ -1,0 +1,61 @@
+/* gb_board.h — the glassbox dashboard server, embeddable in any program.
+ *
+ * `glassbox serve --db FILE` runs it as a program; a training process can
+ * run the very same server on its own store while it trains:
+ *
+ *     gb_board *board = gb_board_start("runs.db", NULL, 6006, NULL);
+ *     if (!board) fprintf(stderr, "dashboard: %s\n", gb_board_last_error());
+ *     else printf("dashboard at %s\n", gb_board_url(board));
+ *     ... train, writing summaries to runs.db ...
+ *     gb_board_stop(board);
+ *
+ * The server only reads the store (read-only SQLite connections through
+ * the summary reader API) and serves pages embedded in the binary at build
+ * time: it needs no file beside it and never touches the file system
+ * otherwise. It binds the loopback interface unless another host is asked
+ * for explicitly. Errors never exit the process: gb_board_start returns
+ * NULL and gb_board_last_error() says why (port in use, missing store...).
+ */
+#ifndef GB_BOARD_H
+#define GB_BOARD_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gb_board gb_board;
+
+/* Optional settings; a NULL options pointer or zero fields mean defaults. */
+typedef struct gb_board_options {
+    int threads;        /* HTTP worker threads (default 4) */
+    int poll_ms;        /* how often the store is checked for new events
+                           (default 100 ms; live updates reach the browser
+                           within this plus one round trip) */
+    int max_connections; /* default 256 */
+} gb_board_options;
+
+/* Starts serving the store at db_path on host:port in background threads.
+ * host NULL means "127.0.0.1"; port 0 picks a free port (see
+ * gb_board_port). Returns NULL on failure; gb_board_last_error() then
+ * holds the reason. */
+gb_board *gb_board_start(const char *db_path, const char *host, int port,
+                         const gb_board_options *options);
+
+/* The port actually bound (useful after asking for port 0). */
+int gb_board_port(const gb_board *board);
+
+/* "http://HOST:PORT/" of a running board. */
+const char *gb_board_url(const gb_board *board);
+
+/* Stops the server, closes every connection (live streams included) and
+ * frees the board. NULL is accepted and ignored. */
+void gb_board_stop(gb_board *board);
+
+/* Why the last gb_board_start on this thread failed ("" if it did not). */
+const char *gb_board_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,184 @@
+/* json.c — the bounded JSON writer behind every API response (gb_json.h). */
+#include "gb_json.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void gb__json_init(gb__json *j, size_t limit) {
+    memset(j, 0, sizeof *j);
+    j->limit = limit;
+}
+
+void gb__json_free(gb__json *j) {
+    free(j->buf);
+    j->buf = NULL;
+    j->len = j->cap = 0;
+}
+
+/* Makes room for n more bytes (plus the final NUL); false once failed. */
+static bool reserve(gb__json *j, size_t n) {
+    if (j->failed) return false;
+    if (j->len + n + 1 > j->limit) {
+        j->failed = true;
+        return false;
+    }
+    if (j->len + n + 1 <= j->cap) return true;
+    size_t cap = j->cap ? j->cap : 4096;
+    while (cap < j->len + n + 1) cap *= 2;
+    if (cap > j->limit) cap = j->limit;
+    char *p = realloc(j->buf, cap);
+    if (!p) {
+        j->failed = true;
+        return false;
+    }
+    j->buf = p;
+    j->cap = cap;
+    return true;
+}
+
+static void put(gb__json *j, const char *s, size_t n) {
+    if (!reserve(j, n)) return;
+    memcpy(j->buf + j->len, s, n);
+    j->len += n;
+}
+
+/* Emits the separator a new value needs at the current level. */
+static void begin_value(gb__json *j) {
+    if (j->after_key) {
+        j->after_key = false;
+        return;
+    }
+    if (j->need_comma[j->depth]) put(j, ",", 1);
+    j->need_comma[j->depth] = true;
+}
+
+static void open_level(gb__json *j, char c) {
+    begin_value(j);
+    put(j, &c, 1);
+    if (j->depth + 1 >= GB__JSON_MAX_DEPTH) {
+        j->failed = true;
+        return;
+    }
+    j->need_comma[++j->depth] = false;
+}
+
+static void close_level(gb__json *j, char c) {
+    if (j->depth <= 0) {
+        j->failed = true;
+        return;
+    }
+    j->depth--;
+    put(j, &c, 1);
+}
+
+void gb__json_obj(gb__json *j) { open_level(j, '{'); }
+void gb__json_obj_end(gb__json *j) { close_level(j, '}'); }
+void gb__json_arr(gb__json *j) { open_level(j, '['); }
+void gb__json_arr_end(gb__json *j) { close_level(j, ']'); }
+
+/* Writes s as a quoted JSON string; control characters are escaped, bytes
+ * >= 0x80 pass through (the server only accepts valid UTF-8 parameters,
+ * and names from the store are emitted as stored). */
+static void quoted(gb__json *j, const char *s, size_t n) {
+    static const char hex[] = "0123456789abcdef";
+    put(j, "\"", 1);
+    size_t run = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        const char *esc = NULL;
+        char u[6];
+        if (c == '"') esc = "\\\"";
+        else if (c == '\\') esc = "\\\\";
+        else if (c == '\n') esc = "\\n";
+        else if (c == '\r') esc = "\\r";
+        else if (c == '\t') esc = "\\t";
+        else if (c < 0x20 || c == 0x7f) {
+            memcpy(u, "\\u00", 4);
+            u[4] = hex[c >> 4];
+            u[5] = hex[c & 15];
+        }
+        /* '<' escaped so a string can never close a <script> if embedded. */
+        else if (c == '<') esc = "\\u003c";
+        else {
+            run++;
+            continue;
+        }
+        put(j, s + i - run, run);
+        run = 0;
+        if (esc) put(j, esc, strlen(esc));
+        else put(j, u, 6);
+    }
+    put(j, s + n - run, run);
+    put(j, "\"", 1);
+}
+
+void gb__json_key(gb__json *j, const char *key) {
+    begin_value(j);
+    quoted(j, key, strlen(key));
+    put(j, ":", 1);
+    j->after_key = true;
+}
+
+void gb__json_strn(gb__json *j, const char *s, size_t n) {
+    begin_value(j);
+    if (!s) put(j, "null", 4);
+    else quoted(j, s, n);
+}
+
+void gb__json_str(gb__json *j, const char *s) { gb__json_strn(j, s, s ? strlen(s) : 0); }
+
+void gb__json_int(gb__json *j, int64_t v) {
+    char t[32];
+    int n = snprintf(t, sizeof t, "%lld", (long long)v);
+    begin_value(j);
+    put(j, t, (size_t)n);
+}
+
+void gb__json_num(gb__json *j, double v) {
+    if (isnan(v)) {
+        gb__json_str(j, "NaN");
+        return;
+    }
+    if (isinf(v)) {
+        gb__json_str(j, v > 0 ? "Infinity" : "-Infinity");
+        return;
+    }
+    char t[40];
+    int n = 0;
+    /* The shortest text that reads back exactly. Training values are
+     * usually float32 widened to double: those are written as the shortest
+     * float32 text ("0.1", not "0.10000000149011612"), which still reads
+     * back to the same float32; any other double gets up to 17 digits. */
+    bool is_float = (double)(float)v == v;
+    for (int prec = 1; prec <= 17; prec++) {
+        n = snprintf(t, sizeof t, "%.*g", prec, v);
+        double back = strtod(t, NULL);
+        if (is_float ? (float)back == (float)v : back == v) break;
+    }
+    begin_value(j);
+    put(j, t, (size_t)n);
+}
+
+void gb__json_bool(gb__json *j, bool v) {
+    begin_value(j);
+    put(j, v ? "true" : "false", v ? 4 : 5);
+}
+
+void gb__json_null(gb__json *j) {
+    begin_value(j);
+    put(j, "null", 4);
+}
+
+char *gb__json_finish(gb__json *j, size_t *len) {
+    if (j->failed || j->depth != 0 || !reserve(j, 0)) {
+        gb__json_free(j);
+        return NULL;
+    }
+    j->buf[j->len] = '\0';
+    char *out = j->buf;
+    *len = j->len;
+    j->buf = NULL;
+    return out;
+}

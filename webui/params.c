@@ -1,0 +1,173 @@
+/* params.c — validation of query parameters against a route's declaration.
+ *
+ * Nothing from a URL reaches a handler unchecked: every parameter must be
+ * declared by the route, appear at most once, and parse as its kind
+ * within its range; text must be valid UTF-8 without control characters
+ * and of bounded length. Handlers then pass these values to the reader
+ * API as bound values, never as SQL text.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "board_internal.h"
+
+int gb__fail(gb__request *req, int status, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(req->error, sizeof req->error, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+static int spec_index(const gb__route *route, const char *name) {
+    for (int i = 0; i < GB__MAX_PARAMS && route->params[i].name; i++)
+        if (!strcmp(route->params[i].name, name)) return i;
+    return -1;
+}
+
+/* Length of the UTF-8 sequence at s (1..4), or 0 if invalid: overlong
+ * forms, surrogates and code points past U+10FFFF are refused. */
+static size_t utf8_char(const unsigned char *s) {
+    if (s[0] < 0x80) return 1;
+    size_t n;
+    unsigned cp;
+    if ((s[0] & 0xe0) == 0xc0) n = 2, cp = s[0] & 0x1f;
+    else if ((s[0] & 0xf0) == 0xe0) n = 3, cp = s[0] & 0x0f;
+    else if ((s[0] & 0xf8) == 0xf0) n = 4, cp = s[0] & 0x07;
+    else return 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80) return 0;
+        cp = cp << 6 | (s[i] & 0x3f);
+    }
+    static const unsigned min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < min_cp[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+    return n;
+}
+
+static const char *check_text(const char *v, const gb__param_spec *spec) {
+    size_t len = strlen(v);
+    if (len < (size_t)spec->min) return "must not be empty";
+    if (len > (size_t)spec->max) return "is too long";
+    for (const unsigned char *p = (const unsigned char *)v; *p;) {
+        if (*p < 0x20 || *p == 0x7f) return "contains a control character";
+        size_t n = utf8_char(p);
+        if (!n) return "is not valid UTF-8";
+        p += n;
+    }
+    return NULL;
+}
+
+static const char *check_int(const char *v, const gb__param_spec *spec, double *out) {
+    if (!*v || strlen(v) > 20) return "is not an integer";
+    errno = 0;
+    char *end;
+    long long x = strtoll(v, &end, 10);
+    if (*end || errno == ERANGE || (v[0] != '-' && (v[0] < '0' || v[0] > '9')))
+        return "is not an integer";
+    /* Compare in long long where the bounds are the int64 extremes. */
+    if ((spec->min > (double)INT64_MIN && (double)x < spec->min) ||
+        (spec->max < (double)INT64_MAX && (double)x > spec->max))
+        return "is out of range";
+    *out = (double)x;
+    return NULL;
+}
+
+static const char *check_float(const char *v, const gb__param_spec *spec, double *out) {
+    if (!*v || strlen(v) > 40) return "is not a number";
+    char *end;
+    double x = strtod(v, &end);
+    if (*end || !isfinite(x) || strchr(v, 'x') || strchr(v, 'X')) return "is not a number";
+    if (x < spec->min || x > spec->max) return "is out of range";
+    *out = x;
+    return NULL;
+}
+
+/* Lists the accepted parameter names of a route into buf. */
+static void accepted(const gb__route *route, char *buf, size_t size) {
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < GB__MAX_PARAMS && route->params[i].name; i++)
+        len += (size_t)snprintf(buf + len, len < size ? size - len : 0, "%s%s", i ? ", " : "",
+                                route->params[i].name);
+    if (!route->params[0].name) snprintf(buf, size, "none");
+}
+
+bool gb__validate_params(gb__request *req,
+                         bool (*get)(void *ctx, size_t i, const char **name, const char **value),
+                         void *ctx) {
+    const gb__route *route = req->route;
+    const char *name, *value;
+    for (size_t i = 0; get(ctx, i, &name, &value); i++) {
+        if (i >= 2 * GB__MAX_PARAMS) return gb__fail(req, 400, "too many parameters"), false;
+        if (check_text(name, &(gb__param_spec){.min = 1, .max = 64})) {
+            gb__fail(req, 400, "malformed parameter name");
+            return false;
+        }
+        int k = spec_index(route, name);
+        if (k < 0) {
+            char list[160];
+            accepted(route, list, sizeof list);
+            gb__fail(req, 400, "unknown parameter '%s' (accepted: %s)", name, list);
+            return false;
+        }
+        if (req->present[k]) {
+            gb__fail(req, 400, "parameter '%s' given more than once", name);
+            return false;
+        }
+        const gb__param_spec *spec = &route->params[k];
+        const char *why = !value                          ? "has no value"
+                          : spec->kind == GB__PARAM_TEXT  ? check_text(value, spec)
+                          : spec->kind == GB__PARAM_INT   ? check_int(value, spec, &req->num[k])
+                                                          : check_float(value, spec, &req->num[k]);
+        if (why) {
+            if (spec->kind == GB__PARAM_TEXT || !value)
+                gb__fail(req, 400, "parameter '%s' %s", name, why);
+            else
+                gb__fail(req, 400, "parameter '%s' %s (expected %s in [%.17g, %.17g])", name, why,
+                         spec->kind == GB__PARAM_INT ? "an integer" : "a number", spec->min,
+                         spec->max);
+            return false;
+        }
+        req->present[k] = true;
+        req->text[k] = value;
+    }
+    for (int k = 0; k < GB__MAX_PARAMS && route->params[k].name; k++) {
+        if (req->present[k]) continue;
+        if (route->params[k].required) {
+            gb__fail(req, 400, "missing required parameter '%s'", route->params[k].name);
+            return false;
+        }
+        req->num[k] = route->params[k].fallback;
+    }
+    return true;
+}
+
+const char *gb__param_text(const gb__request *req, const char *name) {
+    int k = spec_index(req->route, name);
+    return k >= 0 && req->present[k] ? req->text[k] : NULL;
+}
+
+int64_t gb__param_int(const gb__request *req, const char *name) {
+    int k = spec_index(req->route, name);
+    if (k < 0) return 0;
+    /* Exact for the extremes, which doubles cannot hold exactly. */
+    if (req->present[k]) return strtoll(req->text[k], NULL, 10);
+    double f = req->route->params[k].fallback;
+    if (f <= (double)INT64_MIN) return INT64_MIN;
+    if (f >= (double)INT64_MAX) return INT64_MAX;
+    return (int64_t)f;
+}
+
+double gb__param_float(const gb__request *req, const char *name) {
+    int k = spec_index(req->route, name);
+    return k >= 0 ? req->num[k] : 0;
+}
+
+bool gb__param_present(const gb__request *req, const char *name) {
+    int k = spec_index(req->route, name);
+    return k >= 0 && req->present[k];
+}

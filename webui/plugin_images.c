@@ -1,0 +1,94 @@
+/* plugin_images.c — the Images dashboard's API.
+ *
+ *   GET /api/images/tags?run=
+ *   GET /api/images/list?run=&tag=&points=&since=&min_step=&max_step=
+ *       steps (at most `points`, evenly spread, last kept), each with its
+ *       samples: index, width, height, channels
+ *   GET /api/images/png?run=&tag=&step=&index=     the PNG bytes
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "board_internal.h"
+
+static int image_tags(gb__request *req) { return gb__respond_tags(req, GB_KIND_IMAGE); }
+
+static int image_list(gb__request *req) {
+    gb_query q = gb__query_of(req);
+    gb_images *im = NULL;
+    gb_store_status st = gb_store_images(req->store, gb__param_text(req, "run"),
+                                         gb__param_text(req, "tag"), &q, false, &im);
+    if (st != GB_STORE_OK) return gb__store_fail(req, st);
+    gb__json *j = &req->json;
+    gb__json_obj(j);
+    GB__JSON_KV(j, "run", str, gb__param_text(req, "run"));
+    GB__JSON_KV(j, "tag", str, gb__param_text(req, "tag"));
+    gb__json_key(j, "steps");
+    gb__json_arr(j);
+    /* Rows come by step then index: group the samples of each step. */
+    for (size_t i = 0; i < im->count;) {
+        int64_t step = im->rows[i].step;
+        gb__json_obj(j);
+        GB__JSON_KV(j, "step", int, step);
+        GB__JSON_KV(j, "wall", num, im->rows[i].wall_time);
+        gb__json_key(j, "samples");
+        gb__json_arr(j);
+        for (; i < im->count && im->rows[i].step == step; i++) {
+            const gb_image_row *r = &im->rows[i];
+            gb__json_obj(j);
+            GB__JSON_KV(j, "index", int, r->index);
+            GB__JSON_KV(j, "width", int, r->width);
+            GB__JSON_KV(j, "height", int, r->height);
+            GB__JSON_KV(j, "channels", int, r->channels);
+            gb__json_obj_end(j);
+        }
+        gb__json_arr_end(j);
+        gb__json_obj_end(j);
+    }
+    gb__json_arr_end(j);
+    gb__json_obj_end(j);
+    gb_store_free(im);
+    return 200;
+}
+
+static int image_png(gb__request *req) {
+    gb_blob *png = NULL;
+    gb_store_status st = gb_store_image_png(req->store, gb__param_text(req, "run"),
+                                            gb__param_text(req, "tag"), gb__param_int(req, "step"),
+                                            (int)gb__param_int(req, "index"), &png);
+    if (st != GB_STORE_OK) return gb__store_fail(req, st);
+    if (png->size > GB__MAX_RESPONSE) {
+        gb_store_free(png);
+        return gb__fail(req, 500, "image too large");
+    }
+    req->body = malloc(png->size ? png->size : 1);
+    if (!req->body) {
+        gb_store_free(png);
+        return gb__fail(req, 503, "out of memory");
+    }
+    memcpy(req->body, png->data, png->size);
+    req->body_len = png->size;
+    req->content_type = "image/png";
+    gb_store_free(png);
+    return 200;
+}
+
+static const gb__route routes[] = {
+    {"tags", image_tags, {GB__P_RUN_OPT, GB__P_END}},
+    {"list", image_list,
+     {GB__P_RUN, GB__P_TAG, GB__P_POINTS_UPTO(1000, 100), GB__P_STEP_RANGE, GB__P_END}},
+    {"png", image_png,
+     {GB__P_RUN, GB__P_TAG, {"step", GB__PARAM_INT, true, (double)INT64_MIN, (double)INT64_MAX, 0},
+      {"index", GB__PARAM_INT, false, 0, 4096, 0}, GB__P_END}},
+};
+
+static bool has_images(gb_store *store) { return gb__store_has_kind(store, GB_KIND_IMAGE); }
+
+const gb__plugin gb__plugin_images = {
+    .name = "images",
+    .title = "Images",
+    .order = 40,
+    .is_active = has_images,
+    .routes = routes,
+    .n_routes = sizeof routes / sizeof routes[0],
+};
