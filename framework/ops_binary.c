@@ -231,10 +231,48 @@ static void binary_row(void *ctx, const int64_t *in_off, int64_t out_off) {
            w->r + out_off * (int64_t)w->er);
 }
 
+/* Whether an integer tensor holds a zero (a divisor check). */
+#define GEN_HAS_ZERO(unused, DT, sfx, T, U, CL)                                               \
+    static bool has_zero_##sfx(int64_t n, const void *p) {                                    \
+        const T *v = p;                                                                       \
+        bool zero = false;                                                                    \
+        for (int64_t i = 0; i < n; i++) zero |= v[i] == 0;                                    \
+        return zero;                                                                          \
+    }
+GB_EW_INT_TYPES(GEN_HAS_ZERO, _)
+
 static bool has_zero(const gb_tensor *t) {
-    for (int64_t i = 0; i < t->size; i++)
-        if (gb__load(t->dtype, t->data, i) == 0.0) return true;
-    return false;
+    switch (t->dtype) {
+    case GB_I32: return has_zero_i32(t->size, t->data);
+    case GB_I64: return has_zero_i64(t->size, t->data);
+    default: return has_zero_u8(t->size, t->data);
+    }
+}
+
+/* Whether t's shape is the trailing dims of out's (the bias of a bias add). */
+static bool is_trailing(const gb_tensor *t, const gb_tensor *out) {
+    int lead = out->rank - t->rank;
+    if (lead < 0) return false;
+    for (int i = 0; i < t->rank; i++)
+        if (t->shape[i] != out->shape[lead + i]) return false;
+    return true;
+}
+
+/* full (output-shaped) op row (repeated along the leading dims), one
+ * vector-vector run per row; `swapped` when the row is the left operand. */
+static void rows_vv(run_fn run, const gb_tensor *full, const gb_tensor *row, gb_tensor *r,
+                    bool swapped) {
+    int64_t m = row->size, esz = (int64_t)gb_dtype_size(full->dtype);
+    int64_t rsz = (int64_t)gb_dtype_size(r->dtype);
+    const char *f = full->data;
+    char *out = r->data;
+    for (int64_t i = 0; i < r->size / m; i++) {
+        const void *x = f + i * m * esz;
+        if (swapped)
+            run(RUN_VV, m, row->data, x, out + i * m * rsz);
+        else
+            run(RUN_VV, m, x, row->data, out + i * m * rsz);
+    }
 }
 
 static bool kernel_binary(const gb_op_call *c, gb_tensor **out) {
@@ -252,6 +290,10 @@ static bool kernel_binary(const gb_op_call *c, gb_tensor **out) {
         run(RUN_SV, r->size, a->data, b->data, r->data);
     } else if (b->size == 1) {
         run(RUN_VS, r->size, a->data, b->data, r->data);
+    } else if (a->size == r->size && is_trailing(b, r)) {
+        rows_vv(run, a, b, r, false);
+    } else if (b->size == r->size && is_trailing(a, r)) {
+        rows_vv(run, b, a, r, true);
     } else {
         bcast_plan p = {0};
         gb_tensor *in[2] = {a, b};

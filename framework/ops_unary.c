@@ -44,7 +44,7 @@ typedef void (*map_fn)(int64_t n, const void *x, void *r, const gb_attrs *at);
 #define E_tanh(T, U, CL, x) tanh(x)
 #define E_sigmoid(T, U, CL, x) ((T)1 / ((T)1 + exp(-(x))))
 #define E_relu(T, U, CL, x) ((x) > 0 ? (x) : (T)0)
-#define E_leaky_relu(T, U, CL, x) ((x) > 0 ? (x) : alpha * (x))
+#define E_leaky_relu(T, U, CL, x) ((x) > 0 ? (x) : (T)alpha * (x))
 #define E_elu(T, U, CL, x) ((x) > 0 ? (x) : expm1(x))
 /* log(1 + e^x) without overflow for large x. */
 #define E_softplus(T, U, CL, x) ((x) > 0 ? (x) + log1p(exp(-(x))) : log1p(exp(x)))
@@ -70,7 +70,7 @@ static int gelu_mode(const gb_attrs *at) {
     static void op##_##sfx(int64_t n, const void *px, void *pr, const gb_attrs *at) {         \
         const T *restrict x_ = px;                                                            \
         T *restrict r_ = pr;                                                                  \
-        const T alpha = (T)at->f[0];                                                          \
+        const double alpha = at->f[0];                                                        \
         const int mode = gelu_mode(at);                                                       \
         (void)alpha;                                                                          \
         (void)mode;                                                                           \

@@ -143,6 +143,12 @@ START_TEST(test_broadcast_rows_and_columns) {
     /* The bias add: [N,M] + [M]. */
     ASSERT_VALUES(gb_add(m, F64((3), 10, 20, 30)), 0, 11, 22, 33, 14, 25, 36);
     ASSERT_VALUES(gb_sub(F64((3), 10, 20, 30), m), 0, 9, 18, 27, 6, 15, 24);
+    /* Rows of a different element size in and out, and integer rows. */
+    ASSERT_VALUES(gb_greater(m, F64((3), 2, 2, 2)), 0, 0, 0, 1, 1, 1, 1);
+    ASSERT_VALUES(gb_less_equal(F64((3), 2, 5, 9), m), 0, 0, 0, 0, 1, 1, 0);
+    ASSERT_VALUES(gb_add(I32((2, 2), 1, 2, 3, 4), I32((2), 10, 20)), 0, 11, 22, 13, 24);
+    /* [K,N,M] + [N,M]: the row is a whole matrix. */
+    ASSERT_VALUES(gb_add(gb_ones(GB_F64, GB_SHAPE(2, 1, 2)), F64((1, 2), 5, 6)), 0, 6, 7, 6, 7);
     /* Per-row scale: [N,M] * [N,1]. */
     ASSERT_VALUES(gb_mul(m, F64((2, 1), 2, -1)), 0, 2, 4, 6, -4, -5, -6);
     ASSERT_VALUES(gb_div(F64((2, 1), 12, 60), m), 0, 12, 6, 4, 15, 12, 10);
