@@ -1,0 +1,81 @@
+// tagpage.js — the frame shared by the per-run dashboards (histograms,
+// distributions, images, text): a tag regex filter, one card per tag, and
+// inside each card one block per selected run that has the tag. A page
+// supplies only how a block loads, updates and draws:
+//   block(run, tag) -> { el, load(), onData(), redraw?(), destroy?() }
+
+import { getJSON, pooled } from './api.js';
+import { h, regexFrom } from './dom.js';
+
+const tagFilters = {};   // per plugin, kept across tab switches
+
+export function tagPage(ctx, { plugin, controls = null, block, noun }) {
+  let tagsByRun = {};
+  let destroyed = false;
+  const cards = new Map();   // tag -> {el, body, blocks: Map(run -> block)}
+
+  const tagInput = h('input.filter', { type: 'search', placeholder: 'Filter tags (regex)', id: 'tag-filter',
+    value: tagFilters[plugin] || '', spellcheck: false,
+    oninput: () => { if (regexFrom(tagInput)) { tagFilters[plugin] = tagInput.value; layout().catch(() => {}); } } });
+  const summary = h('span.muted');
+  const grid = h('div.cards');
+  const view = h('div.page', null, h('div.toolbar', null, tagInput, summary), grid);
+
+  function wanted() {
+    const re = new RegExp(tagFilters[plugin] || '', 'i');
+    const runs = ctx.runs.selected().filter((r) => tagsByRun[r]?.length);
+    const tags = [...new Set(runs.flatMap((r) => tagsByRun[r].map((t) => t.tag)))].filter((t) => re.test(t)).sort();
+    return { runs, tags, has: (run, tag) => tagsByRun[run]?.some((t) => t.tag === tag) };
+  }
+
+  async function layout() {
+    const { runs, tags, has } = wanted();
+    const fresh = [];
+    for (const [tag, c] of cards) if (!tags.includes(tag)) { for (const b of c.blocks.values()) b.destroy?.(); cards.delete(tag); }
+    for (const tag of tags) {
+      let c = cards.get(tag);
+      if (!c) {
+        const body = h('div.card-body');
+        c = { body, blocks: new Map(), el: h('div.card.wide', { 'data-tag': tag },
+          h('div.card-head', null, h('div.card-title', { title: tag }, tag)), body) };
+        cards.set(tag, c);
+      }
+      const runsHere = runs.filter((r) => has(r, tag));
+      for (const [run, b] of c.blocks) if (!runsHere.includes(run)) { b.destroy?.(); c.blocks.delete(run); }
+      for (const run of runsHere) if (!c.blocks.has(run)) {
+        const b = block(run, tag);
+        c.blocks.set(run, b);
+        fresh.push(b);
+      }
+      c.body.replaceChildren(...runsHere.map((r) => c.blocks.get(r).el));
+      c.el.dataset.runs = String(runsHere.length);
+    }
+    grid.replaceChildren(...tags.map((t) => cards.get(t).el));
+    summary.textContent = `${tags.length} tag${tags.length === 1 ? '' : 's'} · ${runs.length} run${runs.length === 1 ? '' : 's'}`;
+    if (!tags.length) grid.append(h('div.empty', null, ctx.runs.selected().length ? `No ${noun} tag matches.` : `Select a run to see its ${noun}s.`));
+    await pooled(fresh.map((b) => () => b.load()), 6);
+    if (!destroyed) view.dataset.loaded = 'true';
+  }
+
+  const blocks = () => [...cards.values()].flatMap((c) => [...c.blocks.values()]);
+
+  return {
+    controls, view,
+    redraw() { for (const b of blocks()) b.redraw?.(); },
+    async refresh() { tagsByRun = (await getJSON(`${plugin}/tags`)).runs; await layout(); },
+    onRuns() { layout().catch(() => {}); },
+    async onData() {
+      tagsByRun = (await getJSON(`${plugin}/tags`)).runs;
+      const old = new Set(blocks());
+      await layout();
+      await pooled(blocks().filter((b) => old.has(b)).map((b) => () => b.onData()), 6);
+    },
+    destroy() { destroyed = true; for (const b of blocks()) b.destroy?.(); cards.clear(); },
+  };
+}
+
+// The label above a run's block: colour swatch and run name.
+export function runLabel(ctx, run, ...extra) {
+  return h('div.run-label', null, h('span.swatch', { style: { background: ctx.runs.color(run) } }),
+    h('span', null, run), ...extra);
+}

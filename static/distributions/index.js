@@ -1,0 +1,50 @@
+// The Distributions dashboard: per tag and run, the histograms over steps
+// as nested percentile bands (TensorBoard's: min..max, 6.68..93.32,
+// 15.87..84.13, 30.85..69.15, and the median line).
+
+import { getJSON } from '../core/api.js';
+import { alpha, autosize, tooltip, uPlot, xAxis, yAxis } from '../core/chart.js';
+import { fmtValue, h, num } from '../core/dom.js';
+import { runLabel, tagPage } from '../core/tagpage.js';
+
+export const name = 'distributions';
+
+const HEIGHT = 220;
+
+export function createPage(ctx) {
+  return tagPage(ctx, { plugin: 'distributions', noun: 'histogram', block: (run, tag) => {
+    const box = h('div.chart');
+    const el = h('div.run-block', { 'data-run': run }, runLabel(ctx, run), box);
+    const tip = tooltip(el);
+    let plot = null, stop = null, data = null, percentiles = [];
+    const load = async () => {
+      const r = await getJSON('distributions/series', { run, tag, points: 500 });
+      percentiles = r.percentiles;
+      data = [r.step, ...r.values.map((col) => col.map(num))];
+      el.dataset.steps = String(r.step.length);
+      if (plot) { plot.setData(data); return; }
+      const color = ctx.runs.color(run);
+      const series = [{}, ...percentiles.map((p, k) => ({
+        label: `p${p / 100}`, points: { show: false }, spanGaps: true,
+        stroke: k === 4 ? color : 'transparent', width: k === 4 ? 2 : 0,
+      }))];
+      // Outer to inner: the bands darken towards the median.
+      const bands = [[9, 1], [8, 2], [7, 3], [6, 4]].map(([a, b], i) => ({ series: [a, b], fill: alpha(color, 0.1 + 0.08 * i) }));
+      plot = new uPlot({
+        width: Math.max(300, box.clientWidth || 600), height: HEIGHT, series, bands,
+        legend: { show: false }, scales: { x: { time: false } }, axes: [xAxis('step'), yAxis()],
+        cursor: { drag: { x: true, y: false }, points: { show: false } },
+        hooks: { setCursor: [(u) => {
+          const i = u.cursor.idx;
+          if (i === null || i === undefined) { tip.hide(); return; }
+          tip.show(u, [h('div.tip-row', null, h('span.tip-run', null, `${run} · step ${data[0][i]}`)),
+            ...[8, 6, 4, 2, 0].map((k) => h('div.tip-row', null, h('span.tip-num', null,
+              `${k === 4 ? 'median' : `p${+(percentiles[k] / 100).toFixed(2)}`}: ${fmtValue(data[k + 1][i])}`)))]);
+        }] },
+      }, data, box);
+      plot.over.addEventListener('mouseleave', () => tip.hide());
+      stop = autosize(plot, box, HEIGHT);
+    };
+    return { el, load, onData: load, destroy: () => { plot?.destroy(); stop?.(); } };
+  } });
+}

@@ -1,0 +1,23 @@
+// The Text dashboard: per tag and run, the texts by step (newest first),
+// shown as plain text — set through textContent, never parsed as HTML.
+
+import { getJSON } from '../core/api.js';
+import { fmtWall, h } from '../core/dom.js';
+import { runLabel, tagPage } from '../core/tagpage.js';
+
+export const name = 'text';
+
+export function createPage(ctx) {
+  return tagPage(ctx, { plugin: 'text', noun: 'text', block: (run, tag) => {
+    const list = h('div.text-list');
+    const el = h('div.run-block', { 'data-run': run }, runLabel(ctx, run), list);
+    const load = async () => {
+      const r = await getJSON('text/series', { run, tag, points: 200 });
+      el.dataset.entries = String(r.rows.length);
+      list.replaceChildren(...r.rows.slice().reverse().map((row) => h('div.text-entry', { 'data-step': row.step },
+        h('div.text-step', { title: fmtWall(row.wall) }, `step ${row.step}`),
+        h('pre.text-body', null, row.text))));
+    };
+    return { el, load, onData: load };
+  } });
+}
