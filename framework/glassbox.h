@@ -40,5 +40,6 @@
 #include "gb_observer.h"
 #include "gb_nn.h"
 #include "gb_debug.h"
+#include "gb_data.h"
 
 #endif

@@ -1,0 +1,126 @@
+/* data_shuffle.c — shuffle(buffer_size, seed), as tf.data.Dataset.shuffle.
+ *
+ * The iterator fills a buffer with the first buffer_size elements, then
+ * each output is drawn uniformly from the buffer and its place taken by
+ * the next input element; at the end of the input the buffer drains. A
+ * buffer at least as large as the dataset gives a uniform permutation.
+ *
+ * Reshuffling: the k-th iterator made from the dataset (a new epoch, or
+ * the k-th round of a repeat above it) draws from a generator seeded by
+ * (seed, k), so every epoch has its own order and a run with the same
+ * seed sees the same orders, with or without prefetch.
+ *
+ * The buffer holds elements, which are pointers for slices of a source:
+ * a 10000-element buffer of images costs no image copies.
+ */
+#include <stdlib.h>
+
+#include "data_internal.h"
+
+typedef struct shuffle_ds {
+    gb_dataset base;
+    int64_t buffer_size;
+    uint64_t seed;
+    atomic_uint_fast64_t iterations;   /* iterators made so far */
+} shuffle_ds;
+
+typedef struct shuffle_iter {
+    gb__iter base;
+    gb__iter *up;
+    int64_t limit;        /* buffer_size */
+    gb__element *buf;
+    int64_t count, cap;
+    bool up_done;
+    uint64_t rng;
+} shuffle_iter;
+
+/* Uniform in [0, n) (Lemire's multiply-shift; bias below n / 2^64). */
+static int64_t draw(uint64_t *rng, int64_t n) {
+    return (int64_t)(((unsigned __int128)gb__splitmix64(rng) * (uint64_t)n) >> 64);
+}
+
+/* Adds input elements until the buffer is full or the input ends. */
+static bool fill(shuffle_iter *it) {
+    while (!it->up_done && it->count < it->limit) {
+        if (it->count == it->cap) {
+            int64_t cap = it->cap ? 2 * it->cap : 1024;
+            if (cap > it->limit) cap = it->limit;
+            gb__element *b = realloc(it->buf, (size_t)cap * sizeof *b);
+            if (!b) {
+                gb__error(GB_ERR_MEMORY, "ShuffleDataset",
+                          "ShuffleDataset: out of memory growing the buffer to %lld elements",
+                          (long long)cap);
+                return false;
+            }
+            it->buf = b;
+            it->cap = cap;
+        }
+        if (gb__iter_next(it->up, &it->buf[it->count])) {
+            it->count++;
+        } else {
+            if (!gb_ok()) return false;
+            it->up_done = true;
+        }
+    }
+    return true;
+}
+
+static bool shuffle_next(gb__iter *base, gb__element *out) {
+    shuffle_iter *it = (shuffle_iter *)base;
+    if (!fill(it) || it->count == 0) return false;
+    int64_t i = draw(&it->rng, it->count);
+    gb__element_move(out, &it->buf[i]);
+    /* The last element fills the hole; the next call refills the buffer. */
+    if (i != --it->count) gb__element_move(&it->buf[i], &it->buf[it->count]);
+    return true;
+}
+
+static void shuffle_iter_free(gb__iter *base) {
+    shuffle_iter *it = (shuffle_iter *)base;
+    for (int64_t i = 0; i < it->count; i++) gb__element_release(base->pool, &it->buf[i]);
+    free(it->buf);
+    gb__iter_free(it->up);
+    free(it);
+}
+
+static const gb__iter_ops shuffle_iter_ops = {shuffle_next, shuffle_iter_free};
+
+static gb__iter *shuffle_iter_new(gb_dataset *base, gb__pool *pool) {
+    shuffle_ds *ds = (shuffle_ds *)base;
+    shuffle_iter *it = gb__iter_alloc(sizeof *it, &shuffle_iter_ops, pool);
+    if (!it) return NULL;
+    it->limit = ds->buffer_size;
+    uint64_t k = atomic_fetch_add(&ds->iterations, 1);
+    uint64_t mix = ds->seed ^ (0x9E3779B97F4A7C15ull * (k + 1));
+    it->rng = gb__splitmix64(&mix);
+    it->up = gb__dataset_iter(base->input, pool);
+    if (!it->up) {
+        shuffle_iter_free(&it->base);
+        return NULL;
+    }
+    return &it->base;
+}
+
+static int64_t shuffle_cardinality(const gb_dataset *ds) {
+    return gb_dataset_cardinality(ds->input);
+}
+
+static const gb__dataset_ops shuffle_ops = {"ShuffleDataset", shuffle_iter_new,
+                                            shuffle_cardinality, NULL};
+
+gb_dataset *gb_dataset_shuffle(gb_dataset *in, int64_t buffer_size, uint64_t seed) {
+    if (!gb__dataset_check_input("gb_dataset_shuffle", in)) return NULL;
+    if (buffer_size < 1) {
+        gb__error(GB_ERR_VALUE, "ShuffleDataset",
+                  "gb_dataset_shuffle: buffer_size must be >= 1, got %lld",
+                  (long long)buffer_size);
+        gb_dataset_free(in);
+        return NULL;
+    }
+    shuffle_ds *ds = (shuffle_ds *)gb__dataset_new(sizeof *ds, &shuffle_ops, in, in->ncomp);
+    if (!ds) return NULL;
+    ds->buffer_size = buffer_size;
+    ds->seed = seed;
+    atomic_init(&ds->iterations, 0);
+    return &ds->base;
+}

@@ -1,0 +1,183 @@
+/* gb_data.h — tf.data-style input pipelines and the IDX (MNIST) reader.
+ *
+ * A dataset is a sequence of elements; an element is a tuple of tensors
+ * (image, label). Datasets are built from tensors and transformed
+ * (shuffle, batch, repeat, map, take, skip, prefetch); an iterator walks
+ * one epoch. Usage, with Fashion-MNIST:
+ *
+ *     gb_mnist m;
+ *     if (!gb_mnist_load(GB_FASHION_MNIST_DIR, &m)) { puts(gb_error_string()); return 1; }
+ *     gb_tensor *x = gb_images_to_float(m.train_images, GB_IMAGES_FLAT);  // [60000,784] in [0,1]
+ *     gb_dataset *ds = gb_dataset_from_tensor_slices(2, (gb_tensor *[]){x, m.train_labels});
+ *     ds = gb_dataset_shuffle(ds, 10000, 42);     // each call takes over its input
+ *     ds = gb_dataset_batch(ds, 128, false);
+ *     ds = gb_dataset_prefetch(ds, 2);            // a background thread stays 2 batches ahead
+ *     for (int epoch = 0; epoch < 5; epoch++) {
+ *         gb_iterator *it = gb_iterator_new(ds);  // reshuffles: a new order each epoch
+ *         gb_tensor *b[2];                        // b[0]: float32 [128,784], b[1]: int32 [128]
+ *         for (gb_scope_begin(); gb_iterator_next(it, b); gb_scope_end(), gb_scope_begin()) {
+ *             // one training step on b[0], b[1]: its tensors die with the step's scope
+ *         }
+ *         gb_scope_end();
+ *         gb_iterator_free(it);
+ *     }
+ *     gb_dataset_free(ds);
+ *     if (!gb_ok()) puts(gb_error_string());
+ *
+ * Semantics follow tf.data:
+ * - from_tensor_slices slices along the first dimension; from_tensors
+ *   makes one element of the whole tensors. The data is shared when the
+ *   tensor is backed by a heap buffer (IDX files, variables) and copied
+ *   otherwise, so a dataset outlives the scope of its tensors.
+ * - shuffle(buffer, seed) keeps a buffer of `buffer` elements and draws
+ *   each output uniformly from it. Each new iteration (a new iterator, or
+ *   the next round of a later repeat) uses the next order of a sequence
+ *   derived from the seed: epochs differ, runs repeat exactly.
+ * - batch(n, drop_remainder) stacks n elements along a new first
+ *   dimension; the last, smaller batch is kept unless drop_remainder.
+ * - repeat(count) restarts its input count times (-1: forever).
+ * - prefetch(n) runs the pipeline below it on a background thread, up to
+ *   n elements ahead; freeing the iterator stops the thread cleanly.
+ * - map runs a C function on each element (on the prefetch thread when a
+ *   prefetch is downstream), in a memory scope of its own.
+ *
+ * Ownership: each transformation takes over the dataset it is given (the
+ * result owns it), so a chain needs one gb_dataset_free at the end;
+ * gb_dataset_ref shares a dataset between two chains. A NULL input gives
+ * a NULL result and keeps the first error, as ops do.
+ *
+ * Iterating: gb_iterator_next writes one tensor per component into out
+ * and returns true, or returns false at the end of the epoch or after an
+ * error (check gb_ok()). The tensors belong to the current scope: call it
+ * inside a per-step scope as above. Batches are views of buffers that
+ * the pipeline recycles when the step's scope ends (no copy, no
+ * allocation in the steady state); gb_keep one to hold it longer.
+ * An iterator is used from one thread.
+ */
+#ifndef GB_DATA_H
+#define GB_DATA_H
+
+#include "gb_base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Components per element, at most. */
+#define GB_DATA_MAX_COMPONENTS 8
+/* Cardinalities, as tf.data.INFINITE_CARDINALITY / UNKNOWN_CARDINALITY. */
+#define GB_DATA_INFINITE (-1)
+#define GB_DATA_UNKNOWN (-2)
+/* prefetch buffer size chosen by the library (tf.data.AUTOTUNE). */
+#define GB_DATA_AUTOTUNE (-1)
+
+typedef struct gb_dataset gb_dataset;
+typedef struct gb_iterator gb_iterator;
+
+/* ---- sources ---------------------------------------------------------------------- */
+
+/* Element i is (t[0][i], ..., t[n-1][i]); all t share their first dim. */
+gb_dataset *gb_dataset_from_tensor_slices(int n, gb_tensor *const *t);
+/* A single element (t[0], ..., t[n-1]). */
+gb_dataset *gb_dataset_from_tensors(int n, gb_tensor *const *t);
+
+/* ---- transformations (each takes over `in`) ---------------------------------------- */
+
+gb_dataset *gb_dataset_shuffle(gb_dataset *in, int64_t buffer_size, uint64_t seed);
+gb_dataset *gb_dataset_batch(gb_dataset *in, int64_t batch_size, bool drop_remainder);
+gb_dataset *gb_dataset_repeat(gb_dataset *in, int64_t count);   /* -1: forever */
+gb_dataset *gb_dataset_take(gb_dataset *in, int64_t count);     /* -1: all */
+gb_dataset *gb_dataset_skip(gb_dataset *in, int64_t count);     /* -1: all */
+/* n >= 1 elements ahead, or GB_DATA_AUTOTUNE; 0 returns `in` unchanged. */
+gb_dataset *gb_dataset_prefetch(gb_dataset *in, int n);
+
+/* Computes `nout` output tensors from the `nin` tensors of an element.
+ * Return false (or a NULL output) to fail; the error recorded by the ops
+ * it called stops the iteration. Runs inside a scope that ends after the
+ * outputs are copied, so it allocates freely. */
+typedef bool (*gb_map_fn)(void *ctx, gb_tensor *const *in, int nin, gb_tensor **out);
+gb_dataset *gb_dataset_map(gb_dataset *in, gb_map_fn fn, void *ctx, int nout);
+
+/* ---- datasets ------------------------------------------------------------------------- */
+
+/* Another owner of ds (returns ds); each owner calls gb_dataset_free. */
+gb_dataset *gb_dataset_ref(gb_dataset *ds);
+void gb_dataset_free(gb_dataset *ds);
+int gb_dataset_num_components(const gb_dataset *ds);
+/* Elements per epoch, GB_DATA_INFINITE or GB_DATA_UNKNOWN. */
+int64_t gb_dataset_cardinality(const gb_dataset *ds);
+
+/* ---- iterators ------------------------------------------------------------------------- */
+
+/* One pass over ds (which it keeps alive); NULL after an error. */
+gb_iterator *gb_iterator_new(gb_dataset *ds);
+/* Writes gb_dataset_num_components(ds) tensors into out (current scope). */
+bool gb_iterator_next(gb_iterator *it, gb_tensor **out);
+/* Stops its threads and frees it; tensors already handed out stay valid. */
+void gb_iterator_free(gb_iterator *it);
+
+typedef struct gb_iterator_stats {
+    int64_t elements;           /* elements handed out */
+    int64_t buffers_allocated;  /* pipeline buffers ever allocated: flat once warm */
+    int64_t bytes_allocated;
+    int64_t buffers_in_use;     /* held by the consumer's live tensors */
+    double next_ms;             /* total time inside gb_iterator_next: high = input-bound */
+} gb_iterator_stats;
+bool gb_iterator_get_stats(const gb_iterator *it, gb_iterator_stats *out);
+
+/* ---- IDX files (the MNIST format) ----------------------------------------------------------- */
+
+/* Reads an IDX file, gzip-compressed or not: uint8 -> GB_U8, int8/int16/
+ * int32 -> GB_I32, float -> GB_F32, double -> GB_F64, shape from the
+ * header. Checks the magic number, type code, dims and data size; errors
+ * (GB_ERR_IO) name the file and what is wrong with it. */
+gb_tensor *gb_idx_read(const char *path);
+
+#define GB_FASHION_MNIST_DIR "/usr/share/datasets/fashion-mnist"
+
+/* MNIST and Fashion-MNIST: images uint8 [N,28,28], labels int32 [N]. */
+typedef struct gb_mnist {
+    gb_tensor *train_images, *train_labels;
+    gb_tensor *test_images, *test_labels;
+} gb_mnist;
+
+/* Loads train-images-idx3-ubyte, train-labels-idx1-ubyte,
+ * t10k-images-idx3-ubyte and t10k-labels-idx1-ubyte (each .gz or not) from
+ * dir into the current scope. false after an error: a missing directory
+ * or file, a bad file, or label and image counts that differ. */
+bool gb_mnist_load(const char *dir, gb_mnist *out);
+
+typedef enum gb_image_layout {
+    GB_IMAGES_NHW,    /* [N,H,W] */
+    GB_IMAGES_FLAT,   /* [N,H*W]: for dense layers */
+    GB_IMAGES_NHWC,   /* [N,H,W,1]: for convolutions */
+} gb_image_layout;
+
+/* uint8 images [N,H,W] as float32 in [0,1] (pixel / 255) in `layout`. */
+gb_tensor *gb_images_to_float(gb_tensor *images, gb_image_layout layout);
+
+/* ---- call sites -------------------------------------------------------------------------------- */
+#if !defined(GB_BUILDING_LIBRARY)
+#ifndef GB_AT
+#define GB_AT(fn, ...) (gb_set_call_site(__FILE__, __LINE__), fn(__VA_ARGS__))
+#endif
+#define gb_dataset_from_tensor_slices(...) GB_AT(gb_dataset_from_tensor_slices, __VA_ARGS__)
+#define gb_dataset_from_tensors(...) GB_AT(gb_dataset_from_tensors, __VA_ARGS__)
+#define gb_dataset_shuffle(...) GB_AT(gb_dataset_shuffle, __VA_ARGS__)
+#define gb_dataset_batch(...) GB_AT(gb_dataset_batch, __VA_ARGS__)
+#define gb_dataset_repeat(...) GB_AT(gb_dataset_repeat, __VA_ARGS__)
+#define gb_dataset_take(...) GB_AT(gb_dataset_take, __VA_ARGS__)
+#define gb_dataset_skip(...) GB_AT(gb_dataset_skip, __VA_ARGS__)
+#define gb_dataset_prefetch(...) GB_AT(gb_dataset_prefetch, __VA_ARGS__)
+#define gb_dataset_map(...) GB_AT(gb_dataset_map, __VA_ARGS__)
+#define gb_iterator_new(...) GB_AT(gb_iterator_new, __VA_ARGS__)
+#define gb_iterator_next(...) GB_AT(gb_iterator_next, __VA_ARGS__)
+#define gb_idx_read(...) GB_AT(gb_idx_read, __VA_ARGS__)
+#define gb_mnist_load(...) GB_AT(gb_mnist_load, __VA_ARGS__)
+#define gb_images_to_float(...) GB_AT(gb_images_to_float, __VA_ARGS__)
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif
