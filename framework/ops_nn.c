@@ -1,13 +1,322 @@
-/* ops_nn.c — PENDING: descriptors only, kernels to be written. */
+/* ops_nn.c — Softmax, LogSoftmax and the two fused softmax cross-entropy
+ * losses (sparse integer labels, dense label distributions).
+ *
+ * All four subtract the row maximum before exponentiating, so large
+ * logits never overflow: log-sum-exp = m + log(sum(exp(x - m))). The
+ * losses are fused (one pass per row computes the loss without
+ * materializing the softmax) and have one output, the per-example loss.
+ * Their gradients are written with public ops (softmax - one_hot, scaled
+ * by the incoming gradient), so they are themselves differentiable and
+ * second derivatives work.
+ *
+ * Attributes: Softmax/LogSoftmax i[0] axis; the losses take none.
+ * Inputs of the losses: (labels, logits), as the public functions.
+ */
+#include <math.h>
+#include <stdio.h>
+
 #include "internal.h"
 
-static int pending(const gb_op_call *c, gb_out_desc *out) {
-    (void)out;
-    gb__op_error(c, GB_ERR_INTERNAL, "%s is not implemented yet", c->def->name);
-    return -1;
+enum { A_AXIS = 0 };
+
+/* ---- Softmax / LogSoftmax ------------------------------------------------------- */
+
+static int infer_softmax(const gb_op_call *c, gb_out_desc *out) {
+    const gb_tensor *x = c->in[0];
+    if (!gb_dtype_is_float(x->dtype)) {
+        gb__op_error(c, GB_ERR_DTYPE, "%s: logits must be float32 or float64, got %s",
+                     c->def->name, gb_dtype_name(x->dtype));
+        return -1;
+    }
+    if (x->rank < 1) {
+        gb__op_error(c, GB_ERR_SHAPE, "%s: logits must have rank >= 1, got a scalar",
+                     c->def->name);
+        return -1;
+    }
+    if (gb__norm_axis(c, (int)c->attrs->i[A_AXIS], x->rank) < 0) return -1;
+    out[0].dtype = x->dtype;
+    out[0].rank = x->rank;
+    memcpy(out[0].shape, x->shape, (size_t)x->rank * sizeof(int64_t));
+    return 1;
 }
 
-const gb_op_def gb_opdef_softmax = {.name = "Softmax", .arity = -1, .infer = pending};
-const gb_op_def gb_opdef_log_softmax = {.name = "LogSoftmax", .arity = -1, .infer = pending};
-const gb_op_def gb_opdef_sparse_softmax_xent = {.name = "SparseSoftmaxCrossEntropyWithLogits", .arity = -1, .infer = pending};
-const gb_op_def gb_opdef_softmax_xent = {.name = "SoftmaxCrossEntropyWithLogits", .arity = -1, .infer = pending};
+/* x viewed as [outer, n, inner] around the softmax axis. */
+typedef struct axis_view {
+    int64_t outer, n, inner;
+} axis_view;
+
+static axis_view view_around(const gb_tensor *x, int axis) {
+    axis_view v = {1, x->shape[axis], 1};
+    for (int d = 0; d < axis; d++) v.outer *= x->shape[d];
+    for (int d = axis + 1; d < x->rank; d++) v.inner *= x->shape[d];
+    return v;
+}
+
+/* One row (n values, stride `st`): y = softmax(x) or log_softmax(x). */
+#define DEFINE_SOFTMAX_ROW(T, SUFFIX, EXP, LOG)                                               \
+    static void softmax_row_##SUFFIX(const T *x, T *y, int64_t n, int64_t st, bool log_out) { \
+        T m = -INFINITY;                                                                      \
+        for (int64_t j = 0; j < n; j++) m = x[j * st] > m ? x[j * st] : m;                    \
+        T s = 0;                                                                              \
+        if (log_out) {                                                                        \
+            for (int64_t j = 0; j < n; j++) s += EXP(x[j * st] - m);                          \
+            T lse = m + LOG(s);                                                               \
+            for (int64_t j = 0; j < n; j++) y[j * st] = x[j * st] - lse;                      \
+            return;                                                                           \
+        }                                                                                     \
+        for (int64_t j = 0; j < n; j++) s += (y[j * st] = EXP(x[j * st] - m));               \
+        T inv = 1 / s;                                                                        \
+        for (int64_t j = 0; j < n; j++) y[j * st] *= inv;                                     \
+    }                                                                                         \
+    static void softmax_##SUFFIX(const T *x, T *y, axis_view v, bool log_out) {               \
+        for (int64_t o = 0; o < v.outer; o++)                                                 \
+            for (int64_t i = 0; i < v.inner; i++) {                                           \
+                int64_t base = o * v.n * v.inner + i;                                         \
+                softmax_row_##SUFFIX(x + base, y + base, v.n, v.inner, log_out);              \
+            }                                                                                 \
+    }
+DEFINE_SOFTMAX_ROW(float, f32, expf, logf)
+DEFINE_SOFTMAX_ROW(double, f64, exp, log)
+
+static bool kernel_softmax_any(const gb_op_call *c, gb_tensor **out, bool log_out) {
+    const gb_tensor *x = c->in[0];
+    axis_view v = view_around(x, gb__norm_axis(c, (int)c->attrs->i[A_AXIS], x->rank));
+    if (x->dtype == GB_F32)
+        softmax_f32(x->data, out[0]->data, v, log_out);
+    else
+        softmax_f64(x->data, out[0]->data, v, log_out);
+    return true;
+}
+
+static bool kernel_softmax(const gb_op_call *c, gb_tensor **out) {
+    return kernel_softmax_any(c, out, false);
+}
+
+static bool kernel_log_softmax(const gb_op_call *c, gb_tensor **out) {
+    return kernel_softmax_any(c, out, true);
+}
+
+static int grad_axis(const gb_grad_ctx *ctx) {
+    int axis = (int)ctx->attrs->i[A_AXIS];
+    return axis < 0 ? axis + ctx->inputs[0]->rank : axis;
+}
+
+/* y = softmax(x): dx = y * (dy - sum(dy * y, axis)) */
+static bool grad_softmax(const gb_grad_ctx *ctx, gb_tensor **dx) {
+    gb_tensor *y = ctx->outputs[0], *dy = ctx->dys[0];
+    int axis = grad_axis(ctx);
+    gb_tensor *dot = gb_reduce_sum(gb_mul(dy, y), &axis, 1, true);
+    dx[0] = gb_mul(y, gb_sub(dy, dot));
+    return dx[0] != NULL;
+}
+
+/* y = log_softmax(x): dx = dy - exp(y) * sum(dy, axis) */
+static bool grad_log_softmax(const gb_grad_ctx *ctx, gb_tensor **dx) {
+    gb_tensor *y = ctx->outputs[0], *dy = ctx->dys[0];
+    int axis = grad_axis(ctx);
+    dx[0] = gb_sub(dy, gb_mul(gb_exp(y), gb_reduce_sum(dy, &axis, 1, true)));
+    return dx[0] != NULL;
+}
+
+const gb_op_def gb_opdef_softmax = {
+    .name = "Softmax",
+    .arity = 1,
+    .attrs_doc = "i[0] axis",
+    .infer = infer_softmax,
+    .kernel = kernel_softmax,
+    .grad = grad_softmax,
+};
+
+const gb_op_def gb_opdef_log_softmax = {
+    .name = "LogSoftmax",
+    .arity = 1,
+    .attrs_doc = "i[0] axis",
+    .infer = infer_softmax,
+    .kernel = kernel_log_softmax,
+    .grad = grad_log_softmax,
+};
+
+gb_tensor *gb_softmax(gb_tensor *logits, int axis) {
+    gb_attrs a = {.ni = 1};
+    a.i[A_AXIS] = axis;
+    return gb__op1(GB_OP_SOFTMAX, &logits, 1, &a);
+}
+
+gb_tensor *gb_log_softmax(gb_tensor *logits, int axis) {
+    gb_attrs a = {.ni = 1};
+    a.i[A_AXIS] = axis;
+    return gb__op1(GB_OP_LOG_SOFTMAX, &logits, 1, &a);
+}
+
+/* ---- cross-entropy losses --------------------------------------------------------- */
+
+static bool check_logits(const gb_op_call *c, const gb_tensor *logits) {
+    char s[96];
+    if (!gb_dtype_is_float(logits->dtype)) {
+        gb__op_error(c, GB_ERR_DTYPE, "%s: logits must be float32 or float64, got %s",
+                     c->def->name, gb_dtype_name(logits->dtype));
+        return false;
+    }
+    if (logits->rank < 1 || logits->shape[logits->rank - 1] < 1) {
+        gb__op_error(c, GB_ERR_SHAPE, "%s: logits %s need a last (class) axis of size >= 1",
+                     c->def->name, gb__shape_fmt(logits->rank, logits->shape, s, sizeof s));
+        return false;
+    }
+    return true;
+}
+
+/* The loss has the logits' shape without the class axis. */
+static int loss_shape(const gb_tensor *logits, gb_out_desc *out) {
+    out[0].dtype = logits->dtype;
+    out[0].rank = logits->rank - 1;
+    memcpy(out[0].shape, logits->shape, (size_t)out[0].rank * sizeof(int64_t));
+    return 1;
+}
+
+/* labels [d0..dk] int32/int64, logits [d0..dk, C] */
+static int infer_sparse_xent(const gb_op_call *c, gb_out_desc *out) {
+    const gb_tensor *labels = c->in[0], *logits = c->in[1];
+    if (!check_logits(c, logits)) return -1;
+    if (labels->dtype != GB_I32 && labels->dtype != GB_I64) {
+        gb__op_error(c, GB_ERR_DTYPE, "%s: labels must be int32 or int64, got %s", c->def->name,
+                     gb_dtype_name(labels->dtype));
+        return -1;
+    }
+    bool fits = labels->rank == logits->rank - 1 &&
+                memcmp(labels->shape, logits->shape, (size_t)labels->rank * sizeof(int64_t)) == 0;
+    if (!fits) {
+        char a[96], b[96];
+        gb__op_error(c, GB_ERR_SHAPE,
+                     "%s: labels %s must have the shape of logits %s without its last axis",
+                     c->def->name, gb__shape_fmt(labels->rank, labels->shape, a, sizeof a),
+                     gb__shape_fmt(logits->rank, logits->shape, b, sizeof b));
+        return -1;
+    }
+    return loss_shape(logits, out);
+}
+
+/* labels and logits [d0..dk, C], same dtype */
+static int infer_dense_xent(const gb_op_call *c, gb_out_desc *out) {
+    const gb_tensor *labels = c->in[0], *logits = c->in[1];
+    if (!check_logits(c, logits)) return -1;
+    if (labels->dtype != logits->dtype) {
+        gb__op_error(c, GB_ERR_DTYPE, "%s: labels are %s but logits are %s", c->def->name,
+                     gb_dtype_name(labels->dtype), gb_dtype_name(logits->dtype));
+        return -1;
+    }
+    if (!gb_same_shape(labels, logits)) {
+        char a[96], b[96];
+        gb__op_error(c, GB_ERR_SHAPE, "%s: labels %s and logits %s must have the same shape",
+                     c->def->name, gb__shape_fmt(labels->rank, labels->shape, a, sizeof a),
+                     gb__shape_fmt(logits->rank, logits->shape, b, sizeof b));
+        return -1;
+    }
+    return loss_shape(logits, out);
+}
+
+/* Row kernels: lse(x) once, then the loss. A label out of [0, C) stops
+ * the kernel with an error naming it and its row. */
+#define DEFINE_XENT(T, SUFFIX, EXP, LOG)                                                      \
+    static T lse_##SUFFIX(const T *x, int64_t n) {                                            \
+        T m = -INFINITY, s = 0;                                                               \
+        for (int64_t j = 0; j < n; j++) m = x[j] > m ? x[j] : m;                              \
+        for (int64_t j = 0; j < n; j++) s += EXP(x[j] - m);                                   \
+        return m + LOG(s);                                                                    \
+    }                                                                                         \
+    static bool sparse_xent_##SUFFIX(const gb_op_call *c, const gb_tensor *labels,            \
+                                     const T *x, int64_t rows, int64_t n, T *loss) {          \
+        for (int64_t r = 0; r < rows; r++) {                                                  \
+            int64_t l = labels->dtype == GB_I32 ? ((const int32_t *)labels->data)[r]          \
+                                                : ((const int64_t *)labels->data)[r];         \
+            if (l < 0 || l >= n) {                                                            \
+                gb__op_error(c, GB_ERR_VALUE,                                                 \
+                             "%s: label %lld at row %lld is out of range [0, %lld)",          \
+                             c->def->name, (long long)l, (long long)r, (long long)n);         \
+                return false;                                                                 \
+            }                                                                                 \
+            loss[r] = lse_##SUFFIX(x + r * n, n) - x[r * n + l];                              \
+        }                                                                                     \
+        return true;                                                                          \
+    }                                                                                         \
+    static void dense_xent_##SUFFIX(const T *p, const T *x, int64_t rows, int64_t n,          \
+                                    T *loss) {                                                \
+        for (int64_t r = 0; r < rows; r++) {                                                  \
+            const T *xr = x + r * n, *pr = p + r * n;                                         \
+            T lse = lse_##SUFFIX(xr, n), s = 0;                                               \
+            for (int64_t j = 0; j < n; j++) s += pr[j] * (lse - xr[j]);                       \
+            loss[r] = s;                                                                      \
+        }                                                                                     \
+    }
+DEFINE_XENT(float, f32, expf, logf)
+DEFINE_XENT(double, f64, exp, log)
+
+static bool kernel_sparse_xent(const gb_op_call *c, gb_tensor **out) {
+    const gb_tensor *labels = c->in[0], *logits = c->in[1];
+    int64_t n = logits->shape[logits->rank - 1], rows = labels->size;
+    if (logits->dtype == GB_F32)
+        return sparse_xent_f32(c, labels, logits->data, rows, n, out[0]->data);
+    return sparse_xent_f64(c, labels, logits->data, rows, n, out[0]->data);
+}
+
+static bool kernel_dense_xent(const gb_op_call *c, gb_tensor **out) {
+    const gb_tensor *labels = c->in[0], *logits = c->in[1];
+    int64_t n = logits->shape[logits->rank - 1], rows = out[0]->size;
+    if (logits->dtype == GB_F32)
+        dense_xent_f32(labels->data, logits->data, rows, n, out[0]->data);
+    else
+        dense_xent_f64(labels->data, logits->data, rows, n, out[0]->data);
+    return true;
+}
+
+/* d loss / d logits = softmax(logits) - onehot(labels), times dy per row. */
+static bool grad_sparse_xent(const gb_grad_ctx *ctx, gb_tensor **dx) {
+    gb_tensor *labels = ctx->inputs[0], *logits = ctx->inputs[1];
+    int64_t classes = logits->shape[logits->rank - 1];
+    gb_tensor *onehot = gb_one_hot(labels, classes, 1.0, 0.0, logits->dtype);
+    gb_tensor *diff = gb_sub(gb_softmax(logits, -1), onehot);
+    dx[0] = NULL;
+    dx[1] = gb_mul(diff, gb_expand_dims(ctx->dys[0], -1));
+    return dx[1] != NULL;
+}
+
+/* loss = sum_j p_j (lse - x_j):
+ *   d/dx = softmax(x) * sum_j p_j - p   (sum_j p_j is 1 for distributions)
+ *   d/dp = -log_softmax(x)
+ * each times dy per row. */
+static bool grad_dense_xent(const gb_grad_ctx *ctx, gb_tensor **dx) {
+    gb_tensor *p = ctx->inputs[0], *x = ctx->inputs[1];
+    gb_tensor *dy = gb_expand_dims(ctx->dys[0], -1);
+    int last = -1;
+    gb_tensor *mass = gb_reduce_sum(p, &last, 1, true);
+    dx[0] = gb_mul(gb_neg(gb_log_softmax(x, -1)), dy);
+    dx[1] = gb_mul(gb_sub(gb_mul(gb_softmax(x, -1), mass), p), dy);
+    return dx[0] && dx[1];
+}
+
+const gb_op_def gb_opdef_sparse_softmax_xent = {
+    .name = "SparseSoftmaxCrossEntropyWithLogits",
+    .arity = 2,
+    .attrs_doc = "none; inputs (labels int32/int64 [..], logits [.., C])",
+    .infer = infer_sparse_xent,
+    .kernel = kernel_sparse_xent,
+    .grad = grad_sparse_xent,
+};
+
+const gb_op_def gb_opdef_softmax_xent = {
+    .name = "SoftmaxCrossEntropyWithLogits",
+    .arity = 2,
+    .attrs_doc = "none; inputs (labels [.., C], logits [.., C])",
+    .infer = infer_dense_xent,
+    .kernel = kernel_dense_xent,
+    .grad = grad_dense_xent,
+};
+
+gb_tensor *gb_sparse_softmax_cross_entropy_with_logits(gb_tensor *labels, gb_tensor *logits) {
+    gb_tensor *in[2] = {labels, logits};
+    return gb__op1(GB_OP_SPARSE_SOFTMAX_XENT, in, 2, NULL);
+}
+
+gb_tensor *gb_softmax_cross_entropy_with_logits(gb_tensor *labels, gb_tensor *logits) {
+    gb_tensor *in[2] = {labels, logits};
+    return gb__op1(GB_OP_SOFTMAX_XENT, in, 2, NULL);
+}
