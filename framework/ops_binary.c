@@ -419,16 +419,12 @@ static bool grad_div(const gb_grad_ctx *g, gb_tensor **dx) {
     return both_to_inputs(g, dx, gb_div(dy, b), gb_mul(dy, gb_div(gb_div(gb_neg(a), b), b)));
 }
 
-static gb_tensor *scalar_like(const gb_tensor *t, double v) {
-    return t ? gb_scalar(t->dtype, v) : NULL;
-}
-
 /* d(a^b)/da = b*a^(b-1); d(a^b)/db = a^b * log(a) where a > 0, else 0
  * (TensorFlow's rule). log sees 1 where a <= 0 so no NaN enters even the
  * unselected branch, which second derivatives would multiply by zero. */
 static bool grad_pow(const gb_grad_ctx *g, gb_tensor **dx) {
     gb_tensor *a = g->inputs[0], *b = g->inputs[1], *y = g->outputs[0], *dy = g->dys[0];
-    gb_tensor *zero = scalar_like(a, 0.0), *one = scalar_like(a, 1.0);
+    gb_tensor *zero = gb__ew_scalar_like(a, 0.0), *one = gb__ew_scalar_like(a, 1.0);
     gb_tensor *da = gb_mul(dy, gb_mul(b, gb_pow(a, gb_sub(b, one))));
     gb_tensor *positive = gb_greater(a, zero);
     gb_tensor *log_a = gb_where(positive, gb_log(gb_where(positive, a, one)), zero);
@@ -438,7 +434,7 @@ static bool grad_pow(const gb_grad_ctx *g, gb_tensor **dx) {
 
 /* Routes dy to a where mask holds and to b elsewhere. */
 static bool route_by_mask(const gb_grad_ctx *g, gb_tensor **dx, gb_tensor *mask) {
-    gb_tensor *dy = g->dys[0], *zero = scalar_like(dy, 0.0);
+    gb_tensor *dy = g->dys[0], *zero = gb__ew_scalar_like(dy, 0.0);
     return both_to_inputs(g, dx, gb_where(mask, dy, zero), gb_where(mask, zero, dy));
 }
 
@@ -453,7 +449,7 @@ static bool grad_minimum(const gb_grad_ctx *g, gb_tensor **dx) {
 
 /* No gradient to the condition; a and b get dy where they were chosen. */
 static bool grad_select(const gb_grad_ctx *g, gb_tensor **dx) {
-    gb_tensor *cond = g->inputs[0], *dy = g->dys[0], *zero = scalar_like(dy, 0.0);
+    gb_tensor *cond = g->inputs[0], *dy = g->dys[0], *zero = gb__ew_scalar_like(dy, 0.0);
     dx[0] = NULL;
     dx[1] = gb__sum_to(gb_where(cond, dy, zero), g->inputs[1]);
     dx[2] = gb__sum_to(gb_where(cond, zero, dy), g->inputs[2]);

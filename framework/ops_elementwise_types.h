@@ -54,4 +54,9 @@ static inline void gb__ew_desc_like(gb_out_desc *d, const gb_tensor *x, gb_dtype
     for (int i = 0; i < x->rank; i++) d->shape[i] = x->shape[i];
 }
 
+/* A rank-0 constant of t's dtype (gradients' zeros and ones); NULL for NULL. */
+static inline gb_tensor *gb__ew_scalar_like(const gb_tensor *t, double v) {
+    return t ? gb_scalar(t->dtype, v) : NULL;
+}
+
 #endif

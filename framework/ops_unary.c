@@ -276,9 +276,7 @@ static bool kernel_stop_gradient(const gb_op_call *c, gb_tensor **out) {
 #define Y0 (g->outputs[0])
 #define DY (g->dys[0])
 
-static gb_tensor *scalar_like(const gb_tensor *t, double v) {
-    return t ? gb_scalar(t->dtype, v) : NULL;
-}
+static gb_tensor *positive(gb_tensor *x) { return gb_greater(x, gb__ew_scalar_like(x, 0.0)); }
 
 static gb_tensor *relu_grad(gb_tensor *dy, gb_tensor *x) {
     return gb__op_binary(GB_OP_RELU_GRAD, dy, x);
@@ -315,11 +313,9 @@ GRAD1(grad_cos, gb_neg(gb_mul(DY, gb_sin(X0))))
 GRAD1(grad_tanh, tanh_grad(Y0, DY))
 GRAD1(grad_sigmoid, sigmoid_grad(Y0, DY))
 GRAD1(grad_relu, relu_grad(DY, X0))
-GRAD1(grad_leaky_relu, gb_where(gb_greater(X0, scalar_like(X0, 0.0)), DY,
-                                gb_mul_scalar(DY, g->attrs->f[0])))
+GRAD1(grad_leaky_relu, gb_where(positive(X0), DY, gb_mul_scalar(DY, g->attrs->f[0])))
 /* Below zero y = e^x - 1, so dy/dx = y + 1. */
-GRAD1(grad_elu, gb_where(gb_greater(X0, scalar_like(X0, 0.0)), DY,
-                         gb_mul(DY, gb_add_scalar(Y0, 1.0))))
+GRAD1(grad_elu, gb_where(positive(X0), DY, gb_mul(DY, gb_add_scalar(Y0, 1.0))))
 GRAD1(grad_softplus, gb_mul(DY, gb_sigmoid(X0)))
 GRAD1(grad_identity, DY)
 

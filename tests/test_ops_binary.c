@@ -175,7 +175,8 @@ START_TEST(test_broadcast_general_nd) {
             for (int k = 0; k < 3; k++)
                 ck_assert_double_eq(gb_get(r, (i * 2 + j) * 3 + k), av[i * 3 + k] + bv[j * 3 + k]);
     /* Middle-axis broadcast on both sides: [2,1,2,1] * [1,3,1,2] -> [2,3,2,2]. */
-    gb_tensor *p = gb_mul(F64((2, 1, 2, 1), 1, 2, 3, 4), F64((1, 3, 1, 2), 1, 10, 100, 1000, 1e4, 1e5));
+    gb_tensor *p = gb_mul(F64((2, 1, 2, 1), 1, 2, 3, 4),
+                          F64((1, 3, 1, 2), 1, 10, 100, 1000, 1e4, 1e5));
     ASSERT_SHAPE(p, 2, 3, 2, 2);
     const double pa[4] = {1, 2, 3, 4}, pb[6] = {1, 10, 100, 1000, 1e4, 1e5};
     for (int i = 0; i < 2; i++)
