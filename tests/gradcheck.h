@@ -103,14 +103,15 @@ static inline bool gc_check(gc_fn f, gb_tensor *const *xs, int n, void *user, ch
 /* Asserts t holds exactly the n values in `expected` within tol. */
 #define ASSERT_VALUES(t, tol, ...)                                                      \
     do {                                                                                \
+        const gb_tensor *t_ = (t); /* evaluated once: it may run an op */               \
         const double exp_[] = {__VA_ARGS__};                                            \
         int64_t n_ = (int64_t)(sizeof exp_ / sizeof exp_[0]);                           \
-        ck_assert_msg((t) != NULL, "tensor is NULL: %s", gb_error_string());            \
-        ck_assert_int_eq(gb_size(t), n_);                                               \
+        ck_assert_msg(t_ != NULL, "tensor is NULL: %s", gb_error_string());             \
+        ck_assert_int_eq(gb_size(t_), n_);                                              \
         for (int64_t i_ = 0; i_ < n_; i_++)                                             \
-            ck_assert_msg(fabs(gb_get((t), i_) - exp_[i_]) <= (tol),                     \
+            ck_assert_msg(fabs(gb_get(t_, i_) - exp_[i_]) <= (tol),                      \
                           "element %lld: got %.9g, expected %.9g", (long long)i_,        \
-                          gb_get((t), i_), exp_[i_]);                                    \
+                          gb_get(t_, i_), exp_[i_]);                                     \
     } while (0)
 
 #endif
