@@ -40,6 +40,7 @@
 #include "gb_observer.h"
 #include "gb_nn.h"
 #include "gb_debug.h"
+#include "gb_optim.h"
 #include "gb_data.h"
 
 #endif

@@ -1,0 +1,372 @@
+/* optim_core.c — what every optimizer shares: slots, iterations, apply_gradients.
+ *
+ * An optimizer is a name, a learning-rate schedule, an iteration counter,
+ * one fused update op with its hyperparameters (chosen by the per-kind
+ * constructor), and per-variable state: the slot variables, created
+ * lazily on the first apply (as Keras builds them), found again through a
+ * pointer-keyed hash index. apply_gradients validates the whole call
+ * before it updates anything, then runs one update op per variable; the
+ * step's last op counts the iteration, so the count also advances when
+ * the ops run from a traced graph.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "optim_internal.h"
+
+struct gb_optimizer {
+    char name[64];
+    gb_lr_schedule schedule;
+    int64_t iterations;
+    gb_op_id op;
+    gb_attrs attrs; /* hyperparameters; ptr and flags are set per call */
+    const char *slot_names[GB__OPTIM_MAX_SLOTS];
+    gb__optim_var **vars; /* first-applied order; each allocated once, never moved */
+    int nvars, capvars;
+    int *index;           /* open addressing: position in vars + 1, 0 = empty */
+    size_t index_cap;     /* a power of two, at least 2 * nvars */
+    char **no_decay;      /* name parts excluded from weight decay */
+    int nno_decay;
+};
+
+/* ---- life cycle ------------------------------------------------------------------------- */
+
+gb_optimizer *gb__optimizer_new(const gb__optim_spec *spec) {
+    if (!gb__lr_schedule_check(&spec->learning_rate, spec->name)) return NULL;
+    gb_optimizer *o = calloc(1, sizeof *o);
+    if (!o) {
+        gb__error(GB_ERR_MEMORY, NULL, "%s: out of memory", spec->name);
+        return NULL;
+    }
+    snprintf(o->name, sizeof o->name, "%s", spec->name);
+    o->schedule = spec->learning_rate;
+    o->op = spec->op;
+    o->attrs = spec->attrs;
+    o->attrs.ni = GB__OPTIM_NI;
+    memcpy(o->slot_names, spec->slot_names, sizeof o->slot_names);
+    return o;
+}
+
+void gb_optimizer_free(gb_optimizer *opt) {
+    if (!opt) return;
+    for (int i = 0; i < opt->nvars; i++) {
+        for (int k = 0; k < GB__OPTIM_MAX_SLOTS; k++) gb_variable_free(opt->vars[i]->slot[k]);
+        free(opt->vars[i]);
+    }
+    for (int i = 0; i < opt->nno_decay; i++) free(opt->no_decay[i]);
+    free(opt->no_decay);
+    free(opt->vars);
+    free(opt->index);
+    free(opt);
+}
+
+/* ---- per-variable state ------------------------------------------------------------------ */
+
+static size_t hash_ptr(const void *p, size_t cap) {
+    return (size_t)(((uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ull) & (cap - 1);
+}
+
+static gb__optim_var *find(const gb_optimizer *o, const gb_variable *v) {
+    if (!o->index_cap) return NULL;
+    for (size_t h = hash_ptr(v, o->index_cap);; h = (h + 1) & (o->index_cap - 1)) {
+        int pos = o->index[h];
+        if (pos == 0) return NULL;
+        if (o->vars[pos - 1]->var == v) return o->vars[pos - 1];
+    }
+}
+
+/* Rebuilds the index with room for twice the variables. */
+static bool grow_index(gb_optimizer *o) {
+    size_t cap = o->index_cap ? o->index_cap * 2 : 64;
+    int *index = calloc(cap, sizeof *index);
+    if (!index) return false;
+    for (int i = 0; i < o->nvars; i++) {
+        size_t h = hash_ptr(o->vars[i]->var, cap);
+        while (index[h]) h = (h + 1) & (cap - 1);
+        index[h] = i + 1;
+    }
+    free(o->index);
+    o->index = index;
+    o->index_cap = cap;
+    return true;
+}
+
+static bool add_entry(gb_optimizer *o, gb__optim_var *e) {
+    if (o->nvars == o->capvars) {
+        int cap = o->capvars ? 2 * o->capvars : 16;
+        gb__optim_var **vars = realloc(o->vars, (size_t)cap * sizeof *vars);
+        if (!vars) return false;
+        o->vars = vars;
+        o->capvars = cap;
+    }
+    if ((size_t)(o->nvars + 1) * 2 > o->index_cap && !grow_index(o)) return false;
+    o->vars[o->nvars++] = e;
+    size_t h = hash_ptr(e->var, o->index_cap);
+    while (o->index[h]) h = (h + 1) & (o->index_cap - 1);
+    o->index[h] = o->nvars;
+    return true;
+}
+
+static bool excluded_from_decay(const gb_optimizer *o, const gb_variable *v) {
+    for (int i = 0; i < o->nno_decay; i++)
+        if (strstr(gb_variable_name(v), o->no_decay[i])) return true;
+    return false;
+}
+
+/* A zero-initialized, non-trainable slot "<optimizer>/<variable>/<slot>". */
+static gb_variable *new_slot(const gb_optimizer *o, gb_variable *v, const char *slot) {
+    char name[256];
+    snprintf(name, sizeof name, "%s/%s/%s", o->name, gb_variable_name(v), slot);
+    gb_scope_begin();
+    gb_variable *s = gb_variable_new(
+        name, gb_zeros(gb_variable_dtype(v), gb_variable_rank(v), gb_variable_shape(v)), false);
+    gb_scope_end();
+    return s;
+}
+
+static void free_entry(gb__optim_var *e) {
+    for (int k = 0; k < GB__OPTIM_MAX_SLOTS; k++) gb_variable_free(e->slot[k]);
+    free(e);
+}
+
+static gb__optim_var *create_entry(gb_optimizer *o, gb_variable *v) {
+    gb__optim_var *e = calloc(1, sizeof *e);
+    if (!e) goto oom;
+    *e = (gb__optim_var){.opt = o, .var = v, .decay = !excluded_from_decay(o, v)};
+    for (int k = 0; k < GB__OPTIM_MAX_SLOTS; k++) {
+        if (!o->slot_names[k]) continue;
+        e->slot[k] = new_slot(o, v, o->slot_names[k]);
+        if (!e->slot[k]) {
+            free_entry(e);
+            return NULL;
+        }
+    }
+    if (add_entry(o, e)) return e;
+    free_entry(e);
+oom:
+    gb__error(GB_ERR_MEMORY, NULL, "%s: out of memory creating the slots of '%s'", o->name,
+              gb_variable_name(v));
+    return NULL;
+}
+
+/* The state of v, created on first use. The slots must still match v: a
+ * mismatch means v was freed and another variable took its address. */
+static gb__optim_var *entry_for(gb_optimizer *o, gb_variable *v) {
+    gb__optim_var *e = find(o, v);
+    if (!e) return create_entry(o, v);
+    for (int k = 0; k < GB__OPTIM_MAX_SLOTS; k++) {
+        gb_variable *s = e->slot[k];
+        if (s && (gb_variable_dtype(s) != gb_variable_dtype(v) ||
+                  gb_variable_size(s) != gb_variable_size(v))) {
+            gb__error(GB_ERR_STATE, NULL,
+                      "%s: slot '%s' does not fit variable '%s' any more; was a variable the "
+                      "optimizer saw freed and another created in its place? Use a new "
+                      "optimizer for new variables",
+                      o->name, gb_variable_name(s), gb_variable_name(v));
+            return NULL;
+        }
+    }
+    return e;
+}
+
+/* ---- validation ----------------------------------------------------------------------------- */
+
+gb_status gb__optim_gradient_fits(const gb_variable *v, const gb_tensor *g, char *why,
+                                  size_t n) {
+    char vs[128], gs[128];
+    gb_dtype vt = gb_variable_dtype(v);
+    if (vt != GB_F32 && vt != GB_F64) {
+        snprintf(why, n, "variable '%s' is %s; optimizers update float32 and float64 variables",
+                 gb_variable_name(v), gb_dtype_name(vt));
+        return GB_ERR_DTYPE;
+    }
+    bool same_shape = gb_rank(g) == gb_variable_rank(v) &&
+                      memcmp(gb_shape(g), gb_variable_shape(v),
+                             (size_t)gb_rank(g) * sizeof(int64_t)) == 0;
+    if (gb_tensor_dtype(g) == vt && same_shape) return GB_OK;
+    snprintf(why, n, "the gradient for variable '%s' is %s %s but the variable is %s %s",
+             gb_variable_name(v), gb_dtype_name(gb_tensor_dtype(g)),
+             gb__shape_fmt(gb_rank(g), gb_shape(g), gs, sizeof gs), gb_dtype_name(vt),
+             gb__shape_fmt(gb_variable_rank(v), gb_variable_shape(v), vs, sizeof vs));
+    return same_shape ? GB_ERR_DTYPE : GB_ERR_SHAPE;
+}
+
+static const char *const APPLY = "gb_optimizer_apply_gradients";
+
+/* The call's arguments, before anything is touched. Returns the index of
+ * the last variable with a gradient, or -1 after an error. */
+static int check_apply(const gb_optimizer *o, gb_tensor *const *grads, int ngrads,
+                       gb_variable *const *vars, int nvars) {
+    if (!o) {
+        gb__error(GB_ERR_VALUE, NULL, "%s: the optimizer is NULL", APPLY);
+        return -1;
+    }
+    if (ngrads != nvars) {
+        gb__error(GB_ERR_VALUE, NULL,
+                  "%s: %d gradients for %d variables; there must be one gradient (or NULL) per "
+                  "variable",
+                  APPLY, ngrads, nvars);
+        return -1;
+    }
+    if (nvars < 0 || (nvars > 0 && (!grads || !vars))) {
+        gb__error(GB_ERR_VALUE, NULL, "%s: %s for %d variables", APPLY,
+                  nvars < 0 ? "negative count" : "NULL array", nvars);
+        return -1;
+    }
+    int last = -1;
+    for (int i = 0; i < nvars; i++) {
+        if (!vars[i]) {
+            gb__error(GB_ERR_VALUE, NULL, "%s: variable %d is NULL", APPLY, i);
+            return -1;
+        }
+        if (!grads[i]) continue;
+        char why[512];
+        gb_status st = gb__optim_gradient_fits(vars[i], grads[i], why, sizeof why);
+        if (st != GB_OK) {
+            gb__error(st, NULL, "%s: %s (gradient %d)", APPLY, why, i);
+            return -1;
+        }
+        last = i;
+    }
+    if (last < 0)
+        gb__error(GB_ERR_VALUE, NULL, "%s: no gradients provided for any of the %d variable%s%s%s",
+                  APPLY, nvars, nvars == 1 ? "" : "s", nvars ? ", e.g. " : "",
+                  nvars ? gb_variable_name(vars[0]) : "");
+    return last;
+}
+
+/* ---- applying ------------------------------------------------------------------------------- */
+
+bool gb_optimizer_apply_gradients(gb_optimizer *opt, gb_tensor *const *grads, int ngrads,
+                                  gb_variable *const *vars, int nvars) {
+    if (!gb_ok()) return false; /* a gradient that failed is NULL: do not mistake it */
+    int last = check_apply(opt, grads, ngrads, vars, nvars);
+    if (last < 0 || !gb_optimizer_build(opt, vars, nvars)) return false;
+    for (int i = 0; i < nvars; i++) {
+        gb__optim_var *e = find(opt, vars[i]);
+        if (!grads[i]) {
+            if (!e->warned_no_grad)
+                gb__warn("%s: gradients do not exist for variable '%s' (its gradient is NULL), "
+                         "so %s does not update it; is it connected to the loss?",
+                         APPLY, gb_variable_name(vars[i]), opt->name);
+            e->warned_no_grad = true;
+            continue;
+        }
+        gb_attrs a = opt->attrs;
+        a.ptr = e;
+        if (!e->decay) a.f[GB__OPTIM_F_WEIGHT_DECAY] = 0;
+        a.i[GB__OPTIM_I_ADVANCE] = i == last;
+        gb_tensor *none[1];
+        if (gb__dispatch(opt->op, &grads[i], 1, &a, none) < 0) return false;
+    }
+    return true;
+}
+
+bool gb_optimizer_build(gb_optimizer *opt, gb_variable *const *vars, int n) {
+    if (!opt || n < 0 || (n > 0 && !vars)) {
+        gb__error(GB_ERR_VALUE, NULL, "gb_optimizer_build: %s",
+                  !opt ? "the optimizer is NULL" : "bad variable array");
+        return false;
+    }
+    for (int i = 0; i < n; i++) {
+        if (!vars[i]) {
+            gb__error(GB_ERR_VALUE, NULL, "gb_optimizer_build: variable %d is NULL", i);
+            return false;
+        }
+        if (!entry_for(opt, vars[i])) return false;
+    }
+    return true;
+}
+
+/* ---- the step's numbers, read by the fused kernels ---------------------------------------- */
+
+double gb__optimizer_step_lr(const gb_optimizer *opt) {
+    return gb__lr_schedule_eval(&opt->schedule, opt->iterations);
+}
+
+int64_t gb__optimizer_step_number(const gb_optimizer *opt) { return opt->iterations + 1; }
+
+void gb__optimizer_advance(gb_optimizer *opt) { opt->iterations++; }
+
+/* ---- accessors -------------------------------------------------------------------------------- */
+
+bool gb_optimizer_exclude_from_weight_decay(gb_optimizer *opt, const char *name_part) {
+    if (!opt || !name_part || !name_part[0]) {
+        gb__error(GB_ERR_VALUE, NULL, "gb_optimizer_exclude_from_weight_decay: %s",
+                  !opt ? "the optimizer is NULL" : "empty name part");
+        return false;
+    }
+    char **list = realloc(opt->no_decay, (size_t)(opt->nno_decay + 1) * sizeof *list);
+    char *copy = list ? strdup(name_part) : NULL;
+    if (list) opt->no_decay = list;
+    if (!copy) {
+        gb__error(GB_ERR_MEMORY, NULL, "gb_optimizer_exclude_from_weight_decay: out of memory");
+        return false;
+    }
+    opt->no_decay[opt->nno_decay++] = copy;
+    for (int i = 0; i < opt->nvars; i++)
+        if (excluded_from_decay(opt, opt->vars[i]->var)) opt->vars[i]->decay = false;
+    return true;
+}
+
+const char *gb_optimizer_name(const gb_optimizer *opt) { return opt ? opt->name : ""; }
+
+double gb_optimizer_learning_rate(const gb_optimizer *opt) {
+    return opt ? gb__optimizer_step_lr(opt) : NAN;
+}
+
+bool gb_optimizer_set_learning_rate(gb_optimizer *opt, double learning_rate) {
+    const char *who = "gb_optimizer_set_learning_rate";
+    if (!opt) {
+        gb__error(GB_ERR_VALUE, NULL, "%s: the optimizer is NULL", who);
+        return false;
+    }
+    if (opt->schedule.kind != GB_LR_CONSTANT) {
+        gb__error(GB_ERR_STATE, NULL,
+                  "%s: optimizer '%s' was created with a learning-rate schedule, so its "
+                  "learning rate is not settable",
+                  who, opt->name);
+        return false;
+    }
+    if (!gb__optim_check_range(who, "learning_rate", learning_rate, 0, INFINITY, false))
+        return false;
+    opt->schedule.initial_learning_rate = learning_rate;
+    return true;
+}
+
+const gb_lr_schedule *gb_optimizer_schedule(const gb_optimizer *opt) {
+    return opt ? &opt->schedule : NULL;
+}
+
+int64_t gb_optimizer_iterations(const gb_optimizer *opt) { return opt ? opt->iterations : 0; }
+
+bool gb_optimizer_set_iterations(gb_optimizer *opt, int64_t iterations) {
+    if (!opt || iterations < 0) {
+        gb__error(GB_ERR_VALUE, NULL, "gb_optimizer_set_iterations: %s (got %lld)",
+                  !opt ? "the optimizer is NULL" : "iterations must be >= 0",
+                  (long long)iterations);
+        return false;
+    }
+    opt->iterations = iterations;
+    return true;
+}
+
+gb_variable *gb_optimizer_slot(const gb_optimizer *opt, const gb_variable *var,
+                               const char *slot) {
+    const gb__optim_var *e = opt && var && slot ? find(opt, var) : NULL;
+    for (int k = 0; e && k < GB__OPTIM_MAX_SLOTS; k++)
+        if (opt->slot_names[k] && strcmp(opt->slot_names[k], slot) == 0) return e->slot[k];
+    return NULL;
+}
+
+int gb_optimizer_slot_variables(const gb_optimizer *opt, gb_variable **out, int cap) {
+    int n = 0;
+    for (int i = 0; opt && i < opt->nvars; i++)
+        for (int k = 0; k < GB__OPTIM_MAX_SLOTS; k++)
+            if (opt->vars[i]->slot[k]) {
+                if (n < cap && out) out[n] = opt->vars[i]->slot[k];
+                n++;
+            }
+    return n;
+}

@@ -1,0 +1,85 @@
+/* optim_internal.h — what the optimizer sources share, and nothing else sees.
+ *
+ * An optimizer is one generic core (optim_core.c) plus a constructor per
+ * kind (optim_sgd.c, optim_adam.c, optim_rmsprop.c) that validates its
+ * hyperparameters and picks one fused update op with an attribute
+ * template. The fused kernels (ops_optim.c) find the variable, its slot
+ * variables and the optimizer through the op's `ptr` attribute, which
+ * points at a gb__optim_var owned by the optimizer.
+ */
+#ifndef GB_OPTIM_INTERNAL_H
+#define GB_OPTIM_INTERNAL_H
+
+#include "internal.h"
+
+/* Slots per variable: enough for RMSprop (velocity, momentum, average). */
+#define GB__OPTIM_MAX_SLOTS 3
+
+/* The attribute layout shared by the four ResourceApply* ops. Keeping the
+ * weight decay and the flags at the same places in every op lets the core
+ * fill them without knowing which op it runs. */
+enum {
+    GB__OPTIM_F_WEIGHT_DECAY = 3, /* f[3]: decoupled weight decay rate */
+    GB__OPTIM_I_ADVANCE = 0,      /* i[0]: 1 on the step's last update */
+    GB__OPTIM_I_FLAG = 1,         /* i[1]: nesterov (momentum), centered (RMSprop) */
+    GB__OPTIM_NI = 2,
+};
+
+/* One variable's optimizer state. Allocated once and never moved, because
+ * op calls (and graphs traced from them) keep a pointer to it. */
+typedef struct gb__optim_var {
+    struct gb_optimizer *opt;
+    gb_variable *var;
+    gb_variable *slot[GB__OPTIM_MAX_SLOTS];  /* NULL where the op uses none */
+    bool decay;          /* weight decay applies (not excluded by name) */
+    bool warned_no_grad; /* the NULL-gradient warning was given */
+} gb__optim_var;
+
+/* What a constructor decides: the name, the schedule, the update op, its
+ * hyperparameters, and the names of the slots the op reads (by position). */
+typedef struct gb__optim_spec {
+    const char *name;
+    gb_lr_schedule learning_rate;
+    gb_op_id op;
+    gb_attrs attrs;
+    const char *slot_names[GB__OPTIM_MAX_SLOTS];
+} gb__optim_spec;
+
+/* Creates an optimizer from a validated spec (NULL after an error). */
+gb_optimizer *gb__optimizer_new(const gb__optim_spec *spec);
+
+/* The learning rate for the step being applied: the schedule at the
+ * current iteration count (Keras evaluates it before incrementing). */
+double gb__optimizer_step_lr(const struct gb_optimizer *opt);
+/* 1-based number of the step being applied (Adam's bias correction t). */
+int64_t gb__optimizer_step_number(const struct gb_optimizer *opt);
+/* Counts one applied step; the fused kernel of the step's last update
+ * calls it, so a traced train step counts every time it runs. */
+void gb__optimizer_advance(struct gb_optimizer *opt);
+
+/* Whether g can update v: GB_OK, or the error code with the reason (naming
+ * the variable and both dtypes and shapes) written to why. */
+gb_status gb__optim_gradient_fits(const gb_variable *v, const gb_tensor *g, char *why,
+                                  size_t n);
+
+/* Records "who: what must be in [lo, hi) (or [lo, hi]), got v" and
+ * returns false when v is outside, NaN included. */
+bool gb__optim_check_range(const char *who, const char *what, double v, double lo, double hi,
+                           bool hi_inclusive);
+/* Validates a schedule given to `who`; records an error and returns false. */
+bool gb__lr_schedule_check(const gb_lr_schedule *s, const char *who);
+/* The schedule's value without validation (the optimizer checked it). */
+double gb__lr_schedule_eval(const gb_lr_schedule *s, int64_t step);
+
+/* ---- variable buffers ----------------------------------------------------------
+ * The fused kernels update a variable's heap buffer directly, with the
+ * copy-on-write rule of AssignVariableOp: in place when the variable holds
+ * the only reference, into a fresh buffer when a read is still alive. */
+
+/* The variable's current buffer. */
+gb_buffer *gb__variable_buffer(struct gb_variable *v);
+/* Makes b the variable's buffer and drops the variable's reference to the
+ * old one (readers keep theirs). */
+void gb__variable_install(struct gb_variable *v, gb_buffer *b);
+
+#endif
