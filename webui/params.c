@@ -86,6 +86,19 @@ static const char *check_float(const char *v, const gb__param_spec *spec, double
     return NULL;
 }
 
+/* " (expected an integer in [1, 10000])", " (expected an integer >= -1)"...
+ * for numeric parameters; "" for text, whose messages say it all. */
+static void describe_range(const gb__param_spec *spec, char *buf, size_t size) {
+    buf[0] = '\0';
+    if (spec->kind == GB__PARAM_TEXT) return;
+    const char *what = spec->kind == GB__PARAM_INT ? "an integer" : "a number";
+    bool lo = spec->min > (double)INT64_MIN, hi = spec->max < (double)INT64_MAX;
+    if (lo && hi) snprintf(buf, size, " (expected %s in [%.15g, %.15g])", what, spec->min, spec->max);
+    else if (lo) snprintf(buf, size, " (expected %s >= %.15g)", what, spec->min);
+    else if (hi) snprintf(buf, size, " (expected %s <= %.15g)", what, spec->max);
+    else snprintf(buf, size, " (expected %s)", what);
+}
+
 /* Lists the accepted parameter names of a route into buf. */
 static void accepted(const gb__route *route, char *buf, size_t size) {
     size_t len = 0;
@@ -124,12 +137,9 @@ bool gb__validate_params(gb__request *req,
                           : spec->kind == GB__PARAM_INT   ? check_int(value, spec, &req->num[k])
                                                           : check_float(value, spec, &req->num[k]);
         if (why) {
-            if (spec->kind == GB__PARAM_TEXT || !value)
-                gb__fail(req, 400, "parameter '%s' %s", name, why);
-            else
-                gb__fail(req, 400, "parameter '%s' %s (expected %s in [%.17g, %.17g])", name, why,
-                         spec->kind == GB__PARAM_INT ? "an integer" : "a number", spec->min,
-                         spec->max);
+            char range[96];
+            describe_range(spec, range, sizeof range);
+            gb__fail(req, 400, "parameter '%s' %s%s", name, why, range);
             return false;
         }
         req->present[k] = true;

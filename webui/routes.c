@@ -17,6 +17,7 @@ const gb__route *gb__find_route(const char *path) {
         size_t n = strlen(plugin->name);
         if (strncmp(rest, plugin->name, n) || (rest[n] != '\0' && rest[n] != '/')) continue;
         const char *sub = rest[n] == '/' ? rest + n + 1 : "";
+        if (rest[n] == '/' && !*sub) return NULL; /* "/api/runs/" is not "/api/runs" */
         for (size_t r = 0; r < plugin->n_routes; r++)
             if (!strcmp(plugin->routes[r].path, sub)) return &plugin->routes[r];
     }

@@ -1,0 +1,549 @@
+/* test_webui_api.c — every route of the dashboard server against a store
+ * written in the test: exact JSON for good requests, 400/404/405 bodies for
+ * bad ones, parameters carrying SQL or ../ that change nothing, the static
+ * files, the live event stream, and gb_board_start's errors. */
+#include <check.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gb_board.h"
+#include "gb_reader.h"
+#include "gb_summary.h"
+#include "glassbox.h"
+#include "webui_http.h"
+
+static char db_path[512];
+static gb_board *board;
+static int port;
+
+/* ---- the store -------------------------------------------------------------- */
+
+/* Building the store happens before the suite runs, outside any test. */
+#define REQUIRE(cond)                                                                 \
+    do {                                                                              \
+        if (!(cond)) {                                                                \
+            fprintf(stderr, "store setup failed: %s (%s)\n", #cond, gb_summary_last_error()); \
+            exit(1);                                                                  \
+        }                                                                             \
+    } while (0)
+
+static void write_run(const char *run, double lr) {
+    gb_summary_writer *w = NULL;
+    REQUIRE(gb_summary_writer_open(db_path, run, NULL, &w) == GB_OK);
+    REQUIRE(gb_summary_hparam_num(w, "learning_rate", lr) == GB_OK);
+    REQUIRE(gb_summary_hparam_str(w, "optimizer", "adam") == GB_OK);
+    for (int64_t s = 0; s < 100; s++) {
+        double v = 1.0 / (double)(s + 1);
+        if (s == 50) v = NAN;
+        if (s == 60) v = INFINITY;
+        if (s == 70) v = -INFINITY;
+        REQUIRE(gb_summary_scalar(w, "loss", v, s) == GB_OK);
+        REQUIRE(gb_summary_scalar(w, "accuracy", (double)s / 100.0, s) == GB_OK);
+    }
+    gb_scope_begin();
+    for (int64_t s = 0; s < 5; s++) {
+        float vals[64];
+        for (int i = 0; i < 64; i++) vals[i] = (float)i / 8.0f + (float)s;
+        gb_tensor *t = gb_tensor_from(GB_F32, vals, 1, (int64_t[]){64});
+        REQUIRE(gb_summary_histogram(w, "weights", t, s * 10) == GB_OK);
+        unsigned char px[2 * 4 * 4 * 1];
+        for (int i = 0; i < 32; i++) px[i] = (unsigned char)(i * 8 + s);
+        gb_tensor *img = gb_tensor_from(GB_U8, px, 4, (int64_t[]){2, 4, 4, 1});
+        REQUIRE(gb_summary_image(w, "inputs", img, 3, s * 10) == GB_OK);
+        char text[64];
+        snprintf(text, sizeof text, "<b>note</b> %d \"quoted\"\n", (int)s);
+        REQUIRE(gb_summary_text(w, "notes", text, s * 10) == GB_OK);
+    }
+    gb_scope_end();
+    REQUIRE(gb_summary_writer_close(w) == GB_OK);
+}
+
+static void build_store(void) {
+    snprintf(db_path, sizeof db_path, "%s/webui_api_%d.db", P_tmpdir, (int)getpid());
+    unlink(db_path);
+    write_run("alpha", 0.001);
+    write_run("beta", 0.01);
+}
+
+static void setup(void) {
+    board = gb_board_start(db_path, NULL, 0, NULL);
+    ck_assert_msg(board != NULL, "gb_board_start: %s", gb_board_last_error());
+    port = gb_board_port(board);
+    ck_assert_int_gt(port, 0);
+}
+
+static void teardown(void) { gb_board_stop(board); }
+
+/* GET path, expecting `status`; returns the body (caller frees). */
+static char *get_expect(const char *path, int status) {
+    http_response r = http_get(port, path);
+    ck_assert_msg(r.status == status, "GET %s: status %d, expected %d; body: %s", path, r.status,
+                  status, r.body ? r.body : "");
+    return r.body;
+}
+
+#define ASSERT_HAS(body, text) ck_assert_msg(strstr((body), (text)), "missing %s in %s", (text), (body))
+
+/* ---- good requests ------------------------------------------------------------- */
+
+START_TEST(runs_lists_both_runs_with_hparams) {
+    char *b = get_expect("/api/runs", 200);
+    ASSERT_HAS(b, "{\"runs\":[{\"name\":\"alpha\"");
+    ASSERT_HAS(b, "\"hparams\":{\"learning_rate\":0.001,\"optimizer\":\"adam\"}");
+    ASSERT_HAS(b, "\"name\":\"beta\"");
+    ASSERT_HAS(b, "\"learning_rate\":0.01,");
+    free(b);
+}
+END_TEST
+
+START_TEST(plugins_lists_active_dashboards_in_order) {
+    char *b = get_expect("/api/plugins", 200);
+    ck_assert_str_eq(b, "{\"plugins\":["
+                        "{\"name\":\"scalars\",\"title\":\"Scalars\",\"active\":true},"
+                        "{\"name\":\"histograms\",\"title\":\"Histograms\",\"active\":true},"
+                        "{\"name\":\"distributions\",\"title\":\"Distributions\",\"active\":true},"
+                        "{\"name\":\"images\",\"title\":\"Images\",\"active\":true},"
+                        "{\"name\":\"text\",\"title\":\"Text\",\"active\":true}]}");
+    free(b);
+}
+END_TEST
+
+START_TEST(scalar_tags_of_one_run_and_of_all) {
+    char *b = get_expect("/api/scalars/tags?run=alpha", 200);
+    ck_assert_msg(!strncmp(b, "{\"runs\":{\"alpha\":[{\"tag\":\"accuracy\",\"count\":100,\"min_step\":0,"
+                              "\"max_step\":99,", 71), "%s", b);
+    ASSERT_HAS(b, "{\"tag\":\"loss\",\"count\":100,\"min_step\":0,\"max_step\":99,");
+    ck_assert_ptr_null(strstr(b, "beta"));
+    free(b);
+    b = get_expect("/api/scalars/tags", 200);
+    ASSERT_HAS(b, "\"alpha\":[");
+    ASSERT_HAS(b, "\"beta\":[");
+    free(b);
+}
+END_TEST
+
+START_TEST(scalar_series_raw_with_nonfinite_values) {
+    char *b = get_expect("/api/scalars/series?run=alpha&tag=loss", 200);
+    ASSERT_HAS(b, "{\"run\":\"alpha\",\"tag\":\"loss\",\"downsampled\":false,\"total_points\":100,"
+                  "\"step\":[0,1,2,3,");
+    ASSERT_HAS(b, "\"value\":[1,0.5,0.333333333333333");
+    ASSERT_HAS(b, ",0.0204081632653061");           /* step 48: 1/49 */
+    ASSERT_HAS(b, "\"NaN\",0.0196078431372549");   /* step 50, then 1/52 */
+    ASSERT_HAS(b, "\"Infinity\"");
+    ASSERT_HAS(b, "\"-Infinity\"");
+    free(b);
+}
+END_TEST
+
+START_TEST(scalar_series_downsampled_since_and_range) {
+    char *b = get_expect("/api/scalars/series?run=alpha&tag=accuracy&points=10", 200);
+    ASSERT_HAS(b, "\"downsampled\":true,\"total_points\":100,\"step\":[0,10,20,30,40,50,60,70,80,90],"
+                  "\"step_last\":[9,19,29,39,49,59,69,79,89,99]");
+    ASSERT_HAS(b, "\"min\":[0,0.1,0.2,");
+    ASSERT_HAS(b, "\"max\":[0.09,0.19,");
+    free(b);
+    b = get_expect("/api/scalars/series?run=beta&tag=accuracy&since=96", 200);
+    ASSERT_HAS(b, "\"total_points\":3,\"step\":[97,98,99],");
+    free(b);
+    b = get_expect("/api/scalars/series?run=beta&tag=accuracy&min_step=10&max_step=12", 200);
+    ASSERT_HAS(b, "\"step\":[10,11,12],\"step_last\":[10,11,12],");
+    ASSERT_HAS(b, "\"value\":[0.1,0.11,0.12],");
+    free(b);
+    b = get_expect("/api/scalars/series?run=beta&tag=accuracy&since=99", 200);
+    ASSERT_HAS(b, "\"total_points\":0,\"step\":[],");
+    free(b);
+}
+END_TEST
+
+START_TEST(histogram_and_distribution_series) {
+    char *b = get_expect("/api/histograms/series?run=alpha&tag=weights", 200);
+    ASSERT_HAS(b, "{\"run\":\"alpha\",\"tag\":\"weights\",\"histograms\":[{\"step\":0,");
+    ASSERT_HAS(b, "\"min\":0,\"max\":7.875,\"count\":64,");
+    ASSERT_HAS(b, "\"step\":40,");
+    ASSERT_HAS(b, "\"min\":4,\"max\":11.875,\"count\":64,");
+    ASSERT_HAS(b, "\"edges\":[0,0.2625,");
+    free(b);
+    b = get_expect("/api/distributions/series?run=alpha&tag=weights", 200);
+    ASSERT_HAS(b, "\"percentiles\":[0,668,1587,3085,5000,6915,8413,9332,10000],"
+                  "\"step\":[0,10,20,30,40],");
+    ASSERT_HAS(b, "\"values\":[[0,1,2,3,4],");
+    free(b);
+    b = get_expect("/api/histograms/tags?run=beta", 200);
+    ASSERT_HAS(b, "{\"runs\":{\"beta\":[{\"tag\":\"weights\",\"count\":5,\"min_step\":0,\"max_step\":40,");
+    free(b);
+}
+END_TEST
+
+START_TEST(images_list_and_png_bytes) {
+    char *b = get_expect("/api/images/list?run=alpha&tag=inputs", 200);
+    ASSERT_HAS(b, "\"steps\":[{\"step\":0,");
+    ASSERT_HAS(b, "\"samples\":[{\"index\":0,\"width\":4,\"height\":4,\"channels\":1},"
+                  "{\"index\":1,\"width\":4,\"height\":4,\"channels\":1}]}");
+    ASSERT_HAS(b, "{\"step\":40,");
+    free(b);
+    http_response r = http_get(port, "/api/images/png?run=alpha&tag=inputs&step=20&index=1");
+    ck_assert_int_eq(r.status, 200);
+    char type[64];
+    http_header(&r, "Content-Type", type, sizeof type);
+    ck_assert_str_eq(type, "image/png");
+    ck_assert_uint_gt(r.body_len, 8);
+    ck_assert_int_eq(memcmp(r.body, "\x89PNG\r\n\x1a\n", 8), 0);
+    http_free(&r);
+    b = get_expect("/api/images/png?run=alpha&tag=inputs&step=20&index=2", 404);
+    ASSERT_HAS(b, "\"status\":404");
+    free(b);
+    b = get_expect("/api/images/png?run=alpha&tag=inputs&step=21", 404);
+    free(b);
+}
+END_TEST
+
+START_TEST(text_series_is_escaped_json) {
+    char *b = get_expect("/api/text/series?run=beta&tag=notes", 200);
+    ASSERT_HAS(b, "\"rows\":[{\"step\":0,");
+    ASSERT_HAS(b, "\"text\":\"\\u003cb>note\\u003c/b> 0 \\\"quoted\\\"\\n\"}");
+    ASSERT_HAS(b, "{\"step\":40,");
+    free(b);
+}
+END_TEST
+
+START_TEST(static_files_are_embedded) {
+    http_response r = http_get(port, "/");
+    ck_assert_int_eq(r.status, 200);
+    char v[256];
+    http_header(&r, "Content-Type", v, sizeof v);
+    ck_assert_str_eq(v, "text/html; charset=utf-8");
+    ASSERT_HAS(r.body, "<title>glassbox</title>");
+    http_header(&r, "Content-Security-Policy", v, sizeof v);
+    ASSERT_HAS(v, "default-src 'self'");
+    http_free(&r);
+    r = http_get(port, "/static/app.js");
+    ck_assert_int_eq(r.status, 200);
+    http_header(&r, "Content-Type", v, sizeof v);
+    ck_assert_str_eq(v, "text/javascript; charset=utf-8");
+    ck_assert_uint_gt(r.body_len, 20000); /* uPlot is in the bundle */
+    http_free(&r);
+    r = http_request(port, "HEAD", "/static/app.css", NULL);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_uint_eq(r.body_len, 0);
+    http_free(&r);
+}
+END_TEST
+
+/* ---- bad requests ----------------------------------------------------------------- */
+
+typedef struct bad_case {
+    const char *path;
+    int status;
+    const char *message;
+} bad_case;
+
+static const bad_case bad_cases[] = {
+    {"/api/nope", 404, "no such API route"},
+    {"/api/scalars", 404, "no such API route"},
+    {"/api/scalars/series/extra", 404, "no such API route"},
+    {"/nope.html", 404, "not found"},
+    {"/static/../../../etc/passwd", 404, "not found"},
+    {"/static/..%2f..%2fetc%2fpasswd", 404, "not found"},
+    {"/static/%2e%2e/webui/board.c", 404, "not found"},
+    {"/../../etc/passwd", 404, "not found"},
+    {"/api/scalars/series?tag=loss", 400, "missing required parameter 'run'"},
+    {"/api/scalars/series?run=alpha", 400, "missing required parameter 'tag'"},
+    {"/api/scalars/series?run=alpha&tag=loss&points=abc", 400, "parameter 'points' is not an integer"},
+    {"/api/scalars/series?run=alpha&tag=loss&points=0", 400, "parameter 'points' is out of range"},
+    {"/api/scalars/series?run=alpha&tag=loss&points=100001", 400, "is out of range"},
+    {"/api/scalars/series?run=alpha&tag=loss&points=12x", 400, "is not an integer"},
+    {"/api/scalars/series?run=alpha&tag=loss&points=99999999999999999999", 400, "not an integer"},
+    {"/api/scalars/series?run=alpha&tag=loss&since=-5", 400, "parameter 'since' is out of range"},
+    {"/api/scalars/series?run=alpha&tag=loss&limit=5", 400,
+     "unknown parameter 'limit' (accepted: run, tag, points, since, min_step, max_step)"},
+    {"/api/scalars/series?run=alpha&run=beta&tag=loss", 400, "parameter 'run' given more than once"},
+    {"/api/scalars/series?run=&tag=loss", 400, "parameter 'run' must not be empty"},
+    {"/api/scalars/series?run&tag=loss", 400, "parameter 'run' has no value"},
+    {"/api/scalars/series?run=%ff%fe&tag=loss", 400, "parameter 'run' is not valid UTF-8"},
+    {"/api/scalars/series?run=%c0%af&tag=loss", 400, "is not valid UTF-8"},
+    {"/api/scalars/series?run=a%01b&tag=loss", 400, "parameter 'run' contains a control character"},
+    {"/api/scalars/series?run=alpha%00&tag=loss", 400, "a parameter contains a NUL byte"},
+    {"/api/runs?x=1", 400, "unknown parameter 'x' (accepted: none)"},
+    {"/api/images/png?run=alpha&tag=inputs", 400, "missing required parameter 'step'"},
+    {"/api/images/png?run=alpha&tag=inputs&step=0&index=-1", 400, "parameter 'index' is out of range"},
+    {"/api/scalars/series?run=gamma&tag=loss", 404, "unknown run 'gamma'"},
+    {"/api/scalars/series?run=alpha&tag=nope", 404, "nope"},
+    {"/api/scalars/tags?run=gamma", 404, "unknown run 'gamma'"},
+    {"/api/histograms/series?run=alpha&tag=loss", 404, "loss"},
+    /* SQL and paths in parameters are just names that do not exist. */
+    {"/api/scalars/series?run=alpha'%20OR%20'1'='1&tag=loss", 404, "unknown run"},
+    {"/api/scalars/series?run=alpha&tag=loss';%20DROP%20TABLE%20scalars;--", 404, "DROP TABLE"},
+    {"/api/scalars/series?run=alpha%22;DELETE%20FROM%20runs;--&tag=loss", 404, "unknown run"},
+    {"/api/scalars/series?run=..%2F..%2F..%2Fetc%2Fpasswd&tag=loss", 404, "unknown run '../../../etc/passwd'"},
+    {"/api/text/series?run=alpha&tag=..%2F..%2Fnotes", 404, "../../notes"},
+    {"/api/images/png?run=alpha&tag=inputs&step=0%20OR%201=1", 400, "'step' is not an integer"},
+};
+
+START_TEST(bad_request_gets_json_error) {
+    const bad_case *c = &bad_cases[_i];
+    http_response r = http_get(port, c->path);
+    ck_assert_msg(r.status == c->status, "%s: status %d, expected %d (%s)", c->path, r.status,
+                  c->status, r.body ? r.body : "");
+    char type[64];
+    http_header(&r, "Content-Type", type, sizeof type);
+    ck_assert_str_eq(type, "application/json; charset=utf-8");
+    ck_assert_msg(!strncmp(r.body, "{\"error\":\"", 10), "%s: body %s", c->path, r.body);
+    ck_assert_msg(strstr(r.body, c->message), "%s: body %s lacks '%s'", c->path, r.body, c->message);
+    char status[32];
+    snprintf(status, sizeof status, "\"status\":%d}", c->status);
+    ck_assert_msg(strstr(r.body, status), "%s: %s", c->path, r.body);
+    http_free(&r);
+}
+END_TEST
+
+START_TEST(wrong_methods_get_405) {
+    static const char *const methods[] = {"POST", "PUT", "DELETE", "PATCH", "OPTIONS"};
+    for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++) {
+        http_response r = http_request(port, methods[i], "/api/runs", "Content-Length: 0\r\n");
+        ck_assert_msg(r.status == 405, "%s: %d", methods[i], r.status);
+        char allow[64];
+        http_header(&r, "Allow", allow, sizeof allow);
+        ck_assert_str_eq(allow, "GET, HEAD");
+        ck_assert_str_eq(r.body, "{\"error\":\"only GET and HEAD are allowed\",\"status\":405}");
+        http_free(&r);
+    }
+    http_response r = http_request(port, "POST", "/api/scalars/series?run=alpha&tag=loss",
+                                   "Content-Length: 11\r\n");
+    ck_assert_int_eq(r.status, 405);
+    http_free(&r);
+}
+END_TEST
+
+START_TEST(foreign_host_header_is_refused) {
+    http_response r;
+    int fd = http_connect(port, 5000);
+    ck_assert_int_ge(fd, 0);
+    ck_assert(http_exchange(fd, "GET /api/runs HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n",
+                            false, &r));
+    close(fd);
+    ck_assert_int_eq(r.status, 403);
+    ASSERT_HAS(r.body, "host not allowed");
+    http_free(&r);
+    fd = http_connect(port, 5000);
+    ck_assert(http_exchange(fd, "GET /api/runs HTTP/1.1\r\nHost: localhost:1234\r\nConnection: close\r\n\r\n",
+                            false, &r));
+    close(fd);
+    ck_assert_int_eq(r.status, 200);
+    http_free(&r);
+}
+END_TEST
+
+/* Hash of the store file: a request must never change a byte of it. */
+static unsigned long long file_hash(const char *path) {
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    unsigned long long h = 1469598103934665603ULL;
+    int c;
+    while ((c = fgetc(f)) != EOF) h = (h ^ (unsigned)c) * 1099511628211ULL;
+    fclose(f);
+    return h;
+}
+
+START_TEST(injection_attempts_change_nothing) {
+    unsigned long long before = file_hash(db_path);
+    for (size_t i = 0; i < sizeof bad_cases / sizeof bad_cases[0]; i++) {
+        http_response r = http_get(port, bad_cases[i].path);
+        ck_assert_int_ge(r.status, 400);
+        ck_assert_int_lt(r.status, 500);
+        http_free(&r);
+    }
+    ck_assert(file_hash(db_path) == before);
+    char *b = get_expect("/api/scalars/tags?run=alpha", 200);
+    ASSERT_HAS(b, "\"tag\":\"loss\",\"count\":100,");
+    free(b);
+    b = get_expect("/api/runs", 200);
+    ASSERT_HAS(b, "\"name\":\"alpha\"");
+    ASSERT_HAS(b, "\"name\":\"beta\"");
+    free(b);
+}
+END_TEST
+
+/* ---- live updates ------------------------------------------------------------------ */
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Reads from an SSE socket until `text` shows up or timeout_s passes. */
+static bool sse_wait(int fd, char *buf, size_t size, size_t *have, const char *text, double timeout_s) {
+    double until = now_s() + timeout_s;
+    while (now_s() < until) {
+        buf[*have] = '\0';
+        if (strstr(buf, text)) return true;
+        ssize_t n = recv(fd, buf + *have, size - 1 - *have, 0);
+        if (n > 0) *have += (size_t)n;
+        else if (n == 0) return false;
+    }
+    buf[*have] = '\0';
+    return strstr(buf, text) != NULL;
+}
+
+START_TEST(event_stream_reports_a_flush_within_a_second) {
+    int fd = http_connect(port, 200);
+    ck_assert_int_ge(fd, 0);
+    const char *req = "GET /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+    ck_assert(http_send_all(fd, req, strlen(req)));
+    char buf[8192];
+    size_t have = 0;
+    ck_assert_msg(sse_wait(fd, buf, sizeof buf, &have, "data: {\"generation\":1}\n\n", 2.0), "%s", buf);
+    ASSERT_HAS(buf, "Content-Type: text/event-stream");
+    ASSERT_HAS(buf, "retry: 1000\n");
+
+    /* Opening a run commits too: let that event pass first. */
+    gb_summary_writer *w = NULL;
+    ck_assert_int_eq(gb_summary_writer_open(db_path, "gamma", NULL, &w), GB_OK);
+    ck_assert_int_eq(gb_summary_flush(w), GB_OK);
+    sse_wait(fd, buf, sizeof buf, &have, "never", 0.4);
+    size_t mark = have;
+    ck_assert_int_eq(gb_summary_scalar(w, "loss", 0.25, 7), GB_OK);
+    ck_assert_int_eq(gb_summary_flush(w), GB_OK);
+    double flushed = now_s();
+    while (now_s() - flushed < 1.0 && !strstr(buf + mark, "data: {\"generation\":"))
+        sse_wait(fd, buf, sizeof buf, &have, "data: {\"generation\":", 0.05);
+    ck_assert_msg(strstr(buf + mark, "data: {\"generation\":"),
+                  "no event within 1 s of the flush: %s", buf);
+    double latency = now_s() - flushed;
+    ck_assert_double_lt(latency, 1.0);
+    ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
+    close(fd);
+    char *b = get_expect("/api/scalars/series?run=gamma&tag=loss", 200);
+    ASSERT_HAS(b, "\"step\":[7],");
+    ASSERT_HAS(b, "\"value\":[0.25],");
+    free(b);
+}
+END_TEST
+
+START_TEST(stop_ends_open_event_streams) {
+    int fd = http_connect(port, 2000);
+    const char *req = "GET /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+    ck_assert(http_send_all(fd, req, strlen(req)));
+    char buf[4096];
+    size_t have = 0;
+    ck_assert(sse_wait(fd, buf, sizeof buf, &have, "generation", 2.0));
+    double t0 = now_s();
+    gb_board_stop(board);
+    board = NULL;
+    ck_assert_double_lt(now_s() - t0, 2.0);
+    close(fd);
+}
+END_TEST
+
+/* ---- start-up and errors -------------------------------------------------------------- */
+
+START_TEST(start_and_first_response_are_fast) {
+    double t0 = now_s();
+    gb_board *b = gb_board_start(db_path, "127.0.0.1", 0, NULL);
+    ck_assert_ptr_nonnull(b);
+    http_response r = http_get(gb_board_port(b), "/api/runs");
+    double dt = now_s() - t0;
+    ck_assert_int_eq(r.status, 200);
+    http_free(&r);
+    gb_board_stop(b);
+    ck_assert_msg(dt < 0.5, "start to first response took %.3f s", dt);
+}
+END_TEST
+
+START_TEST(start_errors_are_reported_not_fatal) {
+    ck_assert_ptr_null(gb_board_start("/nonexistent/dir/none.db", NULL, 0, NULL));
+    ASSERT_HAS(gb_board_last_error(), "cannot open store '/nonexistent/dir/none.db'");
+    ck_assert_ptr_null(gb_board_start("", NULL, 0, NULL));
+    ASSERT_HAS(gb_board_last_error(), "no store given");
+    ck_assert_ptr_null(gb_board_start(db_path, NULL, 70000, NULL));
+    ck_assert_str_eq(gb_board_last_error(), "port 70000 is out of range 0..65535");
+    ck_assert_ptr_null(gb_board_start(P_tmpdir, NULL, 0, NULL));
+    ASSERT_HAS(gb_board_last_error(), "is not a regular file");
+
+    char junk[600];
+    snprintf(junk, sizeof junk, "%s.junk", db_path);
+    FILE *f = fopen(junk, "w");
+    fputs("not a database, just text\n", f);
+    fclose(f);
+    ck_assert_ptr_null(gb_board_start(junk, NULL, 0, NULL));
+    ASSERT_HAS(gb_board_last_error(), "cannot open store");
+    unlink(junk);
+
+    /* The port of the running board is taken. */
+    ck_assert_ptr_null(gb_board_start(db_path, "127.0.0.1", port, NULL));
+    ASSERT_HAS(gb_board_last_error(), "Address already in use (port in use");
+    ck_assert_ptr_null(gb_board_start(db_path, "no-such-host.invalid", 0, NULL));
+    ASSERT_HAS(gb_board_last_error(), "cannot resolve host 'no-such-host.invalid'");
+    /* The running board still answers. */
+    char *b = get_expect("/api/runs", 200);
+    free(b);
+}
+END_TEST
+
+START_TEST(url_and_loopback_default) {
+    char want[64];
+    snprintf(want, sizeof want, "http://127.0.0.1:%d/", port);
+    ck_assert_str_eq(gb_board_url(board), want);
+    gb_board *b6 = gb_board_start(db_path, "::1", 0, NULL);
+    if (b6) { /* IPv6 loopback may be missing in a container */
+        snprintf(want, sizeof want, "http://[::1]:%d/", gb_board_port(b6));
+        ck_assert_str_eq(gb_board_url(b6), want);
+        gb_board_stop(b6);
+    }
+    gb_board_stop(NULL);
+}
+END_TEST
+
+static Suite *suite(void) {
+    Suite *s = suite_create("webui_api");
+    TCase *tc = tcase_create("routes");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, runs_lists_both_runs_with_hparams);
+    tcase_add_test(tc, plugins_lists_active_dashboards_in_order);
+    tcase_add_test(tc, scalar_tags_of_one_run_and_of_all);
+    tcase_add_test(tc, scalar_series_raw_with_nonfinite_values);
+    tcase_add_test(tc, scalar_series_downsampled_since_and_range);
+    tcase_add_test(tc, histogram_and_distribution_series);
+    tcase_add_test(tc, images_list_and_png_bytes);
+    tcase_add_test(tc, text_series_is_escaped_json);
+    tcase_add_test(tc, static_files_are_embedded);
+    tcase_add_loop_test(tc, bad_request_gets_json_error, 0,
+                        (int)(sizeof bad_cases / sizeof bad_cases[0]));
+    tcase_add_test(tc, wrong_methods_get_405);
+    tcase_add_test(tc, foreign_host_header_is_refused);
+    tcase_add_test(tc, injection_attempts_change_nothing);
+    tcase_add_test(tc, start_and_first_response_are_fast);
+    tcase_add_test(tc, start_errors_are_reported_not_fatal);
+    tcase_add_test(tc, url_and_loopback_default);
+    suite_add_tcase(s, tc);
+    /* The live tests write to the store: they run last. */
+    TCase *live = tcase_create("live");
+    tcase_add_checked_fixture(live, setup, teardown);
+    tcase_set_timeout(live, 30);
+    tcase_add_test(live, event_stream_reports_a_flush_within_a_second);
+    tcase_add_test(live, stop_ends_open_event_streams);
+    suite_add_tcase(s, live);
+    return s;
+}
+
+int main(void) {
+    build_store();
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    unlink(db_path);
+    char side[600];
+    snprintf(side, sizeof side, "%s-wal", db_path);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", db_path);
+    unlink(side);
+    return failed ? 1 : 0;
+}
