@@ -213,6 +213,15 @@ typedef struct gb_scalar_series {
 gb_store_status gb_store_scalars(gb_store *s, const char *run, const char *tag,
                                  const gb_query *q, gb_scalar_series **out);
 
+/* Streams the raw points of run/tag with step_min <= step <= step_max to
+ * fn in step order (points of one step in write order); fn returns false
+ * to stop early. Memory stays bounded whatever the series length (this is
+ * what `glassbox export` uses). */
+typedef bool (*gb_scalar_point_fn)(void *user, int64_t step, double wall_time, double value);
+gb_store_status gb_store_scalar_points(gb_store *s, const char *run, const char *tag,
+                                       int64_t step_min, int64_t step_max,
+                                       gb_scalar_point_fn fn, void *user);
+
 /* ---- histograms and distributions ------------------------------------------------- */
 
 /* Statistics are exact and over the finite values; buckets are equal-width
