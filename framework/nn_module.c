@@ -426,12 +426,13 @@ static bool build_here(gb_module *m, gb_dtype dt, int rank, const int64_t *shape
         return false;
     }
     int64_t in[GB_MAX_RANK], out[GB_MAX_RANK];
-    copy_shape(rank, shape, in);
-    if (rank > 0) in[0] = -1;
     int out_rank = 0;
-    if (!check_dtype(m, dt) || !gb__module_output_shape_for(m, rank, in, &out_rank, out))
+    /* Checked as given, so errors show the shape the user passed. */
+    if (!check_dtype(m, dt) || !gb__module_output_shape_for(m, rank, shape, &out_rank, out))
         return false;
     if (m->built) return true;
+    copy_shape(rank, shape, in);
+    if (rank > 0) in[0] = -1;
     bool ok = true;
     if (m->type->build) {
         gb_scope_begin();

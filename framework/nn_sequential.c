@@ -19,7 +19,12 @@ static bool sequential_output_shape(gb_module *m, int rank, const int64_t *in, i
     int64_t cur[GB_MAX_RANK];
     memcpy(cur, in, (size_t)rank * sizeof *cur);
     for (int i = 0; i < n; i++) {
-        if (!gb__module_output_shape_for(gb_module_submodule(m, i), r, cur, &r, cur)) return false;
+        /* In the layer's name scope, so an error reads as the layer's own. */
+        gb_module *layer = gb_module_submodule(m, i);
+        gb_name_scope_push(gb_module_name(layer));
+        bool ok = gb__module_output_shape_for(layer, r, cur, &r, cur);
+        gb_name_scope_pop();
+        if (!ok) return false;
     }
     memcpy(out, cur, (size_t)r * sizeof *out);
     *out_rank = r;
