@@ -5,7 +5,7 @@
 
 #include "board_internal.h"
 
-int gb__store_fail(gb__request *req, gb_store_status st) {
+int gb__reply_store_error(gb__request *req, gb_store_status st) {
     const char *msg = gb_store_last_error();
     /* "store 'path': unknown run 'x'" -> "unknown run 'x'": the client
      * needs the reason, not where the file lives. */
@@ -36,7 +36,7 @@ gb_query gb__query_of(const gb__request *req) {
 int gb__respond_tags(gb__request *req, gb_summary_kind kind) {
     gb_tags *tags = NULL;
     gb_store_status st = gb_store_tags(req->store, gb__param_text(req, "run"), kind, &tags);
-    if (st != GB_STORE_OK) return gb__store_fail(req, st);
+    if (st != GB_STORE_OK) return gb__reply_store_error(req, st);
     gb__json *j = &req->json;
     gb__json_obj(j);
     gb__json_key(j, "runs");
@@ -71,7 +71,7 @@ int gb__respond_tags(gb__request *req, gb_summary_kind kind) {
     return 200;
 }
 
-bool gb__store_has_kind(gb_store *store, gb_summary_kind kind) {
+bool gb__has_kind(gb_store *store, gb_summary_kind kind) {
     gb_tags *tags = NULL;
     bool any = gb_store_tags(store, NULL, kind, &tags) == GB_STORE_OK && tags->count > 0;
     gb_store_free(tags);

@@ -24,7 +24,7 @@
 
 struct gb_board {
     struct MHD_Daemon *mhd;
-    gb__store_pool *pool;
+    gb__reader_pool *pool;
     gb__live *live;
     int port;
     bool loopback;   /* bound to loopback: only loopback Host headers pass */
@@ -131,11 +131,11 @@ static enum MHD_Result serve_api(gb_board *b, struct MHD_Connection *c, const ch
     int status = 400;
     if (raw.bad) gb__fail(req, 400, "a parameter contains a NUL byte");
     else if (gb__validate_params(req, raw_param, &raw)) {
-        req->store = gb__store_acquire(b->pool);
+        req->store = gb__pool_acquire(b->pool);
         gb__json_init(&req->json, GB__MAX_RESPONSE);
         status = req->store ? req->route->handle(req)
                             : gb__fail(req, 503, "cannot open the store");
-        gb__store_release(b->pool, req->store);
+        gb__pool_release(b->pool, req->store);
     }
     enum MHD_Result ok;
     if (status != 200) {
@@ -281,12 +281,15 @@ gb_board *gb_board_start(const char *db_path, const char *host, int port,
     gb_board *b = calloc(1, sizeof *b);
     if (!b) return start_failed(NULL, "out of memory");
     char err[400];
-    b->pool = gb__store_pool_new(db_path, o.threads, err, sizeof err);
+    b->pool = gb__pool_new(db_path, o.threads, err, sizeof err);
     if (!b->pool) return start_failed(b, "%s", err);
     b->live = gb__live_start(db_path, o.poll_ms, err, sizeof err);
     if (!b->live) return start_failed(b, "%s", err);
     int fd = listen_on(b, host, port);
-    if (fd < 0) return start_failed(b, "%s", last_error);
+    if (fd < 0) {
+        snprintf(err, sizeof err, "%s", last_error);
+        return start_failed(b, "%s", err);
+    }
     b->mhd = MHD_start_daemon(
         MHD_USE_AUTO_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, on_request, b,
         MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)o.threads,
@@ -312,6 +315,6 @@ void gb_board_stop(gb_board *b) {
         MHD_stop_daemon(b->mhd);
     }
     gb__live_free(b->live);
-    gb__store_pool_free(b->pool);
+    gb__pool_free(b->pool);
     free(b);
 }

@@ -112,7 +112,7 @@ bool gb__validate_params(gb__request *req, bool (*get)(void *ctx, size_t i, cons
 /* Turns a failed reader call into a response: unknown run/tag/row -> 404,
  * bad argument -> 400, anything else -> 503; the reader's message is kept
  * (without the store's file name). Returns the status. */
-int gb__store_fail(gb__request *req, gb_store_status st);
+int gb__reply_store_error(gb__request *req, gb_store_status st);
 
 /* The step range and row budget of a request: min_step, max_step, since
  * (since = s means steps after s) and points, whichever the route has. */
@@ -123,7 +123,7 @@ gb_query gb__query_of(const gb__request *req);
 int gb__respond_tags(gb__request *req, gb_summary_kind kind);
 
 /* true when the store holds at least one tag of this kind. */
-bool gb__store_has_kind(gb_store *store, gb_summary_kind kind);
+bool gb__has_kind(gb_store *store, gb_summary_kind kind);
 
 /* ---- plugins ---------------------------------------------------------------- */
 typedef struct gb__plugin {
@@ -156,10 +156,10 @@ extern const size_t gb__static_file_count;
 const gb__static_file *gb__find_static(const char *path);
 
 /* ---- reader pool --------------------------------------------------------------- */
-typedef struct gb__store_pool gb__store_pool;
-gb__store_pool *gb__store_pool_new(const char *db_path, int size, char *err, size_t err_size);
-gb_store *gb__store_acquire(gb__store_pool *pool);
-void gb__store_release(gb__store_pool *pool, gb_store *store);
-void gb__store_pool_free(gb__store_pool *pool);
+typedef struct gb__reader_pool gb__reader_pool;
+gb__reader_pool *gb__pool_new(const char *db_path, int size, char *err, size_t err_size);
+gb_store *gb__pool_acquire(gb__reader_pool *pool);
+void gb__pool_release(gb__reader_pool *pool, gb_store *store);
+void gb__pool_free(gb__reader_pool *pool);
 
 #endif

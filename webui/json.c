@@ -151,6 +151,13 @@ void gb__json_num(gb__json *j, double v) {
      * usually float32 widened to double: those are written as the shortest
      * float32 text ("0.1", not "0.10000000149011612"), which still reads
      * back to the same float32; any other double gets up to 17 digits. */
+    /* Whole numbers print as integers ("50", not "5e+01"). */
+    if (v == floor(v) && fabs(v) < 1e15) {
+        n = snprintf(t, sizeof t, "%.0f", v);
+        begin_value(j);
+        put(j, t, (size_t)n);
+        return;
+    }
     bool is_float = (double)(float)v == v;
     for (int prec = 1; prec <= 17; prec++) {
         n = snprintf(t, sizeof t, "%.*g", prec, v);

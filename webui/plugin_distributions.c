@@ -6,7 +6,7 @@
  *   GET /api/distributions/series?run=&tag=&points=&since=&min_step=&max_step=
  *
  * Columns: step, wall, and values[k] = the k-th percentile of each step,
- * for the percentiles listed in "percentiles" (basis points).
+ * for the percentiles listed in "percentiles" (in percent).
  */
 #include "board_internal.h"
 
@@ -17,7 +17,7 @@ static int distribution_series(gb__request *req) {
     gb_distributions *d = NULL;
     gb_store_status st = gb_store_distributions(req->store, gb__param_text(req, "run"),
                                                 gb__param_text(req, "tag"), &q, &d);
-    if (st != GB_STORE_OK) return gb__store_fail(req, st);
+    if (st != GB_STORE_OK) return gb__reply_store_error(req, st);
     gb__json *j = &req->json;
     gb__json_obj(j);
     GB__JSON_KV(j, "run", str, gb__param_text(req, "run"));
@@ -53,7 +53,7 @@ static const gb__route routes[] = {
      {GB__P_RUN, GB__P_TAG, GB__P_POINTS, GB__P_STEP_RANGE, GB__P_END}},
 };
 
-static bool has_histograms(gb_store *store) { return gb__store_has_kind(store, GB_KIND_HISTOGRAM); }
+static bool has_histograms(gb_store *store) { return gb__has_kind(store, GB_KIND_HISTOGRAM); }
 
 const gb__plugin gb__plugin_distributions = {
     .name = "distributions",

@@ -40,7 +40,7 @@ static int histogram_series(gb__request *req) {
     gb_histograms *hs = NULL;
     gb_store_status st = gb_store_histograms(req->store, gb__param_text(req, "run"),
                                              gb__param_text(req, "tag"), &q, &hs);
-    if (st != GB_STORE_OK) return gb__store_fail(req, st);
+    if (st != GB_STORE_OK) return gb__reply_store_error(req, st);
     gb__json *j = &req->json;
     gb__json_obj(j);
     GB__JSON_KV(j, "run", str, gb__param_text(req, "run"));
@@ -60,7 +60,7 @@ static const gb__route routes[] = {
      {GB__P_RUN, GB__P_TAG, GB__P_POINTS_UPTO(2000, 100), GB__P_STEP_RANGE, GB__P_END}},
 };
 
-static bool has_histograms(gb_store *store) { return gb__store_has_kind(store, GB_KIND_HISTOGRAM); }
+static bool has_histograms(gb_store *store) { return gb__has_kind(store, GB_KIND_HISTOGRAM); }
 
 const gb__plugin gb__plugin_histograms = {
     .name = "histograms",

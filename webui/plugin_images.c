@@ -18,7 +18,7 @@ static int image_list(gb__request *req) {
     gb_images *im = NULL;
     gb_store_status st = gb_store_images(req->store, gb__param_text(req, "run"),
                                          gb__param_text(req, "tag"), &q, false, &im);
-    if (st != GB_STORE_OK) return gb__store_fail(req, st);
+    if (st != GB_STORE_OK) return gb__reply_store_error(req, st);
     gb__json *j = &req->json;
     gb__json_obj(j);
     GB__JSON_KV(j, "run", str, gb__param_text(req, "run"));
@@ -56,7 +56,7 @@ static int image_png(gb__request *req) {
     gb_store_status st = gb_store_image_png(req->store, gb__param_text(req, "run"),
                                             gb__param_text(req, "tag"), gb__param_int(req, "step"),
                                             (int)gb__param_int(req, "index"), &png);
-    if (st != GB_STORE_OK) return gb__store_fail(req, st);
+    if (st != GB_STORE_OK) return gb__reply_store_error(req, st);
     if (png->size > GB__MAX_RESPONSE) {
         gb_store_free(png);
         return gb__fail(req, 500, "image too large");
@@ -82,7 +82,7 @@ static const gb__route routes[] = {
       {"index", GB__PARAM_INT, false, 0, 4096, 0}, GB__P_END}},
 };
 
-static bool has_images(gb_store *store) { return gb__store_has_kind(store, GB_KIND_IMAGE); }
+static bool has_images(gb_store *store) { return gb__has_kind(store, GB_KIND_IMAGE); }
 
 const gb__plugin gb__plugin_images = {
     .name = "images",

@@ -27,7 +27,7 @@ static void write_run(gb__json *j, const gb_run_row *r) {
 static int list_runs(gb__request *req) {
     gb_runs *runs = NULL;
     gb_store_status st = gb_store_runs(req->store, &runs);
-    if (st != GB_STORE_OK) return gb__store_fail(req, st);
+    if (st != GB_STORE_OK) return gb__reply_store_error(req, st);
     gb__json *j = &req->json;
     gb__json_obj(j);
     gb__json_key(j, "runs");

@@ -14,15 +14,15 @@
 
 #include "board_internal.h"
 
-struct gb__store_pool {
+struct gb__reader_pool {
     pthread_mutex_t mu;
     char *db_path;
     int cap, idle;
     gb_store **stack;   /* idle readers */
 };
 
-gb__store_pool *gb__store_pool_new(const char *db_path, int size, char *err, size_t err_size) {
-    gb__store_pool *p = calloc(1, sizeof *p);
+gb__reader_pool *gb__pool_new(const char *db_path, int size, char *err, size_t err_size) {
+    gb__reader_pool *p = calloc(1, sizeof *p);
     if (p) {
         p->cap = size + 2;
         p->db_path = strdup(db_path);
@@ -30,21 +30,21 @@ gb__store_pool *gb__store_pool_new(const char *db_path, int size, char *err, siz
     }
     if (!p || !p->db_path || !p->stack) {
         snprintf(err, err_size, "out of memory");
-        gb__store_pool_free(p);
+        gb__pool_free(p);
         return NULL;
     }
     pthread_mutex_init(&p->mu, NULL);
     gb_store *first = NULL;
     if (gb_store_open(db_path, &first) != GB_STORE_OK) {
         snprintf(err, err_size, "cannot open store '%s': %s", db_path, gb_store_last_error());
-        gb__store_pool_free(p);
+        gb__pool_free(p);
         return NULL;
     }
     p->stack[p->idle++] = first;
     return p;
 }
 
-gb_store *gb__store_acquire(gb__store_pool *p) {
+gb_store *gb__pool_acquire(gb__reader_pool *p) {
     pthread_mutex_lock(&p->mu);
     gb_store *r = p->idle ? p->stack[--p->idle] : NULL;
     pthread_mutex_unlock(&p->mu);
@@ -52,7 +52,7 @@ gb_store *gb__store_acquire(gb__store_pool *p) {
     return r;
 }
 
-void gb__store_release(gb__store_pool *p, gb_store *r) {
+void gb__pool_release(gb__reader_pool *p, gb_store *r) {
     if (!r) return;
     pthread_mutex_lock(&p->mu);
     if (p->idle < p->cap) {
@@ -63,7 +63,7 @@ void gb__store_release(gb__store_pool *p, gb_store *r) {
     gb_store_close(r); /* more readers than the pool keeps */
 }
 
-void gb__store_pool_free(gb__store_pool *p) {
+void gb__pool_free(gb__reader_pool *p) {
     if (!p) return;
     for (int i = 0; i < p->idle; i++) gb_store_close(p->stack[i]);
     if (p->stack) pthread_mutex_destroy(&p->mu);

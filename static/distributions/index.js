@@ -25,7 +25,7 @@ export function createPage(ctx) {
       if (plot) { plot.setData(data); return; }
       const color = ctx.runs.color(run);
       const series = [{}, ...percentiles.map((p, k) => ({
-        label: `p${p / 100}`, points: { show: false }, spanGaps: true,
+        label: `p${p}`, points: { show: false }, spanGaps: true,
         stroke: k === 4 ? color : 'transparent', width: k === 4 ? 2 : 0,
       }))];
       // Outer to inner: the bands darken towards the median.
@@ -39,7 +39,7 @@ export function createPage(ctx) {
           if (i === null || i === undefined) { tip.hide(); return; }
           tip.show(u, [h('div.tip-row', null, h('span.tip-run', null, `${run} · step ${data[0][i]}`)),
             ...[8, 6, 4, 2, 0].map((k) => h('div.tip-row', null, h('span.tip-num', null,
-              `${k === 4 ? 'median' : `p${+(percentiles[k] / 100).toFixed(2)}`}: ${fmtValue(data[k + 1][i])}`)))]);
+              `${k === 4 ? 'median' : `p${percentiles[k]}`}: ${fmtValue(data[k + 1][i])}`)))]);
         }] },
       }, data, box);
       plot.over.addEventListener('mouseleave', () => tip.hide());
