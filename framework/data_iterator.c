@@ -17,6 +17,7 @@ struct gb_iterator {
     gb__pool pool;
     int64_t elements;
     double next_ms;
+    bool ended;   /* the end or an error: the epoch is over for good */
     bool warned_root_scope;
 };
 
@@ -75,7 +76,7 @@ bool gb_iterator_next(gb_iterator *it, gb_tensor **out) {
     for (int k = 0; k < it->ds->ncomp; k++) out[k] = NULL;
     /* After an error the epoch stops: a training loop checking gb_ok() at
      * its end must not go on feeding batches into a failed computation. */
-    if (!gb_ok()) return false;
+    if (!gb_ok() || it->ended) return false;
     if (gb_scope_depth() == 0 && !it->warned_root_scope) {
         it->warned_root_scope = true;
         gb__warn("gb_iterator_next called outside any scope: its tensors are never released; "
@@ -86,7 +87,11 @@ bool gb_iterator_next(gb_iterator *it, gb_tensor **out) {
     gb__element e;
     bool ok = gb__iter_next(it->root, &e);
     it->next_ms += (gb__now_us() - t0) / 1000.0;
-    if (!ok) return false;
+    if (!ok) {
+        /* After an error too: stages may not be able to resume mid-element. */
+        it->ended = true;
+        return false;
+    }
 
     assert(e.n == it->ds->ncomp);
     for (int k = 0; k < e.n; k++) {
