@@ -51,10 +51,43 @@ static void copy_row(char *dst, int64_t ds, const char *src, int64_t ss, int64_t
 #undef COPY_ROW_AS
 }
 
+/* A 2-D transpose-like block: dst[i*dstride + j] = src[i + j*sstride] for
+ * i < ni, j < nj. Each tile is read along src's contiguous rows into a
+ * small local buffer, then written along dst's contiguous rows: with
+ * power-of-two strides a direct strided loop would keep evicting its own
+ * cache lines (they all map to the same cache set). */
+static void copy_tiled(char *dst, int64_t dstride, const char *src, int64_t sstride, int64_t ni,
+                       int64_t nj, size_t esize) {
+    enum { TILE = 32 };
+#define COPY_TILED_AS(T)                                                                      \
+    do {                                                                                      \
+        T *d_ = (T *)(void *)dst, buf_[TILE][TILE];                                           \
+        const T *s_ = (const T *)(const void *)src;                                           \
+        for (int64_t i0 = 0; i0 < ni; i0 += TILE)                                             \
+            for (int64_t j0 = 0; j0 < nj; j0 += TILE) {                                       \
+                int64_t ti = ni - i0 < TILE ? ni - i0 : TILE;                                 \
+                int64_t tj = nj - j0 < TILE ? nj - j0 : TILE;                                 \
+                for (int64_t j = 0; j < tj; j++)                                              \
+                    for (int64_t i = 0; i < ti; i++) buf_[i][j] = s_[i0 + i + (j0 + j) * sstride]; \
+                for (int64_t i = 0; i < ti; i++)                                              \
+                    memcpy(d_ + (i0 + i) * dstride + j0, buf_[i], (size_t)tj * sizeof(T));    \
+            }                                                                                 \
+    } while (0)
+    switch (esize) {
+    case 1: COPY_TILED_AS(uint8_t); break;
+    case 4: COPY_TILED_AS(uint32_t); break;
+    default: COPY_TILED_AS(uint64_t); break;
+    }
+#undef COPY_TILED_AS
+}
+
 /* Copies a block of `shape` elements from src (element strides sstr) to
  * dst (strides dstr). Size-1 axes are dropped and axes that are contiguous
- * on both sides merged first; an innermost axis contiguous on both sides
- * becomes one memcpy per row. */
+ * on both sides merged first. Then the innermost axis is copied as a row
+ * (one memcpy when contiguous on both sides) for each position of the
+ * outer axes; when the source is contiguous along some other axis instead
+ * (a transpose), that axis and the innermost one are copied together in
+ * cache-sized tiles. */
 static void strided_copy(void *dst, const int64_t *dstr, const void *src, const int64_t *sstr,
                          int rank, const int64_t *shape, size_t esize) {
     int64_t n[GB_MAX_RANK], ds[GB_MAX_RANK], ss[GB_MAX_RANK];
@@ -77,19 +110,27 @@ static void strided_copy(void *dst, const int64_t *dstr, const void *src, const 
         memcpy(dst, src, esize);
         return;
     }
+    int tiled = -1; /* the axis copied in tiles with the innermost one */
+    if (ds[r - 1] == 1 && ss[r - 1] != 1 && esize != 2)
+        for (int k = 0; k < r - 1; k++)
+            if (ss[k] == 1 && n[k] >= 8 && n[r - 1] >= 8) tiled = k;
     int64_t rows = 1;
-    for (int i = 0; i < r - 1; i++) rows *= n[i];
+    for (int i = 0; i < r - 1; i++)
+        if (i != tiled) rows *= n[i];
     bool contiguous = ds[r - 1] == 1 && ss[r - 1] == 1;
     int64_t idx[GB_MAX_RANK] = {0}, doff = 0, soff = 0;
     for (int64_t row = 0; row < rows; row++) {
         char *d = (char *)dst + (size_t)doff * esize;
         const char *s = (const char *)src + (size_t)soff * esize;
-        if (contiguous)
+        if (tiled >= 0)
+            copy_tiled(d, ds[tiled], s, ss[r - 1], n[tiled], n[r - 1], esize);
+        else if (contiguous)
             memcpy(d, s, (size_t)n[r - 1] * esize);
         else
             copy_row(d, ds[r - 1], s, ss[r - 1], n[r - 1], esize);
-        /* Odometer over the outer axes. */
+        /* Odometer over the outer axes (the tiled one excepted). */
         for (int k = r - 2; k >= 0; k--) {
+            if (k == tiled) continue;
             doff += ds[k];
             soff += ss[k];
             if (++idx[k] < n[k]) break;

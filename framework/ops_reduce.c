@@ -133,45 +133,92 @@ static void general_iterators(const rplan *p, odometer *kept, odometer *red, int
 
 /* ---- typed kernels, generated per (reducer, dtype) ----------------------------------- */
 
-#define STEP_SUM(a, v) ((a) += (v))
-#define STEP_PROD(a, v) ((a) *= (v))
-#define STEP_MAXF(a, v) ((a) = ((v) > (a) || (v) != (v)) ? (v) : (a))
-#define STEP_MINF(a, v) ((a) = ((v) < (a) || (v) != (v)) ? (v) : (a))
-#define STEP_MAXI(a, v) ((a) = (v) > (a) ? (v) : (a))
-#define STEP_MINI(a, v) ((a) = (v) < (a) ? (v) : (a))
+/* Each reducer kind K provides
+ *   K_STEP(a, v)      fold v into a with the NaN rule (the columns path);
+ *   K_FAST(a, v)      the same fold without it, so the lanes vectorize;
+ *   K_POISON(bad, v)  notes in `bad` that v forces a NaN result;
+ *   K_RESULT(a, bad)  the lanes' result once `bad` is known.
+ * Bitwise | and & keep the NaN tests branch-free. */
+#define SUM_STEP(a, v) ((a) += (v))
+#define SUM_FAST SUM_STEP
+#define SUM_POISON(bad, v) ((void)0)
+#define SUM_RESULT(a, bad) ((void)(bad), (a))
+#define PROD_STEP(a, v) ((a) *= (v))
+#define PROD_FAST PROD_STEP
+#define PROD_POISON SUM_POISON
+#define PROD_RESULT SUM_RESULT
+#define MAXI_STEP(a, v) ((a) = (v) > (a) ? (v) : (a))
+#define MAXI_FAST MAXI_STEP
+#define MAXI_POISON SUM_POISON
+#define MAXI_RESULT SUM_RESULT
+#define MINI_STEP(a, v) ((a) = (v) < (a) ? (v) : (a))
+#define MINI_FAST MINI_STEP
+#define MINI_POISON SUM_POISON
+#define MINI_RESULT SUM_RESULT
+#define MAXF_STEP(a, v) ((a) = (((v) > (a)) | ((v) != (v))) ? (v) : (a))
+#define MAXF_FAST MAXI_STEP
+#define MAXF_POISON(bad, v) ((bad) |= ((v) != (v)))
+#define MAXF_RESULT(a, bad) ((bad) ? (a) + NAN : (a))
+#define MINF_STEP(a, v) ((a) = (((v) < (a)) | ((v) != (v))) ? (v) : (a))
+#define MINF_FAST MINI_STEP
+#define MINF_POISON MAXF_POISON
+#define MINF_RESULT MAXF_RESULT
+
 #define FIN_PLAIN(a, p) (a)
 #define FIN_MEANF(a, p) ((a) / (double)(p)->count)
 #define FIN_MEANI(a, p) ((p)->count ? (int64_t)(a) / (p)->count : 0)
 
-/* fn(x, y, plan, scratch): scratch holds plan->inner accumulators. */
-#define DEFINE_REDUCER(fn, T, ACC, INIT, STEP, FIN)                                          \
+/* Folds q[0], q[s], ... q[(n-1)s] into 8 accumulator lanes: independent
+ * lanes break the dependency chain, so a contiguous run vectorizes. */
+#define FOLD_LANES(K, lane, bad, q, n, s)                                                     \
+    do {                                                                                      \
+        int64_t i_ = 0;                                                                       \
+        if ((s) == 1)                                                                         \
+            for (; i_ + 8 <= (n); i_ += 8)                                                    \
+                for (int j_ = 0; j_ < 8; j_++) {                                              \
+                    K##_FAST(lane[j_], (q)[i_ + j_]);                                         \
+                    K##_POISON(bad, (q)[i_ + j_]);                                            \
+                }                                                                             \
+        for (; i_ < (n); i_++) {                                                              \
+            K##_FAST(lane[i_ & 7], (q)[i_ * (s)]);                                            \
+            K##_POISON(bad, (q)[i_ * (s)]);                                                   \
+        }                                                                                     \
+    } while (0)
+
+/* The lanes folded into one value. */
+#define COMBINE_LANES(K, lane, bad, out)                                                      \
+    do {                                                                                      \
+        out = lane[0];                                                                        \
+        for (int j_ = 1; j_ < 8; j_++) K##_FAST(out, lane[j_]);                               \
+        out = K##_RESULT(out, bad);                                                           \
+    } while (0)
+
+/* fn(x, y, plan, scratch) for reducer kind K; scratch holds plan->inner
+ * accumulators (the columns path). */
+#define DEFINE_REDUCER(fn, T, ACC, INIT, K, FIN)                                              \
     static void fn(const void *xv, void *yv, const rplan *p, void *scratch) {                 \
         const T *x = xv;                                                                      \
         T *y = yv;                                                                            \
+        ACC lane[8], a;                                                                       \
+        int bad;                                                                              \
         if (p->general) {                                                                     \
             odometer kept, red;                                                               \
             int64_t run, rs;                                                                  \
             general_iterators(p, &kept, &red, &run, &rs);                                     \
             for (int64_t o = 0; o < p->nout; o++, odo_next(&kept)) {                          \
-                ACC a = INIT;                                                                 \
-                red.off = 0;                                                                  \
-                for (int64_t b = 0; b < p->count / run; b++, odo_next(&red)) {               \
-                    const T *q = x + kept.off + red.off;                                      \
-                    for (int64_t k = 0; k < run; k++) STEP(a, q[k * rs]);                     \
-                }                                                                             \
+                for (int j = 0; j < 8; j++) lane[j] = INIT;                                   \
+                bad = 0;                                                                      \
+                for (int64_t b = 0; b < p->count / run; b++, odo_next(&red))                  \
+                    FOLD_LANES(K, lane, bad, x + kept.off + red.off, run, rs);                \
+                COMBINE_LANES(K, lane, bad, a);                                               \
                 y[o] = (T)FIN(a, p);                                                          \
             }                                                                                 \
         } else if (p->inner == 1) {                                                           \
             for (int64_t o = 0; o < p->outer; o++) {                                          \
-                const T *r = x + o * p->red;                                                  \
-                ACC lane[8];                                                                  \
                 for (int j = 0; j < 8; j++) lane[j] = INIT;                                   \
-                int64_t i = 0;                                                                \
-                for (; i + 8 <= p->red; i += 8)                                               \
-                    for (int j = 0; j < 8; j++) STEP(lane[j], r[i + j]);                      \
-                for (; i < p->red; i++) STEP(lane[i & 7], r[i]);                              \
-                ACC a = lane[0];                                                              \
-                for (int j = 1; j < 8; j++) STEP(a, lane[j]);                                 \
+                bad = 0;                                                                      \
+                FOLD_LANES(K, lane, bad, x + o * p->red, p->red, 1);                          \
+                COMBINE_LANES(K, lane, bad, a);                                               \
                 y[o] = (T)FIN(a, p);                                                          \
             }                                                                                 \
         } else {                                                                              \
@@ -181,28 +228,43 @@ static void general_iterators(const rplan *p, odometer *kept, odometer *red, int
                 for (int64_t i = 0; i < p->inner; i++) acc[i] = INIT;                          \
                 for (int64_t r = 0; r < p->red; r++) {                                        \
                     const T *row = blk + r * p->inner;                                        \
-                    for (int64_t i = 0; i < p->inner; i++) STEP(acc[i], row[i]);              \
+                    for (int64_t i = 0; i < p->inner; i++) K##_STEP(acc[i], row[i]);          \
                 }                                                                             \
                 for (int64_t i = 0; i < p->inner; i++) y[o * p->inner + i] = (T)FIN(acc[i], p); \
             }                                                                                 \
         }                                                                                     \
     }
 
-/* ArgMax/ArgMin over [outer, red, inner]: BETTER(v, best) says v wins.
- * scratch holds plan->inner running extremes. */
-#define DEFINE_ARG(fn, T, BETTER)                                                             \
+/* The first index of row r[0..n) holding `best` (SAME), searched eight at a
+ * time so the comparisons vectorize. */
+#define FIRST_INDEX(SAME, r, n, best, at)                                                     \
+    do {                                                                                      \
+        at = 0;                                                                               \
+        for (; at + 8 <= (n); at += 8) {                                                      \
+            int hit_ = 0;                                                                     \
+            for (int j_ = 0; j_ < 8; j_++) hit_ |= SAME((r)[at + j_], best);                  \
+            if (hit_) break;                                                                  \
+        }                                                                                     \
+        while (at < (n) - 1 && !SAME((r)[at], best)) at++;                                    \
+    } while (0)
+
+/* ArgMax/ArgMin over [outer, red, inner] with reducer kind K (Max or Min).
+ * Rows: the extreme first (K's vectorized lanes), then the first index
+ * holding it. Columns: BETTER(v, best) says v replaces the running extreme
+ * of its column; scratch holds plan->inner of them. */
+#define DEFINE_ARG(fn, T, INIT, K, SAME, BETTER)                                              \
     static void fn(const void *xv, int64_t *y, const rplan *p, void *scratch) {               \
         const T *x = xv;                                                                      \
         if (p->inner == 1) {                                                                  \
             for (int64_t o = 0; o < p->outer; o++) {                                          \
                 const T *r = x + o * p->red;                                                  \
-                T best = r[0];                                                                \
-                int64_t at = 0;                                                               \
-                for (int64_t i = 1; i < p->red; i++)                                          \
-                    if (BETTER(r[i], best)) {                                                 \
-                        best = r[i];                                                          \
-                        at = i;                                                               \
-                    }                                                                         \
+                T lane[8], best;                                                              \
+                int bad = 0;                                                                  \
+                int64_t at;                                                                   \
+                for (int j = 0; j < 8; j++) lane[j] = INIT;                                   \
+                FOLD_LANES(K, lane, bad, r, p->red, 1);                                       \
+                COMBINE_LANES(K, lane, bad, best);                                            \
+                FIRST_INDEX(SAME, r, p->red, best, at);                                       \
                 y[o] = at;                                                                    \
             }                                                                                 \
             return;                                                                           \
@@ -226,28 +288,30 @@ static void general_iterators(const rplan *p, odometer *kept, odometer *red, int
         }                                                                                     \
     }
 
+#define SAME_F(v, b) (((v) == (b)) | (((v) != (v)) & ((b) != (b))))
+#define SAME_I(v, b) ((v) == (b))
 #define BETTER_MAXF(v, b) ((v) > (b) || ((v) != (v) && (b) == (b)))
 #define BETTER_MINF(v, b) ((v) < (b) || ((v) != (v) && (b) == (b)))
 #define BETTER_MAXI(v, b) ((v) > (b))
 #define BETTER_MINI(v, b) ((v) < (b))
 
 #define FLOAT_FAMILY(S, T)                                                                    \
-    DEFINE_REDUCER(sum_##S, T, double, 0, STEP_SUM, FIN_PLAIN)                                \
-    DEFINE_REDUCER(mean_##S, T, double, 0, STEP_SUM, FIN_MEANF)                               \
-    DEFINE_REDUCER(prod_##S, T, double, 1, STEP_PROD, FIN_PLAIN)                              \
-    DEFINE_REDUCER(max_##S, T, T, -INFINITY, STEP_MAXF, FIN_PLAIN)                            \
-    DEFINE_REDUCER(min_##S, T, T, INFINITY, STEP_MINF, FIN_PLAIN)                             \
-    DEFINE_ARG(argmax_##S, T, BETTER_MAXF)                                                    \
-    DEFINE_ARG(argmin_##S, T, BETTER_MINF)
+    DEFINE_REDUCER(sum_##S, T, double, 0, SUM, FIN_PLAIN)                                     \
+    DEFINE_REDUCER(mean_##S, T, double, 0, SUM, FIN_MEANF)                                    \
+    DEFINE_REDUCER(prod_##S, T, double, 1, PROD, FIN_PLAIN)                                   \
+    DEFINE_REDUCER(max_##S, T, T, -INFINITY, MAXF, FIN_PLAIN)                                 \
+    DEFINE_REDUCER(min_##S, T, T, INFINITY, MINF, FIN_PLAIN)                                  \
+    DEFINE_ARG(argmax_##S, T, -INFINITY, MAXF, SAME_F, BETTER_MAXF)                           \
+    DEFINE_ARG(argmin_##S, T, INFINITY, MINF, SAME_F, BETTER_MINF)
 
 #define INT_FAMILY(S, T, LO, HI)                                                              \
-    DEFINE_REDUCER(sum_##S, T, uint64_t, 0, STEP_SUM, FIN_PLAIN)                              \
-    DEFINE_REDUCER(mean_##S, T, uint64_t, 0, STEP_SUM, FIN_MEANI)                             \
-    DEFINE_REDUCER(prod_##S, T, uint64_t, 1, STEP_PROD, FIN_PLAIN)                            \
-    DEFINE_REDUCER(max_##S, T, T, LO, STEP_MAXI, FIN_PLAIN)                                   \
-    DEFINE_REDUCER(min_##S, T, T, HI, STEP_MINI, FIN_PLAIN)                                   \
-    DEFINE_ARG(argmax_##S, T, BETTER_MAXI)                                                    \
-    DEFINE_ARG(argmin_##S, T, BETTER_MINI)
+    DEFINE_REDUCER(sum_##S, T, uint64_t, 0, SUM, FIN_PLAIN)                                   \
+    DEFINE_REDUCER(mean_##S, T, uint64_t, 0, SUM, FIN_MEANI)                                  \
+    DEFINE_REDUCER(prod_##S, T, uint64_t, 1, PROD, FIN_PLAIN)                                 \
+    DEFINE_REDUCER(max_##S, T, T, LO, MAXI, FIN_PLAIN)                                        \
+    DEFINE_REDUCER(min_##S, T, T, HI, MINI, FIN_PLAIN)                                        \
+    DEFINE_ARG(argmax_##S, T, LO, MAXI, SAME_I, BETTER_MAXI)                                  \
+    DEFINE_ARG(argmin_##S, T, HI, MINI, SAME_I, BETTER_MINI)
 
 FLOAT_FAMILY(f32, float)
 FLOAT_FAMILY(f64, double)

@@ -142,6 +142,30 @@ START_TEST(test_transpose_values) {
 }
 END_TEST
 
+/* Large enough for the tiled copy, with partial tiles, for each element size. */
+START_TEST(test_transpose_tiled) {
+    gb_scope_begin();
+    const gb_dtype dts[] = {GB_F32, GB_F64, GB_U8, GB_I64};
+    gb_tensor *x = gb_cast(IOTA(3, 37, 45), GB_I64);
+    for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++) {
+        gb_tensor *xd = gb_cast(x, dts[d]);
+        gb_tensor *a = gb_transpose(xd, (const int[]){0, 2, 1});
+        gb_tensor *b = gb_transpose(xd, NULL);
+        ASSERT_SHAPE(a, 3, 45, 37);
+        ASSERT_SHAPE(b, 45, 37, 3);
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 37; j++)
+                for (int k = 0; k < 45; k++) {
+                    double want = gb_get(xd, (i * 37 + j) * 45 + k);
+                    ck_assert_msg(gb_get(a, (i * 45 + k) * 37 + j) == want, "perm 021 [%d,%d,%d]", i, j, k);
+                    ck_assert_msg(gb_get(b, (k * 37 + j) * 3 + i) == want, "reverse [%d,%d,%d]", i, j, k);
+                }
+    }
+    ck_assert(gb_ok());
+    gb_scope_end();
+}
+END_TEST
+
 START_TEST(test_transpose_errors) {
     gb_scope_begin();
     gb_tensor *x = IOTA(2, 3, 4);
@@ -490,6 +514,7 @@ static Suite *movement_suite(void) {
     tcase_add_test(fwd, test_reshape_keep_and_variable);
     tcase_add_test(fwd, test_reshape_errors);
     tcase_add_test(fwd, test_transpose_values);
+    tcase_add_test(fwd, test_transpose_tiled);
     tcase_add_test(fwd, test_transpose_errors);
     tcase_add_test(fwd, test_broadcast_to);
     tcase_add_test(fwd, test_slice);

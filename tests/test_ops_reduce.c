@@ -165,11 +165,38 @@ static void check_all_masks(int rank, const int64_t *dims, uint64_t seed) {
     }
 }
 
+/* Integer Sum/Max/Min on every axis subset: exact, through the uint64 lanes. */
+static void check_all_masks_int(int rank, const int64_t *dims, uint64_t seed) {
+    const reduce_call calls[4] = {gb_reduce_sum, NULL, gb_reduce_max, gb_reduce_min};
+    gb_tensor *x = gb_cast(gb_random_uniform(GB_F64, rank, dims, -50, 50, seed), GB_I32);
+    gb_tensor *xd = gb_cast(x, GB_F64);
+    for (int mask = 1; mask < (1 << rank); mask++) {
+        int axes[8], n = 0;
+        int64_t nout = 1;
+        for (int i = 0; i < rank; i++) {
+            if ((mask >> i) & 1) axes[n++] = i;
+            else nout *= dims[i];
+        }
+        double ref[512];
+        for (int op = 0; op < 4; op++) {
+            if (!calls[op]) continue;
+            reference_reduce(op, gb_data(xd), rank, dims, mask, ref, nout);
+            gb_tensor *y = calls[op](x, axes, n, false);
+            ck_assert_int_eq(gb_tensor_dtype(y), GB_I32);
+            for (int64_t o = 0; o < nout; o++)
+                ck_assert_msg(gb_get(y, o) == ref[o], "int op %d mask %d element %lld: %g vs %g",
+                              op, mask, (long long)o, gb_get(y, o), ref[o]);
+        }
+    }
+}
+
 START_TEST(test_every_axis_subset_matches_reference) {
     gb_scope_begin();
     check_all_masks(3, (const int64_t[]){7, 13, 5}, 1);
     check_all_masks(4, (const int64_t[]){3, 4, 5, 6}, 2);
     check_all_masks(4, (const int64_t[]){2, 1, 9, 1}, 3); /* size-1 axes are dropped */
+    check_all_masks(3, (const int64_t[]){3, 20, 11}, 4);   /* runs longer than the 8 lanes */
+    check_all_masks_int(3, (const int64_t[]){5, 17, 3}, 5);
     ck_assert(gb_ok());
     gb_scope_end();
 }
@@ -259,6 +286,29 @@ START_TEST(test_argmax_argmin) {
     ASSERT_VALUES(gb_argmin(xi, 0), 0, 1, 1, 1);
     /* A middle axis of a rank-3 tensor. */
     ASSERT_VALUES(gb_argmax(iota234(GB_F64), 1), 0, 2, 2, 2, 2, 2, 2, 2, 2);
+    ck_assert(gb_ok());
+    gb_scope_end();
+}
+END_TEST
+
+/* Long rows: the extreme is found by vectorized lanes, then located. */
+START_TEST(test_argmax_long_rows) {
+    gb_scope_begin();
+    double v[2 * 100];
+    for (int i = 0; i < 200; i++) v[i] = sin(i * 0.37);
+    v[77] = 5, v[90] = 5, v[33] = -5, v[99] = -5;   /* row 0: ties, first wins */
+    v[100 + 50] = NAN, v[100 + 60] = 9, v[100 + 99] = NAN; /* row 1: first NaN */
+    gb_tensor *x = gb_from_f64(v, GB_SHAPE(2, 100));
+    ASSERT_VALUES(gb_argmax(x, 1), 0, 77, 50);
+    ASSERT_VALUES(gb_argmin(x, 1), 0, 33, 50);
+    gb_tensor *xf = gb_cast(x, GB_F32);
+    ASSERT_VALUES(gb_argmax(xf, -1), 0, 77, 50);
+    int64_t l[100];
+    for (int i = 0; i < 100; i++) l[i] = (i * 37) % 101 - 50;
+    l[98] = 1000, l[99] = 1000, l[12] = -1000;
+    gb_tensor *xl = gb_tensor_from(GB_I64, l, GB_SHAPE(100));
+    ASSERT_VALUES(gb_argmax(xl, 0), 0, 98);
+    ASSERT_VALUES(gb_argmin(xl, 0), 0, 12);
     ck_assert(gb_ok());
     gb_scope_end();
 }
@@ -505,6 +555,7 @@ static Suite *reduce_suite(void) {
     tcase_add_test(fwd, test_integer_dtypes);
     tcase_add_test(fwd, test_nan_and_empty);
     tcase_add_test(fwd, test_argmax_argmin);
+    tcase_add_test(fwd, test_argmax_long_rows);
     tcase_add_test(fwd, test_logsumexp_and_variance);
     tcase_add_test(fwd, test_errors);
     suite_add_tcase(s, fwd);
