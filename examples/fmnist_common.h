@@ -1,0 +1,346 @@
+/* fmnist_common.h — the training loop shared by the Fashion-MNIST examples.
+ *
+ * fashion_mnist_mlp.c and fashion_mnist_cnn.c differ only in their model;
+ * everything else — flags, data pipeline, the training step with a tape
+ * and Adam, evaluation, and what a person watches in the dashboard — is
+ * here, written as a user of glassbox would write it:
+ *   per step   train/loss, learning_rate
+ *   per epoch  train/accuracy, test/accuracy, weight and gradient
+ *              histograms of every layer, three test images with their
+ *              predicted labels in the text
+ *   per run    the hyperparameters
+ * Progress goes to stdout once per epoch, with samples/s.
+ */
+#ifndef FMNIST_COMMON_H
+#define FMNIST_COMMON_H
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gb_board.h"
+#include "gb_summary.h"
+#include "glassbox.h"
+
+static const char *const fmnist_class_names[10] = {
+    "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
+    "Sandal",      "Shirt",   "Sneaker",  "Bag",   "Ankle boot",
+};
+
+typedef struct fmnist_config {
+    const char *model_name;    /* "mlp" or "cnn" */
+    int epochs;
+    int64_t batch;
+    double lr;
+    uint64_t seed;
+    int64_t limit;             /* train on the first N images (0: all) */
+    const char *data_dir;
+    const char *db;            /* NULL: no summaries */
+    const char *run;
+    int serve_port;            /* 0: no dashboard */
+    bool keep_serving;         /* after training, serve until Ctrl-C */
+    double min_test_accuracy;  /* exit non-zero below it (0: no check) */
+} fmnist_config;
+
+static int fmnist_usage(const char *prog) {
+    fprintf(stderr,
+            "usage: %s [--epochs N] [--batch N] [--lr X] [--seed N] [--limit N]\n"
+            "          [--data DIR] [--db FILE] [--run NAME] [--serve PORT] [--keep-serving]\n"
+            "          [--min-accuracy X]\n",
+            prog);
+    return 2;
+}
+
+/* Parses flags into cfg (defaults already set); false on a bad flag. */
+static bool fmnist_parse(int argc, char **argv, fmnist_config *cfg) {
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        bool takes = true;
+        if (!strcmp(a, "--keep-serving")) {
+            cfg->keep_serving = true;
+            takes = false;
+        } else if (!v) {
+            fprintf(stderr, "%s: %s needs a value\n", argv[0], a);
+            return false;
+        } else if (!strcmp(a, "--epochs")) {
+            cfg->epochs = atoi(v);
+        } else if (!strcmp(a, "--batch")) {
+            cfg->batch = atoll(v);
+        } else if (!strcmp(a, "--lr")) {
+            cfg->lr = atof(v);
+        } else if (!strcmp(a, "--seed")) {
+            cfg->seed = strtoull(v, NULL, 10);
+        } else if (!strcmp(a, "--limit")) {
+            cfg->limit = atoll(v);
+        } else if (!strcmp(a, "--data")) {
+            cfg->data_dir = v;
+        } else if (!strcmp(a, "--db")) {
+            cfg->db = v;
+        } else if (!strcmp(a, "--run")) {
+            cfg->run = v;
+        } else if (!strcmp(a, "--serve")) {
+            cfg->serve_port = atoi(v);
+        } else if (!strcmp(a, "--min-accuracy")) {
+            cfg->min_test_accuracy = atof(v);
+        } else {
+            fprintf(stderr, "%s: unknown flag %s\n", argv[0], a);
+            return false;
+        }
+        if (takes) i++;
+    }
+    if (cfg->epochs < 1 || cfg->batch < 1 || !(cfg->lr > 0) || cfg->limit < 0) {
+        fprintf(stderr, "%s: --epochs and --batch must be >= 1, --lr > 0, --limit >= 0\n",
+                argv[0]);
+        return false;
+    }
+    return true;
+}
+
+static double fmnist_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Everything one run holds. */
+typedef struct fmnist_run {
+    const fmnist_config *cfg;
+    gb_module *model;
+    gb_optimizer *opt;
+    gb_mnist data;
+    gb_tensor *test_x;         /* float32, the model's input layout */
+    gb_image_layout layout;
+    gb_summary_writer *writer;
+    gb_board *board;
+    int64_t step;
+} fmnist_run;
+
+static bool fmnist_fail(const char *what) {
+    fprintf(stderr, "fashion-mnist: %s: %s\n", what,
+            gb_ok() ? gb_summary_last_error() : gb_error_string());
+    return false;
+}
+
+static bool fmnist_open_outputs(fmnist_run *r) {
+    const fmnist_config *c = r->cfg;
+    if (!c->db) return true;
+    if (gb_summary_writer_open(c->db, c->run, NULL, &r->writer) != GB_OK)
+        return fmnist_fail("opening the event store");
+    gb_summary_set_default(r->writer);
+    gb_summary_hparam_str(NULL, "model", c->model_name);
+    gb_summary_hparam_str(NULL, "optimizer", "adam");
+    gb_summary_hparam_num(NULL, "learning_rate", c->lr);
+    gb_summary_hparam_num(NULL, "batch_size", (double)c->batch);
+    gb_summary_hparam_num(NULL, "epochs", c->epochs);
+    gb_summary_hparam_num(NULL, "seed", (double)c->seed);
+    if (c->serve_port) {
+        r->board = gb_board_start(c->db, "127.0.0.1", c->serve_port, NULL);
+        if (!r->board) {
+            fprintf(stderr, "fashion-mnist: dashboard: %s\n", gb_board_last_error());
+            return false;
+        }
+        printf("dashboard: %s\n", gb_board_url(r->board));
+        fflush(stdout);
+    }
+    return true;
+}
+
+/* ---- training ---------------------------------------------------------------------- */
+
+static gb_tensor *fmnist_loss(gb_tensor *labels, gb_tensor *logits) {
+    return gb_loss_sparse_categorical_crossentropy(labels, logits, true, GB_REDUCTION_MEAN);
+}
+
+/* One optimizer step on a batch; grads_out (optional) receives the
+ * gradients, kept alive by the caller's scope. */
+static bool fmnist_train_step(fmnist_run *r, gb_tensor *x, gb_tensor *y, gb_metric *acc,
+                              gb_tensor **grads_out) {
+    gb_tape *tape = gb_tape_begin();
+    gb_tensor *logits = gb_module_call(r->model, x, true);
+    gb_tensor *loss = fmnist_loss(y, logits);
+    gb_tape_end(tape);
+    int n = 0;
+    gb_variable *const *vars = gb_module_trainable_variables(r->model, &n);
+    gb_tensor *grads_small[32], **grads = grads_out ? grads_out : grads_small;
+    if (n > 32) return fmnist_fail("model has too many variables for this example");
+    gb_tape_gradient_vars(tape, loss, vars, n, grads);
+    gb_optimizer_apply_gradients(r->opt, grads, n, vars, n);
+    gb_metric_update_state(acc, y, logits);
+    if (!gb_ok()) return fmnist_fail("training step");
+    gb_summary_scalar(NULL, "train/loss", gb_item(loss), r->step);
+    gb_summary_scalar(NULL, "learning_rate", gb_optimizer_learning_rate(r->opt), r->step);
+    r->step++;
+    return true;
+}
+
+/* Test accuracy over the whole test set, in batches, without dropout. */
+static double fmnist_evaluate(fmnist_run *r) {
+    gb_metric *acc = gb_metric_sparse_categorical_accuracy_new("test_accuracy");
+    int64_t n = gb_dim(r->test_x, 0), bs = 1000;
+    for (int64_t i = 0; i < n; i += bs) {
+        gb_scope_begin();
+        int64_t m = i + bs <= n ? bs : n - i;
+        int64_t begin[4] = {i, 0, 0, 0}, size[4] = {m, -1, -1, -1};
+        gb_tensor *x = gb_slice(r->test_x, begin, size);
+        gb_tensor *y = gb_slice(r->data.test_labels, begin, size);
+        gb_metric_update_state(acc, y, gb_module_call(r->model, x, false));
+        gb_scope_end();
+    }
+    double result = gb_ok() ? gb_metric_result(acc) : -1;
+    gb_metric_free(acc);
+    return result;
+}
+
+/* Weight and gradient histograms of every layer, named by variable. */
+static void fmnist_log_histograms(fmnist_run *r, gb_tensor *const *grads) {
+    int n = 0;
+    gb_variable *const *vars = gb_module_trainable_variables(r->model, &n);
+    char tag[256];
+    for (int i = 0; i < n; i++) {
+        gb_scope_begin();
+        snprintf(tag, sizeof tag, "weights/%s", gb_variable_name(vars[i]));
+        gb_summary_histogram(NULL, tag, gb_variable_value(vars[i]), r->step);
+        if (grads[i]) {
+            snprintf(tag, sizeof tag, "gradients/%s", gb_variable_name(vars[i]));
+            gb_summary_histogram(NULL, tag, grads[i], r->step);
+        }
+        gb_scope_end();
+    }
+}
+
+/* Three test images and, in the text, what the model says they are. */
+static void fmnist_log_samples(fmnist_run *r) {
+    gb_scope_begin();
+    int64_t begin[4] = {0, 0, 0, 0}, size[4] = {3, -1, -1, -1};
+    gb_tensor *x = gb_slice(r->test_x, begin, size);
+    gb_tensor *pred = gb_argmax(gb_module_call(r->model, x, false), -1);
+    gb_tensor *images = gb_reshape(gb_slice(r->data.test_images, begin, size), GB_SHAPE(3, 28, 28, 1));
+    gb_summary_image(NULL, "samples/test_images", images, 3, r->step);
+    char text[512];
+    size_t used = 0;
+    for (int k = 0; k < 3 && pred; k++) {
+        int p = (int)gb_get(pred, k), t = (int)gb_get(r->data.test_labels, k);
+        used += (size_t)snprintf(text + used, sizeof text - used, "image %d: predicted %s, true %s%s\n",
+                                 k, fmnist_class_names[p], fmnist_class_names[t],
+                                 p == t ? "" : "  (wrong)");
+    }
+    if (pred) gb_summary_text(NULL, "samples/predictions", text, r->step);
+    gb_scope_end();
+}
+
+static bool fmnist_epoch(fmnist_run *r, gb_dataset *ds, int epoch, double *test_acc) {
+    gb_metric *acc = gb_metric_sparse_categorical_accuracy_new("train_accuracy");
+    gb_iterator *it = gb_iterator_new(ds);
+    int64_t steps = gb_dataset_cardinality(ds), samples = 0;
+    gb_tensor *b[2], *grads[32];
+    double t0 = fmnist_now();
+    bool ok = it != NULL;
+    for (int64_t i = 0; ok; i++) {
+        gb_scope_begin(); /* one step: its tensors die at the end */
+        if (!gb_iterator_next(it, b)) {
+            gb_scope_end();
+            break;
+        }
+        samples += gb_dim(b[0], 0);
+        ok = fmnist_train_step(r, b[0], b[1], acc, grads);
+        if (ok && i == steps - 1) fmnist_log_histograms(r, grads); /* the epoch's last step */
+        gb_scope_end();
+    }
+    double secs = fmnist_now() - t0;
+    ok = ok && gb_ok();
+    if (ok) {
+        *test_acc = fmnist_evaluate(r);
+        gb_summary_scalar(NULL, "train/accuracy", gb_metric_result(acc), r->step);
+        gb_summary_scalar(NULL, "test/accuracy", *test_acc, r->step);
+        fmnist_log_samples(r);
+        printf("epoch %d/%d: train accuracy %.4f, test accuracy %.4f, %.0f samples/s (%.1f s)\n",
+               epoch + 1, r->cfg->epochs, gb_metric_result(acc), *test_acc,
+               (double)samples / secs, secs);
+        fflush(stdout);
+    }
+    gb_iterator_free(it);
+    gb_metric_free(acc);
+    return ok && gb_ok();
+}
+
+static volatile sig_atomic_t fmnist_stop;
+static void fmnist_on_signal(int sig) {
+    (void)sig;
+    fmnist_stop = 1;
+}
+
+static void fmnist_wait_for_ctrl_c(const fmnist_run *r) {
+    printf("training done; still serving %s — press Ctrl-C to stop\n", gb_board_url(r->board));
+    fflush(stdout);
+    signal(SIGINT, fmnist_on_signal);
+    signal(SIGTERM, fmnist_on_signal);
+    while (!fmnist_stop) pause();
+}
+
+static gb_dataset *fmnist_train_dataset(fmnist_run *r) {
+    gb_tensor *x = gb_images_to_float(r->data.train_images, r->layout);
+    gb_tensor *y = r->data.train_labels;
+    if (r->cfg->limit > 0 && r->cfg->limit < gb_dim(x, 0)) {
+        int64_t begin[4] = {0}, size[4] = {r->cfg->limit, -1, -1, -1};
+        x = gb_slice(x, begin, size);
+        y = gb_slice(y, begin, size);
+    }
+    gb_dataset *ds = gb_dataset_from_tensor_slices(2, (gb_tensor *[]){x, y});
+    ds = gb_dataset_shuffle(ds, 10000, r->cfg->seed);
+    ds = gb_dataset_batch(ds, r->cfg->batch, false);
+    return gb_dataset_prefetch(ds, 2);
+}
+
+/* Trains `model` as configured; returns the process exit code. Takes
+ * over the model. */
+static int fmnist_main(const fmnist_config *cfg, gb_module *model, gb_image_layout layout) {
+    fmnist_run r = {.cfg = cfg, .model = model, .layout = layout};
+    int code = 1;
+    double test_acc = 0;
+    gb_scope_begin();
+    if (!fmnist_open_outputs(&r)) goto done;
+    if (!gb_mnist_load(cfg->data_dir, &r.data)) {
+        fmnist_fail("loading Fashion-MNIST");
+        goto done;
+    }
+    r.test_x = gb_images_to_float(r.data.test_images, layout);
+    r.opt = gb_adam(cfg->lr);
+    gb_dataset *ds = fmnist_train_dataset(&r);
+    if (!ds || !r.opt || !r.test_x) {
+        fmnist_fail("setting up");
+        goto done;
+    }
+    printf("training %s on %lld images, batch %lld, Adam lr %g, %d epochs\n", cfg->model_name,
+           (long long)(cfg->limit ? cfg->limit : gb_dim(r.data.train_images, 0)),
+           (long long)cfg->batch, cfg->lr, cfg->epochs);
+    bool ok = true;
+    for (int e = 0; ok && e < cfg->epochs; e++) ok = fmnist_epoch(&r, ds, e, &test_acc);
+    gb_dataset_free(ds);
+    if (!ok) {
+        fmnist_fail("training");
+        goto done;
+    }
+    gb_module_summary(model, stdout);
+    printf("final test accuracy %.4f\n", test_acc);
+    code = 0;
+    if (cfg->min_test_accuracy > 0 && test_acc < cfg->min_test_accuracy) {
+        fprintf(stderr, "test accuracy %.4f is below the required %.4f\n", test_acc,
+                cfg->min_test_accuracy);
+        code = 3;
+    }
+    if (r.writer) gb_summary_flush(r.writer);
+    if (r.board && cfg->keep_serving) fmnist_wait_for_ctrl_c(&r);
+done:
+    gb_board_stop(r.board);
+    if (r.writer) gb_summary_writer_close(r.writer);
+    gb_optimizer_free(r.opt);
+    gb_module_free(model);
+    gb_scope_end();
+    return code;
+}
+
+#endif

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Bad data for the Fashion-MNIST example: each case must fail with a
+# non-zero exit and a message that says what is wrong.
+set -u
+prog="$1"
+real=/usr/share/datasets/fashion-mnist
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0 failed=0
+
+expect_failure() { # name, expected message part, args...
+  local name="$1" want="$2"; shift 2
+  local out code
+  out=$("$prog" --epochs 1 "$@" 2>&1); code=$?
+  if [ "$code" -ne 0 ] && grep -qF -- "$want" <<<"$out"; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    echo "FAIL $name: exit $code, wanted a message containing '$want', got:"; echo "$out"
+  fi
+}
+
+expect_failure missing_dir "$tmp/nope" --data "$tmp/nope"
+
+mkdir "$tmp/truncated"
+cp "$real"/*.gz "$tmp/truncated/"
+zcat "$real/t10k-images-idx3-ubyte.gz" | head -c 100000 | gzip > "$tmp/truncated/t10k-images-idx3-ubyte.gz"
+expect_failure truncated_idx "truncated" --data "$tmp/truncated"
+
+mkdir "$tmp/mismatch"
+cp "$real"/*.gz "$tmp/mismatch/"
+# A label file for 9,999 images: the header says 9999, the data has 9999 bytes.
+zcat "$real/t10k-labels-idx1-ubyte.gz" | python3 -c '
+import sys
+d = sys.stdin.buffer.read()
+sys.stdout.buffer.write(d[:4] + (9999).to_bytes(4, "big") + d[8:8 + 9999])' \
+  | gzip > "$tmp/mismatch/t10k-labels-idx1-ubyte.gz"
+expect_failure label_count "9999" --data "$tmp/mismatch"
+
+expect_failure bad_flag "unknown flag" --bogus 1
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
