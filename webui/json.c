@@ -158,8 +158,10 @@ void gb__json_num(gb__json *j, double v) {
         put(j, t, (size_t)n);
         return;
     }
+    /* %g drops trailing zeros, so the first precision that round-trips is
+     * the shortest text: floats need 6..9 digits, doubles 15..17. */
     bool is_float = (double)(float)v == v;
-    for (int prec = 1; prec <= 17; prec++) {
+    for (int prec = is_float ? 6 : 15; prec <= 17; prec++) {
         n = snprintf(t, sizeof t, "%.*g", prec, v);
         double back = strtod(t, NULL);
         if (is_float ? (float)back == (float)v : back == v) break;
