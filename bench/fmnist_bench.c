@@ -1,0 +1,81 @@
+/* fmnist_bench.c — Fashion-MNIST training throughput against PyTorch.
+ *
+ * glassbox's side runs the real examples (build/examples/fashion_mnist_*)
+ * and reads the samples/s they print per epoch, so the benchmark measures
+ * exactly what a user runs. PyTorch (bench/fmnist_peer.py) trains the same
+ * models in the same run, once plain and once in its strongest measured
+ * configuration (tuned allocator; for the MLP passive OpenMP waiting and
+ * 2 threads, for the CNN one OpenBLAS thread and channels_last); the ratio
+ * is against the faster of the two.
+ */
+#include "bench_util.h"
+
+enum { REPEATS = 3 };
+
+#define TUNED_MALLOC                                                                         \
+    "MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TOP_PAD_=268435456 "                             \
+    "MALLOC_TRIM_THRESHOLD_=17179869184 "
+
+typedef struct workload {
+    const char *name;         /* bench line name */
+    const char *example;      /* program under build/examples */
+    long images;              /* training images per timed epoch */
+    const char *peer_plain;   /* environment + flags for PyTorch, plain */
+    const char *peer_tuned;   /* ... and in its strongest configuration */
+} workload;
+
+static const workload workloads[] = {
+    {"fmnist_mlp", "fashion_mnist_mlp", 60000, "--threads 2",
+     TUNED_MALLOC "OMP_WAIT_POLICY=PASSIVE :--threads 2"},
+    {"fmnist_cnn", "fashion_mnist_cnn", 12800, "--threads 2",
+     TUNED_MALLOC "OPENBLAS_NUM_THREADS=1 :--threads 2 --channels-last"},
+};
+
+/* samples/s of one epoch of the example, parsed from its progress line. */
+static double glassbox_rate(const workload *w) {
+    char cmd[512], out[8192];
+    snprintf(cmd, sizeof cmd, "%s/examples/%s --epochs 1 --limit %ld 2>&1", GB_BUILD_DIR,
+             w->example, w->images);
+    if (!bench_run_peer(cmd, out, sizeof out)) {
+        fprintf(stderr, "%s failed:\n%s\n", w->example, out);
+        return -1;
+    }
+    const char *p = strstr(out, "samples/s");
+    if (!p) return -1;
+    while (p > out && p[-1] == ' ') p--;
+    while (p > out && (p[-1] == '.' || (p[-1] >= '0' && p[-1] <= '9'))) p--;
+    return atof(p);
+}
+
+/* spec is "ENV... :FLAGS" (the colon separates environment from flags). */
+static double peer_rate(const workload *w, const char *spec) {
+    char env[256] = "", flags[256] = "", cmd[1024], out[4096];
+    const char *colon = strchr(spec, ':');
+    if (colon) {
+        snprintf(env, sizeof env, "%.*s", (int)(colon - spec), spec);
+        snprintf(flags, sizeof flags, "%s", colon + 1);
+    } else {
+        snprintf(flags, sizeof flags, "%s", spec);
+    }
+    snprintf(cmd, sizeof cmd,
+             "env %s /usr/bin/python3 %s/bench/fmnist_peer.py --model %s --images %ld "
+             "--repeats %d %s 2>/dev/null",
+             env, GB_SOURCE_DIR, strstr(w->name, "mlp") ? "mlp" : "cnn", w->images, REPEATS,
+             flags);
+    if (!bench_run_peer(cmd, out, sizeof out)) return -1;
+    return bench_peer_value(out, "samples_per_s");
+}
+
+int main(void) {
+    for (size_t i = 0; i < sizeof workloads / sizeof workloads[0]; i++) {
+        const workload *w = &workloads[i];
+        double ours[REPEATS];
+        for (int r = 0; r < REPEATS; r++) ours[r] = glassbox_rate(w);
+        double plain = peer_rate(w, w->peer_plain);
+        double tuned = peer_rate(w, w->peer_tuned);
+        fprintf(stderr, "%s: pytorch plain %.0f, tuned %.0f samples/s\n", w->name, plain, tuned);
+        bench_line_rate(w->name, bench_median(ours, REPEATS), "pytorch",
+                        plain > tuned ? plain : tuned, "samples/s");
+    }
+    return 0;
+}
