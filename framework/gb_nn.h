@@ -126,7 +126,7 @@ typedef enum gb_init_kind {
     GB_INIT_KIND_COUNT
 } gb_init_kind;
 
-/* A value type: (gb_initializer){GB_INIT_HE_NORMAL, .seed = 7}. seed 0
+/* A value type: (gb_initializer){.kind = GB_INIT_HE_NORMAL, .seed = 7}. seed 0
  * means "derive from the layer's seed". */
 typedef struct gb_initializer {
     gb_init_kind kind;

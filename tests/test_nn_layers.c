@@ -125,8 +125,8 @@ START_TEST(test_conv2d_values) {
     /* Ones kernel 2x2, one in/out channel, bias 1: each output = window sum + 1. */
     gb_module *c = gb_conv2d_new(1, 2, 2,
                                  &(gb_conv2d_options){
-                                     .kernel_initializer = {GB_INIT_ONES},
-                                     .bias_initializer = {GB_INIT_CONSTANT, .a = 1},
+                                     .kernel_initializer = {.kind = GB_INIT_ONES},
+                                     .bias_initializer = {.kind = GB_INIT_CONSTANT, .a = 1},
                                  });
     gb_tensor *x = gb_from_f32((const float[]){1, 2, 3, 4, 5, 6, 7, 8, 9}, GB_SHAPE(1, 3, 3, 1));
     gb_tensor *y = gb_module_call(c, x, false);

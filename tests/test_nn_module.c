@@ -418,7 +418,7 @@ START_TEST(test_custom_module) {
     ck_assert_int_eq(gb_module_seed(m), 5);
     scale_state *s = gb_module_state(m);
     s->scale = gb_module_add_weight(m, "scale", GB_F32, 0, NULL,
-                                    (gb_initializer){GB_INIT_CONSTANT, .a = 3}, true);
+                                    (gb_initializer){.kind = GB_INIT_CONSTANT, .a = 3}, true);
     ck_assert_str_eq(gb_variable_name(s->scale), "scale/scale");
     gb_tensor *y = gb_module_call(m, gb_fill(GB_F32, GB_SHAPE(2), 2.0), false);
     ck_assert_double_eq(gb_get(y, 1), 6.0);
