@@ -103,8 +103,7 @@ function drawHistograms(canvas, hist, color, mode, hover) {
   c.lineTo(PAD.left + g.plotW, PAD.top + g.plotH + 0.5);
   c.stroke();
   c.textAlign = 'center';
-  for (let k = 0; k <= 5; k++) {
-    const v = lo + ((hi - lo) * k) / 5;
+  for (const v of niceTicks(lo, hi, Math.max(3, Math.floor(g.plotW / 110)))) {
     const x = X(v);
     c.beginPath(); c.moveTo(x, PAD.top + g.plotH); c.lineTo(x, PAD.top + g.plotH + 4); c.stroke();
     c.fillText(fmtValue(v), Math.min(Math.max(x, PAD.left + 16), PAD.left + g.plotW - 16), PAD.top + g.plotH + 16);
@@ -146,6 +145,15 @@ function drawHistograms(canvas, hist, color, mode, hover) {
     c.fillStyle = '#fff';
     c.fillText(text, PAD.left + 6, PAD.top + 14);
   }
+}
+
+// Round tick values (1, 2 or 5 times a power of ten) inside [lo, hi].
+function niceTicks(lo, hi, count) {
+  const raw = (hi - lo) / count, p = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 5, 10].map((m) => m * p).find((s) => s >= raw) || raw;
+  const out = [];
+  for (let v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9 && out.length < 50; v += step) out.push(+v.toPrecision(12));
+  return out;
 }
 
 // The histogram nearest the mouse: by baseline (offset) or by latest (overlay).

@@ -186,6 +186,7 @@ export function createPage(ctx) {
       card.el.dataset.runs = String(parts.length);
       card.el.dataset.points = JSON.stringify(Object.fromEntries(parts.map((p) => [p.run, p.s.step.length])));
       card.el.dataset.markers = String(markers.length);
+      card.el.dataset.series = String(series.length - 1);
       card.el.dataset.downsampled = String(parts.some((p) => p.s.downsampled));
       note.textContent = parts.some((p) => p.s.downsampled) ? 'downsampled · min/max envelope' : '';
       if (card.zoom) note.textContent = 'zoomed';

@@ -1,0 +1,209 @@
+// dashboard.test.mjs — the dashboard end to end, as a person uses it:
+// a store written by examples/summary_showcase, `glassbox serve` on a free
+// loopback port, Debian's chromium (playwright-core). Checks that every
+// page draws its charts with the right number of series and points, that
+// the run filter and smoothing change what is drawn, that a scalar written
+// while the page is open appears within 2 s, and that the console stays
+// free of errors. Screenshots: <build>/tests/artifacts/dashboard-*.png.
+
+import fs from 'node:fs';
+import path from 'node:path';
+import { ARTIFACTS, BUILD, check, launchBrowser, run, startServer, summary, tempDir, until } from './lib.mjs';
+
+const work = tempDir('gb-browser-');
+const db = path.join(work, 'showcase.db');
+fs.mkdirSync(ARTIFACTS, { recursive: true });
+run(path.join(BUILD, 'examples/summary_showcase'), ['--db', db]);
+
+const server = await startServer(db);
+const browser = await launchBrowser(path.join(work, 'profile'));
+const page = browser.pages()[0] || await browser.newPage();
+const errors = [];
+page.on('console', (m) => { if (m.type() === 'error') errors.push(`console: ${m.text()}`); });
+page.on('pageerror', (e) => errors.push(`page error: ${e.message}`));
+page.on('response', (r) => { if (r.status() >= 400) errors.push(`HTTP ${r.status()} ${r.url()}`); });
+
+const api = async (p) => (await fetch(new URL(`api/${p}`, server.url))).json();
+const shot = (name) => page.screenshot({ path: path.join(ARTIFACTS, `dashboard-${name}.png`) });
+
+// Non-white pixels of a canvas: a chart that drew nothing has almost none.
+const inked = (sel) => page.$eval(sel, (c) => {
+  const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+  let n = 0;
+  for (let i = 0; i < d.length; i += 4) if (d[i + 3] > 0 && (d[i] < 235 || d[i + 1] < 235 || d[i + 2] < 235)) n++;
+  return n;
+});
+const pixels = (sel) => page.$eval(sel, (c) => c.toDataURL());
+
+async function openTab(name) {
+  await page.click(`a[data-tab="${name}"]`);
+  const ok = await until(page, (n) => location.hash === `#${n}` && document.querySelector('.page')?.dataset.loaded === 'true', name);
+  check(`${name}: page loads`, ok);
+}
+
+async function main() {
+  const runs = (await api('runs')).runs.map((r) => r.name);
+  const scalarTags = (await api('scalars/tags')).runs;
+  const tagNames = [...new Set(Object.values(scalarTags).flat().map((t) => t.tag))].sort();
+
+  // ---- scalars -------------------------------------------------------------
+  await page.goto(server.url);
+  check('shell: ready', await until(page, () => window.__glassbox?.ready && document.querySelector('.page')?.dataset.loaded === 'true'));
+  const tabs = await page.$$eval('a.tab', (as) => as.map((a) => a.dataset.tab));
+  check('shell: a tab per active dashboard', JSON.stringify(tabs) === JSON.stringify(['scalars', 'histograms', 'distributions', 'images', 'text']), tabs.join(','));
+  check('shell: every run listed', (await page.$$eval('#run-list .run', (l) => l.map((x) => x.dataset.run))).join() === runs.join());
+  check('shell: live stream connected', await until(page, () => document.getElementById('live').classList.contains('on')));
+
+  const cards = await page.$$eval('.card[data-tag]', (cs) => cs.map((c) => ({
+    tag: c.dataset.tag, runs: +c.dataset.runs, series: +c.dataset.series, points: JSON.parse(c.dataset.points || '{}'), markers: +c.dataset.markers })));
+  check('scalars: one card per tag', JSON.stringify(cards.map((c) => c.tag)) === JSON.stringify(tagNames), cards.map((c) => c.tag).join());
+  for (const c of cards) {
+    const want = Object.entries(scalarTags).filter(([, ts]) => ts.some((t) => t.tag === c.tag));
+    check(`scalars/${c.tag}: ${want.length} runs overlaid`, c.runs === want.length, `${c.runs}`);
+    check(`scalars/${c.tag}: raw + smoothed series per run`, c.series === 2 * want.length, `${c.series}`);
+    const pointsOk = want.every(([run, ts]) => c.points[run] === Math.min(1000, ts.find((t) => t.tag === c.tag).count));
+    check(`scalars/${c.tag}: every point drawn`, pointsOk, JSON.stringify(c.points));
+  }
+  const loss = cards.find((c) => c.tag === 'loss');
+  check('scalars/loss: NaN and +Inf shown as markers', loss?.markers === 2, `${loss?.markers}`);
+  const lossCanvas = '.card[data-tag="loss"] .u-wrap canvas';
+  check('scalars/loss: chart drawn', (await inked(lossCanvas)) > 2000);
+  await shot('scalars');
+
+  // Tooltip: run, step, value, smoothed.
+  const over = await page.$('.card[data-tag="accuracy"] .u-over');
+  const box = await over.boundingBox();
+  await page.mouse.move(box.x + box.width * 0.5, box.y + box.height * 0.5);
+  const tip = await until(page, () => { const t = document.querySelector('.card[data-tag="accuracy"] .tooltip'); return t && !t.hidden && t.textContent; });
+  check('scalars: tooltip shows run, step, value, smoothed', !!tip && runs.every((r) => tip.includes(r)) && /step \d+/.test(tip) && tip.includes('smoothed'), tip);
+  await shot('scalars-tooltip');
+  await page.mouse.move(5, 5);
+
+  // Smoothing changes the drawing.
+  const before = await pixels(lossCanvas);
+  await page.$eval('#smoothing', (el) => { el.value = '0'; el.dispatchEvent(new Event('input')); });
+  await page.waitForTimeout(100);
+  const raw = await pixels(lossCanvas);
+  check('scalars: smoothing 0.6 -> 0 redraws', raw !== before);
+  await page.$eval('#smoothing', (el) => { el.value = '0.95'; el.dispatchEvent(new Event('input')); });
+  await page.waitForTimeout(100);
+  check('scalars: smoothing 0.95 differs again', (await pixels(lossCanvas)) !== raw && (await pixels(lossCanvas)) !== before);
+  await page.$eval('#smoothing', (el) => { el.value = '0.6'; el.dispatchEvent(new Event('input')); });
+
+  // Run filter.
+  await page.fill('#run-filter', '^mlp-adam');
+  check('run filter: one run left per card', await until(page, () => [...document.querySelectorAll('.card[data-tag]')].every((c) => c.dataset.runs === '1')));
+  check('run filter: run list filtered', (await page.$$('#run-list .run')).length === 1);
+  await shot('scalars-run-filter');
+  await page.fill('#run-filter', '([');
+  check('run filter: bad regex is marked, nothing breaks', await page.$eval('#run-filter', (i) => i.classList.contains('invalid')));
+  await page.fill('#run-filter', '');
+  check('run filter: cleared', await until(page, (n) => [...document.querySelectorAll('.card[data-tag]')].every((c) => c.dataset.runs === String(n)), runs.length));
+  await page.click('#runs-none');
+  check('run selector: none -> no chart', await until(page, () => document.querySelectorAll('.card[data-tag]').length === 0));
+  await page.click('#runs-all');
+  check('run selector: all -> charts back', await until(page, (n) => document.querySelectorAll('.card[data-tag]').length === n, tagNames.length));
+
+  // Tag filter, log scale, outliers, x axes.
+  await page.fill('#tag-filter', '^loss$');
+  check('tag filter: one card', await until(page, () => document.querySelectorAll('.card[data-tag]').length === 1));
+  const linear = await pixels(lossCanvas);
+  await page.check('#log-scale');
+  await until(page, () => true);
+  check('log scale redraws', (await pixels(lossCanvas)) !== linear);
+  await page.uncheck('#log-scale');
+  await page.check('#ignore-outliers');
+  check('ignore outliers rescales', (await pixels(lossCanvas)) !== linear);
+  await shot('scalars-outliers');
+  await page.uncheck('#ignore-outliers');
+  for (const mode of ['relative', 'wall', 'step']) {
+    await page.check(`input[name="x"][value="${mode}"]`);
+    check(`x axis ${mode}: chart drawn`, (await inked(lossCanvas)) > 2000);
+  }
+  await page.fill('#tag-filter', '');
+  await until(page, (n) => document.querySelectorAll('.card[data-tag]').length === n, tagNames.length);
+
+  // Live: a scalar written now shows up within 2 s.
+  const run0 = runs.find((r) => r.startsWith('mlp-adam'));
+  const pointsBefore = await page.$eval('.card[data-tag="loss"]', (c, r) => JSON.parse(c.dataset.points)[r], run0);
+  const t0 = Date.now();
+  run(path.join(BUILD, 'tests/append_scalar'), [db, run0, 'loss', '250', '0.125']);
+  const seen = await until(page, ([r, n]) => JSON.parse(document.querySelector('.card[data-tag="loss"]').dataset.points)[r] === n + 1, [run0, pointsBefore], 2000);
+  const dt = Date.now() - t0;
+  check(`live: new loss point drawn within 2 s (${dt} ms)`, !!seen && dt <= 2000);
+  const t1 = Date.now();
+  run(path.join(BUILD, 'tests/append_scalar'), [db, run0, 'live/probe', '1', '42']);
+  const card = await until(page, () => !!document.querySelector('.card[data-tag="live/probe"][data-runs="1"]'), null, 2000);
+  check(`live: a new tag gets its card within 2 s (${Date.now() - t1} ms)`, !!card && Date.now() - t1 <= 2000);
+
+  // ---- histograms ------------------------------------------------------------
+  const histTags = (await api('histograms/tags')).runs;
+  await openTab('histograms');
+  const blocks = await page.$$eval('.card[data-tag] .run-block', (bs) => bs.map((b) => ({ tag: b.closest('.card').dataset.tag, run: b.dataset.run, n: +b.dataset.histograms })));
+  const wantBlocks = Object.entries(histTags).flatMap(([r, ts]) => ts.map((t) => ({ tag: t.tag, run: r, n: Math.min(40, t.count) })));
+  check('histograms: one block per run and tag', blocks.length === wantBlocks.length, `${blocks.length} vs ${wantBlocks.length}`);
+  check('histograms: every histogram loaded', wantBlocks.every((w) => blocks.some((b) => b.tag === w.tag && b.run === w.run && b.n === w.n)), JSON.stringify(blocks));
+  const hist = '.card[data-tag] .run-block canvas';
+  check('histograms: offset view drawn', (await inked(hist)) > 3000);
+  await shot('histograms-offset');
+  const offset = await pixels(hist);
+  await page.click('#mode-overlay');
+  check('histograms: overlay view differs', (await pixels(hist)) !== offset && (await inked(hist)) > 1000);
+  await shot('histograms-overlay');
+  await page.click('#mode-offset');
+
+  // ---- distributions -----------------------------------------------------------
+  await openTab('distributions');
+  const dist = await page.$$eval('.run-block', (bs) => bs.map((b) => +b.dataset.steps));
+  check('distributions: a chart per run and tag', dist.length === wantBlocks.length, `${dist.length}`);
+  check('distributions: one column per histogram', dist.every((n, i) => n === Object.values(histTags).flat()[i]?.count), dist.join());
+  check('distributions: bands drawn', (await inked('.run-block .u-wrap canvas')) > 3000);
+  await shot('distributions');
+
+  // ---- images -------------------------------------------------------------------
+  const imageTags = (await api('images/tags')).runs;
+  await openTab('images');
+  const [firstRun, firstTags] = Object.entries(imageTags)[0];
+  const list = await api(`images/list?run=${encodeURIComponent(firstRun)}&tag=${encodeURIComponent(firstTags[0].tag)}`);
+  const last = list.steps[list.steps.length - 1];
+  const sel = `.card[data-tag="${firstTags[0].tag}"] .run-block[data-run="${firstRun}"]`;
+  check('images: newest step shown with all its samples', await until(page, ([s, st, n]) => {
+    const b = document.querySelector(s);
+    return b && b.dataset.step === String(st) && b.dataset.samples === String(n);
+  }, [sel, last.step, last.samples.length]));
+  check('images: every image decoded', await until(page, () => [...document.querySelectorAll('.image-cell img')].every((i) => i.complete && i.naturalWidth > 0)));
+  await shot('images');
+  await page.$eval(`${sel} input[type=range]`, (el) => { el.value = '0'; el.dispatchEvent(new Event('input')); });
+  check('images: slider picks an older step', await until(page, ([s, st]) => document.querySelector(s).dataset.step === String(st), [sel, list.steps[0].step]));
+  await page.$eval('#brightness', (el) => { el.value = '1.5'; el.dispatchEvent(new Event('input')); });
+  await page.$eval('#contrast', (el) => { el.value = '0.5'; el.dispatchEvent(new Event('input')); });
+  check('images: brightness/contrast applied', await page.$eval('.image-cell img', (i) => i.style.filter) === 'brightness(1.5) contrast(0.5)');
+  await page.check('#actual-size');
+  check('images: actual size', await page.$eval('.image-cell img', (i) => !i.classList.contains('scaled') && i.getBoundingClientRect().width === i.naturalWidth));
+  await shot('images-adjusted');
+
+  // ---- text -----------------------------------------------------------------------
+  await openTab('text');
+  const textTags = (await api('text/tags')).runs;
+  const [tRun, tTags] = Object.entries(textTags)[0];
+  const rows = (await api(`text/series?run=${encodeURIComponent(tRun)}&tag=${encodeURIComponent(tTags[0].tag)}`)).rows;
+  const shown = await page.$$eval(`.card[data-tag="${tTags[0].tag}"] .run-block[data-run="${tRun}"] .text-body`,
+    (ps) => ps.map((p) => ({ text: p.textContent, children: p.children.length })));
+  check('text: every entry shown', shown.length === rows.length, `${shown.length}`);
+  check('text: shown as plain text', shown.length > 0 && shown.every((s, i) => s.children === 0 && s.text === rows[rows.length - 1 - i].text));
+  await shot('text');
+
+  check('no console errors or failed requests', errors.length === 0, errors.join(' | '));
+}
+
+const started = Date.now();
+try {
+  await main();
+} catch (e) {
+  check('no exception', false, e.stack);
+}
+await browser.close();
+await server.stop();
+fs.rmSync(work, { recursive: true, force: true });
+console.log(`browser suite took ${((Date.now() - started) / 1000).toFixed(1)} s`);
+process.exit(summary() ? 0 : 1);

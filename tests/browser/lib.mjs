@@ -1,0 +1,81 @@
+// lib.mjs — what the browser end-to-end tests share: a tiny assertion
+// counter, the glassbox server as a child process on a free loopback port,
+// and Debian's chromium driven by playwright-core (headless, no sandbox,
+// no background networking, a fresh profile). Every wait is bounded.
+
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+export const SOURCE = process.env.GB_SOURCE_DIR || path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
+export const BUILD = process.env.GB_BUILD_DIR || path.join(SOURCE, 'build');
+export const ARTIFACTS = path.join(BUILD, 'tests', 'artifacts');
+
+let passed = 0, failed = 0;
+
+export function check(name, ok, detail = '') {
+  if (ok) { passed++; console.log(`ok - ${name}`); }
+  else { failed++; console.log(`not ok - ${name}${detail ? `: ${detail}` : ''}`); }
+  return ok;
+}
+
+export function summary() {
+  console.log(`${passed} passed, ${failed} failed`);
+  return failed === 0 && passed > 0;
+}
+
+export function tempDir(prefix) {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+export function run(program, args, timeoutMs = 30000) {
+  return execFileSync(program, args, { timeout: timeoutMs, stdio: ['ignore', 'pipe', 'pipe'] }).toString();
+}
+
+// Starts `glassbox serve` on port 0; resolves {url, stop()} once it listens.
+export function startServer(db) {
+  const child = spawn(path.join(BUILD, 'glassbox'), ['serve', '--db', db, '--port', '0'],
+    { stdio: ['ignore', 'pipe', 'pipe'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`server did not start: ${out}`)); }, 5000);
+    child.stderr.on('data', (d) => { out += d; });
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = out.match(/serving (http:\/\/127\.0\.0\.1:\d+\/)/);
+      if (m) {
+        clearTimeout(timer);
+        resolve({
+          url: m[1],
+          stop: () => new Promise((done) => {
+            const kill = setTimeout(() => child.kill('SIGKILL'), 3000);
+            child.on('exit', () => { clearTimeout(kill); done(); });
+            child.kill('SIGTERM');
+          }),
+        });
+      }
+    });
+    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`server exited (${code}): ${out}`)); });
+  });
+}
+
+export async function launchBrowser(profileDir) {
+  const { chromium } = await import(path.join(SOURCE, 'static/node_modules/playwright-core/index.mjs'));
+  return chromium.launchPersistentContext(profileDir, {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    viewport: { width: 1400, height: 900 },
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
+// Polls fn (in the page) until it returns a truthy value or timeoutMs passes.
+export async function until(page, fn, arg, timeoutMs = 5000) {
+  try {
+    return await page.waitForFunction(fn, arg, { timeout: timeoutMs, polling: 50 }).then((h) => h.jsonValue());
+  } catch {
+    return null;
+  }
+}
