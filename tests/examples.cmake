@@ -12,3 +12,12 @@ set_tests_properties(fmnist_mlp_quick PROPERTIES TIMEOUT 600)
 add_test(NAME fmnist_bad_inputs
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/fmnist_bad_inputs.sh
                  ${CMAKE_BINARY_DIR}/examples/fashion_mnist_mlp)
+
+# nan_hunt: without checks the loss turns NaN; with --check-numerics the run
+# stops at the op that made the first -Inf and names it.
+add_test(NAME nan_hunt_unchecked COMMAND ${CMAKE_BINARY_DIR}/examples/nan_hunt)
+set_tests_properties(nan_hunt_unchecked PROPERTIES
+  PASS_REGULAR_EXPRESSION "the loss became NaN at step [0-9]+")
+add_test(NAME nan_hunt_raise COMMAND ${CMAKE_BINARY_DIR}/examples/nan_hunt --check-numerics)
+set_tests_properties(nan_hunt_raise PROPERTIES WILL_FAIL FALSE
+  PASS_REGULAR_EXPRESSION "of op 'naive_cross_entropy/Log' \\(type Log\\).*The op created them")

@@ -1,0 +1,158 @@
+/* nan_hunt.c — a model that goes NaN the way real ones do, and how to find why.
+ *
+ * A small MLP on Fashion-MNIST with a hand-written cross-entropy,
+ * -sum(onehot * log(softmax(logits))), trained with a learning-rate
+ * warm-up that never stops (x1.04 a step). Once the rate is too high the
+ * logits grow until softmax underflows to an exact 0,
+ * log(0) is -Inf, 0 * -Inf is NaN, and from then on the loss curve is NaN.
+ *
+ *   nan_hunt                          the loss turns NaN; you learn only when
+ *   nan_hunt --check-numerics         stops at the first op that made a NaN/Inf
+ *                                     and says which, where, and from what inputs
+ *   nan_hunt --check-numerics=record  keeps training; with --db every alert is
+ *                                     stored and the dashboard's Numerics page
+ *                                     lists them, the first one first
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gb_summary.h"
+#include "glassbox.h"
+
+typedef struct options {
+    int steps;
+    double lr;
+    const char *db, *run, *data_dir;
+    int check;                /* 0 off, 1 raise, 2 record */
+} options;
+
+static bool parse(int argc, char **argv, options *o) {
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--check-numerics") || !strcmp(a, "--check-numerics=raise")) {
+            o->check = 1;
+        } else if (!strcmp(a, "--check-numerics=record")) {
+            o->check = 2;
+        } else if (v && !strcmp(a, "--steps")) {
+            o->steps = atoi(argv[++i]);
+        } else if (v && !strcmp(a, "--lr")) {
+            o->lr = atof(argv[++i]);
+        } else if (v && !strcmp(a, "--db")) {
+            o->db = argv[++i];
+        } else if (v && !strcmp(a, "--run")) {
+            o->run = argv[++i];
+        } else if (v && !strcmp(a, "--data")) {
+            o->data_dir = argv[++i];
+        } else {
+            fprintf(stderr,
+                    "usage: %s [--check-numerics[=raise|record]] [--steps N] [--lr X] "
+                    "[--db FILE] [--run NAME] [--data DIR]\n",
+                    argv[0]);
+            return false;
+        }
+    }
+    return o->steps > 0 && o->lr > 0;
+}
+
+/* The cross-entropy people write by hand: fine until a probability is 0. */
+static gb_tensor *naive_cross_entropy(gb_tensor *labels, gb_tensor *logits) {
+    gb_name_scope_push("naive_cross_entropy");
+    gb_tensor *probs = gb_softmax(logits, -1);
+    gb_tensor *onehot = gb_one_hot(labels, 10, 1.0, 0.0, GB_F32);
+    gb_tensor *ll = gb_reduce_sum(gb_mul(onehot, gb_log(probs)), GB_AXES(1), false);
+    gb_tensor *loss = gb_neg(gb_reduce_mean(ll, GB_ALL_AXES, false));
+    gb_name_scope_pop();
+    return loss;
+}
+
+typedef struct model {
+    gb_module *net;
+    gb_tensor *x, *y;    /* 2048 training images and labels */
+} model;
+
+static bool setup(const options *o, model *m) {
+    gb_mnist data;
+    if (!gb_mnist_load(o->data_dir, &data)) return false;
+    int64_t begin[2] = {0, 0}, size[2] = {2048, -1};
+    m->x = gb_slice(gb_images_to_float(data.train_images, GB_IMAGES_FLAT), begin, size);
+    m->y = gb_slice(data.train_labels, begin, size);
+    gb_nn_set_seed(7);
+    m->net = gb_sequential_new("model");
+    gb_sequential_add(m->net, gb_dense_new(64, &(gb_dense_options){.activation = GB_ACT_RELU}));
+    gb_sequential_add(m->net, gb_dense_new(10, NULL));
+    return gb_ok();
+}
+
+/* One SGD step on batch `step`; returns the loss (NaN included) or NAN
+ * with gb_ok() false when a check stopped it. */
+static double train_step(model *m, gb_optimizer *opt, int step) {
+    int64_t begin[2] = {(step * 64) % 2048, 0}, size[2] = {64, -1};
+    gb_tensor *x = gb_slice(m->x, begin, size), *y = gb_slice(m->y, begin, size);
+    gb_tape *tape = gb_tape_begin();
+    gb_tensor *loss = naive_cross_entropy(y, gb_module_call(m->net, x, true));
+    gb_tape_end(tape);
+    int n = 0;
+    gb_variable *const *vars = gb_module_trainable_variables(m->net, &n);
+    gb_tensor *grads[8];
+    gb_tape_gradient_vars(tape, loss, vars, n, grads);
+    gb_optimizer_apply_gradients(opt, grads, n, vars, n);
+    return gb_ok() ? gb_item(loss) : NAN;
+}
+
+int main(int argc, char **argv) {
+    options o = {.steps = 150, .lr = 0.2, .run = "nan_hunt", .data_dir = GB_FASHION_MNIST_DIR};
+    if (!parse(argc, argv, &o)) return 2;
+    gb_summary_writer *writer = NULL;
+    if (o.db) {
+        if (gb_summary_writer_open(o.db, o.run, NULL, &writer) != GB_OK) {
+            fprintf(stderr, "nan_hunt: %s\n", gb_summary_last_error());
+            return 1;
+        }
+        gb_summary_set_default(writer);
+        gb_summary_hparam_num(NULL, "learning_rate", o.lr);
+        gb_summary_hparam_str(NULL, "check_numerics", (const char *[]){"off", "raise", "record"}[o.check]);
+    }
+    gb_scope_begin();
+    model m = {0};
+    gb_optimizer *opt = gb_sgd(o.lr);
+    int code = 0, first_nan = -1;
+    if (!setup(&o, &m)) {
+        fprintf(stderr, "nan_hunt: %s\n", gb_error_string());
+        code = 1;
+    }
+    if (o.check == 1) gb_enable_check_numerics();
+    if (o.check == 2) gb_enable_check_numerics_mode(GB_NUMERICS_RECORD, 1000);
+    for (int step = 0; code == 0 && step < o.steps; step++) {
+        gb_set_step(step);
+        double lr = o.lr * pow(1.04, step); /* the warm-up that forgot to stop */
+        gb_optimizer_set_learning_rate(opt, lr);
+        gb_scope_begin();
+        double loss = train_step(&m, opt, step);
+        gb_scope_end();
+        if (!gb_ok()) {
+            printf("step %d: stopped by the numerics check:\n  %s\n", step, gb_error_string());
+            code = 3;
+            break;
+        }
+        if (writer) {
+            gb_summary_scalar(NULL, "train/loss", loss, step);
+            gb_summary_scalar(NULL, "learning_rate", lr, step);
+        }
+        if (isnan(loss) && first_nan < 0) first_nan = step;
+        if (step % 20 == 0 || step == first_nan)
+            printf("step %d: learning rate %.3g, loss %g\n", step, lr, loss);
+    }
+    if (code == 0 && first_nan >= 0 && o.check == 0)
+        printf("the loss became NaN at step %d; rerun with --check-numerics to find the op "
+               "that made it\n", first_nan);
+    if (o.check == 2)
+        printf("numerics alerts recorded: %lld\n", (long long)gb_numerics_alert_count());
+    gb_disable_check_numerics();
+    gb_optimizer_free(opt);
+    gb_module_free(m.net);
+    gb_scope_end();
+    if (writer) gb_summary_writer_close(writer);
+    return code;
+}
