@@ -54,6 +54,9 @@ static int64_t read_up_to(gzFile f, void *dst, int64_t n) {
 static bool corrupt(const idx_reader *r) {
     int errnum;
     const char *msg = gzerror(r->f, &errnum);
+    /* zlib prefixes its message with the path, which ours already has. */
+    size_t n = strlen(r->path);
+    if (strncmp(msg, r->path, n) == 0 && strncmp(msg + n, ": ", 2) == 0) msg += n + 2;
     gb__error(GB_ERR_IO, NULL, "%s: corrupt gzip data: %s", r->path,
               errnum == Z_ERRNO ? strerror(errno) : msg);
     return false;
