@@ -48,7 +48,7 @@ typedef bool (*point_sink)(void *user, const gb__point *p);
 
 typedef struct seq_point {
     gb__point p;
-    int64_t seq;   /* storage order: ties of one step keep write order */
+    int64_t seq;   /* chunk id * GB__CHUNK_POINTS + index: ties of one step keep write order */
 } seq_point;
 
 typedef struct point_buffer {
@@ -76,7 +76,7 @@ static bool drain(point_buffer *b, int64_t limit, point_sink sink, void *user) {
 
 /* Appends the chunk's points within [a, b], keeping the buffer sorted. */
 static bool absorb(point_buffer *b, const unsigned char *blob, size_t count, int64_t a, int64_t bb,
-                   int64_t *seq) {
+                   int64_t chunk_id) {
     if (b->n + count > b->cap) {
         size_t cap = b->cap ? b->cap : 1024;
         while (cap < b->n + count) cap *= 2;
@@ -87,7 +87,7 @@ static bool absorb(point_buffer *b, const unsigned char *blob, size_t count, int
     }
     bool sorted = true;
     for (size_t i = 0; i < count; i++) {
-        seq_point sp = {.seq = (*seq)++};
+        seq_point sp = {.seq = chunk_id * GB__CHUNK_POINTS + (int64_t)i};
         memcpy(&sp.p, blob + i * sizeof(gb__point), sizeof sp.p);   /* blobs are unaligned */
         if (sp.p.step < a || sp.p.step > bb) continue;
         if (b->n > b->head && sp.p.step < b->v[b->n - 1].p.step) sorted = false;
@@ -104,7 +104,7 @@ static gb_store_status each_point(gb_store *s, const gb__tag_info *ti, int64_t a
     if (b > ti->max_step) b = ti->max_step;
     if (ti->count == 0 || a > b) return GB_STORE_OK;
     sqlite3_stmt *st = gb__store_stmt(
-        s, "SELECT first_step, count, points FROM scalar_chunks WHERE tag_id = ?1 AND "
+        s, "SELECT first_step, count, points, id FROM scalar_chunks WHERE tag_id = ?1 AND "
            "first_step BETWEEN ?2 AND ?3 AND last_step >= ?4 ORDER BY first_step, id");
     if (!st) return GB_STORE_ERR_IO;
     sqlite3_bind_int64(st, 1, ti->id);
@@ -113,7 +113,6 @@ static gb_store_status each_point(gb_store *s, const gb__tag_info *ti, int64_t a
     sqlite3_bind_int64(st, 3, b);
     sqlite3_bind_int64(st, 4, a);
     point_buffer buf = {0};
-    int64_t seq = 0;
     bool going = true;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -125,7 +124,7 @@ static gb_store_status each_point(gb_store *s, const gb__tag_info *ti, int64_t a
         }
         going = drain(&buf, sqlite3_column_int64(st, 0), sink, user);
         if (!going) break;
-        if (!absorb(&buf, blob, count, a, b, &seq)) {
+        if (!absorb(&buf, blob, count, a, b, sqlite3_column_int64(st, 3))) {
             rc = SQLITE_NOMEM;
             break;
         }

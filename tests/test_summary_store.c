@@ -1,0 +1,433 @@
+/* test_summary_store.c — the store file and the reader's harder queries.
+ *
+ * Schema recognition and versions (missing file, not SQLite, another
+ * application's database, an empty file, a newer schema — for both the
+ * reader and the writer, which must leave foreign files untouched),
+ * downsampling checked point by point against a brute-force aggregation
+ * of the raw series (NaN/Inf, spikes, duplicates, out-of-order and sparse
+ * steps, two writers of one tag), streaming order, and row budgets.
+ */
+#include <check.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "gb_summary.h"
+#include "glassbox.h"
+
+static char dir[256], db[300];
+
+static void setup(void) {
+    snprintf(dir, sizeof dir, "/tmp/gb_summary_store_XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(db, sizeof db, "%s/store.db", dir);
+}
+
+static void teardown(void) {
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static void sql(const char *path, const char *stmt) {
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open(path, &h), SQLITE_OK);
+    ck_assert_msg(sqlite3_exec(h, stmt, NULL, NULL, NULL) == SQLITE_OK, "%s", sqlite3_errmsg(h));
+    sqlite3_close(h);
+}
+
+static void write_file(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+#define ASSERT_OPEN_FAILS(path, status, part)                                        \
+    do {                                                                              \
+        gb_store *s_ = (gb_store *)1;                                                 \
+        ck_assert_int_eq(gb_store_open((path), &s_), (status));                       \
+        ck_assert_ptr_null(s_);                                                       \
+        ck_assert_msg(strstr(gb_store_last_error(), (part)), "'%s' lacks '%s'",       \
+                      gb_store_last_error(), (part));                                 \
+    } while (0)
+
+static void make_store(void) {
+    gb_summary_writer *w;
+    ck_assert_int_eq(gb_summary_writer_open(db, "run", NULL, &w), GB_OK);
+    ck_assert_int_eq(gb_summary_scalar(w, "x", 1, 0), GB_OK);
+    ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
+}
+
+/* ---- schema ---------------------------------------------------------------------------- */
+
+START_TEST(test_store_is_versioned_and_recognised) {
+    make_store();
+    gb_store *s;
+    ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
+    ck_assert_int_eq(gb_store_schema_version(s), GB_STORE_SCHEMA_VERSION);
+    gb_store_close(s);
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    sqlite3_stmt *st;
+    sqlite3_prepare_v2(h, "PRAGMA application_id", -1, &st, NULL);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    ck_assert_int_eq(sqlite3_column_int(st, 0), 0x47424F58);
+    sqlite3_finalize(st);
+    sqlite3_prepare_v2(h, "PRAGMA journal_mode", -1, &st, NULL);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    ck_assert_str_eq((const char *)sqlite3_column_text(st, 0), "wal");
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+}
+END_TEST
+
+START_TEST(test_newer_schema_is_refused) {
+    make_store();
+    sql(db, "PRAGMA user_version = 99");
+    ASSERT_OPEN_FAILS(db, GB_STORE_ERR_NEWER, "has schema version 99, newer than this glassbox");
+    gb_summary_writer *w = (gb_summary_writer *)1;
+    ck_assert_int_eq(gb_summary_writer_open(db, "run", NULL, &w), GB_ERR_IO);
+    ck_assert_ptr_null(w);
+    ck_assert(strstr(gb_summary_last_error(), "schema version 99, newer"));
+}
+END_TEST
+
+START_TEST(test_files_that_are_not_stores) {
+    char path[400];
+    snprintf(path, sizeof path, "%s/missing.db", dir);
+    ASSERT_OPEN_FAILS(path, GB_STORE_ERR_NOT_FOUND, "missing.db' does not exist");
+    ASSERT_OPEN_FAILS(dir, GB_STORE_ERR_NOT_STORE, "not a glassbox store (not a regular file)");
+    snprintf(path, sizeof path, "%s/text.db", dir);
+    write_file(path, "this is not a database, just some text that is long enough to matter\n");
+    ASSERT_OPEN_FAILS(path, GB_STORE_ERR_NOT_STORE, "not a glassbox store (not an SQLite database)");
+    gb_summary_writer *w;
+    ck_assert_int_eq(gb_summary_writer_open(path, "run", NULL, &w), GB_ERR_IO);
+    ck_assert(strstr(gb_summary_last_error(), "not an SQLite database"));
+    snprintf(path, sizeof path, "%s/empty.db", dir);
+    write_file(path, "");
+    ASSERT_OPEN_FAILS(path, GB_STORE_ERR_NOT_STORE, "not a glassbox store (an empty database)");
+    ck_assert_int_eq(gb_summary_writer_open(path, "run", NULL, &w), GB_OK);   /* becomes one */
+    ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
+    gb_store *s;
+    ck_assert_int_eq(gb_store_open(path, &s), GB_STORE_OK);
+    gb_store_close(s);
+    ASSERT_OPEN_FAILS(NULL, GB_STORE_ERR_ARG, "NULL");
+}
+END_TEST
+
+START_TEST(test_foreign_database_is_left_untouched) {
+    char path[400];
+    snprintf(path, sizeof path, "%s/other.db", dir);
+    sql(path, "CREATE TABLE accounts(id INTEGER, name TEXT); INSERT INTO accounts VALUES (1, 'x')");
+    ASSERT_OPEN_FAILS(path, GB_STORE_ERR_NOT_STORE, "an SQLite database of another application");
+    gb_summary_writer *w;
+    ck_assert_int_eq(gb_summary_writer_open(path, "run", NULL, &w), GB_ERR_IO);
+    ck_assert(strstr(gb_summary_last_error(), "another application"));
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open(path, &h), SQLITE_OK);
+    sqlite3_stmt *st;
+    sqlite3_prepare_v2(h, "SELECT (SELECT count(*) FROM sqlite_master), "
+                          "(SELECT journal_mode FROM pragma_journal_mode)", -1, &st, NULL);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    ck_assert_int_eq(sqlite3_column_int(st, 0), 1);
+    ck_assert_str_eq((const char *)sqlite3_column_text(st, 1), "delete");
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+}
+END_TEST
+
+START_TEST(test_reader_name_errors) {
+    make_store();
+    gb_store *s;
+    ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
+    gb_scalar_series *ser = (gb_scalar_series *)1;
+    ck_assert_int_eq(gb_store_scalars(s, "nope", "x", NULL, &ser), GB_STORE_ERR_NO_RUN);
+    ck_assert_ptr_null(ser);
+    ck_assert(strstr(gb_store_last_error(), "unknown run 'nope'"));
+    ck_assert_int_eq(gb_store_scalars(s, "run", "y", NULL, &ser), GB_STORE_ERR_NO_TAG);
+    ck_assert(strstr(gb_store_last_error(), "run 'run' has no scalar tag 'y'"));
+    gb_histograms *h;
+    ck_assert_int_eq(gb_store_histograms(s, "run", "x", NULL, &h), GB_STORE_ERR_NO_TAG);
+    ck_assert(strstr(gb_store_last_error(), "has no histogram tag 'x'"));
+    ck_assert_int_eq(gb_store_scalars(s, NULL, "x", NULL, &ser), GB_STORE_ERR_ARG);
+    ck_assert_int_eq(gb_store_scalars(s, "run", NULL, NULL, &ser), GB_STORE_ERR_ARG);
+    ck_assert_int_eq(gb_store_scalars(NULL, "run", "x", NULL, &ser), GB_STORE_ERR_ARG);
+    ck_assert_int_eq(gb_store_tags(s, NULL, (gb_summary_kind)77, NULL), GB_STORE_ERR_ARG);
+    ck_assert_str_eq(gb_store_status_name(GB_STORE_ERR_NEWER), "GB_STORE_ERR_NEWER");
+    gb_store_free(NULL);
+    gb_store_close(s);
+    gb_store_close(NULL);
+}
+END_TEST
+
+/* ---- downsampling against brute force ----------------------------------------------------- */
+
+typedef struct point {
+    int64_t step;
+    double value;
+} point;
+
+static uint64_t rng = 88172645463325252ull;
+static uint64_t next_random(void) {
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return rng;
+}
+
+/* Checks one query: rows are disjoint, ordered, within range; each row's
+ * statistics equal those of the raw points it spans; all points counted. */
+static void check_downsample(gb_store *s, const char *tag, const point *pts, size_t n, int64_t a,
+                             int64_t b, size_t budget) {
+    gb_query q = {a, b, budget};
+    gb_scalar_series *ser;
+    ck_assert_int_eq(gb_store_scalars(s, "run", tag, &q, &ser), GB_STORE_OK);
+    size_t in_range = 0;
+    for (size_t i = 0; i < n; i++) in_range += pts[i].step >= a && pts[i].step <= b;
+    ck_assert_int_eq(ser->total_points, (int64_t)in_range);
+    ck_assert_msg(ser->count <= budget, "%zu rows for a budget of %zu", ser->count, budget);
+    ck_assert(ser->downsampled == (in_range > budget));
+    if (!ser->downsampled) {   /* every point, in step order, ties in write order */
+        ck_assert_int_eq(ser->count, in_range);
+        point *want = malloc((in_range + 1) * sizeof *want);
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)   /* insertion sort: stable, and ranges are small */
+            if (pts[i].step >= a && pts[i].step <= b) {
+                size_t j = k++;
+                for (; j > 0 && want[j - 1].step > pts[i].step; j--) want[j] = want[j - 1];
+                want[j] = pts[i];
+            }
+        for (size_t r = 0; r < k; r++) {
+            ck_assert(ser->rows[r].step == want[r].step);
+            ck_assert(ser->rows[r].value == want[r].value ||
+                      (isnan(ser->rows[r].value) && isnan(want[r].value)));
+        }
+        free(want);
+        gb_store_free(ser);
+        return;
+    }
+    int64_t counted = 0;
+    for (size_t r = 0; r < ser->count; r++) {
+        const gb_scalar_row *row = &ser->rows[r];
+        ck_assert(row->step >= a && row->step_last <= b && row->step <= row->step_last);
+        if (r) ck_assert(row->step > ser->rows[r - 1].step_last);
+        int64_t cnt = 0, nan = 0, pinf = 0, ninf = 0, finite = 0;
+        double mn = INFINITY, mx = -INFINITY, sum = 0;
+        for (size_t i = 0; i < n; i++) {
+            double v = pts[i].value;
+            if (pts[i].step < row->step || pts[i].step > row->step_last) continue;
+            cnt++;
+            if (isnan(v)) {
+                nan++;
+            } else if (isinf(v)) {
+                pinf += v > 0;
+                ninf += v < 0;
+            } else {
+                finite++;
+                mn = fmin(mn, v);
+                mx = fmax(mx, v);
+                sum += v;
+            }
+        }
+        ck_assert_int_eq(row->count, cnt);
+        ck_assert(row->nan_count == nan && row->posinf_count == pinf && row->neginf_count == ninf);
+        if (finite) {
+            ck_assert(row->min == mn && row->max == mx);
+            ck_assert_double_eq_tol(row->mean, sum / (double)finite, 1e-9 * (1 + fabs(sum)));
+        } else {
+            ck_assert(isnan(row->min) && isnan(row->max));
+        }
+        counted += cnt;
+    }
+    ck_assert_int_eq(counted, (int64_t)in_range);
+    gb_store_free(ser);
+}
+
+START_TEST(test_downsampling_is_exact) {
+    gb_summary_options o = {.flush_every_events = 3000};   /* many batches and chunks */
+    gb_summary_writer *w;
+    ck_assert_int_eq(gb_summary_writer_open(db, "run", &o, &w), GB_OK);
+    enum { N = 20000 };
+    point *pts = malloc(N * sizeof *pts);
+    size_t n = 0;
+    for (int i = 0; i < N; i++) {
+        int64_t step = i < 15000 ? i : 15000 + (i - 15000) * 1000;   /* dense, then sparse */
+        if (i % 997 == 0) step = (int64_t)(next_random() % 15000);     /* out of order, dupes */
+        double v = sin(i / 100.0) + (double)(next_random() % 1000) / 1e4;
+        if (i == 7777) v = 1e6;                                        /* a spike */
+        if (i % 1201 == 5) v = NAN;
+        if (i % 1301 == 6) v = i % 2 ? INFINITY : -INFINITY;
+        pts[n++] = (point){step, v};
+        ck_assert_int_eq(gb_summary_scalar(w, "noisy", v, step), GB_OK);
+    }
+    ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
+    gb_store *s;
+    ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
+    const int64_t last = 15000 + (N - 15000 - 1) * 1000;
+    const struct {
+        int64_t a, b;
+        size_t budget;
+    } cases[] = {
+        {GB_STEP_MIN, GB_STEP_MAX, 1000}, {GB_STEP_MIN, GB_STEP_MAX, 1}, {0, last, 7},
+        {123, 4567, 100},                 {7000, 8000, 50},             {14990, 15010, 5},
+        {-100, 50, 20},                   {100, 100, 3},                {5000, 5099, 100},
+        {20000, last, 333},               {16000, 16000, 10},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        check_downsample(s, "noisy", pts, n, cases[c].a, cases[c].b, cases[c].budget);
+    for (int c = 0; c < 25; c++) {   /* random ranges and budgets */
+        int64_t a = (int64_t)(next_random() % 16000), b = a + (int64_t)(next_random() % 20000);
+        check_downsample(s, "noisy", pts, n, a, b, 1 + next_random() % 400);
+    }
+    /* the spike survives any budget */
+    gb_query q = {GB_STEP_MIN, GB_STEP_MAX, 10};
+    gb_scalar_series *ser;
+    ck_assert_int_eq(gb_store_scalars(s, "run", "noisy", &q, &ser), GB_STORE_OK);
+    double top = -INFINITY;
+    for (size_t r = 0; r < ser->count; r++) top = fmax(top, ser->rows[r].max);
+    ck_assert(top == 1e6);
+    gb_store_free(ser);
+    gb_store_close(s);
+    free(pts);
+}
+END_TEST
+
+START_TEST(test_two_writers_of_one_tag_merge) {
+    gb_summary_options o = {.flush_every_events = 500};
+    gb_summary_writer *w1, *w2;
+    ck_assert_int_eq(gb_summary_writer_open(db, "run", &o, &w1), GB_OK);
+    ck_assert_int_eq(gb_summary_writer_open(db, "run", &o, &w2), GB_OK);
+    enum { N = 6000 };
+    point *pts = malloc(N * sizeof *pts);
+    for (int i = 0; i < N; i++) {
+        pts[i] = (point){i, i % 2 ? -i : i};
+        ck_assert_int_eq(gb_summary_scalar(i % 2 ? w2 : w1, "x", pts[i].value, i), GB_OK);
+        if (i % 1000 == 999) gb_summary_flush(i % 2000 == 999 ? w1 : w2);
+    }
+    ck_assert_int_eq(gb_summary_writer_close(w1), GB_OK);
+    ck_assert_int_eq(gb_summary_writer_close(w2), GB_OK);
+    gb_store *s;
+    ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
+    gb_scalar_series *ser;
+    ck_assert_int_eq(gb_store_scalars(s, "run", "x", NULL, &ser), GB_STORE_OK);
+    ck_assert_int_eq(ser->count, N);
+    for (int i = 0; i < N; i++) ck_assert(ser->rows[i].step == i && ser->rows[i].value == pts[i].value);
+    gb_store_free(ser);
+    check_downsample(s, "x", pts, N, GB_STEP_MIN, GB_STEP_MAX, 100);
+    check_downsample(s, "x", pts, N, 17, 4444, 64);
+    gb_tags *t;
+    ck_assert_int_eq(gb_store_tags(s, "run", GB_KIND_SCALAR, &t), GB_STORE_OK);
+    ck_assert(t->count == 1 && t->rows[0].count == N && t->rows[0].max_step == N - 1);
+    gb_store_free(t);
+    gb_store_close(s);
+    free(pts);
+}
+END_TEST
+
+/* ---- streaming and row budgets ------------------------------------------------------------ */
+
+typedef struct collected {
+    int64_t steps[16];
+    double values[16];
+    int n, stop_after;
+} collected;
+
+static bool collect_point(void *user, int64_t step, double wall, double value) {
+    collected *c = user;
+    ck_assert(wall > 0);
+    c->steps[c->n] = step;
+    c->values[c->n++] = value;
+    return c->n != c->stop_after;
+}
+
+START_TEST(test_points_stream_in_step_order) {
+    gb_summary_writer *w;
+    ck_assert_int_eq(gb_summary_writer_open(db, "run", NULL, &w), GB_OK);
+    const int64_t steps[] = {5, 3, 4, 1, 2, 3};
+    for (int i = 0; i < 6; i++) gb_summary_scalar(w, "x", 10 + i, steps[i]);
+    gb_summary_flush(w);
+    gb_summary_scalar(w, "x", 99, 0);   /* a later chunk with an earlier step */
+    ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
+    gb_store *s;
+    ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
+    collected c = {.stop_after = -1};
+    ck_assert_int_eq(gb_store_scalar_points(s, "run", "x", GB_STEP_MIN, GB_STEP_MAX, collect_point, &c),
+                     GB_STORE_OK);
+    ck_assert_int_eq(c.n, 7);
+    const int64_t want_steps[] = {0, 1, 2, 3, 3, 4, 5};
+    const double want_values[] = {99, 13, 14, 11, 15, 12, 10};   /* step 3: write order */
+    for (int i = 0; i < 7; i++)
+        ck_assert(c.steps[i] == want_steps[i] && c.values[i] == want_values[i]);
+    c = (collected){.stop_after = 2};
+    ck_assert_int_eq(gb_store_scalar_points(s, "run", "x", 2, 4, collect_point, &c), GB_STORE_OK);
+    ck_assert(c.n == 2 && c.steps[0] == 2 && c.steps[1] == 3);
+    ck_assert_int_eq(gb_store_scalar_points(s, "run", "zz", 0, 1, collect_point, &c),
+                     GB_STORE_ERR_NO_TAG);
+    gb_store_close(s);
+}
+END_TEST
+
+START_TEST(test_row_budgets_spread_evenly) {
+    gb_summary_writer *w;
+    ck_assert_int_eq(gb_summary_writer_open(db, "run", NULL, &w), GB_OK);
+    gb_scope_begin();
+    for (int i = 0; i < 100; i++) {
+        gb_summary_histogram(w, "h", gb_fill(GB_F32, GB_SHAPE(4), i), i);
+        gb_summary_text(w, "t", "x", i);
+    }
+    for (int i = 0; i < 20; i++)
+        gb_summary_image(w, "img", gb_zeros(GB_U8, GB_SHAPE(2, 2, 2, 1)), 2, i * 10);
+    gb_scope_end();
+    ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
+    gb_store *s;
+    ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
+    gb_query q = {GB_STEP_MIN, GB_STEP_MAX, 10};
+    gb_histograms *h;
+    ck_assert_int_eq(gb_store_histograms(s, "run", "h", &q, &h), GB_STORE_OK);
+    ck_assert_int_eq(h->count, 10);
+    ck_assert(h->rows[0].step == 0 && h->rows[9].step == 99 && h->rows[1].step == 11);
+    gb_store_free(h);
+    q = (gb_query){50, 59, 1};
+    gb_texts *t;
+    ck_assert_int_eq(gb_store_texts(s, "run", "t", &q, &t), GB_STORE_OK);
+    ck_assert(t->count == 1 && t->rows[0].step == 59);   /* the last is kept */
+    gb_store_free(t);
+    q = (gb_query){GB_STEP_MIN, GB_STEP_MAX, 5};
+    gb_images *im;
+    ck_assert_int_eq(gb_store_images(s, "run", "img", &q, false, &im), GB_STORE_OK);
+    ck_assert_int_eq(im->count, 10);   /* 5 steps, both samples of each */
+    ck_assert(im->rows[0].step == 0 && im->rows[1].index == 1 && im->rows[9].step == 190);
+    gb_store_free(im);
+    gb_distributions *d;
+    q = (gb_query){GB_STEP_MIN, GB_STEP_MAX, 0};
+    ck_assert_int_eq(gb_store_distributions(s, "run", "h", &q, &d), GB_STORE_OK);
+    ck_assert_int_eq(d->count, 100);
+    ck_assert(d->rows[7].values[0] == 6.5 && d->rows[7].values[8] == 7.5);   /* constant 7 */
+    gb_store_free(d);
+    gb_store_close(s);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("summary_store");
+    TCase *tc = tcase_create("store");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_store_is_versioned_and_recognised);
+    tcase_add_test(tc, test_newer_schema_is_refused);
+    tcase_add_test(tc, test_files_that_are_not_stores);
+    tcase_add_test(tc, test_foreign_database_is_left_untouched);
+    tcase_add_test(tc, test_reader_name_errors);
+    tcase_add_test(tc, test_downsampling_is_exact);
+    tcase_add_test(tc, test_two_writers_of_one_tag_merge);
+    tcase_add_test(tc, test_points_stream_in_step_order);
+    tcase_add_test(tc, test_row_budgets_spread_evenly);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
