@@ -1,0 +1,55 @@
+/* ops_shape_util.h — small helpers shared by the shape and movement op files
+ * (ops_movement.c, ops_shape_index.c): strides, element addressing,
+ * filling, output descriptions and errors raised before dispatch. */
+#ifndef GB_OPS_SHAPE_UTIL_H
+#define GB_OPS_SHAPE_UTIL_H
+
+#include <math.h>
+
+#include "internal.h"
+
+/* Row-major element strides of a shape. */
+static inline void strides_of(int rank, const int64_t *shape, int64_t *strides) {
+    int64_t s = 1;
+    for (int i = rank - 1; i >= 0; i--) {
+        strides[i] = s;
+        s *= shape[i];
+    }
+}
+
+static inline char *elem_ptr(const gb_tensor *t, int64_t i) {
+    return (char *)t->data + (size_t)i * gb_dtype_size(t->dtype);
+}
+
+/* Fills t with value (converted to t's dtype). */
+static inline void fill_value(gb_tensor *t, double value) {
+    size_t es = gb_dtype_size(t->dtype);
+    if (value == 0.0 && !signbit(value)) {
+        memset(t->data, 0, (size_t)t->size * es);
+        return;
+    }
+    if (t->size == 0) return;
+    gb__store(t->dtype, t->data, 0, value);
+    /* Doubling copies: log2(size) memcpy calls. */
+    for (int64_t done = 1; done < t->size; done *= 2) {
+        int64_t n = done < t->size - done ? done : t->size - done;
+        memcpy(elem_ptr(t, done), t->data, (size_t)n * es);
+    }
+}
+
+static inline bool shapes_equal(int ra, const int64_t *a, int rb, const int64_t *b) {
+    return ra == rb && (ra == 0 || memcmp(a, b, (size_t)ra * sizeof *a) == 0);
+}
+
+/* The dispatcher's view of a public call, for errors raised before it. */
+static inline gb_op_call call_of(gb_op_id op) {
+    return (gb_op_call){.op = op, .def = gb_op_table[op]};
+}
+
+static inline void set_desc(gb_out_desc *d, gb_dtype dt, int rank, const int64_t *shape) {
+    d->dtype = dt;
+    d->rank = rank;
+    for (int i = 0; i < rank; i++) d->shape[i] = shape[i];
+}
+
+#endif
