@@ -164,8 +164,10 @@ export function createPage(ctx) {
         const raw = s.value.map(clean);
         const sm = smooth(s.value, w).map(clean);
         const ys = [raw, sm];
-        series.push({ label: `${run} (raw)`, stroke: alpha(color, w > 0 ? 0.25 : 1), width: 1, spanGaps: true, points: { show: false } });
-        series.push({ label: run, stroke: color, width: 1.75, spanGaps: true, show: w > 0, points: { show: false } });
+        // A sparse series gets dots, or a single point would be invisible.
+        const dots = { show: s.step.length <= 40, size: 6, fill: color };
+        series.push({ label: `${run} (raw)`, stroke: alpha(color, w > 0 ? 0.25 : 1), width: 1, spanGaps: true, points: w > 0 ? { show: false } : dots });
+        series.push({ label: run, stroke: color, width: 1.75, spanGaps: true, show: w > 0, points: dots });
         if (s.downsampled) {
           ys.push(s.max.map(clean), s.min.map(clean));
           series.push({ label: `${run} max`, stroke: 'transparent', points: { show: false }, spanGaps: true });
@@ -187,6 +189,7 @@ export function createPage(ctx) {
       card.el.dataset.points = JSON.stringify(Object.fromEntries(parts.map((p) => [p.run, p.s.step.length])));
       card.el.dataset.markers = String(markers.length);
       card.el.dataset.series = String(series.length - 1);
+      card.el.dataset.zoomed = String(!!card.zoom);
       card.el.dataset.downsampled = String(parts.some((p) => p.s.downsampled));
       note.textContent = parts.some((p) => p.s.downsampled) ? 'downsampled · min/max envelope' : '';
       if (card.zoom) note.textContent = 'zoomed';
@@ -290,7 +293,8 @@ export function createPage(ctx) {
     for (const m of card.markers) {
       const x = u.valToPos(m.x, 'x', true);
       if (x < left - 1 || x > left + width + 1) continue;
-      const y = m.kind === 'neginf' ? top + height - 7 : top + 7;
+      // +Inf at the top edge, -Inf at the bottom, NaN just below the top row.
+      const y = m.kind === 'neginf' ? top + height - 7 : m.kind === 'posinf' ? top + 7 : top + 19;
       c.fillStyle = m.color;
       c.strokeStyle = '#b71c1c';
       c.lineWidth = 1.5;
@@ -326,11 +330,10 @@ export function createPage(ctx) {
       const full = cache.get(key(run, card.tag));
       if (!full.downsampled) return;
       const minStep = s.step[Math.max(0, lo - 1)], maxStep = s.step[Math.min(s.step.length - 1, hi + 1)];
-      zoomData.set(run, await fetchFull(run, card.tag, { min_step: minStep, max_step: maxStep }));
+      zoomData.set(run, await fetchFull(run, card.tag, { min_step: minStep, max_step: maxStep, points: 2 * POINTS }));
     }), 4);
     if (card.zoom?.min !== min) return;
     card.zoomData = zoomData.size ? zoomData : null;
-    card.el.dataset.zoomed = 'true';
     card.draw();
   }
 

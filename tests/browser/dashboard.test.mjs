@@ -136,6 +136,43 @@ async function main() {
   const card = await until(page, () => !!document.querySelector('.card[data-tag="live/probe"][data-runs="1"]'), null, 2000);
   check(`live: a new tag gets its card within 2 s (${Date.now() - t1} ms)`, !!card && Date.now() - t1 <= 2000);
 
+  // CSV and JSON downloads of a card.
+  const [csv] = await Promise.all([page.waitForEvent('download', { timeout: 5000 }),
+    page.click('.card[data-tag="accuracy"] button[title="Download CSV"]')]);
+  const csvText = fs.readFileSync(await csv.path(), 'utf8').trim().split('\n');
+  const accCount = Object.values(scalarTags).flat().filter((t) => t.tag === 'accuracy').reduce((a, t) => a + t.count, 0);
+  check('download: CSV with every point of every run', csvText[0] === 'run,step,wall_time,value' && csvText.length === 1 + accCount, `${csvText.length}`);
+  const [json] = await Promise.all([page.waitForEvent('download', { timeout: 5000 }),
+    page.click('.card[data-tag="accuracy"] button[title="Download JSON"]')]);
+  const jsonObj = JSON.parse(fs.readFileSync(await json.path(), 'utf8'));
+  check('download: JSON per run', jsonObj.tag === 'accuracy' && Object.keys(jsonObj.runs).length === runs.length &&
+    jsonObj.runs[runs[0]].step.length === scalarTags[runs[0]].find((t) => t.tag === 'accuracy').count);
+
+  // A long series (new run, written live): downsampled with an envelope,
+  // and a drag-zoom re-fetches the range at full resolution.
+  run(path.join(BUILD, 'tests/append_scalar'), [db, 'long-run', 'long/wave', '0', '1', '20000']);
+  const longCard = '.card[data-tag="long/wave"]';
+  check('long series: card appears (new run, live)', await until(page, (s) => document.querySelector(s)?.dataset.downsampled === 'true', longCard, 3000));
+  const longPts = await page.$eval(longCard, (c) => JSON.parse(c.dataset.points)['long-run']);
+  check('long series: downsampled to at most 1000 buckets', longPts > 0 && longPts <= 1000, `${longPts}`);
+  check('long series: envelope series added', await page.$eval(longCard, (c) => c.dataset.series) === '4');
+  await page.$eval(longCard, (c) => c.scrollIntoView());
+  const zbox = await (await page.$(`${longCard} .u-over`)).boundingBox();
+  await page.mouse.move(zbox.x + zbox.width * 0.40, zbox.y + zbox.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(zbox.x + zbox.width * 0.45, zbox.y + zbox.height / 2, { steps: 5 });
+  await page.mouse.up();
+  const zoomed = await until(page, (s) => {
+    const c = document.querySelector(s);
+    return c.dataset.zoomed === 'true' && c.dataset.downsampled === 'false' && JSON.parse(c.dataset.points)['long-run'] > 500;
+  }, longCard, 3000);
+  check('long series: zoom re-fetches at full resolution', zoomed,
+    await page.$eval(longCard, (c) => JSON.stringify(c.dataset)));
+  await page.mouse.move(zbox.x + zbox.width * 0.42, zbox.y + zbox.height / 2);
+  await shot('scalars-zoomed');
+  await page.dblclick(`${longCard} .u-over`);
+  check('long series: double click resets the zoom', await until(page, (s) => document.querySelector(s).dataset.downsampled === 'true', longCard));
+
   // ---- histograms ------------------------------------------------------------
   const histTags = (await api('histograms/tags')).runs;
   await openTab('histograms');
