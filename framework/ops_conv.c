@@ -9,7 +9,8 @@
  * The rows are processed in chunks so the scratch matrix stays around
  * CHUNK_BYTES (cache-sized, and bounded for big batches) instead of
  * growing to batch x image x kernel. A 1x1 stride-1 convolution skips
- * im2col: the input already is the matrix.
+ * im2col: the input already is the matrix. Big calls split the batch
+ * over the worker threads (parallel.h), each with its own chunk buffer.
  *
  * Each backprop op is linear in each of its inputs, so each has a gradient
  * made of the other two ops, and second derivatives through convolutions
@@ -24,6 +25,7 @@
 #include <stdio.h>
 
 #include "conv_im2col.h"
+#include "parallel.h"
 
 enum { A_SH = 0, A_SW, A_DH, A_DW, A_PAD, A_SHAPE, A_COUNT = A_SHAPE + 4 };
 
@@ -140,81 +142,155 @@ static int infer_backprop_filter(const gb_op_call *c, gb_out_desc *out) {
 
 /* ---- kernels ------------------------------------------------------------------------ */
 
+/* One kernel call, split over images: each part handles images
+ * [n0, n1), i.e. output rows [n0*OH*OW, n1*OH*OW), in chunks of `step`
+ * rows with its own scratch. Parts never write the same memory: col2im
+ * only touches the part's own images, and filter gradients go to one
+ * partial sum per part, added up at the end. */
+typedef struct conv_job {
+    gb_window g;
+    int64_t oc, step;
+    const void *a, *b;  /* (x, W), (W, dy) or (x, dy) */
+    void *out;
+    void *scratch;      /* per worker: step * K values, then K * OC partial sums */
+} conv_job;
+
 static int64_t chunk_rows(const gb_window *g, size_t elem) {
     int64_t k = gb__window_cols(g), rows = (int64_t)(CHUNK_BYTES / elem) / (k ? k : 1);
     return rows > 0 ? rows : 1;
 }
 
-/* One kernel set per dtype. GEMM(ta, tb, m, n, k, A, lda, B, ldb, beta, C, ldc) is
- * row-major. Empty products (a zero dimension) never reach BLAS, which
- * rejects leading dimensions of 0. */
+/* Row-major GEMM C = A' B' (+ C when accumulate) on one dtype. */
 #define DEFINE_CONV_KERNELS(T, SUFFIX, BLAS)                                                     \
     static void gemm_##SUFFIX(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T *A,     \
-                              int64_t lda, const T *B, int64_t ldb, T beta, T *C, int64_t ldc) { \
+                              int64_t lda, const T *B, int64_t ldb, bool accumulate, T *C,       \
+                              int64_t ldc) {                                                     \
         BLAS(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,      \
-             (int)m, (int)n, (int)k, 1, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);            \
+             (int)m, (int)n, (int)k, 1, A, (int)lda, B, (int)ldb, accumulate ? 1 : 0, C,         \
+             (int)ldc);                                                                          \
+    }                                                                                            \
+    static T *worker_cols_##SUFFIX(const conv_job *j, int w) {                                   \
+        return (T *)j->scratch + (size_t)w * (size_t)(j->step * gb__window_cols(&j->g) +        \
+                                                      gb__window_cols(&j->g) * j->oc);           \
     }                                                                                            \
     /* out[R,OC] = im2col(x) . W */                                                              \
-    static void conv_fwd_##SUFFIX(const gb_window *g, const T *x, const T *w, int64_t oc,       \
-                                  T *out) {                                                      \
-        int64_t R = gb__window_rows(g), K = gb__window_cols(g);                                  \
-        if (gb__window_is_pointwise(g)) {                                                        \
-            gemm_##SUFFIX(false, false, R, oc, K, x, K, w, oc, 0, out, oc);                      \
+    static void conv_fwd_##SUFFIX(const conv_job *j, int64_t r0, int64_t r1, int w) {           \
+        const T *x = j->a, *wt = j->b;                                                           \
+        T *out = j->out;                                                                         \
+        int64_t K = gb__window_cols(&j->g), oc = j->oc;                                          \
+        if (gb__window_is_pointwise(&j->g)) {                                                    \
+            gemm_##SUFFIX(false, false, r1 - r0, oc, K, x + r0 * K, K, wt, oc, false,            \
+                          out + r0 * oc, oc);                                                    \
             return;                                                                              \
         }                                                                                        \
-        int64_t step = chunk_rows(g, sizeof(T));                                                 \
-        T *cols = gb__scope_alloc((size_t)(step < R ? step : R) * (size_t)K * sizeof(T));        \
-        if (!cols) return;                                                                       \
-        for (int64_t r0 = 0; r0 < R; r0 += step) {                                               \
-            int64_t r1 = r0 + step < R ? r0 + step : R;                                          \
-            gb__im2col_##SUFFIX(g, x, r0, r1, cols);                                             \
-            gemm_##SUFFIX(false, false, r1 - r0, oc, K, cols, K, w, oc, 0, out + r0 * oc, oc);   \
+        T *cols = worker_cols_##SUFFIX(j, w);                                                    \
+        for (int64_t c0 = r0; c0 < r1; c0 += j->step) {                                          \
+            int64_t c1 = c0 + j->step < r1 ? c0 + j->step : r1;                                  \
+            gb__im2col_##SUFFIX(&j->g, x, c0, c1, cols);                                         \
+            gemm_##SUFFIX(false, false, c1 - c0, oc, K, cols, K, wt, oc, false, out + c0 * oc,   \
+                          oc);                                                                   \
         }                                                                                        \
     }                                                                                            \
     /* dx = col2im(dy[R,OC] . W^T) */                                                            \
-    static void conv_bwd_input_##SUFFIX(const gb_window *g, const T *w, const T *dy,            \
-                                        int64_t oc, T *dx) {                                     \
-        int64_t R = gb__window_rows(g), K = gb__window_cols(g);                                  \
-        if (gb__window_is_pointwise(g)) {                                                        \
-            gemm_##SUFFIX(false, true, R, K, oc, dy, oc, w, oc, 0, dx, K);                       \
+    static void conv_bwd_input_##SUFFIX(const conv_job *j, int64_t r0, int64_t r1, int w) {     \
+        const T *wt = j->a, *dy = j->b;                                                          \
+        T *dx = j->out;                                                                          \
+        int64_t K = gb__window_cols(&j->g), oc = j->oc;                                          \
+        if (gb__window_is_pointwise(&j->g)) {                                                    \
+            gemm_##SUFFIX(false, true, r1 - r0, K, oc, dy + r0 * oc, oc, wt, oc, false,          \
+                          dx + r0 * K, K);                                                       \
             return;                                                                              \
         }                                                                                        \
-        memset(dx, 0, (size_t)(g->n * g->h * g->w * g->c) * sizeof(T));                          \
-        int64_t step = chunk_rows(g, sizeof(T));                                                 \
-        T *dcols = gb__scope_alloc((size_t)(step < R ? step : R) * (size_t)K * sizeof(T));       \
-        if (!dcols) return;                                                                      \
-        for (int64_t r0 = 0; r0 < R; r0 += step) {                                               \
-            int64_t r1 = r0 + step < R ? r0 + step : R;                                          \
-            gemm_##SUFFIX(false, true, r1 - r0, K, oc, dy + r0 * oc, oc, w, oc, 0, dcols, K);    \
-            gb__col2im_##SUFFIX(g, dcols, r0, r1, dx);                                           \
+        int64_t img = j->g.h * j->g.w * j->g.c, per = j->g.oh * j->g.ow;                         \
+        memset(dx + r0 / per * img, 0, (size_t)((r1 - r0) / per * img) * sizeof(T));            \
+        T *dcols = worker_cols_##SUFFIX(j, w);                                                   \
+        for (int64_t c0 = r0; c0 < r1; c0 += j->step) {                                          \
+            int64_t c1 = c0 + j->step < r1 ? c0 + j->step : r1;                                  \
+            gemm_##SUFFIX(false, true, c1 - c0, K, oc, dy + c0 * oc, oc, wt, oc, false, dcols,   \
+                          K);                                                                    \
+            gb__col2im_##SUFFIX(&j->g, dcols, c0, c1, dx);                                       \
         }                                                                                        \
     }                                                                                            \
-    /* dW[K,OC] = sum over chunks of im2col(x)^T . dy */                                         \
-    static void conv_bwd_filter_##SUFFIX(const gb_window *g, const T *x, const T *dy,           \
-                                         int64_t oc, T *dw) {                                    \
-        int64_t R = gb__window_rows(g), K = gb__window_cols(g);                                  \
-        if (gb__window_is_pointwise(g)) {                                                        \
-            gemm_##SUFFIX(true, false, K, oc, R, x, K, dy, oc, 0, dw, oc);                       \
+    /* partial dW[K,OC] of worker w = im2col(x)^T . dy over its rows */                          \
+    static void conv_bwd_filter_##SUFFIX(const conv_job *j, int64_t r0, int64_t r1, int w) {    \
+        const T *x = j->a, *dy = j->b;                                                           \
+        int64_t K = gb__window_cols(&j->g), oc = j->oc;                                          \
+        T *cols = worker_cols_##SUFFIX(j, w), *dw = w ? cols + j->step * K : j->out;             \
+        if (gb__window_is_pointwise(&j->g)) {                                                    \
+            gemm_##SUFFIX(true, false, K, oc, r1 - r0, x + r0 * K, K, dy + r0 * oc, oc, false,   \
+                          dw, oc);                                                               \
             return;                                                                              \
         }                                                                                        \
-        int64_t step = chunk_rows(g, sizeof(T));                                                 \
-        T *cols = gb__scope_alloc((size_t)(step < R ? step : R) * (size_t)K * sizeof(T));        \
-        if (!cols) return;                                                                       \
-        for (int64_t r0 = 0; r0 < R; r0 += step) {                                               \
-            int64_t r1 = r0 + step < R ? r0 + step : R;                                          \
-            gb__im2col_##SUFFIX(g, x, r0, r1, cols);                                             \
-            gemm_##SUFFIX(true, false, K, oc, r1 - r0, cols, K, dy + r0 * oc, oc, r0 ? 1 : 0,    \
-                          dw, oc);                                                               \
+        for (int64_t c0 = r0; c0 < r1; c0 += j->step) {                                         \
+            int64_t c1 = c0 + j->step < r1 ? c0 + j->step : r1;                                  \
+            gb__im2col_##SUFFIX(&j->g, x, c0, c1, cols);                                         \
+            gemm_##SUFFIX(true, false, K, oc, c1 - c0, cols, K, dy + c0 * oc, oc, c0 > r0, dw,   \
+                          oc);                                                                   \
+        }                                                                                        \
+    }                                                                                            \
+    static void sum_partials_##SUFFIX(const conv_job *j, int parts) {                            \
+        int64_t n = gb__window_cols(&j->g) * j->oc;                                              \
+        T *dw = j->out;                                                                          \
+        for (int p = 1; p < parts; p++) {                                                        \
+            const T *part = worker_cols_##SUFFIX(j, p) + j->step * gb__window_cols(&j->g);      \
+            for (int64_t i = 0; i < n; i++) dw[i] += part[i];                                    \
         }                                                                                        \
     }
 DEFINE_CONV_KERNELS(float, f32, cblas_sgemm)
 DEFINE_CONV_KERNELS(double, f64, cblas_dgemm)
 
-/* Whether every dimension of the product is non-zero; otherwise the
- * output is all zeros (or empty) and BLAS must not be called. */
-static bool zero_if_empty(const gb_window *g, int64_t oc, gb_tensor *out) {
-    if (gb__window_rows(g) > 0 && gb__window_cols(g) > 0 && oc > 0) return false;
-    memset(out->data, 0, (size_t)out->size * gb_dtype_size(out->dtype));
+typedef enum conv_kind { CONV_FWD, CONV_BWD_INPUT, CONV_BWD_FILTER } conv_kind;
+
+typedef struct conv_task {
+    conv_job job;
+    conv_kind kind;
+    bool f64;
+} conv_task;
+
+/* A part over images [n0, n1). */
+static void conv_range(void *ctx, int64_t n0, int64_t n1, int w) {
+    const conv_task *t = ctx;
+    int64_t per = t->job.g.oh * t->job.g.ow, r0 = n0 * per, r1 = n1 * per;
+    switch (t->kind) {
+    case CONV_FWD:
+        (t->f64 ? conv_fwd_f64 : conv_fwd_f32)(&t->job, r0, r1, w);
+        break;
+    case CONV_BWD_INPUT:
+        (t->f64 ? conv_bwd_input_f64 : conv_bwd_input_f32)(&t->job, r0, r1, w);
+        break;
+    case CONV_BWD_FILTER:
+        (t->f64 ? conv_bwd_filter_f64 : conv_bwd_filter_f32)(&t->job, r0, r1, w);
+        break;
+    }
+}
+
+/* Below this many multiply-adds per part a second thread costs more than
+ * it saves. */
+#define PARALLEL_MIN_MACS (1 << 20)
+
+/* Runs one of the three kernels over all images, in parallel when the
+ * work is big enough; scratch per worker comes from the current scope. */
+static bool run_conv(conv_kind kind, const gb_window *g, int64_t oc, const gb_tensor *a,
+                     const gb_tensor *b, gb_tensor *out) {
+    int64_t R = gb__window_rows(g), K = gb__window_cols(g);
+    if (R == 0 || K == 0 || oc == 0) {
+        /* empty products never reach BLAS, which rejects leading dimension 0 */
+        memset(out->data, 0, (size_t)out->size * gb_dtype_size(out->dtype));
+        return true;
+    }
+    size_t elem = gb_dtype_size(out->dtype);
+    conv_task t = {.job = {.g = *g, .oc = oc, .step = chunk_rows(g, elem), .a = a->data,
+                           .b = b->data, .out = out->data},
+                   .kind = kind, .f64 = out->dtype == GB_F64};
+    int64_t per_image = g->oh * g->ow;
+    int workers = gb__parallel_workers();
+    size_t each = (size_t)(t.job.step * K + K * oc);
+    t.job.scratch = gb__scope_alloc((size_t)workers * each * elem);
+    if (!t.job.scratch) return false;
+    int64_t macs_per_image = per_image * K * oc;
+    int64_t grain = (PARALLEL_MIN_MACS + macs_per_image - 1) / macs_per_image;
+    int parts = gb__parallel_for(g->n, grain, conv_range, &t);
+    if (kind == CONV_BWD_FILTER) (t.f64 ? sum_partials_f64 : sum_partials_f32)(&t.job, parts);
     return true;
 }
 
@@ -222,39 +298,21 @@ static bool kernel_conv2d(const gb_op_call *c, gb_tensor **out) {
     const gb_tensor *x = c->in[0], *f = c->in[1];
     gb_window g;
     conv_window(c, x->shape, f->shape, &g);
-    int64_t oc = f->shape[3];
-    if (zero_if_empty(&g, oc, out[0])) return true;
-    if (x->dtype == GB_F32)
-        conv_fwd_f32(&g, x->data, f->data, oc, out[0]->data);
-    else
-        conv_fwd_f64(&g, x->data, f->data, oc, out[0]->data);
-    return gb_ok();
+    return run_conv(CONV_FWD, &g, f->shape[3], x, f, out[0]);
 }
 
 static bool kernel_backprop_input(const gb_op_call *c, gb_tensor **out) {
     const gb_tensor *f = c->in[0], *dy = c->in[1];
     gb_window g;
     conv_window(c, out[0]->shape, f->shape, &g);
-    int64_t oc = f->shape[3];
-    if (zero_if_empty(&g, oc, out[0])) return true;
-    if (f->dtype == GB_F32)
-        conv_bwd_input_f32(&g, f->data, dy->data, oc, out[0]->data);
-    else
-        conv_bwd_input_f64(&g, f->data, dy->data, oc, out[0]->data);
-    return gb_ok();
+    return run_conv(CONV_BWD_INPUT, &g, f->shape[3], f, dy, out[0]);
 }
 
 static bool kernel_backprop_filter(const gb_op_call *c, gb_tensor **out) {
     const gb_tensor *x = c->in[0], *dy = c->in[1];
     gb_window g;
     conv_window(c, x->shape, out[0]->shape, &g);
-    int64_t oc = out[0]->shape[3];
-    if (zero_if_empty(&g, oc, out[0])) return true;
-    if (x->dtype == GB_F32)
-        conv_bwd_filter_f32(&g, x->data, dy->data, oc, out[0]->data);
-    else
-        conv_bwd_filter_f64(&g, x->data, dy->data, oc, out[0]->data);
-    return gb_ok();
+    return run_conv(CONV_BWD_FILTER, &g, out[0]->shape[3], x, dy, out[0]);
 }
 
 /* ---- op calls ---------------------------------------------------------------------------- */

@@ -6,7 +6,8 @@
  * than in arithmetic, so for those a plain loop runs instead (thresholds
  * measured, see TINY_ROWS / TINY_FLOPS). When only `a` carries batch
  * dimensions and is not transposed (Dense on [batch, time, features]),
- * its batch folds into M and one GEMM does all.
+ * its batch folds into M and one GEMM does all. Big products split their
+ * rows (over all batch entries) across the worker threads (parallel.h).
  *
  * Attributes: i[0] transpose_a, i[1] transpose_b.
  */
@@ -14,6 +15,7 @@
 #include <stdio.h>
 
 #include "internal.h"
+#include "parallel.h"
 
 enum { A_TA = 0, A_TB = 1 };
 
@@ -125,15 +127,17 @@ static bool use_loop(bool ta, bool tb, int64_t m, int64_t n, int64_t k) {
     return m <= TINY_ROWS && !(ta && tb);
 }
 
-/* C[M,N] = op(A) op(B) for one matrix pair, as a loop (tiny products) or
- * a BLAS call. Without transpose_b the loop is i-p-j, so the inner loop is
- * an axpy over contiguous rows of B and C; with it, each C element is a
- * dot product of contiguous rows, summed in 16 lanes so it vectorizes. */
+/* Rows [i0, i1) of C[M,N] = op(A) op(B) for one matrix pair, as a loop
+ * (tiny products) or a BLAS call on the row block. Without transpose_b
+ * the loop is i-p-j, so the inner loop is an axpy over contiguous rows of
+ * B and C; with it, each C element is a dot product of contiguous rows,
+ * summed in 16 lanes so it vectorizes. */
 #define DEFINE_GEMM(T, SUFFIX, BLAS)                                                          \
     static void loop_##SUFFIX(bool ta, bool tb, int64_t m, int64_t n, int64_t k,              \
-                              const T *restrict A, const T *restrict B, T *restrict C) {      \
+                              const T *restrict A, const T *restrict B, T *restrict C,        \
+                              int64_t i0, int64_t i1) {                                       \
         int64_t sai = ta ? 1 : k, sap = ta ? m : 1;                                           \
-        for (int64_t i = 0; i < m; i++) {                                                     \
+        for (int64_t i = i0; i < i1; i++) {                                                   \
             T *restrict c = C + i * n;                                                        \
             if (!tb) {                                                                        \
                 for (int64_t j = 0; j < n; j++) c[j] = 0;                                     \
@@ -157,37 +161,62 @@ static bool use_loop(bool ta, bool tb, int64_t m, int64_t n, int64_t k) {
             }                                                                                 \
         }                                                                                     \
     }                                                                                         \
-    static void gemm_##SUFFIX(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T *A,  \
-                              const T *B, T *C) {                                             \
-        if (use_loop(ta, tb, m, n, k)) {                                                      \
-            loop_##SUFFIX(ta, tb, m, n, k, A, B, C);                                          \
+    static void gemm_rows_##SUFFIX(bool ta, bool tb, int64_t m, int64_t n, int64_t k,         \
+                                   const T *A, const T *B, T *C, int64_t i0, int64_t i1) {    \
+        if (use_loop(ta, tb, i1 - i0, n, k)) {                                                \
+            loop_##SUFFIX(ta, tb, m, n, k, A, B, C, i0, i1);                                  \
             return;                                                                           \
         }                                                                                     \
         BLAS(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,   \
-             (int)m, (int)n, (int)k, 1, A, (int)(ta ? m : k), B, (int)(tb ? k : n), 0, C,     \
-             (int)(n > 0 ? n : 1));                                                           \
+             (int)(i1 - i0), (int)n, (int)k, 1, ta ? A + i0 : A + i0 * k, (int)(ta ? m : k),  \
+             B, (int)(tb ? k : n), 0, C + i0 * n, (int)n);                                    \
     }
 DEFINE_GEMM(float, f32, cblas_sgemm)
 DEFINE_GEMM(double, f64, cblas_dgemm)
 
-/* Runs every batch matrix product of the call. */
-#define DEFINE_BATCHED(T, SUFFIX)                                                             \
-    static void batched_##SUFFIX(const mm_geom *g, bool ta, bool tb, const T *A, const T *B,  \
-                                 T *C) {                                                      \
+/* One kernel call. Its work is a list of units, row i of batch entry t
+ * being unit t*M + i; parts of the list run on different threads and
+ * write disjoint rows of the output. */
+typedef struct mm_job {
+    mm_geom g;
+    bool ta, tb, f64;
+    const void *A, *B;
+    void *C;
+} mm_job;
+
+#define DEFINE_UNITS(T, SUFFIX)                                                               \
+    static void units_##SUFFIX(const mm_job *j, int64_t u0, int64_t u1) {                     \
+        const mm_geom *g = &j->g;                                                             \
         int64_t sza = g->m * g->k, szb = g->k * g->n, szc = g->m * g->n;                      \
-        int64_t idx[GB_MAX_RANK] = {0};                                                       \
-        for (int64_t t = 0; t < g->nbatch; t++) {                                             \
-            int64_t oa = 0, ob = 0;                                                           \
-            for (int d = 0; d < g->nb; d++) {                                                 \
-                oa += idx[d] * g->sa[d];                                                      \
-                ob += idx[d] * g->sb[d];                                                      \
+        for (int64_t t = u0 / g->m; t * g->m < u1; t++) {                                     \
+            int64_t oa = 0, ob = 0, rest = t;                                                 \
+            for (int d = g->nb - 1; d >= 0; d--) {                                            \
+                int64_t idx = rest % g->batch[d];                                             \
+                rest /= g->batch[d];                                                          \
+                oa += idx * g->sa[d];                                                         \
+                ob += idx * g->sb[d];                                                         \
             }                                                                                 \
-            gemm_##SUFFIX(ta, tb, g->m, g->n, g->k, A + oa * sza, B + ob * szb, C + t * szc); \
-            for (int d = g->nb - 1; d >= 0 && ++idx[d] == g->batch[d]; d--) idx[d] = 0;       \
+            int64_t i0 = u0 - t * g->m, i1 = u1 - t * g->m;                                   \
+            gemm_rows_##SUFFIX(j->ta, j->tb, g->m, g->n, g->k, (const T *)j->A + oa * sza,    \
+                               (const T *)j->B + ob * szb, (T *)j->C + t * szc,               \
+                               i0 > 0 ? i0 : 0, i1 < g->m ? i1 : g->m);                       \
         }                                                                                     \
     }
-DEFINE_BATCHED(float, f32)
-DEFINE_BATCHED(double, f64)
+DEFINE_UNITS(float, f32)
+DEFINE_UNITS(double, f64)
+
+static void units_range(void *ctx, int64_t u0, int64_t u1, int worker) {
+    const mm_job *j = ctx;
+    (void)worker;
+    if (j->f64)
+        units_f64(j, u0, u1);
+    else
+        units_f32(j, u0, u1);
+}
+
+/* Parts below this many multiply-adds are not worth a thread (waking one
+ * costs about as much as 0.5M multiply-adds). */
+#define PARALLEL_MIN_MACS (1 << 20)
 
 /* Whether a's batch can fold into M: b is shared by every batch entry and
  * a's matrices are stacked row-major (not transposed). */
@@ -204,19 +233,18 @@ static bool foldable(const mm_geom *g, bool ta) {
 }
 
 static bool kernel_matmul(const gb_op_call *c, gb_tensor **out) {
-    mm_geom g;
-    geometry(c, &g); /* validated by infer */
-    bool ta = c->attrs->i[A_TA], tb = c->attrs->i[A_TB];
-    if (foldable(&g, ta)) {
-        g.m *= g.nbatch;
-        g.nb = 0;
-        g.nbatch = 1;
+    mm_job j = {.ta = c->attrs->i[A_TA], .tb = c->attrs->i[A_TB], .f64 = out[0]->dtype == GB_F64,
+                .A = c->in[0]->data, .B = c->in[1]->data, .C = out[0]->data};
+    geometry(c, &j.g); /* validated by infer */
+    if (foldable(&j.g, j.ta)) {
+        j.g.m *= j.g.nbatch;
+        j.g.nb = 0;
+        j.g.nbatch = 1;
     }
-    const void *A = c->in[0]->data, *B = c->in[1]->data;
-    if (out[0]->dtype == GB_F32)
-        batched_f32(&g, ta, tb, A, B, out[0]->data);
-    else
-        batched_f64(&g, ta, tb, A, B, out[0]->data);
+    int64_t units = j.g.nbatch * j.g.m, row_macs = j.g.n * j.g.k;
+    if (units == 0 || j.g.n == 0) return true;
+    int64_t grain = row_macs > 0 ? (PARALLEL_MIN_MACS + row_macs - 1) / row_macs : units;
+    gb__parallel_for(units, grain, units_range, &j);
     return true;
 }
 

@@ -140,6 +140,7 @@ START_TEST(test_against_reference) {
         {{1, 5, 8, 4}, {5, 1}, {3, 1}, GB_PADDING_VALID},
         {{3, 4, 4, 2}, {4, 4}, {4, 4}, GB_PADDING_SAME},
         {{2, 26, 26, 32}, {2, 2}, {2, 2}, GB_PADDING_VALID},
+        {{4, 64, 64, 16}, {3, 3}, {2, 2}, GB_PADDING_SAME}, /* images split over threads */
     };
     for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++)
         for (int dt = GB_F32; dt <= GB_F64; dt++)
@@ -188,6 +189,50 @@ START_TEST(test_avg_pool_grad_routing) {
     /* window counts 4, 2, 2, 1 (SAME, padding after) */
     ASSERT_VALUES(pool_backward(gb_avg_pool2d, x, (int[]){2, 2}, NULL, GB_PADDING_SAME, dy), 1e-12,
                   0.25, 0.25, 0.5, 0.25, 0.25, 0.5, 0.5, 0.5, 1);
+}
+END_TEST
+
+/* Routing of both pool gradients on a batch big enough to be split over
+ * threads, against a reference that walks every window. */
+START_TEST(test_grad_routing_reference) {
+    const int64_t s[4] = {4, 64, 64, 16};
+    const int k[2] = {3, 3}, st[2] = {2, 2};
+    gb_tensor *x = gb_random_normal(GB_F32, 4, s, 0, 1, 3);
+    for (int max = 0; max < 2; max++) {
+        gb_tensor *y = (max ? gb_max_pool2d : gb_avg_pool2d)(x, k, st, GB_PADDING_SAME);
+        gb_tensor *dy = gb_random_uniform(GB_F32, 4, gb_shape(y), -1, 1, 4);
+        gb_tensor *dx = pool_backward(max ? gb_max_pool2d : gb_avg_pool2d, x, k, st,
+                                      GB_PADDING_SAME, dy);
+        ck_assert_msg(dx != NULL, "%s", gb_error_string());
+        int64_t oh = gb_dim(y, 1), ow = gb_dim(y, 2);
+        int64_t pt = ((oh - 1) * st[0] + k[0] - s[1]) / 2, pl = ((ow - 1) * st[1] + k[1] - s[2]) / 2;
+        double *want = calloc((size_t)gb_size(x), sizeof(double));
+        for (int64_t n = 0; n < s[0]; n++)
+            for (int64_t i = 0; i < oh; i++)
+                for (int64_t j = 0; j < ow; j++)
+                    for (int64_t c = 0; c < s[3]; c++) {
+                        int64_t o = ((n * oh + i) * ow + j) * s[3] + c, best = -1, cnt = 0;
+                        for (int a = 0; a < k[0]; a++)
+                            for (int b = 0; b < k[1]; b++) {
+                                int64_t ih = i * st[0] - pt + a, iw = j * st[1] - pl + b;
+                                if (ih < 0 || ih >= s[1] || iw < 0 || iw >= s[2]) continue;
+                                int64_t p = ((n * s[1] + ih) * s[2] + iw) * s[3] + c;
+                                if (best < 0 || gb_get(x, p) > gb_get(x, best)) best = p;
+                                cnt++;
+                            }
+                        for (int a = 0; !max && a < k[0]; a++)
+                            for (int b = 0; b < k[1]; b++) {
+                                int64_t ih = i * st[0] - pt + a, iw = j * st[1] - pl + b;
+                                if (ih < 0 || ih >= s[1] || iw < 0 || iw >= s[2]) continue;
+                                want[((n * s[1] + ih) * s[2] + iw) * s[3] + c] += gb_get(dy, o) / cnt;
+                            }
+                        if (max) want[best] += gb_get(dy, o);
+                    }
+        for (int64_t i = 0; i < gb_size(x); i++)
+            ck_assert_msg(fabs(gb_get(dx, i) - want[i]) < 1e-5, "%s element %lld: %g vs %g",
+                          max ? "max" : "avg", (long long)i, gb_get(dx, i), want[i]);
+        free(want);
+    }
 }
 END_TEST
 
@@ -295,6 +340,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_against_reference);
     tcase_add_test(tc, test_max_pool_grad_routing);
     tcase_add_test(tc, test_avg_pool_grad_routing);
+    tcase_add_test(tc, test_grad_routing_reference);
     tcase_add_test(tc, test_errors);
     tcase_add_test(tc, test_grad_pools);
     tcase_add_test(tc, test_second_order_avg_pool);

@@ -1,0 +1,116 @@
+/* parallel.c — the fork-join pool behind gb__parallel_for (see parallel.h).
+ *
+ * Worker threads are started on first use and then sleep on a condition
+ * variable between regions; a region publishes its task under a mutex,
+ * bumps a generation counter and wakes them, runs part 0 itself and waits
+ * until every worker has checked in. One region runs at a time: a second
+ * thread that finds the pool busy runs its loop inline rather than queue.
+ */
+#include <cblas.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "parallel.h"
+
+enum { MAX_WORKERS = 16 };
+
+typedef struct task {
+    gb__range_fn fn;
+    void *ctx;
+    int64_t n;
+    int parts;
+} task;
+
+static struct {
+    pthread_once_t once;
+    int workers;                /* including the calling thread */
+    pthread_mutex_t busy;       /* held for the whole of a region */
+    pthread_mutex_t mu;         /* guards everything below */
+    pthread_cond_t wake, done;
+    uint64_t generation;
+    int pending;                /* workers yet to finish this generation */
+    task t;
+} pool = {
+    .once = PTHREAD_ONCE_INIT,
+    .workers = 1,
+    .busy = PTHREAD_MUTEX_INITIALIZER,
+    .mu = PTHREAD_MUTEX_INITIALIZER,
+    .wake = PTHREAD_COND_INITIALIZER,
+    .done = PTHREAD_COND_INITIALIZER,
+};
+
+static void run_part(const task *t, int p) {
+    if (p >= t->parts) return;
+    int64_t begin = t->n * p / t->parts, end = t->n * (p + 1) / t->parts;
+    if (begin < end) t->fn(t->ctx, begin, end, p);
+}
+
+static void *worker_main(void *arg) {
+    int id = (int)(intptr_t)arg;
+    uint64_t seen = 0;
+    for (;;) {
+        pthread_mutex_lock(&pool.mu);
+        while (pool.generation == seen) pthread_cond_wait(&pool.wake, &pool.mu);
+        seen = pool.generation;
+        task t = pool.t;
+        pthread_mutex_unlock(&pool.mu);
+        run_part(&t, id);
+        pthread_mutex_lock(&pool.mu);
+        if (--pool.pending == 0) pthread_cond_signal(&pool.done);
+        pthread_mutex_unlock(&pool.mu);
+    }
+    return NULL;
+}
+
+static int configured_workers(void) {
+    const char *env = getenv("GB_NUM_THREADS");
+    long n = env && *env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < 1) n = 1;
+    return n > MAX_WORKERS ? MAX_WORKERS : (int)n;
+}
+
+static void pool_init(void) {
+    /* Our parts call BLAS; OpenBLAS's own threads would compete with them
+     * (and spin for a while after each call). */
+    openblas_set_num_threads(1);
+    int want = configured_workers();
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    for (int i = 1; i < want; i++) {
+        pthread_t th;
+        if (pthread_create(&th, &attr, worker_main, (void *)(intptr_t)i) != 0) break;
+        pool.workers = i + 1;
+    }
+    pthread_attr_destroy(&attr);
+}
+
+int gb__parallel_workers(void) {
+    pthread_once(&pool.once, pool_init);
+    return pool.workers;
+}
+
+int gb__parallel_for(int64_t n, int64_t grain, gb__range_fn fn, void *ctx) {
+    int64_t fit = grain > 0 ? n / grain : n;
+    int parts = gb__parallel_workers();
+    if (fit < parts) parts = fit < 1 ? 1 : (int)fit;
+    if (parts == 1 || pthread_mutex_trylock(&pool.busy) != 0) {
+        if (n > 0) fn(ctx, 0, n, 0);
+        return 1;
+    }
+    task t = {fn, ctx, n, parts};
+    pthread_mutex_lock(&pool.mu);
+    pool.t = t;
+    pool.pending = pool.workers - 1;
+    pool.generation++;
+    pthread_cond_broadcast(&pool.wake);
+    pthread_mutex_unlock(&pool.mu);
+    run_part(&t, 0);
+    pthread_mutex_lock(&pool.mu);
+    while (pool.pending > 0) pthread_cond_wait(&pool.done, &pool.mu);
+    pthread_mutex_unlock(&pool.mu);
+    pthread_mutex_unlock(&pool.busy);
+    return parts;
+}

@@ -1,0 +1,35 @@
+/* parallel.h — a small fork-join pool for the compute kernels (internal).
+ *
+ * gb__parallel_for(n, grain, fn, ctx) splits [0, n) into one contiguous
+ * part per worker (the calling thread is worker 0) and returns when all
+ * parts are done. Kernels partition by independent units (images of a
+ * batch, rows of a product) so parts never write the same memory.
+ *
+ * The pool owns the machine's threads: it sets OpenBLAS to one thread
+ * once, so BLAS calls made inside parts do not start (and leave spinning)
+ * threads of their own. Big products split their rows across the pool
+ * instead. GB_NUM_THREADS in the environment sets the worker count
+ * (default: the online CPUs, at most 16; 1 turns threading off).
+ *
+ * Parts run on other threads: they must not allocate from scopes, record
+ * errors or call ops; the caller prepares scratch per worker beforehand.
+ */
+#ifndef GB_PARALLEL_H
+#define GB_PARALLEL_H
+
+#include <stdint.h>
+
+/* Runs part [begin, end) as worker `worker` (0 .. gb__parallel_workers()-1). */
+typedef void (*gb__range_fn)(void *ctx, int64_t begin, int64_t end, int worker);
+
+/* The number of workers parts may be numbered by (>= 1); also makes sure
+ * the pool is set up (and OpenBLAS single-threaded) before a BLAS call. */
+int gb__parallel_workers(void);
+
+/* Splits [0, n) into at most gb__parallel_workers() parts of at least
+ * `grain` units each and runs them; the caller's thread runs part 0.
+ * Runs inline when one part suffices or the pool is busy (another thread
+ * is inside a parallel region). Returns the number of parts used. */
+int gb__parallel_for(int64_t n, int64_t grain, gb__range_fn fn, void *ctx);
+
+#endif
