@@ -26,7 +26,7 @@ typedef struct http_response {
 } http_response;
 
 /* Connects to 127.0.0.1:port with a receive timeout; -1 on failure. */
-static int http_connect(int port, int timeout_ms) {
+static inline int http_connect(int port, int timeout_ms) {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0) return -1;
     struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
@@ -43,7 +43,7 @@ static int http_connect(int port, int timeout_ms) {
     return fd;
 }
 
-static bool http_send_all(int fd, const char *s, size_t n) {
+static inline bool http_send_all(int fd, const char *s, size_t n) {
     while (n) {
         ssize_t w = send(fd, s, n, MSG_NOSIGNAL);
         if (w <= 0) return false;
@@ -54,7 +54,7 @@ static bool http_send_all(int fd, const char *s, size_t n) {
 }
 
 /* Value of header `name` in r->headers into out ("" if absent). */
-static void http_header(const http_response *r, const char *name, char *out, size_t size) {
+static inline void http_header(const http_response *r, const char *name, char *out, size_t size) {
     out[0] = '\0';
     size_t n = strlen(name);
     for (const char *p = strstr(r->headers, "\r\n"); p && p[2]; p = strstr(p + 2, "\r\n")) {
@@ -72,7 +72,7 @@ static void http_header(const http_response *r, const char *name, char *out, siz
 
 /* Sends a raw request on fd and reads one response (a HEAD response, or
  * 1xx/204/304, has no body). Returns false on transport failure. */
-static bool http_exchange(int fd, const char *request, bool head, http_response *r) {
+static inline bool http_exchange(int fd, const char *request, bool head, http_response *r) {
     memset(r, 0, sizeof *r);
     if (!http_send_all(fd, request, strlen(request))) return false;
     char buf[8192];
@@ -112,7 +112,7 @@ static bool http_exchange(int fd, const char *request, bool head, http_response 
 
 /* One request on a fresh connection: method, path, extra header lines
  * (each ending in \r\n, or NULL). */
-static http_response http_request(int port, const char *method, const char *path,
+static inline http_response http_request(int port, const char *method, const char *path,
                                   const char *extra_headers) {
     http_response r = {0};
     int fd = http_connect(port, 5000);
@@ -125,11 +125,11 @@ static http_response http_request(int port, const char *method, const char *path
     return r;
 }
 
-static http_response http_get(int port, const char *path) {
+static inline http_response http_get(int port, const char *path) {
     return http_request(port, "GET", path, NULL);
 }
 
-static void http_free(http_response *r) {
+static inline void http_free(http_response *r) {
     free(r->body);
     r->body = NULL;
 }
