@@ -128,8 +128,8 @@ START_TEST(test_batched_against_reference) {
         {3, 3, {1, 3, 4}, {2, 4, 5}},
         {3, 3, {4, 16, 24}, {4, 24, 20}}, /* large enough for BLAS */
         {3, 2, {3, 16, 24}, {24, 20}},    /* folds into one GEMM */
-        {3, 3, {3, 101, 120}, {3, 120, 100}}, /* rows split over threads mid-batch */
-        {3, 2, {2, 150, 100}, {100, 120}},    /* folded, then split over threads */
+        {3, 3, {3, 61, 120}, {3, 120, 100}}, /* rows split over threads mid-batch */
+        {3, 2, {2, 90, 100}, {100, 120}},     /* folded, then split over threads */
     };
     for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
         for (int mode = 0; mode < 4; mode++) {
