@@ -11,8 +11,16 @@
 
 #include "internal.h"
 
+/* A NULL input: an earlier error stands, else this one is reported. */
+static void note_null_input(const char *op) {
+    if (gb_ok()) gb__error(GB_ERR_VALUE, op, "%s: the input is NULL", op);
+}
+
 gb_tensor *gb_squeeze(gb_tensor *x, const int *axes, int naxes) {
-    if (!x) return gb_reshape(x, 0, NULL); /* keeps the earlier error */
+    if (!x) {
+        note_null_input("Squeeze");
+        return NULL;
+    }
     if (naxes < 0 || (naxes > 0 && !axes)) {
         gb__error(GB_ERR_VALUE, "Squeeze", "Squeeze: bad axes list (%d axes)", naxes);
         return NULL;
@@ -49,7 +57,10 @@ gb_tensor *gb_squeeze(gb_tensor *x, const int *axes, int naxes) {
 }
 
 gb_tensor *gb_expand_dims(gb_tensor *x, int axis) {
-    if (!x) return gb_reshape(x, 0, NULL);
+    if (!x) {
+        note_null_input("ExpandDims");
+        return NULL;
+    }
     int a = axis < 0 ? axis + x->rank + 1 : axis;
     if (a < 0 || a > x->rank) {
         gb__error(GB_ERR_VALUE, "ExpandDims",
@@ -92,7 +103,10 @@ bool gb_split(gb_tensor *x, int num, int axis, gb_tensor **out) {
         return false;
     }
     for (int i = 0; i < num; i++) out[i] = NULL;
-    if (!x) return gb_reshape(x, 0, NULL) != NULL;
+    if (!x) {
+        note_null_input("Split");
+        return false;
+    }
     int a = axis < 0 ? axis + x->rank : axis;
     if (a < 0 || a >= x->rank) {
         gb__error(GB_ERR_VALUE, "Split", "Split: axis %d is out of range for a rank-%d tensor",

@@ -359,6 +359,11 @@ START_TEST(test_squeeze_expand_dims) {
     assert_error(GB_ERR_VALUE, "ExpandDims", "axis 2 is out of range [-2, 1]");
     ck_assert_ptr_null(gb_expand_dims(gb_zeros(GB_F32, GB_SHAPE(1, 1, 1, 1, 1, 1, 1, 2)), 0));
     assert_error(GB_ERR_SHAPE, "ExpandDims", "rank 9; the limit is 8");
+    ck_assert_ptr_null(gb_squeeze(NULL, NULL, 0));
+    assert_error(GB_ERR_VALUE, "Squeeze", "the input is NULL");
+    /* A failed input keeps its own error. */
+    ck_assert_ptr_null(gb_expand_dims(gb_reshape(v, GB_SHAPE(2)), 0));
+    assert_error(GB_ERR_SHAPE, "Reshape", "into shape [2]");
     gb_scope_end();
 }
 END_TEST
