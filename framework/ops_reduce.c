@@ -15,7 +15,10 @@
  *   inner > 1   columns: each row of `inner` elements is folded into an
  *               accumulator row, vectorized across the row;
  * anything else (reduced axes separated by kept ones) takes the general
- * strided path, an odometer over kept and reduced axes.
+ * strided path: odometers over the kept and the outer reduced axes, and
+ * the lanes along the innermost reduced run. Float Max/Min lanes fold
+ * without the NaN rule and note NaNs in a separate flag, which keeps them
+ * vectorized.
  *
  * Accumulation: float32 Sum, Mean and Prod accumulate in double (it costs
  * nothing measurable next to the memory traffic and removes most rounding
@@ -33,7 +36,6 @@
  * other elements, computed exactly (no division, so zeros are fine) by
  * exclusive prefix and suffix products.
  */
-#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
