@@ -73,27 +73,54 @@ static bool same_layout(const gb__element *out, const gb__element *e, int64_t i)
     return true;
 }
 
+/* Copies element e into row i of the batch out (starting it at row 0). */
+static bool add_row(batch_iter *it, gb__element *out, const gb__element *e, int64_t i) {
+    if (i == 0 && !start_batch(it, e, out)) return false;
+    if (!same_layout(out, e, i)) return false;
+    if (i >= it->rows) {   /* the input's cardinality was wrong */
+        gb__error(GB_ERR_INTERNAL, "BatchDataset",
+                  "BatchDataset: the input gave more elements than its cardinality %lld",
+                  (long long)it->rows);
+        return false;
+    }
+    for (int k = 0; k < e->n; k++) {
+        size_t n = gb__component_nbytes(&e->c[k]);
+        memcpy((char *)out->c[k].owner->data + (size_t)i * n, e->c[k].data, n);
+    }
+    return true;
+}
+
+/* Asks for the cache lines of e's data (the first 4 KB of each component):
+ * after a shuffle, rows come from random places of a large array, and
+ * fetching the next one while copying this one hides most of the wait. */
+static void prefetch_data(const gb__element *e) {
+    for (int k = 0; k < e->n; k++) {
+        size_t n = gb__component_nbytes(&e->c[k]);
+        for (size_t off = 0; off < n && off < 4096; off += 64)
+            __builtin_prefetch((const char *)e->c[k].data + off);
+    }
+}
+
 static bool batch_next(gb__iter *base, gb__element *out) {
     batch_iter *it = (batch_iter *)base;
     gb__pool *pool = base->pool;
     out->n = 0;
     int64_t i = 0;
-    for (; i < it->batch_size; i++) {
-        gb__element e;
-        if (!gb__iter_next(it->up, &e)) break;
-        bool ok = (i > 0 || start_batch(it, &e, out)) && same_layout(out, &e, i);
-        if (ok && i >= it->rows) {   /* the input's cardinality was wrong */
-            gb__error(GB_ERR_INTERNAL, "BatchDataset",
-                      "BatchDataset: the input gave more elements than its cardinality %lld",
-                      (long long)it->rows);
-            ok = false;
-        }
-        for (int k = 0; ok && k < e.n; k++) {
-            size_t n = gb__component_nbytes(&e.c[k]);
-            memcpy((char *)out->c[k].owner->data + (size_t)i * n, e.c[k].data, n);
-        }
+    gb__element e, ahead;
+    bool have = gb__iter_next(it->up, &e);
+    for (; have; i++) {
+        /* Look one element ahead, never past this batch: an error of the
+         * next batch's first element must stay that batch's. */
+        bool more = i + 1 < it->batch_size && gb__iter_next(it->up, &ahead);
+        if (more) prefetch_data(&ahead);
+        bool ok = add_row(it, out, &e, i);
         gb__element_release(pool, &e);
-        if (!ok) break;
+        if (!ok) {
+            if (more) gb__element_release(pool, &ahead);
+            break;
+        }
+        if (more) gb__element_move(&e, &ahead);
+        have = more;
     }
     bool full = i == it->batch_size;
     if (!gb_ok() || i == 0 || (!full && it->drop_remainder)) {

@@ -11,7 +11,9 @@
  * seed sees the same orders, with or without prefetch.
  *
  * The buffer holds elements, which are pointers for slices of a source:
- * a 10000-element buffer of images costs no image copies.
+ * a 10000-element buffer of images costs no image copies. It stores just
+ * the components each element has, packed: every output reads a random
+ * entry, and a small buffer keeps those reads in cache.
  */
 #include <stdlib.h>
 
@@ -28,15 +30,29 @@ typedef struct shuffle_iter {
     gb__iter base;
     gb__iter *up;
     int64_t limit;        /* buffer_size */
-    gb__element *buf;
+    int ncomp;            /* components per element */
+    gb__component *buf;   /* entry i: buf[i * ncomp ...] */
     int64_t count, cap;
     bool up_done;
     uint64_t rng;
+    uint64_t next_raw;   /* the random number of the next draw */
 } shuffle_iter;
 
-/* Uniform in [0, n) (Lemire's multiply-shift; bias below n / 2^64). */
-static int64_t draw(uint64_t *rng, int64_t n) {
-    return (int64_t)(((unsigned __int128)gb__splitmix64(rng) * (uint64_t)n) >> 64);
+static gb__component *entry(shuffle_iter *it, int64_t i) { return it->buf + i * it->ncomp; }
+
+static void store(shuffle_iter *it, int64_t i, const gb__element *e) {
+    memcpy(entry(it, i), e->c, (size_t)it->ncomp * sizeof e->c[0]);
+}
+
+static void load(shuffle_iter *it, int64_t i, gb__element *e) {
+    e->n = it->ncomp;
+    memcpy(e->c, entry(it, i), (size_t)it->ncomp * sizeof e->c[0]);
+}
+
+/* Uniform in [0, n) from a random 64-bit r (Lemire's multiply-shift;
+ * bias below n / 2^64). */
+static int64_t scale(uint64_t r, int64_t n) {
+    return (int64_t)(((unsigned __int128)r * (uint64_t)n) >> 64);
 }
 
 /* Adds input elements until the buffer is full or the input ends. */
@@ -45,7 +61,7 @@ static bool fill(shuffle_iter *it) {
         if (it->count == it->cap) {
             int64_t cap = it->cap ? 2 * it->cap : 1024;
             if (cap > it->limit) cap = it->limit;
-            gb__element *b = realloc(it->buf, (size_t)cap * sizeof *b);
+            gb__component *b = realloc(it->buf, (size_t)(cap * it->ncomp) * sizeof *b);
             if (!b) {
                 gb__error(GB_ERR_MEMORY, "ShuffleDataset",
                           "ShuffleDataset: out of memory growing the buffer to %lld elements",
@@ -55,8 +71,10 @@ static bool fill(shuffle_iter *it) {
             it->buf = b;
             it->cap = cap;
         }
-        if (gb__iter_next(it->up, &it->buf[it->count])) {
-            it->count++;
+        gb__element e;
+        if (gb__iter_next(it->up, &e)) {
+            assert(e.n == it->ncomp);
+            store(it, it->count++, &e);
         } else {
             if (!gb_ok()) return false;
             it->up_done = true;
@@ -68,16 +86,26 @@ static bool fill(shuffle_iter *it) {
 static bool shuffle_next(gb__iter *base, gb__element *out) {
     shuffle_iter *it = (shuffle_iter *)base;
     if (!fill(it) || it->count == 0) return false;
-    int64_t i = draw(&it->rng, it->count);
-    gb__element_move(out, &it->buf[i]);
+    int64_t i = scale(it->next_raw, it->count);
+    load(it, i, out);
     /* The last element fills the hole; the next call refills the buffer. */
-    if (i != --it->count) gb__element_move(&it->buf[i], &it->buf[it->count]);
+    if (i != --it->count)
+        memcpy(entry(it, i), entry(it, it->count), (size_t)it->ncomp * sizeof *it->buf);
+    /* Draw the next number now and fetch the entry it will most likely
+     * pick (with the buffer refilled), so that random read does not stall
+     * the next call. The order does not depend on the guess. */
+    it->next_raw = gb__splitmix64(&it->rng);
+    __builtin_prefetch(entry(it, scale(it->next_raw, it->count + !it->up_done)));
     return true;
 }
 
 static void shuffle_iter_free(gb__iter *base) {
     shuffle_iter *it = (shuffle_iter *)base;
-    for (int64_t i = 0; i < it->count; i++) gb__element_release(base->pool, &it->buf[i]);
+    for (int64_t i = 0; i < it->count; i++) {
+        gb__element e;
+        load(it, i, &e);
+        gb__element_release(base->pool, &e);
+    }
     free(it->buf);
     gb__iter_free(it->up);
     free(it);
@@ -90,9 +118,11 @@ static gb__iter *shuffle_iter_new(gb_dataset *base, gb__pool *pool) {
     shuffle_iter *it = gb__iter_alloc(sizeof *it, &shuffle_iter_ops, pool);
     if (!it) return NULL;
     it->limit = ds->buffer_size;
+    it->ncomp = base->ncomp;
     uint64_t k = atomic_fetch_add(&ds->iterations, 1);
     uint64_t mix = ds->seed ^ (0x9E3779B97F4A7C15ull * (k + 1));
     it->rng = gb__splitmix64(&mix);
+    it->next_raw = gb__splitmix64(&it->rng);
     it->up = gb__dataset_iter(base->input, pool);
     if (!it->up) {
         shuffle_iter_free(&it->base);
