@@ -280,7 +280,7 @@ gb_board *gb_board_start(const char *db_path, const char *host, int port,
 
     gb_board *b = calloc(1, sizeof *b);
     if (!b) return start_failed(NULL, "out of memory");
-    char err[400];
+    char err[sizeof last_error];
     b->pool = gb__pool_new(db_path, o.threads, err, sizeof err);
     if (!b->pool) return start_failed(b, "%s", err);
     b->live = gb__live_start(db_path, o.poll_ms, err, sizeof err);
