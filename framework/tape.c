@@ -282,8 +282,8 @@ static tape_rec *new_record(gb_tape *t, int op, gb_tensor *const *in, int nin, g
     r->nout = nout;
     r->in = (gb_tensor **)(r + 1);
     r->out = r->in + nin;
-    memcpy(r->in, in, (size_t)nin * sizeof *in);
-    memcpy(r->out, out, (size_t)nout * sizeof *out);
+    if (nin) memcpy(r->in, in, (size_t)nin * sizeof *in); /* ReadVariableOp has none */
+    if (nout) memcpy(r->out, out, (size_t)nout * sizeof *out);
     const char *path = gb_name_scope_path();
     if (path[0]) {
         size_t n = strlen(path) + strlen(type_name) + 2;
