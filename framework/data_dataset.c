@@ -73,6 +73,29 @@ void gb__element_release(gb__pool *p, gb__element *e) {
     e->n = 0;
 }
 
+bool gb__element_from_tensors(gb__pool *pool, const char *fn, int64_t index,
+                              gb_tensor *const *t, int n, gb__element *out) {
+    out->n = 0;
+    for (int k = 0; k < n; k++) {
+        if (!t[k] || !t[k]->data) {
+            if (gb_ok())
+                gb__error(GB_ERR_VALUE, NULL, "%s function returned %s output %d for element %lld",
+                          fn, t[k] ? "a symbolic (traced)" : "a NULL", k, (long long)index);
+            break;
+        }
+        size_t nbytes = gb_nbytes(t[k]);
+        gb_buffer *b = gb__pool_get(pool, nbytes);
+        if (!b) break;
+        memcpy(b->data, t[k]->data, nbytes);
+        gb__component *c = &out->c[out->n++];
+        *c = (gb__component){.data = b->data, .owner = b, .dtype = t[k]->dtype, .rank = t[k]->rank};
+        memcpy(c->shape, t[k]->shape, (size_t)t[k]->rank * sizeof t[k]->shape[0]);
+    }
+    if (out->n == n) return true;
+    gb__element_release(pool, out);
+    return false;
+}
+
 void *gb__iter_alloc(size_t size, const gb__iter_ops *ops, gb__pool *pool) {
     gb__iter *it = calloc(1, size);
     if (!it) {

@@ -63,6 +63,11 @@ gb_buffer *gb__pool_get(gb__pool *p, size_t nbytes);
 void gb__pool_put(gb__pool *p, gb_buffer *b);
 /* Puts back every owned buffer of e and empties it. */
 void gb__element_release(gb__pool *p, gb__element *e);
+/* Copies n tensors made by a user function (map, generator) into pool
+ * buffers as element out; `fn` names the function in errors ("MapDataset:
+ * the map"). false after an error (nothing then held). */
+bool gb__element_from_tensors(gb__pool *pool, const char *fn, int64_t index,
+                              gb_tensor *const *t, int n, gb__element *out);
 /* Consumer thread: b is now referenced by the consumer's tensors. */
 bool gb__pool_lend(gb__pool *p, gb_buffer *b);
 /* Consumer thread: lent buffers no tensor refers to any more go back. */

@@ -23,23 +23,6 @@ typedef struct map_iter {
     int64_t index;   /* of the element, for errors */
 } map_iter;
 
-/* Copies output k of the function into a pool buffer component. */
-static bool take_output(map_iter *it, int k, gb_tensor *t, gb__component *c) {
-    if (!t || !t->data) {
-        if (gb_ok())
-            gb__error(GB_ERR_VALUE, "MapDataset",
-                      "MapDataset: the map function returned %s output %d for element %lld",
-                      t ? "a symbolic (traced)" : "a NULL", k, (long long)it->index);
-        return false;
-    }
-    gb_buffer *b = gb__pool_get(it->base.pool, gb_nbytes(t));
-    if (!b) return false;
-    memcpy(b->data, t->data, gb_nbytes(t));
-    *c = (gb__component){.data = b->data, .owner = b, .dtype = t->dtype, .rank = t->rank};
-    memcpy(c->shape, t->shape, (size_t)t->rank * sizeof t->shape[0]);
-    return true;
-}
-
 /* Runs the function on element e inside its own scope. */
 static bool apply(map_iter *it, const gb__element *e, gb__element *out) {
     const map_ds *ds = it->ds;
@@ -56,13 +39,10 @@ static bool apply(map_iter *it, const gb__element *e, gb__element *out) {
     if (ok && !ds->fn(ds->ctx, in, e->n, res) && gb_ok())
         gb__error(GB_ERR_VALUE, "MapDataset",
                   "MapDataset: the map function failed on element %lld", (long long)it->index);
-    ok = ok && gb_ok();
-    for (int k = 0; ok && k < ds->base.ncomp; k++) {
-        ok = take_output(it, k, res[k], &out->c[k]);
-        if (ok) out->n = k + 1;
-    }
+    ok = ok && gb_ok() &&
+         gb__element_from_tensors(it->base.pool, "MapDataset: the map", it->index, res,
+                                  ds->base.ncomp, out);
     gb_scope_end();
-    if (!ok) gb__element_release(it->base.pool, out);
     return ok;
 }
 

@@ -26,7 +26,8 @@
  *
  * Semantics follow tf.data:
  * - from_tensor_slices slices along the first dimension; from_tensors
- *   makes one element of the whole tensors. The data is shared when the
+ *   makes one element of the whole tensors; from_generator calls a C
+ *   function for each element. The data is shared when the
  *   tensor is backed by a heap buffer (IDX files, variables) and copied
  *   otherwise, so a dataset outlives the scope of its tensors.
  * - shuffle(buffer, seed) keeps a buffer of `buffer` elements and draws
@@ -80,6 +81,11 @@ typedef struct gb_iterator gb_iterator;
 gb_dataset *gb_dataset_from_tensor_slices(int n, gb_tensor *const *t);
 /* A single element (t[0], ..., t[n-1]). */
 gb_dataset *gb_dataset_from_tensors(int n, gb_tensor *const *t);
+/* Element `index` (0, 1, ... in each iteration): write nout tensors into
+ * out and return true, or return false at the end (or after an error,
+ * which then stops the iteration). Runs in a scope of its own, like map. */
+typedef bool (*gb_generator_fn)(void *ctx, int64_t index, gb_tensor **out);
+gb_dataset *gb_dataset_from_generator(gb_generator_fn fn, void *ctx, int nout);
 
 /* ---- transformations (each takes over `in`) ---------------------------------------- */
 
@@ -163,6 +169,7 @@ gb_tensor *gb_images_to_float(gb_tensor *images, gb_image_layout layout);
 #endif
 #define gb_dataset_from_tensor_slices(...) GB_AT(gb_dataset_from_tensor_slices, __VA_ARGS__)
 #define gb_dataset_from_tensors(...) GB_AT(gb_dataset_from_tensors, __VA_ARGS__)
+#define gb_dataset_from_generator(...) GB_AT(gb_dataset_from_generator, __VA_ARGS__)
 #define gb_dataset_shuffle(...) GB_AT(gb_dataset_shuffle, __VA_ARGS__)
 #define gb_dataset_batch(...) GB_AT(gb_dataset_batch, __VA_ARGS__)
 #define gb_dataset_repeat(...) GB_AT(gb_dataset_repeat, __VA_ARGS__)

@@ -1,9 +1,9 @@
 /* test_data_pipeline.c — datasets without threads: from_tensor_slices,
  * from_tensors, batch (drop_remainder, stacking, shapes), shuffle (exact
  * orders for a fixed seed, one of each element per epoch, reshuffling per
- * epoch, the buffer window), repeat, take/skip, map, cardinality, buffer
- * recycling (no allocation in the steady state, kept batches unharmed),
- * lifetimes, and every argument error. */
+ * epoch, the buffer window), repeat, take/skip, map, from_generator,
+ * cardinality, buffer recycling (no allocation in the steady state, kept
+ * batches unharmed), lifetimes, and every argument error. */
 #include <check.h>
 #include <stdlib.h>
 
@@ -507,7 +507,6 @@ static bool ragged(void *ctx, gb_tensor *const *in, int nin, gb_tensor **out) {
 
 START_TEST(test_batch_shape_mismatch) {
     gb_dataset *ds = gb_dataset_batch(gb_dataset_map(range_ds(6), ragged, NULL, 1), 4, false);
-    double got[MAXN];
     gb_iterator *it = gb_iterator_new(ds);
     gb_tensor *b;
     ck_assert(!gb_iterator_next(it, &b));
@@ -515,11 +514,11 @@ START_TEST(test_batch_shape_mismatch) {
     ck_assert_str_eq(gb_last_error()->message,
                      "BatchDataset: cannot batch elements of different shapes in component 0: "
                      "the first element of the batch is float32 [2], element 3 is float32 [3]");
-    /* After an error the iterator yields nothing more. */
-    ck_assert(!gb_iterator_next(it, &b));
-    gb_iterator_free(it);
+    /* After an error the epoch is over, even once the error is cleared. */
     gb_clear_error();
-    (void)got;
+    ck_assert(!gb_iterator_next(it, &b));
+    ck_assert(gb_ok());
+    gb_iterator_free(it);
     gb_dataset_free(ds);
 }
 END_TEST
@@ -532,6 +531,12 @@ static bool fail_on_2(void *ctx, gb_tensor *const *in, int nin, gb_tensor **out)
 
 static bool null_output(void *ctx, gb_tensor *const *in, int nin, gb_tensor **out) {
     (void)ctx, (void)in, (void)nin;
+    out[0] = NULL;
+    return true;
+}
+
+static bool null_output_gen(void *ctx, int64_t index, gb_tensor **out) {
+    (void)ctx, (void)index;
     out[0] = NULL;
     return true;
 }
@@ -558,6 +563,70 @@ START_TEST(test_map_errors) {
     gb_clear_error();
     ck_assert_ptr_null(gb_dataset_map(range_ds(5), widen, NULL, 9));
     ck_assert_str_eq(gb_last_error()->message, "gb_dataset_map: nout must be 1 to 8, got 9");
+}
+END_TEST
+
+/* ---- from_generator ------------------------------------------------------------------- */
+
+/* Squares 0..count-1 as (int64 [], float32 [2]); count in ctx. */
+static bool squares(void *ctx, int64_t index, gb_tensor **out) {
+    if (index >= *(int64_t *)ctx) return false;
+    out[0] = gb_scalar(GB_I64, (double)(index * index));
+    out[1] = gb_from_f32((float[]){(float)index, -(float)index}, GB_SHAPE(2));
+    return true;
+}
+
+START_TEST(test_generator) {
+    int64_t count = 7;
+    gb_dataset *ds = gb_dataset_batch(gb_dataset_from_generator(squares, &count, 2), 3, false);
+    ck_assert_int_eq(gb_dataset_num_components(ds), 2);
+    ck_assert_int_eq(gb_dataset_cardinality(ds), GB_DATA_UNKNOWN);
+    double got[MAXN];
+    int want[] = {0, 1, 4, 9, 16, 25, 36};
+    for (int epoch = 0; epoch < 2; epoch++)   /* each iteration starts again at 0 */
+        assert_seq(got, collect(ds, got), want, 7);
+    gb_iterator *it = gb_iterator_new(ds);
+    gb_tensor *b[2];
+    ck_assert(gb_iterator_next(it, b));
+    ck_assert_int_eq(gb_dim(b[1], 0), 3);
+    ck_assert_int_eq(gb_dim(b[1], 1), 2);
+    ck_assert_double_eq(gb_get(b[1], 5), -2);
+    gb_iterator_free(it);
+    gb_dataset_free(ds);
+}
+END_TEST
+
+/* Element 2 fails inside an op: the error stops the iteration there. */
+static bool failing(void *ctx, int64_t index, gb_tensor **out) {
+    (void)ctx;
+    out[0] = gb_scalar(GB_F32, (double)index);
+    if (index == 2) out[0] = gb_fill(GB_F32, GB_SHAPE(-2), 0);
+    return true;
+}
+
+START_TEST(test_generator_errors) {
+    gb_dataset *ds = gb_dataset_from_generator(failing, NULL, 1);
+    double got[MAXN];
+    ck_assert_int_eq(collect(ds, got), 2);
+    ck_assert_int_eq(gb_last_error()->code, GB_ERR_SHAPE);
+    ck_assert_ptr_nonnull(strstr(gb_last_error()->message, "gb_fill: negative dimension"));
+    gb_clear_error();
+    gb_dataset_free(ds);
+
+    ds = gb_dataset_from_generator(null_output_gen, NULL, 1);
+    ck_assert_int_eq(collect(ds, got), 0);
+    ck_assert_str_eq(gb_last_error()->message,
+                     "GeneratorDataset: the generator function returned a NULL output 0 for "
+                     "element 0");
+    gb_clear_error();
+    gb_dataset_free(ds);
+
+    ck_assert_ptr_null(gb_dataset_from_generator(NULL, NULL, 1));
+    ck_assert_str_eq(gb_last_error()->message, "gb_dataset_from_generator: the function is NULL");
+    gb_clear_error();
+    ck_assert_ptr_null(gb_dataset_from_generator(squares, NULL, 0));
+    ck_assert_str_eq(gb_last_error()->message,
+                     "gb_dataset_from_generator: nout must be 1 to 8, got 0");
 }
 END_TEST
 
@@ -725,6 +794,8 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_map_then_batch);
     tcase_add_test(tc, test_batch_shape_mismatch);
     tcase_add_test(tc, test_map_errors);
+    tcase_add_test(tc, test_generator);
+    tcase_add_test(tc, test_generator_errors);
     tcase_add_test(tc, test_steady_state_allocates_nothing);
     tcase_add_test(tc, test_kept_batch_is_not_recycled);
     tcase_add_test(tc, test_batches_in_one_scope_are_distinct);
