@@ -26,10 +26,10 @@
  *
  * Semantics follow tf.data:
  * - from_tensor_slices slices along the first dimension; from_tensors
- *   makes one element of the whole tensors; from_generator calls a C
- *   function for each element. The data is shared when the
- *   tensor is backed by a heap buffer (IDX files, variables) and copied
- *   otherwise, so a dataset outlives the scope of its tensors.
+ *   makes one element of the whole tensors. Their data is shared when a
+ *   tensor is backed by a heap buffer (IDX files, variables, float
+ *   images) and copied otherwise, so a dataset outlives the scope of its
+ *   tensors. from_generator calls a C function for each element.
  * - shuffle(buffer, seed) keeps a buffer of `buffer` elements and draws
  *   each output uniformly from it. Each new iteration (a new iterator, or
  *   the next round of a later repeat) uses the next order of a sequence
@@ -41,6 +41,9 @@
  *   n elements ahead; freeing the iterator stops the thread cleanly.
  * - map runs a C function on each element (on the prefetch thread when a
  *   prefetch is downstream), in a memory scope of its own.
+ * - take(n) / skip(n): the first n elements / all but them.
+ * - Errors inside the pipeline (a map function's, batch's shape check)
+ *   end the epoch with that error, with or without prefetch.
  *
  * Ownership: each transformation takes over the dataset it is given (the
  * result owns it), so a chain needs one gb_dataset_free at the end;
@@ -53,7 +56,8 @@
  * inside a per-step scope as above. Batches are views of buffers that
  * the pipeline recycles when the step's scope ends (no copy, no
  * allocation in the steady state); gb_keep one to hold it longer.
- * An iterator is used from one thread.
+ * An iterator is used from one thread. gb_iterator_get_stats tells how
+ * long the consumer waited for data (is training input-bound?).
  */
 #ifndef GB_DATA_H
 #define GB_DATA_H
@@ -89,6 +93,7 @@ gb_dataset *gb_dataset_from_generator(gb_generator_fn fn, void *ctx, int nout);
 
 /* ---- transformations (each takes over `in`) ---------------------------------------- */
 
+/* A new seed-derived order in each iteration (reshuffle_each_iteration). */
 gb_dataset *gb_dataset_shuffle(gb_dataset *in, int64_t buffer_size, uint64_t seed);
 gb_dataset *gb_dataset_batch(gb_dataset *in, int64_t batch_size, bool drop_remainder);
 gb_dataset *gb_dataset_repeat(gb_dataset *in, int64_t count);   /* -1: forever */
@@ -117,7 +122,9 @@ int64_t gb_dataset_cardinality(const gb_dataset *ds);
 
 /* One pass over ds (which it keeps alive); NULL after an error. */
 gb_iterator *gb_iterator_new(gb_dataset *ds);
-/* Writes gb_dataset_num_components(ds) tensors into out (current scope). */
+/* Writes gb_dataset_num_components(ds) tensors into out (current scope);
+ * false (out all NULL) at the end of the epoch or after an error, and
+ * from then on. */
 bool gb_iterator_next(gb_iterator *it, gb_tensor **out);
 /* Stops its threads and frees it; tensors already handed out stay valid. */
 void gb_iterator_free(gb_iterator *it);
