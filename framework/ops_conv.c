@@ -9,8 +9,10 @@
  * The rows are processed in chunks so the scratch matrix stays around
  * CHUNK_BYTES (cache-sized, and bounded for big batches) instead of
  * growing to batch x image x kernel. A 1x1 stride-1 convolution skips
- * im2col: the input already is the matrix. Big calls split the batch
- * over the worker threads (parallel.h), each with its own chunk buffer.
+ * im2col: the input already is the matrix. A small window (a first layer
+ * on 1-3 channels) is convolved directly instead (conv_direct.c). Big
+ * calls split the batch over the worker threads (parallel.h), each part
+ * with its own chunk buffer.
  *
  * Each backprop op is linear in each of its inputs, so each has a gradient
  * made of the other two ops, and second derivatives through convolutions
@@ -24,6 +26,7 @@
 #include <cblas.h>
 #include <stdio.h>
 
+#include "conv_direct.h"
 #include "conv_im2col.h"
 #include "parallel.h"
 
@@ -160,6 +163,17 @@ static int64_t chunk_rows(const gb_window *g, size_t elem) {
     return rows > 0 ? rows : 1;
 }
 
+/* Worker w's scratch: a chunk of im2col rows, then its partial filter
+ * gradient. */
+static void *worker_cols(const conv_job *j, int w, size_t elem) {
+    int64_t k = gb__window_cols(&j->g);
+    return (char *)j->scratch + (size_t)w * (size_t)(j->step * k + k * j->oc) * elem;
+}
+
+static void *worker_partial(const conv_job *j, int w, size_t elem) {
+    return (char *)worker_cols(j, w, elem) + (size_t)(j->step * gb__window_cols(&j->g)) * elem;
+}
+
 /* Row-major GEMM C = A' B' (+ C when accumulate) on one dtype. */
 #define DEFINE_CONV_KERNELS(T, SUFFIX, BLAS)                                                     \
     static void gemm_##SUFFIX(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T *A,     \
@@ -168,10 +182,6 @@ static int64_t chunk_rows(const gb_window *g, size_t elem) {
         BLAS(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,      \
              (int)m, (int)n, (int)k, 1, A, (int)lda, B, (int)ldb, accumulate ? 1 : 0, C,         \
              (int)ldc);                                                                          \
-    }                                                                                            \
-    static T *worker_cols_##SUFFIX(const conv_job *j, int w) {                                   \
-        return (T *)j->scratch + (size_t)w * (size_t)(j->step * gb__window_cols(&j->g) +        \
-                                                      gb__window_cols(&j->g) * j->oc);           \
     }                                                                                            \
     /* out[R,OC] = im2col(x) . W */                                                              \
     static void conv_fwd_##SUFFIX(const conv_job *j, int64_t r0, int64_t r1, int w) {           \
@@ -183,7 +193,7 @@ static int64_t chunk_rows(const gb_window *g, size_t elem) {
                           out + r0 * oc, oc);                                                    \
             return;                                                                              \
         }                                                                                        \
-        T *cols = worker_cols_##SUFFIX(j, w);                                                    \
+        T *cols = worker_cols(j, w, sizeof(T));                                                  \
         for (int64_t c0 = r0; c0 < r1; c0 += j->step) {                                          \
             int64_t c1 = c0 + j->step < r1 ? c0 + j->step : r1;                                  \
             gb__im2col_##SUFFIX(&j->g, x, c0, c1, cols);                                         \
@@ -203,7 +213,7 @@ static int64_t chunk_rows(const gb_window *g, size_t elem) {
         }                                                                                        \
         int64_t img = j->g.h * j->g.w * j->g.c, per = j->g.oh * j->g.ow;                         \
         memset(dx + r0 / per * img, 0, (size_t)((r1 - r0) / per * img) * sizeof(T));            \
-        T *dcols = worker_cols_##SUFFIX(j, w);                                                   \
+        T *dcols = worker_cols(j, w, sizeof(T));                                                 \
         for (int64_t c0 = r0; c0 < r1; c0 += j->step) {                                          \
             int64_t c1 = c0 + j->step < r1 ? c0 + j->step : r1;                                  \
             gemm_##SUFFIX(false, true, c1 - c0, K, oc, dy + c0 * oc, oc, wt, oc, false, dcols,   \
@@ -215,7 +225,8 @@ static int64_t chunk_rows(const gb_window *g, size_t elem) {
     static void conv_bwd_filter_##SUFFIX(const conv_job *j, int64_t r0, int64_t r1, int w) {    \
         const T *x = j->a, *dy = j->b;                                                           \
         int64_t K = gb__window_cols(&j->g), oc = j->oc;                                          \
-        T *cols = worker_cols_##SUFFIX(j, w), *dw = w ? cols + j->step * K : j->out;             \
+        T *cols = worker_cols(j, w, sizeof(T));                                                  \
+        T *dw = w ? worker_partial(j, w, sizeof(T)) : j->out;                                    \
         if (gb__window_is_pointwise(&j->g)) {                                                    \
             gemm_##SUFFIX(true, false, K, oc, r1 - r0, x + r0 * K, K, dy + r0 * oc, oc, false,   \
                           dw, oc);                                                               \
@@ -232,7 +243,7 @@ static int64_t chunk_rows(const gb_window *g, size_t elem) {
         int64_t n = gb__window_cols(&j->g) * j->oc;                                              \
         T *dw = j->out;                                                                          \
         for (int p = 1; p < parts; p++) {                                                        \
-            const T *part = worker_cols_##SUFFIX(j, p) + j->step * gb__window_cols(&j->g);      \
+            const T *part = worker_partial(j, p, sizeof(T));                                     \
             for (int64_t i = 0; i < n; i++) dw[i] += part[i];                                    \
         }                                                                                        \
     }
@@ -253,13 +264,26 @@ static void conv_range(void *ctx, int64_t n0, int64_t n1, int w) {
     int64_t per = t->job.g.oh * t->job.g.ow, r0 = n0 * per, r1 = n1 * per;
     switch (t->kind) {
     case CONV_FWD:
-        (t->f64 ? conv_fwd_f64 : conv_fwd_f32)(&t->job, r0, r1, w);
+        if (gb__window_cols(&t->job.g) <= GB_DIRECT_MAX_K && t->f64)
+            gb__conv_direct_f64(&t->job.g, t->job.a, t->job.b, t->job.oc, n0, n1, t->job.out);
+        else if (gb__window_cols(&t->job.g) <= GB_DIRECT_MAX_K)
+            gb__conv_direct_f32(&t->job.g, t->job.a, t->job.b, t->job.oc, n0, n1, t->job.out);
+        else
+            (t->f64 ? conv_fwd_f64 : conv_fwd_f32)(&t->job, r0, r1, w);
         break;
     case CONV_BWD_INPUT:
         (t->f64 ? conv_bwd_input_f64 : conv_bwd_input_f32)(&t->job, r0, r1, w);
         break;
     case CONV_BWD_FILTER:
-        (t->f64 ? conv_bwd_filter_f64 : conv_bwd_filter_f32)(&t->job, r0, r1, w);
+        if (gb__window_cols(&t->job.g) <= GB_DIRECT_MAX_K) {
+            void *dw = w ? worker_partial(&t->job, w, t->f64 ? 8 : 4) : t->job.out;
+            if (t->f64)
+                gb__conv_direct_filter_f64(&t->job.g, t->job.a, t->job.b, t->job.oc, n0, n1, dw);
+            else
+                gb__conv_direct_filter_f32(&t->job.g, t->job.a, t->job.b, t->job.oc, n0, n1, dw);
+        } else {
+            (t->f64 ? conv_bwd_filter_f64 : conv_bwd_filter_f32)(&t->job, r0, r1, w);
+        }
         break;
     }
 }

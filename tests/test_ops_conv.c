@@ -1,7 +1,7 @@
 /* test_ops_conv.c — Conv2D and its backprop ops: a hand-computed
  * convolution, TF's SAME/VALID output sizes and pad split, strides and
- * dilations against a naive direct convolution written here, the chunked
- * and pointwise paths, every error, and finite-difference gradients
+ * dilations against a naive direct convolution written here, the direct
+ * (small window), im2col (chunked, threaded) and pointwise paths, every error, and finite-difference gradients
  * (first order, and second order through both backprop ops). */
 #include <check.h>
 #include <math.h>
@@ -182,23 +182,41 @@ START_TEST(test_stride2_same_against_naive) {
 }
 END_TEST
 
-START_TEST(test_variants_against_naive) {
-    const conv_case cases[] = {
-        {1, 7, 7, 2, 3, 3, 3, {1, 1}, {2, 2}, GB_PADDING_VALID}, /* dilation */
-        {1, 7, 7, 2, 3, 3, 3, {1, 1}, {2, 2}, GB_PADDING_SAME},
-        {2, 8, 9, 2, 2, 3, 2, {1, 2}, {2, 1}, GB_PADDING_SAME},  /* asymmetric */
-        {2, 8, 9, 2, 3, 2, 2, {3, 1}, {1, 3}, GB_PADDING_VALID},
-        {2, 5, 5, 3, 1, 1, 4, {1, 1}, {1, 1}, GB_PADDING_VALID}, /* pointwise, no im2col */
-        {1, 5, 5, 3, 1, 1, 2, {2, 2}, {1, 1}, GB_PADDING_SAME},  /* 1x1 strided */
-        {2, 4, 4, 1, 5, 5, 2, {1, 1}, {1, 1}, GB_PADDING_SAME},  /* window wider than image */
-        {3, 64, 64, 3, 3, 3, 4, {1, 1}, {1, 1}, GB_PADDING_SAME}, /* several im2col chunks */
-        {2, 32, 32, 8, 3, 3, 16, {1, 1}, {1, 1}, GB_PADDING_SAME}, /* images split over threads */
-        {2, 16, 16, 64, 1, 1, 64, {1, 1}, {1, 1}, GB_PADDING_VALID}, /* pointwise, threaded */
-    };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+static void check_cases(const conv_case *cases, size_t n) {
+    for (size_t i = 0; i < n; i++) {
         check_case(&cases[i], GB_F32, 10 * i);
         check_case(&cases[i], GB_F64, 10 * i + 5);
     }
+}
+
+START_TEST(test_variants_against_naive) {
+    const conv_case cases[] = {
+        {1, 7, 7, 2, 3, 3, 3, {1, 1}, {2, 2}, GB_PADDING_VALID}, /* dilation (direct) */
+        {1, 7, 7, 2, 3, 3, 3, {1, 1}, {2, 2}, GB_PADDING_SAME},
+        {2, 8, 9, 2, 2, 3, 2, {1, 2}, {2, 1}, GB_PADDING_SAME},  /* asymmetric */
+        {2, 8, 9, 2, 3, 2, 2, {3, 1}, {1, 3}, GB_PADDING_VALID},
+        {2, 6, 7, 5, 3, 3, 4, {2, 2}, {1, 1}, GB_PADDING_SAME},  /* K 45: im2col + GEMM */
+        {1, 9, 9, 4, 3, 3, 3, {1, 1}, {2, 2}, GB_PADDING_SAME},  /* dilated im2col */
+        {2, 9, 8, 4, 3, 3, 2, {2, 3}, {1, 1}, GB_PADDING_VALID},
+        {2, 5, 5, 3, 1, 1, 4, {1, 1}, {1, 1}, GB_PADDING_VALID}, /* pointwise, direct */
+        {2, 5, 5, 40, 1, 1, 3, {1, 1}, {1, 1}, GB_PADDING_VALID}, /* pointwise, no im2col */
+        {1, 5, 5, 3, 1, 1, 2, {2, 2}, {1, 1}, GB_PADDING_SAME},  /* 1x1 strided */
+        {2, 4, 4, 1, 5, 5, 2, {1, 1}, {1, 1}, GB_PADDING_SAME},  /* window wider than image */
+    };
+    check_cases(cases, sizeof cases / sizeof cases[0]);
+}
+END_TEST
+
+/* Sizes that take several im2col chunks or split the batch over threads. */
+START_TEST(test_big_against_naive) {
+    const conv_case cases[] = {
+        {3, 64, 64, 3, 3, 3, 4, {1, 1}, {1, 1}, GB_PADDING_SAME},    /* direct, many rows */
+        {2, 32, 32, 8, 3, 3, 16, {1, 1}, {1, 1}, GB_PADDING_SAME},   /* im2col, threads */
+        {2, 32, 32, 3, 3, 3, 41, {1, 1}, {1, 1}, GB_PADDING_SAME},   /* direct, threads, all blocks */
+        {2, 16, 16, 64, 1, 1, 64, {1, 1}, {1, 1}, GB_PADDING_VALID}, /* pointwise, threads */
+        {1, 40, 40, 40, 3, 3, 8, {1, 1}, {1, 1}, GB_PADDING_VALID},  /* several chunks */
+    };
+    check_cases(cases, sizeof cases / sizeof cases[0]);
 }
 END_TEST
 
@@ -320,6 +338,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_output_sizes);
     tcase_add_test(tc, test_stride2_same_against_naive);
     tcase_add_test(tc, test_variants_against_naive);
+    tcase_add_test(tc, test_big_against_naive);
     tcase_add_test(tc, test_empty);
     tcase_add_test(tc, test_errors);
     tcase_add_test(tc, test_grad_conv2d);
