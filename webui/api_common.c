@@ -56,7 +56,7 @@ int gb__respond_tags(gb__request *req, gb_summary_kind kind) {
         GB__JSON_KV(j, "count", int, t->count);
         GB__JSON_KV(j, "min_step", int, t->min_step);
         GB__JSON_KV(j, "max_step", int, t->max_step);
-        GB__JSON_KV(j, "last_wall_time", num, t->last_wall_time);
+        GB__JSON_KV(j, "last_wall_time", time, t->last_wall_time);
         gb__json_obj_end(j);
     }
     if (run) gb__json_arr_end(j);

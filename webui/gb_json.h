@@ -44,6 +44,8 @@ void gb__json_strn(gb__json *j, const char *s, size_t n);
 void gb__json_int(gb__json *j, int64_t v);
 /* Shortest text that reads back as the same double; NaN/Inf as strings. */
 void gb__json_num(gb__json *j, double v);
+/* A wall-clock time in seconds, to the microsecond (shorter than exact). */
+void gb__json_time(gb__json *j, double seconds);
 void gb__json_bool(gb__json *j, bool v);
 void gb__json_null(gb__json *j);
 

@@ -130,10 +130,14 @@ void gb__json_strn(gb__json *j, const char *s, size_t n) {
 void gb__json_str(gb__json *j, const char *s) { gb__json_strn(j, s, s ? strlen(s) : 0); }
 
 void gb__json_int(gb__json *j, int64_t v) {
-    char t[32];
-    int n = snprintf(t, sizeof t, "%lld", (long long)v);
+    /* Digits by hand: integers (steps, counts) are most of a response. */
+    char t[24], *p = t + sizeof t;
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    do *--p = (char)('0' + u % 10);
+    while (u /= 10);
+    if (v < 0) *--p = '-';
     begin_value(j);
-    put(j, t, (size_t)n);
+    put(j, p, (size_t)(t + sizeof t - p));
 }
 
 void gb__json_num(gb__json *j, double v) {
@@ -145,27 +149,45 @@ void gb__json_num(gb__json *j, double v) {
         gb__json_str(j, v > 0 ? "Infinity" : "-Infinity");
         return;
     }
-    char t[40];
-    int n = 0;
     /* The shortest text that reads back exactly. Training values are
      * usually float32 widened to double: those are written as the shortest
      * float32 text ("0.1", not "0.10000000149011612"), which still reads
-     * back to the same float32; any other double gets up to 17 digits. */
-    /* Whole numbers print as integers ("50", not "5e+01"). */
-    if (v == floor(v) && fabs(v) < 1e15) {
-        n = snprintf(t, sizeof t, "%.0f", v);
+     * back to the same float32; any other double gets up to 17 digits.
+     * Whole numbers print as integers ("50", not "5e+01"). */
+    if (v == 0 && signbit(v)) {
         begin_value(j);
-        put(j, t, (size_t)n);
+        put(j, "-0", 2);
+        return;
+    }
+    if (v == floor(v) && fabs(v) < 1e15) {
+        gb__json_int(j, (int64_t)v);
         return;
     }
     /* %g drops trailing zeros, so the first precision that round-trips is
-     * the shortest text: floats need 6..9 digits, doubles 15..17. */
+     * the shortest text: floats need 6..9 digits. A double that 15 digits
+     * do not capture gets 17 at once (16 rarely helps; formatting numbers
+     * is most of the cost of a series response). */
+    static const char *const formats[] = {"%.6g", "%.7g", "%.8g", "%.9g", "%.15g", "%.17g"};
     bool is_float = (double)(float)v == v;
-    for (int prec = is_float ? 6 : 15; prec <= 17; prec++) {
-        n = snprintf(t, sizeof t, "%.*g", prec, v);
+    char t[40];
+    int n = 0;
+    for (size_t k = is_float ? 0 : 4; k < sizeof formats / sizeof formats[0]; k++) {
+        n = snprintf(t, sizeof t, formats[k], v);
+        if (k + 1 == sizeof formats / sizeof formats[0]) break;
         double back = strtod(t, NULL);
         if (is_float ? (float)back == (float)v : back == v) break;
     }
+    begin_value(j);
+    put(j, t, (size_t)n);
+}
+
+void gb__json_time(gb__json *j, double seconds) {
+    if (!isfinite(seconds)) {
+        gb__json_num(j, seconds);
+        return;
+    }
+    char t[40];
+    int n = snprintf(t, sizeof t, "%.6f", seconds);
     begin_value(j);
     put(j, t, (size_t)n);
 }

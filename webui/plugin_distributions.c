@@ -32,7 +32,7 @@ static int distribution_series(gb__request *req) {
     gb__json_arr_end(j);
     gb__json_key(j, "wall");
     gb__json_arr(j);
-    for (size_t i = 0; i < d->count; i++) gb__json_num(j, d->rows[i].wall_time);
+    for (size_t i = 0; i < d->count; i++) gb__json_time(j, d->rows[i].wall_time);
     gb__json_arr_end(j);
     gb__json_key(j, "values");
     gb__json_arr(j);

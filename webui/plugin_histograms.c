@@ -21,7 +21,7 @@ static void write_numbers(gb__json *j, const char *key, const double *v, size_t 
 static void write_histogram(gb__json *j, const gb_histogram_row *h) {
     gb__json_obj(j);
     GB__JSON_KV(j, "step", int, h->step);
-    GB__JSON_KV(j, "wall", num, h->wall_time);
+    GB__JSON_KV(j, "wall", time, h->wall_time);
     GB__JSON_KV(j, "min", num, h->min);
     GB__JSON_KV(j, "max", num, h->max);
     GB__JSON_KV(j, "count", num, h->count);

@@ -30,7 +30,7 @@ static int image_list(gb__request *req) {
         int64_t step = im->rows[i].step;
         gb__json_obj(j);
         GB__JSON_KV(j, "step", int, step);
-        GB__JSON_KV(j, "wall", num, im->rows[i].wall_time);
+        GB__JSON_KV(j, "wall", time, im->rows[i].wall_time);
         gb__json_key(j, "samples");
         gb__json_arr(j);
         for (; i < im->count && im->rows[i].step == step; i++) {

@@ -8,8 +8,8 @@ static void write_run(gb__json *j, const gb_run_row *r) {
     gb__json_obj(j);
     GB__JSON_KV(j, "name", str, r->name);
     GB__JSON_KV(j, "id", int, r->id);
-    GB__JSON_KV(j, "start_time", num, r->start_time);
-    GB__JSON_KV(j, "last_write_time", num, r->last_write_time);
+    GB__JSON_KV(j, "start_time", time, r->start_time);
+    GB__JSON_KV(j, "last_write_time", time, r->last_write_time);
     GB__JSON_KV(j, "host", str, r->host);
     GB__JSON_KV(j, "pid", int, r->pid);
     GB__JSON_KV(j, "command_line", str, r->command_line);

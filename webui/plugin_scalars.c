@@ -17,7 +17,7 @@
 #define SCALAR_COLUMNS(X)                  \
     X("step", int, step)                   \
     X("step_last", int, step_last)         \
-    X("wall", num, wall_time)              \
+    X("wall", time, wall_time)              \
     X("value", num, value)                 \
     X("min", num, min)                     \
     X("max", num, max)                     \

@@ -23,7 +23,7 @@ static int text_series(gb__request *req) {
     for (size_t i = 0; i < t->count; i++) {
         gb__json_obj(j);
         GB__JSON_KV(j, "step", int, t->rows[i].step);
-        GB__JSON_KV(j, "wall", num, t->rows[i].wall_time);
+        GB__JSON_KV(j, "wall", time, t->rows[i].wall_time);
         GB__JSON_KV(j, "text", str, t->rows[i].text);
         gb__json_obj_end(j);
     }

@@ -144,7 +144,7 @@ export function createPage(ctx) {
         if (!s || !s.step.length) continue;
         const full = cache.get(key(run, tag)) || s;
         const t0 = full.wall[0];
-        const x = settings.x === 'step' ? s.step : settings.x === 'wall' ? s.wall : s.wall.map((w) => w - t0);
+        const x = settings.x === 'step' ? s.step : strictlyIncreasing(settings.x === 'wall' ? s.wall : s.wall.map((w) => w - t0));
         out.push({ run, s, x });
       }
       return out;
@@ -235,6 +235,14 @@ export function createPage(ctx) {
       }));
     };
     return card;
+  }
+
+  // Points written within the same microsecond would share an x value and
+  // hide each other on a time axis: nudge them apart by a microsecond.
+  function strictlyIncreasing(xs) {
+    const out = xs.slice();
+    for (let i = 1; i < out.length; i++) if (out[i] <= out[i - 1]) out[i] = out[i - 1] + 1e-6;
+    return out;
   }
 
   // y range: all finite values, or the 5th..95th percentile band ("ignore
