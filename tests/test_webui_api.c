@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "gb_board.h"
+#include "gb_cli.h"
 #include "gb_reader.h"
 #include "gb_summary.h"
 #include "glassbox.h"
@@ -211,6 +212,23 @@ START_TEST(text_series_is_escaped_json) {
     ASSERT_HAS(b, "\"text\":\"\\u003cb>note\\u003c/b> 0 \\\"quoted\\\"\\n\"}");
     ASSERT_HAS(b, "{\"step\":40,");
     free(b);
+}
+END_TEST
+
+START_TEST(tags_of_every_kind) {
+    static const struct {
+        const char *path, *want;
+    } cases[] = {
+        {"/api/images/tags?run=alpha", "{\"runs\":{\"alpha\":[{\"tag\":\"inputs\",\"count\":10,\"min_step\":0,\"max_step\":40,"},
+        {"/api/text/tags?run=alpha", "{\"runs\":{\"alpha\":[{\"tag\":\"notes\",\"count\":5,\"min_step\":0,\"max_step\":40,"},
+        {"/api/distributions/tags?run=alpha", "{\"runs\":{\"alpha\":[{\"tag\":\"weights\",\"count\":5,\"min_step\":0,\"max_step\":40,"},
+        {"/api/histograms/tags", "{\"runs\":{\"alpha\":[{\"tag\":\"weights\",\"count\":5,"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *b = get_expect(cases[i].path, 200);
+        ck_assert_msg(!strncmp(b, cases[i].want, strlen(cases[i].want)), "%s: %s", cases[i].path, b);
+        free(b);
+    }
 }
 END_TEST
 
@@ -502,6 +520,26 @@ START_TEST(url_and_loopback_default) {
 }
 END_TEST
 
+/* `glassbox serve` refuses bad arguments with a usage message and a clear
+ * exit code, before it would block serving. */
+START_TEST(serve_cli_rejects_bad_arguments) {
+    char *none[] = {NULL};
+    ck_assert_int_eq(gb_cli_serve(0, none), 2);
+    char *bad_port[] = {"--db", db_path, "--port", "http", NULL};
+    ck_assert_int_eq(gb_cli_serve(4, bad_port), 2);
+    char *big_port[] = {"--db", db_path, "--port", "65536", NULL};
+    ck_assert_int_eq(gb_cli_serve(4, big_port), 2);
+    char *no_value[] = {"--db", NULL};
+    ck_assert_int_eq(gb_cli_serve(1, no_value), 2);
+    char *unknown[] = {"--db", db_path, "--verbose", NULL};
+    ck_assert_int_eq(gb_cli_serve(3, unknown), 2);
+    char *missing[] = {"--db", "/nonexistent/x.db", "--port", "0", NULL};
+    ck_assert_int_eq(gb_cli_serve(4, missing), 1);
+    char *help[] = {"--help", NULL};
+    ck_assert_int_eq(gb_cli_serve(1, help), 0);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("webui_api");
     TCase *tc = tcase_create("routes");
@@ -515,6 +553,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, histogram_and_distribution_series);
     tcase_add_test(tc, images_list_and_png_bytes);
     tcase_add_test(tc, text_series_is_escaped_json);
+    tcase_add_test(tc, tags_of_every_kind);
     tcase_add_test(tc, static_files_are_embedded);
     tcase_add_loop_test(tc, bad_request_gets_json_error, 0,
                         (int)(sizeof bad_cases / sizeof bad_cases[0]));
@@ -524,6 +563,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, start_and_first_response_are_fast);
     tcase_add_test(tc, start_errors_are_reported_not_fatal);
     tcase_add_test(tc, url_and_loopback_default);
+    tcase_add_test(tc, serve_cli_rejects_bad_arguments);
     suite_add_tcase(s, tc);
     /* The live tests write to the store: they run last. */
     TCase *live = tcase_create("live");

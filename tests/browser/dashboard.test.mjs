@@ -240,7 +240,8 @@ try {
   check('no exception', false, e.stack);
 }
 await browser.close();
-await server.stop();
+const exit = await server.stop();
+check('server: stops cleanly on SIGTERM', exit.code === 0, JSON.stringify(exit));
 fs.rmSync(work, { recursive: true, force: true });
 console.log(`browser suite took ${((Date.now() - started) / 1000).toFixed(1)} s`);
 process.exit(summary() ? 0 : 1);

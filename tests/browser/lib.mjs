@@ -50,7 +50,7 @@ export function startServer(db) {
           url: m[1],
           stop: () => new Promise((done) => {
             const kill = setTimeout(() => child.kill('SIGKILL'), 3000);
-            child.on('exit', () => { clearTimeout(kill); done(); });
+            child.on('exit', (code, signal) => { clearTimeout(kill); done({ code, signal }); });
             child.kill('SIGTERM');
           }),
         });
