@@ -54,13 +54,13 @@ static gb_tensor *hand_out(gb_iterator *it, const gb__component *c) {
     if (c->owner) {
         /* Pool buffers hold one component from their start. */
         assert(c->data == c->owner->data);
-        gb_tensor *t = gb__heap_tensor(c->owner, false, c->dtype, c->rank, c->shape);
-        if (!t) {
+        /* From now on the buffer's count moves with the consumer's tensors;
+         * if the view cannot be made, the next reclaim takes it back. */
+        if (!gb__pool_lend(&it->pool, c->owner)) {
             gb__pool_put(&it->pool, c->owner);
             return NULL;
         }
-        /* From now on the buffer's count moves with the consumer's tensors. */
-        return gb__pool_lend(&it->pool, c->owner) ? t : NULL;
+        return gb__heap_tensor(c->owner, false, c->dtype, c->rank, c->shape);
     }
     gb_tensor *t = gb__tensor_new(c->dtype, c->rank, c->shape, true);
     if (t) memcpy(t->data, c->data, gb__component_nbytes(c));
