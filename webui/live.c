@@ -26,6 +26,8 @@
 typedef struct stream {
     gb__live *live;
     struct MHD_Connection *connection;
+    char out[128];          /* an event not yet fully handed to MHD */
+    size_t out_len, out_off;
     uint64_t sent;          /* generation last sent */
     bool suspended;
     bool hello_sent;
@@ -114,13 +116,19 @@ gb__live *gb__live_start(const char *db_path, int poll_ms, char *err, size_t err
     return live;
 }
 
-/* Writes as much of text as fits; the events are tiny (< 100 bytes) and MHD
- * offers at least a few KiB, so in practice it always all fits. */
+/* Queues text and hands MHD as much of the queue as fits in max; the rest
+ * goes out on the next call. */
 static ssize_t emit(stream *s, char *buf, size_t max, const char *text) {
-    size_t n = strlen(text);
+    if (text) {
+        snprintf(s->out, sizeof s->out, "%s", text);
+        s->out_len = strlen(s->out);
+        s->out_off = 0;
+        s->last_write_ms = now_ms();
+    }
+    size_t n = s->out_len - s->out_off;
     if (n > max) n = max;
-    memcpy(buf, text, n);
-    s->last_write_ms = now_ms();
+    memcpy(buf, s->out + s->out_off, n);
+    s->out_off += n;
     return (ssize_t)n;
 }
 
@@ -133,6 +141,8 @@ static ssize_t next_chunk(void *cls, uint64_t pos, char *buf, size_t max) {
     pthread_mutex_lock(&live->mu);
     if (live->stopping) {
         n = MHD_CONTENT_READER_END_OF_STREAM;
+    } else if (s->out_off < s->out_len) {
+        n = emit(s, buf, max, NULL);
     } else if (!s->hello_sent || s->sent != live->generation) {
         /* retry: the browser reconnects after 1 s if the stream drops. */
         snprintf(text, sizeof text, "%sid: %llu\ndata: {\"generation\":%llu}\n\n",

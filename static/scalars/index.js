@@ -107,6 +107,9 @@ export function createPage(ctx) {
   // ---- cards -----------------------------------------------------------------
   function layout() {
     const { runs, tags } = wanted();
+    // Series of runs no longer shown are dropped: they would miss live
+    // updates while hidden, so showing the run again fetches it afresh.
+    for (const k of cache.keys()) if (!runs.includes(k.split('\u0000')[0])) cache.delete(k);
     for (const [tag, c] of cards) if (!tags.includes(tag)) { c.destroy(); cards.delete(tag); }
     for (const tag of tags) if (!cards.has(tag)) cards.set(tag, makeCard(tag));
     grid.replaceChildren(...tags.map((t) => cards.get(t).el));
