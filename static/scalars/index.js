@@ -55,7 +55,7 @@ export function createPage(ctx) {
   function toSeries(r) {
     return {
       downsampled: r.downsampled, total: r.total_points,
-      step: r.step, wall: r.wall, value: r.value.map(num), min: r.min.map(num), max: r.max.map(num),
+      step: r.step, step_last: r.step_last, wall: r.wall, value: r.value.map(num), min: r.min.map(num), max: r.max.map(num),
       nan: r.nan, posinf: r.posinf, neginf: r.neginf,
     };
   }
@@ -66,7 +66,8 @@ export function createPage(ctx) {
 
   // Steps after the last one held, appended (live updates).
   async function fetchNew(run, tag, s) {
-    const last = s.step.length ? s.step[s.step.length - 1] : -1;
+    // A bucket's row is at its first step: ask for what follows its last.
+    const last = s.step_last.length ? s.step_last[s.step_last.length - 1] : -1;
     const r = await getJSON('scalars/series', { run, tag, points: POINTS, since: last });
     if (!r.step.length) return false;
     const add = toSeries(r);
@@ -74,7 +75,7 @@ export function createPage(ctx) {
       Object.assign(s, await fetchFull(run, tag));
       return true;
     }
-    for (const k of ['step', 'wall', 'value', 'min', 'max', 'nan', 'posinf', 'neginf']) s[k].push(...add[k]);
+    for (const k of ['step', 'step_last', 'wall', 'value', 'min', 'max', 'nan', 'posinf', 'neginf']) s[k].push(...add[k]);
     s.total += add.total;
     return true;
   }
@@ -194,6 +195,7 @@ export function createPage(ctx) {
       card.el.dataset.series = String(series.length - 1);
       card.el.dataset.zoomed = String(!!card.zoom);
       card.el.dataset.downsampled = String(parts.some((p) => p.s.downsampled));
+      card.el.dataset.total = String(parts.reduce((a, p) => a + p.s.total, 0));
       note.textContent = parts.some((p) => p.s.downsampled) ? 'downsampled · min/max envelope' : '';
       if (card.zoom) note.textContent = 'zoomed';
 
