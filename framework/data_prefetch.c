@@ -3,8 +3,15 @@
  *
  * A producer job (on a worker thread, data_worker.c) pulls elements from
  * the upstream iterator into a ring of n and waits when it is full; the
- * consumer's next() takes from the ring and waits when it is empty. The
- * elements carry their pool buffers with them, so nothing is copied.
+ * consumer's next() takes from the ring. The elements carry their pool
+ * buffers with them, so nothing is copied.
+ *
+ * A starved consumer helps: when the ring is empty and the producer is
+ * not inside the upstream iterator (it waits to be scheduled, as on a
+ * machine busier than its cores), the consumer pulls the next element
+ * itself instead of sleeping until the producer runs. One `producing`
+ * flag serializes the two, so the sequence is the same element for
+ * element, and prefetch is never slower than no prefetch.
  *
  * Errors: the producer's thread has its own sticky error. When the
  * upstream fails, the error is moved into the ring's state and raised on
@@ -37,7 +44,8 @@ typedef struct prefetch_iter {
     gb__element *ring;
     int cap, head, count;
     bool stop;       /* the consumer is leaving */
-    bool done;       /* the producer has reached the end or an error */
+    bool done;       /* the upstream has reached the end or an error */
+    bool producing;  /* a thread is inside the upstream iterator */
     bool running;    /* the job has not returned yet */
     bool failed, raised;
     gb_error err;    /* the producer's error when failed */
@@ -58,22 +66,24 @@ static void produce(void *arg) {
     prefetch_iter *p = arg;
     gb_clear_error();   /* the worker's thread may have run other pipelines */
     pthread_mutex_lock(&p->mu);
-    while (!p->stop) {
-        if (p->count == p->cap) {
+    while (!p->stop && !p->done) {
+        if (p->count == p->cap || p->producing) {
             pthread_cond_wait(&p->space, &p->mu);
             continue;
         }
+        p->producing = true;
         pthread_mutex_unlock(&p->mu);
         gb__element e;
         bool ok = gb__iter_next(p->up, &e);
         pthread_mutex_lock(&p->mu);
+        p->producing = false;
         if (!ok) {
             finish_sequence(p);
-            break;
+        } else {
+            /* Only the consumer takes from the ring, so there is still room. */
+            gb__element_move(&p->ring[(p->head + p->count) % p->cap], &e);
+            p->count++;
         }
-        /* Only the consumer takes from the ring, so there is still room. */
-        gb__element_move(&p->ring[(p->head + p->count) % p->cap], &e);
-        p->count++;
         pthread_cond_signal(&p->changed);
     }
     p->running = false;
@@ -92,17 +102,42 @@ static void reraise(const gb_error *e, const char *fmt, ...) {
     va_end(ap);
 }
 
+/* Consumer thread, p->mu held: pulls the next element itself (the ring
+ * is empty and the producer idle). An error stays on this thread. */
+static bool help(prefetch_iter *p, gb__element *out) {
+    p->producing = true;
+    pthread_mutex_unlock(&p->mu);
+    bool ok = gb__iter_next(p->up, out);
+    pthread_mutex_lock(&p->mu);
+    p->producing = false;
+    p->done = !ok;
+    pthread_cond_signal(&p->space);   /* the producer may go on (or stop) */
+    return ok;
+}
+
 /* Consumer thread. */
 static bool prefetch_next(gb__iter *base, gb__element *out) {
     prefetch_iter *p = (prefetch_iter *)base;
     pthread_mutex_lock(&p->mu);
-    while (p->count == 0 && !p->done) pthread_cond_wait(&p->changed, &p->mu);
-    bool ok = p->count > 0;
-    if (ok) {
-        gb__element_move(out, &p->ring[p->head]);
-        p->head = (p->head + 1) % p->cap;
-        p->count--;
-        pthread_cond_signal(&p->space);
+    bool ok;
+    for (;;) {
+        if (p->count > 0) {
+            gb__element_move(out, &p->ring[p->head]);
+            p->head = (p->head + 1) % p->cap;
+            p->count--;
+            pthread_cond_signal(&p->space);
+            ok = true;
+            break;
+        }
+        if (p->done) {
+            ok = false;
+            break;
+        }
+        if (!p->producing) {
+            ok = help(p, out);
+            break;
+        }
+        pthread_cond_wait(&p->changed, &p->mu);
     }
     bool raise = !ok && p->failed && !p->raised;
     p->raised |= raise;

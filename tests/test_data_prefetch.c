@@ -319,21 +319,18 @@ START_TEST(test_prefetch_steady_state) {
     gb_iterator *it = gb_iterator_new(ds);
     gb_tensor *b[2];
     gb_iterator_stats st;
-    int64_t warm = 0;
     for (int step = 0; step < 500; step++) {
         gb_scope_begin();
         ck_assert(gb_iterator_next(it, b));
         ck_assert_double_eq(gb_get(b[0], 0), (step * 10) % 100);
         gb_scope_end();
-        if (step == 20) {
-            gb_iterator_get_stats(it, &st);
-            warm = st.buffers_allocated;
-        }
     }
     gb_iterator_get_stats(it, &st);
-    ck_assert_int_eq(st.buffers_allocated, warm);
-    /* ring 2 + one being filled + one with the consumer, 2 components */
+    /* At most ring 2 + one being made + one with the consumer, for each
+     * of the 2 components (how many of those were needed depends on the
+     * threads' timing). */
     ck_assert_int_le(st.buffers_allocated, 2 * 4);
+    ck_assert_int_eq(st.buffers_in_use, 0);
     ck_assert_int_eq(st.elements, 500);
     gb_iterator_free(it);
     gb_dataset_free(ds);
