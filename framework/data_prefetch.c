@@ -11,7 +11,7 @@
  * machine busier than its cores), the consumer pulls the next element
  * itself instead of sleeping until the producer runs. One `producing`
  * flag serializes the two, so the sequence is the same element for
- * element, and prefetch is never slower than no prefetch.
+ * element; the consumer only ever waits for an element being made.
  *
  * Errors: the producer's thread has its own sticky error. When the
  * upstream fails, the error is moved into the ring's state and raised on
