@@ -208,8 +208,9 @@ typedef struct gb_scalar_series {
 /* The scalar series run/tag over q->step_min..q->step_max (q NULL: all,
  * raw). With q->max_rows = N > 0 and more than N points in the range, the
  * range is cut into N equal step intervals and each non-empty one becomes a
- * bucket; this costs O(N) whatever the series length (rollups kept at write
- * time). NO_RUN / NO_TAG for unknown names. */
+ * bucket (its edges snap to the stored rollup blocks; step..step_last is
+ * exact and rows never overlap); this costs O(N) whatever the series
+ * length (rollups kept at write time). NO_RUN / NO_TAG for unknown names. */
 gb_store_status gb_store_scalars(gb_store *s, const char *run, const char *tag,
                                  const gb_query *q, gb_scalar_series **out);
 

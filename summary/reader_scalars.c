@@ -6,15 +6,15 @@
  * writers of one tag) are not missed, and chunks are merged back into step
  * order with a small buffer.
  *
- * Downsampling to N rows cuts the range into N equal intervals, widened
- * to a multiple of a rollup block size U = 16^L (the largest with U <= the
- * interval) and aligned to it, so every stored rollup row of level L falls
- * into exactly one interval. The range is then covered like a segment
- * tree: whole level-L blocks from scalar_rollups, and the ragged ends from
- * finer levels down to raw points. That reads at most ~16 N rollup rows
- * plus a few edge rows, whatever the length of the series, and the result
- * is exact: every interval's min, max, mean, first, last and NaN/Inf
- * counts are those of all its points, so no spike is ever dropped.
+ * Downsampling to N rows cuts the range into N equal intervals and reads
+ * rollup level L, the coarsest whose blocks (U = 16^L steps) are no wider
+ * than an interval. The range is covered like a segment tree: whole
+ * level-L blocks from scalar_rollups, and the ragged ends from finer
+ * levels down to raw points; each block joins the interval of its first
+ * step. That reads at most ~16 N rollup rows plus a few edge rows,
+ * whatever the length of the series, and every row is exact: its min,
+ * max, mean, first, last and NaN/Inf counts are those of all the points
+ * from its step to its step_last, so no spike is ever dropped.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -185,15 +185,18 @@ static gb_store_status raw_series(gb_store *s, const gb__tag_info *ti, int64_t a
 typedef struct buckets {
     gb_store *s;
     const gb__tag_info *ti;
-    int64_t width, base;   /* interval k holds floor(step / width) - base == k */
+    int64_t width, base;   /* interval k: steps base + k*width .. base + (k+1)*width - 1 */
     gb__rollup *out;
     size_t n;
     int64_t total;
 } buckets;
 
+/* Adds an aggregate to the interval holding its first step. A block may
+ * reach past its interval's end (by less than a block): rows stay exact,
+ * disjoint and ordered, their edges just follow the blocks. */
 static void add(buckets *bk, const gb__rollup *r) {
-    int64_t k = floor_div(r->first_step, bk->width) - bk->base;
-    if (k >= (int64_t)bk->n) k = (int64_t)bk->n - 1;   /* only at |step| near 2^62 */
+    size_t k = (size_t)((uint64_t)(r->first_step - bk->base) / (uint64_t)bk->width);
+    if (k >= bk->n) k = bk->n - 1;   /* the clamped width above */
     gb__rollup_merge(&bk->out[k], r);
     bk->total += r->count;
 }
@@ -245,21 +248,17 @@ static gb_store_status cover(buckets *bk, int level, int64_t lo, int64_t hi) {
     return st;
 }
 
-/* Chooses the rollup level and the aligned interval width for n rows. */
+/* Chooses the interval width for n rows and the rollup level to read:
+ * the coarsest whose blocks are no wider than an interval. */
 static int plan(buckets *bk, int64_t a, int64_t b, size_t n) {
     uint64_t span = (uint64_t)(b - a) + 1, w = (span + n - 1) / n;
-    if (w > ((uint64_t)1 << 62)) w = (uint64_t)1 << 62;
+    if (w > ((uint64_t)1 << 62)) w = (uint64_t)1 << 62;   /* only for |steps| near 2^62 */
     int level = 0;
     while (level < GB__ROLLUP_LEVELS && ((uint64_t)1 << (GB__ROLLUP_SHIFT * (level + 1))) <= w)
         level++;
-    int64_t u = (int64_t)1 << (GB__ROLLUP_SHIFT * level);
-    bk->width = u * ceil_div((int64_t)w, u);
-    for (int tries = 0; tries < 4; tries++) {   /* alignment may add one interval */
-        if ((size_t)(floor_div(b, bk->width) - floor_div(a, bk->width) + 1) <= n) break;
-        bk->width += u;
-    }
-    bk->base = floor_div(a, bk->width);
-    size_t intervals = (size_t)(floor_div(b, bk->width) - bk->base + 1);
+    bk->width = (int64_t)w;
+    bk->base = a;
+    size_t intervals = (size_t)((span + w - 1) / w);
     bk->n = intervals < n ? intervals : n;
     return level;
 }
