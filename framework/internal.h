@@ -29,7 +29,7 @@ struct gb_op_call;
 typedef struct gb_buffer {
     void *data;
     size_t nbytes;
-    int32_t refcount;          /* heap buffers only */
+    _Atomic int32_t refcount;  /* heap buffers only; pipelines share them across threads */
     bool heap;
     struct gb_scope *scope;    /* arena buffers: the scope that owns them */
 } gb_buffer;

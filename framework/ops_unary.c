@@ -253,21 +253,9 @@ static bool kernel_identity(const gb_op_call *c, gb_tensor **out) {
     return true;
 }
 
-/* The output shares the input's memory; a heap (variable) buffer gets a
- * reference the current scope releases, as every view does. */
+/* The output is a view of the input's memory. */
 static bool kernel_stop_gradient(const gb_op_call *c, gb_tensor **out) {
-    gb_tensor *x = c->in[0];
-    gb_buffer *b = x->buf;
-    if (b && b->heap) {
-        b->refcount++;
-        if (!gb__scope_defer((gb_defer_fn)gb__buffer_unref, b)) {
-            b->refcount--;
-            return false;
-        }
-    }
-    out[0]->buf = b;
-    out[0]->data = x->data;
-    return true;
+    return gb__view_into(out[0], c->in[0]);
 }
 
 /* ---- gradients ------------------------------------------------------------------------- */

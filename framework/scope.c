@@ -10,6 +10,7 @@
  * Scopes also run deferred actions when they end (releasing references to
  * variable buffers, freeing tapes' records), newest first.
  */
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "internal.h"
@@ -57,11 +58,20 @@ typedef struct thread_mem {
 } thread_mem;
 
 static _Thread_local thread_mem tm;
+static pthread_key_t exit_key;
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+
+static void thread_exit(void *arg);
+static void make_exit_key(void) { pthread_key_create(&exit_key, thread_exit); }
 
 static thread_mem *mem(void) {
     if (!tm.ready) {
         tm.ready = true;
         tm.current = &tm.root;
+        /* Threads that made tensors (pipelines, servers) give their memory
+         * back when they exit. */
+        pthread_once(&exit_key_once, make_exit_key);
+        pthread_setspecific(exit_key, &tm);
     }
     return &tm;
 }
@@ -210,6 +220,36 @@ void gb_scope_end(void) {
     m->current = s->parent;
     s->parent = m->free_scopes;
     m->free_scopes = s;
+}
+
+/* Ends every open scope of an exiting thread and frees its caches. The
+ * root scope's blocks go too: nothing of this thread can be used after. */
+static void thread_exit(void *arg) {
+    thread_mem *m = arg;
+    while (m->current != &m->root) gb_scope_end();
+    while (m->root.ndefers > 0) {
+        deferred d = m->root.defers[--m->root.ndefers];
+        d.fn(d.arg);
+    }
+    free(m->root.defers);
+    release_blocks(m->root.chunk);
+    release_blocks(m->root.big);
+    m->root = (gb_scope){0};
+    for (int c = 0; c <= MAX_CLASS; c++) {
+        while (m->cache[c]) {
+            block *next = m->cache[c]->next;
+            free(m->cache[c]);
+            m->cache[c] = next;
+        }
+        m->ncached[c] = 0;
+    }
+    while (m->free_scopes) {
+        gb_scope *next = m->free_scopes->parent;
+        free(m->free_scopes->defers);
+        free(m->free_scopes);
+        m->free_scopes = next;
+    }
+    m->current = &m->root;
 }
 
 /* ---- tensors in scopes ---------------------------------------------------- */

@@ -26,7 +26,7 @@ gb_buffer *gb__buffer_new_heap(size_t nbytes) {
     size_t header = (sizeof(gb_buffer) + 63) & ~(size_t)63;
     gb_buffer *b = aligned_alloc(64, (header + nbytes + 63) & ~(size_t)63);
     if (!b) {
-        gb__error(GB_ERR_MEMORY, NULL, "out of memory allocating a %zu-byte variable", nbytes);
+        gb__error(GB_ERR_MEMORY, NULL, "out of memory allocating a %zu-byte buffer", nbytes);
         return NULL;
     }
     *b = (gb_buffer){.data = (char *)b + header, .nbytes = nbytes, .refcount = 1, .heap = true};
