@@ -211,6 +211,7 @@ static int open_run(gb_summary_writer *w) {
 }
 
 static void writer_free(gb_summary_writer *w) {
+    gb__checkpointer_stop(&w->checkpointer, w->db);
     for (int i = 0; i < GB__ST_COUNT; i++) sqlite3_finalize(w->st[i]);
     sqlite3_close(w->db);
     for (size_t i = 0; i < w->queue_len; i++) gb__event_free(&w->queue[i]);
@@ -240,6 +241,8 @@ static gb_status open_store(gb_summary_writer *w, char *err, size_t n) {
     if (gb__store_prepare_write(w->db, w->path, err, n) != GB_STORE_OK) return GB_ERR_IO;
     rc = open_run(w);
     if (rc == SQLITE_OK) rc = gb__writer_prepare_statements(w);
+    if (rc == SQLITE_OK)
+        rc = gb__checkpointer_start(&w->checkpointer, w->db, w->path, w->opt.busy_timeout_ms);
     if (rc != SQLITE_OK) {
         snprintf(err, n, "store '%s': %s", w->path, sqlite3_errmsg(w->db));
         return GB_ERR_IO;

@@ -4,6 +4,7 @@
  * writer_tags.c   tag interning (name + kind -> index) for the callers
  * writer_commit.c the background thread: batched transactions
  * writer_default.c the default writer, its observer subscription, the step
+ * writer_checkpoint.c WAL checkpoints on a thread of their own
  *
  * Threads: callers append events to `queue` under `lock`; the background
  * thread swaps the queue out under the lock and writes it without it. The
@@ -99,6 +100,21 @@ enum {
     GB__ST_OP_TIMING, GB__ST_MESSAGE, GB__ST_HPARAM, GB__ST_RUN_UPDATE, GB__ST_COUNT
 };
 
+/* writer_checkpoint.c: a thread running PASSIVE WAL checkpoints on its own
+ * connection when the writer's commits have grown the log. */
+typedef struct gb__checkpointer {
+    sqlite3 *db;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    bool initialized, started, stop, due;
+} gb__checkpointer;
+
+int gb__checkpointer_start(gb__checkpointer *c, sqlite3 *writer_db, const char *path,
+                           int busy_timeout_ms);
+/* Stops the thread and closes its connection (safe after a failed start). */
+void gb__checkpointer_stop(gb__checkpointer *c, sqlite3 *writer_db);
+
 struct gb_summary_writer {
     char *path, *run;
     gb_summary_options opt;
@@ -107,6 +123,7 @@ struct gb_summary_writer {
     int64_t run_id;
     pthread_t thread;
     bool thread_started;
+    gb__checkpointer checkpointer;
 
     pthread_mutex_t lock;          /* guards everything below */
     pthread_cond_t work;           /* to the background thread */

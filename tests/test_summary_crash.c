@@ -152,8 +152,11 @@ static void trial(int t, bool early) {
     ck_assert_msg((m < 0 ? 0 : m) >= must_have, "trial %d: %lld points committed, but %lld were older than %d ms",
                   t, (long long)m, (long long)must_have, FLUSH_MS);
     if (!early) ck_assert_int_ge(m, 0);
-    fprintf(stderr, "crash trial %2d: killed after %lld steps, %lld committed, %lld required\n", t,
-            (long long)(stamps * STAMP_EVERY), (long long)m, (long long)must_have);
+    int64_t k = m > 0 ? (m - 1) / STAMP_EVERY : 0;   /* how old the newest committed point was */
+    double lag_ms = m > 0 && k < stamps ? (double)(killed_at - atomic_load(&shared->stamp_ns[k])) / 1e6 : 0;
+    fprintf(stderr, "crash trial %2d: killed after %lld steps, %lld committed (up to ~%.0f ms "
+                    "before the kill), %lld required\n",
+            t, (long long)(stamps * STAMP_EVERY), (long long)m, lag_ms, (long long)must_have);
 }
 
 START_TEST(test_sigkill_loses_nothing_older_than_the_flush_interval) {
