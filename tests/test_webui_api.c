@@ -146,8 +146,8 @@ END_TEST
 
 START_TEST(scalar_series_downsampled_since_and_range) {
     char *b = get_expect("/api/scalars/series?run=alpha&tag=accuracy&points=10", 200);
-    ASSERT_HAS(b, "\"downsampled\":true,\"total_points\":100,\"step\":[0,10,20,30,40,50,60,70,80,90],"
-                  "\"step_last\":[9,19,29,39,49,59,69,79,89,99]");
+    ASSERT_HAS(b, "\"downsampled\":true,\"total_points\":100,\"step\":[0,10,20,30,40,50,60,70,80,90],");
+    ASSERT_HAS(b, "\"neginf\":[0,0,0,0,0,0,0,0,0,0],\"step_last\":[9,19,29,39,49,59,69,79,89,99]");
     ASSERT_HAS(b, "\"min\":[0,0.1,0.2,");
     ASSERT_HAS(b, "\"max\":[0.09,0.19,");
     free(b);
@@ -155,8 +155,9 @@ START_TEST(scalar_series_downsampled_since_and_range) {
     ASSERT_HAS(b, "\"total_points\":3,\"step\":[97,98,99],");
     free(b);
     b = get_expect("/api/scalars/series?run=beta&tag=accuracy&min_step=10&max_step=12", 200);
-    ASSERT_HAS(b, "\"step\":[10,11,12],\"step_last\":[10,11,12],");
-    ASSERT_HAS(b, "\"value\":[0.1,0.11,0.12],");
+    ck_assert_msg(strstr(b, "\"downsampled\":false,\"total_points\":3,\"step\":[10,11,12],\"wall\":["), "%s", b);
+    ASSERT_HAS(b, "\"value\":[0.1,0.11,0.12],\"nan\":[0,0,0],\"posinf\":[0,0,0],\"neginf\":[0,0,0]}");
+    ck_assert_ptr_null(strstr(b, "step_last")); /* raw points: no bucket columns */
     free(b);
     b = get_expect("/api/scalars/series?run=beta&tag=accuracy&since=99", 200);
     ASSERT_HAS(b, "\"total_points\":0,\"step\":[],");

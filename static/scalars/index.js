@@ -20,6 +20,7 @@ const settings = { smoothing: 0.6, x: 'step', log: false, outliers: false, tagFi
 
 export function createPage(ctx) {
   const cache = new Map();    // "run\0tag" -> series
+  const loading = new Map();  // "run\0tag" -> promise of a first fetch
   const cards = new Map();    // tag -> card
   let tagsByRun = {};
   let destroyed = false;
@@ -55,7 +56,9 @@ export function createPage(ctx) {
   function toSeries(r) {
     return {
       downsampled: r.downsampled, total: r.total_points,
-      step: r.step, step_last: r.step_last, wall: r.wall, value: r.value.map(num), min: r.min.map(num), max: r.max.map(num),
+      // Raw points come without step_last/min/max: they equal step/value.
+      step: r.step, step_last: r.step_last ?? r.step.slice(), wall: r.wall, value: r.value.map(num),
+      min: (r.min ?? r.value).map(num), max: (r.max ?? r.value).map(num),
       nan: r.nan, posinf: r.posinf, neginf: r.neginf,
     };
   }
@@ -98,7 +101,15 @@ export function createPage(ctx) {
     for (const tag of tags) for (const run of runs) {
       if (!has(run, tag)) continue;
       const k = key(run, tag), s = cache.get(k);
-      if (!s) jobs.push(async () => { cache.set(k, await fetchFull(run, tag)); touched.add(tag); });
+      if (!s) {
+        // One request per series even when a layout and a live update
+        // both ask for it at once.
+        if (!loading.has(k)) {
+          loading.set(k, fetchFull(run, tag).then((x) => { cache.set(k, x); }).finally(() => loading.delete(k)));
+        }
+        const p = loading.get(k);
+        jobs.push(async () => { await p; touched.add(tag); });
+      }
       else if (live) jobs.push(async () => { if (await fetchNew(run, tag, s)) touched.add(tag); });
     }
     await pooled(jobs, 6);
