@@ -1,6 +1,7 @@
 # The dashboard's tests beyond its Check unit tests (test_webui_*.c):
 #   webui_load     50 concurrent clients for 10 s while a writer writes
 #                  (loopback, bounded; reports requests/s and p99)
+#   webui_smoothing the scalar smoothing (debiased EMA) by hand, in node
 #   webui_browser  end-to-end: Debian's chromium driven by playwright-core
 #                  (static/node_modules) on a store written by
 #                  examples/summary_showcase; screenshots go to
@@ -24,6 +25,10 @@ if(TARGET glassbox_webui)
              COMMAND ${NODE_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/browser/dashboard.test.mjs
              WORKING_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
     set_tests_properties(webui_browser PROPERTIES TIMEOUT 180 ENVIRONMENT
+      "GB_SOURCE_DIR=${CMAKE_SOURCE_DIR};GB_BUILD_DIR=${CMAKE_BINARY_DIR}")
+    add_test(NAME webui_smoothing
+             COMMAND ${NODE_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/browser/smoothing.test.mjs)
+    set_tests_properties(webui_smoothing PROPERTIES TIMEOUT 30 ENVIRONMENT
       "GB_SOURCE_DIR=${CMAKE_SOURCE_DIR};GB_BUILD_DIR=${CMAKE_BINARY_DIR}")
   endif()
 endif()

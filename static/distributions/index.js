@@ -22,6 +22,7 @@ export function createPage(ctx) {
       percentiles = r.percentiles;
       data = [r.step, ...r.values.map((col) => col.map(num))];
       el.dataset.steps = String(r.step.length);
+      el.dataset.series = String(r.values.length);
       if (plot) { plot.setData(data); return; }
       const color = ctx.runs.color(run);
       const series = [{}, ...percentiles.map((p, k) => ({

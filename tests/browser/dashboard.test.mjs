@@ -196,6 +196,7 @@ async function main() {
   // ---- distributions -----------------------------------------------------------
   await openTab('distributions');
   const dist = await page.$$eval('.run-block', (bs) => bs.map((b) => +b.dataset.steps));
+  check('distributions: nine percentile series per chart', (await page.$$eval('.run-block', (bs) => bs.map((b) => b.dataset.series))).every((n) => n === '9'));
   check('distributions: a chart per run and tag', dist.length === wantBlocks.length, `${dist.length}`);
   check('distributions: one column per histogram', dist.every((n, i) => n === Object.values(histTags).flat()[i]?.count), dist.join());
   check('distributions: bands drawn', (await inked('.run-block .u-wrap canvas')) > 3000);
