@@ -89,3 +89,22 @@ export function throttle(fn, ms) {
     timer = setTimeout(() => { timer = null; if (pending) { pending = false; run(); } }, ms);
   };
 }
+
+// Tags grouped by their first path component ("train/loss" -> "train"),
+// as TensorBoard does; tags without a "/" form the unnamed first group.
+export function groupTags(tags) {
+  const groups = new Map();
+  for (const t of tags) {
+    const g = t.includes('/') ? t.slice(0, t.indexOf('/')) : '';
+    if (!groups.has(g)) groups.set(g, []);
+    groups.get(g).push(t);
+  }
+  return [...groups.entries()].sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b)));
+}
+
+// The sections of a card grid: a heading per named group, then its cards.
+export function groupedCards(tags, cardOf) {
+  return groupTags(tags).map(([g, ts]) => h('section.group', { 'data-group': g },
+    g ? h('h2.group-title', null, g, h('span.muted', null, ` · ${ts.length}`)) : null,
+    h('div.cards', null, ts.map(cardOf))));
+}

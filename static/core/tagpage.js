@@ -5,7 +5,7 @@
 //   block(run, tag) -> { el, load(), onData(), redraw?(), destroy?() }
 
 import { getJSON, pooled } from './api.js';
-import { h, regexFrom } from './dom.js';
+import { groupedCards, h, regexFrom } from './dom.js';
 
 const tagFilters = {};   // per plugin, kept across tab switches
 
@@ -18,7 +18,7 @@ export function tagPage(ctx, { plugin, controls = null, block, noun }) {
     value: tagFilters[plugin] || '', spellcheck: false,
     oninput: () => { if (regexFrom(tagInput)) { tagFilters[plugin] = tagInput.value; layout().catch(() => {}); } } });
   const summary = h('span.muted');
-  const grid = h('div.cards');
+  const grid = h('div.groups');
   const view = h('div.page', null, h('div.toolbar', null, tagInput, summary), grid);
 
   function wanted() {
@@ -50,7 +50,7 @@ export function tagPage(ctx, { plugin, controls = null, block, noun }) {
       c.body.replaceChildren(...runsHere.map((r) => c.blocks.get(r).el));
       c.el.dataset.runs = String(runsHere.length);
     }
-    grid.replaceChildren(...tags.map((t) => cards.get(t).el));
+    grid.replaceChildren(...groupedCards(tags, (t) => cards.get(t).el));
     summary.textContent = `${tags.length} tag${tags.length === 1 ? '' : 's'} · ${runs.length} run${runs.length === 1 ? '' : 's'}`;
     if (!tags.length) grid.append(h('div.empty', null, ctx.runs.selected().length ? `No ${noun} tag matches.` : `Select a run to see its ${noun}s.`));
     await pooled(fresh.map((b) => () => b.load()), 6);

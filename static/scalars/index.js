@@ -6,7 +6,7 @@
 
 import { getJSON, pooled } from '../core/api.js';
 import { alpha, autosize, join, tooltip, uPlot, xAxis, yAxis } from '../core/chart.js';
-import { download, fmtValue, h, num, regexFrom, safeFileName } from '../core/dom.js';
+import { download, fmtValue, groupedCards, h, num, regexFrom, safeFileName } from '../core/dom.js';
 import { quantile, smooth } from './smoothing.js';
 
 export const name = 'scalars';
@@ -47,7 +47,7 @@ export function createPage(ctx) {
     id: 'tag-filter', spellcheck: false,
     oninput: () => { if (regexFrom(tagInput)) { settings.tagFilter = tagInput.value; layout(); } } });
   const summary = h('span.muted');
-  const grid = h('div.cards');
+  const grid = h('div.groups');
   const view = h('div.page', null, h('div.toolbar', null, tagInput, summary), grid);
 
   // ---- data ---------------------------------------------------------------
@@ -124,7 +124,7 @@ export function createPage(ctx) {
     for (const k of cache.keys()) if (!runs.includes(k.split('\u0000')[0])) cache.delete(k);
     for (const [tag, c] of cards) if (!tags.includes(tag)) { c.destroy(); cards.delete(tag); }
     for (const tag of tags) if (!cards.has(tag)) cards.set(tag, makeCard(tag));
-    grid.replaceChildren(...tags.map((t) => cards.get(t).el));
+    grid.replaceChildren(...groupedCards(tags, (t) => cards.get(t).el));
     summary.textContent = `${tags.length} tag${tags.length === 1 ? '' : 's'} · ${runs.length} run${runs.length === 1 ? '' : 's'}`;
     if (!tags.length) grid.append(h('div.empty', null, ctx.runs.selected().length ? 'No scalar tag matches.' : 'Select a run to see its scalars.'));
     return ensureLoaded(false).then(() => {
