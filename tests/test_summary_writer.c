@@ -588,6 +588,37 @@ START_TEST(test_observer_events_reach_the_default_writer) {
 }
 END_TEST
 
+START_TEST(test_engine_events_end_to_end) {
+    gb_summary_writer *w = open_writer("run");
+    gb_summary_set_default(w);
+    gb_summary_set_step(5);
+    gb_enable_check_numerics_mode(GB_NUMERICS_RECORD, 10);
+    gb_set_op_timing(true);
+    gb_tensor *x = gb_from_f32((const float[]){0, 1, 4}, GB_SHAPE(3));
+    gb_tensor *y = gb_log(x);   /* log(0) = -Inf: one alert */
+    gb_set_op_timing(false);
+    gb_disable_check_numerics();
+    gb_summary_clear_step();
+    ck_assert_ptr_nonnull(y);
+    ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
+    gb_store *s = open_store();
+    gb_numerics *n;
+    ck_assert_int_eq(gb_store_numerics(s, "run", NULL, &n), GB_STORE_OK);
+    ck_assert_int_eq(n->count, 1);
+    ck_assert_str_eq(n->rows[0].op_type, "Log");
+    ck_assert(n->rows[0].neginf_count == 1 && n->rows[0].nan_count == 0 && n->rows[0].step == 5);
+    ck_assert(strstr(n->rows[0].detail, "\"created\":true"));
+    gb_store_free(n);
+    gb_op_timings *o;
+    ck_assert_int_eq(gb_store_op_timings(s, "run", &o), GB_STORE_OK);
+    bool saw_log = false;
+    for (size_t i = 0; i < o->count; i++) saw_log |= !strcmp(o->rows[i].op_type, "Log");
+    ck_assert(saw_log && o->rows[0].calls >= 1 && o->rows[0].total_us >= 0);
+    gb_store_free(o);
+    gb_store_close(s);
+}
+END_TEST
+
 START_TEST(test_trace_and_numerics_records_paged) {
     gb_summary_writer *w = open_writer("run");
     for (int i = 0; i < 5; i++) {
@@ -716,6 +747,7 @@ int main(void) {
     tcase_add_test(tc, test_open_errors_and_no_default);
     tcase_add_test(tc, test_default_writer_and_global_step);
     tcase_add_test(tc, test_observer_events_reach_the_default_writer);
+    tcase_add_test(tc, test_engine_events_end_to_end);
     tcase_add_test(tc, test_trace_and_numerics_records_paged);
     tcase_add_test(tc, test_flush_makes_events_visible);
     tcase_add_test(tc, test_timer_and_count_trigger_commits);
