@@ -28,6 +28,7 @@
 
 #include "conv_direct.h"
 #include "conv_im2col.h"
+#include "conv_winograd.h"
 #include "parallel.h"
 
 enum { A_SH = 0, A_SW, A_DH, A_DW, A_PAD, A_SHAPE, A_COUNT = A_SHAPE + 4 };
@@ -251,40 +252,120 @@ DEFINE_CONV_KERNELS(float, f32, cblas_sgemm)
 DEFINE_CONV_KERNELS(double, f64, cblas_dgemm)
 
 typedef enum conv_kind { CONV_FWD, CONV_BWD_INPUT, CONV_BWD_FILTER } conv_kind;
+typedef enum conv_method { BY_IM2COL, BY_DIRECT, BY_WINOGRAD } conv_method;
 
 typedef struct conv_task {
     conv_job job;
     conv_kind kind;
+    conv_method method;
     bool f64;
+    gb_wino wino;   /* BY_WINOGRAD: the plan */
+    void *shared;   /* BY_WINOGRAD: the transformed filter, or per-worker partial sums */
 } conv_task;
+
+/* The fastest method for the call: direct for small windows (not for the
+ * input gradient, whose "window" spans the output channels), Winograd for
+ * 3x3 stride-1 windows deep enough, else im2col + GEMM. */
+static conv_method choose_method(conv_kind kind, const gb_window *g, int64_t oc) {
+    static const gb_wino_use use[] = {[CONV_FWD] = GB_WINO_FORWARD,
+                                      [CONV_BWD_INPUT] = GB_WINO_INPUT_GRAD,
+                                      [CONV_BWD_FILTER] = GB_WINO_FILTER_GRAD};
+    if (kind != CONV_BWD_INPUT && gb__window_cols(g) <= GB_DIRECT_MAX_K) return BY_DIRECT;
+    if (gb__wino_use(g, oc, use[kind])) return BY_WINOGRAD;
+    return BY_IM2COL;
+}
+
+static void range_direct(const conv_task *t, int64_t n0, int64_t n1, int w) {
+    const conv_job *j = &t->job;
+    if (t->kind == CONV_FWD) {
+        if (t->f64)
+            gb__conv_direct_f64(&j->g, j->a, j->b, j->oc, n0, n1, j->out);
+        else
+            gb__conv_direct_f32(&j->g, j->a, j->b, j->oc, n0, n1, j->out);
+        return;
+    }
+    void *dw = w ? worker_partial(j, w, t->f64 ? 8 : 4) : j->out;
+    if (t->f64)
+        gb__conv_direct_filter_f64(&j->g, j->a, j->b, j->oc, n0, n1, dw);
+    else
+        gb__conv_direct_filter_f32(&j->g, j->a, j->b, j->oc, n0, n1, dw);
+}
+
+static void range_winograd(const conv_task *t, int64_t n0, int64_t n1, int w) {
+    const conv_job *j = &t->job;
+    size_t elem = t->f64 ? 8 : 4;
+    void *scratch = (char *)j->scratch + (size_t)(w * gb__wino_worker_elems(&t->wino)) * elem;
+    if (t->kind == CONV_BWD_FILTER) {
+        void *s = (char *)t->shared + (size_t)(w * gb__wino_filter_elems(&t->wino)) * elem;
+        if (t->f64)
+            gb__wino_filter_grad_f64(&t->wino, j->a, j->b, n0, n1, s, scratch);
+        else
+            gb__wino_filter_grad_f32(&t->wino, j->a, j->b, n0, n1, s, scratch);
+        return;
+    }
+    const void *x = t->kind == CONV_FWD ? j->a : j->b; /* forward: x; input grad: dy */
+    if (t->f64)
+        gb__wino_conv_f64(&t->wino, x, t->shared, n0, n1, j->out, scratch);
+    else
+        gb__wino_conv_f32(&t->wino, x, t->shared, n0, n1, j->out, scratch);
+}
 
 /* A part over images [n0, n1). */
 static void conv_range(void *ctx, int64_t n0, int64_t n1, int w) {
     const conv_task *t = ctx;
     int64_t per = t->job.g.oh * t->job.g.ow, r0 = n0 * per, r1 = n1 * per;
+    if (t->method == BY_DIRECT) {
+        range_direct(t, n0, n1, w);
+        return;
+    }
+    if (t->method == BY_WINOGRAD) {
+        range_winograd(t, n0, n1, w);
+        return;
+    }
     switch (t->kind) {
-    case CONV_FWD:
-        if (gb__window_cols(&t->job.g) <= GB_DIRECT_MAX_K && t->f64)
-            gb__conv_direct_f64(&t->job.g, t->job.a, t->job.b, t->job.oc, n0, n1, t->job.out);
-        else if (gb__window_cols(&t->job.g) <= GB_DIRECT_MAX_K)
-            gb__conv_direct_f32(&t->job.g, t->job.a, t->job.b, t->job.oc, n0, n1, t->job.out);
-        else
-            (t->f64 ? conv_fwd_f64 : conv_fwd_f32)(&t->job, r0, r1, w);
-        break;
-    case CONV_BWD_INPUT:
-        (t->f64 ? conv_bwd_input_f64 : conv_bwd_input_f32)(&t->job, r0, r1, w);
-        break;
-    case CONV_BWD_FILTER:
-        if (gb__window_cols(&t->job.g) <= GB_DIRECT_MAX_K) {
-            void *dw = w ? worker_partial(&t->job, w, t->f64 ? 8 : 4) : t->job.out;
-            if (t->f64)
-                gb__conv_direct_filter_f64(&t->job.g, t->job.a, t->job.b, t->job.oc, n0, n1, dw);
-            else
-                gb__conv_direct_filter_f32(&t->job.g, t->job.a, t->job.b, t->job.oc, n0, n1, dw);
-        } else {
-            (t->f64 ? conv_bwd_filter_f64 : conv_bwd_filter_f32)(&t->job, r0, r1, w);
-        }
-        break;
+    case CONV_FWD: (t->f64 ? conv_fwd_f64 : conv_fwd_f32)(&t->job, r0, r1, w); break;
+    case CONV_BWD_INPUT: (t->f64 ? conv_bwd_input_f64 : conv_bwd_input_f32)(&t->job, r0, r1, w); break;
+    case CONV_BWD_FILTER: (t->f64 ? conv_bwd_filter_f64 : conv_bwd_filter_f32)(&t->job, r0, r1, w); break;
+    }
+}
+
+/* Sets up the Winograd plan and shared buffers: the transformed filter
+ * (forward, input gradient) or one partial sum per worker (filter grad). */
+static bool prepare_winograd(conv_task *t, int workers) {
+    const conv_job *j = &t->job;
+    static const gb_wino_use use[] = {[CONV_FWD] = GB_WINO_FORWARD,
+                                      [CONV_BWD_INPUT] = GB_WINO_INPUT_GRAD,
+                                      [CONV_BWD_FILTER] = GB_WINO_FILTER_GRAD};
+    size_t elem = t->f64 ? 8 : 4;
+    t->wino = gb__wino_plan(&j->g, j->oc, use[t->kind]);
+    int64_t filter = gb__wino_filter_elems(&t->wino);
+    t->shared = gb__scope_alloc((size_t)(t->kind == CONV_BWD_FILTER ? workers : 1) *
+                                (size_t)filter * elem);
+    if (!t->shared) return false;
+    if (t->kind == CONV_BWD_FILTER) return true;
+    const void *w = t->kind == CONV_FWD ? j->b : j->a;
+    bool flip = t->kind == CONV_BWD_INPUT;
+    if (t->f64)
+        gb__wino_filter_f64(w, j->g.c, j->oc, flip, t->shared);
+    else
+        gb__wino_filter_f32(w, j->g.c, j->oc, flip, t->shared);
+    return true;
+}
+
+/* Adds the other parts' Winograd partial sums to part 0's and turns the
+ * total into the filter gradient. */
+static void finish_winograd_filter(const conv_task *t, int parts) {
+    int64_t n = gb__wino_filter_elems(&t->wino);
+    if (t->f64) {
+        double *s = t->shared;
+        for (int p = 1; p < parts; p++)
+            for (int64_t i = 0; i < n; i++) s[i] += s[p * n + i];
+        gb__wino_filter_finish_f64(&t->wino, s, t->job.out);
+    } else {
+        float *s = t->shared;
+        for (int p = 1; p < parts; p++)
+            for (int64_t i = 0; i < n; i++) s[i] += s[p * n + i];
+        gb__wino_filter_finish_f32(&t->wino, s, t->job.out);
     }
 }
 
@@ -305,16 +386,22 @@ static bool run_conv(conv_kind kind, const gb_window *g, int64_t oc, const gb_te
     size_t elem = gb_dtype_size(out->dtype);
     conv_task t = {.job = {.g = *g, .oc = oc, .step = chunk_rows(g, elem), .a = a->data,
                            .b = b->data, .out = out->data},
-                   .kind = kind, .f64 = out->dtype == GB_F64};
-    int64_t per_image = g->oh * g->ow;
+                   .kind = kind, .method = choose_method(kind, g, oc),
+                   .f64 = out->dtype == GB_F64};
     int workers = gb__parallel_workers();
-    size_t each = (size_t)(t.job.step * K + K * oc);
+    if (t.method == BY_WINOGRAD && !prepare_winograd(&t, workers)) return false;
+    size_t each = t.method == BY_WINOGRAD ? (size_t)gb__wino_worker_elems(&t.wino)
+                                          : (size_t)(t.job.step * K + K * oc);
     t.job.scratch = gb__scope_alloc((size_t)workers * each * elem);
     if (!t.job.scratch) return false;
-    int64_t macs_per_image = per_image * K * oc;
+    int64_t macs_per_image = g->oh * g->ow * K * oc;
     int64_t grain = (PARALLEL_MIN_MACS + macs_per_image - 1) / macs_per_image;
     int parts = gb__parallel_for(g->n, grain, conv_range, &t);
-    if (kind == CONV_BWD_FILTER) (t.f64 ? sum_partials_f64 : sum_partials_f32)(&t.job, parts);
+    if (kind == CONV_BWD_FILTER && t.method == BY_WINOGRAD) {
+        finish_winograd_filter(&t, parts);
+    } else if (kind == CONV_BWD_FILTER) {
+        (t.f64 ? sum_partials_f64 : sum_partials_f32)(&t.job, parts);
+    }
     return true;
 }
 

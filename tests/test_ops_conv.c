@@ -1,7 +1,7 @@
 /* test_ops_conv.c — Conv2D and its backprop ops: a hand-computed
  * convolution, TF's SAME/VALID output sizes and pad split, strides and
  * dilations against a naive direct convolution written here, the direct
- * (small window), im2col (chunked, threaded) and pointwise paths, every error, and finite-difference gradients
+ * (small window), Winograd, im2col (chunked, threaded) and pointwise paths, every error, and finite-difference gradients
  * (first order, and second order through both backprop ops). */
 #include <check.h>
 #include <math.h>
@@ -220,6 +220,19 @@ START_TEST(test_big_against_naive) {
 }
 END_TEST
 
+/* 3x3 stride-1 windows with enough channels take Winograd F(2x2, 3x3);
+ * odd sizes leave partial tiles at the bottom and right edges. */
+START_TEST(test_winograd_against_naive) {
+    const conv_case cases[] = {
+        {2, 7, 9, 32, 3, 3, 16, {1, 1}, {1, 1}, GB_PADDING_SAME},    /* forward, input grad by im2col */
+        {2, 8, 5, 16, 3, 3, 32, {1, 1}, {1, 1}, GB_PADDING_VALID},   /* input and filter grads */
+        {2, 9, 6, 20, 3, 3, 36, {1, 1}, {1, 1}, GB_PADDING_SAME},    /* channel tails */
+        {4, 14, 14, 32, 3, 3, 64, {1, 1}, {1, 1}, GB_PADDING_SAME},  /* the CNN's second layer, threads */
+    };
+    check_cases(cases, sizeof cases / sizeof cases[0]);
+}
+END_TEST
+
 START_TEST(test_empty) {
     gb_tensor *y = gb_conv2d(gb_ones(GB_F32, GB_SHAPE(0, 4, 4, 2)), gb_ones(GB_F32, GB_SHAPE(3, 3, 2, 5)),
                              NULL, GB_PADDING_SAME, NULL);
@@ -339,6 +352,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_stride2_same_against_naive);
     tcase_add_test(tc, test_variants_against_naive);
     tcase_add_test(tc, test_big_against_naive);
+    tcase_add_test(tc, test_winograd_against_naive);
     tcase_add_test(tc, test_empty);
     tcase_add_test(tc, test_errors);
     tcase_add_test(tc, test_grad_conv2d);
