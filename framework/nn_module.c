@@ -37,7 +37,7 @@ struct gb_module {
     var_list own;             /* variables it owns, creation order */
     gb_module **subs;
     int nsubs, capsubs;
-    var_list collected[3];    /* result buffers of the three collectors */
+    var_list collected[4];    /* result buffers: all, trainable, non-trainable, counting */
     _Alignas(max_align_t) unsigned char state[];
 };
 
@@ -182,7 +182,7 @@ void gb_module_free(gb_module *m) {
     for (int i = 0; i < m->own.n; i++) gb_variable_free(m->own.v[i]);
     free(m->subs);
     free(m->own.v);
-    for (int k = 0; k < 3; k++) free(m->collected[k].v);
+    for (int k = 0; k < 4; k++) free(m->collected[k].v);
     free(m);
 }
 
@@ -334,7 +334,7 @@ gb_variable *gb_module_variable(gb_module *m, const char *name) {
 
 /* ---- collecting variables -------------------------------------------------------------- */
 
-enum { COLLECT_ALL = 0, COLLECT_TRAINABLE = 1, COLLECT_NON_TRAINABLE = 2 };
+enum { COLLECT_ALL = 0, COLLECT_TRAINABLE = 1, COLLECT_NON_TRAINABLE = 2, COUNT_BUFFER = 3 };
 
 static bool listed(const var_list *l, const gb_variable *v) {
     for (int i = 0; i < l->n; i++)
@@ -357,10 +357,12 @@ static bool collect(const gb_module *m, int which, var_list *out) {
     return true;
 }
 
-static gb_variable *const *collect_into(gb_module *m, int which, int *n) {
+/* Collects into m's buffer `slot`, so the arrays handed out by the three
+ * public collectors stay valid while parameters are counted. */
+static gb_variable *const *collect_into(gb_module *m, int which, int slot, int *n) {
     if (n) *n = 0;
     if (!m) return NULL;
-    var_list *out = &m->collected[which];
+    var_list *out = &m->collected[slot];
     out->n = 0;
     if (!collect(m, which, out)) {
         gb__nn_error(m, GB_ERR_MEMORY, "out of memory collecting variables");
@@ -371,18 +373,18 @@ static gb_variable *const *collect_into(gb_module *m, int which, int *n) {
 }
 
 gb_variable *const *gb_module_variables(gb_module *m, int *n) {
-    return collect_into(m, COLLECT_ALL, n);
+    return collect_into(m, COLLECT_ALL, COLLECT_ALL, n);
 }
 gb_variable *const *gb_module_trainable_variables(gb_module *m, int *n) {
-    return collect_into(m, COLLECT_TRAINABLE, n);
+    return collect_into(m, COLLECT_TRAINABLE, COLLECT_TRAINABLE, n);
 }
 gb_variable *const *gb_module_non_trainable_variables(gb_module *m, int *n) {
-    return collect_into(m, COLLECT_NON_TRAINABLE, n);
+    return collect_into(m, COLLECT_NON_TRAINABLE, COLLECT_NON_TRAINABLE, n);
 }
 
 static int64_t count_params(gb_module *m, int which) {
     int n = 0;
-    gb_variable *const *vars = collect_into(m, which, &n);
+    gb_variable *const *vars = collect_into(m, which, COUNT_BUFFER, &n);
     int64_t total = 0;
     for (int i = 0; i < n; i++) total += gb_variable_size(vars[i]);
     return total;
