@@ -109,10 +109,13 @@ static gb_status append(gb_summary_writer *w, gb__event *ev, size_t bytes) {
         w->queue = q;
         w->queue_cap = cap;
     }
-    if (w->queue_len == 0) w->queue_since_ms = gb__mono_ms();
     w->queue[w->queue_len++] = *ev;
     w->queue_bytes += bytes;
     w->enqueued++;
+    if (w->queue_len == 1) {   /* the background thread arms its flush timer */
+        w->queue_since_ms = gb__mono_ms();
+        pthread_cond_signal(&w->work);
+    }
     if (w->queue_len == (size_t)w->opt.flush_every_events) pthread_cond_signal(&w->work);
     return GB_OK;
 }

@@ -701,6 +701,7 @@ START_TEST(test_timer_and_count_trigger_commits) {
     gb_summary_options o = {.flush_every_events = 1000000, .flush_every_ms = 50};
     gb_summary_writer *w;
     ck_assert_int_eq(gb_summary_writer_open(db, "run", &o, &w), GB_OK);
+    sleep_ms(100);   /* the background thread is idle: the first event must arm the timer */
     ck_assert_int_eq(gb_summary_scalar(w, "timer", 1, 0), GB_OK);
     int64_t n = 0;
     for (int i = 0; i < 100 && n < 1; i++, sleep_ms(20)) n = committed_points("timer");
