@@ -162,6 +162,25 @@ typedef struct pool_job {
 #define ZERO_IMAGES(T, g, dx, n0, n1)                                                         \
     memset((T *)(dx) + PIX(g, n0, 0, 0), 0, (size_t)(((n1) - (n0)) * PIX(g, 1, 0, 0)) * sizeof(T))
 
+/* Whether every input element lies in exactly one window: windows side by
+ * side (stride = size) covering the image (SAME always does; VALID only
+ * when the size divides the image). */
+static bool tiles_exactly(const gb_window *g) {
+    if (g->sh != g->kh || g->sw != g->kw) return false;
+    return g->padding == GB_PADDING_SAME || (g->oh * g->kh == g->h && g->ow * g->kw == g->w);
+}
+
+/* MaxPoolGrad's step for channel c: the unrouted gradient goes to the
+ * first element equal to the window's maximum (a NaN maximum matches the
+ * first NaN). STORE is `d[c] =` or `d[c] +=`. */
+#define ROUTE(STORE)                                                                          \
+    do {                                                                                      \
+        bool hit = (v[c] == m[c]) | ((v[c] != v[c]) & (m[c] != m[c]));                       \
+        T l = left[c];                                                                        \
+        STORE(hit ? l : 0);                                                                   \
+        left[c] = hit ? 0 : l;                                                                \
+    } while (0)
+
 #define DEFINE_POOL_KERNELS(T, SUFFIX)                                                        \
     static void max_pool_##SUFFIX(const pool_job *j, int64_t n0, int64_t n1, int w) {         \
         const gb_window *g = &j->g;                                                           \
@@ -222,7 +241,10 @@ typedef struct pool_job {
         const T *x = j->x, *y = j->y, *dy = j->dy;                                            \
         T *dx = j->out, *restrict left = (T *)j->scratch + w * g->c;                          \
         const int64_t C = g->c;                                                               \
-        ZERO_IMAGES(T, g, dx, n0, n1);                                                        \
+        /* When the windows tile the image exactly, each element is written  \
+         * once (no zeroing pass); otherwise gradients add up over a zeroed dx. */ \
+        bool tiled = tiles_exactly(g);                                                        \
+        if (!tiled) ZERO_IMAGES(T, g, dx, n0, n1);                                            \
         FOR_EACH_WINDOW(g, n0, n1, {                                                          \
             const T *restrict m = y + o;                                                      \
             for (int64_t c = 0; c < C; c++) left[c] = dy[o + c];                              \
@@ -230,13 +252,10 @@ typedef struct pool_job {
                 for (int64_t iw = w0; iw < w1; iw++) {                                        \
                     const T *restrict v = x + PIX(g, n, ih, iw);                              \
                     T *restrict d = dx + PIX(g, n, ih, iw);                                   \
-                    for (int64_t c = 0; c < C; c++) {                                         \
-                        /* a NaN maximum matches the first NaN */                             \
-                        bool hit = (v[c] == m[c]) | ((v[c] != v[c]) & (m[c] != m[c]));        \
-                        T l = left[c];                                                        \
-                        d[c] += hit ? l : 0;                                                  \
-                        left[c] = hit ? 0 : l;                                                \
-                    }                                                                         \
+                    if (tiled)                                                                \
+                        for (int64_t c = 0; c < C; c++) ROUTE(d[c] =);                        \
+                    else                                                                      \
+                        for (int64_t c = 0; c < C; c++) ROUTE(d[c] +=);                       \
                 }                                                                             \
         })                                                                                    \
     }
