@@ -153,7 +153,7 @@ async function main() {
   run(path.join(BUILD, 'tests/append_scalar'), [db, 'long-run', 'long/wave', '0', '1', '20000']);
   const longCard = '.card[data-tag="long/wave"]';
   check('long series: card appears with all 20000 points (new run, live)', await until(page, (s) =>
-    document.querySelector(s)?.dataset.downsampled === 'true' && document.querySelector(s).dataset.total === '20000', longCard, 3000));
+    document.querySelector(s)?.dataset.downsampled === 'true' && document.querySelector(s).dataset.total === '20000', longCard, 8000));
   const longPts = await page.$eval(longCard, (c) => JSON.parse(c.dataset.points)['long-run']);
   // At most 1000 buckets, plus the raw points of a last commit that landed
   // after the page fetched the series (the writer commits in batches).
@@ -169,7 +169,7 @@ async function main() {
   const zoomed = await until(page, (s) => {
     const c = document.querySelector(s);
     return c.dataset.zoomed === 'true' && c.dataset.downsampled === 'false' && JSON.parse(c.dataset.points)['long-run'] > 500;
-  }, longCard, 3000);
+  }, longCard, 8000);
   check('long series: zoom re-fetches at full resolution', zoomed,
     await page.$eval(longCard, (c) => JSON.stringify(c.dataset)));
   await page.mouse.move(zbox.x + zbox.width * 0.42, zbox.y + zbox.height / 2);
