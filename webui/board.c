@@ -173,7 +173,7 @@ static enum MHD_Result serve_static(struct MHD_Connection *c, const char *url) {
     if (strstr(f->content_type, "text/html"))
         MHD_add_response_header(r, "Content-Security-Policy",
                                 "default-src 'self'; img-src 'self' blob: data:; "
-                                "style-src 'self' 'unsafe-inline'; object-src 'none'; "
+                                "style-src 'self'; object-src 'none'; "
                                 "frame-ancestors 'none'");
     enum MHD_Result ok = MHD_queue_response(c, MHD_HTTP_OK, r);
     MHD_destroy_response(r);
