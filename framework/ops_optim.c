@@ -20,6 +20,7 @@
 #include <stdio.h>
 
 #include "optim_internal.h"
+#include "parallel.h"
 
 /* The loops below read element i of every array before writing element i,
  * so running them in place (source == destination) is safe; this tells
@@ -46,14 +47,14 @@ typedef struct update {
     const double *f;
 } update;
 
-typedef void (*loop_fn)(const update *u);
+/* Runs the update over elements [begin, end). */
+typedef void (*loop_fn)(const update *u, int64_t begin, int64_t end);
 
 /* ---- the loops, per dtype and variant ----------------------------------------------- */
 
 /* Locals every loop starts with: gradient, old and new variable, and the
  * variable after weight decay (Keras decays before the update). */
 #define LOOP_PROLOGUE(T)                                                                      \
-    const int64_t n = u->n;                                                                   \
     const T *g = (const T *)u->g;                                                             \
     const T *w0 = (const T *)u->src[0];                                                       \
     T *w1 = (T *)u->dst[0];                                                                   \
@@ -61,20 +62,20 @@ typedef void (*loop_fn)(const update *u);
 #define DECAYED(i) (w0[i] - w0[i] * dec)
 
 #define DEFINE_SGD(T, SUF)                                                                    \
-    static void sgd_##SUF(const update *u) {                                                  \
+    static void sgd_##SUF(const update *u, int64_t begin, int64_t end) {                      \
         LOOP_PROLOGUE(T);                                                                     \
-        GB_IVDEP for (int64_t i = 0; i < n; i++) w1[i] = DECAYED(i) - g[i] * lr;              \
+        GB_IVDEP for (int64_t i = begin; i < end; i++) w1[i] = DECAYED(i) - g[i] * lr;        \
     }
 
 /* velocity = momentum * velocity - lr * g; var += velocity, or with
  * Nesterov var += momentum * velocity - lr * g. */
 #define DEFINE_MOMENTUM(T, SUF, NAME, NESTEROV)                                               \
-    static void NAME##_##SUF(const update *u) {                                               \
+    static void NAME##_##SUF(const update *u, int64_t begin, int64_t end) {                   \
         LOOP_PROLOGUE(T);                                                                     \
         const T *m0 = (const T *)u->src[1];                                                   \
         T *m1 = (T *)u->dst[1];                                                               \
         const T mom = (T)u->f[0];                                                             \
-        GB_IVDEP for (int64_t i = 0; i < n; i++) {                                            \
+        GB_IVDEP for (int64_t i = begin; i < end; i++) {                                      \
             T m = m0[i] * mom - g[i] * lr;                                                    \
             m1[i] = m;                                                                        \
             w1[i] = DECAYED(i) + (NESTEROV ? m * mom - g[i] * lr : m);                        \
@@ -84,7 +85,7 @@ typedef void (*loop_fn)(const update *u);
 /* m += (g - m)(1 - beta_1); v += (g^2 - v)(1 - beta_2);
  * var -= alpha m / (sqrt(v) + epsilon), alpha carrying the bias correction. */
 #define DEFINE_ADAM(T, SUF, SQRT)                                                             \
-    static void adam_##SUF(const update *u) {                                                 \
+    static void adam_##SUF(const update *u, int64_t begin, int64_t end) {                     \
         LOOP_PROLOGUE(T);                                                                     \
         const T *m0 = (const T *)u->src[1], *v0 = (const T *)u->src[2];                       \
         T *m1 = (T *)u->dst[1], *v1 = (T *)u->dst[2];                                         \
@@ -93,7 +94,7 @@ typedef void (*loop_fn)(const update *u);
                             (1.0 - pow(b1, (double)u->t)));                                   \
         const T c1 = (T)(1.0 - b1), c2 = (T)(1.0 - b2), eps = (T)u->f[2];                     \
         (void)lr;                                                                             \
-        GB_IVDEP for (int64_t i = 0; i < n; i++) {                                            \
+        GB_IVDEP for (int64_t i = begin; i < end; i++) {                                      \
             T m = m0[i] + (g[i] - m0[i]) * c1;                                                \
             T v = v0[i] + (g[i] * g[i] - v0[i]) * c2;                                         \
             m1[i] = m;                                                                        \
@@ -107,7 +108,7 @@ typedef void (*loop_fn)(const update *u);
  * + epsilon); increment = lr g / sqrt(denominator); with momentum
  * mom = momentum mom + increment, var -= mom; else var -= increment. */
 #define DEFINE_RMSPROP(T, SUF, SQRT, NAME, CENTERED, MOMENTUM)                                \
-    static void NAME##_##SUF(const update *u) {                                               \
+    static void NAME##_##SUF(const update *u, int64_t begin, int64_t end) {                   \
         LOOP_PROLOGUE(T);                                                                     \
         const T *v0 = (const T *)u->src[1], *p0 = (const T *)u->src[2],                       \
                 *a0 = (const T *)u->src[3];                                                   \
@@ -115,7 +116,7 @@ typedef void (*loop_fn)(const update *u);
         const T rho = (T)u->f[0], c = (T)(1.0 - u->f[0]), mom = (T)u->f[1];                   \
         const T eps = (T)u->f[2];                                                             \
         (void)p0, (void)p1, (void)a0, (void)a1, (void)mom;                                    \
-        GB_IVDEP for (int64_t i = 0; i < n; i++) {                                            \
+        GB_IVDEP for (int64_t i = begin; i < end; i++) {                                      \
             T v = rho * v0[i] + c * (g[i] * g[i]);                                            \
             v1[i] = v;                                                                        \
             T den = v + eps;                                                                  \
@@ -190,9 +191,20 @@ static void release_fresh(targets *tg) {
     for (int k = 0; k < MAX_ARRAYS; k++) gb__buffer_unref(tg->fresh[k]);
 }
 
+/* A buffer of nbytes no reader can see: the spare when its readers are
+ * gone, else a new one. */
+static gb_buffer *fresh_buffer(gb__optim_var *s, int k, size_t nbytes) {
+    gb_buffer *spare = s->spare[k];
+    if (spare && spare->refcount == 1 && spare->nbytes == nbytes) {
+        s->spare[k] = NULL;
+        return spare;
+    }
+    return gb__buffer_new_heap(nbytes);
+}
+
 /* Points u->src/dst at each array: in place when the variable holds the
  * only reference to its buffer, else at a fresh buffer. */
-static bool open_targets(const gb__optim_var *s, update *u, targets *tg) {
+static bool open_targets(gb__optim_var *s, update *u, targets *tg) {
     *tg = (targets){.var = {s->var}};
     for (int k = 1; k < MAX_ARRAYS; k++) tg->var[k] = s->slot[k - 1];
     for (int k = 0; k < MAX_ARRAYS; k++) {
@@ -205,7 +217,7 @@ static bool open_targets(const gb__optim_var *s, update *u, targets *tg) {
         u->src[k] = b->data;
         u->dst[k] = b->data;
         if (b->refcount > 1) {
-            tg->fresh[k] = gb__buffer_new_heap(b->nbytes);
+            tg->fresh[k] = fresh_buffer(s, k, b->nbytes);
             if (!tg->fresh[k]) {
                 release_fresh(tg);
                 return false;
@@ -216,9 +228,17 @@ static bool open_targets(const gb__optim_var *s, update *u, targets *tg) {
     return true;
 }
 
-static void commit_targets(const targets *tg) {
-    for (int k = 0; k < MAX_ARRAYS; k++)
-        if (tg->fresh[k]) gb__variable_install(tg->var[k], tg->fresh[k]);
+/* Installs the fresh buffers; each replaced one becomes the spare (the
+ * optimizer's reference keeps it, its readers still see the old value). */
+static void commit_targets(gb__optim_var *s, const targets *tg) {
+    for (int k = 0; k < MAX_ARRAYS; k++) {
+        if (!tg->fresh[k]) continue;
+        gb_buffer *old = gb__variable_buffer(tg->var[k]);
+        old->refcount++;
+        gb__buffer_unref(s->spare[k]);
+        s->spare[k] = old;
+        gb__variable_install(tg->var[k], tg->fresh[k]);
+    }
 }
 
 /* ---- the ops ------------------------------------------------------------------------------- */
@@ -243,8 +263,26 @@ static int infer_update(const gb_op_call *c, gb_out_desc *out) {
 
 typedef loop_fn (*pick_fn)(const gb_attrs *a, gb_dtype dt);
 
+/* Big variables are split across the pool's threads: the update is bound
+ * by memory bandwidth, which a second core adds to. Parts hold at least
+ * PARALLEL_GRAIN elements (smaller ones are not worth waking a thread)
+ * and split at BLOCK-element boundaries, so no two share a cache line. */
+enum { BLOCK = 16, PARALLEL_GRAIN = 64 * 1024 };
+
+typedef struct job {
+    const update *u;
+    loop_fn loop;
+} job;
+
+static void run_part(void *ctx, int64_t begin, int64_t end, int worker) {
+    (void)worker;
+    const job *j = ctx;
+    int64_t last = end * BLOCK < j->u->n ? end * BLOCK : j->u->n;
+    j->loop(j->u, begin * BLOCK, last);
+}
+
 static bool run_update(const gb_op_call *c, pick_fn pick) {
-    const gb__optim_var *s = c->attrs->ptr;
+    gb__optim_var *s = c->attrs->ptr;
     const gb_tensor *grad = c->in[0];
     update u = {.n = grad->size, .g = grad->data, .f = c->attrs->f};
     u.lr = gb__optimizer_step_lr(s->opt);
@@ -260,8 +298,9 @@ static bool run_update(const gb_op_call *c, pick_fn pick) {
     u.decay = u.lr * c->attrs->f[GB__OPTIM_F_WEIGHT_DECAY];
     targets tg;
     if (!open_targets(s, &u, &tg)) return false;
-    pick(c->attrs, grad->dtype)(&u);
-    commit_targets(&tg);
+    job j = {&u, pick(c->attrs, grad->dtype)};
+    gb__parallel_for((u.n + BLOCK - 1) / BLOCK, PARALLEL_GRAIN / BLOCK, run_part, &j);
+    commit_targets(s, &tg);
     if (c->attrs->i[GB__OPTIM_I_ADVANCE]) gb__optimizer_advance(s->opt);
     return true;
 }
@@ -286,7 +325,7 @@ static bool kernel_rmsprop(const gb_op_call *c, gb_tensor **out) {
 #define STATE_DOC                                                                             \
     "in[0]: the gradient (the variable's dtype and shape). ptr: the optimizer's "             \
     "gb__optim_var (optim_internal.h): the optimizer, whose learning rate (its schedule at "  \
-    "the current iteration) and step number are read when the kernel runs, the variable, "   \
+    "the current iteration) and step number are read when the kernel runs, the variable, "    \
     "and its slot variables. f[3]: weight_decay (decoupled: var -= lr*weight_decay*var "      \
     "first). i[0]: 1 on the last update of a step (counts the optimizer's iteration). "
 

@@ -48,12 +48,16 @@ gb_optimizer *gb__optimizer_new(const gb__optim_spec *spec) {
     return o;
 }
 
+/* One variable's state: its slots and the spare buffers. */
+static void free_entry(gb__optim_var *e) {
+    for (int k = 0; k < GB__OPTIM_MAX_SLOTS; k++) gb_variable_free(e->slot[k]);
+    for (int k = 0; k <= GB__OPTIM_MAX_SLOTS; k++) gb__buffer_unref(e->spare[k]);
+    free(e);
+}
+
 void gb_optimizer_free(gb_optimizer *opt) {
     if (!opt) return;
-    for (int i = 0; i < opt->nvars; i++) {
-        for (int k = 0; k < GB__OPTIM_MAX_SLOTS; k++) gb_variable_free(opt->vars[i]->slot[k]);
-        free(opt->vars[i]);
-    }
+    for (int i = 0; i < opt->nvars; i++) free_entry(opt->vars[i]);
     for (int i = 0; i < opt->nno_decay; i++) free(opt->no_decay[i]);
     free(opt->no_decay);
     free(opt->vars);
@@ -125,10 +129,6 @@ static gb_variable *new_slot(const gb_optimizer *o, gb_variable *v, const char *
     return s;
 }
 
-static void free_entry(gb__optim_var *e) {
-    for (int k = 0; k < GB__OPTIM_MAX_SLOTS; k++) gb_variable_free(e->slot[k]);
-    free(e);
-}
 
 static gb__optim_var *create_entry(gb_optimizer *o, gb_variable *v) {
     gb__optim_var *e = calloc(1, sizeof *e);

@@ -31,6 +31,11 @@ typedef struct gb__optim_var {
     struct gb_optimizer *opt;
     gb_variable *var;
     gb_variable *slot[GB__OPTIM_MAX_SLOTS];  /* NULL where the op uses none */
+    /* The buffer each array (variable, then slots) had before its last
+     * copy on write, kept for the next one: once its readers are gone it
+     * is rewritten instead of allocating (and page-faulting) a fresh one
+     * every step of a loop whose reads are alive at update time. */
+    gb_buffer *spare[1 + GB__OPTIM_MAX_SLOTS];
     bool decay;          /* weight decay applies (not excluded by name) */
     bool warned_no_grad; /* the NULL-gradient warning was given */
 } gb__optim_var;

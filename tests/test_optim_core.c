@@ -70,6 +70,53 @@ START_TEST(test_update_in_place_without_readers) {
 }
 END_TEST
 
+/* One step with the variable read (the read alive during the update);
+ * returns the data pointer the variable has afterwards. */
+static const void *step_with_read(gb_optimizer *opt, gb_variable *v, const void **read_data) {
+    gb_scope_begin();
+    *read_data = gb_data(gb_variable_value(v));
+    ck_assert(ot_step(opt, v, 2, (const double[]){1, 1}));
+    gb_scope_end();
+    return buffer_of(v);
+}
+
+/* A loop whose reads are alive at update time alternates between two
+ * buffers: the one replaced last step is rewritten once its readers are
+ * gone, instead of allocating a new one every step. */
+START_TEST(test_copy_on_write_reuses_released_buffer) {
+    gb_optimizer *opt = gb_sgd(0.5);
+    gb_variable *v = ot_var("w", GB_F32, 2, (const double[]){10, 20});
+    const void *r0, *r1, *r2;
+    const void *b1 = step_with_read(opt, v, &r0);
+    const void *b2 = step_with_read(opt, v, &r1);
+    const void *b3 = step_with_read(opt, v, &r2);
+    ck_assert_ptr_ne(b1, r0);
+    ck_assert_ptr_eq(r1, b1);
+    ck_assert_ptr_eq(b2, r0); /* the first buffer, released, came back */
+    ck_assert_ptr_eq(b3, b1);
+    OT_ASSERT_NEAR(ot_get(v, 1), 20 - 1.5, 0);
+    gb_variable_free(v);
+    gb_optimizer_free(opt);
+}
+END_TEST
+
+/* A spare still held by a reader (a value kept across steps) is never
+ * written: that reader keeps its value. */
+START_TEST(test_copy_on_write_spares_held_values) {
+    gb_optimizer *opt = gb_sgd(0.5);
+    gb_variable *v = ot_var("w", GB_F32, 2, (const double[]){10, 20});
+    gb_scope_begin();
+    gb_tensor *kept = gb_variable_value(v);
+    const void *r;
+    for (int s = 0; s < 4; s++) step_with_read(opt, v, &r);
+    ASSERT_VALUES(kept, 0, 10, 20);
+    gb_scope_end();
+    OT_ASSERT_NEAR(ot_get(v, 0), 10 - 2, 0);
+    gb_variable_free(v);
+    gb_optimizer_free(opt);
+}
+END_TEST
+
 /* The tape keeps the read of w for its backward pass; the step must not
  * change it. loss = sum(w * w), so the gradient is 2w. */
 START_TEST(test_with_tape) {
@@ -342,6 +389,8 @@ static Suite *core_suite(void) {
     tcase_add_test(cow, test_read_before_update_keeps_value);
     tcase_add_test(cow, test_slot_read_keeps_value);
     tcase_add_test(cow, test_update_in_place_without_readers);
+    tcase_add_test(cow, test_copy_on_write_reuses_released_buffer);
+    tcase_add_test(cow, test_copy_on_write_spares_held_values);
     tcase_add_test(cow, test_with_tape);
     suite_add_tcase(s, cow);
     TCase *steps = tcase_create("steps");
