@@ -108,3 +108,28 @@ export function groupedCards(tags, cardOf) {
     g ? h('h2.group-title', null, g, h('span.muted', null, ` · ${ts.length}`)) : null,
     h('div.cards', null, ts.map(cardOf))));
 }
+
+// Tracks which cards are on (or near) the screen, so pages fetch and
+// update only those: a store with hundreds of tags stays fast. Cards are
+// checked at once when observed (no wait for the first observer callback);
+// onShow(key) runs when a card comes into view.
+export function visibility(onShow, margin = 400) {
+  const shown = new Set();
+  const io = new IntersectionObserver((entries) => {
+    for (const e of entries) {
+      const key = e.target.dataset.tag;
+      if (e.isIntersecting && !shown.has(key)) { shown.add(key); onShow(key); }
+      else if (!e.isIntersecting) shown.delete(key);
+    }
+  }, { rootMargin: `${margin}px 0px` });
+  return {
+    has: (key) => shown.has(key),
+    observe(el) {
+      const r = el.getBoundingClientRect();
+      if (r.bottom > -margin && r.top < window.innerHeight + margin) shown.add(el.dataset.tag);
+      io.observe(el);
+    },
+    unobserve(el) { io.unobserve(el); shown.delete(el.dataset.tag); },
+    disconnect() { io.disconnect(); },
+  };
+}

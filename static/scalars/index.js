@@ -6,7 +6,7 @@
 
 import { getJSON, pooled } from '../core/api.js';
 import { alpha, autosize, join, tooltip, uPlot, xAxis, yAxis } from '../core/chart.js';
-import { download, fmtValue, groupedCards, h, num, regexFrom, safeFileName } from '../core/dom.js';
+import { download, fmtValue, groupedCards, h, num, regexFrom, safeFileName, visibility } from '../core/dom.js';
 import { quantile, smooth } from './smoothing.js';
 
 export const name = 'scalars';
@@ -24,6 +24,12 @@ export function createPage(ctx) {
   const cards = new Map();    // tag -> card
   let tagsByRun = {};
   let destroyed = false;
+  // Only cards on or near the screen are fetched and kept live.
+  const onScreen = visibility(() => {
+    if (destroyed) return;
+    // true: series cached while the card was away catch up too.
+    ensureLoaded(true).then((touched) => { for (const t of touched) cards.get(t)?.draw(); }).catch(() => {});
+  });
 
   // ---- controls ---------------------------------------------------------
   const smoothVal = h('span.value', null, settings.smoothing.toFixed(2));
@@ -99,7 +105,7 @@ export function createPage(ctx) {
     const jobs = [];
     const touched = new Set();
     for (const tag of tags) for (const run of runs) {
-      if (!has(run, tag)) continue;
+      if (!has(run, tag) || !onScreen.has(tag)) continue;
       const k = key(run, tag), s = cache.get(k);
       if (!s) {
         // One request per series even when a layout and a live update
@@ -122,9 +128,11 @@ export function createPage(ctx) {
     // Series of runs no longer shown are dropped: they would miss live
     // updates while hidden, so showing the run again fetches it afresh.
     for (const k of cache.keys()) if (!runs.includes(k.split('\u0000')[0])) cache.delete(k);
-    for (const [tag, c] of cards) if (!tags.includes(tag)) { c.destroy(); cards.delete(tag); }
-    for (const tag of tags) if (!cards.has(tag)) cards.set(tag, makeCard(tag));
+    for (const [tag, c] of cards) if (!tags.includes(tag)) { onScreen.unobserve(c.el); c.destroy(); cards.delete(tag); }
+    const added = tags.filter((t) => !cards.has(t));
+    for (const tag of added) cards.set(tag, makeCard(tag));
     grid.replaceChildren(...groupedCards(tags, (t) => cards.get(t).el));
+    for (const tag of added) onScreen.observe(cards.get(tag).el);
     summary.textContent = `${tags.length} tag${tags.length === 1 ? '' : 's'} · ${runs.length} run${runs.length === 1 ? '' : 's'}`;
     if (!tags.length) grid.append(h('div.empty', null, ctx.runs.selected().length ? 'No scalar tag matches.' : 'Select a run to see its scalars.'));
     return ensureLoaded(false).then(() => {
@@ -390,6 +398,6 @@ export function createPage(ctx) {
       const touched = await ensureLoaded(true);
       for (const t of touched) cards.get(t)?.draw();
     },
-    destroy() { destroyed = true; for (const c of cards.values()) c.destroy(); cards.clear(); },
+    destroy() { destroyed = true; onScreen.disconnect(); for (const c of cards.values()) c.destroy(); cards.clear(); },
   };
 }

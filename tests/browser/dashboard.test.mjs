@@ -152,6 +152,9 @@ async function main() {
   // and a drag-zoom re-fetches the range at full resolution.
   run(path.join(BUILD, 'tests/append_scalar'), [db, 'long-run', 'long/wave', '0', '1', '20000']);
   const longCard = '.card[data-tag="long/wave"]';
+  // Cards load when near the screen: bring the new one into view.
+  check('long series: its card is created', await until(page, (s) => !!document.querySelector(s), longCard, 3000));
+  await page.$eval(longCard, (c) => c.scrollIntoView());
   check('long series: card appears with all 20000 points (new run, live)', await until(page, (s) =>
     document.querySelector(s)?.dataset.downsampled === 'true' && document.querySelector(s).dataset.total === '20000', longCard, 8000));
   const longPts = await page.$eval(longCard, (c) => JSON.parse(c.dataset.points)['long-run']);
@@ -160,7 +163,6 @@ async function main() {
   const longTotal = await page.$eval(longCard, (c) => c.dataset.total);
   check('long series: downsampled (1000 buckets, a raw tail of < 1000 at most)', longPts > 0 && longPts < 2000 && longTotal === '20000', `${longPts} rows, ${longTotal} points`);
   check('long series: envelope series added', await page.$eval(longCard, (c) => c.dataset.series) === '4');
-  await page.$eval(longCard, (c) => c.scrollIntoView());
   const zbox = await (await page.$(`${longCard} .u-over`)).boundingBox();
   await page.mouse.move(zbox.x + zbox.width * 0.40, zbox.y + zbox.height / 2);
   await page.mouse.down();
