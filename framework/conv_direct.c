@@ -12,8 +12,6 @@
 #pragma GCC optimize("fp-contract=fast")
 #endif
 
-#include <string.h>
-
 #include "conv_direct.h"
 
 /* The taps [lo, hi) of a window along one axis that land inside [0, in),
@@ -142,7 +140,6 @@ static inline void out_range(int64_t k, int64_t s, int64_t pad, int64_t d, int64
     void gb__conv_direct_filter_##SUFFIX(const gb_window *g, const T *x, const T *dy,         \
                                          int64_t oc, int64_t n0, int64_t n1, T *dw) {         \
         const int64_t C = g->c, VL = (int64_t)(sizeof(V) / sizeof(T));                        \
-        memset(dw, 0, (size_t)(gb__window_cols(g) * oc) * sizeof(T));                         \
         for (int64_t n = n0; n < n1; n++)                                                     \
             for (int64_t kh = 0; kh < g->kh; kh++) {                                          \
                 int64_t oh0, oh1, offh = kh * g->dh - g->pt;                                  \

@@ -19,8 +19,8 @@ void gb__conv_direct_f32(const gb_window *g, const float *x, const float *w, int
 void gb__conv_direct_f64(const gb_window *g, const double *x, const double *w, int64_t oc,
                          int64_t n0, int64_t n1, double *out);
 
-/* The filter gradient dW [KH,KW,C,OC] of images [n0, n1) (overwritten):
- * sum over pixels of input tap x output gradient dy [N,OH,OW,OC]. */
+/* dW [KH,KW,C,OC] += the filter gradient of images [n0, n1): the sum over
+ * pixels of input tap x output gradient dy [N,OH,OW,OC]. */
 void gb__conv_direct_filter_f32(const gb_window *g, const float *x, const float *dy, int64_t oc,
                                 int64_t n0, int64_t n1, float *dw);
 void gb__conv_direct_filter_f64(const gb_window *g, const double *x, const double *dy,

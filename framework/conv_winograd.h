@@ -55,8 +55,8 @@ void gb__wino_conv_f32(const gb_wino *p, const float *x, const float *u, int64_t
 void gb__wino_conv_f64(const gb_wino *p, const double *x, const double *u, int64_t n0,
                        int64_t n1, double *y, double *scratch);
 
-/* The 16 partial sums s [16][ci][co] of the filter gradient over images
- * [n0, n1) of x and dy (overwritten), with one worker's scratch. */
+/* s [16][ci][co] += the 16 partial sums of the filter gradient over
+ * images [n0, n1) of x and dy, with one worker's scratch. */
 void gb__wino_filter_grad_f32(const gb_wino *p, const float *x, const float *dy, int64_t n0,
                               int64_t n1, float *s, float *scratch);
 void gb__wino_filter_grad_f64(const gb_wino *p, const double *x, const double *dy, int64_t n0,

@@ -222,7 +222,7 @@ void SFX(gb__wino_filter_grad)(const gb_wino *p, const T *x, const T *dy, int64_
         for (int xi = 0; xi < 16; xi++)
             GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)p->ci, (int)p->co, (int)cnt, 1,
                  v + xi * p->chunk * p->ci, (int)p->ci, z + xi * p->chunk * p->co, (int)p->co,
-                 t0 > n0 * per ? 1 : 0, s + xi * p->ci * p->co, (int)p->co);
+                 1, s + xi * p->ci * p->co, (int)p->co);
     }
 }
 

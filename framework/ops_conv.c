@@ -222,28 +222,28 @@ static void *worker_partial(const conv_job *j, int w, size_t elem) {
             gb__col2im_##SUFFIX(&j->g, dcols, c0, c1, dx);                                       \
         }                                                                                        \
     }                                                                                            \
-    /* partial dW[K,OC] of worker w = im2col(x)^T . dy over its rows */                          \
+    /* worker w's partial dW[K,OC] += im2col(x)^T . dy over rows [r0, r1) */                          \
     static void conv_bwd_filter_##SUFFIX(const conv_job *j, int64_t r0, int64_t r1, int w) {    \
         const T *x = j->a, *dy = j->b;                                                           \
         int64_t K = gb__window_cols(&j->g), oc = j->oc;                                          \
-        T *cols = worker_cols(j, w, sizeof(T));                                                  \
-        T *dw = w ? worker_partial(j, w, sizeof(T)) : j->out;                                    \
+        T *cols = worker_cols(j, w, sizeof(T)), *dw = worker_partial(j, w, sizeof(T));           \
         if (gb__window_is_pointwise(&j->g)) {                                                    \
-            gemm_##SUFFIX(true, false, K, oc, r1 - r0, x + r0 * K, K, dy + r0 * oc, oc, false,   \
+            gemm_##SUFFIX(true, false, K, oc, r1 - r0, x + r0 * K, K, dy + r0 * oc, oc, true,    \
                           dw, oc);                                                               \
             return;                                                                              \
         }                                                                                        \
         for (int64_t c0 = r0; c0 < r1; c0 += j->step) {                                         \
             int64_t c1 = c0 + j->step < r1 ? c0 + j->step : r1;                                  \
             gb__im2col_##SUFFIX(&j->g, x, c0, c1, cols);                                         \
-            gemm_##SUFFIX(true, false, K, oc, c1 - c0, cols, K, dy + c0 * oc, oc, c0 > r0, dw,   \
-                          oc);                                                                   \
+            gemm_##SUFFIX(true, false, K, oc, c1 - c0, cols, K, dy + c0 * oc, oc, true, dw, oc); \
         }                                                                                        \
     }                                                                                            \
-    static void sum_partials_##SUFFIX(const conv_job *j, int parts) {                            \
+    /* out = the sum of the partial filter gradients of workers [0, used) */                    \
+    static void sum_partials_##SUFFIX(const conv_job *j, int used) {                             \
         int64_t n = gb__window_cols(&j->g) * j->oc;                                              \
         T *dw = j->out;                                                                          \
-        for (int p = 1; p < parts; p++) {                                                        \
+        memcpy(dw, worker_partial(j, 0, sizeof(T)), (size_t)n * sizeof(T));                      \
+        for (int p = 1; p < used; p++) {                                                         \
             const T *part = worker_partial(j, p, sizeof(T));                                     \
             for (int64_t i = 0; i < n; i++) dw[i] += part[i];                                    \
         }                                                                                        \
@@ -284,7 +284,7 @@ static void range_direct(const conv_task *t, int64_t n0, int64_t n1, int w) {
             gb__conv_direct_f32(&j->g, j->a, j->b, j->oc, n0, n1, j->out);
         return;
     }
-    void *dw = w ? worker_partial(j, w, t->f64 ? 8 : 4) : j->out;
+    void *dw = worker_partial(j, w, t->f64 ? 8 : 4);
     if (t->f64)
         gb__conv_direct_filter_f64(&j->g, j->a, j->b, j->oc, n0, n1, dw);
     else
@@ -352,21 +352,33 @@ static bool prepare_winograd(conv_task *t, int workers) {
     return true;
 }
 
-/* Adds the other parts' Winograd partial sums to part 0's and turns the
- * total into the filter gradient. */
-static void finish_winograd_filter(const conv_task *t, int parts) {
+/* Adds the other workers' Winograd partial sums to worker 0's and turns
+ * the total into the filter gradient. */
+static void finish_winograd_filter(const conv_task *t, int used) {
     int64_t n = gb__wino_filter_elems(&t->wino);
     if (t->f64) {
         double *s = t->shared;
-        for (int p = 1; p < parts; p++)
+        for (int p = 1; p < used; p++)
             for (int64_t i = 0; i < n; i++) s[i] += s[p * n + i];
         gb__wino_filter_finish_f64(&t->wino, s, t->job.out);
     } else {
         float *s = t->shared;
-        for (int p = 1; p < parts; p++)
+        for (int p = 1; p < used; p++)
             for (int64_t i = 0; i < n; i++) s[i] += s[p * n + i];
         gb__wino_filter_finish_f32(&t->wino, s, t->job.out);
     }
+}
+
+/* The filter gradient is summed per worker (a worker may run several
+ * parts): all partial sums start at zero. */
+static void zero_partials(const conv_task *t, int workers) {
+    size_t elem = t->f64 ? 8 : 4;
+    if (t->method == BY_WINOGRAD) {
+        memset(t->shared, 0, (size_t)(workers * gb__wino_filter_elems(&t->wino)) * elem);
+        return;
+    }
+    size_t n = (size_t)(gb__window_cols(&t->job.g) * t->job.oc);
+    for (int w = 0; w < workers; w++) memset(worker_partial(&t->job, w, elem), 0, n * elem);
 }
 
 /* Below this many multiply-adds per part a second thread costs more than
@@ -394,13 +406,14 @@ static bool run_conv(conv_kind kind, const gb_window *g, int64_t oc, const gb_te
                                           : (size_t)(t.job.step * K + K * oc);
     t.job.scratch = gb__scope_alloc((size_t)workers * each * elem);
     if (!t.job.scratch) return false;
+    if (kind == CONV_BWD_FILTER) zero_partials(&t, workers);
     int64_t macs_per_image = g->oh * g->ow * K * oc;
     int64_t grain = (PARALLEL_MIN_MACS + macs_per_image - 1) / macs_per_image;
-    int parts = gb__parallel_for(g->n, grain, conv_range, &t);
+    int used = gb__parallel_for(g->n, grain, conv_range, &t);
     if (kind == CONV_BWD_FILTER && t.method == BY_WINOGRAD) {
-        finish_winograd_filter(&t, parts);
+        finish_winograd_filter(&t, used);
     } else if (kind == CONV_BWD_FILTER) {
-        (t.f64 ? sum_partials_f64 : sum_partials_f32)(&t.job, parts);
+        (t.f64 ? sum_partials_f64 : sum_partials_f32)(&t.job, used);
     }
     return true;
 }

@@ -244,7 +244,10 @@ static bool kernel_matmul(const gb_op_call *c, gb_tensor **out) {
     int64_t units = j.g.nbatch * j.g.m, row_macs = j.g.n * j.g.k;
     if (units == 0 || j.g.n == 0) return true;
     int64_t grain = row_macs > 0 ? (PARALLEL_MIN_MACS + row_macs - 1) / row_macs : units;
-    gb__parallel_for(units, grain, units_range, &j);
+    /* one part per worker: GEMMs lose speed on fewer rows */
+    int workers = gb__parallel_workers();
+    int64_t even = (units + workers - 1) / workers;
+    gb__parallel_for(units, grain > even ? grain : even, units_range, &j);
     return true;
 }
 

@@ -173,7 +173,7 @@ static bool tiles_exactly(const gb_window *g) {
 /* MaxPoolGrad's step for channel c: the unrouted gradient goes to the
  * first element equal to the window's maximum (a NaN maximum matches the
  * first NaN). STORE is `d[c] =` or `d[c] +=`. */
-#define ROUTE(STORE)                                                                          \
+#define ROUTE(T, STORE)                                                                       \
     do {                                                                                      \
         bool hit = (v[c] == m[c]) | ((v[c] != v[c]) & (m[c] != m[c]));                       \
         T l = left[c];                                                                        \
@@ -253,9 +253,9 @@ static bool tiles_exactly(const gb_window *g) {
                     const T *restrict v = x + PIX(g, n, ih, iw);                              \
                     T *restrict d = dx + PIX(g, n, ih, iw);                                   \
                     if (tiled)                                                                \
-                        for (int64_t c = 0; c < C; c++) ROUTE(d[c] =);                        \
+                        for (int64_t c = 0; c < C; c++) ROUTE(T, d[c] =);                        \
                     else                                                                      \
-                        for (int64_t c = 0; c < C; c++) ROUTE(d[c] +=);                       \
+                        for (int64_t c = 0; c < C; c++) ROUTE(T, d[c] +=);                       \
                 }                                                                             \
         })                                                                                    \
     }

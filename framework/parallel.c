@@ -2,25 +2,30 @@
  *
  * Worker threads are started on first use and then sleep on a condition
  * variable between regions; a region publishes its task under a mutex,
- * bumps a generation counter and wakes them, runs part 0 itself and waits
- * until every worker has checked in. One region runs at a time: a second
- * thread that finds the pool busy runs its loop inline rather than queue.
+ * bumps a generation counter and wakes them, and every thread (the caller
+ * too) claims parts from an atomic counter until none are left, so a
+ * thread that the OS delays (2 cores shared with a data pipeline) simply
+ * takes fewer parts. The caller waits until every worker has checked in.
+ * One region runs at a time: a second thread that finds the pool busy
+ * runs its loop inline rather than queue.
  */
 #include <cblas.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "parallel.h"
 
-enum { MAX_WORKERS = 16 };
+enum { MAX_WORKERS = 16, PARTS_PER_WORKER = 4 };
 
 typedef struct task {
     gb__range_fn fn;
     void *ctx;
     int64_t n;
     int parts;
+    atomic_int next;            /* the next part to claim */
 } task;
 
 static struct {
@@ -31,7 +36,7 @@ static struct {
     pthread_cond_t wake, done;
     uint64_t generation;
     int pending;                /* workers yet to finish this generation */
-    task t;
+    task *t;
 } pool = {
     .once = PTHREAD_ONCE_INIT,
     .workers = 1,
@@ -41,10 +46,14 @@ static struct {
     .done = PTHREAD_COND_INITIALIZER,
 };
 
-static void run_part(const task *t, int p) {
-    if (p >= t->parts) return;
-    int64_t begin = t->n * p / t->parts, end = t->n * (p + 1) / t->parts;
-    if (begin < end) t->fn(t->ctx, begin, end, p);
+/* Claims and runs parts of t as worker `id` until none are left. */
+static void run_parts(task *t, int id) {
+    for (;;) {
+        int p = atomic_fetch_add(&t->next, 1);
+        if (p >= t->parts) return;
+        int64_t begin = t->n * p / t->parts, end = t->n * (p + 1) / t->parts;
+        if (begin < end) t->fn(t->ctx, begin, end, id);
+    }
 }
 
 static void *worker_main(void *arg) {
@@ -54,9 +63,9 @@ static void *worker_main(void *arg) {
         pthread_mutex_lock(&pool.mu);
         while (pool.generation == seen) pthread_cond_wait(&pool.wake, &pool.mu);
         seen = pool.generation;
-        task t = pool.t;
+        task *t = pool.t;
         pthread_mutex_unlock(&pool.mu);
-        run_part(&t, id);
+        run_parts(t, id);
         pthread_mutex_lock(&pool.mu);
         if (--pool.pending == 0) pthread_cond_signal(&pool.done);
         pthread_mutex_unlock(&pool.mu);
@@ -93,24 +102,25 @@ int gb__parallel_workers(void) {
 }
 
 int gb__parallel_for(int64_t n, int64_t grain, gb__range_fn fn, void *ctx) {
-    int64_t fit = grain > 0 ? n / grain : n;
-    int parts = gb__parallel_workers();
-    if (fit < parts) parts = fit < 1 ? 1 : (int)fit;
+    int workers = gb__parallel_workers();
+    int64_t fit = grain > 0 ? n / grain : n, most = (int64_t)workers * PARTS_PER_WORKER;
+    int parts = fit < 1 ? 1 : fit > most ? (int)most : (int)fit;
     if (parts == 1 || pthread_mutex_trylock(&pool.busy) != 0) {
         if (n > 0) fn(ctx, 0, n, 0);
         return 1;
     }
-    task t = {fn, ctx, n, parts};
+    task t = {.fn = fn, .ctx = ctx, .n = n, .parts = parts};
+    atomic_init(&t.next, 0);
     pthread_mutex_lock(&pool.mu);
-    pool.t = t;
+    pool.t = &t;
     pool.pending = pool.workers - 1;
     pool.generation++;
     pthread_cond_broadcast(&pool.wake);
     pthread_mutex_unlock(&pool.mu);
-    run_part(&t, 0);
+    run_parts(&t, 0);
     pthread_mutex_lock(&pool.mu);
     while (pool.pending > 0) pthread_cond_wait(&pool.done, &pool.mu);
     pthread_mutex_unlock(&pool.mu);
     pthread_mutex_unlock(&pool.busy);
-    return parts;
+    return parts < workers ? parts : workers;
 }

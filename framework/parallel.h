@@ -1,9 +1,10 @@
 /* parallel.h — a small fork-join pool for the compute kernels (internal).
  *
- * gb__parallel_for(n, grain, fn, ctx) splits [0, n) into one contiguous
- * part per worker (the calling thread is worker 0) and returns when all
- * parts are done. Kernels partition by independent units (images of a
- * batch, rows of a product) so parts never write the same memory.
+ * gb__parallel_for(n, grain, fn, ctx) splits [0, n) into contiguous parts
+ * that the workers (the calling thread is worker 0) claim dynamically,
+ * and returns when all are done. Kernels partition by independent units
+ * (images of a batch, rows of a product) so parts never write the same
+ * memory.
  *
  * The pool owns the machine's threads: it sets OpenBLAS to one thread
  * once, so BLAS calls made inside parts do not start (and leave spinning)
@@ -26,10 +27,13 @@ typedef void (*gb__range_fn)(void *ctx, int64_t begin, int64_t end, int worker);
  * the pool is set up (and OpenBLAS single-threaded) before a BLAS call. */
 int gb__parallel_workers(void);
 
-/* Splits [0, n) into at most gb__parallel_workers() parts of at least
- * `grain` units each and runs them; the caller's thread runs part 0.
- * Runs inline when one part suffices or the pool is busy (another thread
- * is inside a parallel region). Returns the number of parts used. */
+/* Splits [0, n) into parts of at least `grain` units (up to four per
+ * worker) that the workers claim one after another, the calling thread
+ * among them; fn may thus run several times on one worker, which must
+ * accumulate rather than overwrite anything it keeps per worker. Runs
+ * inline when one part suffices or the pool is busy (another thread is
+ * inside a parallel region). Returns how many workers may have run parts:
+ * those are numbered 0 .. return value - 1. */
 int gb__parallel_for(int64_t n, int64_t grain, gb__range_fn fn, void *ctx);
 
 #endif
