@@ -145,7 +145,9 @@ export function createPage(ctx) {
   function redrawAll() { for (const c of cards.values()) c.draw(); }
 
   function makeCard(tag) {
-    const chartBox = h('div.chart');
+    // The final height from the start: what is "near the screen" must not
+    // change as charts appear.
+    const chartBox = h('div.chart', { style: { minHeight: `${HEIGHT}px` } });
     const legend = h('div.legend');
     const title = h('div.card-title', { title: tag }, tag);
     const note = h('span.note');
