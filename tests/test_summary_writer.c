@@ -667,6 +667,8 @@ static int64_t committed_points(const char *tag) {
     gb_scalar_series *ser;
     gb_store_status st = gb_store_scalars(s, "run", tag, NULL, &ser);
     int64_t n = st == GB_STORE_OK ? (int64_t)ser->count : -1;
+    if (st != GB_STORE_OK && st != GB_STORE_ERR_NO_TAG)   /* only "not yet" is expected */
+        ck_abort_msg("%s", gb_store_last_error());
     if (st == GB_STORE_OK) gb_store_free(ser);
     gb_store_close(s);
     return n;
