@@ -87,7 +87,9 @@ typedef struct gb_summary_options {
 gb_status gb_summary_writer_open(const char *path, const char *run,
                                  const gb_summary_options *opts, gb_summary_writer **out);
 /* Commits everything queued, stops the background thread, closes the file
- * and frees w (even on error). Returns the writer's sticky error, if any. */
+ * and frees w (even on error). Returns the writer's sticky error, if any.
+ * A default writer stops being the default first; no other thread may
+ * still be writing through w. */
 gb_status gb_summary_writer_close(gb_summary_writer *w);
 /* Blocks until every event queued before the call is committed. */
 gb_status gb_summary_flush(gb_summary_writer *w);

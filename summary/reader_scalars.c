@@ -48,7 +48,7 @@ typedef bool (*point_sink)(void *user, const gb__point *p);
 
 typedef struct seq_point {
     gb__point p;
-    int64_t seq;   /* chunk id * GB__CHUNK_POINTS + index: ties of one step keep write order */
+    int64_t seq;   /* chunk id << 20 | index: ties of one step keep write order */
 } seq_point;
 
 typedef struct point_buffer {
@@ -87,7 +87,7 @@ static bool absorb(point_buffer *b, const unsigned char *blob, size_t count, int
     }
     bool sorted = true;
     for (size_t i = 0; i < count; i++) {
-        seq_point sp = {.seq = chunk_id * GB__CHUNK_POINTS + (int64_t)i};
+        seq_point sp = {.seq = chunk_id << 20 | (int64_t)i};
         memcpy(&sp.p, blob + i * sizeof(gb__point), sizeof sp.p);   /* blobs are unaligned */
         if (sp.p.step < a || sp.p.step > bb) continue;
         if (b->n > b->head && sp.p.step < b->v[b->n - 1].p.step) sorted = false;
@@ -118,7 +118,7 @@ static gb_store_status each_point(gb_store *s, const gb__tag_info *ti, int64_t a
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         size_t count = (size_t)sqlite3_column_int64(st, 1);
         const unsigned char *blob = sqlite3_column_blob(st, 2);
-        if ((size_t)sqlite3_column_bytes(st, 2) != count * sizeof(gb__point)) {
+        if ((size_t)sqlite3_column_bytes(st, 2) != count * sizeof(gb__point) || count >> 20) {
             rc = SQLITE_CORRUPT;
             break;
         }

@@ -219,7 +219,10 @@ static void writer_free(gb_summary_writer *w) {
     sqlite3_close(w->db);
     for (size_t i = 0; i < w->queue_len; i++) gb__event_free(&w->queue[i]);
     free(w->queue);
-    for (int i = 0; i < w->nbg; i++) free(w->bg[i]);
+    for (int i = 0; i < w->nbg; i++) {
+        free(w->bg[i]->points);
+        free(w->bg[i]);
+    }
     free(w->bg);
     gb__writer_tags_free(w);
     pthread_mutex_destroy(&w->lock);

@@ -228,6 +228,13 @@ static int feed(gb_summary_writer *w, gb__tag_state *ts, int level, int64_t buck
 
 static int add_scalar(gb_summary_writer *w, gb__tag_state *ts, const gb__event *ev) {
     gb__point p = {ev->step, ev->wall_time, ev->value};
+    if (ts->npoints == ts->points_cap) {   /* small until a tag proves busy */
+        int cap = ts->points_cap ? 2 * ts->points_cap : 16;
+        gb__point *points = realloc(ts->points, (size_t)cap * sizeof *points);
+        if (!points) return SQLITE_NOMEM;
+        ts->points = points;
+        ts->points_cap = cap;
+    }
     ts->points[ts->npoints++] = p;
     int rc = ts->npoints == GB__CHUNK_POINTS ? write_chunk(w, ts) : SQLITE_OK;
     gb__rollup r;

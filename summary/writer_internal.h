@@ -85,8 +85,8 @@ typedef struct gb__wtag {
 typedef struct gb__tag_state {
     const gb__wtag *tag;
     int64_t db_id;                          /* 0 until resolved */
-    gb__point points[GB__CHUNK_POINTS];     /* scalars: the open chunk */
-    int npoints;
+    gb__point *points;                      /* scalars: the open chunk, grown on */
+    int npoints, points_cap;                /* demand up to GB__CHUNK_POINTS */
     gb__rollup acc[GB__ROLLUP_LEVELS + 1];  /* open rollup bucket per level (1..) */
     int64_t acc_bucket[GB__ROLLUP_LEVELS + 1];
     /* what this batch adds to the tags row */
