@@ -1,12 +1,12 @@
 # Tests that run the example programs as a person would.
 #
-# fmnist_mlp_quick: one epoch of the MLP on 10,000 training images must
+# fmnist_mlp_quick: one epoch of the MLP on 20,000 training images must
 # reach 80 % test accuracy (the full run reaches 87.5 % in 5 epochs).
 # fmnist_bad_inputs: a missing data directory, a truncated IDX file and a
 # label file whose count differs each give a clear message and a non-zero
 # exit.
 add_test(NAME fmnist_mlp_quick
-         COMMAND ${CMAKE_BINARY_DIR}/examples/fashion_mnist_mlp --epochs 1 --limit 10000
+         COMMAND ${CMAKE_BINARY_DIR}/examples/fashion_mnist_mlp --epochs 1 --limit 20000
                  --min-accuracy 0.80)
 set_tests_properties(fmnist_mlp_quick PROPERTIES TIMEOUT 600)
 add_test(NAME fmnist_bad_inputs
