@@ -14,8 +14,8 @@
 #define GB_DIRECT_MAX_K 32
 
 /* out[n, oh, ow, :] for images [n0, n1); x NHWC, w [KH,KW,C,OC]. */
-void gb__conv_direct_f32(const gb_window *g, const float *x, const float *w, int64_t oc,
-                         int64_t n0, int64_t n1, float *out);
+void gb__conv_direct_f32(const gb_window *g, const float *x, const float *w, int64_t oc, int64_t n0,
+                         int64_t n1, float *out);
 void gb__conv_direct_f64(const gb_window *g, const double *x, const double *w, int64_t oc,
                          int64_t n0, int64_t n1, double *out);
 
@@ -23,7 +23,7 @@ void gb__conv_direct_f64(const gb_window *g, const double *x, const double *w, i
  * pixels of input tap x output gradient dy [N,OH,OW,OC]. */
 void gb__conv_direct_filter_f32(const gb_window *g, const float *x, const float *dy, int64_t oc,
                                 int64_t n0, int64_t n1, float *dw);
-void gb__conv_direct_filter_f64(const gb_window *g, const double *x, const double *dy,
-                                int64_t oc, int64_t n0, int64_t n1, double *dw);
+void gb__conv_direct_filter_f64(const gb_window *g, const double *x, const double *dy, int64_t oc,
+                                int64_t n0, int64_t n1, double *dw);
 
 #endif

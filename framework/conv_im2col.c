@@ -71,62 +71,60 @@ bool gb__window_is_pointwise(const gb_window *g) {
  * (pixel n, oh, ow) and kernel row kh, SEG(dst, src, len) handles `len`
  * values of the row against the image at `src`, and PAD(dst, len) the
  * values whose taps fall into the padding. */
-#define WINDOW_ROWS(T, g, r0, r1, rowbuf, image, SEG, PAD)                                   \
-    do {                                                                                     \
-        const int64_t C_ = (g)->c, KW_ = (g)->kw, K_ = gb__window_cols(g);                   \
-        const int64_t run_ = KW_ * C_;                                                       \
-        for (int64_t r = (r0); r < (r1); r++) {                                              \
-            int64_t ow = r % (g)->ow, t_ = r / (g)->ow;                                      \
-            int64_t oh = t_ % (g)->oh, n = t_ / (g)->oh;                                     \
-            T *row = (rowbuf) + (r - (r0)) * K_;                                             \
-            int64_t iw0 = ow * (g)->sw - (g)->pl;                                            \
-            bool inside_w = (g)->dw == 1 && iw0 >= 0 && iw0 + KW_ <= (g)->w;                 \
-            for (int64_t kh = 0; kh < (g)->kh; kh++) {                                       \
-                T *seg = row + kh * run_;                                                    \
-                int64_t ih = oh * (g)->sh - (g)->pt + kh * (g)->dh;                          \
-                if (ih < 0 || ih >= (g)->h) {                                                \
-                    PAD(seg, run_);                                                          \
-                    continue;                                                                \
-                }                                                                            \
-                int64_t base = ((n * (g)->h + ih) * (g)->w) * C_;                            \
-                if (inside_w) {                                                              \
-                    SEG(seg, (image) + base + iw0 * C_, run_);                               \
-                    continue;                                                                \
-                }                                                                            \
-                for (int64_t kw = 0; kw < KW_; kw++) {                                       \
-                    int64_t iw = iw0 + kw * (g)->dw;                                         \
-                    if (iw < 0 || iw >= (g)->w)                                              \
-                        PAD(seg + kw * C_, C_);                                              \
-                    else                                                                     \
-                        SEG(seg + kw * C_, (image) + base + iw * C_, C_);                    \
-                }                                                                            \
-            }                                                                                \
-        }                                                                                    \
+#define WINDOW_ROWS(T, g, r0, r1, rowbuf, image, SEG, PAD)                                         \
+    do {                                                                                           \
+        const int64_t C_ = (g)->c, KW_ = (g)->kw, K_ = gb__window_cols(g);                         \
+        const int64_t run_ = KW_ * C_;                                                             \
+        for (int64_t r = (r0); r < (r1); r++) {                                                    \
+            int64_t ow = r % (g)->ow, t_ = r / (g)->ow;                                            \
+            int64_t oh = t_ % (g)->oh, n = t_ / (g)->oh;                                           \
+            T *row = (rowbuf) + (r - (r0)) * K_;                                                   \
+            int64_t iw0 = ow * (g)->sw - (g)->pl;                                                  \
+            bool inside_w = (g)->dw == 1 && iw0 >= 0 && iw0 + KW_ <= (g)->w;                       \
+            for (int64_t kh = 0; kh < (g)->kh; kh++) {                                             \
+                T *seg = row + kh * run_;                                                          \
+                int64_t ih = oh * (g)->sh - (g)->pt + kh * (g)->dh;                                \
+                if (ih < 0 || ih >= (g)->h) {                                                      \
+                    PAD(seg, run_);                                                                \
+                    continue;                                                                      \
+                }                                                                                  \
+                int64_t base = ((n * (g)->h + ih) * (g)->w) * C_;                                  \
+                if (inside_w) {                                                                    \
+                    SEG(seg, (image) + base + iw0 * C_, run_);                                     \
+                    continue;                                                                      \
+                }                                                                                  \
+                for (int64_t kw = 0; kw < KW_; kw++) {                                             \
+                    int64_t iw = iw0 + kw * (g)->dw;                                               \
+                    if (iw < 0 || iw >= (g)->w)                                                    \
+                        PAD(seg + kw * C_, C_);                                                    \
+                    else                                                                           \
+                        SEG(seg + kw * C_, (image) + base + iw * C_, C_);                          \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
     } while (0)
 
-#define COPY_IN(dst, src, len)                                                               \
-    do {                                                                                     \
-        for (int64_t e = 0; e < (len); e++) (dst)[e] = (src)[e];                             \
+#define COPY_IN(dst, src, len)                                                                     \
+    do {                                                                                           \
+        for (int64_t e = 0; e < (len); e++) (dst)[e] = (src)[e];                                   \
     } while (0)
-#define ZERO(dst, len)                                                                       \
-    do {                                                                                     \
-        for (int64_t e = 0; e < (len); e++) (dst)[e] = 0;                                    \
+#define ZERO(dst, len)                                                                             \
+    do {                                                                                           \
+        for (int64_t e = 0; e < (len); e++) (dst)[e] = 0;                                          \
     } while (0)
 /* col2im: the row is the source, the image the destination. */
-#define ADD_OUT(rowseg, img, len)                                                            \
-    do {                                                                                     \
-        for (int64_t e = 0; e < (len); e++) (img)[e] += (rowseg)[e];                         \
+#define ADD_OUT(rowseg, img, len)                                                                  \
+    do {                                                                                           \
+        for (int64_t e = 0; e < (len); e++) (img)[e] += (rowseg)[e];                               \
     } while (0)
 #define SKIP(dst, len) ((void)(dst), (void)(len))
 
-#define DEFINE_IM2COL(T, SUFFIX)                                                             \
-    void gb__im2col_##SUFFIX(const gb_window *g, const T *x, int64_t r0, int64_t r1,         \
-                             T *cols) {                                                      \
-        WINDOW_ROWS(T, g, r0, r1, cols, x, COPY_IN, ZERO);                                   \
-    }                                                                                        \
-    void gb__col2im_##SUFFIX(const gb_window *g, const T *cols, int64_t r0, int64_t r1,      \
-                             T *dx) {                                                        \
-        WINDOW_ROWS(const T, g, r0, r1, cols, dx, ADD_OUT, SKIP);                            \
+#define DEFINE_IM2COL(T, SUFFIX)                                                                   \
+    void gb__im2col_##SUFFIX(const gb_window *g, const T *x, int64_t r0, int64_t r1, T *cols) {    \
+        WINDOW_ROWS(T, g, r0, r1, cols, x, COPY_IN, ZERO);                                         \
+    }                                                                                              \
+    void gb__col2im_##SUFFIX(const gb_window *g, const T *cols, int64_t r0, int64_t r1, T *dx) {   \
+        WINDOW_ROWS(const T, g, r0, r1, cols, dx, ADD_OUT, SKIP);                                  \
     }
 DEFINE_IM2COL(float, f32)
 DEFINE_IM2COL(double, f64)

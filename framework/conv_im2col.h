@@ -21,13 +21,13 @@
 #include "internal.h"
 
 typedef struct gb_window {
-    int64_t n, h, w, c;     /* input */
-    int64_t kh, kw;         /* window */
-    int64_t sh, sw;         /* strides */
-    int64_t dh, dw;         /* dilations (1 for pooling) */
-    int padding;            /* GB_PADDING_VALID / GB_PADDING_SAME */
-    int64_t oh, ow;         /* output, computed */
-    int64_t pt, pl;         /* padding before (top, left), computed */
+    int64_t n, h, w, c; /* input */
+    int64_t kh, kw;     /* window */
+    int64_t sh, sw;     /* strides */
+    int64_t dh, dw;     /* dilations (1 for pooling) */
+    int padding;        /* GB_PADDING_VALID / GB_PADDING_SAME */
+    int64_t oh, ow;     /* output, computed */
+    int64_t pt, pl;     /* padding before (top, left), computed */
 } gb_window;
 
 /* Validates kernel, strides, dilations and padding, and computes the

@@ -41,11 +41,25 @@ gb_wino gb__wino_plan(const gb_window *g, int64_t oc, gb_wino_use use) {
     gb_wino p;
     if (use == GB_WINO_INPUT_GRAD) {
         /* dx[i] = sum over taps k' of dy[i - (2 - pt) + k'] w[2 - k'] */
-        p = (gb_wino){.n = g->n, .ih = g->oh, .iw = g->ow, .ci = oc, .oh = g->h, .ow = g->w,
-                      .co = g->c, .pt = 2 - g->pt, .pl = 2 - g->pl};
+        p = (gb_wino){.n = g->n,
+                      .ih = g->oh,
+                      .iw = g->ow,
+                      .ci = oc,
+                      .oh = g->h,
+                      .ow = g->w,
+                      .co = g->c,
+                      .pt = 2 - g->pt,
+                      .pl = 2 - g->pl};
     } else {
-        p = (gb_wino){.n = g->n, .ih = g->h, .iw = g->w, .ci = g->c, .oh = g->oh, .ow = g->ow,
-                      .co = oc, .pt = g->pt, .pl = g->pl};
+        p = (gb_wino){.n = g->n,
+                      .ih = g->h,
+                      .iw = g->w,
+                      .ci = g->c,
+                      .oh = g->oh,
+                      .ow = g->ow,
+                      .co = oc,
+                      .pt = g->pt,
+                      .pl = g->pl};
     }
     p.th = (p.oh + 1) / 2;
     p.tw = (p.ow + 1) / 2;

@@ -25,8 +25,8 @@
 typedef struct gb_wino {
     int64_t n, ih, iw, ci, oh, ow, co;
     int64_t pt, pl;
-    int64_t th, tw;    /* 2x2 output tiles per image: ceil(oh/2), ceil(ow/2) */
-    int64_t chunk;     /* tiles per GEMM batch */
+    int64_t th, tw; /* 2x2 output tiles per image: ceil(oh/2), ceil(ow/2) */
+    int64_t chunk;  /* tiles per GEMM batch */
 } gb_wino;
 
 typedef enum gb_wino_use { GB_WINO_FORWARD, GB_WINO_INPUT_GRAD, GB_WINO_FILTER_GRAD } gb_wino_use;
@@ -52,8 +52,8 @@ void gb__wino_filter_f64(const double *w, int64_t c, int64_t oc, bool flip, doub
 /* Y of images [n0, n1) from X and U, with one worker's scratch. */
 void gb__wino_conv_f32(const gb_wino *p, const float *x, const float *u, int64_t n0, int64_t n1,
                        float *y, float *scratch);
-void gb__wino_conv_f64(const gb_wino *p, const double *x, const double *u, int64_t n0,
-                       int64_t n1, double *y, double *scratch);
+void gb__wino_conv_f64(const gb_wino *p, const double *x, const double *u, int64_t n0, int64_t n1,
+                       double *y, double *scratch);
 
 /* s [16][ci][co] += the 16 partial sums of the filter gradient over
  * images [n0, n1) of x and dy, with one worker's scratch. */

@@ -19,11 +19,11 @@ typedef T SFX(vec) __attribute__((vector_size(32), aligned(sizeof(T)), may_alias
 #define STS(ptr, c, val) ((ptr)[c] = (val))
 
 /* Runs STEP(type, load, store) for channels [0, n): vectors, then singles. */
-#define CHANNELS(n, STEP)                                                                     \
-    do {                                                                                      \
-        int64_t c = 0;                                                                        \
-        for (; c + VL <= (n); c += VL) STEP(SFX(vec), LDV, STV);                              \
-        for (; c < (n); c++) STEP(T, LDS, STS);                                               \
+#define CHANNELS(n, STEP)                                                                          \
+    do {                                                                                           \
+        int64_t c = 0;                                                                             \
+        for (; c + VL <= (n); c += VL) STEP(SFX(vec), LDV, STV);                                   \
+        for (; c < (n); c++) STEP(T, LDS, STS);                                                    \
     } while (0)
 
 /* One (ci, co) filter g [3][3] into u's 16 components: U = G g G^T with
@@ -71,31 +71,31 @@ static inline void SFX(tile_pos)(const gb_wino *p, int64_t t, int64_t *n, int64_
 }
 
 /* One vector (or one) of channels c of an input tile: B^T d B. */
-#define INPUT_STEP(TY, LD, ST)                                                                \
-    do {                                                                                      \
-        TY b[16];                                                                             \
-        for (int j = 0; j < 4; j++) { /* B^T d, column j */                                   \
-            TY d0 = LD(d[j], c), d1 = LD(d[4 + j], c), d2 = LD(d[8 + j], c);                  \
-            TY d3 = LD(d[12 + j], c);                                                         \
-            b[j] = d0 - d2;                                                                   \
-            b[4 + j] = d1 + d2;                                                               \
-            b[8 + j] = d2 - d1;                                                               \
-            b[12 + j] = d1 - d3;                                                              \
-        }                                                                                     \
-        for (int i = 0; i < 4; i++) { /* (B^T d) B, row i */                                  \
-            TY e0 = b[4 * i], e1 = b[4 * i + 1], e2 = b[4 * i + 2], e3 = b[4 * i + 3];        \
-            ST(o + (4 * i) * stride, c, e0 - e2);                                             \
-            ST(o + (4 * i + 1) * stride, c, e1 + e2);                                         \
-            ST(o + (4 * i + 2) * stride, c, e2 - e1);                                         \
-            ST(o + (4 * i + 3) * stride, c, e1 - e3);                                         \
-        }                                                                                     \
+#define INPUT_STEP(TY, LD, ST)                                                                     \
+    do {                                                                                           \
+        TY b[16];                                                                                  \
+        for (int j = 0; j < 4; j++) { /* B^T d, column j */                                        \
+            TY d0 = LD(d[j], c), d1 = LD(d[4 + j], c), d2 = LD(d[8 + j], c);                       \
+            TY d3 = LD(d[12 + j], c);                                                              \
+            b[j] = d0 - d2;                                                                        \
+            b[4 + j] = d1 + d2;                                                                    \
+            b[8 + j] = d2 - d1;                                                                    \
+            b[12 + j] = d1 - d3;                                                                   \
+        }                                                                                          \
+        for (int i = 0; i < 4; i++) { /* (B^T d) B, row i */                                       \
+            TY e0 = b[4 * i], e1 = b[4 * i + 1], e2 = b[4 * i + 2], e3 = b[4 * i + 3];             \
+            ST(o + (4 * i) * stride, c, e0 - e2);                                                  \
+            ST(o + (4 * i + 1) * stride, c, e1 + e2);                                              \
+            ST(o + (4 * i + 2) * stride, c, e2 - e1);                                              \
+            ST(o + (4 * i + 3) * stride, c, e1 - e3);                                              \
+        }                                                                                          \
     } while (0)
 
 /* V [16][chunk][ci] = B^T d B for tiles [t0, t0 + cnt), with
  * B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]; taps outside the image
  * read the zero row. */
-static void SFX(input_tiles)(const gb_wino *p, const T *x, int64_t t0, int64_t cnt,
-                             const T *zero, T *restrict v) {
+static void SFX(input_tiles)(const gb_wino *p, const T *x, int64_t t0, int64_t cnt, const T *zero,
+                             T *restrict v) {
     const int64_t ci = p->ci, stride = p->chunk * ci;
     for (int64_t k = 0; k < cnt; k++) {
         int64_t n, ty, tx;
@@ -113,19 +113,19 @@ static void SFX(input_tiles)(const gb_wino *p, const T *x, int64_t t0, int64_t c
 }
 
 /* One vector (or one) of channels c of an output tile: A^T m A. */
-#define OUTPUT_STEP(TY, LD, ST)                                                               \
-    do {                                                                                      \
-        TY r0[4], r1[4];                                                                      \
-        for (int j = 0; j < 4; j++) {                                                         \
-            TY a0 = LD(m0 + j * stride, c), a1 = LD(m0 + (4 + j) * stride, c);                \
-            TY a2 = LD(m0 + (8 + j) * stride, c), a3 = LD(m0 + (12 + j) * stride, c);         \
-            r0[j] = a0 + a1 + a2;                                                             \
-            r1[j] = a1 - a2 - a3;                                                             \
-        }                                                                                     \
-        ST(dst[0], c, r0[0] + r0[1] + r0[2]);                                                 \
-        ST(dst[1], c, r0[1] - r0[2] - r0[3]);                                                 \
-        ST(dst[2], c, r1[0] + r1[1] + r1[2]);                                                 \
-        ST(dst[3], c, r1[1] - r1[2] - r1[3]);                                                 \
+#define OUTPUT_STEP(TY, LD, ST)                                                                    \
+    do {                                                                                           \
+        TY r0[4], r1[4];                                                                           \
+        for (int j = 0; j < 4; j++) {                                                              \
+            TY a0 = LD(m0 + j * stride, c), a1 = LD(m0 + (4 + j) * stride, c);                     \
+            TY a2 = LD(m0 + (8 + j) * stride, c), a3 = LD(m0 + (12 + j) * stride, c);              \
+            r0[j] = a0 + a1 + a2;                                                                  \
+            r1[j] = a1 - a2 - a3;                                                                  \
+        }                                                                                          \
+        ST(dst[0], c, r0[0] + r0[1] + r0[2]);                                                      \
+        ST(dst[1], c, r0[1] - r0[2] - r0[3]);                                                      \
+        ST(dst[2], c, r1[0] + r1[1] + r1[2]);                                                      \
+        ST(dst[3], c, r1[1] - r1[2] - r1[3]);                                                      \
     } while (0)
 
 /* Y = A^T m A per tile, A^T = [1 1 1 0; 0 1 -1 -1]; outputs past the
@@ -141,7 +141,8 @@ static void SFX(output_tiles)(const gb_wino *p, const T *m, int64_t t0, int64_t 
             for (int b = 0; b < 2; b++) {
                 int64_t yy = 2 * ty + a, xx = 2 * tx + b;
                 bool in = yy < p->oh && xx < p->ow;
-                dst[2 * a + b] = in ? y + ((n * p->oh + yy) * p->ow + xx) * co : dummy + (2 * a + b) * co;
+                dst[2 * a + b] =
+                    in ? y + ((n * p->oh + yy) * p->ow + xx) * co : dummy + (2 * a + b) * co;
             }
         const T *m0 = m + k * co;
         CHANNELS(co, OUTPUT_STEP);
@@ -150,23 +151,22 @@ static void SFX(output_tiles)(const gb_wino *p, const T *m, int64_t t0, int64_t 
 
 /* One vector (or one) of channels c of an output-gradient tile: A dY A^T,
  * A = [1 0; 1 1; 1 -1; 0 -1]. */
-#define GRAD_STEP(TY, LD, ST)                                                                 \
-    do {                                                                                      \
-        TY g00 = LD(g[0], c), g01 = LD(g[1], c), g10 = LD(g[2], c), g11 = LD(g[3], c);        \
-        TY t[4][2] = {{g00, g01}, {g00 + g10, g01 + g11}, {g00 - g10, g01 - g11},             \
-                      {-g10, -g11}};                                                          \
-        for (int i = 0; i < 4; i++) {                                                         \
-            ST(o + (4 * i) * stride, c, t[i][0]);                                             \
-            ST(o + (4 * i + 1) * stride, c, t[i][0] + t[i][1]);                               \
-            ST(o + (4 * i + 2) * stride, c, t[i][0] - t[i][1]);                               \
-            ST(o + (4 * i + 3) * stride, c, -t[i][1]);                                        \
-        }                                                                                     \
+#define GRAD_STEP(TY, LD, ST)                                                                      \
+    do {                                                                                           \
+        TY g00 = LD(g[0], c), g01 = LD(g[1], c), g10 = LD(g[2], c), g11 = LD(g[3], c);             \
+        TY t[4][2] = {{g00, g01}, {g00 + g10, g01 + g11}, {g00 - g10, g01 - g11}, {-g10, -g11}};   \
+        for (int i = 0; i < 4; i++) {                                                              \
+            ST(o + (4 * i) * stride, c, t[i][0]);                                                  \
+            ST(o + (4 * i + 1) * stride, c, t[i][0] + t[i][1]);                                    \
+            ST(o + (4 * i + 2) * stride, c, t[i][0] - t[i][1]);                                    \
+            ST(o + (4 * i + 3) * stride, c, -t[i][1]);                                             \
+        }                                                                                          \
     } while (0)
 
 /* Z [16][chunk][co] = A dY A^T for the 2x2 output-gradient tiles (zero
  * past the image edge). */
-static void SFX(grad_tiles)(const gb_wino *p, const T *dy, int64_t t0, int64_t cnt,
-                            const T *zero, T *restrict z) {
+static void SFX(grad_tiles)(const gb_wino *p, const T *dy, int64_t t0, int64_t cnt, const T *zero,
+                            T *restrict z) {
     const int64_t co = p->co, stride = p->chunk * co;
     for (int64_t k = 0; k < cnt; k++) {
         int64_t n, ty, tx;
@@ -184,8 +184,7 @@ static void SFX(grad_tiles)(const gb_wino *p, const T *dy, int64_t t0, int64_t c
 }
 
 /* Worker scratch layout: V, then M (or Z), then a zero row and dummy rows. */
-static void SFX(scratch_parts)(const gb_wino *p, T *scratch, T **v, T **mz, T **zero,
-                               T **dummy) {
+static void SFX(scratch_parts)(const gb_wino *p, T *scratch, T **v, T **mz, T **zero, T **dummy) {
     int64_t wide = p->ci > p->co ? p->ci : p->co;
     *v = scratch;
     *mz = *v + 16 * p->chunk * p->ci;
@@ -210,8 +209,8 @@ void SFX(gb__wino_conv)(const gb_wino *p, const T *x, const T *u, int64_t n0, in
     }
 }
 
-void SFX(gb__wino_filter_grad)(const gb_wino *p, const T *x, const T *dy, int64_t n0,
-                               int64_t n1, T *s, T *scratch) {
+void SFX(gb__wino_filter_grad)(const gb_wino *p, const T *x, const T *dy, int64_t n0, int64_t n1,
+                               T *s, T *scratch) {
     T *v, *z, *zero, *dummy;
     SFX(scratch_parts)(p, scratch, &v, &z, &zero, &dummy);
     int64_t per = p->th * p->tw, end = n1 * per;
@@ -221,8 +220,8 @@ void SFX(gb__wino_filter_grad)(const gb_wino *p, const T *x, const T *dy, int64_
         SFX(grad_tiles)(p, dy, t0, cnt, zero, z);
         for (int xi = 0; xi < 16; xi++)
             GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)p->ci, (int)p->co, (int)cnt, 1,
-                 v + xi * p->chunk * p->ci, (int)p->ci, z + xi * p->chunk * p->co, (int)p->co,
-                 1, s + xi * p->ci * p->co, (int)p->co);
+                 v + xi * p->chunk * p->ci, (int)p->ci, z + xi * p->chunk * p->co, (int)p->co, 1,
+                 s + xi * p->ci * p->co, (int)p->co);
     }
 }
 

@@ -37,8 +37,8 @@ enum { A_TA = 0, A_TB = 1 };
 /* The product's geometry, derived once from the inputs and the attrs. */
 typedef struct mm_geom {
     int64_t m, n, k;
-    int nb;                         /* output batch rank */
-    int64_t batch[GB_MAX_RANK];     /* output batch dims */
+    int nb;                                   /* output batch rank */
+    int64_t batch[GB_MAX_RANK];               /* output batch dims */
     int64_t sa[GB_MAX_RANK], sb[GB_MAX_RANK]; /* batch strides in matrices, 0 = broadcast */
     int64_t nbatch;
 } mm_geom;
@@ -132,44 +132,44 @@ static bool use_loop(bool ta, bool tb, int64_t m, int64_t n, int64_t k) {
  * the loop is i-p-j, so the inner loop is an axpy over contiguous rows of
  * B and C; with it, each C element is a dot product of contiguous rows,
  * summed in 16 lanes so it vectorizes. */
-#define DEFINE_GEMM(T, SUFFIX, BLAS)                                                          \
-    static void loop_##SUFFIX(bool ta, bool tb, int64_t m, int64_t n, int64_t k,              \
-                              const T *restrict A, const T *restrict B, T *restrict C,        \
-                              int64_t i0, int64_t i1) {                                       \
-        int64_t sai = ta ? 1 : k, sap = ta ? m : 1;                                           \
-        for (int64_t i = i0; i < i1; i++) {                                                   \
-            T *restrict c = C + i * n;                                                        \
-            if (!tb) {                                                                        \
-                for (int64_t j = 0; j < n; j++) c[j] = 0;                                     \
-                for (int64_t p = 0; p < k; p++) {                                             \
-                    T av = A[i * sai + p * sap];                                              \
-                    const T *restrict b = B + p * n;                                          \
-                    for (int64_t j = 0; j < n; j++) c[j] += av * b[j];                        \
-                }                                                                             \
-                continue;                                                                     \
-            }                                                                                 \
-            for (int64_t j = 0; j < n; j++) {                                                 \
-                const T *restrict b = B + j * k;                                              \
-                T acc[16] = {0}, s = 0;                                                       \
-                int64_t p = 0;                                                                \
-                if (!ta)                                                                      \
-                    for (; p + 16 <= k; p += 16)                                              \
-                        for (int l = 0; l < 16; l++) acc[l] += A[i * k + p + l] * b[p + l];   \
-                for (int l = 0; l < 16; l++) s += acc[l];                                     \
-                for (; p < k; p++) s += A[i * sai + p * sap] * b[p];                          \
-                c[j] = s;                                                                     \
-            }                                                                                 \
-        }                                                                                     \
-    }                                                                                         \
-    static void gemm_rows_##SUFFIX(bool ta, bool tb, int64_t m, int64_t n, int64_t k,         \
-                                   const T *A, const T *B, T *C, int64_t i0, int64_t i1) {    \
-        if (use_loop(ta, tb, i1 - i0, n, k)) {                                                \
-            loop_##SUFFIX(ta, tb, m, n, k, A, B, C, i0, i1);                                  \
-            return;                                                                           \
-        }                                                                                     \
-        BLAS(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,   \
-             (int)(i1 - i0), (int)n, (int)k, 1, ta ? A + i0 : A + i0 * k, (int)(ta ? m : k),  \
-             B, (int)(tb ? k : n), 0, C + i0 * n, (int)n);                                    \
+#define DEFINE_GEMM(T, SUFFIX, BLAS)                                                               \
+    static void loop_##SUFFIX(bool ta, bool tb, int64_t m, int64_t n, int64_t k,                   \
+                              const T *restrict A, const T *restrict B, T *restrict C, int64_t i0, \
+                              int64_t i1) {                                                        \
+        int64_t sai = ta ? 1 : k, sap = ta ? m : 1;                                                \
+        for (int64_t i = i0; i < i1; i++) {                                                        \
+            T *restrict c = C + i * n;                                                             \
+            if (!tb) {                                                                             \
+                for (int64_t j = 0; j < n; j++) c[j] = 0;                                          \
+                for (int64_t p = 0; p < k; p++) {                                                  \
+                    T av = A[i * sai + p * sap];                                                   \
+                    const T *restrict b = B + p * n;                                               \
+                    for (int64_t j = 0; j < n; j++) c[j] += av * b[j];                             \
+                }                                                                                  \
+                continue;                                                                          \
+            }                                                                                      \
+            for (int64_t j = 0; j < n; j++) {                                                      \
+                const T *restrict b = B + j * k;                                                   \
+                T acc[16] = {0}, s = 0;                                                            \
+                int64_t p = 0;                                                                     \
+                if (!ta)                                                                           \
+                    for (; p + 16 <= k; p += 16)                                                   \
+                        for (int l = 0; l < 16; l++) acc[l] += A[i * k + p + l] * b[p + l];        \
+                for (int l = 0; l < 16; l++) s += acc[l];                                          \
+                for (; p < k; p++) s += A[i * sai + p * sap] * b[p];                               \
+                c[j] = s;                                                                          \
+            }                                                                                      \
+        }                                                                                          \
+    }                                                                                              \
+    static void gemm_rows_##SUFFIX(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T *A,  \
+                                   const T *B, T *C, int64_t i0, int64_t i1) {                     \
+        if (use_loop(ta, tb, i1 - i0, n, k)) {                                                     \
+            loop_##SUFFIX(ta, tb, m, n, k, A, B, C, i0, i1);                                       \
+            return;                                                                                \
+        }                                                                                          \
+        BLAS(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,        \
+             (int)(i1 - i0), (int)n, (int)k, 1, ta ? A + i0 : A + i0 * k, (int)(ta ? m : k), B,    \
+             (int)(tb ? k : n), 0, C + i0 * n, (int)n);                                            \
     }
 DEFINE_GEMM(float, f32, cblas_sgemm)
 DEFINE_GEMM(double, f64, cblas_dgemm)
@@ -184,23 +184,23 @@ typedef struct mm_job {
     void *C;
 } mm_job;
 
-#define DEFINE_UNITS(T, SUFFIX)                                                               \
-    static void units_##SUFFIX(const mm_job *j, int64_t u0, int64_t u1) {                     \
-        const mm_geom *g = &j->g;                                                             \
-        int64_t sza = g->m * g->k, szb = g->k * g->n, szc = g->m * g->n;                      \
-        for (int64_t t = u0 / g->m; t * g->m < u1; t++) {                                     \
-            int64_t oa = 0, ob = 0, rest = t;                                                 \
-            for (int d = g->nb - 1; d >= 0; d--) {                                            \
-                int64_t idx = rest % g->batch[d];                                             \
-                rest /= g->batch[d];                                                          \
-                oa += idx * g->sa[d];                                                         \
-                ob += idx * g->sb[d];                                                         \
-            }                                                                                 \
-            int64_t i0 = u0 - t * g->m, i1 = u1 - t * g->m;                                   \
-            gemm_rows_##SUFFIX(j->ta, j->tb, g->m, g->n, g->k, (const T *)j->A + oa * sza,    \
-                               (const T *)j->B + ob * szb, (T *)j->C + t * szc,               \
-                               i0 > 0 ? i0 : 0, i1 < g->m ? i1 : g->m);                       \
-        }                                                                                     \
+#define DEFINE_UNITS(T, SUFFIX)                                                                    \
+    static void units_##SUFFIX(const mm_job *j, int64_t u0, int64_t u1) {                          \
+        const mm_geom *g = &j->g;                                                                  \
+        int64_t sza = g->m * g->k, szb = g->k * g->n, szc = g->m * g->n;                           \
+        for (int64_t t = u0 / g->m; t * g->m < u1; t++) {                                          \
+            int64_t oa = 0, ob = 0, rest = t;                                                      \
+            for (int d = g->nb - 1; d >= 0; d--) {                                                 \
+                int64_t idx = rest % g->batch[d];                                                  \
+                rest /= g->batch[d];                                                               \
+                oa += idx * g->sa[d];                                                              \
+                ob += idx * g->sb[d];                                                              \
+            }                                                                                      \
+            int64_t i0 = u0 - t * g->m, i1 = u1 - t * g->m;                                        \
+            gemm_rows_##SUFFIX(j->ta, j->tb, g->m, g->n, g->k, (const T *)j->A + oa * sza,         \
+                               (const T *)j->B + ob * szb, (T *)j->C + t * szc, i0 > 0 ? i0 : 0,   \
+                               i1 < g->m ? i1 : g->m);                                             \
+        }                                                                                          \
     }
 DEFINE_UNITS(float, f32)
 DEFINE_UNITS(double, f64)
@@ -233,8 +233,12 @@ static bool foldable(const mm_geom *g, bool ta) {
 }
 
 static bool kernel_matmul(const gb_op_call *c, gb_tensor **out) {
-    mm_job j = {.ta = c->attrs->i[A_TA], .tb = c->attrs->i[A_TB], .f64 = out[0]->dtype == GB_F64,
-                .A = c->in[0]->data, .B = c->in[1]->data, .C = out[0]->data};
+    mm_job j = {.ta = c->attrs->i[A_TA],
+                .tb = c->attrs->i[A_TB],
+                .f64 = out[0]->dtype == GB_F64,
+                .A = c->in[0]->data,
+                .B = c->in[1]->data,
+                .C = out[0]->data};
     geometry(c, &j.g); /* validated by infer */
     if (foldable(&j.g, j.ta)) {
         j.g.m *= j.g.nbatch;

@@ -24,13 +24,12 @@ enum { A_AXIS = 0 };
 static int infer_softmax(const gb_op_call *c, gb_out_desc *out) {
     const gb_tensor *x = c->in[0];
     if (!gb_dtype_is_float(x->dtype)) {
-        gb__op_error(c, GB_ERR_DTYPE, "%s: logits must be float32 or float64, got %s",
-                     c->def->name, gb_dtype_name(x->dtype));
+        gb__op_error(c, GB_ERR_DTYPE, "%s: logits must be float32 or float64, got %s", c->def->name,
+                     gb_dtype_name(x->dtype));
         return -1;
     }
     if (x->rank < 1) {
-        gb__op_error(c, GB_ERR_SHAPE, "%s: logits must have rank >= 1, got a scalar",
-                     c->def->name);
+        gb__op_error(c, GB_ERR_SHAPE, "%s: logits must have rank >= 1, got a scalar", c->def->name);
         return -1;
     }
     if (gb__norm_axis(c, (int)c->attrs->i[A_AXIS], x->rank) < 0) return -1;
@@ -53,27 +52,27 @@ static axis_view view_around(const gb_tensor *x, int axis) {
 }
 
 /* One row (n values, stride `st`): y = softmax(x) or log_softmax(x). */
-#define DEFINE_SOFTMAX_ROW(T, SUFFIX, EXP, LOG)                                               \
-    static void softmax_row_##SUFFIX(const T *x, T *y, int64_t n, int64_t st, bool log_out) { \
-        T m = -INFINITY;                                                                      \
-        for (int64_t j = 0; j < n; j++) m = x[j * st] > m ? x[j * st] : m;                    \
-        T s = 0;                                                                              \
-        if (log_out) {                                                                        \
-            for (int64_t j = 0; j < n; j++) s += EXP(x[j * st] - m);                          \
-            T lse = m + LOG(s);                                                               \
-            for (int64_t j = 0; j < n; j++) y[j * st] = x[j * st] - lse;                      \
-            return;                                                                           \
-        }                                                                                     \
-        for (int64_t j = 0; j < n; j++) s += (y[j * st] = EXP(x[j * st] - m));               \
-        T inv = 1 / s;                                                                        \
-        for (int64_t j = 0; j < n; j++) y[j * st] *= inv;                                     \
-    }                                                                                         \
-    static void softmax_##SUFFIX(const T *x, T *y, axis_view v, bool log_out) {               \
-        for (int64_t o = 0; o < v.outer; o++)                                                 \
-            for (int64_t i = 0; i < v.inner; i++) {                                           \
-                int64_t base = o * v.n * v.inner + i;                                         \
-                softmax_row_##SUFFIX(x + base, y + base, v.n, v.inner, log_out);              \
-            }                                                                                 \
+#define DEFINE_SOFTMAX_ROW(T, SUFFIX, EXP, LOG)                                                    \
+    static void softmax_row_##SUFFIX(const T *x, T *y, int64_t n, int64_t st, bool log_out) {      \
+        T m = -INFINITY;                                                                           \
+        for (int64_t j = 0; j < n; j++) m = x[j * st] > m ? x[j * st] : m;                         \
+        T s = 0;                                                                                   \
+        if (log_out) {                                                                             \
+            for (int64_t j = 0; j < n; j++) s += EXP(x[j * st] - m);                               \
+            T lse = m + LOG(s);                                                                    \
+            for (int64_t j = 0; j < n; j++) y[j * st] = x[j * st] - lse;                           \
+            return;                                                                                \
+        }                                                                                          \
+        for (int64_t j = 0; j < n; j++) s += (y[j * st] = EXP(x[j * st] - m));                     \
+        T inv = 1 / s;                                                                             \
+        for (int64_t j = 0; j < n; j++) y[j * st] *= inv;                                          \
+    }                                                                                              \
+    static void softmax_##SUFFIX(const T *x, T *y, axis_view v, bool log_out) {                    \
+        for (int64_t o = 0; o < v.outer; o++)                                                      \
+            for (int64_t i = 0; i < v.inner; i++) {                                                \
+                int64_t base = o * v.n * v.inner + i;                                              \
+                softmax_row_##SUFFIX(x + base, y + base, v.n, v.inner, log_out);                   \
+            }                                                                                      \
     }
 DEFINE_SOFTMAX_ROW(float, f32, expf, logf)
 DEFINE_SOFTMAX_ROW(double, f64, exp, log)
@@ -153,8 +152,8 @@ gb_tensor *gb_log_softmax(gb_tensor *logits, int axis) {
 static bool check_logits(const gb_op_call *c, const gb_tensor *logits) {
     char s[96];
     if (!gb_dtype_is_float(logits->dtype)) {
-        gb__op_error(c, GB_ERR_DTYPE, "%s: logits must be float32 or float64, got %s",
-                     c->def->name, gb_dtype_name(logits->dtype));
+        gb__op_error(c, GB_ERR_DTYPE, "%s: logits must be float32 or float64, got %s", c->def->name,
+                     gb_dtype_name(logits->dtype));
         return false;
     }
     if (logits->rank < 1 || logits->shape[logits->rank - 1] < 1) {
@@ -216,36 +215,35 @@ static int infer_dense_xent(const gb_op_call *c, gb_out_desc *out) {
 
 /* Row kernels: lse(x) once, then the loss. A label out of [0, C) stops
  * the kernel with an error naming it and its row. */
-#define DEFINE_XENT(T, SUFFIX, EXP, LOG)                                                      \
-    static T lse_##SUFFIX(const T *x, int64_t n) {                                            \
-        T m = -INFINITY, s = 0;                                                               \
-        for (int64_t j = 0; j < n; j++) m = x[j] > m ? x[j] : m;                              \
-        for (int64_t j = 0; j < n; j++) s += EXP(x[j] - m);                                   \
-        return m + LOG(s);                                                                    \
-    }                                                                                         \
-    static bool sparse_xent_##SUFFIX(const gb_op_call *c, const gb_tensor *labels,            \
-                                     const T *x, int64_t rows, int64_t n, T *loss) {          \
-        for (int64_t r = 0; r < rows; r++) {                                                  \
-            int64_t l = labels->dtype == GB_I32 ? ((const int32_t *)labels->data)[r]          \
-                                                : ((const int64_t *)labels->data)[r];         \
-            if (l < 0 || l >= n) {                                                            \
-                gb__op_error(c, GB_ERR_VALUE,                                                 \
-                             "%s: label %lld at row %lld is out of range [0, %lld)",          \
-                             c->def->name, (long long)l, (long long)r, (long long)n);         \
-                return false;                                                                 \
-            }                                                                                 \
-            loss[r] = lse_##SUFFIX(x + r * n, n) - x[r * n + l];                              \
-        }                                                                                     \
-        return true;                                                                          \
-    }                                                                                         \
-    static void dense_xent_##SUFFIX(const T *p, const T *x, int64_t rows, int64_t n,          \
-                                    T *loss) {                                                \
-        for (int64_t r = 0; r < rows; r++) {                                                  \
-            const T *xr = x + r * n, *pr = p + r * n;                                         \
-            T lse = lse_##SUFFIX(xr, n), s = 0;                                               \
-            for (int64_t j = 0; j < n; j++) s += pr[j] * (lse - xr[j]);                       \
-            loss[r] = s;                                                                      \
-        }                                                                                     \
+#define DEFINE_XENT(T, SUFFIX, EXP, LOG)                                                           \
+    static T lse_##SUFFIX(const T *x, int64_t n) {                                                 \
+        T m = -INFINITY, s = 0;                                                                    \
+        for (int64_t j = 0; j < n; j++) m = x[j] > m ? x[j] : m;                                   \
+        for (int64_t j = 0; j < n; j++) s += EXP(x[j] - m);                                        \
+        return m + LOG(s);                                                                         \
+    }                                                                                              \
+    static bool sparse_xent_##SUFFIX(const gb_op_call *c, const gb_tensor *labels, const T *x,     \
+                                     int64_t rows, int64_t n, T *loss) {                           \
+        for (int64_t r = 0; r < rows; r++) {                                                       \
+            int64_t l = labels->dtype == GB_I32 ? ((const int32_t *)labels->data)[r]               \
+                                                : ((const int64_t *)labels->data)[r];              \
+            if (l < 0 || l >= n) {                                                                 \
+                gb__op_error(c, GB_ERR_VALUE,                                                      \
+                             "%s: label %lld at row %lld is out of range [0, %lld)", c->def->name, \
+                             (long long)l, (long long)r, (long long)n);                            \
+                return false;                                                                      \
+            }                                                                                      \
+            loss[r] = lse_##SUFFIX(x + r * n, n) - x[r * n + l];                                   \
+        }                                                                                          \
+        return true;                                                                               \
+    }                                                                                              \
+    static void dense_xent_##SUFFIX(const T *p, const T *x, int64_t rows, int64_t n, T *loss) {    \
+        for (int64_t r = 0; r < rows; r++) {                                                       \
+            const T *xr = x + r * n, *pr = p + r * n;                                              \
+            T lse = lse_##SUFFIX(xr, n), s = 0;                                                    \
+            for (int64_t j = 0; j < n; j++) s += pr[j] * (lse - xr[j]);                            \
+            loss[r] = s;                                                                           \
+        }                                                                                          \
     }
 DEFINE_XENT(float, f32, expf, logf)
 DEFINE_XENT(double, f64, exp, log)

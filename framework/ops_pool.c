@@ -33,8 +33,16 @@ enum { A_KH = 0, A_KW, A_SH, A_SW, A_PAD, A_SHAPE, A_COUNT = A_SHAPE + 4 };
 
 static bool pool_window(const gb_op_call *c, const int64_t *xs, gb_window *g) {
     const gb_attrs *a = c->attrs;
-    *g = (gb_window){.n = xs[0], .h = xs[1], .w = xs[2], .c = xs[3], .kh = a->i[A_KH],
-                     .kw = a->i[A_KW], .sh = a->i[A_SH], .sw = a->i[A_SW], .dh = 1, .dw = 1,
+    *g = (gb_window){.n = xs[0],
+                     .h = xs[1],
+                     .w = xs[2],
+                     .c = xs[3],
+                     .kh = a->i[A_KH],
+                     .kw = a->i[A_KW],
+                     .sh = a->i[A_SH],
+                     .sw = a->i[A_SW],
+                     .dh = 1,
+                     .dw = 1,
                      .padding = (int)a->i[A_PAD]};
     return gb__window_init(c, g);
 }
@@ -42,8 +50,8 @@ static bool pool_window(const gb_op_call *c, const int64_t *xs, gb_window *g) {
 static bool check_input(const gb_op_call *c, const gb_tensor *x, const char *what) {
     char s[96];
     if (x->rank != 4) {
-        gb__op_error(c, GB_ERR_SHAPE, "%s: %s must have rank 4 (NHWC), got shape %s",
-                     c->def->name, what, gb__shape_fmt(x->rank, x->shape, s, sizeof s));
+        gb__op_error(c, GB_ERR_SHAPE, "%s: %s must have rank 4 (NHWC), got shape %s", c->def->name,
+                     what, gb__shape_fmt(x->rank, x->shape, s, sizeof s));
         return false;
     }
     if (!gb_dtype_is_float(x->dtype)) {
@@ -56,12 +64,12 @@ static bool check_input(const gb_op_call *c, const gb_tensor *x, const char *wha
 
 /* The grad ops' inputs shaped like the pooling output (`what`: the
  * gradient, or MaxPoolGrad's forward output) must match it. */
-static bool check_dy(const gb_op_call *c, const gb_tensor *dy, const char *what,
-                     const gb_window *g, gb_dtype dt) {
+static bool check_dy(const gb_op_call *c, const gb_tensor *dy, const char *what, const gb_window *g,
+                     gb_dtype dt) {
     int64_t want[4] = {g->n, g->oh, g->ow, g->c};
     if (dy->dtype != dt) {
-        gb__op_error(c, GB_ERR_DTYPE, "%s: the %s is %s but the input is %s", c->def->name,
-                     what, gb_dtype_name(dy->dtype), gb_dtype_name(dt));
+        gb__op_error(c, GB_ERR_DTYPE, "%s: the %s is %s but the input is %s", c->def->name, what,
+                     gb_dtype_name(dy->dtype), gb_dtype_name(dt));
         return false;
     }
     if (memcmp(dy->shape, want, sizeof want) == 0) return true;
@@ -120,8 +128,8 @@ static int infer_avg_pool_grad(const gb_op_call *c, gb_out_desc *out) {
 /* ---- kernels ------------------------------------------------------------------------- */
 
 /* The in-bounds part [lo, hi) of the window of output index o along an axis. */
-static inline void clip(int64_t o, int64_t stride, int64_t pad, int64_t k, int64_t in,
-                        int64_t *lo, int64_t *hi) {
+static inline void clip(int64_t o, int64_t stride, int64_t pad, int64_t k, int64_t in, int64_t *lo,
+                        int64_t *hi) {
     int64_t s = o * stride - pad;
     *lo = s > 0 ? s : 0;
     *hi = s + k < in ? s + k : in;
@@ -131,35 +139,35 @@ static inline void clip(int64_t o, int64_t stride, int64_t pad, int64_t k, int64
  * they never write the same memory. */
 typedef struct pool_job {
     gb_window g;
-    const void *x, *y, *dy;   /* as the op has them (y: MaxPoolGrad's forward output) */
+    const void *x, *y, *dy; /* as the op has them (y: MaxPoolGrad's forward output) */
     void *out;
-    void *scratch;            /* MaxPoolGrad: C values per worker */
+    void *scratch; /* MaxPoolGrad: C values per worker */
 } pool_job;
 
 /* Visits every output pixel of images [n0, n1) with its clipped window:
  * BODY sees n, h0, h1, w0, w1, the output offset `o` (of channel 0) and
  * `count`. The channel loops inside use `|`/`&` rather than `||`/`&&` and
  * selects rather than branches, so they compile to vector blends. */
-#define FOR_EACH_WINDOW(g, n0, n1, BODY)                                                      \
-    for (int64_t n = (n0); n < (n1); n++)                                                     \
-        for (int64_t oh = 0; oh < (g)->oh; oh++) {                                            \
-            int64_t h0, h1;                                                                   \
-            clip(oh, (g)->sh, (g)->pt, (g)->kh, (g)->h, &h0, &h1);                            \
-            for (int64_t ow = 0; ow < (g)->ow; ow++) {                                        \
-                int64_t w0, w1;                                                               \
-                clip(ow, (g)->sw, (g)->pl, (g)->kw, (g)->w, &w0, &w1);                        \
-                int64_t o = ((n * (g)->oh + oh) * (g)->ow + ow) * (g)->c;                     \
-                int64_t count = (h1 - h0) * (w1 - w0);                                        \
-                (void)count;                                                                  \
-                BODY                                                                          \
-            }                                                                                 \
+#define FOR_EACH_WINDOW(g, n0, n1, BODY)                                                           \
+    for (int64_t n = (n0); n < (n1); n++)                                                          \
+        for (int64_t oh = 0; oh < (g)->oh; oh++) {                                                 \
+            int64_t h0, h1;                                                                        \
+            clip(oh, (g)->sh, (g)->pt, (g)->kh, (g)->h, &h0, &h1);                                 \
+            for (int64_t ow = 0; ow < (g)->ow; ow++) {                                             \
+                int64_t w0, w1;                                                                    \
+                clip(ow, (g)->sw, (g)->pl, (g)->kw, (g)->w, &w0, &w1);                             \
+                int64_t o = ((n * (g)->oh + oh) * (g)->ow + ow) * (g)->c;                          \
+                int64_t count = (h1 - h0) * (w1 - w0);                                             \
+                (void)count;                                                                       \
+                BODY                                                                               \
+            }                                                                                      \
         }
 
 /* Offset of input pixel (n, ih, iw), channel 0. */
 #define PIX(g, n, ih, iw) ((((n) * (g)->h + (ih)) * (g)->w + (iw)) * (g)->c)
 
 /* Zeroes the input-shaped gradient of images [n0, n1). */
-#define ZERO_IMAGES(T, g, dx, n0, n1)                                                         \
+#define ZERO_IMAGES(T, g, dx, n0, n1)                                                              \
     memset((T *)(dx) + PIX(g, n0, 0, 0), 0, (size_t)(((n1) - (n0)) * PIX(g, 1, 0, 0)) * sizeof(T))
 
 /* Whether every input element lies in exactly one window: windows side by
@@ -173,91 +181,91 @@ static bool tiles_exactly(const gb_window *g) {
 /* MaxPoolGrad's step for channel c: the unrouted gradient goes to the
  * first element equal to the window's maximum (a NaN maximum matches the
  * first NaN). STORE is `d[c] =` or `d[c] +=`. */
-#define ROUTE(T, STORE)                                                                       \
-    do {                                                                                      \
-        bool hit = (v[c] == m[c]) | ((v[c] != v[c]) & (m[c] != m[c]));                       \
-        T l = left[c];                                                                        \
-        STORE(hit ? l : 0);                                                                   \
-        left[c] = hit ? 0 : l;                                                                \
+#define ROUTE(T, STORE)                                                                            \
+    do {                                                                                           \
+        bool hit = (v[c] == m[c]) | ((v[c] != v[c]) & (m[c] != m[c]));                             \
+        T l = left[c];                                                                             \
+        STORE(hit ? l : 0);                                                                        \
+        left[c] = hit ? 0 : l;                                                                     \
     } while (0)
 
-#define DEFINE_POOL_KERNELS(T, SUFFIX)                                                        \
-    static void max_pool_##SUFFIX(const pool_job *j, int64_t n0, int64_t n1, int w) {         \
-        const gb_window *g = &j->g;                                                           \
-        const T *x = j->x;                                                                    \
-        const int64_t C = g->c;                                                               \
-        (void)w;                                                                              \
-        FOR_EACH_WINDOW(g, n0, n1, {                                                          \
-            T *restrict m = (T *)j->out + o;                                                  \
-            for (int64_t c = 0; c < C; c++) m[c] = -INFINITY;                                 \
-            for (int64_t ih = h0; ih < h1; ih++)                                              \
-                for (int64_t iw = w0; iw < w1; iw++) {                                        \
-                    const T *restrict v = x + PIX(g, n, ih, iw);                              \
-                    for (int64_t c = 0; c < C; c++)                                           \
-                        m[c] = (v[c] > m[c]) | (v[c] != v[c]) ? v[c] : m[c];                  \
-                }                                                                             \
-        })                                                                                    \
-    }                                                                                         \
-    static void avg_pool_##SUFFIX(const pool_job *j, int64_t n0, int64_t n1, int w) {         \
-        const gb_window *g = &j->g;                                                           \
-        const T *x = j->x;                                                                    \
-        const int64_t C = g->c;                                                               \
-        (void)w;                                                                              \
-        FOR_EACH_WINDOW(g, n0, n1, {                                                          \
-            T *restrict s = (T *)j->out + o;                                                  \
-            for (int64_t c = 0; c < C; c++) s[c] = 0;                                         \
-            for (int64_t ih = h0; ih < h1; ih++)                                              \
-                for (int64_t iw = w0; iw < w1; iw++) {                                        \
-                    const T *restrict v = x + PIX(g, n, ih, iw);                              \
-                    for (int64_t c = 0; c < C; c++) s[c] += v[c];                             \
-                }                                                                             \
-            T inv = (T)1 / (T)count;                                                          \
-            for (int64_t c = 0; c < C; c++) s[c] *= inv;                                      \
-        })                                                                                    \
-    }                                                                                         \
-    /* dx[window] += dy / count */                                                            \
-    static void avg_pool_grad_##SUFFIX(const pool_job *j, int64_t n0, int64_t n1, int w) {    \
-        const gb_window *g = &j->g;                                                           \
-        const T *dy = j->dy;                                                                  \
-        T *dx = j->out;                                                                       \
-        const int64_t C = g->c;                                                               \
-        (void)w;                                                                              \
-        ZERO_IMAGES(T, g, dx, n0, n1);                                                        \
-        FOR_EACH_WINDOW(g, n0, n1, {                                                          \
-            const T *restrict d = dy + o;                                                     \
-            T inv = (T)1 / (T)count;                                                          \
-            for (int64_t ih = h0; ih < h1; ih++)                                              \
-                for (int64_t iw = w0; iw < w1; iw++) {                                        \
-                    T *restrict v = dx + PIX(g, n, ih, iw);                                   \
-                    for (int64_t c = 0; c < C; c++) v[c] += d[c] * inv;                       \
-                }                                                                             \
-        })                                                                                    \
-    }                                                                                         \
+#define DEFINE_POOL_KERNELS(T, SUFFIX)                                                             \
+    static void max_pool_##SUFFIX(const pool_job *j, int64_t n0, int64_t n1, int w) {              \
+        const gb_window *g = &j->g;                                                                \
+        const T *x = j->x;                                                                         \
+        const int64_t C = g->c;                                                                    \
+        (void)w;                                                                                   \
+        FOR_EACH_WINDOW(g, n0, n1, {                                                               \
+            T *restrict m = (T *)j->out + o;                                                       \
+            for (int64_t c = 0; c < C; c++) m[c] = -INFINITY;                                      \
+            for (int64_t ih = h0; ih < h1; ih++)                                                   \
+                for (int64_t iw = w0; iw < w1; iw++) {                                             \
+                    const T *restrict v = x + PIX(g, n, ih, iw);                                   \
+                    for (int64_t c = 0; c < C; c++)                                                \
+                        m[c] = (v[c] > m[c]) | (v[c] != v[c]) ? v[c] : m[c];                       \
+                }                                                                                  \
+        })                                                                                         \
+    }                                                                                              \
+    static void avg_pool_##SUFFIX(const pool_job *j, int64_t n0, int64_t n1, int w) {              \
+        const gb_window *g = &j->g;                                                                \
+        const T *x = j->x;                                                                         \
+        const int64_t C = g->c;                                                                    \
+        (void)w;                                                                                   \
+        FOR_EACH_WINDOW(g, n0, n1, {                                                               \
+            T *restrict s = (T *)j->out + o;                                                       \
+            for (int64_t c = 0; c < C; c++) s[c] = 0;                                              \
+            for (int64_t ih = h0; ih < h1; ih++)                                                   \
+                for (int64_t iw = w0; iw < w1; iw++) {                                             \
+                    const T *restrict v = x + PIX(g, n, ih, iw);                                   \
+                    for (int64_t c = 0; c < C; c++) s[c] += v[c];                                  \
+                }                                                                                  \
+            T inv = (T)1 / (T)count;                                                               \
+            for (int64_t c = 0; c < C; c++) s[c] *= inv;                                           \
+        })                                                                                         \
+    }                                                                                              \
+    /* dx[window] += dy / count */                                                                 \
+    static void avg_pool_grad_##SUFFIX(const pool_job *j, int64_t n0, int64_t n1, int w) {         \
+        const gb_window *g = &j->g;                                                                \
+        const T *dy = j->dy;                                                                       \
+        T *dx = j->out;                                                                            \
+        const int64_t C = g->c;                                                                    \
+        (void)w;                                                                                   \
+        ZERO_IMAGES(T, g, dx, n0, n1);                                                             \
+        FOR_EACH_WINDOW(g, n0, n1, {                                                               \
+            const T *restrict d = dy + o;                                                          \
+            T inv = (T)1 / (T)count;                                                               \
+            for (int64_t ih = h0; ih < h1; ih++)                                                   \
+                for (int64_t iw = w0; iw < w1; iw++) {                                             \
+                    T *restrict v = dx + PIX(g, n, ih, iw);                                        \
+                    for (int64_t c = 0; c < C; c++) v[c] += d[c] * inv;                            \
+                }                                                                                  \
+        })                                                                                         \
+    }                                                                                              \
     /* dx[first maximum of each window and channel] += dy. The forward output  \
      * y says what the maximum is, so the scan is compare-and-blend over float \
-     * lanes; `left` holds the gradient not yet routed. */                     \
-    static void max_pool_grad_##SUFFIX(const pool_job *j, int64_t n0, int64_t n1, int w) {    \
-        const gb_window *g = &j->g;                                                           \
-        const T *x = j->x, *y = j->y, *dy = j->dy;                                            \
-        T *dx = j->out, *restrict left = (T *)j->scratch + w * g->c;                          \
-        const int64_t C = g->c;                                                               \
-        /* When the windows tile the image exactly, each element is written  \
-         * once (no zeroing pass); otherwise gradients add up over a zeroed dx. */ \
-        bool tiled = tiles_exactly(g);                                                        \
-        if (!tiled) ZERO_IMAGES(T, g, dx, n0, n1);                                            \
-        FOR_EACH_WINDOW(g, n0, n1, {                                                          \
-            const T *restrict m = y + o;                                                      \
-            for (int64_t c = 0; c < C; c++) left[c] = dy[o + c];                              \
-            for (int64_t ih = h0; ih < h1; ih++)                                              \
-                for (int64_t iw = w0; iw < w1; iw++) {                                        \
-                    const T *restrict v = x + PIX(g, n, ih, iw);                              \
-                    T *restrict d = dx + PIX(g, n, ih, iw);                                   \
-                    if (tiled)                                                                \
-                        for (int64_t c = 0; c < C; c++) ROUTE(T, d[c] =);                        \
-                    else                                                                      \
-                        for (int64_t c = 0; c < C; c++) ROUTE(T, d[c] +=);                       \
-                }                                                                             \
-        })                                                                                    \
+     * lanes; `left` holds the gradient not yet routed. */                   \
+    static void max_pool_grad_##SUFFIX(const pool_job *j, int64_t n0, int64_t n1, int w) {         \
+        const gb_window *g = &j->g;                                                                \
+        const T *x = j->x, *y = j->y, *dy = j->dy;                                                 \
+        T *dx = j->out, *restrict left = (T *)j->scratch + w * g->c;                               \
+        const int64_t C = g->c;                                                                    \
+        /* Windows tiling the image write each element once (no zeroing */                         \
+        /* pass); otherwise gradients add up over a zeroed dx. */                                  \
+        bool tiled = tiles_exactly(g);                                                             \
+        if (!tiled) ZERO_IMAGES(T, g, dx, n0, n1);                                                 \
+        FOR_EACH_WINDOW(g, n0, n1, {                                                               \
+            const T *restrict m = y + o;                                                           \
+            for (int64_t c = 0; c < C; c++) left[c] = dy[o + c];                                   \
+            for (int64_t ih = h0; ih < h1; ih++)                                                   \
+                for (int64_t iw = w0; iw < w1; iw++) {                                             \
+                    const T *restrict v = x + PIX(g, n, ih, iw);                                   \
+                    T *restrict d = dx + PIX(g, n, ih, iw);                                        \
+                    if (tiled)                                                                     \
+                        for (int64_t c = 0; c < C; c++) ROUTE(T, d[c] =);                          \
+                    else                                                                           \
+                        for (int64_t c = 0; c < C; c++) ROUTE(T, d[c] +=);                         \
+                }                                                                                  \
+        })                                                                                         \
     }
 DEFINE_POOL_KERNELS(float, f32)
 DEFINE_POOL_KERNELS(double, f64)
@@ -305,8 +313,8 @@ static bool kernel_avg_pool(const gb_op_call *c, gb_tensor **out) {
 }
 
 static bool kernel_max_pool_grad(const gb_op_call *c, gb_tensor **out) {
-    pool_job j = {.x = c->in[0]->data, .y = c->in[1]->data, .dy = c->in[2]->data,
-                  .out = out[0]->data};
+    pool_job j = {
+        .x = c->in[0]->data, .y = c->in[1]->data, .dy = c->in[2]->data, .out = out[0]->data};
     pool_window(c, c->in[0]->shape, &j.g);
     return run_pool(max_pool_grad_f32, max_pool_grad_f64, out[0]->dtype, j);
 }
@@ -344,8 +352,8 @@ static bool grad_avg_pool_grad(const gb_grad_ctx *ctx, gb_tensor **dx) {
     return dx[0] != NULL;
 }
 
-#define POOL_ATTRS_DOC                                                                        \
-    "i[0], i[1] window h, w; i[2], i[3] strides h, w; i[4] padding (0 VALID, 1 SAME); "       \
+#define POOL_ATTRS_DOC                                                                             \
+    "i[0], i[1] window h, w; i[2], i[3] strides h, w; i[4] padding (0 VALID, 1 SAME); "            \
     "i[5..8] input shape (AvgPoolGrad)"
 
 const gb_op_def gb_opdef_max_pool = {

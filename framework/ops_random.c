@@ -36,8 +36,8 @@ static bool dtype_allowed(const gb_op_call *c, gb_dtype dt) {
 static bool check_params(const gb_op_call *c, gb_dtype dt) {
     double p0 = c->attrs->f[0], p1 = c->attrs->f[1];
     if (!isfinite(p0) || !isfinite(p1)) {
-        gb__op_error(c, GB_ERR_VALUE, "%s: parameters must be finite, got %g and %g",
-                     c->def->name, p0, p1);
+        gb__op_error(c, GB_ERR_VALUE, "%s: parameters must be finite, got %g and %g", c->def->name,
+                     p0, p1);
         return false;
     }
     if (c->op == GB_OP_RANDOM_UNIFORM) {
@@ -158,15 +158,15 @@ static bool kernel_truncated(const gb_op_call *c, gb_tensor **out) {
     return true;
 }
 
-#define RANDOM_OP(sym, type_name, kernel_fn, params)                                          \
-    const gb_op_def gb_opdef_##sym = {                                                        \
-        .name = type_name,                                                                    \
-        .arity = 0,                                                                           \
-        .flags = GB_OPF_RANDOM | GB_OPF_STATEFUL,                                             \
-        .attrs_doc = "i[0] dtype, i[1] seed, i[2] rank, i[3..] shape; f[0], f[1] " params,    \
-        .infer = infer_random,                                                                \
-        .kernel = kernel_fn,                                                                  \
-        .grad = NULL,                                                                         \
+#define RANDOM_OP(sym, type_name, kernel_fn, params)                                               \
+    const gb_op_def gb_opdef_##sym = {                                                             \
+        .name = type_name,                                                                         \
+        .arity = 0,                                                                                \
+        .flags = GB_OPF_RANDOM | GB_OPF_STATEFUL,                                                  \
+        .attrs_doc = "i[0] dtype, i[1] seed, i[2] rank, i[3..] shape; f[0], f[1] " params,         \
+        .infer = infer_random,                                                                     \
+        .kernel = kernel_fn,                                                                       \
+        .grad = NULL,                                                                              \
     };
 RANDOM_OP(random_uniform, "RandomUniform", kernel_uniform, "minval, maxval")
 RANDOM_OP(random_normal, "RandomStandardNormal", kernel_normal, "mean, stddev")
@@ -195,8 +195,8 @@ gb_tensor *gb_random_uniform(gb_dtype dt, int rank, const int64_t *dims, double 
     return random_op(GB_OP_RANDOM_UNIFORM, dt, rank, dims, minval, maxval, seed);
 }
 
-gb_tensor *gb_random_normal(gb_dtype dt, int rank, const int64_t *dims, double mean,
-                            double stddev, uint64_t seed) {
+gb_tensor *gb_random_normal(gb_dtype dt, int rank, const int64_t *dims, double mean, double stddev,
+                            uint64_t seed) {
     return random_op(GB_OP_RANDOM_NORMAL, dt, rank, dims, mean, stddev, seed);
 }
 

@@ -25,17 +25,17 @@ typedef struct task {
     void *ctx;
     int64_t n;
     int parts;
-    atomic_int next;            /* the next part to claim */
+    atomic_int next; /* the next part to claim */
 } task;
 
 static struct {
     pthread_once_t once;
-    int workers;                /* including the calling thread */
-    pthread_mutex_t busy;       /* held for the whole of a region */
-    pthread_mutex_t mu;         /* guards everything below */
+    int workers;          /* including the calling thread */
+    pthread_mutex_t busy; /* held for the whole of a region */
+    pthread_mutex_t mu;   /* guards everything below */
     pthread_cond_t wake, done;
     uint64_t generation;
-    int pending;                /* workers yet to finish this generation */
+    int pending; /* workers yet to finish this generation */
     task *t;
 } pool = {
     .once = PTHREAD_ONCE_INIT,

@@ -1,8 +1,9 @@
 /* test_ops_conv.c — Conv2D and its backprop ops: a hand-computed
  * convolution, TF's SAME/VALID output sizes and pad split, strides and
  * dilations against a naive direct convolution written here, the direct
- * (small window), Winograd, im2col (chunked, threaded) and pointwise paths, every error, and finite-difference gradients
- * (first order, and second order through both backprop ops). */
+ * (small window), Winograd, im2col (chunked, threaded) and pointwise
+ * paths, every error, and finite-difference gradients (first order, and
+ * second order through both backprop ops). */
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
@@ -112,7 +113,11 @@ static void check_case(const conv_case *k, gb_dtype dt, uint64_t seed) {
     gb_tensor *dy = gb_random_uniform(dt, gb_rank(y), gb_shape(y), -1, 1, seed + 2);
     int64_t nx = gb_size(x), nf = gb_size(f), ny = gb_size(y);
     double *mem = calloc((size_t)(2 * nx + 2 * nf + 2 * ny), sizeof(double));
-    ref_bufs b = {mem, mem + nx, mem + nx + nf, mem + nx + nf + ny, mem + nx + nf + 2 * ny,
+    ref_bufs b = {mem,
+                  mem + nx,
+                  mem + nx + nf,
+                  mem + nx + nf + ny,
+                  mem + nx + nf + 2 * ny,
                   mem + 2 * nx + nf + 2 * ny};
     gb_to_f64(x, (double *)b.x);
     gb_to_f64(f, (double *)b.f);
@@ -133,14 +138,14 @@ static void check_case(const conv_case *k, gb_dtype dt, uint64_t seed) {
 
 START_TEST(test_hand_computed) {
     float x[] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
-    gb_tensor *y = gb_conv2d(gb_from_f32(x, GB_SHAPE(1, 3, 3, 1)), gb_ones(GB_F32, GB_SHAPE(2, 2, 1, 1)),
-                             NULL, GB_PADDING_VALID, NULL);
+    gb_tensor *y = gb_conv2d(gb_from_f32(x, GB_SHAPE(1, 3, 3, 1)),
+                             gb_ones(GB_F32, GB_SHAPE(2, 2, 1, 1)), NULL, GB_PADDING_VALID, NULL);
     ck_assert_int_eq(gb_dim(y, 1), 2);
     ck_assert_int_eq(gb_dim(y, 2), 2);
     ASSERT_VALUES(y, 0, 12, 16, 24, 28);
     /* SAME, stride 1, 2x2 window: TF pads only after (bottom/right). */
-    gb_tensor *s = gb_conv2d(gb_from_f32(x, GB_SHAPE(1, 3, 3, 1)), gb_ones(GB_F32, GB_SHAPE(2, 2, 1, 1)),
-                             NULL, GB_PADDING_SAME, NULL);
+    gb_tensor *s = gb_conv2d(gb_from_f32(x, GB_SHAPE(1, 3, 3, 1)),
+                             gb_ones(GB_F32, GB_SHAPE(2, 2, 1, 1)), NULL, GB_PADDING_SAME, NULL);
     ASSERT_VALUES(s, 0, 12, 16, 9, 24, 28, 15, 15, 17, 9);
     /* two output channels: a sum and a difference filter */
     float f2[] = {1, 1, 1, -1};
@@ -158,9 +163,9 @@ START_TEST(test_output_sizes) {
         gb_padding p;
         int64_t out;
     } t[] = {
-        {5, 3, 2, 1, GB_PADDING_SAME, 3},  {6, 3, 2, 1, GB_PADDING_SAME, 3},
-        {7, 3, 2, 1, GB_PADDING_VALID, 3}, {6, 3, 2, 1, GB_PADDING_VALID, 2},
-        {7, 3, 1, 2, GB_PADDING_VALID, 3}, {7, 3, 1, 2, GB_PADDING_SAME, 7},
+        {5, 3, 2, 1, GB_PADDING_SAME, 3},    {6, 3, 2, 1, GB_PADDING_SAME, 3},
+        {7, 3, 2, 1, GB_PADDING_VALID, 3},   {6, 3, 2, 1, GB_PADDING_VALID, 2},
+        {7, 3, 1, 2, GB_PADDING_VALID, 3},   {7, 3, 1, 2, GB_PADDING_SAME, 7},
         {28, 3, 1, 1, GB_PADDING_VALID, 26}, {1, 3, 3, 1, GB_PADDING_SAME, 1},
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
@@ -193,15 +198,15 @@ START_TEST(test_variants_against_naive) {
     const conv_case cases[] = {
         {1, 7, 7, 2, 3, 3, 3, {1, 1}, {2, 2}, GB_PADDING_VALID}, /* dilation (direct) */
         {1, 7, 7, 2, 3, 3, 3, {1, 1}, {2, 2}, GB_PADDING_SAME},
-        {2, 8, 9, 2, 2, 3, 2, {1, 2}, {2, 1}, GB_PADDING_SAME},  /* asymmetric */
+        {2, 8, 9, 2, 2, 3, 2, {1, 2}, {2, 1}, GB_PADDING_SAME}, /* asymmetric */
         {2, 8, 9, 2, 3, 2, 2, {3, 1}, {1, 3}, GB_PADDING_VALID},
-        {2, 6, 7, 5, 3, 3, 4, {2, 2}, {1, 1}, GB_PADDING_SAME},  /* K 45: im2col + GEMM */
-        {1, 9, 9, 4, 3, 3, 3, {1, 1}, {2, 2}, GB_PADDING_SAME},  /* dilated im2col */
+        {2, 6, 7, 5, 3, 3, 4, {2, 2}, {1, 1}, GB_PADDING_SAME}, /* K 45: im2col + GEMM */
+        {1, 9, 9, 4, 3, 3, 3, {1, 1}, {2, 2}, GB_PADDING_SAME}, /* dilated im2col */
         {2, 9, 8, 4, 3, 3, 2, {2, 3}, {1, 1}, GB_PADDING_VALID},
-        {2, 5, 5, 3, 1, 1, 4, {1, 1}, {1, 1}, GB_PADDING_VALID}, /* pointwise, direct */
+        {2, 5, 5, 3, 1, 1, 4, {1, 1}, {1, 1}, GB_PADDING_VALID},  /* pointwise, direct */
         {2, 5, 5, 40, 1, 1, 3, {1, 1}, {1, 1}, GB_PADDING_VALID}, /* pointwise, no im2col */
-        {1, 5, 5, 3, 1, 1, 2, {2, 2}, {1, 1}, GB_PADDING_SAME},  /* 1x1 strided */
-        {2, 4, 4, 1, 5, 5, 2, {1, 1}, {1, 1}, GB_PADDING_SAME},  /* window wider than image */
+        {1, 5, 5, 3, 1, 1, 2, {2, 2}, {1, 1}, GB_PADDING_SAME},   /* 1x1 strided */
+        {2, 4, 4, 1, 5, 5, 2, {1, 1}, {1, 1}, GB_PADDING_SAME},   /* window wider than image */
     };
     check_cases(cases, sizeof cases / sizeof cases[0]);
 }
@@ -210,9 +215,9 @@ END_TEST
 /* Sizes that take several im2col chunks or split the batch over threads. */
 START_TEST(test_big_against_naive) {
     const conv_case cases[] = {
-        {3, 64, 64, 3, 3, 3, 4, {1, 1}, {1, 1}, GB_PADDING_SAME},    /* direct, many rows */
-        {2, 32, 32, 8, 3, 3, 16, {1, 1}, {1, 1}, GB_PADDING_SAME},   /* im2col, threads */
-        {2, 32, 32, 3, 3, 3, 41, {1, 1}, {1, 1}, GB_PADDING_SAME},   /* direct, threads, all blocks */
+        {3, 64, 64, 3, 3, 3, 4, {1, 1}, {1, 1}, GB_PADDING_SAME},  /* direct, many rows */
+        {2, 32, 32, 8, 3, 3, 16, {1, 1}, {1, 1}, GB_PADDING_SAME}, /* im2col, threads */
+        {2, 32, 32, 3, 3, 3, 41, {1, 1}, {1, 1}, GB_PADDING_SAME}, /* direct, threads, all blocks */
         {2, 16, 16, 64, 1, 1, 64, {1, 1}, {1, 1}, GB_PADDING_VALID}, /* pointwise, threads */
         {1, 40, 40, 40, 3, 3, 8, {1, 1}, {1, 1}, GB_PADDING_VALID},  /* several chunks */
     };
@@ -224,22 +229,40 @@ END_TEST
  * odd sizes leave partial tiles at the bottom and right edges. */
 START_TEST(test_winograd_against_naive) {
     const conv_case cases[] = {
-        {2, 7, 9, 32, 3, 3, 16, {1, 1}, {1, 1}, GB_PADDING_SAME},    /* forward, input grad by im2col */
-        {2, 8, 5, 16, 3, 3, 32, {1, 1}, {1, 1}, GB_PADDING_VALID},   /* input and filter grads */
-        {2, 9, 6, 20, 3, 3, 36, {1, 1}, {1, 1}, GB_PADDING_SAME},    /* channel tails */
-        {4, 14, 14, 32, 3, 3, 64, {1, 1}, {1, 1}, GB_PADDING_SAME},  /* the CNN's second layer, threads */
+        {2,
+         7,
+         9,
+         32,
+         3,
+         3,
+         16,
+         {1, 1},
+         {1, 1},
+         GB_PADDING_SAME}, /* forward, input grad by im2col */
+        {2, 8, 5, 16, 3, 3, 32, {1, 1}, {1, 1}, GB_PADDING_VALID}, /* input and filter grads */
+        {2, 9, 6, 20, 3, 3, 36, {1, 1}, {1, 1}, GB_PADDING_SAME},  /* channel tails */
+        {4,
+         14,
+         14,
+         32,
+         3,
+         3,
+         64,
+         {1, 1},
+         {1, 1},
+         GB_PADDING_SAME}, /* the CNN's second layer, threads */
     };
     check_cases(cases, sizeof cases / sizeof cases[0]);
 }
 END_TEST
 
 START_TEST(test_empty) {
-    gb_tensor *y = gb_conv2d(gb_ones(GB_F32, GB_SHAPE(0, 4, 4, 2)), gb_ones(GB_F32, GB_SHAPE(3, 3, 2, 5)),
-                             NULL, GB_PADDING_SAME, NULL);
+    gb_tensor *y = gb_conv2d(gb_ones(GB_F32, GB_SHAPE(0, 4, 4, 2)),
+                             gb_ones(GB_F32, GB_SHAPE(3, 3, 2, 5)), NULL, GB_PADDING_SAME, NULL);
     ck_assert_int_eq(gb_size(y), 0);
     ck_assert_int_eq(gb_dim(y, 3), 5);
-    gb_tensor *z = gb_conv2d(gb_ones(GB_F32, GB_SHAPE(1, 4, 4, 0)), gb_ones(GB_F32, GB_SHAPE(3, 3, 0, 2)),
-                             NULL, GB_PADDING_SAME, NULL);
+    gb_tensor *z = gb_conv2d(gb_ones(GB_F32, GB_SHAPE(1, 4, 4, 0)),
+                             gb_ones(GB_F32, GB_SHAPE(3, 3, 0, 2)), NULL, GB_PADDING_SAME, NULL);
     ck_assert_int_eq(gb_size(z), 32);
     ck_assert_double_eq(gb_get(z, 31), 0.0);
     ck_assert(gb_ok());
@@ -249,7 +272,8 @@ END_TEST
 /* ---- errors ----------------------------------------------------------------------------- */
 
 START_TEST(test_errors) {
-    gb_tensor *x = gb_ones(GB_F32, GB_SHAPE(1, 5, 5, 3)), *f = gb_ones(GB_F32, GB_SHAPE(3, 3, 3, 8));
+    gb_tensor *x = gb_ones(GB_F32, GB_SHAPE(1, 5, 5, 3)),
+              *f = gb_ones(GB_F32, GB_SHAPE(3, 3, 3, 8));
     expect_error(gb_conv2d(x, gb_ones(GB_F32, GB_SHAPE(3, 3, 4, 8)), NULL, GB_PADDING_SAME, NULL),
                  GB_ERR_SHAPE,
                  "Conv2D: input depth 3 does not match the filter's input channels 4: input "
@@ -259,7 +283,8 @@ START_TEST(test_errors) {
     expect_error(gb_conv2d(x, gb_ones(GB_F32, GB_SHAPE(3, 3, 3)), NULL, GB_PADDING_SAME, NULL),
                  GB_ERR_SHAPE, "Conv2D: filter must have rank 4, got shape [3,3,3]");
     expect_error(gb_conv2d(x, gb_ones(GB_F64, GB_SHAPE(3, 3, 3, 8)), NULL, GB_PADDING_SAME, NULL),
-                 GB_ERR_DTYPE, "Conv2D: inputs must both be float32 or both float64, got float32 and float64");
+                 GB_ERR_DTYPE,
+                 "Conv2D: inputs must both be float32 or both float64, got float32 and float64");
     expect_error(gb_conv2d(x, f, (int[]){0, 1}, GB_PADDING_SAME, NULL), GB_ERR_VALUE,
                  "Conv2D: strides must be >= 1, got {0,1}");
     expect_error(gb_conv2d(x, f, NULL, GB_PADDING_SAME, (int[]){1, -2}), GB_ERR_VALUE,
@@ -272,8 +297,8 @@ START_TEST(test_errors) {
                  "input height size 5");
     expect_error(gb_conv2d(x, f, NULL, GB_PADDING_VALID, (int[]){1, 3}), GB_ERR_SHAPE,
                  "(effective width size 7) must fit in the input width size 5");
-    expect_error(gb_conv2d(gb_ones(GB_I32, GB_SHAPE(1, 5, 5, 3)), gb_ones(GB_I32, GB_SHAPE(3, 3, 3, 8)),
-                           NULL, GB_PADDING_SAME, NULL),
+    expect_error(gb_conv2d(gb_ones(GB_I32, GB_SHAPE(1, 5, 5, 3)),
+                           gb_ones(GB_I32, GB_SHAPE(3, 3, 3, 8)), NULL, GB_PADDING_SAME, NULL),
                  GB_ERR_DTYPE, "got int32 and int32");
     expect_error(gb_conv2d(NULL, f, NULL, GB_PADDING_SAME, NULL), GB_ERR_VALUE,
                  "Conv2D: input 0 is NULL");

@@ -122,14 +122,12 @@ START_TEST(test_batched_against_reference) {
         int ra, rb;
         int64_t sa[4], sb[4];
     } cases[] = {
-        {3, 2, {2, 3, 4}, {4, 5}},
-        {2, 3, {3, 4}, {2, 4, 5}},
-        {4, 3, {2, 1, 3, 4}, {3, 4, 2}},
-        {3, 3, {1, 3, 4}, {2, 4, 5}},
-        {3, 3, {4, 16, 24}, {4, 24, 20}}, /* large enough for BLAS */
-        {3, 2, {3, 16, 24}, {24, 20}},    /* folds into one GEMM */
+        {3, 2, {2, 3, 4}, {4, 5}},           {2, 3, {3, 4}, {2, 4, 5}},
+        {4, 3, {2, 1, 3, 4}, {3, 4, 2}},     {3, 3, {1, 3, 4}, {2, 4, 5}},
+        {3, 3, {4, 16, 24}, {4, 24, 20}},    /* large enough for BLAS */
+        {3, 2, {3, 16, 24}, {24, 20}},       /* folds into one GEMM */
         {3, 3, {3, 61, 120}, {3, 120, 100}}, /* rows split over threads mid-batch */
-        {3, 2, {2, 90, 100}, {100, 120}},     /* folded, then split over threads */
+        {3, 2, {2, 90, 100}, {100, 120}},    /* folded, then split over threads */
     };
     for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
         for (int mode = 0; mode < 4; mode++) {
@@ -161,8 +159,8 @@ END_TEST
 /* The small-product loop and BLAS cover row counts on both sides of the
  * threshold, including one- and two-row products with long K. */
 START_TEST(test_small_and_gemv_shapes) {
-    const int64_t shapes[][3] = {{1, 10, 10}, {1, 1, 1},  {2, 7, 40},  {1, 300, 70},
-                                 {3, 5, 4},   {8, 8, 8},  {4, 10, 10}, {2, 64, 64},
+    const int64_t shapes[][3] = {{1, 10, 10}, {1, 1, 1},   {2, 7, 40},  {1, 300, 70},
+                                 {3, 5, 4},   {8, 8, 8},   {4, 10, 10}, {2, 64, 64},
                                  {1, 10, 1},  {10, 10, 1}, {5, 3, 33}};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         int64_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
@@ -193,7 +191,8 @@ END_TEST
 
 START_TEST(test_errors) {
     gb_tensor *a23 = gb_ones(GB_F32, GB_SHAPE(2, 3)), *b45 = gb_ones(GB_F32, GB_SHAPE(4, 5));
-    expect_error(gb_matmul(a23, b45), GB_ERR_SHAPE, "MatMul: inner dimensions differ: [2,3] x [4,5]");
+    expect_error(gb_matmul(a23, b45), GB_ERR_SHAPE,
+                 "MatMul: inner dimensions differ: [2,3] x [4,5]");
     expect_error(gb_matmul_t(a23, gb_ones(GB_F32, GB_SHAPE(3, 4)), true, false), GB_ERR_SHAPE,
                  "inner dimensions differ: [2,3] x [3,4] (2 vs 3, transpose_a)");
     expect_error(gb_matmul(gb_ones(GB_F32, GB_SHAPE(3)), a23), GB_ERR_SHAPE,
@@ -203,7 +202,8 @@ START_TEST(test_errors) {
     expect_error(gb_matmul(gb_ones(GB_I32, GB_SHAPE(2, 3)), gb_ones(GB_I32, GB_SHAPE(3, 2))),
                  GB_ERR_DTYPE, "got int32 and int32");
     expect_error(gb_matmul(gb_ones(GB_F32, GB_SHAPE(2, 2, 3)), gb_ones(GB_F32, GB_SHAPE(3, 3, 4))),
-                 GB_ERR_SHAPE, "MatMul: batch dimensions do not broadcast: [2,2,3] x [3,3,4] (2 vs 3)");
+                 GB_ERR_SHAPE,
+                 "MatMul: batch dimensions do not broadcast: [2,2,3] x [3,3,4] (2 vs 3)");
     /* a NULL input (an earlier failure) passes through without a new error */
     expect_error(gb_matmul(NULL, a23), GB_ERR_VALUE, "MatMul: input 0 is NULL");
 }

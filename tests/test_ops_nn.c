@@ -100,8 +100,8 @@ START_TEST(test_dense_xent_values) {
     double q[] = {0.2, 0.3, 0.5};
     ASSERT_VALUES(gb_softmax_cross_entropy_with_logits(gb_from_f64(q, GB_SHAPE(1, 3)),
                                                        gb_from_f64(v, GB_SHAPE(1, 3))),
-                  1e-14, 0.2 * 2.4076059644443806 + 0.3 * 1.4076059644443806 +
-                             0.5 * 0.4076059644443806);
+                  1e-14,
+                  0.2 * 2.4076059644443806 + 0.3 * 1.4076059644443806 + 0.5 * 0.4076059644443806);
 }
 END_TEST
 
@@ -119,19 +119,22 @@ START_TEST(test_errors) {
     expect_error(gb_sparse_softmax_cross_entropy_with_logits(gb_zeros(GB_F32, GB_SHAPE(2)), logits),
                  GB_ERR_DTYPE, "labels must be int32 or int64, got float32");
     expect_error(gb_sparse_softmax_cross_entropy_with_logits(gb_zeros(GB_I32, GB_SHAPE(3)), logits),
-                 GB_ERR_SHAPE, "labels [3] must have the shape of logits [2,3] without its last axis");
+                 GB_ERR_SHAPE,
+                 "labels [3] must have the shape of logits [2,3] without its last axis");
     expect_error(gb_sparse_softmax_cross_entropy_with_logits(gb_zeros(GB_I32, GB_SHAPE(2)),
                                                              gb_zeros(GB_I32, GB_SHAPE(2, 3))),
                  GB_ERR_DTYPE, "logits must be float32 or float64, got int32");
     expect_error(gb_sparse_softmax_cross_entropy_with_logits(gb_zeros(GB_I32, GB_SHAPE(2)),
                                                              gb_zeros(GB_F32, GB_SHAPE(2, 0))),
                  GB_ERR_SHAPE, "logits [2,0] need a last (class) axis of size >= 1");
-    expect_error(gb_softmax_cross_entropy_with_logits(gb_zeros(GB_F32, GB_SHAPE(2, 4)), logits),
-                 GB_ERR_SHAPE,
-                 "SoftmaxCrossEntropyWithLogits: labels [2,4] and logits [2,3] must have the same shape");
+    expect_error(
+        gb_softmax_cross_entropy_with_logits(gb_zeros(GB_F32, GB_SHAPE(2, 4)), logits),
+        GB_ERR_SHAPE,
+        "SoftmaxCrossEntropyWithLogits: labels [2,4] and logits [2,3] must have the same shape");
     expect_error(gb_softmax_cross_entropy_with_logits(gb_zeros(GB_F64, GB_SHAPE(2, 3)), logits),
                  GB_ERR_DTYPE, "labels are float64 but logits are float32");
-    expect_error(gb_softmax(logits, 2), GB_ERR_VALUE, "Softmax: axis 2 is out of range for a rank-2 tensor");
+    expect_error(gb_softmax(logits, 2), GB_ERR_VALUE,
+                 "Softmax: axis 2 is out of range for a rank-2 tensor");
     expect_error(gb_log_softmax(gb_scalar(GB_F32, 1), -1), GB_ERR_SHAPE,
                  "LogSoftmax: logits must have rank >= 1, got a scalar");
     expect_error(gb_softmax(gb_zeros(GB_I64, GB_SHAPE(3)), 0), GB_ERR_DTYPE,

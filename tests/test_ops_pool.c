@@ -61,9 +61,9 @@ START_TEST(test_max_pool_valid) {
                   16);
     /* channels pool independently: channel 1 is the negation of channel 0 */
     float v[] = {1, -1, 5, -5, 3, -3, 2, -2};
-    ASSERT_VALUES(gb_max_pool2d(gb_from_f32(v, GB_SHAPE(1, 2, 2, 2)), (int[]){2, 2}, NULL,
-                                GB_PADDING_VALID),
-                  0, 5, -1);
+    ASSERT_VALUES(
+        gb_max_pool2d(gb_from_f32(v, GB_SHAPE(1, 2, 2, 2)), (int[]){2, 2}, NULL, GB_PADDING_VALID),
+        0, 5, -1);
 }
 END_TEST
 
@@ -94,16 +94,16 @@ END_TEST
 
 START_TEST(test_nan_propagates) {
     float v[] = {1, NAN, 3, 2};
-    gb_tensor *y = gb_max_pool2d(gb_from_f32(v, GB_SHAPE(1, 2, 2, 1)), (int[]){2, 2}, NULL,
-                                 GB_PADDING_VALID);
+    gb_tensor *y =
+        gb_max_pool2d(gb_from_f32(v, GB_SHAPE(1, 2, 2, 1)), (int[]){2, 2}, NULL, GB_PADDING_VALID);
     ck_assert(isnan(gb_item(y)));
 }
 END_TEST
 
 /* ---- against a naive reference ----------------------------------------------------------- */
 
-static void ref_pool(const double *x, const int64_t *s, const int *k, const int *st,
-                     gb_padding p, bool max, int64_t oh, int64_t ow, double *y) {
+static void ref_pool(const double *x, const int64_t *s, const int *k, const int *st, gb_padding p,
+                     bool max, int64_t oh, int64_t ow, double *y) {
     int64_t pt = 0, pl = 0;
     if (p == GB_PADDING_SAME) {
         int64_t th = (oh - 1) * st[0] + k[0] - s[1], tw = (ow - 1) * st[1] + k[1] - s[2];
@@ -147,8 +147,8 @@ START_TEST(test_against_reference) {
             for (int max = 0; max < 2; max++) {
                 gb_scope_begin();
                 gb_tensor *x = gb_random_normal(dt, 4, cases[t].s, 0, 1, t);
-                gb_tensor *y = (max ? gb_max_pool2d : gb_avg_pool2d)(x, cases[t].k, cases[t].st,
-                                                                     cases[t].p);
+                gb_tensor *y =
+                    (max ? gb_max_pool2d : gb_avg_pool2d)(x, cases[t].k, cases[t].st, cases[t].p);
                 ck_assert_msg(y != NULL, "%s", gb_error_string());
                 double *xv = malloc(sizeof(double) * (size_t)gb_size(x));
                 double *want = malloc(sizeof(double) * (size_t)gb_size(y));
@@ -172,14 +172,14 @@ START_TEST(test_max_pool_grad_routing) {
     gb_tensor *x = gb_from_f32(v, GB_SHAPE(2, 2, 2, 1));
     gb_tensor *dy = gb_from_f32((float[]){5, 6}, GB_SHAPE(2, 1, 1, 1));
     /* to the maximum; with ties, to the first one in window order */
-    ASSERT_VALUES(pool_backward(gb_max_pool2d, x, (int[]){2, 2}, NULL, GB_PADDING_VALID, dy), 0,
-                  0, 5, 0, 0, 6, 0, 0, 0);
+    ASSERT_VALUES(pool_backward(gb_max_pool2d, x, (int[]){2, 2}, NULL, GB_PADDING_VALID, dy), 0, 0,
+                  5, 0, 0, 6, 0, 0, 0);
     /* overlapping windows accumulate on a shared maximum */
     gb_tensor *x2 = gb_from_f32((float[]){1, 9, 2}, GB_SHAPE(1, 1, 3, 1));
     gb_tensor *dy2 = gb_from_f32((float[]){1, 10}, GB_SHAPE(1, 1, 2, 1));
-    ASSERT_VALUES(pool_backward(gb_max_pool2d, x2, (int[]){1, 2}, (int[]){1, 1}, GB_PADDING_VALID,
-                                dy2),
-                  0, 0, 11, 0);
+    ASSERT_VALUES(
+        pool_backward(gb_max_pool2d, x2, (int[]){1, 2}, (int[]){1, 1}, GB_PADDING_VALID, dy2), 0, 0,
+        11, 0);
 }
 END_TEST
 
@@ -298,9 +298,9 @@ static gb_tensor *distinct_input(int64_t n, int64_t h, int64_t w, int64_t c) {
 
 START_TEST(test_grad_pools) {
     const pool_case cases[] = {
-        {{2, 2}, {2, 2}, GB_PADDING_VALID, true},  {{3, 2}, {2, 1}, GB_PADDING_SAME, true},
-        {{3, 3}, {1, 1}, GB_PADDING_SAME, true},   {{2, 2}, {2, 2}, GB_PADDING_VALID, false},
-        {{3, 2}, {2, 1}, GB_PADDING_SAME, false},  {{3, 3}, {1, 1}, GB_PADDING_SAME, false},
+        {{2, 2}, {2, 2}, GB_PADDING_VALID, true}, {{3, 2}, {2, 1}, GB_PADDING_SAME, true},
+        {{3, 3}, {1, 1}, GB_PADDING_SAME, true},  {{2, 2}, {2, 2}, GB_PADDING_VALID, false},
+        {{3, 2}, {2, 1}, GB_PADDING_SAME, false}, {{3, 3}, {1, 1}, GB_PADDING_SAME, false},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         gb_tensor *x = distinct_input(2, 5, 4, 2); /* 160 elements, 37 coprime */

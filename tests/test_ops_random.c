@@ -164,9 +164,9 @@ START_TEST(test_errors) {
                  "stddev must be >= 0, got -1");
     expect_error(gb_truncated_normal(GB_F32, GB_SHAPE(2), NAN, 1, 1), GB_ERR_VALUE,
                  "TruncatedNormal: parameters must be finite");
-    expect_error(gb_truncated_normal(GB_F32, 9, (const int64_t[9]){1, 1, 1, 1, 1, 1, 1, 1, 1},
-                                     0, 1, 1),
-                 GB_ERR_SHAPE, "rank 9 is outside 0..8");
+    expect_error(
+        gb_truncated_normal(GB_F32, 9, (const int64_t[9]){1, 1, 1, 1, 1, 1, 1, 1, 1}, 0, 1, 1),
+        GB_ERR_SHAPE, "rank 9 is outside 0..8");
     expect_error(gb_random_uniform(GB_F32, 2, NULL, 0, 1, 1), GB_ERR_SHAPE,
                  "rank 2 but no dims given");
 }
@@ -182,8 +182,8 @@ START_TEST(test_dropout_values) {
     int64_t zeros = 0;
     for (int64_t i = 0; i < BIG; i++) {
         double v = gb_get(y, i);
-        ck_assert_msg(v == 0.0 || fabs(v - 2.0 / 0.75) < 1e-12, "element %lld is %g",
-                      (long long)i, v);
+        ck_assert_msg(v == 0.0 || fabs(v - 2.0 / 0.75) < 1e-12, "element %lld is %g", (long long)i,
+                      v);
         zeros += v == 0.0;
     }
     ck_assert_msg(labs((long)zeros - BIG / 4) < 600, "zeros %lld", (long long)zeros);
