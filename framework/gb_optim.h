@@ -25,6 +25,9 @@
  *
  * Values read before an update keep their contents (a tape's saved reads
  * stay valid): the update then writes a fresh buffer (copy on write).
+ * The update ops read the learning rate and the step number when they
+ * run, so a traced train step follows the schedule (and Adam's bias
+ * correction) every time it is replayed.
  *
  * Slot variables are named "<optimizer>/<variable>/<slot>", e.g.
  * "Adam/dense/kernel/m" (prefixed, like every variable, with the name
