@@ -155,7 +155,8 @@ typedef struct gb_module_type {
     bool (*build)(gb_module *m, gb_dtype dtype, int rank, const int64_t *shape);
     /* Checks an input shape (any dim may be -1: unknown) and writes the
      * output shape; a bad input is an error naming the layer. Runs at build
-     * and on every call. NULL: any input, output shape = input shape. */
+     * and on every call. NULL: any input; the output shape is recorded
+     * from the first call (gb_module_build() assumes the input's). */
     bool (*output_shape)(gb_module *m, int rank, const int64_t *in, int *out_rank,
                          int64_t *out);
     /* The forward pass, in the module's name scope, after build. */

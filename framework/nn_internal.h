@@ -17,11 +17,6 @@ void gb__nn_error(const gb_module *m, gb_status code, const char *fmt, ...)
  * dropout seeds from the layer seed and the call count). */
 uint64_t gb__nn_mix_seed(uint64_t a, uint64_t b);
 
-/* The input check and output shape of m for an input shape (type's
- * output_shape, or the identity). */
-bool gb__module_output_shape_for(gb_module *m, int rank, const int64_t *in, int *out_rank,
-                                 int64_t *out);
-
 /* The initializer with GB_INIT_DEFAULT replaced by the layer's default. */
 static inline gb_initializer gb__nn_init_or(gb_initializer init, gb_init_kind dflt) {
     if (init.kind == GB_INIT_DEFAULT) init.kind = dflt;
@@ -31,8 +26,9 @@ static inline gb_initializer gb__nn_init_or(gb_initializer init, gb_init_kind df
 /* Layers with weights take float inputs; false (with an error) otherwise. */
 bool gb__nn_require_float(const gb_module *m, gb_dtype dt);
 
-/* After a change of structure (a layer added to a built model), builds m
- * again for the input it was built for; built parts only check shapes. */
+/* After a change of structure (a layer added to a built model), learns
+ * m's output shape again, building what is new, for the input it was
+ * built for. */
 bool gb__module_rebuild(gb_module *m);
 
 /* Keras-style shape text: "(None, 28, 28, 32)" (-1 prints as None). */

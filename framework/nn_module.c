@@ -29,7 +29,8 @@ struct gb_module {
     int refcount;
     uint64_t seed;
     bool trainable;
-    bool built;
+    bool built;               /* build() ran: weights exist */
+    bool out_known;           /* the output shape is recorded */
     bool in_scope;            /* its name scope is pushed (during call/build) */
     gb_dtype dtype;           /* the inputs' dtype at build */
     int in_rank, out_rank;
@@ -204,7 +205,7 @@ int gb_module_input_shape(const gb_module *m, int64_t dims[GB_MAX_RANK]) {
 }
 
 int gb_module_output_shape(const gb_module *m, int64_t dims[GB_MAX_RANK]) {
-    return m && m->built ? copy_shape(m->out_rank, m->out_shape, dims) : -1;
+    return m && m->out_known ? copy_shape(m->out_rank, m->out_shape, dims) : -1;
 }
 
 /* ---- weights and submodules ---------------------------------------------------------- */
@@ -238,19 +239,37 @@ bool gb_module_add_variable(gb_module *m, gb_variable *v) {
     return true;
 }
 
-/* The initial value is computed eagerly even inside a traced function
- * (TensorFlow's init_scope: variables are created once, outside graphs),
- * in a scope of its own so nothing outlives the copy into the variable. */
+/* TensorFlow's init_scope: one-off work (initial values, the probe run
+ * that builds a model) runs eagerly even inside a traced function, unseen
+ * by tapes, in a memory scope of its own so nothing of it outlives it.
+ * Ending a memory scope makes the tapes recompute whether they record, so
+ * the pause is applied again (never widened) when it ends. */
+typedef struct init_scope {
+    uint64_t recording;
+    bool tracing;
+} init_scope;
+
+static init_scope init_scope_begin(void) {
+    init_scope s = {gb__tl_recording, gb__tl_tracing};
+    gb__tl_recording = 0;
+    gb__tl_tracing = false;
+    gb_scope_begin();
+    return s;
+}
+
+static void init_scope_end(init_scope s) {
+    gb_scope_end();
+    gb__tl_recording &= s.recording;
+    gb__tl_tracing = s.tracing;
+}
+
 static gb_variable *new_initialized_variable(const char *name, gb_initializer init,
                                              gb_dtype dt, int rank, const int64_t *shape,
                                              bool trainable) {
-    bool tracing = gb__tl_tracing;
-    gb__tl_tracing = false;
-    gb_scope_begin();
+    init_scope s = init_scope_begin();
     gb_tensor *initial = gb_initializer_make(init, dt, rank, shape);
     gb_variable *v = initial ? gb_variable_new(name, initial, trainable) : NULL;
-    gb_scope_end();
-    gb__tl_tracing = tracing;
+    init_scope_end(s);
     return v;
 }
 
@@ -404,8 +423,9 @@ void gb_module_set_trainable(gb_module *m, bool trainable) {
 
 /* ---- build and call --------------------------------------------------------------------- */
 
-bool gb__module_output_shape_for(gb_module *m, int rank, const int64_t *in, int *out_rank,
-                                 int64_t *out) {
+/* The type's input check and output shape; false after an error. Types
+ * without one accept any input. */
+static bool check_input(gb_module *m, int rank, const int64_t *in, int *out_rank, int64_t *out) {
     if (m->type->output_shape) return m->type->output_shape(m, rank, in, out_rank, out);
     *out_rank = copy_shape(rank, in, out);
     return true;
@@ -419,9 +439,17 @@ static bool check_dtype(const gb_module *m, gb_dtype dt) {
     return false;
 }
 
+static void record_output(gb_module *m, int rank, const int64_t *shape) {
+    m->out_rank = copy_shape(rank, shape, m->out_shape);
+    if (rank > 0) m->out_shape[0] = -1;
+    m->out_known = true;
+}
+
 /* Builds m (its name scope already pushed) for inputs of this dtype and
  * shape; the batch dim is recorded as unknown. On a built module this is
- * only the input check. */
+ * only the input check. Types with an output_shape function know their
+ * output shape now; the others (models, custom blocks) learn it from
+ * their first call. */
 static bool build_here(gb_module *m, gb_dtype dt, int rank, const int64_t *shape) {
     if (rank < 0 || rank > GB_MAX_RANK) {
         gb__nn_error(m, GB_ERR_SHAPE, "input rank %d is outside 0..%d", rank, GB_MAX_RANK);
@@ -430,25 +458,40 @@ static bool build_here(gb_module *m, gb_dtype dt, int rank, const int64_t *shape
     int64_t in[GB_MAX_RANK], out[GB_MAX_RANK];
     int out_rank = 0;
     /* Checked as given, so errors show the shape the user passed. */
-    if (!check_dtype(m, dt) || !gb__module_output_shape_for(m, rank, shape, &out_rank, out))
-        return false;
+    if (!check_dtype(m, dt) || !check_input(m, rank, shape, &out_rank, out)) return false;
     if (m->built) return true;
     copy_shape(rank, shape, in);
     if (rank > 0) in[0] = -1;
     bool ok = true;
     if (m->type->build) {
-        gb_scope_begin();
+        init_scope s = init_scope_begin();
         ok = m->type->build(m, dt, rank, in) && gb_ok();
-        gb_scope_end();
+        init_scope_end(s);
     }
-    /* A build may settle what the shape check could not know before. */
-    if (ok) ok = gb__module_output_shape_for(m, rank, in, &out_rank, out);
     if (!ok) return false;
     m->dtype = dt;
     m->in_rank = copy_shape(rank, in, m->in_shape);
-    m->out_rank = copy_shape(out_rank, out, m->out_shape);
     m->built = true;
+    /* A build may settle what the shape check could not know before. */
+    if (m->type->output_shape) {
+        if (!check_input(m, rank, in, &out_rank, out)) return false;
+        record_output(m, out_rank, out);
+    }
     return true;
+}
+
+/* Learns the output shape of a built module by running it once on zeros
+ * (unknown dims as 1), as Keras builds subclassed models: that also builds
+ * its layers. In an init scope: a tape around it must neither see it nor
+ * expire because of it. */
+static bool probe_output(gb_module *m) {
+    int64_t dims[GB_MAX_RANK];
+    for (int i = 0; i < m->in_rank; i++) dims[i] = m->in_shape[i] < 0 ? 1 : m->in_shape[i];
+    init_scope s = init_scope_begin();
+    gb_tensor *y = m->type->call(m, gb_zeros(m->dtype, m->in_rank, dims), false);
+    if (y) record_output(m, y->rank, y->shape);
+    init_scope_end(s);
+    return y != NULL;
 }
 
 static void enter(gb_module *m, bool *was_in) {
@@ -474,7 +517,7 @@ bool gb_module_build(gb_module *m, gb_dtype dtype, int rank, const int64_t *shap
     }
     bool was_in;
     enter(m, &was_in);
-    bool ok = build_here(m, dtype, rank, shape);
+    bool ok = build_here(m, dtype, rank, shape) && (m->out_known || probe_output(m));
     leave(m, was_in);
     return ok;
 }
@@ -491,16 +534,17 @@ gb_tensor *gb_module_call(gb_module *m, gb_tensor *x, bool training) {
     int out_rank;
     int64_t out[GB_MAX_RANK];
     bool ready = m->built ? check_dtype(m, x->dtype) &&
-                                gb__module_output_shape_for(m, x->rank, x->shape, &out_rank, out)
+                                check_input(m, x->rank, x->shape, &out_rank, out)
                           : build_here(m, x->dtype, x->rank, x->shape);
     if (ready) y = m->type->call(m, x, training);
+    if (y && !m->out_known) record_output(m, y->rank, y->shape);
     leave(m, was_in);
     return y;
 }
 
 bool gb__module_rebuild(gb_module *m) {
-    if (!m->built) return true;
-    m->built = false;
+    if (!m->built || m->type->output_shape) return true;
+    m->out_known = false;
     int64_t in[GB_MAX_RANK];
     copy_shape(m->in_rank, m->in_shape, in);
     return gb_module_build(m, m->dtype, m->in_rank, in);

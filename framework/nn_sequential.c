@@ -1,59 +1,26 @@
 /* nn_sequential.c — the Sequential model: layers called one after another.
  *
- * Its layers are its submodules (it owns them). Building it builds each
- * layer for the output shape of the one before, inside the model's name
- * scope, so weights are named "sequential/dense_1/kernel". Keras rules:
- * layer names in a model are unique; adding a layer to a built model makes
- * the next call build the new layer.
+ * Its layers are its submodules (it owns them). Each layer builds on its
+ * first call, inside the model's name scope, so weights are named
+ * "sequential/dense_1/kernel"; gb_module_build() on a model runs it once on
+ * zeros to build them all, as Keras does. Keras rules: layer names in a
+ * model are unique; adding a layer to a built model builds it at once.
  */
 #include "nn_internal.h"
 
-static bool sequential_output_shape(gb_module *m, int rank, const int64_t *in, int *out_rank,
-                                    int64_t *out) {
+static gb_tensor *sequential_call(gb_module *m, gb_tensor *x, bool training) {
     int n = gb_module_num_submodules(m);
     if (n == 0) {
         gb__nn_error(m, GB_ERR_STATE, "the model has no layers; add some with gb_sequential_add()");
-        return false;
+        return NULL;
     }
-    int r = rank;
-    int64_t cur[GB_MAX_RANK];
-    memcpy(cur, in, (size_t)rank * sizeof *cur);
-    for (int i = 0; i < n; i++) {
-        /* In the layer's name scope, so an error reads as the layer's own. */
-        gb_module *layer = gb_module_submodule(m, i);
-        gb_name_scope_push(gb_module_name(layer));
-        bool ok = gb__module_output_shape_for(layer, r, cur, &r, cur);
-        gb_name_scope_pop();
-        if (!ok) return false;
-    }
-    memcpy(out, cur, (size_t)r * sizeof *out);
-    *out_rank = r;
-    return true;
-}
-
-static bool sequential_build(gb_module *m, gb_dtype dt, int rank, const int64_t *shape) {
-    int r = rank;
-    int64_t cur[GB_MAX_RANK];
-    memcpy(cur, shape, (size_t)rank * sizeof *cur);
-    for (int i = 0; i < gb_module_num_submodules(m); i++) {
-        gb_module *layer = gb_module_submodule(m, i);
-        if (!gb_module_build(layer, dt, r, cur)) return false;
-        r = gb_module_output_shape(layer, cur);
-    }
-    return true;
-}
-
-static gb_tensor *sequential_call(gb_module *m, gb_tensor *x, bool training) {
-    for (int i = 0; x && i < gb_module_num_submodules(m); i++)
-        x = gb_module_call(gb_module_submodule(m, i), x, training);
+    for (int i = 0; x && i < n; i++) x = gb_module_call(gb_module_submodule(m, i), x, training);
     return x;
 }
 
 static const gb_module_type sequential_type = {
     .class_name = "Sequential",
     .default_name = "sequential",
-    .build = sequential_build,
-    .output_shape = sequential_output_shape,
     .call = sequential_call,
 };
 

@@ -54,7 +54,10 @@ static void print_row(FILE *out, gb_module *layer) {
     int64_t dims[GB_MAX_RANK];
     int rank = gb_module_output_shape(layer, dims);
     snprintf(name, sizeof name, "%s (%s)", gb_module_name(layer), gb_module_class_name(layer));
-    gb__nn_shape_text(rank, dims, shape, sizeof shape);
+    if (rank >= 0)
+        gb__nn_shape_text(rank, dims, shape, sizeof shape);
+    else
+        snprintf(shape, sizeof shape, "(unbuilt)");
     fprintf(out, " %-27s %-25s %lld\n", name, shape, (long long)gb_module_count_params(layer));
 }
 
@@ -63,7 +66,8 @@ bool gb_module_summary(gb_module *m, FILE *out) {
         if (gb_ok()) gb__error(GB_ERR_VALUE, NULL, "gb_module_summary: NULL %s", m ? "stream" : "module");
         return false;
     }
-    if (!gb_module_built(m)) {
+    int64_t dims[GB_MAX_RANK];
+    if (gb_module_output_shape(m, dims) < 0) {
         gb__nn_error(m, GB_ERR_STATE,
                      "summary: the model has not been built yet; call it on a batch or use "
                      "gb_module_build() with an input shape first");

@@ -408,6 +408,77 @@ static gb_tensor *scale_call(gb_module *m, gb_tensor *x, bool training) {
     return gb_mul(x, gb_variable_value(s->scale));
 }
 
+/* A custom block of two layers, with no output_shape of its own: its
+ * output shape is recorded from its first call. */
+typedef struct block_state {
+    gb_module *expand, *project;
+} block_state;
+
+static gb_tensor *block_call(gb_module *m, gb_tensor *x, bool training) {
+    block_state *s = gb_module_state(m);
+    return gb_module_call(s->project, gb_module_call(s->expand, x, training), training);
+}
+
+static const gb_module_type block_type = {
+    .class_name = "Block", .default_name = "block", .state_size = sizeof(block_state),
+    .call = block_call};
+
+START_TEST(test_custom_block_of_layers) {
+    gb_module *b = gb_module_new(&block_type, NULL, 0);
+    block_state *s = gb_module_state(b);
+    s->expand = gb_dense_new(8, &(gb_dense_options){.activation = GB_ACT_RELU});
+    s->project = gb_dense_new(2, NULL);
+    ck_assert(gb_module_add_submodule(b, s->expand));
+    ck_assert(gb_module_add_submodule(b, s->project));
+    gb_module *model = gb_sequential_new(NULL);
+    gb_sequential_add(model, b);
+    gb_sequential_add(model, gb_dense_new(1, NULL));
+    ck_assert_ptr_nonnull(gb_module_call(model, gb_ones(GB_F32, GB_SHAPE(3, 5)), false));
+    int n = 0;
+    gb_variable *const *vars = gb_module_trainable_variables(model, &n);
+    ck_assert_int_eq(n, 6);
+    ck_assert_str_eq(gb_variable_name(vars[0]), "sequential/block/dense/kernel");
+    ck_assert_str_eq(gb_variable_name(vars[3]), "sequential/block/dense_1/bias");
+    ck_assert_str_eq(gb_variable_name(vars[4]), "sequential/dense_2/kernel");
+    int64_t dims[GB_MAX_RANK];
+    ck_assert_int_eq(gb_module_output_shape(b, dims), 2);
+    ck_assert_int_eq(dims[1], 2);
+    ck_assert_int_eq(gb_module_count_params(b), 5 * 8 + 8 + 8 * 2 + 2);
+    gb_module_free(model);
+
+    /* Built without data (inside a recording tape, which must not see the
+     * probe that builds it): the block learns its output shape too. */
+    gb_module *b2 = gb_module_new(&block_type, "b2", 0);
+    s = gb_module_state(b2);
+    gb_module_add_submodule(b2, s->expand = gb_dense_new(6, NULL));
+    gb_module_add_submodule(b2, s->project = gb_dense_new(3, NULL));
+    gb_module *m2 = gb_sequential_new(NULL);
+    gb_sequential_add(m2, b2);
+    gb_sequential_add(m2, gb_dense_new(1, &(gb_dense_options){.name = "head"}));
+    gb_tape *tape = gb_tape_begin();
+    ck_assert(gb_module_build(m2, GB_F32, 2, (const int64_t[]){-1, 4}));
+    gb_variable *watched[8];
+    ck_assert_int_eq(gb_tape_watched_variables(tape, watched, 8), 0);
+    gb_tensor *x = gb_ones(GB_F32, GB_SHAPE(2, 4));
+    gb_tensor *loss = gb_reduce_sum(gb_module_call(m2, x, true), GB_ALL_AXES, false);
+    gb_tape_end(tape);
+    int nv = 0;
+    gb_variable *const *vars2 = gb_module_trainable_variables(m2, &nv);
+    gb_tensor *grads[6] = {0};
+    ck_assert_int_eq(nv, 6);
+    ck_assert_msg(gb_tape_gradient_vars(tape, loss, vars2, nv, grads), "%s", gb_error_string());
+    for (int i = 0; i < nv; i++) ck_assert_ptr_nonnull(grads[i]);
+    ck_assert_int_eq(gb_tape_watched_variables(tape, watched, 8), 6);
+    ck_assert_int_eq(gb_module_output_shape(b2, dims), 2);
+    ck_assert_int_eq(dims[0], -1);
+    ck_assert_int_eq(dims[1], 3);
+    ck_assert_int_eq(gb_module_output_shape(m2, dims), 2);
+    ck_assert_int_eq(dims[1], 1);
+    ck_assert_int_eq(gb_module_count_params(m2), (4 * 6 + 6) + (6 * 3 + 3) + (3 + 1));
+    gb_module_free(m2);
+}
+END_TEST
+
 static const gb_module_type scale_type = {
     .class_name = "Scale", .default_name = "scale", .state_size = sizeof(scale_state),
     .call = scale_call};
@@ -422,6 +493,9 @@ START_TEST(test_custom_module) {
     ck_assert_str_eq(gb_variable_name(s->scale), "scale/scale");
     gb_tensor *y = gb_module_call(m, gb_fill(GB_F32, GB_SHAPE(2), 2.0), false);
     ck_assert_double_eq(gb_get(y, 1), 6.0);
+    int64_t dims[GB_MAX_RANK];
+    ck_assert_int_eq(gb_module_output_shape(m, dims), 1);
+    ck_assert_int_eq(dims[0], -1);
     /* Its state is zeroed and separate from other instances. */
     gb_module *m2 = gb_module_new(&scale_type, "other", 0);
     ck_assert_ptr_null(((scale_state *)gb_module_state(m2))->scale);
@@ -455,6 +529,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_cycles_and_non_models);
     tcase_add_test(tc, test_add_to_built_model_builds_new_layer);
     tcase_add_test(tc, test_custom_module);
+    tcase_add_test(tc, test_custom_block_of_layers);
     suite_add_tcase(s, tc);
     return s;
 }
