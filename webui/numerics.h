@@ -65,7 +65,7 @@ bool gb__numerics_detail_parse(const char *json, gb__numerics_detail *out);
 typedef struct gb__numerics_filter {
     const char *op_type;            /* NULL: every op type */
     int64_t step_min, step_max;     /* inclusive; alerts without a step only
-                                       match when step_min is GB_STEP_MIN */
+                                       match when both sides are open */
     int64_t after_id;               /* the window holds alerts with id > after_id */
     size_t offset, limit;           /* the window; limit 0: no rows, totals only */
     size_t scan_max;                /* 0: GB__NUMERICS_SCAN_MAX */

@@ -39,7 +39,7 @@ static int key_cmp(const void *pa, const void *pb) {
 
 static bool matches(const gb__numerics_filter *f, const gb_numerics_row *r) {
     if (f->op_type && strcmp(f->op_type, r->op_type)) return false;
-    if (r->step == GB_STEP_NONE) return f->step_min == GB_STEP_MIN;
+    if (r->step == GB_STEP_NONE) return f->step_min == GB_STEP_MIN && f->step_max == GB_STEP_MAX;
     return r->step >= f->step_min && r->step <= f->step_max;
 }
 

@@ -12,8 +12,9 @@
  * Alerts come in first-occurrence order: by step, then in the order they
  * were recorded (alerts without a step, step null, come first). `first` is
  * the run's first alert whatever the filters — the one to look at. op_type
- * (exact) and min_step/max_step (inclusive) filter the alerts; `matched`
- * counts what they let through. after_id=N keeps only alerts recorded
+ * (exact) and min_step/max_step (inclusive; a step bound leaves out the
+ * alerts without a step) filter the alerts; `matched` counts what they let
+ * through. after_id=N keeps only alerts recorded
  * after alert N in `alerts` (and `window_matched` counts those): a live
  * page passes the `last_id` it holds, merges what comes, and replaces its
  * totals. offset/limit (100, at most 5000) cut the window.
