@@ -282,13 +282,17 @@ END_TEST
 
 /* ---- summary ----------------------------------------------------------------------------- */
 
+/* The summary as text, through a temporary file (malloc'ed; free it). */
 static char *summary_text(gb_module *m, bool *ok) {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
+    FILE *f = tmpfile();
+    ck_assert_ptr_nonnull(f);
     *ok = gb_module_summary(m, f);
+    long len = ftell(f);
+    char *text = calloc(1, (size_t)len + 1);
+    rewind(f);
+    ck_assert_int_eq(fread(text, 1, (size_t)len, f), len);
     fclose(f);
-    return buf;
+    return text;
 }
 
 START_TEST(test_summary_table) {
@@ -316,6 +320,37 @@ START_TEST(test_summary_table) {
         "Non-trainable params: 0\n"
         "_________________________________________________________________\n";
     ck_assert_str_eq(text, expected);
+    free(text);
+    gb_module_free(model);
+}
+END_TEST
+
+START_TEST(test_summary_columns_widen_for_long_names) {
+    gb_module *model = gb_sequential_new("cnn");
+    gb_sequential_add(model, gb_conv2d_new(4, 3, 3, &(gb_conv2d_options){.padding = GB_PADDING_SAME}));
+    gb_sequential_add(model, gb_max_pool2d_new(NULL));
+    gb_sequential_add(model, gb_max_pool2d_new(NULL));
+    ck_assert(gb_module_build(model, GB_F32, 4, (const int64_t[]){-1, 8, 8, 1}));
+    bool ok = false;
+    char *text = summary_text(model, &ok);
+    ck_assert(ok);
+    /* "max_pooling2d_1 (MaxPooling2D)" is 30 wide: every row's shape
+     * starts under the header's "Output Shape". */
+    const char *header = strstr(text, "Output Shape");
+    const char *header_line = strstr(text, " Layer (type)");
+    ck_assert_ptr_nonnull(header);
+    long column = header - header_line;
+    ck_assert_int_eq(column, 32);
+    const char *rows[] = {" conv2d (Conv2D)", " max_pooling2d (MaxPooling2D)",
+                          " max_pooling2d_1 (MaxPooling2D)"};
+    const char *shapes[] = {"(None, 8, 8, 4)", "(None, 4, 4, 4)", "(None, 2, 2, 4)"};
+    for (int i = 0; i < 3; i++) {
+        const char *line = strstr(text, rows[i]);
+        ck_assert_ptr_nonnull(line);
+        ck_assert_int_eq(strncmp(line + column, shapes[i], strlen(shapes[i])), 0);
+    }
+    const char *rule = strstr(text, "\n=");
+    ck_assert_int_eq(strcspn(rule + 1, "\n"), 30 + 25 + 13);
     free(text);
     gb_module_free(model);
 }
@@ -523,6 +558,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_freezing);
     tcase_add_test(tc, test_shared_layer_counted_once);
     tcase_add_test(tc, test_summary_table);
+    tcase_add_test(tc, test_summary_columns_widen_for_long_names);
     tcase_add_test(tc, test_summary_before_build_is_an_error);
     tcase_add_test(tc, test_duplicate_layer_names);
     tcase_add_test(tc, test_add_null_layer_keeps_first_error);
