@@ -12,7 +12,9 @@
  * level-L blocks from scalar_rollups, and the ragged ends from finer
  * levels down to raw points; each block joins the interval of its first
  * step. That reads at most ~16 N rollup rows plus a few edge rows,
- * whatever the length of the series, and every row is exact: its min,
+ * whatever the length of the series (below the first stored level, 256
+ * steps, raw points are aggregated instead: at most ~256 N of them, read
+ * in chunks of hundreds), and every row is exact: its min,
  * max, mean, first, last and NaN/Inf counts are those of all the points
  * from its step to its step_last, so no spike is ever dropped.
  */
@@ -238,7 +240,7 @@ static gb_store_status add_blocks(buckets *bk, int level, int64_t first, int64_t
 /* Covers [lo, hi] with whole blocks of `level` and finer pieces at the ends. */
 static gb_store_status cover(buckets *bk, int level, int64_t lo, int64_t hi) {
     if (lo > hi) return GB_STORE_OK;
-    if (level == 0) return each_point(bk->s, bk->ti, lo, hi, add_point, bk);
+    if (level < GB__ROLLUP_MIN_LEVEL) return each_point(bk->s, bk->ti, lo, hi, add_point, bk);
     int64_t u = (int64_t)1 << (GB__ROLLUP_SHIFT * level);
     int64_t first = ceil_div(lo, u), last = floor_div(hi + 1, u) - 1;
     if (first > last) return cover(bk, level - 1, lo, hi);

@@ -71,8 +71,8 @@ CREATE TABLE scalar_chunks (
 CREATE INDEX scalar_chunks_by_step ON scalar_chunks (tag_id, first_step);
 
 -- Multi-resolution rollups of every scalar tag, maintained at write time.
--- Level L (1..15) cuts the step axis into buckets of 16^L steps:
--- bucket = floor(step / 16^L). Each row aggregates the points of one
+-- Level L (2..15) cuts the step axis into buckets of 16^L steps:
+-- bucket = floor(step / 16^L). (Finer ranges are read from the chunks.) Each row aggregates the points of one
 -- bucket: count (all points), nan/posinf/neginf counts, and over the
 -- finite points min, max (NULL when none) and sum (mean = sum / finite
 -- count); first/last value at first_step/last_step (NULL: NaN). Writers

@@ -18,6 +18,8 @@
 
 #define GB__APPLICATION_ID 0x47424F58   /* 'GBOX' */
 #define GB__ROLLUP_LEVELS 15            /* level L: buckets of 16^L steps */
+#define GB__ROLLUP_MIN_LEVEL 2          /* 16-step buckets cost more to write than
+                                           to aggregate from chunks when read */
 #define GB__ROLLUP_SHIFT 4              /* log2(16) */
 #define GB__CHUNK_POINTS 512            /* scalar points per chunk row, at most */
 

@@ -239,7 +239,8 @@ static int add_scalar(gb_summary_writer *w, gb__tag_state *ts, const gb__event *
     int rc = ts->npoints == GB__CHUNK_POINTS ? write_chunk(w, ts) : SQLITE_OK;
     gb__rollup r;
     gb__rollup_point(&r, &p);
-    if (rc == SQLITE_OK) rc = feed(w, ts, 1, gb__rollup_bucket(p.step, 1), &r);
+    if (rc == SQLITE_OK)
+        rc = feed(w, ts, GB__ROLLUP_MIN_LEVEL, gb__rollup_bucket(p.step, GB__ROLLUP_MIN_LEVEL), &r);
     note(w, ts, p.step, p.wall_time, 1);
     return rc;
 }
@@ -247,7 +248,7 @@ static int add_scalar(gb_summary_writer *w, gb__tag_state *ts, const gb__event *
 /* End of batch: the open chunk, every open rollup bucket, the tag row. */
 static int finish_tag(gb_summary_writer *w, gb__tag_state *ts) {
     int rc = ts->npoints ? write_chunk(w, ts) : SQLITE_OK;
-    for (int level = 1; rc == SQLITE_OK && level <= GB__ROLLUP_LEVELS; level++)
+    for (int level = GB__ROLLUP_MIN_LEVEL; rc == SQLITE_OK && level <= GB__ROLLUP_LEVELS; level++)
         if (ts->acc[level].count) rc = close_level(w, ts, level);
     if (rc == SQLITE_OK && ts->d_count) rc = update_tag_row(w, ts);
     return rc;

@@ -87,7 +87,7 @@ typedef struct gb__tag_state {
     int64_t db_id;                          /* 0 until resolved */
     gb__point *points;                      /* scalars: the open chunk, grown on */
     int npoints, points_cap;                /* demand up to GB__CHUNK_POINTS */
-    gb__rollup acc[GB__ROLLUP_LEVELS + 1];  /* open rollup bucket per level (1..) */
+    gb__rollup acc[GB__ROLLUP_LEVELS + 1];  /* open rollup bucket per stored level */
     int64_t acc_bucket[GB__ROLLUP_LEVELS + 1];
     /* what this batch adds to the tags row */
     int64_t d_count, d_min_step, d_max_step, d_span;
