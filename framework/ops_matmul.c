@@ -14,6 +14,7 @@
 #include <cblas.h>
 #include <stdio.h>
 
+#include "grad_wanted.h"
 #include "internal.h"
 #include "parallel.h"
 
@@ -261,29 +262,30 @@ static bool kernel_matmul(const gb_op_call *c, gb_tensor **out) {
  *   dA = dC op(B)^T   (or op(B) dC^T when A was transposed),
  *   dB = op(A)^T dC   (or dC^T op(A) when B was transposed),
  * each summed down over the batch dims its input broadcast along. */
-static bool grad_matmul(const gb_grad_ctx *ctx, gb_tensor **dx) {
-    gb_tensor *a = ctx->inputs[0], *b = ctx->inputs[1], *dy = ctx->dys[0];
-    bool ta = ctx->attrs->i[A_TA], tb = ctx->attrs->i[A_TB];
-    gb_tensor *da, *db;
-    if (!ta)
-        da = tb ? gb_matmul_t(dy, b, false, false) : gb_matmul_t(dy, b, false, true);
-    else
-        da = tb ? gb_matmul_t(b, dy, true, true) : gb_matmul_t(b, dy, false, true);
+static gb_tensor *grad_a(gb_tensor *a, gb_tensor *b, gb_tensor *dy, bool ta, bool tb) {
+    if (!ta) return tb ? gb_matmul_t(dy, b, false, false) : gb_matmul_t(dy, b, false, true);
+    return tb ? gb_matmul_t(b, dy, true, true) : gb_matmul_t(b, dy, false, true);
+}
+
+static gb_tensor *grad_b(gb_tensor *a, gb_tensor *b, gb_tensor *dy, bool ta, bool tb) {
     /* b shared by all of a's batch entries: fold the batch into one product
      * instead of a batched one followed by a sum. */
     if (b->rank == 2 && a->rank > 2 && !ta) {
         int64_t k = a->shape[a->rank - 1], n = dy->shape[dy->rank - 1];
         gb_tensor *a2 = gb_reshape(a, 2, (const int64_t[]){-1, k});
         gb_tensor *dy2 = gb_reshape(dy, 2, (const int64_t[]){-1, n});
-        db = tb ? gb_matmul_t(dy2, a2, true, false) : gb_matmul_t(a2, dy2, true, false);
-    } else if (!tb) {
-        db = ta ? gb_matmul_t(a, dy, false, false) : gb_matmul_t(a, dy, true, false);
-    } else {
-        db = ta ? gb_matmul_t(dy, a, true, true) : gb_matmul_t(dy, a, true, false);
+        return tb ? gb_matmul_t(dy2, a2, true, false) : gb_matmul_t(a2, dy2, true, false);
     }
-    dx[0] = gb__sum_to(da, a);
-    dx[1] = gb__sum_to(db, b);
-    return dx[0] && dx[1];
+    if (!tb) return ta ? gb_matmul_t(a, dy, false, false) : gb_matmul_t(a, dy, true, false);
+    return ta ? gb_matmul_t(dy, a, true, true) : gb_matmul_t(dy, a, true, false);
+}
+
+static bool grad_matmul(const gb_grad_ctx *ctx, gb_tensor **dx) {
+    gb_tensor *a = ctx->inputs[0], *b = ctx->inputs[1], *dy = ctx->dys[0];
+    bool ta = ctx->attrs->i[A_TA], tb = ctx->attrs->i[A_TB];
+    if (gb__grad_wanted(a)) dx[0] = gb__sum_to(grad_a(a, b, dy, ta, tb), a);
+    if (gb__grad_wanted(b)) dx[1] = gb__sum_to(grad_b(a, b, dy, ta, tb), b);
+    return gb_ok();
 }
 
 const gb_op_def gb_opdef_matmul = {

@@ -368,6 +368,41 @@ START_TEST(test_grad_of_backprop_ops) {
 }
 END_TEST
 
+/* Two layers: the first layer's output needs its input gradient (an
+ * intermediate), while the data x's is skipped when x is not watched. */
+static gb_tensor *two_layers_fn(gb_tensor *const *x, int n, void *u) {
+    (void)n;
+    (void)u;
+    return gb_conv2d(gb_conv2d(x[0], x[1], NULL, GB_PADDING_SAME, NULL), x[2], (int[]){2, 2},
+                     GB_PADDING_VALID, NULL);
+}
+
+START_TEST(test_grad_two_layers) {
+    gb_tensor *xs[3] = {GC_INPUT(-1, 1, 40, 1, 5, 5, 2), GC_INPUT(-1, 1, 41, 3, 3, 2, 3),
+                        GC_INPUT(-1, 1, 42, 2, 2, 3, 2)};
+    GC_ASSERT(two_layers_fn, xs, 3, NULL);
+    /* only the filters watched (x's gradient skipped): the same filter
+     * gradients as with x watched too */
+    gb_tensor *g1[2], *g2[3];
+    for (int k = 0; k < 3; k++) /* fresh tensors: no tape bits left from the check */
+        xs[k] = gb_tensor_from(GB_F64, gb_data(xs[k]), gb_rank(xs[k]), gb_shape(xs[k]));
+    gb_tape *t1 = gb_tape_begin();
+    gb_tape_watch(t1, xs[1]);
+    gb_tape_watch(t1, xs[2]);
+    gb_tensor *y1 = two_layers_fn(xs, 3, NULL);
+    gb_tape_end(t1);
+    ck_assert(gb_tape_gradients(t1, y1, xs + 1, 2, g1));
+    gb_tape *t2 = gb_tape_begin();
+    for (int k = 0; k < 3; k++) gb_tape_watch(t2, xs[k]);
+    gb_tensor *y2 = two_layers_fn(xs, 3, NULL);
+    gb_tape_end(t2);
+    ck_assert(gb_tape_gradients(t2, y2, xs, 3, g2));
+    for (int k = 0; k < 2; k++)
+        for (int64_t i = 0; i < gb_size(g1[k]); i++)
+            ck_assert_double_eq_tol(gb_get(g1[k], i), gb_get(g2[k + 1], i), 1e-12);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("ops_conv");
     TCase *tc = tcase_create("conv");
@@ -382,6 +417,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_errors);
     tcase_add_test(tc, test_grad_conv2d);
     tcase_add_test(tc, test_grad_of_backprop_ops);
+    tcase_add_test(tc, test_grad_two_layers);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -246,6 +246,29 @@ START_TEST(test_grad_batched_broadcast) {
 }
 END_TEST
 
+/* A chain: the inner product's output is an intermediate whose gradient
+ * must flow; with only the weights watched, the data's gradient is
+ * skipped and the weights' is still right. */
+static gb_tensor *chain_fn(gb_tensor *const *x, int n, void *u) {
+    (void)n;
+    (void)u;
+    return gb_matmul(gb_matmul(x[0], x[1]), x[1]);
+}
+
+START_TEST(test_grad_chain_and_weights_only) {
+    gb_tensor *xs[2] = {GC_INPUT(-1, 1, 30, 2, 3), GC_INPUT(-1, 1, 31, 3, 3)};
+    GC_ASSERT(chain_fn, xs, 2, NULL);
+    double xv[] = {1, 2, 3, 4, 5, 6}, wv[] = {1, 0, 0, 1, 1, 1};
+    gb_tensor *x = gb_from_f64(xv, GB_SHAPE(2, 3)), *w = gb_from_f64(wv, GB_SHAPE(3, 2));
+    gb_tape *t = gb_tape_begin();
+    gb_tape_watch(t, w);
+    gb_tensor *y = gb_matmul(x, w);
+    gb_tape_end(t);
+    /* d sum(x w) / dw = x^T 1: column sums of x, repeated */
+    ASSERT_VALUES(gb_tape_gradient(t, y, w), 0, 5, 5, 7, 7, 9, 9);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("ops_matmul");
     TCase *tc = tcase_create("matmul");
@@ -259,6 +282,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_errors);
     tcase_add_test(tc, test_grad_transpose_combos);
     tcase_add_test(tc, test_grad_batched_broadcast);
+    tcase_add_test(tc, test_grad_chain_and_weights_only);
     suite_add_tcase(s, tc);
     return s;
 }
