@@ -3,10 +3,13 @@
 // step / relative / wall time, linear or log y, ignore outliers, tooltip,
 // NaN/Inf markers, min/max envelope where the server downsampled, zoom by
 // dragging (re-fetched at full resolution for the range), CSV/JSON export.
+// Runs with numerics alerts get a link to the Numerics page in the legend,
+// and their NaN/Inf markers open it at the marker's step.
 
 import { getJSON, pooled } from '../core/api.js';
 import { alpha, autosize, join, tooltip, uPlot, xAxis, yAxis } from '../core/chart.js';
 import { download, fmtValue, groupedCards, h, num, regexFrom, safeFileName, visibility } from '../core/dom.js';
+import { alertLink, alertRuns, openNumerics } from '../numerics/link.js';
 import { quantile, smooth } from './smoothing.js';
 
 export const name = 'scalars';
@@ -23,6 +26,7 @@ export function createPage(ctx) {
   const loading = new Map();  // "run\0tag" -> promise of a first fetch
   const cards = new Map();    // tag -> card
   let tagsByRun = {};
+  let alertsByRun = new Map();  // run -> its numerics alerts summary
   let destroyed = false;
   // Only cards on or near the screen are fetched and kept live.
   const onScreen = visibility(() => {
@@ -90,7 +94,10 @@ export function createPage(ctx) {
   }
 
   async function loadTags() {
+    // The alert links are extras: the charts never wait on or fail with them.
+    const alerts = alertRuns().catch(() => alertsByRun);
     tagsByRun = (await getJSON('scalars/tags')).runs;
+    alertsByRun = await alerts;
   }
 
   function wanted() {
@@ -252,12 +259,13 @@ export function createPage(ctx) {
         }, data, chartBox);
         card.plot.over.addEventListener('mouseleave', () => tip.hide());
         card.plot.over.addEventListener('dblclick', () => { card.zoom = null; card.zoomData = null; card.draw(); });
+        followMarkerLinks(card);
         card.stopResize = autosize(card.plot, chartBox, HEIGHT);
       }
       legend.replaceChildren(...drawn.map(({ run, sm }) => {
         const last = sm.length ? sm[sm.length - 1] : null;
         return h('span.legend-item', null, h('span.swatch', { style: { background: ctx.runs.color(run) } }),
-          h('span.legend-run', null, run), h('span.legend-value', null, fmtValue(last)));
+          h('span.legend-run', null, run), h('span.legend-value', null, fmtValue(last)), alertLink(run, alertsByRun.get(run)));
       }));
     };
     return card;
@@ -320,15 +328,21 @@ export function createPage(ctx) {
     return Math.abs(xs[lo] - xv) <= Math.abs(xs[hi] - xv) ? lo : hi;
   }
 
+  // A marker's place in canvas pixels: +Inf at the top edge, -Inf at the
+  // bottom, NaN just below the top row.
+  function markerY(u, m) {
+    const { top, height } = u.bbox;
+    return m.kind === 'neginf' ? top + height - 7 : m.kind === 'posinf' ? top + 7 : top + 19;
+  }
+
   function drawMarkers(u, card) {
     const c = u.ctx;
-    const { left, top, width, height } = u.bbox;
+    const { left, width } = u.bbox;
     c.save();
     for (const m of card.markers) {
       const x = u.valToPos(m.x, 'x', true);
       if (x < left - 1 || x > left + width + 1) continue;
-      // +Inf at the top edge, -Inf at the bottom, NaN just below the top row.
-      const y = m.kind === 'neginf' ? top + height - 7 : m.kind === 'posinf' ? top + 7 : top + 19;
+      const y = markerY(u, m);
       c.fillStyle = m.color;
       c.strokeStyle = '#b71c1c';
       c.lineWidth = 1.5;
@@ -343,6 +357,36 @@ export function createPage(ctx) {
       c.stroke();
     }
     c.restore();
+  }
+
+  // The marker of a run with numerics alerts under the mouse (within 8 CSS
+  // pixels of its centre), or null.
+  function linkedMarkerAt(u, card, e) {
+    const ratio = u.over.getBoundingClientRect().width / (u.bbox.width || 1) || 1;
+    let best = null, bestD = 64;
+    for (const m of card.markers) {
+      if (!alertsByRun.has(m.run)) continue;
+      const dx = e.offsetX - u.valToPos(m.x, 'x'), dy = e.offsetY - (markerY(u, m) - u.bbox.top) * ratio;
+      const d = dx * dx + dy * dy;
+      if (d <= bestD) { best = m; bestD = d; }
+    }
+    return best;
+  }
+
+  // A click (not the end of a drag) on such a marker opens the Numerics page
+  // at its run and step; the pointer says so while over one.
+  function followMarkerLinks(card) {
+    const over = card.plot.over;
+    let down = null;
+    over.addEventListener('mousedown', (e) => { down = [e.clientX, e.clientY]; });
+    over.addEventListener('mousemove', (e) => {
+      over.classList.toggle('over-link', !!linkedMarkerAt(card.plot, card, e));
+    });
+    over.addEventListener('click', (e) => {
+      if (down && Math.hypot(e.clientX - down[0], e.clientY - down[1]) > 3) return;
+      const m = linkedMarkerAt(card.plot, card, e);
+      if (m) openNumerics(m.run, m.step);
+    });
   }
 
   // Drag-select zooms; the range is re-fetched at full resolution.
