@@ -217,7 +217,8 @@ gb_store_status gb_store_scalars(gb_store *s, const char *run, const char *tag,
 /* Streams the raw points of run/tag with step_min <= step <= step_max to
  * fn in step order (points of one step in write order); fn returns false
  * to stop early. Memory stays bounded whatever the series length (this is
- * what `glassbox export` uses). */
+ * what `glassbox export` uses). fn runs under the handle's lock: it must
+ * not call back into the same handle. */
 typedef bool (*gb_scalar_point_fn)(void *user, int64_t step, double wall_time, double value);
 gb_store_status gb_store_scalar_points(gb_store *s, const char *run, const char *tag,
                                        int64_t step_min, int64_t step_max,

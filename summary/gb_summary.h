@@ -54,7 +54,9 @@ extern "C" {
 #define GB_STEP_DEFAULT INT64_MIN          /* "use the global step" */
 #define GB_STEP_LIMIT ((int64_t)1 << 62)   /* |step| must not exceed this */
 
-/* tf.summary.experimental.set_step: the process-wide default step. */
+/* tf.summary.experimental.set_step: the process-wide default step. It is
+ * the engine's step (gb_set_step in gb_observer.h), so numerics alerts and
+ * other engine events carry it too. */
 void gb_summary_set_step(int64_t step);
 /* The global step into *out; false (and *out untouched) when none is set. */
 bool gb_summary_get_step(int64_t *out);
