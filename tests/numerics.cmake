@@ -1,0 +1,22 @@
+# The Numerics dashboard's end-to-end test (beyond test_webui_numerics.c):
+#   webui_numerics_browser  examples/nan_hunt --check-numerics=record writes
+#                           a store; Debian's chromium (playwright-core from
+#                           static/node_modules) checks the Numerics page
+#                           names naive_cross_entropy/Log as the first NaN/Inf,
+#                           its table, filters and live updates, and the links
+#                           from the scalars page; screenshots go to
+#                           <build>/tests/artifacts/numerics*.png
+if(TARGET glassbox_webui AND TARGET nan_hunt)
+  add_executable(append_alert ${CMAKE_CURRENT_LIST_DIR}/browser/append_alert.c)
+  target_link_libraries(append_alert PRIVATE glassbox_summary)
+  set_target_properties(append_alert PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+
+  find_program(NODE_EXECUTABLE node)
+  if(NODE_EXECUTABLE)
+    add_test(NAME webui_numerics_browser
+             COMMAND ${NODE_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/browser/numerics.test.mjs
+             WORKING_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+    set_tests_properties(webui_numerics_browser PROPERTIES TIMEOUT 180 ENVIRONMENT
+      "GB_SOURCE_DIR=${CMAKE_SOURCE_DIR};GB_BUILD_DIR=${CMAKE_BINARY_DIR}")
+  endif()
+endif()
