@@ -52,8 +52,15 @@ static double median(double *v, int n) {
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* Reports a failure and removes the temporary directory (it may hold
+ * hundreds of megabytes). */
 static void die(const char *what, const char *msg) {
     fprintf(stderr, "store_bench: %s: %s\n", what, msg);
+    if (dir[0]) {
+        char cmd[320];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        if (system(cmd) != 0) fprintf(stderr, "store_bench: could not remove %s\n", dir);
+    }
     exit(1);
 }
 
@@ -285,7 +292,10 @@ static void bench_downsample(void) {
 int main(void) {
     const char *tmp = getenv("TMPDIR");
     snprintf(dir, sizeof dir, "%s/gb_store_bench_XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(dir)) die("mkdtemp", dir);
+    if (!mkdtemp(dir)) {
+        fprintf(stderr, "store_bench: cannot create %s\n", dir);
+        return 1;
+    }
     bench_ingest();
     bench_downsample();
     rmdir(dir);
