@@ -219,8 +219,9 @@ gb_store_status gb__numerics_read(gb_store *s, const char *run, const gb__numeri
     gb_store_status st =
         scan(s, run, (scan_range){0, INT64_MAX, max}, visit_all, &p, &out->truncated);
     if (st == GB_STORE_OK) {
-        qsort(out->types, out->type_count, sizeof *out->types, type_cmp);
-        qsort(p.keys, p.nkeys, sizeof *p.keys, key_cmp);
+        /* (qsort must not see the NULL of an empty array.) */
+        if (out->type_count) qsort(out->types, out->type_count, sizeof *out->types, type_cmp);
+        if (p.nkeys) qsort(p.keys, p.nkeys, sizeof *p.keys, key_cmp);
         if (f->offset < p.nkeys) {
             size_t n = p.nkeys - f->offset < f->limit ? p.nkeys - f->offset : f->limit;
             st = read_window(s, run, f, p.keys + f->offset, n, out);
