@@ -15,7 +15,7 @@ static gb_module *conv(int64_t filters) {
 int main(int argc, char **argv) {
     fmnist_config cfg = {
         .model_name = "cnn", .epochs = 3, .batch = 128, .lr = 1e-3, .seed = 42,
-        .data_dir = GB_FASHION_MNIST_DIR, .run = "fashion_mnist_cnn",
+        .data_dir = GB_FASHION_MNIST_DIR, .serve_port = -1, .run = "fashion_mnist_cnn",
     };
     if (!fmnist_parse(argc, argv, &cfg)) return fmnist_usage(argv[0]);
     gb_nn_set_seed(cfg.seed);

@@ -11,7 +11,7 @@
 int main(int argc, char **argv) {
     fmnist_config cfg = {
         .model_name = "mlp", .epochs = 5, .batch = 128, .lr = 1e-3, .seed = 42,
-        .data_dir = GB_FASHION_MNIST_DIR, .run = "fashion_mnist_mlp",
+        .data_dir = GB_FASHION_MNIST_DIR, .serve_port = -1, .run = "fashion_mnist_mlp",
     };
     if (!fmnist_parse(argc, argv, &cfg)) return fmnist_usage(argv[0]);
     gb_nn_set_seed(cfg.seed);

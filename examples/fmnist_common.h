@@ -40,7 +40,7 @@ typedef struct fmnist_config {
     const char *data_dir;
     const char *db;            /* NULL: no summaries */
     const char *run;
-    int serve_port;            /* 0: no dashboard */
+    int serve_port;            /* -1: no dashboard; 0: any free port */
     bool keep_serving;         /* after training, serve until Ctrl-C */
     double min_test_accuracy;  /* exit non-zero below it (0: no check) */
 } fmnist_config;
@@ -92,6 +92,10 @@ static bool fmnist_parse(int argc, char **argv, fmnist_config *cfg) {
         }
         if (takes) i++;
     }
+    if (cfg->serve_port >= 0 && !cfg->db) {
+        fprintf(stderr, "%s: --serve needs --db FILE (the store the dashboard shows)\n", argv[0]);
+        return false;
+    }
     if (cfg->epochs < 1 || cfg->batch < 1 || !(cfg->lr > 0) || cfg->limit < 0) {
         fprintf(stderr, "%s: --epochs and --batch must be >= 1, --lr > 0, --limit >= 0\n",
                 argv[0]);
@@ -137,7 +141,7 @@ static bool fmnist_open_outputs(fmnist_run *r) {
     gb_summary_hparam_num(NULL, "batch_size", (double)c->batch);
     gb_summary_hparam_num(NULL, "epochs", c->epochs);
     gb_summary_hparam_num(NULL, "seed", (double)c->seed);
-    if (c->serve_port) {
+    if (c->serve_port >= 0) {
         r->board = gb_board_start(c->db, "127.0.0.1", c->serve_port, NULL);
         if (!r->board) {
             fprintf(stderr, "fashion-mnist: dashboard: %s\n", gb_board_last_error());

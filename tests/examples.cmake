@@ -21,3 +21,12 @@ set_tests_properties(nan_hunt_unchecked PROPERTIES
 add_test(NAME nan_hunt_raise COMMAND ${CMAKE_BINARY_DIR}/examples/nan_hunt --check-numerics)
 set_tests_properties(nan_hunt_raise PROPERTIES WILL_FAIL FALSE
   PASS_REGULAR_EXPRESSION "of op 'naive_cross_entropy/Log' \\(type Log\\).*The op created them")
+
+# demo_browser: the MLP example serving its own dashboard while it trains,
+# checked (and screenshotted) in chromium, as `make demo` shows it.
+find_program(NODE_EXECUTABLE node REQUIRED)
+add_test(NAME demo_browser
+         COMMAND ${NODE_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/browser/demo.test.mjs
+         WORKING_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+set_tests_properties(demo_browser PROPERTIES TIMEOUT 240 ENVIRONMENT
+  "GB_SOURCE_DIR=${CMAKE_SOURCE_DIR};GB_BUILD_DIR=${CMAKE_BINARY_DIR}")

@@ -1,0 +1,72 @@
+// demo.test.mjs — what `make demo` shows, checked in a browser while the
+// model trains: examples/fashion_mnist_mlp serves its own dashboard
+// (--serve 0 picks a free loopback port) and the scalars and histograms
+// pages fill in live. Screenshots: <build>/tests/artifacts/demo-*.png.
+
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { ARTIFACTS, BUILD, check, launchBrowser, summary, tempDir, until } from './lib.mjs';
+
+const work = tempDir('gb-demo-');
+fs.mkdirSync(ARTIFACTS, { recursive: true });
+const db = path.join(work, 'demo.db');
+
+// Starts training with the dashboard; resolves {url, child} once it prints the address.
+function startTraining() {
+  const child = spawn(path.join(BUILD, 'examples/fashion_mnist_mlp'),
+    ['--epochs', '3', '--limit', '20000', '--db', db, '--run', 'demo-mlp', '--serve', '0', '--keep-serving'],
+    { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`no dashboard address: ${out}`)); }, 10000);
+    child.stderr.on('data', (d) => { out += d; });
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = out.match(/^dashboard: (http:\/\/127\.0\.0\.1:\d+\/)/m);
+      if (m) { clearTimeout(timer); resolve({ url: m[1], child, output: () => out }); }
+    });
+    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`training exited (${code}): ${out}`)); });
+  });
+}
+
+async function main() {
+  const t = await startTraining();
+  check('demo: the dashboard address is printed first', t.output().trimStart().startsWith('dashboard: '));
+  const browser = await launchBrowser(path.join(work, 'profile'));
+  const page = browser.pages()[0] || await browser.newPage();
+  const errors = [];
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  page.on('pageerror', (e) => errors.push(e.message));
+  try {
+    await page.goto(t.url);
+    check('demo: dashboard loads while training', await until(page, () => window.__glassbox?.ready, null, 10000));
+    // The loss card appears and keeps growing while training runs.
+    const points = () => page.$eval('.card[data-tag="train/loss"]', (c) => Object.values(JSON.parse(c.dataset.points || '{}'))[0] || 0).catch(() => 0);
+    check('demo: train/loss card appears', await until(page, () => !!document.querySelector('.card[data-tag="train/loss"]'), null, 15000));
+    const first = await points();
+    await new Promise((r) => setTimeout(r, 1500));
+    const later = await points();
+    check('demo: loss curve grows live', later > first, `${first} -> ${later}`);
+    // Wait for the first epoch's accuracies and histograms.
+    check('demo: test/accuracy after an epoch', await until(page, () => !!document.querySelector('.card[data-tag="test/accuracy"]'), null, 60000));
+    await page.screenshot({ path: path.join(ARTIFACTS, 'demo-scalars.png') });
+    await page.click('a[data-tab="histograms"]');
+    const hist = await until(page, () => document.querySelector('.page')?.dataset.loaded === 'true' && document.querySelectorAll('[data-tag^="weights/"]').length, null, 15000);
+    check('demo: weight histograms of every layer', hist >= 6, `${hist}`);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'demo-histograms.png') });
+    check('demo: no console errors', errors.length === 0, errors.join(' | '));
+  } finally {
+    await browser.close();
+    t.child.kill('SIGINT'); // --keep-serving stops on Ctrl-C
+    await new Promise((r) => t.child.on('exit', r));
+  }
+  fs.rmSync(work, { recursive: true, force: true });
+}
+
+try {
+  await main();
+} catch (e) {
+  check('demo: ran to the end', false, e.stack);
+}
+process.exit(summary() ? 0 : 1);
