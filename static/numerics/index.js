@@ -20,7 +20,9 @@ const PAGE_ROWS = 200;   // rows shown at first and added by "Show more"
 const filters = { run: null, opType: '', minStep: '', maxStep: '' };
 
 export function createPage(ctx) {
-  takeUrlFilters();
+  // A run a link asked for is offered even if unselected, until the
+  // selection changes.
+  let pinned = takeUrlFilters() ? filters.run : null;
   let runsInfo = new Map();        // run -> /api/numerics/runs entry
   let data = null;                 // the last /alerts answer, alerts merged
   let shown = PAGE_ROWS;
@@ -60,7 +62,7 @@ export function createPage(ctx) {
   // run a link asked for).
   function runChoices() {
     const selected = new Set(ctx.runs.selected());
-    return [...runsInfo.keys()].filter((r) => selected.has(r) || r === filters.run).sort();
+    return [...runsInfo.keys()].filter((r) => selected.has(r) || r === pinned).sort();
   }
 
   async function loadRuns() {
@@ -95,7 +97,7 @@ export function createPage(ctx) {
 
   // Live: only alerts recorded after the last one held, merged into place.
   async function update() {
-    if (!filters.run || !data) return reload();
+    if (!filters.run || data?.run !== filters.run) return reload();
     const mine = token;
     const r = await getJSON('numerics/alerts', params({ after_id: data.last_id }));
     if (mine !== token || destroyed) return;
@@ -133,6 +135,7 @@ export function createPage(ctx) {
         h('p', null, runsInfo.size
           ? 'None of the selected runs has numerics alerts.'
           : 'Runs that train with the numerics checks on in record mode (gb_enable_check_numerics_mode) list every NaN/Inf here, the first one first.')));
+      for (const k of ['run', 'total', 'matched']) delete view.dataset[k];
       view.dataset.alerts = '0';
       view.dataset.loaded = 'true';
       return;
@@ -140,7 +143,7 @@ export function createPage(ctx) {
     const filtered = data.matched !== data.total;
     summary.textContent = `${filtered ? `${data.matched} of ` : ''}${data.total} alert${data.total === 1 ? '' : 's'}` +
       ` in ${data.run}${data.truncated ? ' (the first ones read)' : ''}` +
-      (data.first_step !== null ? ` · steps ${data.first_step}–${data.last_step}` : '');
+      (data.first_step !== null ? ` · ${stepSpan(data)}` : '');
     firstBox.replaceChildren(data.first ? firstCard(data.first) : '');
     tableBox.replaceChildren(alertTable());
     view.dataset.run = data.run;
@@ -191,16 +194,18 @@ export function createPage(ctx) {
       h('h2.first-title', null, `First NaN/Inf: ${headline(a)}`),
       a.direction === 'backward' && a.forward_op
         ? h('div.first-line', null, `In the backward pass: the gradient of ${a.forward_op_type || 'op'} (${a.forward_op}).`) : null,
-      h('div.first-line', null, originText(a)),
+      originText(a) ? h('div.first-line', null, originText(a)) : null,
       hint(a) ? h('div.first-hint', null, hint(a)) : null,
       h('div.first-facts', null, facts(a)),
-      a.inputs.length ? inputsTable(a) : null);
+      a.inputs.length ? inputsTable(a) : null,
+      // Without input summaries the engine's one-line report says the most.
+      !a.inputs.length && a.message ? h('pre.alert-message', null, a.message) : null);
   }
 
   function alertTable() {
     const rows = data.alerts;
     if (!rows.length) {
-      const span = data.first_step !== null ? ` This run's alerts span steps ${data.first_step}–${data.last_step}.` : '';
+      const span = data.first_step !== null ? ` This run's alerts are at ${stepSpan(data)}.` : '';
       return h('div.card.numerics-none', null, `No alert matches ${[filters.opType && `op type ${filters.opType}`, stepText()].filter(Boolean).join(' and ') || 'the filters'}.${span} `,
         h('button.link', { type: 'button', onclick: () => { filters.opType = ''; filters.minStep = filters.maxStep = ''; reload(); } }, 'Show all alerts'));
     }
@@ -242,7 +247,7 @@ export function createPage(ctx) {
 
   function details(a) {
     return h('div.alert-details', null,
-      h('div.first-line', null, originText(a)),
+      originText(a) ? h('div.first-line', null, originText(a)) : null,
       hint(a) ? h('div.first-hint', null, hint(a)) : null,
       h('div.first-facts', null, facts(a)),
       a.inputs.length ? inputsTable(a) : null,
@@ -253,7 +258,10 @@ export function createPage(ctx) {
   return {
     controls, view,
     async refresh() { await loadRuns(); await reload(); },
-    onRuns() { loadRuns().then(() => { if (filters.run !== data?.run) return reload(); return null; }).catch(() => {}); },
+    onRuns() {
+      pinned = null;
+      loadRuns().then(() => (filters.run !== (data?.run ?? null) ? reload() : null)).catch(() => {});
+    },
     async onData() {
       const before = filters.run;
       await loadRuns();
@@ -269,15 +277,16 @@ export function createPage(ctx) {
 }
 
 // A link's filters (?run=&step=&op_type=&min_step=&max_step=) replace the
-// kept ones.
+// kept ones; returns whether there was one.
 function takeUrlFilters() {
   const q = new URLSearchParams(location.search);
-  if (!q.has('run')) return;
+  if (!q.has('run')) return false;
   filters.run = q.get('run');
   filters.opType = q.get('op_type') ?? '';
   const step = q.get('step');
   filters.minStep = step ?? q.get('min_step') ?? '';
   filters.maxStep = step ?? q.get('max_step') ?? '';
+  return true;
 }
 
 // Alerts in first-occurrence order: by step (none first), then id.
@@ -313,7 +322,11 @@ function headline(a) {
 function originText(a) {
   if (a.origin === 'created') return `Every input was finite: this op made the ${kinds(a)}.`;
   if (a.origin === 'received') return 'An input already held NaN/Inf: this op passed it on. Look at the alerts before it.';
-  return 'The store does not say whether this op made the NaN/Inf or received it.';
+  return null;   // the store does not say
+}
+
+function stepSpan(d) {
+  return d.first_step === d.last_step ? `step ${d.first_step}` : `steps ${d.first_step}–${d.last_step}`;
 }
 
 // Why an op typically makes NaN/Inf, when its inputs show the cause.

@@ -179,6 +179,14 @@ async function main() {
   check('legend link: opens the run\'s alerts, unfiltered', await until(page, (n) => location.hash === '#numerics' &&
     document.querySelector('.numerics-page')?.dataset.matched === String(n) && !document.querySelector('.chip'), all.total + 1, 10000));
 
+  // The run selector: no selected run with alerts, then all again.
+  await page.click('#runs-none');
+  check('run selector: none -> no alerts, said so', await until(page, () => document.querySelector('.numerics-page').dataset.alerts === '0' &&
+    /None of the selected runs/.test(document.querySelector('.numerics-page').textContent)));
+  await page.click('#runs-all');
+  check('run selector: all -> the run again', await until(page, (n) => document.querySelector('.numerics-page').dataset.matched === String(n) &&
+    document.querySelectorAll('tr.alert-row').length > 0, all.total + 1));
+
   check('no console errors or failed requests', errors.length === 0, errors.join(' | '));
 }
 
