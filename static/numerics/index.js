@@ -32,9 +32,9 @@ export function createPage(ctx) {
 
   // ---- controls ----------------------------------------------------------------
   const runSelect = h('select.filter', { id: 'numerics-run', 'aria-label': 'Run',
-    onchange: () => { filters.run = runSelect.value; filters.opType = ''; reload(); } });
+    onchange: () => { filters.run = runSelect.value; filters.opType = ''; refilter(); } });
   const typeSelect = h('select.filter', { id: 'numerics-op-type', 'aria-label': 'Op type',
-    onchange: () => { filters.opType = typeSelect.value; reload(); } });
+    onchange: () => { filters.opType = typeSelect.value; refilter(); } });
   const stepInput = (key, placeholder) => h('input.filter', { type: 'number', placeholder, id: `numerics-${key}`,
     value: filters[key], step: 1, oninput: (e) => { filters[key] = e.target.value.trim(); reloadSoon(); } });
   const minInput = stepInput('minStep', 'from'), maxInput = stepInput('maxStep', 'to');
@@ -78,9 +78,14 @@ export function createPage(ctx) {
     runSelect.disabled = !choices.length;
   }
 
+  // New filters start again from the first rows.
+  function refilter() {
+    shown = PAGE_ROWS;
+    reload().catch(() => {});
+  }
+
   async function reload() {
     const mine = ++token;
-    shown = Math.max(shown, PAGE_ROWS);
     syncUrl();
     if (!filters.run) { data = null; render(); return; }
     const r = await getJSON('numerics/alerts', params());
@@ -92,7 +97,7 @@ export function createPage(ctx) {
   let reloadTimer = null;
   function reloadSoon() {
     clearTimeout(reloadTimer);
-    reloadTimer = setTimeout(() => reload().catch(() => {}), 300);
+    reloadTimer = setTimeout(refilter, 300);
   }
 
   // Live: only alerts recorded after the last one held, merged into place.
@@ -125,8 +130,10 @@ export function createPage(ctx) {
   function render() {
     if (destroyed) return;
     renderTypes();
-    minInput.value = filters.minStep;
-    maxInput.value = filters.maxStep;
+    // (Not under the user's fingers: "-" is an empty value while typing "-5".)
+    for (const [input, v] of [[minInput, filters.minStep], [maxInput, filters.maxStep]]) {
+      if (document.activeElement !== input) input.value = v;
+    }
     chips.replaceChildren(...filterChips());
     if (!data) {
       summary.textContent = '';
@@ -142,7 +149,7 @@ export function createPage(ctx) {
     }
     const filtered = data.matched !== data.total;
     summary.textContent = `${filtered ? `${data.matched} of ` : ''}${data.total} alert${data.total === 1 ? '' : 's'}` +
-      ` in ${data.run}${data.truncated ? ' (the first ones read)' : ''}` +
+      ` in ${data.run}${data.truncated ? ` (only the first ${data.total} read)` : ''}` +
       (data.first_step !== null ? ` · ${stepSpan(data)}` : '');
     firstBox.replaceChildren(data.first ? firstCard(data.first) : '');
     tableBox.replaceChildren(alertTable());
@@ -172,9 +179,9 @@ export function createPage(ctx) {
     const out = [];
     const chip = (label, clear) => h('span.chip', null, label,
       h('button.chip-x', { type: 'button', title: 'Remove this filter', 'aria-label': `Remove ${label}`, onclick: clear }, '×'));
-    if (filters.opType) out.push(chip(`op type ${filters.opType}`, () => { filters.opType = ''; reload(); }));
+    if (filters.opType) out.push(chip(`op type ${filters.opType}`, () => { filters.opType = ''; refilter(); }));
     const steps = stepText();
-    if (steps) out.push(chip(steps, () => { filters.minStep = filters.maxStep = ''; reload(); }));
+    if (steps) out.push(chip(steps, () => { filters.minStep = filters.maxStep = ''; refilter(); }));
     return out;
   }
 
@@ -207,7 +214,7 @@ export function createPage(ctx) {
     if (!rows.length) {
       const span = data.first_step !== null ? ` This run's alerts are at ${stepSpan(data)}.` : '';
       return h('div.card.numerics-none', null, `No alert matches ${[filters.opType && `op type ${filters.opType}`, stepText()].filter(Boolean).join(' and ') || 'the filters'}.${span} `,
-        h('button.link', { type: 'button', onclick: () => { filters.opType = ''; filters.minStep = filters.maxStep = ''; reload(); } }, 'Show all alerts'));
+        h('button.link', { type: 'button', onclick: () => { filters.opType = ''; filters.minStep = filters.maxStep = ''; refilter(); } }, 'Show all alerts'));
     }
     const head = h('tr', null, ...['#', 'Step', 'Op type', 'Op name', 'Pass', 'NaN', '+Inf', '-Inf', 'Origin', 'Output']
       .map((t, i) => h(i === 0 || (i >= 5 && i <= 7) ? 'th.num' : 'th', null, t)));
@@ -243,6 +250,8 @@ export function createPage(ctx) {
   function toggle(id) {
     if (expanded.has(id)) expanded.delete(id); else expanded.add(id);
     tableBox.replaceChildren(alertTable());
+    // The keyboard stays on the row it opened.
+    tableBox.querySelector(`tr.alert-row[data-id="${id}"]`)?.focus();
   }
 
   function details(a) {
