@@ -17,14 +17,18 @@ export async function alertRuns() {
   return new Map(r.runs.map((x) => [x.run, x]));
 }
 
-export function numericsHref(run, step) {
+// The page at run, filtered to a step or to steps step..stepLast.
+export function numericsHref(run, step, stepLast = step) {
   const q = new URLSearchParams({ run });
-  if (step !== undefined && step !== null) q.set('step', String(step));
+  if (step !== undefined && step !== null) {
+    if (stepLast === step) q.set('step', String(step));
+    else { q.set('min_step', String(step)); q.set('max_step', String(stepLast)); }
+  }
   return `?${q}#numerics`;
 }
 
-export function openNumerics(run, step) {
-  const href = numericsHref(run, step);
+export function openNumerics(run, step, stepLast = step) {
+  const href = numericsHref(run, step, stepLast);
   history.replaceState(history.state, '', `${location.pathname}${href.slice(0, href.indexOf('#'))}${location.hash}`);
   location.hash = 'numerics';
 }

@@ -210,7 +210,7 @@ export function createPage(ctx) {
           const v = s.value[i];
           if (s.nan[i] || s.posinf[i] || s.neginf[i] || (v !== null && !Number.isFinite(v))) {
             const kind = s.nan[i] || Number.isNaN(v) ? 'nan' : s.posinf[i] || v === Infinity ? 'posinf' : 'neginf';
-            markers.push({ x: x[i], kind, color, run, step: s.step[i] });
+            markers.push({ x: x[i], kind, color, run, step: s.step[i], stepLast: s.step_last[i] });
           }
         }
         cols.push({ x, ys });
@@ -374,7 +374,8 @@ export function createPage(ctx) {
   }
 
   // A click (not the end of a drag) on such a marker opens the Numerics page
-  // at its run and step; the pointer says so while over one.
+  // at its run and step (a bucket's steps when downsampled); the pointer
+  // says so while over one.
   function followMarkerLinks(card) {
     const over = card.plot.over;
     let down = null;
@@ -385,7 +386,7 @@ export function createPage(ctx) {
     over.addEventListener('click', (e) => {
       if (down && Math.hypot(e.clientX - down[0], e.clientY - down[1]) > 3) return;
       const m = linkedMarkerAt(card.plot, card, e);
-      if (m) openNumerics(m.run, m.step);
+      if (m) openNumerics(m.run, m.step, m.stepLast);
     });
   }
 
