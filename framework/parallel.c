@@ -1,11 +1,16 @@
 /* parallel.c — the fork-join pool behind gb__parallel_for (see parallel.h).
  *
- * Worker threads are started on first use and then sleep on a condition
- * variable between regions; a region publishes its task under a mutex,
- * bumps a generation counter and wakes them, and every thread (the caller
- * too) claims parts from an atomic counter until none are left, so a
- * thread that the OS delays (2 cores shared with a data pipeline) simply
+ * Worker threads are started on first use. A region publishes its task,
+ * bumps a generation counter and wakes the workers; every thread (the
+ * caller too) claims parts from an atomic counter until none are left, so
+ * a thread that the OS delays (2 cores shared with a data pipeline) simply
  * takes fewer parts. The caller waits until every worker has checked in.
+ *
+ * Waiting spins briefly before sleeping on a condition variable: a
+ * training step runs regions back to back, and a sleeping thread takes
+ * tens of microseconds to wake on a virtual machine. The spin is short
+ * (~50 us) so idle workers do not keep a core that other threads need.
+ *
  * One region runs at a time: a second thread that finds the pool busy
  * runs its loop inline rather than queue.
  */
@@ -18,7 +23,7 @@
 
 #include "parallel.h"
 
-enum { MAX_WORKERS = 16, PARTS_PER_WORKER = 4 };
+enum { MAX_WORKERS = 16, PARTS_PER_WORKER = 4, SPIN_ROUNDS = 4000 };
 
 typedef struct task {
     gb__range_fn fn;
@@ -30,13 +35,14 @@ typedef struct task {
 
 static struct {
     pthread_once_t once;
-    int workers;          /* including the calling thread */
-    pthread_mutex_t busy; /* held for the whole of a region */
-    pthread_mutex_t mu;   /* guards everything below */
+    int workers;              /* including the calling thread */
+    pthread_mutex_t busy;     /* held for the whole of a region */
+    _Atomic(task *) t;        /* the region's task, published before... */
+    atomic_uint_fast64_t gen; /* ...the generation moves on */
+    atomic_int pending;       /* workers yet to finish this generation */
+    pthread_mutex_t mu;       /* guards sleepers and the two conditions */
     pthread_cond_t wake, done;
-    uint64_t generation;
-    int pending; /* workers yet to finish this generation */
-    task *t;
+    int sleepers;
 } pool = {
     .once = PTHREAD_ONCE_INIT,
     .workers = 1,
@@ -45,6 +51,12 @@ static struct {
     .wake = PTHREAD_COND_INITIALIZER,
     .done = PTHREAD_COND_INITIALIZER,
 };
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
 
 /* Claims and runs parts of t as worker `id` until none are left. */
 static void run_parts(task *t, int id) {
@@ -56,21 +68,47 @@ static void run_parts(task *t, int id) {
     }
 }
 
+/* Waits until the generation differs from `seen`; returns the new one. */
+static uint64_t wait_generation(uint64_t seen) {
+    for (int i = 0; i < SPIN_ROUNDS; i++) {
+        uint64_t g = atomic_load_explicit(&pool.gen, memory_order_acquire);
+        if (g != seen) return g;
+        cpu_relax();
+    }
+    pthread_mutex_lock(&pool.mu);
+    pool.sleepers++;
+    while (atomic_load_explicit(&pool.gen, memory_order_acquire) == seen)
+        pthread_cond_wait(&pool.wake, &pool.mu);
+    pool.sleepers--;
+    pthread_mutex_unlock(&pool.mu);
+    return atomic_load_explicit(&pool.gen, memory_order_acquire);
+}
+
 static void *worker_main(void *arg) {
     int id = (int)(intptr_t)arg;
     uint64_t seen = 0;
     for (;;) {
-        pthread_mutex_lock(&pool.mu);
-        while (pool.generation == seen) pthread_cond_wait(&pool.wake, &pool.mu);
-        seen = pool.generation;
-        task *t = pool.t;
-        pthread_mutex_unlock(&pool.mu);
-        run_parts(t, id);
-        pthread_mutex_lock(&pool.mu);
-        if (--pool.pending == 0) pthread_cond_signal(&pool.done);
-        pthread_mutex_unlock(&pool.mu);
+        seen = wait_generation(seen);
+        run_parts(atomic_load_explicit(&pool.t, memory_order_acquire), id);
+        if (atomic_fetch_sub_explicit(&pool.pending, 1, memory_order_acq_rel) == 1) {
+            pthread_mutex_lock(&pool.mu);
+            pthread_cond_signal(&pool.done);
+            pthread_mutex_unlock(&pool.mu);
+        }
     }
     return NULL;
+}
+
+/* The caller's wait for the workers of the current region. */
+static void wait_workers(void) {
+    for (int i = 0; i < SPIN_ROUNDS; i++) {
+        if (atomic_load_explicit(&pool.pending, memory_order_acquire) == 0) return;
+        cpu_relax();
+    }
+    pthread_mutex_lock(&pool.mu);
+    while (atomic_load_explicit(&pool.pending, memory_order_acquire) > 0)
+        pthread_cond_wait(&pool.done, &pool.mu);
+    pthread_mutex_unlock(&pool.mu);
 }
 
 static int configured_workers(void) {
@@ -111,16 +149,15 @@ int gb__parallel_for(int64_t n, int64_t grain, gb__range_fn fn, void *ctx) {
     }
     task t = {.fn = fn, .ctx = ctx, .n = n, .parts = parts};
     atomic_init(&t.next, 0);
+    atomic_store_explicit(&pool.pending, workers - 1, memory_order_relaxed);
+    atomic_store_explicit(&pool.t, &t, memory_order_relaxed);
+    atomic_fetch_add_explicit(&pool.gen, 1, memory_order_release);
+    /* Sleepers check the generation under the mutex, so none can miss it. */
     pthread_mutex_lock(&pool.mu);
-    pool.t = &t;
-    pool.pending = pool.workers - 1;
-    pool.generation++;
-    pthread_cond_broadcast(&pool.wake);
+    if (pool.sleepers > 0) pthread_cond_broadcast(&pool.wake);
     pthread_mutex_unlock(&pool.mu);
     run_parts(&t, 0);
-    pthread_mutex_lock(&pool.mu);
-    while (pool.pending > 0) pthread_cond_wait(&pool.done, &pool.mu);
-    pthread_mutex_unlock(&pool.mu);
+    wait_workers();
     pthread_mutex_unlock(&pool.busy);
     return parts < workers ? parts : workers;
 }
