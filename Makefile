@@ -7,6 +7,8 @@ BUILD      ?= build
 ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc)
 CMAKE_Q     = cmake --log-level=WARNING
+# Builds quietly; on failure the whole log is shown.
+BUILD_Q     = build() { cmake --build "$$1" -j $(JOBS) > "$$1/build.log" 2>&1 || { cat "$$1/build.log"; exit 1; }; }; build
 
 .PHONY: all deps build test test-asan demo bench clean
 
@@ -17,7 +19,7 @@ deps:
 
 build: deps
 	@$(CMAKE_Q) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
-	@cmake --build $(BUILD) -j $(JOBS) -- --no-print-directory -s
+	@$(BUILD_Q) $(BUILD)
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
@@ -25,7 +27,7 @@ test: build
 # The same suite under AddressSanitizer + UndefinedBehaviorSanitizer.
 test-asan: deps
 	@$(CMAKE_Q) -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DGB_SANITIZE=ON >/dev/null
-	@cmake --build $(ASAN_BUILD) -j $(JOBS) -- --no-print-directory -s
+	@$(BUILD_Q) $(ASAN_BUILD)
 	@cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS)
 
@@ -35,7 +37,7 @@ demo: build
 bench:
 	@GB_WITH_TORCH=1 scripts/bootstrap.sh
 	@$(CMAKE_Q) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
-	@cmake --build $(BUILD) -j $(JOBS) -- --no-print-directory -s
+	@$(BUILD_Q) $(BUILD)
 	@scripts/bench.sh $(BUILD)
 
 clean:
