@@ -148,7 +148,9 @@ int main(int argc, char **argv) {
         printf("the loss became NaN at step %d; rerun with --check-numerics to find the op "
                "that made it\n", first_nan);
     if (o.check == 2)
-        printf("numerics alerts recorded: %lld\n", (long long)gb_numerics_alert_count());
+        printf("bad outputs seen: %lld; the first %lld are stored as alerts\n",
+               (long long)gb_numerics_alert_count(),
+               (long long)(gb_numerics_alert_count() < 1000 ? gb_numerics_alert_count() : 1000));
     gb_disable_check_numerics();
     gb_optimizer_free(opt);
     gb_module_free(m.net);

@@ -112,7 +112,8 @@ START_TEST(plugins_lists_active_dashboards_in_order) {
                         "{\"name\":\"histograms\",\"title\":\"Histograms\",\"active\":true},"
                         "{\"name\":\"distributions\",\"title\":\"Distributions\",\"active\":true},"
                         "{\"name\":\"images\",\"title\":\"Images\",\"active\":true},"
-                        "{\"name\":\"text\",\"title\":\"Text\",\"active\":true}]}");
+                        "{\"name\":\"text\",\"title\":\"Text\",\"active\":true},"
+                        "{\"name\":\"numerics\",\"title\":\"Numerics\",\"active\":false}]}");
     free(b);
 }
 END_TEST
