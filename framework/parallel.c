@@ -12,7 +12,7 @@
  * (~50 us) so idle workers do not keep a core that other threads need.
  *
  * One region runs at a time: a second thread that finds the pool busy
- * runs its loop inline rather than queue.
+ * runs its loop inline rather than queue. A forked child runs inline.
  */
 #include <cblas.h>
 #include <pthread.h>
@@ -118,10 +118,22 @@ static int configured_workers(void) {
     return n > MAX_WORKERS ? MAX_WORKERS : (int)n;
 }
 
+/* A forked child has only the forking thread: it runs everything inline
+ * (waiting for workers that do not exist would hang it). */
+static void after_fork_in_child(void) {
+    pool.workers = 1;
+    pool.sleepers = 0;
+    pthread_mutex_init(&pool.busy, NULL);
+    pthread_mutex_init(&pool.mu, NULL);
+    pthread_cond_init(&pool.wake, NULL);
+    pthread_cond_init(&pool.done, NULL);
+}
+
 static void pool_init(void) {
     /* Our parts call BLAS; OpenBLAS's own threads would compete with them
      * (and spin for a while after each call). */
     openblas_set_num_threads(1);
+    pthread_atfork(NULL, NULL, after_fork_in_child);
     int want = configured_workers();
     pthread_attr_t attr;
     pthread_attr_init(&attr);

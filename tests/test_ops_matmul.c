@@ -4,6 +4,8 @@
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "glassbox.h"
 #include "gradcheck.h"
@@ -269,6 +271,28 @@ START_TEST(test_grad_chain_and_weights_only) {
 }
 END_TEST
 
+/* The worker threads do not survive fork(): a child (a data loader, a
+ * test runner) must still be able to run big products, inline. */
+START_TEST(test_fork_after_threads) {
+    gb_tensor *a = gb_random_uniform(GB_F32, GB_SHAPE(256, 300), -1, 1, 1);
+    gb_tensor *b = gb_random_uniform(GB_F32, GB_SHAPE(300, 200), -1, 1, 2);
+    gb_tensor *c = gb_matmul(a, b); /* big enough to use the threads */
+    ck_assert_ptr_nonnull(c);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        gb_tensor *d = gb_matmul(a, b);
+        if (!d) _exit(2);
+        for (int64_t i = 0; i < gb_size(c); i++)
+            if (fabs(gb_get(c, i) - gb_get(d, i)) > 1e-4) _exit(3);
+        _exit(0);
+    }
+    int status = 0;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("ops_matmul");
     TCase *tc = tcase_create("matmul");
@@ -283,6 +307,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_grad_transpose_combos);
     tcase_add_test(tc, test_grad_batched_broadcast);
     tcase_add_test(tc, test_grad_chain_and_weights_only);
+    tcase_add_test(tc, test_fork_after_threads);
     suite_add_tcase(s, tc);
     return s;
 }
