@@ -168,9 +168,11 @@ static bool use_loop(bool ta, bool tb, int64_t m, int64_t n, int64_t k) {
             loop_##SUFFIX(ta, tb, m, n, k, A, B, C, i0, i1);                                       \
             return;                                                                                \
         }                                                                                          \
+        /* cleared here, beta 1: faster than OpenBLAS's own clearing for beta 0 */                 \
+        memset(C + i0 * n, 0, (size_t)((i1 - i0) * n) * sizeof(T));                                \
         BLAS(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,        \
              (int)(i1 - i0), (int)n, (int)k, 1, ta ? A + i0 : A + i0 * k, (int)(ta ? m : k), B,    \
-             (int)(tb ? k : n), 0, C + i0 * n, (int)n);                                            \
+             (int)(tb ? k : n), 1, C + i0 * n, (int)n);                                            \
     }
 DEFINE_GEMM(float, f32, cblas_sgemm)
 DEFINE_GEMM(double, f64, cblas_dgemm)
