@@ -44,6 +44,7 @@ typedef struct gb_grad_ctx {
     gb_tensor *const *outputs;
     int nout;
     gb_tensor *const *dys;   /* gradient of each output (never NULL) */
+    const bool *needs_grad;  /* needs_grad[i]: dx[i] will be used; skip the others */
 } gb_grad_ctx;
 
 /* Writes dx[i] for each input (NULL: no gradient flows to input i) and

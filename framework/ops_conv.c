@@ -17,7 +17,6 @@
 #include <stdio.h>
 
 #include "conv_run.h"
-#include "grad_wanted.h"
 
 enum { A_SH = 0, A_SW, A_DH, A_DW, A_PAD, A_SHAPE, A_COUNT = A_SHAPE + 4 };
 
@@ -191,8 +190,8 @@ static gb_tensor *backprop_filter(const gb_attrs *p, const int64_t *filter_shape
 
 static bool grad_conv2d(const gb_grad_ctx *ctx, gb_tensor **dx) {
     gb_tensor *x = ctx->inputs[0], *f = ctx->inputs[1], *dy = ctx->dys[0];
-    dx[0] = gb__grad_wanted(x) ? backprop_input(ctx->attrs, x->shape, f, dy) : NULL;
-    dx[1] = gb__grad_wanted(f) ? backprop_filter(ctx->attrs, f->shape, x, dy) : NULL;
+    dx[0] = ctx->needs_grad[0] ? backprop_input(ctx->attrs, x->shape, f, dy) : NULL;
+    dx[1] = ctx->needs_grad[1] ? backprop_filter(ctx->attrs, f->shape, x, dy) : NULL;
     return gb_ok();
 }
 
@@ -200,8 +199,8 @@ static bool grad_conv2d(const gb_grad_ctx *ctx, gb_tensor **dx) {
  * Conv2D(g, f), for the incoming gradient g of z's (input) shape. */
 static bool grad_backprop_input(const gb_grad_ctx *ctx, gb_tensor **dx) {
     gb_tensor *f = ctx->inputs[0], *dy = ctx->inputs[1], *g = ctx->dys[0];
-    dx[0] = gb__grad_wanted(f) ? backprop_filter(ctx->attrs, f->shape, g, dy) : NULL;
-    dx[1] = gb__grad_wanted(dy) ? conv_op(GB_OP_CONV2D, g, f, ctx->attrs) : NULL;
+    dx[0] = ctx->needs_grad[0] ? backprop_filter(ctx->attrs, f->shape, g, dy) : NULL;
+    dx[1] = ctx->needs_grad[1] ? conv_op(GB_OP_CONV2D, g, f, ctx->attrs) : NULL;
     return gb_ok();
 }
 
@@ -209,8 +208,8 @@ static bool grad_backprop_input(const gb_grad_ctx *ctx, gb_tensor **dx) {
  * Conv2D(x, g), for the incoming gradient g of the filter's shape. */
 static bool grad_backprop_filter(const gb_grad_ctx *ctx, gb_tensor **dx) {
     gb_tensor *x = ctx->inputs[0], *dy = ctx->inputs[1], *g = ctx->dys[0];
-    dx[0] = gb__grad_wanted(x) ? backprop_input(ctx->attrs, x->shape, g, dy) : NULL;
-    dx[1] = gb__grad_wanted(dy) ? conv_op(GB_OP_CONV2D, x, g, ctx->attrs) : NULL;
+    dx[0] = ctx->needs_grad[0] ? backprop_input(ctx->attrs, x->shape, g, dy) : NULL;
+    dx[1] = ctx->needs_grad[1] ? conv_op(GB_OP_CONV2D, x, g, ctx->attrs) : NULL;
     return gb_ok();
 }
 

@@ -14,7 +14,6 @@
 #include <cblas.h>
 #include <stdio.h>
 
-#include "grad_wanted.h"
 #include "internal.h"
 #include "parallel.h"
 
@@ -285,8 +284,8 @@ static gb_tensor *grad_b(gb_tensor *a, gb_tensor *b, gb_tensor *dy, bool ta, boo
 static bool grad_matmul(const gb_grad_ctx *ctx, gb_tensor **dx) {
     gb_tensor *a = ctx->inputs[0], *b = ctx->inputs[1], *dy = ctx->dys[0];
     bool ta = ctx->attrs->i[A_TA], tb = ctx->attrs->i[A_TB];
-    if (gb__grad_wanted(a)) dx[0] = gb__sum_to(grad_a(a, b, dy, ta, tb), a);
-    if (gb__grad_wanted(b)) dx[1] = gb__sum_to(grad_b(a, b, dy, ta, tb), b);
+    if (ctx->needs_grad[0]) dx[0] = gb__sum_to(grad_a(a, b, dy, ta, tb), a);
+    if (ctx->needs_grad[1]) dx[1] = gb__sum_to(grad_b(a, b, dy, ta, tb), b);
     return gb_ok();
 }
 

@@ -20,8 +20,13 @@ enum {
     ALIGN = 64,
     MIN_CLASS = 16,         /* 2^16 = 64 KiB */
     MAX_CLASS = 40,
-    CACHED_PER_CLASS = 8,
 };
+
+/* Freed blocks wait in per-thread caches for the next step. The cap is in
+ * bytes, not blocks: a convolution step frees dozens of large blocks of
+ * one size class, and a count cap would hand them back to the kernel
+ * (and page-fault them in again) every step. */
+#define CACHE_BYTES ((size_t)256 << 20)
 
 typedef struct block {
     struct block *next;
@@ -52,8 +57,8 @@ typedef struct thread_mem {
     gb_scope *current;
     gb_scope *free_scopes;   /* recycled scope structs, linked by parent */
     block *cache[MAX_CLASS + 1];
-    int ncached[MAX_CLASS + 1];
     size_t bytes_in_use;
+    size_t bytes_cached;
     bool ready;
 } thread_mem;
 
@@ -94,7 +99,7 @@ static block *block_get(size_t need) {
     block *b = m->cache[cls];
     if (b) {
         m->cache[cls] = b->next;
-        m->ncached[cls]--;
+        m->bytes_cached -= (size_t)1 << cls;
     } else {
         size_t total = (size_t)1 << cls;
         if (total < need + BLOCK_HEADER) return NULL; /* beyond 1 TiB */
@@ -112,10 +117,11 @@ static block *block_get(size_t need) {
 static void block_put(block *b) {
     thread_mem *m = mem();
     m->bytes_in_use -= b->cap + BLOCK_HEADER;
-    if (m->ncached[b->cls] < CACHED_PER_CLASS) {
+    size_t size = (size_t)1 << b->cls;
+    if (m->bytes_cached + size <= CACHE_BYTES) {
         b->next = m->cache[b->cls];
         m->cache[b->cls] = b;
-        m->ncached[b->cls]++;
+        m->bytes_cached += size;
     } else {
         free(b);
     }
@@ -241,8 +247,8 @@ static void thread_exit(void *arg) {
             free(m->cache[c]);
             m->cache[c] = next;
         }
-        m->ncached[c] = 0;
     }
+    m->bytes_cached = 0;
     while (m->free_scopes) {
         gb_scope *next = m->free_scopes->parent;
         free(m->free_scopes->defers);

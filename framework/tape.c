@@ -412,7 +412,7 @@ static bool no_gradient_error(const tape_rec *r) {
 }
 
 /* Runs one record's gradient function; writes dx[r->nin]. */
-static bool run_backward(const tape_rec *r, gb_tensor **dys, gb_tensor **dx) {
+static bool run_backward(const tape_rec *r, gb_tensor **dys, const bool *needs, gb_tensor **dx) {
     for (int j = 0; j < r->nin; j++) dx[j] = NULL;
     if (r->op == CUSTOM_OP)
         return r->custom(r->in, r->nin, r->out, dys, r->nout, dx, r->custom_user) && gb_ok();
@@ -427,17 +427,19 @@ static bool run_backward(const tape_rec *r, gb_tensor **dys, gb_tensor **dx) {
         .outputs = r->out,
         .nout = r->nout,
         .dys = dys,
+        .needs_grad = needs,
     };
     return fn(&ctx, dx) && gb_ok();
 }
 
 /* Runs the gradient function with the forward op's name published for
  * numerics alerts (restored after: backward passes nest). */
-static bool record_backward(const tape_rec *r, gb_tensor **dys, gb_tensor **dx) {
+static bool record_backward(const tape_rec *r, gb_tensor **dys, const bool *needs,
+                            gb_tensor **dx) {
     const char *outer = gb__tl_backward_of, *outer_type = gb__tl_backward_of_type;
     gb__tl_backward_of = r->name;
     gb__tl_backward_of_type = r->op == CUSTOM_OP ? r->name : gb_op_type_name((gb_op_id)r->op);
-    bool ok = run_backward(r, dys, dx);
+    bool ok = run_backward(r, dys, needs, dx);
     gb__tl_backward_of = outer;
     gb__tl_backward_of_type = outer_type;
     return ok;
@@ -451,18 +453,30 @@ static bool backprop_record(grad_map *m, const tape_rec *r) {
         any |= dys[k] != NULL;
     }
     if (!any) return true;
+    /* Which inputs want a gradient: float ones that depend on a source. */
+    bool needs_small[8], *needs = needs_small;
+    gb_tensor *dx_small[8], **dx = dx_small;
+    if (r->nin > 8) {
+        needs = malloc((size_t)r->nin * sizeof *needs);
+        dx = malloc((size_t)r->nin * sizeof *dx);
+        if (!needs || !dx) {
+            free(needs), free(dx);
+            gb__error(GB_ERR_MEMORY, NULL, "gradient: out of memory");
+            return false;
+        }
+    }
     bool needed = false;
-    for (int j = 0; j < r->nin; j++)
-        needed |= gb_dtype_is_float(r->in[j]->dtype) && map_relevant(m, r->in[j]->id);
-    if (!needed) return true;
-    for (int k = 0; k < r->nout; k++)
-        if (!dys[k]) dys[k] = gb_zeros_like(r->out[k]);
-    gb_tensor *dx_small[8], **dx = r->nin <= 8 ? dx_small : malloc((size_t)r->nin * sizeof *dx);
-    if (!dx) return false;
-    bool ok = record_backward(r, dys, dx);
-    for (int j = 0; ok && j < r->nin; j++) {
+    for (int j = 0; j < r->nin; j++) {
+        needs[j] = gb_dtype_is_float(r->in[j]->dtype) && map_relevant(m, r->in[j]->id);
+        needed |= needs[j];
+    }
+    bool ok = true;
+    for (int k = 0; needed && k < r->nout; k++)
+        if (!dys[k]) ok = (dys[k] = gb_zeros_like(r->out[k])) != NULL;
+    ok = ok && (!needed || record_backward(r, dys, needs, dx));
+    for (int j = 0; ok && needed && j < r->nin; j++) {
         gb_tensor *x = r->in[j];
-        if (!dx[j] || !gb_dtype_is_float(x->dtype) || !map_relevant(m, x->id)) continue;
+        if (!dx[j] || !needs[j]) continue;
         if (!gb_same_shape(dx[j], x)) {
             char a[96], b[96];
             gb__error(GB_ERR_INTERNAL, gb_op_type_name((gb_op_id)r->op),
@@ -473,7 +487,10 @@ static bool backprop_record(grad_map *m, const tape_rec *r) {
         }
         ok = map_accumulate(m, x->id, dx[j]);
     }
-    if (dx != dx_small) free(dx);
+    if (needs != needs_small) {
+        free(needs);
+        free(dx);
+    }
     return ok;
 }
 
