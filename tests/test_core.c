@@ -14,6 +14,7 @@
 
 #include "glassbox.h"
 #include "gradcheck.h"
+#include "test_util.h"
 
 /* ---- creation and access -------------------------------------------------------- */
 
@@ -335,10 +336,4 @@ static Suite *core_suite(void) {
     return s;
 }
 
-int main(void) {
-    SRunner *sr = srunner_create(core_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return run_suite(core_suite()); }

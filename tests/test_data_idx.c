@@ -17,6 +17,7 @@
 #include <zlib.h>
 
 #include "glassbox.h"
+#include "test_util.h"
 
 static char tmpdir[64];
 static char pathbuf[512];
@@ -529,10 +530,4 @@ static Suite *suite(void) {
     return s;
 }
 
-int main(void) {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
-}
+int main(void) { return run_suite(suite()); }

@@ -8,18 +8,9 @@
 #include <stdlib.h>
 
 #include "glassbox.h"
+#include "test_util.h"
 
 enum { MAXN = 4096 };
-
-static void setup(void) {
-    gb_clear_error();
-    gb_scope_begin();
-}
-
-static void teardown(void) {
-    gb_scope_end();
-    gb_clear_error();
-}
 
 /* Elements 0..n-1 as an int32 [n] source. */
 static gb_dataset *range_ds(int64_t n) {
@@ -771,7 +762,7 @@ END_TEST
 static Suite *suite(void) {
     Suite *s = suite_create("data_pipeline");
     TCase *tc = tcase_create("pipeline");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, scope_setup, scope_teardown);
     tcase_add_test(tc, test_slices_tuple);
     tcase_add_test(tc, test_slices_outlive_scope);
     tcase_add_test(tc, test_from_tensors_single_element);
@@ -806,10 +797,4 @@ static Suite *suite(void) {
     return s;
 }
 
-int main(void) {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
-}
+int main(void) { return run_suite(suite()); }

@@ -11,18 +11,9 @@
 #include <time.h>
 
 #include "glassbox.h"
+#include "test_util.h"
 
 enum { MAXN = 8192 };
-
-static void setup(void) {
-    gb_clear_error();
-    gb_scope_begin();
-}
-
-static void teardown(void) {
-    gb_scope_end();
-    gb_clear_error();
-}
 
 static gb_dataset *range_ds(int64_t n) {
     gb_tensor *t[2] = {gb_arange(GB_I32, 0, (double)n, 1), gb_arange(GB_F32, 0, (double)n, 1)};
@@ -340,7 +331,7 @@ END_TEST
 static Suite *suite(void) {
     Suite *s = suite_create("data_prefetch");
     TCase *tc = tcase_create("prefetch");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, scope_setup, scope_teardown);
     tcase_add_test(tc, test_same_sequence_as_without_prefetch);
     tcase_add_test(tc, test_nested_and_concurrent_iterators);
     tcase_add_test(tc, test_runs_ahead_on_another_thread);
@@ -354,10 +345,4 @@ static Suite *suite(void) {
     return s;
 }
 
-int main(void) {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
-}
+int main(void) { return run_suite(suite()); }

@@ -7,18 +7,7 @@
 #include <string.h>
 
 #include "glassbox.h"
-
-static void setup(void) {
-    gb_clear_error();
-    gb_nn_clear_session();
-    gb_nn_set_seed(0);
-    gb_scope_begin();
-}
-
-static void teardown(void) {
-    gb_scope_end();
-    gb_clear_error();
-}
+#include "test_util.h"
 
 static void moments(gb_tensor *t, double *mean, double *sd, double *maxabs) {
     double s = 0, s2 = 0, m = 0;
@@ -191,7 +180,7 @@ END_TEST
 static Suite *suite(void) {
     Suite *s = suite_create("nn_init");
     TCase *tc = tcase_create("init");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, nn_seeded_setup, scope_teardown);
     tcase_add_test(tc, test_same_seed_same_weights);
     tcase_add_test(tc, test_default_seeds_repeat_per_run);
     tcase_add_test(tc, test_explicit_initializer_seed_wins);
@@ -205,10 +194,4 @@ static Suite *suite(void) {
     return s;
 }
 
-int main(void) {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return run_suite(suite()); }

@@ -8,16 +8,12 @@
 
 #include "glassbox.h"
 #include "gradcheck.h"
+#include "test_util.h"
 
 static void setup(void) {
     gb_clear_error();
     gb_nn_clear_session();
     gb_scope_begin();
-}
-
-static void teardown(void) {
-    gb_scope_end();
-    gb_clear_error();
 }
 
 static void assert_shape(gb_tensor *t, int rank, const int64_t *dims) {
@@ -26,14 +22,6 @@ static void assert_shape(gb_tensor *t, int rank, const int64_t *dims) {
     for (int i = 0; i < rank; i++) ck_assert_int_eq(gb_dim(t, i), dims[i]);
 }
 #define ASSERT_SHAPE(t, ...) assert_shape((t), GB_SHAPE(__VA_ARGS__))
-
-static void assert_error(gb_status code, const char *part) {
-    const gb_error *e = gb_last_error();
-    ck_assert_msg(e != NULL, "expected an error containing '%s'", part);
-    ck_assert_int_eq(e->code, code);
-    ck_assert_msg(strstr(e->message, part), "message '%s' lacks '%s'", e->message, part);
-    gb_clear_error();
-}
 
 /* ---- Dense --------------------------------------------------------------------------- */
 
@@ -331,7 +319,7 @@ END_TEST
 static Suite *suite(void) {
     Suite *s = suite_create("nn_layers");
     TCase *tc = tcase_create("layers");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, setup, scope_teardown);
     tcase_add_test(tc, test_dense_values);
     tcase_add_test(tc, test_dense_call_is_matmul_add_activation);
     tcase_add_test(tc, test_dense_errors);
@@ -348,10 +336,4 @@ static Suite *suite(void) {
     return s;
 }
 
-int main(void) {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return run_suite(suite()); }

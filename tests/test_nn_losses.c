@@ -8,24 +8,7 @@
 
 #include "glassbox.h"
 #include "gradcheck.h"
-
-static void setup(void) {
-    gb_clear_error();
-    gb_scope_begin();
-}
-
-static void teardown(void) {
-    gb_scope_end();
-    gb_clear_error();
-}
-
-static void assert_error(gb_status code, const char *part) {
-    const gb_error *e = gb_last_error();
-    ck_assert_msg(e != NULL, "expected an error containing '%s'", part);
-    ck_assert_int_eq(e->code, code);
-    ck_assert_msg(strstr(e->message, part), "message '%s' lacks '%s'", e->message, part);
-    gb_clear_error();
-}
+#include "test_util.h"
 
 /* logits [[1,2,3],[1,1,1]], labels [2,0]: per sample
  * logsumexp - logit[label] = 0.40760596..., log 3 = 1.09861228... */
@@ -276,7 +259,7 @@ END_TEST
 static Suite *suite(void) {
     Suite *s = suite_create("nn_losses");
     TCase *tc = tcase_create("losses");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, scope_setup, scope_teardown);
     tcase_add_test(tc, test_sparse_ce_from_logits);
     tcase_add_test(tc, test_sparse_ce_from_probabilities);
     tcase_add_test(tc, test_categorical_ce);
@@ -290,10 +273,4 @@ static Suite *suite(void) {
     return s;
 }
 
-int main(void) {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return run_suite(suite()); }

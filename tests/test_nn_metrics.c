@@ -7,24 +7,7 @@
 #include <string.h>
 
 #include "glassbox.h"
-
-static void setup(void) {
-    gb_clear_error();
-    gb_scope_begin();
-}
-
-static void teardown(void) {
-    gb_scope_end();
-    gb_clear_error();
-}
-
-static void assert_error(gb_status code, const char *part) {
-    const gb_error *e = gb_last_error();
-    ck_assert_msg(e != NULL, "expected an error containing '%s'", part);
-    ck_assert_int_eq(e->code, code);
-    ck_assert_msg(strstr(e->message, part), "message '%s' lacks '%s'", e->message, part);
-    gb_clear_error();
-}
+#include "test_util.h"
 
 START_TEST(test_mean) {
     gb_metric *m = gb_metric_mean_new(NULL);
@@ -123,7 +106,7 @@ END_TEST
 static Suite *suite(void) {
     Suite *s = suite_create("nn_metrics");
     TCase *tc = tcase_create("metrics");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, scope_setup, scope_teardown);
     tcase_add_test(tc, test_mean);
     tcase_add_test(tc, test_sparse_categorical_accuracy);
     tcase_add_test(tc, test_categorical_accuracy);
@@ -132,10 +115,4 @@ static Suite *suite(void) {
     return s;
 }
 
-int main(void) {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return run_suite(suite()); }

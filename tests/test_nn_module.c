@@ -7,18 +7,7 @@
 #include <string.h>
 
 #include "glassbox.h"
-
-static void setup(void) {
-    gb_clear_error();
-    gb_nn_clear_session();
-    gb_nn_set_seed(0);
-    gb_scope_begin();
-}
-
-static void teardown(void) {
-    gb_scope_end();
-    gb_clear_error();
-}
+#include "test_util.h"
 
 /* A 28x28x1 CNN: conv(8,3x3) -> pool -> conv(4,3x3,same) -> flatten -> dense(16) -> dense(10). */
 static gb_module *small_cnn(void) {
@@ -547,7 +536,7 @@ END_TEST
 static Suite *suite(void) {
     Suite *s = suite_create("nn_module");
     TCase *tc = tcase_create("module");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, nn_seeded_setup, scope_teardown);
     tcase_add_test(tc, test_auto_names_count_per_kind);
     tcase_add_test(tc, test_weight_names_follow_scopes);
     tcase_add_test(tc, test_errors_name_the_layer_scope);
@@ -570,10 +559,4 @@ static Suite *suite(void) {
     return s;
 }
 
-int main(void) {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return run_suite(suite()); }

@@ -11,18 +11,7 @@
 
 #include "glassbox.h"
 #include "gradcheck.h"
-
-static void setup(void) {
-    gb_clear_error();
-    gb_nn_clear_session();
-    gb_nn_set_seed(0);
-    gb_scope_begin();
-}
-
-static void teardown(void) {
-    gb_scope_end();
-    gb_clear_error();
-}
+#include "test_util.h"
 
 static gb_module *mlp_3_4_2(void) {
     gb_module *model = gb_sequential_new(NULL);
@@ -235,7 +224,7 @@ END_TEST
 static Suite *suite(void) {
     Suite *s = suite_create("nn_training");
     TCase *tc = tcase_create("training");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, nn_seeded_setup, scope_teardown);
     tcase_add_test(tc, test_gradcheck_wrt_input);
     tcase_add_test(tc, test_weight_gradients_match_finite_differences);
     tcase_add_test(tc, test_linear_regression);
@@ -246,10 +235,4 @@ static Suite *suite(void) {
     return s;
 }
 
-int main(void) {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return run_suite(suite()); }

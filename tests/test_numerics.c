@@ -12,6 +12,7 @@
 
 #include "glassbox.h"
 #include "gradcheck.h"
+#include "test_util.h"
 
 #define MAX_SEEN 16
 
@@ -243,9 +244,5 @@ int main(void) {
     tcase_add_test(t, test_record_mode_limit_keeps_counting);
     tcase_add_test(t, test_backward_only_nan_names_forward_op);
     suite_add_tcase(s, t);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(s);
 }

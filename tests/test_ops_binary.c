@@ -13,6 +13,7 @@
 
 #include "glassbox.h"
 #include "gradcheck.h"
+#include "test_util.h"
 
 static gb_tensor *f64(int rank, const int64_t *dims, const double *v) {
     return gb_from_f64(v, rank, dims);
@@ -32,15 +33,6 @@ static void assert_shape(const gb_tensor *t, int rank, const int64_t *dims) {
 #define ASSERT_SHAPE(t, ...) assert_shape((t), GB_SHAPE(__VA_ARGS__))
 
 /* The current error has this code and its message contains `part`. */
-static void assert_error(gb_status code, const char *part) {
-    const gb_error *e = gb_last_error();
-    ck_assert_msg(e != NULL, "expected an error containing '%s'", part);
-    ck_assert_msg(e->code == code, "code %s, expected %s: %s", gb_status_name(e->code),
-                  gb_status_name(code), e->message);
-    ck_assert_msg(strstr(e->message, part), "message '%s' lacks '%s'", e->message, part);
-    gb_clear_error();
-}
-
 /* ---- forward: arithmetic ---------------------------------------------------------- */
 
 START_TEST(test_arith_same_shape_float) {
@@ -549,10 +541,4 @@ static Suite *binary_suite(void) {
     return s;
 }
 
-int main(void) {
-    SRunner *sr = srunner_create(binary_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
-}
+int main(void) { return run_suite(binary_suite()); }

@@ -10,25 +10,7 @@
 
 #include "glassbox.h"
 #include "gradcheck.h"
-
-static void setup(void) {
-    gb_clear_error();
-    gb_scope_begin();
-}
-
-static void teardown(void) {
-    gb_scope_end();
-    gb_clear_error();
-}
-
-static void expect_error(gb_tensor *t, gb_status code, const char *part) {
-    ck_assert_ptr_null(t);
-    ck_assert(!gb_ok());
-    ck_assert_int_eq(gb_last_error()->code, code);
-    ck_assert_msg(strstr(gb_last_error()->message, part), "message '%s' lacks '%s'",
-                  gb_last_error()->message, part);
-    gb_clear_error();
-}
+#include "test_util.h"
 
 /* ---- a naive direct convolution, independent of the library --------------------- */
 
@@ -406,7 +388,7 @@ END_TEST
 static Suite *suite(void) {
     Suite *s = suite_create("ops_conv");
     TCase *tc = tcase_create("conv");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, scope_setup, scope_teardown);
     tcase_add_test(tc, test_hand_computed);
     tcase_add_test(tc, test_output_sizes);
     tcase_add_test(tc, test_stride2_same_against_naive);
@@ -422,10 +404,4 @@ static Suite *suite(void) {
     return s;
 }
 
-int main(void) {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return run_suite(suite()); }

@@ -8,25 +8,7 @@
 
 #include "glassbox.h"
 #include "gradcheck.h"
-
-static void setup(void) {
-    gb_clear_error();
-    gb_scope_begin();
-}
-
-static void teardown(void) {
-    gb_scope_end();
-    gb_clear_error();
-}
-
-static void expect_error(gb_tensor *t, gb_status code, const char *part) {
-    ck_assert_ptr_null(t);
-    ck_assert(!gb_ok());
-    ck_assert_int_eq(gb_last_error()->code, code);
-    ck_assert_msg(strstr(gb_last_error()->message, part), "message '%s' lacks '%s'",
-                  gb_last_error()->message, part);
-    gb_clear_error();
-}
+#include "test_util.h"
 
 /* softmax([1,2,3]) and log_softmax([1,2,3]) */
 #define SM123 0.0900305731703805, 0.2447284710547976, 0.6652409557748219
@@ -217,7 +199,7 @@ END_TEST
 static Suite *suite(void) {
     Suite *s = suite_create("ops_nn");
     TCase *tc = tcase_create("nn");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, scope_setup, scope_teardown);
     tcase_add_test(tc, test_softmax_values);
     tcase_add_test(tc, test_softmax_other_axes);
     tcase_add_test(tc, test_log_softmax_values);
@@ -232,10 +214,4 @@ static Suite *suite(void) {
     return s;
 }
 
-int main(void) {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return run_suite(suite()); }

@@ -9,25 +9,7 @@
 
 #include "glassbox.h"
 #include "gradcheck.h"
-
-static void setup(void) {
-    gb_clear_error();
-    gb_scope_begin();
-}
-
-static void teardown(void) {
-    gb_scope_end();
-    gb_clear_error();
-}
-
-static void expect_error(gb_tensor *t, gb_status code, const char *part) {
-    ck_assert_ptr_null(t);
-    ck_assert(!gb_ok());
-    ck_assert_int_eq(gb_last_error()->code, code);
-    ck_assert_msg(strstr(gb_last_error()->message, part), "message '%s' lacks '%s'",
-                  gb_last_error()->message, part);
-    gb_clear_error();
-}
+#include "test_util.h"
 
 static gb_tensor *arange_image(gb_dtype dt, int64_t n, int64_t h, int64_t w, int64_t c) {
     return gb_reshape(gb_arange(dt, 1, (double)(n * h * w * c) + 1, 1), 4,
@@ -344,7 +326,7 @@ END_TEST
 static Suite *suite(void) {
     Suite *s = suite_create("ops_pool");
     TCase *tc = tcase_create("pool");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, scope_setup, scope_teardown);
     tcase_add_test(tc, test_max_pool_valid);
     tcase_add_test(tc, test_same_padding);
     tcase_add_test(tc, test_avg_pool_valid);
@@ -361,10 +343,4 @@ static Suite *suite(void) {
     return s;
 }
 
-int main(void) {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return run_suite(suite()); }

@@ -6,18 +6,9 @@
 
 #include "glassbox.h"
 #include "gradcheck.h"
+#include "test_util.h"
 
 enum { BIG = 100000 };
-
-static void setup(void) {
-    gb_clear_error();
-    gb_scope_begin();
-}
-
-static void teardown(void) {
-    gb_scope_end();
-    gb_clear_error();
-}
 
 /* Mean and (population) standard deviation of t's elements. */
 static void moments(const gb_tensor *t, double *mean, double *sd) {
@@ -140,15 +131,6 @@ END_TEST
 
 /* ---- errors --------------------------------------------------------------------------- */
 
-static void expect_error(gb_tensor *t, gb_status code, const char *part) {
-    ck_assert_ptr_null(t);
-    ck_assert(!gb_ok());
-    ck_assert_int_eq(gb_last_error()->code, code);
-    ck_assert_msg(strstr(gb_last_error()->message, part), "message '%s' lacks '%s'",
-                  gb_last_error()->message, part);
-    gb_clear_error();
-}
-
 START_TEST(test_errors) {
     expect_error(gb_random_uniform(GB_F32, GB_SHAPE(2, -3), 0, 1, 1), GB_ERR_SHAPE,
                  "RandomUniform: negative dimension in shape [2,-3]");
@@ -221,7 +203,7 @@ END_TEST
 static Suite *suite(void) {
     Suite *s = suite_create("ops_random");
     TCase *tc = tcase_create("random");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, scope_setup, scope_teardown);
     tcase_add_test(tc, test_same_seed_same_tensor);
     tcase_add_test(tc, test_prefix_stable);
     tcase_add_test(tc, test_shapes_and_dtypes);
@@ -237,10 +219,4 @@ static Suite *suite(void) {
     return s;
 }
 
-int main(void) {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return run_suite(suite()); }

@@ -17,6 +17,7 @@
 
 #include "glassbox.h"
 #include "gradcheck.h"
+#include "test_util.h"
 
 /* x[i,j,k] = 12i + 4j + k, shape [2,3,4], in dtype dt. */
 static gb_tensor *iota234(gb_dtype dt) {
@@ -33,15 +34,6 @@ static void assert_shape(const gb_tensor *t, int rank, const int64_t *dims) {
 #define ASSERT_SHAPE(t, ...) assert_shape((t), GB_SHAPE(__VA_ARGS__))
 
 /* Asserts the sticky error has this code and message fragment, then clears it. */
-static void assert_error(gb_status code, const char *fragment) {
-    const gb_error *e = gb_last_error();
-    ck_assert_msg(e != NULL, "expected an error containing '%s'", fragment);
-    ck_assert_msg(e->code == code, "error code %s, expected %s: %s", gb_status_name(e->code),
-                  gb_status_name(code), e->message);
-    ck_assert_msg(strstr(e->message, fragment), "message '%s' lacks '%s'", e->message, fragment);
-    gb_clear_error();
-}
-
 /* ---- forward values: each axis pattern ------------------------------------------------ */
 
 START_TEST(test_sum_axis_patterns) {
@@ -571,10 +563,4 @@ static Suite *reduce_suite(void) {
     return s;
 }
 
-int main(void) {
-    SRunner *sr = srunner_create(reduce_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
-}
+int main(void) { return run_suite(reduce_suite()); }

@@ -15,6 +15,7 @@
 
 #include "glassbox.h"
 #include "gradcheck.h"
+#include "test_util.h"
 
 #define F64(shape, ...) gb_from_f64((const double[]){__VA_ARGS__}, GB_SHAPE shape)
 #define F32(shape, ...) gb_from_f32((const float[]){__VA_ARGS__}, GB_SHAPE shape)
@@ -24,15 +25,6 @@
 #define BOOL(shape, ...) gb_tensor_from(GB_BOOL, (const uint8_t[]){__VA_ARGS__}, GB_SHAPE shape)
 
 /* The current error has this code and its message contains `part`. */
-static void assert_error(gb_status code, const char *part) {
-    const gb_error *e = gb_last_error();
-    ck_assert_msg(e != NULL, "expected an error containing '%s'", part);
-    ck_assert_msg(e->code == code, "code %s, expected %s: %s", gb_status_name(e->code),
-                  gb_status_name(code), e->message);
-    ck_assert_msg(strstr(e->message, part), "message '%s' lacks '%s'", e->message, part);
-    gb_clear_error();
-}
-
 /* ---- forward -------------------------------------------------------------------------- */
 
 START_TEST(test_sign_family_all_dtypes) {
@@ -546,10 +538,4 @@ static Suite *unary_suite(void) {
     return s;
 }
 
-int main(void) {
-    SRunner *sr = srunner_create(unary_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
-}
+int main(void) { return run_suite(unary_suite()); }

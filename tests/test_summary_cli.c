@@ -15,6 +15,7 @@
 
 #include "gb_summary.h"
 #include "glassbox.h"
+#include "test_util.h"
 
 static char dir[256], db[300], out_path[300], err_path[300], out[1 << 16], err[4096];
 
@@ -165,9 +166,5 @@ int main(void) {
     tcase_add_test(tc, test_export_csv_and_json_are_full_and_exact);
     tcase_add_test(tc, test_errors_exit_non_zero_with_a_message);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return run_suite(s);
 }

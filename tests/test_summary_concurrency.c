@@ -19,6 +19,7 @@
 
 #include "gb_summary.h"
 #include "glassbox.h"
+#include "test_util.h"
 
 enum { WRITERS = 4, POINTS = 30000, SHARED_POINTS = 10000, HIST_EVERY = 1000 };
 
@@ -204,9 +205,5 @@ int main(void) {
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_four_writers_and_a_reader);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return run_suite(s);
 }

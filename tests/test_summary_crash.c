@@ -23,6 +23,7 @@
 
 #include "gb_summary.h"
 #include "glassbox.h"
+#include "test_util.h"
 
 enum {
     TRIALS = 12,
@@ -194,9 +195,5 @@ int main(void) {
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_sigkill_loses_nothing_older_than_the_flush_interval);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return run_suite(s);
 }

@@ -17,6 +17,7 @@
 
 #include "gb_summary.h"
 #include "glassbox.h"
+#include "test_util.h"
 
 static char dir[256], db[300];
 
@@ -425,9 +426,5 @@ int main(void) {
     tcase_add_test(tc, test_points_stream_in_step_order);
     tcase_add_test(tc, test_row_budgets_spread_evenly);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return run_suite(s);
 }

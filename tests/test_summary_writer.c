@@ -19,6 +19,7 @@
 #include "gb_debug.h"
 #include "gb_summary.h"
 #include "glassbox.h"
+#include "test_util.h"
 
 /* ---- fixtures ------------------------------------------------------------------------- */
 
@@ -756,9 +757,5 @@ int main(void) {
     tcase_add_test(tc, test_timer_and_count_trigger_commits);
     tcase_add_test(tc, test_tiny_queue_blocks_never_drops);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return run_suite(s);
 }

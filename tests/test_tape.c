@@ -14,6 +14,7 @@
 
 #include "glassbox.h"
 #include "gradcheck.h"
+#include "test_util.h"
 
 #define F64(...) gb_from_f64((double[]){__VA_ARGS__}, GB_SHAPE((int64_t)(sizeof((double[]){__VA_ARGS__}) / sizeof(double))))
 
@@ -513,10 +514,4 @@ static Suite *tape_suite(void) {
     return s;
 }
 
-int main(void) {
-    SRunner *sr = srunner_create(tape_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return run_suite(tape_suite()); }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../webui/board_internal.h"
+#include "test_util.h"
 
 static char *finish(gb__json *j) {
     size_t len;
@@ -214,9 +215,5 @@ int main(void) {
     tcase_add_test(tc, params_long_text_and_repeats);
     tcase_add_test(tc, routes_resolve_by_exact_path);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return run_suite(s);
 }

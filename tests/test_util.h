@@ -1,0 +1,83 @@
+/* test_util.h — helpers shared by the Check test files: the fixtures that
+ * give each test a fresh scope and a clean error state, the assertions on
+ * the sticky error (exact code, key message part), and the runner every
+ * main() uses.
+ *
+ * Everything is static inline so a test file pays only for what it uses
+ * and unused helpers raise no -Wunused-function warning. The error
+ * helpers clear the error after checking it, so the next call in the same
+ * test starts from a clean state (errors are sticky: a left-over error
+ * would make every later op fail). */
+#ifndef GB_TEST_UTIL_H
+#define GB_TEST_UTIL_H
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "glassbox.h"
+
+/* ---- fixtures --------------------------------------------------------------------- */
+
+/* Each test runs in its own scope, so tensors it makes are freed by the
+ * teardown even when an assertion fails half way (checked fixtures run in
+ * the forked child too). */
+static inline void scope_setup(void) {
+    gb_clear_error();
+    gb_scope_begin();
+}
+
+static inline void scope_teardown(void) {
+    gb_scope_end();
+    gb_clear_error();
+}
+
+/* Layer tests also need the Keras-like global state reset: layer names
+ * restart at dense, dense_1, ... and the initializer sequence restarts
+ * from seed 0, so expected weights are the same whatever ran before. */
+static inline void nn_seeded_setup(void) {
+    gb_clear_error();
+    gb_nn_clear_session();
+    gb_nn_set_seed(0);
+    gb_scope_begin();
+}
+
+/* ---- the sticky error ------------------------------------------------------------- */
+
+/* Asserts that an error is set, with status `code` and `part` somewhere in
+ * its message; returns it for further checks and leaves it set. */
+static inline const gb_error *check_error(gb_status code, const char *part) {
+    const gb_error *e = gb_last_error();
+    ck_assert_msg(e != NULL, "expected an error containing '%s'", part);
+    ck_assert_msg(e->code == code, "code %s, expected %s: %s", gb_status_name(e->code),
+                  gb_status_name(code), e->message);
+    ck_assert_msg(strstr(e->message, part), "message '%s' lacks '%s'", e->message, part);
+    return e;
+}
+
+/* check_error(), then clears the error. */
+static inline void assert_error(gb_status code, const char *part) {
+    check_error(code, part);
+    gb_clear_error();
+}
+
+/* For ops returning a tensor: a failed op returns NULL and sets the error. */
+static inline void expect_error(gb_tensor *t, gb_status code, const char *part) {
+    ck_assert_ptr_null(t);
+    ck_assert(!gb_ok());
+    assert_error(code, part);
+}
+
+/* ---- main ------------------------------------------------------------------------- */
+
+/* Runs every test of `s` (forked, as Check does by default) and turns the
+ * failure count into the process exit status ctest looks at. */
+static inline int run_suite(Suite *s) {
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+#endif
