@@ -15,6 +15,7 @@
 
 #include "gb_summary.h"
 #include "glassbox.h"
+#include "summary_test_util.h"
 #include "test_util.h"
 
 static char dir[256], db[300], out_path[300], err_path[300], out[1 << 16], err[4096];
@@ -66,9 +67,7 @@ static int glassbox(const char *const *args) {
     } while (0)
 
 static void setup(void) {
-    snprintf(dir, sizeof dir, "/tmp/gb_summary_cli_XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(db, sizeof db, "%s/store.db", dir);
+    SUMMARY_TEMP_STORE(dir, db, "gb_summary_cli");
     snprintf(out_path, sizeof out_path, "%s/out", dir);
     snprintf(err_path, sizeof err_path, "%s/err", dir);
     gb_summary_writer *w;
@@ -83,9 +82,7 @@ static void setup(void) {
 }
 
 static void teardown(void) {
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    ck_assert_int_eq(system(cmd), 0);
+    summary_remove_dir(dir);
 }
 
 START_TEST(test_inspect_lists_runs_tags_counts) {

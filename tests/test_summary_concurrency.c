@@ -19,16 +19,12 @@
 
 #include "gb_summary.h"
 #include "glassbox.h"
+#include "summary_test_util.h"
 #include "test_util.h"
 
 enum { WRITERS = 4, POINTS = 30000, SHARED_POINTS = 10000, HIST_EVERY = 1000 };
 
 static char dir[256], db[300], stop_file[320];
-
-static void sleep_ms(int ms) {
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
 
 /* Child i: its own run and its quarter of the shared run. Exit 0 on success. */
 static int writer_process(int i) {
@@ -68,13 +64,13 @@ static int reader_process(void) {
         stopping = access(stop_file, F_OK) == 0;   /* the writers are done: one last poll */
         if (!s && gb_store_open(db, &s) != GB_STORE_OK) {   /* not created yet */
             s = NULL;
-            sleep_ms(5);
+            summary_sleep_ms(5);
             continue;
         }
         uint64_t v;
         if (gb_store_data_version(s, &v) != GB_STORE_OK) goto fail;
         if (v == last_version && polls > 0 && !stopping) {
-            sleep_ms(2);
+            summary_sleep_ms(2);
             continue;
         }
         last_version = v;
@@ -119,12 +115,6 @@ static int run_reader(int unused) {
     return reader_process();
 }
 
-static int exit_code(pid_t pid) {
-    int status;
-    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 /* The series must be steps 0..n-1 with values step * mult + offset. */
 static void check_series(gb_store *s, const char *run, const char *tag, int64_t n, int mult,
                          int offset) {
@@ -146,11 +136,11 @@ START_TEST(test_four_writers_and_a_reader) {
     pid_t reader = spawn(run_reader, 0);
     pid_t writers[WRITERS];
     for (int i = 0; i < WRITERS; i++) writers[i] = spawn(writer_process, i);
-    for (int i = 0; i < WRITERS; i++) ck_assert_int_eq(exit_code(writers[i]), 0);
+    for (int i = 0; i < WRITERS; i++) ck_assert_int_eq(summary_exit_code(writers[i]), 0);
     FILE *f = fopen(stop_file, "w");
     ck_assert_ptr_nonnull(f);
     fclose(f);
-    ck_assert_int_eq(exit_code(reader), 0);
+    ck_assert_int_eq(summary_exit_code(reader), 0);
 
     gb_store *s;
     ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
@@ -174,28 +164,17 @@ START_TEST(test_four_writers_and_a_reader) {
     ck_assert_int_eq(t->count, WRITERS * (POINTS / HIST_EVERY));
     gb_store_free(t);
     gb_store_close(s);
-    sqlite3 *h;
-    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
-    sqlite3_stmt *st;
-    sqlite3_prepare_v2(h, "PRAGMA integrity_check", -1, &st, NULL);
-    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
-    ck_assert_str_eq((const char *)sqlite3_column_text(st, 0), "ok");
-    sqlite3_finalize(st);
-    sqlite3_close(h);
+    summary_assert_integrity(db);
 }
 END_TEST
 
 static void setup(void) {
-    snprintf(dir, sizeof dir, "/tmp/gb_summary_conc_XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(db, sizeof db, "%s/store.db", dir);
+    SUMMARY_TEMP_STORE(dir, db, "gb_summary_conc");
     snprintf(stop_file, sizeof stop_file, "%s/stop", dir);
 }
 
 static void teardown(void) {
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    ck_assert_int_eq(system(cmd), 0);
+    summary_remove_dir(dir);
 }
 
 int main(void) {

@@ -23,6 +23,7 @@
 
 #include "gb_summary.h"
 #include "glassbox.h"
+#include "summary_test_util.h"
 #include "test_util.h"
 
 enum {
@@ -45,11 +46,6 @@ static int64_t now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static void sleep_ms(int ms) {
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
 }
 
 /* The child: write until killed. */
@@ -79,15 +75,7 @@ static void writer_child(const char *run) {
 
 static void integrity_ok(void) {
     if (access(db, F_OK) != 0) return;   /* killed before the file was created */
-    sqlite3 *h;
-    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
-    sqlite3_busy_timeout(h, 5000);
-    sqlite3_stmt *st;
-    ck_assert_int_eq(sqlite3_prepare_v2(h, "PRAGMA integrity_check", -1, &st, NULL), SQLITE_OK);
-    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
-    ck_assert_str_eq((const char *)sqlite3_column_text(st, 0), "ok");
-    sqlite3_finalize(st);
-    sqlite3_close(h);
+    summary_assert_integrity(db);
 }
 
 typedef struct prefix {
@@ -130,11 +118,11 @@ static void trial(int t, bool early) {
     ck_assert_int_ge(pid, 0);
     if (pid == 0) writer_child(run);
     if (early) {
-        sleep_ms(rand() % 30);   /* while opening: maybe mid-schema, mid-run-creation */
+        summary_sleep_ms(rand() % 30);   /* while opening: maybe mid-schema, mid-run-creation */
     } else {
-        for (int i = 0; i < 10000 && !atomic_load(&shared->ready); i++) sleep_ms(1);
+        for (int i = 0; i < 10000 && !atomic_load(&shared->ready); i++) summary_sleep_ms(1);
         ck_assert_msg(atomic_load(&shared->ready), "the writer never became ready");
-        sleep_ms(20 + rand() % 400);
+        summary_sleep_ms(20 + rand() % 400);
     }
     int64_t killed_at = now_ns();
     ck_assert_int_eq(kill(pid, SIGKILL), 0);
@@ -174,18 +162,14 @@ START_TEST(test_sigkill_loses_nothing_older_than_the_flush_interval) {
 END_TEST
 
 static void setup(void) {
-    snprintf(dir, sizeof dir, "/tmp/gb_summary_crash_XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(db, sizeof db, "%s/store.db", dir);
+    SUMMARY_TEMP_STORE(dir, db, "gb_summary_crash");
     shared = mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     ck_assert(shared != MAP_FAILED);
 }
 
 static void teardown(void) {
     munmap(shared, sizeof *shared);
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    ck_assert_int_eq(system(cmd), 0);
+    summary_remove_dir(dir);
 }
 
 int main(void) {

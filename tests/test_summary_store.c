@@ -17,20 +17,17 @@
 
 #include "gb_summary.h"
 #include "glassbox.h"
+#include "summary_test_util.h"
 #include "test_util.h"
 
 static char dir[256], db[300];
 
 static void setup(void) {
-    snprintf(dir, sizeof dir, "/tmp/gb_summary_store_XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(db, sizeof db, "%s/store.db", dir);
+    SUMMARY_TEMP_STORE(dir, db, "gb_summary_store");
 }
 
 static void teardown(void) {
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    ck_assert_int_eq(system(cmd), 0);
+    summary_remove_dir(dir);
 }
 
 static void sql(const char *path, const char *stmt) {

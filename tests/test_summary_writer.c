@@ -19,6 +19,7 @@
 #include "gb_debug.h"
 #include "gb_summary.h"
 #include "glassbox.h"
+#include "summary_test_util.h"
 #include "test_util.h"
 
 /* ---- fixtures ------------------------------------------------------------------------- */
@@ -26,17 +27,13 @@
 static char dir[256], db[300];
 
 static void setup(void) {
-    snprintf(dir, sizeof dir, "/tmp/gb_summary_writer_XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(db, sizeof db, "%s/store.db", dir);
+    SUMMARY_TEMP_STORE(dir, db, "gb_summary_writer");
     gb_scope_begin();
 }
 
 static void teardown(void) {
     gb_scope_end();
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    ck_assert_int_eq(system(cmd), 0);
+    summary_remove_dir(dir);
 }
 
 static gb_summary_writer *open_writer(const char *run) {
@@ -49,11 +46,6 @@ static gb_store *open_store(void) {
     gb_store *s = NULL;
     ck_assert_msg(gb_store_open(db, &s) == GB_STORE_OK, "%s", gb_store_last_error());
     return s;
-}
-
-static void sleep_ms(int ms) {
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
 }
 
 #define ASSERT_ERROR(call, status, part)                                                 \
@@ -687,7 +679,7 @@ START_TEST(test_flush_makes_events_visible) {
     ck_assert_int_eq(gb_store_data_version(s, &v2), GB_STORE_OK);
     ck_assert(v1 == v2);   /* nothing changed */
     ck_assert_int_eq(gb_summary_scalar(w, "x", 2, 1), GB_OK);
-    sleep_ms(100);
+    summary_sleep_ms(100);
     ck_assert_int_eq(committed_points("x"), 1);   /* queued, not committed */
     ck_assert_int_eq(gb_store_data_version(s, &v3), GB_STORE_OK);
     ck_assert(v3 == v2);
@@ -704,10 +696,10 @@ START_TEST(test_timer_and_count_trigger_commits) {
     gb_summary_options o = {.flush_every_events = 1000000, .flush_every_ms = 50};
     gb_summary_writer *w;
     ck_assert_int_eq(gb_summary_writer_open(db, "run", &o, &w), GB_OK);
-    sleep_ms(100);   /* the background thread is idle: the first event must arm the timer */
+    summary_sleep_ms(100);   /* the background thread is idle: the first event must arm the timer */
     ck_assert_int_eq(gb_summary_scalar(w, "timer", 1, 0), GB_OK);
     int64_t n = 0;
-    for (int i = 0; i < 100 && n < 1; i++, sleep_ms(20)) n = committed_points("timer");
+    for (int i = 0; i < 100 && n < 1; i++, summary_sleep_ms(20)) n = committed_points("timer");
     ck_assert_int_eq(n, 1);   /* committed by the timer, no flush */
     ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
 
@@ -715,7 +707,7 @@ START_TEST(test_timer_and_count_trigger_commits) {
     ck_assert_int_eq(gb_summary_writer_open(db, "run", &o, &w), GB_OK);
     for (int i = 0; i < 100; i++) ck_assert_int_eq(gb_summary_scalar(w, "count", i, i), GB_OK);
     n = -1;
-    for (int i = 0; i < 200 && n < 100; i++, sleep_ms(20)) n = committed_points("count");
+    for (int i = 0; i < 200 && n < 100; i++, summary_sleep_ms(20)) n = committed_points("count");
     ck_assert_int_eq(n, 100);   /* committed by the count, no flush */
     ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
 }

@@ -17,22 +17,15 @@
 #include "gb_reader.h"
 #include "gb_summary.h"
 #include "glassbox.h"
+#include "test_util.h"
 #include "webui_http.h"
+#include "webui_test_util.h"
 
 static char db_path[512];
 static gb_board *board;
 static int port;
 
 /* ---- the store -------------------------------------------------------------- */
-
-/* Building the store happens before the suite runs, outside any test. */
-#define REQUIRE(cond)                                                                 \
-    do {                                                                              \
-        if (!(cond)) {                                                                \
-            fprintf(stderr, "store setup failed: %s (%s)\n", #cond, gb_summary_last_error()); \
-            exit(1);                                                                  \
-        }                                                                             \
-    } while (0)
 
 static void write_run(const char *run, double lr) {
     gb_summary_writer *w = NULL;
@@ -72,31 +65,14 @@ static void build_store(void) {
     write_run("beta", 0.01);
 }
 
-static void setup(void) {
-    board = gb_board_start(db_path, NULL, 0, NULL);
-    ck_assert_msg(board != NULL, "gb_board_start: %s", gb_board_last_error());
-    port = gb_board_port(board);
-    ck_assert_int_gt(port, 0);
-}
+static void setup(void) { board = webui_start_board(db_path, &port); }
 
 static void teardown(void) { gb_board_stop(board); }
-
-/* GET path, expecting `status`; returns the body (caller frees). */
-static char *get_expect(const char *path, int status) {
-    http_response r = http_get(port, path);
-    ck_assert_msg(r.status == status, "GET %s: status %d, expected %d; body: %s", path, r.status,
-                  status, r.body ? r.body : "");
-    return r.body;
-}
-
-/* Check caps message sizes: show the start of a long body only. */
-#define ASSERT_HAS(body, text) \
-    ck_assert_msg(strstr((body), (text)), "missing %s in %.3000s", (text), (body))
 
 /* ---- good requests ------------------------------------------------------------- */
 
 START_TEST(runs_lists_both_runs_with_hparams) {
-    char *b = get_expect("/api/runs", 200);
+    char *b = webui_get_expect(port, "/api/runs", 200);
     ASSERT_HAS(b, "{\"runs\":[{\"name\":\"alpha\"");
     ASSERT_HAS(b, "\"hparams\":{\"learning_rate\":0.001,\"optimizer\":\"adam\"}");
     ASSERT_HAS(b, "\"name\":\"beta\"");
@@ -106,7 +82,7 @@ START_TEST(runs_lists_both_runs_with_hparams) {
 END_TEST
 
 START_TEST(plugins_lists_active_dashboards_in_order) {
-    char *b = get_expect("/api/plugins", 200);
+    char *b = webui_get_expect(port, "/api/plugins", 200);
     ck_assert_str_eq(b, "{\"plugins\":["
                         "{\"name\":\"scalars\",\"title\":\"Scalars\",\"active\":true},"
                         "{\"name\":\"histograms\",\"title\":\"Histograms\",\"active\":true},"
@@ -119,13 +95,13 @@ START_TEST(plugins_lists_active_dashboards_in_order) {
 END_TEST
 
 START_TEST(scalar_tags_of_one_run_and_of_all) {
-    char *b = get_expect("/api/scalars/tags?run=alpha", 200);
+    char *b = webui_get_expect(port, "/api/scalars/tags?run=alpha", 200);
     ck_assert_msg(!strncmp(b, "{\"runs\":{\"alpha\":[{\"tag\":\"accuracy\",\"count\":100,\"min_step\":0,"
                               "\"max_step\":99,", 71), "%s", b);
     ASSERT_HAS(b, "{\"tag\":\"loss\",\"count\":100,\"min_step\":0,\"max_step\":99,");
     ck_assert_ptr_null(strstr(b, "beta"));
     free(b);
-    b = get_expect("/api/scalars/tags", 200);
+    b = webui_get_expect(port, "/api/scalars/tags", 200);
     ASSERT_HAS(b, "\"alpha\":[");
     ASSERT_HAS(b, "\"beta\":[");
     free(b);
@@ -133,7 +109,7 @@ START_TEST(scalar_tags_of_one_run_and_of_all) {
 END_TEST
 
 START_TEST(scalar_series_raw_with_nonfinite_values) {
-    char *b = get_expect("/api/scalars/series?run=alpha&tag=loss", 200);
+    char *b = webui_get_expect(port, "/api/scalars/series?run=alpha&tag=loss", 200);
     ASSERT_HAS(b, "{\"run\":\"alpha\",\"tag\":\"loss\",\"downsampled\":false,\"total_points\":100,"
                   "\"step\":[0,1,2,3,");
     ASSERT_HAS(b, "\"value\":[1,0.5,0.333333333333333");
@@ -146,47 +122,47 @@ START_TEST(scalar_series_raw_with_nonfinite_values) {
 END_TEST
 
 START_TEST(scalar_series_downsampled_since_and_range) {
-    char *b = get_expect("/api/scalars/series?run=alpha&tag=accuracy&points=10", 200);
+    char *b = webui_get_expect(port, "/api/scalars/series?run=alpha&tag=accuracy&points=10", 200);
     ASSERT_HAS(b, "\"downsampled\":true,\"total_points\":100,\"step\":[0,10,20,30,40,50,60,70,80,90],");
     ASSERT_HAS(b, "\"neginf\":[0,0,0,0,0,0,0,0,0,0],\"step_last\":[9,19,29,39,49,59,69,79,89,99]");
     ASSERT_HAS(b, "\"min\":[0,0.1,0.2,");
     ASSERT_HAS(b, "\"max\":[0.09,0.19,");
     free(b);
-    b = get_expect("/api/scalars/series?run=beta&tag=accuracy&since=96", 200);
+    b = webui_get_expect(port, "/api/scalars/series?run=beta&tag=accuracy&since=96", 200);
     ASSERT_HAS(b, "\"total_points\":3,\"step\":[97,98,99],");
     free(b);
-    b = get_expect("/api/scalars/series?run=beta&tag=accuracy&min_step=10&max_step=12", 200);
+    b = webui_get_expect(port, "/api/scalars/series?run=beta&tag=accuracy&min_step=10&max_step=12", 200);
     ck_assert_msg(strstr(b, "\"downsampled\":false,\"total_points\":3,\"step\":[10,11,12],\"wall\":["), "%s", b);
     ASSERT_HAS(b, "\"value\":[0.1,0.11,0.12],\"nan\":[0,0,0],\"posinf\":[0,0,0],\"neginf\":[0,0,0]}");
     ck_assert_ptr_null(strstr(b, "step_last")); /* raw points: no bucket columns */
     free(b);
-    b = get_expect("/api/scalars/series?run=beta&tag=accuracy&since=99", 200);
+    b = webui_get_expect(port, "/api/scalars/series?run=beta&tag=accuracy&since=99", 200);
     ASSERT_HAS(b, "\"total_points\":0,\"step\":[],");
     free(b);
 }
 END_TEST
 
 START_TEST(histogram_and_distribution_series) {
-    char *b = get_expect("/api/histograms/series?run=alpha&tag=weights", 200);
+    char *b = webui_get_expect(port, "/api/histograms/series?run=alpha&tag=weights", 200);
     ASSERT_HAS(b, "{\"run\":\"alpha\",\"tag\":\"weights\",\"histograms\":[{\"step\":0,");
     ASSERT_HAS(b, "\"min\":0,\"max\":7.875,\"count\":64,");
     ASSERT_HAS(b, "\"step\":40,");
     ASSERT_HAS(b, "\"min\":4,\"max\":11.875,\"count\":64,");
     ASSERT_HAS(b, "\"edges\":[0,0.2625,");
     free(b);
-    b = get_expect("/api/distributions/series?run=alpha&tag=weights", 200);
+    b = webui_get_expect(port, "/api/distributions/series?run=alpha&tag=weights", 200);
     ASSERT_HAS(b, "\"percentiles\":[0,6.68,15.87,30.85,50,69.15,84.13,93.32,100],"
                   "\"step\":[0,10,20,30,40],");
     ASSERT_HAS(b, "\"values\":[[0,1,2,3,4],");
     free(b);
-    b = get_expect("/api/histograms/tags?run=beta", 200);
+    b = webui_get_expect(port, "/api/histograms/tags?run=beta", 200);
     ASSERT_HAS(b, "{\"runs\":{\"beta\":[{\"tag\":\"weights\",\"count\":5,\"min_step\":0,\"max_step\":40,");
     free(b);
 }
 END_TEST
 
 START_TEST(images_list_and_png_bytes) {
-    char *b = get_expect("/api/images/list?run=alpha&tag=inputs", 200);
+    char *b = webui_get_expect(port, "/api/images/list?run=alpha&tag=inputs", 200);
     ASSERT_HAS(b, "\"steps\":[{\"step\":0,");
     ASSERT_HAS(b, "\"samples\":[{\"index\":0,\"width\":4,\"height\":4,\"channels\":1},"
                   "{\"index\":1,\"width\":4,\"height\":4,\"channels\":1}]}");
@@ -200,16 +176,16 @@ START_TEST(images_list_and_png_bytes) {
     ck_assert_uint_gt(r.body_len, 8);
     ck_assert_int_eq(memcmp(r.body, "\x89PNG\r\n\x1a\n", 8), 0);
     http_free(&r);
-    b = get_expect("/api/images/png?run=alpha&tag=inputs&step=20&index=2", 404);
+    b = webui_get_expect(port, "/api/images/png?run=alpha&tag=inputs&step=20&index=2", 404);
     ASSERT_HAS(b, "\"status\":404");
     free(b);
-    b = get_expect("/api/images/png?run=alpha&tag=inputs&step=21", 404);
+    b = webui_get_expect(port, "/api/images/png?run=alpha&tag=inputs&step=21", 404);
     free(b);
 }
 END_TEST
 
 START_TEST(text_series_is_escaped_json) {
-    char *b = get_expect("/api/text/series?run=beta&tag=notes", 200);
+    char *b = webui_get_expect(port, "/api/text/series?run=beta&tag=notes", 200);
     ASSERT_HAS(b, "\"rows\":[{\"step\":0,");
     ASSERT_HAS(b, "\"text\":\"\\u003cb>note\\u003c/b> 0 \\\"quoted\\\"\\n\"}");
     ASSERT_HAS(b, "{\"step\":40,");
@@ -227,7 +203,7 @@ START_TEST(tags_of_every_kind) {
         {"/api/histograms/tags", "{\"runs\":{\"alpha\":[{\"tag\":\"weights\",\"count\":5,"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char *b = get_expect(cases[i].path, 200);
+        char *b = webui_get_expect(port, cases[i].path, 200);
         ck_assert_msg(!strncmp(b, cases[i].want, strlen(cases[i].want)), "%s: %s", cases[i].path, b);
         free(b);
     }
@@ -258,12 +234,6 @@ START_TEST(static_files_are_embedded) {
 END_TEST
 
 /* ---- bad requests ----------------------------------------------------------------- */
-
-typedef struct bad_case {
-    const char *path;
-    int status;
-    const char *message;
-} bad_case;
 
 static const bad_case bad_cases[] = {
     {"/api/nope", 404, "no such API route"},
@@ -307,21 +277,7 @@ static const bad_case bad_cases[] = {
     {"/api/images/png?run=alpha&tag=inputs&step=0%20OR%201=1", 400, "'step' is not an integer"},
 };
 
-START_TEST(bad_request_gets_json_error) {
-    const bad_case *c = &bad_cases[_i];
-    http_response r = http_get(port, c->path);
-    ck_assert_msg(r.status == c->status, "%s: status %d, expected %d (%s)", c->path, r.status,
-                  c->status, r.body ? r.body : "");
-    char type[64];
-    http_header(&r, "Content-Type", type, sizeof type);
-    ck_assert_str_eq(type, "application/json; charset=utf-8");
-    ck_assert_msg(!strncmp(r.body, "{\"error\":\"", 10), "%s: body %s", c->path, r.body);
-    ck_assert_msg(strstr(r.body, c->message), "%s: body %s lacks '%s'", c->path, r.body, c->message);
-    char status[32];
-    snprintf(status, sizeof status, "\"status\":%d}", c->status);
-    ck_assert_msg(strstr(r.body, status), "%s: %s", c->path, r.body);
-    http_free(&r);
-}
+START_TEST(bad_request_gets_json_error) { webui_assert_json_error(port, &bad_cases[_i]); }
 END_TEST
 
 START_TEST(wrong_methods_get_405) {
@@ -381,10 +337,10 @@ START_TEST(injection_attempts_change_nothing) {
         http_free(&r);
     }
     ck_assert(file_hash(db_path) == before);
-    char *b = get_expect("/api/scalars/tags?run=alpha", 200);
+    char *b = webui_get_expect(port, "/api/scalars/tags?run=alpha", 200);
     ASSERT_HAS(b, "\"tag\":\"loss\",\"count\":100,");
     free(b);
-    b = get_expect("/api/runs", 200);
+    b = webui_get_expect(port, "/api/runs", 200);
     ASSERT_HAS(b, "\"name\":\"alpha\"");
     ASSERT_HAS(b, "\"name\":\"beta\"");
     free(b);
@@ -441,7 +397,7 @@ START_TEST(event_stream_reports_a_flush_within_a_second) {
     ck_assert_double_lt(latency, 1.0);
     ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
     close(fd);
-    char *b = get_expect("/api/scalars/series?run=gamma&tag=loss", 200);
+    char *b = webui_get_expect(port, "/api/scalars/series?run=gamma&tag=loss", 200);
     ASSERT_HAS(b, "\"step\":[7],");
     ASSERT_HAS(b, "\"value\":[0.25],");
     free(b);
@@ -503,7 +459,7 @@ START_TEST(start_errors_are_reported_not_fatal) {
     ck_assert_ptr_null(gb_board_start(db_path, "no-such-host.invalid", 0, NULL));
     ASSERT_HAS(gb_board_last_error(), "cannot resolve host 'no-such-host.invalid'");
     /* The running board still answers. */
-    char *b = get_expect("/api/runs", 200);
+    char *b = webui_get_expect(port, "/api/runs", 200);
     free(b);
 }
 END_TEST
@@ -579,15 +535,7 @@ static Suite *suite(void) {
 
 int main(void) {
     build_store();
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    unlink(db_path);
-    char side[600];
-    snprintf(side, sizeof side, "%s-wal", db_path);
-    unlink(side);
-    snprintf(side, sizeof side, "%s-shm", db_path);
-    unlink(side);
-    return failed ? 1 : 0;
+    int status = run_suite(suite());
+    webui_remove_store(db_path);
+    return status;
 }

@@ -19,7 +19,9 @@
 #include "gb_summary.h"
 #include "glassbox.h"
 #include "numerics.h"
+#include "test_util.h"
 #include "webui_http.h"
+#include "webui_test_util.h"
 
 /* The plugin's descriptor (webui/plugin_numerics.c), for its is_active. */
 extern const gb__plugin gb__plugin_numerics;
@@ -29,14 +31,6 @@ static gb_board *board;
 static int port;
 
 /* ---- the store -------------------------------------------------------------- */
-
-#define REQUIRE(cond)                                                                      \
-    do {                                                                                   \
-        if (!(cond)) {                                                                     \
-            fprintf(stderr, "store setup failed: %s (%s)\n", #cond, gb_summary_last_error()); \
-            exit(1);                                                                       \
-        }                                                                                  \
-    } while (0)
 
 #define LOG_DETAIL                                                                          \
     "{\"output_index\":0,\"dtype\":\"float32\",\"shape\":[4],\"first_index\":2,"           \
@@ -123,34 +117,11 @@ static void build_store(void) {
     write_quiet(quiet_path);
 }
 
-static void remove_store(const char *path) {
-    static const char *const sides[] = {"", "-wal", "-shm"};
-    for (int i = 0; i < 3; i++) {
-        char p[600];
-        snprintf(p, sizeof p, "%s%s", path, sides[i]);
-        unlink(p);
-    }
-}
-
-static void setup(void) {
-    board = gb_board_start(db_path, NULL, 0, NULL);
-    ck_assert_msg(board != NULL, "gb_board_start: %s", gb_board_last_error());
-    port = gb_board_port(board);
-}
+static void setup(void) { board = webui_start_board(db_path, &port); }
 
 static void teardown(void) { gb_board_stop(board); }
 
 /* ---- helpers ----------------------------------------------------------------- */
-
-static char *get_expect(const char *path, int status) {
-    http_response r = http_get(port, path);
-    ck_assert_msg(r.status == status, "GET %s: status %d, expected %d; body: %.2000s", path,
-                  r.status, status, r.body ? r.body : "");
-    return r.body;
-}
-
-#define ASSERT_HAS(body, text) \
-    ck_assert_msg(strstr((body), (text)), "missing %s in %.3000s", (text), (body))
 
 /* The op names of the "alerts" array, in order, comma-separated. */
 static void alert_names(const char *body, char *out, size_t size) {
@@ -168,7 +139,7 @@ static void alert_names(const char *body, char *out, size_t size) {
 }
 
 static void assert_order(const char *path, const char *want) {
-    char *b = get_expect(path, 200);
+    char *b = webui_get_expect(port, path, 200);
     char names[1024];
     alert_names(b, names, sizeof names);
     ck_assert_msg(!strcmp(names, want), "%s: got %s, want %s", path, names, want);
@@ -180,7 +151,7 @@ static void assert_order(const char *path, const char *want) {
 START_TEST(alerts_come_in_first_occurrence_order) {
     /* Stepless first, then by step, ties in the order written. */
     assert_order("/api/numerics/alerts?run=alpha", ALPHA_ORDER);
-    char *b = get_expect("/api/numerics/alerts?run=alpha", 200);
+    char *b = webui_get_expect(port, "/api/numerics/alerts?run=alpha", 200);
     ASSERT_HAS(b, "{\"run\":\"alpha\",\"total\":6,\"matched\":6,\"window_matched\":6,"
                   "\"last_id\":6,\"first_step\":5,\"last_step\":9,\"truncated\":false,"
                   "\"offset\":0,\"first\":{\"id\":3,\"step\":null,");
@@ -199,7 +170,7 @@ START_TEST(filters_select_op_type_and_steps) {
     /* A step bound leaves out alerts without a step. */
     assert_order("/api/numerics/alerts?run=alpha&max_step=5", "loss/Mul,loss/Log_1");
     assert_order("/api/numerics/alerts?run=alpha&op_type=MatMul", "");
-    char *b = get_expect("/api/numerics/alerts?run=alpha&op_type=Log&max_step=6", 200);
+    char *b = webui_get_expect(port, "/api/numerics/alerts?run=alpha&op_type=Log&max_step=6", 200);
     /* Totals and the first alert describe the whole run, whatever the filter. */
     ASSERT_HAS(b, "\"total\":6,\"matched\":1,\"window_matched\":1,");
     ASSERT_HAS(b, "\"first\":{\"id\":3,");
@@ -216,7 +187,7 @@ START_TEST(windows_cut_the_ordered_alerts) {
     /* after_id: what arrived after alert 4, still in first-occurrence order. */
     assert_order("/api/numerics/alerts?run=alpha&after_id=4", "loss/Log_1,odd/Mul");
     assert_order("/api/numerics/alerts?run=alpha&after_id=1&limit=2", "pre/Sqrt,loss/Mul");
-    char *b = get_expect("/api/numerics/alerts?run=alpha&after_id=4&op_type=Mul", 200);
+    char *b = webui_get_expect(port, "/api/numerics/alerts?run=alpha&after_id=4&op_type=Mul", 200);
     ASSERT_HAS(b, "\"total\":6,\"matched\":2,\"window_matched\":1,\"last_id\":6,");
     free(b);
 }
@@ -225,7 +196,7 @@ END_TEST
 /* ---- the fields of an alert --------------------------------------------------------------- */
 
 START_TEST(alert_fields_from_the_writer) {
-    char *b = get_expect("/api/numerics/alerts?run=alpha&min_step=7&max_step=7", 200);
+    char *b = webui_get_expect(port, "/api/numerics/alerts?run=alpha&min_step=7&max_step=7", 200);
     /* Everything after the wall time, exactly. */
     ASSERT_HAS(b, "\"op_type\":\"Log\",\"op_name\":\"loss/Log\",\"scope\":\"loss\","
                   "\"function\":\"train_step\",\"direction\":\"forward\",\"forward_op\":\"\","
@@ -241,7 +212,7 @@ START_TEST(alert_fields_from_the_writer) {
                   "\"first_index\":null,\"origin\":\"created\",\"output\":null,\"inputs\":[],");
     free(b);
     /* An input with no finite value: min and max are NaN. */
-    b = get_expect("/api/numerics/alerts?run=alpha&op_type=Mul&max_step=5", 200);
+    b = webui_get_expect(port, "/api/numerics/alerts?run=alpha&op_type=Mul&max_step=5", 200);
     ASSERT_HAS(b, "\"origin\":\"received\",\"output\":null,\"inputs\":[{\"dtype\":\"float32\","
                   "\"shape\":[2],\"min\":\"NaN\",\"max\":\"NaN\",\"nan\":2,\"inf\":0}]");
     free(b);
@@ -249,21 +220,21 @@ START_TEST(alert_fields_from_the_writer) {
 END_TEST
 
 START_TEST(missing_or_damaged_detail_gives_nulls) {
-    char *b = get_expect("/api/numerics/alerts?run=alpha&op_type=Log&max_step=5", 200);
+    char *b = webui_get_expect(port, "/api/numerics/alerts?run=alpha&op_type=Log&max_step=5", 200);
     /* {"created": tru}: nothing from it is trusted, the row still shows. */
     ASSERT_HAS(b, "\"op_name\":\"loss/Log_1\",\"scope\":\"\",\"function\":\"\","
                   "\"direction\":\"forward\",\"forward_op\":\"\",\"forward_op_type\":\"\","
                   "\"nan\":0,\"posinf\":0,\"neginf\":1,\"first_index\":null,\"origin\":null,"
                   "\"output\":null,\"inputs\":[],\"message\":\"\"}");
     free(b);
-    b = get_expect("/api/numerics/alerts?run=alpha&op_type=Sqrt", 200);
+    b = webui_get_expect(port, "/api/numerics/alerts?run=alpha&op_type=Sqrt", 200);
     ASSERT_HAS(b, "{\"id\":3,\"step\":null,");
     ASSERT_HAS(b, "\"direction\":\"forward\",\"forward_op\":\"\",\"forward_op_type\":\"\","
                   "\"nan\":1,\"posinf\":0,\"neginf\":0,\"first_index\":null,\"origin\":null,"
                   "\"output\":null,\"inputs\":[]");
     free(b);
     /* Unknown fields are skipped; a forward op with no detail flag means backward. */
-    b = get_expect("/api/numerics/alerts?run=alpha&min_step=9", 200);
+    b = webui_get_expect(port, "/api/numerics/alerts?run=alpha&min_step=9", 200);
     ASSERT_HAS(b, "\"direction\":\"backward\",\"forward_op\":\"odd/Exp\",");
     ASSERT_HAS(b, "\"output\":{\"index\":null,\"dtype\":\"f\xc3\xa9\",\"shape\":null}");
     free(b);
@@ -271,7 +242,7 @@ START_TEST(missing_or_damaged_detail_gives_nulls) {
 END_TEST
 
 START_TEST(engine_alerts_through_the_default_writer) {
-    char *b = get_expect("/api/numerics/alerts?run=engine", 200);
+    char *b = webui_get_expect(port, "/api/numerics/alerts?run=engine", 200);
     char names[1024];
     alert_names(b, names, sizeof names);
     /* log(0) first, then what received it, then the backward pass. */
@@ -294,7 +265,7 @@ START_TEST(engine_alerts_through_the_default_writer) {
 END_TEST
 
 START_TEST(runs_lists_only_runs_with_alerts) {
-    char *b = get_expect("/api/numerics/runs", 200);
+    char *b = webui_get_expect(port, "/api/numerics/runs", 200);
     static const char head[] =
         "{\"runs\":[{\"run\":\"alpha\",\"count\":6,\"first_step\":5,\"last_step\":9,"
         "\"truncated\":false,\"first\":{\"id\":3,\"step\":null,\"op_type\":\"Sqrt\","
@@ -304,7 +275,7 @@ START_TEST(runs_lists_only_runs_with_alerts) {
                   "\"step\":3,\"op_type\":\"Log\",\"op_name\":\"net/Log\"}}]}");
     ck_assert_ptr_null(strstr(b, "quiet"));
     free(b);
-    b = get_expect("/api/numerics/alerts?run=quiet", 200);
+    b = webui_get_expect(port, "/api/numerics/alerts?run=quiet", 200);
     ASSERT_HAS(b, "\"total\":0,\"matched\":0,\"window_matched\":0,\"last_id\":0,"
                   "\"first_step\":null,\"last_step\":null,\"truncated\":false,\"offset\":0,"
                   "\"first\":null,\"op_types\":[],\"alerts\":[]}");
@@ -313,7 +284,7 @@ START_TEST(runs_lists_only_runs_with_alerts) {
 END_TEST
 
 START_TEST(plugin_is_active_only_with_alerts) {
-    char *b = get_expect("/api/plugins", 200);
+    char *b = webui_get_expect(port, "/api/plugins", 200);
     ASSERT_HAS(b, "{\"name\":\"numerics\",\"title\":\"Numerics\",\"active\":true}");
     free(b);
     gb_store *s = NULL;
@@ -354,12 +325,6 @@ END_TEST
 
 /* ---- bad requests -------------------------------------------------------------------------------- */
 
-typedef struct bad_case {
-    const char *path;
-    int status;
-    const char *message;
-} bad_case;
-
 static const bad_case bad_cases[] = {
     {"/api/numerics/alerts", 400, "missing required parameter 'run'"},
     {"/api/numerics/alerts?run=", 400, "parameter 'run' must not be empty"},
@@ -382,21 +347,13 @@ static const bad_case bad_cases[] = {
     {"/api/numerics/alerts/extra", 404, "no such API route"},
 };
 
-START_TEST(bad_request_gets_json_error) {
-    const bad_case *c = &bad_cases[_i];
-    http_response r = http_get(port, c->path);
-    ck_assert_msg(r.status == c->status, "%s: status %d, expected %d (%s)", c->path, r.status,
-                  c->status, r.body ? r.body : "");
-    ck_assert_msg(!strncmp(r.body, "{\"error\":\"", 10) && strstr(r.body, c->message),
-                  "%s: body %s lacks '%s'", c->path, r.body, c->message);
-    http_free(&r);
-}
+START_TEST(bad_request_gets_json_error) { webui_assert_json_error(port, &bad_cases[_i]); }
 END_TEST
 
 START_TEST(injection_in_op_type_matches_nothing) {
     assert_order("/api/numerics/alerts?run=alpha&op_type=Log'%20OR%20'1'='1", "");
     assert_order("/api/numerics/alerts?run=alpha&op_type=%25", "");
-    char *b = get_expect("/api/numerics/alerts?run=alpha%22%3B--", 404);
+    char *b = webui_get_expect(port, "/api/numerics/alerts?run=alpha%22%3B--", 404);
     free(b);
 }
 END_TEST
@@ -497,7 +454,7 @@ START_TEST(new_alert_comes_after_last_id_in_its_place) {
     ck_assert_int_eq(gb_summary_numerics(w, &r, 1), GB_OK);
     ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
     /* The page held ids up to 6: it gets only the new one... */
-    char *b = get_expect("/api/numerics/alerts?run=alpha&after_id=6", 200);
+    char *b = webui_get_expect(port, "/api/numerics/alerts?run=alpha&after_id=6", 200);
     ASSERT_HAS(b, "\"total\":7,\"matched\":7,\"window_matched\":1,\"last_id\":");
     free(b);
     assert_order("/api/numerics/alerts?run=alpha&after_id=6", "late/Exp");
@@ -542,11 +499,8 @@ static Suite *suite(void) {
 
 int main(void) {
     build_store();
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    remove_store(db_path);
-    remove_store(quiet_path);
-    return failed ? 1 : 0;
+    int status = run_suite(suite());
+    webui_remove_store(db_path);
+    webui_remove_store(quiet_path);
+    return status;
 }
