@@ -8,7 +8,7 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import { ARTIFACTS, BUILD, check, launchBrowser, run, startServer, summary, tempDir, until } from './lib.mjs';
+import { ARTIFACTS, BUILD, check, finishSuite, launchBrowser, run, startServer, tempDir, until } from './lib.mjs';
 
 const work = tempDir('gb-browser-');
 const db = path.join(work, 'showcase.db');
@@ -241,14 +241,4 @@ async function main() {
 }
 
 const started = Date.now();
-try {
-  await main();
-} catch (e) {
-  check('no exception', false, e.stack);
-}
-await browser.close();
-const exit = await server.stop();
-check('server: stops cleanly on SIGTERM', exit.code === 0, JSON.stringify(exit));
-fs.rmSync(work, { recursive: true, force: true });
-console.log(`browser suite took ${((Date.now() - started) / 1000).toFixed(1)} s`);
-process.exit(summary() ? 0 : 1);
+await finishSuite('browser suite', main, { browser, server, work, started });

@@ -79,3 +79,21 @@ export async function until(page, fn, arg, timeoutMs = 5000) {
     return null;
   }
 }
+
+// Runs a suite's main() and then always cleans up, even after an exception:
+// closes the browser, stops the server (which must exit cleanly on SIGTERM)
+// and removes the work folder, so a failed run leaves no chromium or server
+// behind. Exits 0 only when every check passed.
+export async function finishSuite(label, main, { browser, server, work, started }) {
+  try {
+    await main();
+  } catch (e) {
+    check('no exception', false, e.stack);
+  }
+  await browser.close();
+  const exit = await server.stop();
+  check('server: stops cleanly on SIGTERM', exit.code === 0, JSON.stringify(exit));
+  fs.rmSync(work, { recursive: true, force: true });
+  console.log(`${label} took ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  process.exit(summary() ? 0 : 1);
+}
