@@ -80,6 +80,11 @@ int64_t gb__shape_size(int rank, const int64_t *shape);
 /* Heap buffers: a new one with refcount 1, and releasing a reference. */
 gb_buffer *gb__buffer_new_heap(size_t nbytes);
 void gb__buffer_unref(gb_buffer *b);
+/* A variable's current value buffer, and replacing it (the old one loses
+ * the variable's reference): for kernels that update variables in place
+ * or copy on write (the fused optimizer updates). */
+gb_buffer *gb__variable_buffer(struct gb_variable *v);
+void gb__variable_install(struct gb_variable *v, gb_buffer *b);
 /* The variable behind a ReadVariableOp / Assign*VariableOp call. */
 struct gb_variable *gb__call_variable(const struct gb_op_call *c);
 bool gb__variable_is_trainable(const struct gb_variable *v);

@@ -81,10 +81,4 @@ double gb__lr_schedule_eval(const gb_lr_schedule *s, int64_t step);
  * copy-on-write rule of AssignVariableOp: in place when the variable holds
  * the only reference, into a fresh buffer when a read is still alive. */
 
-/* The variable's current buffer. */
-gb_buffer *gb__variable_buffer(struct gb_variable *v);
-/* Makes b the variable's buffer and drops the variable's reference to the
- * old one (readers keep theirs). */
-void gb__variable_install(struct gb_variable *v, gb_buffer *b);
-
 #endif

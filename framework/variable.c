@@ -157,7 +157,9 @@ static gb_buffer *writable_buffer(gb_variable *v) {
     return gb__buffer_new_heap(v->buf->nbytes);
 }
 
-static void install(gb_variable *v, gb_buffer *b) {
+gb_buffer *gb__variable_buffer(gb_variable *v) { return v->buf; }
+
+void gb__variable_install(gb_variable *v, gb_buffer *b) {
     if (b == v->buf) return;
     gb__buffer_unref(v->buf);
     v->buf = b;
@@ -190,7 +192,7 @@ static bool kernel_assign_update(const gb_op_call *c, int sign) {
             gb__store(v->dtype, dst, i,
                       gb__load(v->dtype, old, i) + sign * gb__load(x->dtype, x->data, i));
     }
-    install(v, b);
+    gb__variable_install(v, b);
     return true;
 }
 
