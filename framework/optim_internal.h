@@ -76,8 +76,8 @@ bool gb__lr_schedule_check(const gb_lr_schedule *s, const char *who);
 /* The schedule's value without validation (the optimizer checked it). */
 double gb__lr_schedule_eval(const gb_lr_schedule *s, int64_t step);
 
-/* ---- variable buffers ----------------------------------------------------------
- * The fused kernels update a variable's heap buffer directly, with the
+/* The fused kernels update a variable's heap buffer directly
+ * (gb__variable_buffer / gb__variable_install in internal.h), with the
  * copy-on-write rule of AssignVariableOp: in place when the variable holds
  * the only reference, into a fresh buffer when a read is still alive. */
 
