@@ -294,7 +294,7 @@ static gb_dataset *fmnist_train_dataset(fmnist_run *r) {
         y = gb_slice(y, begin, size);
     }
     gb_dataset *ds = gb_dataset_from_tensor_slices(2, (gb_tensor *[]){x, y});
-    ds = gb_dataset_shuffle(ds, 10000, r->cfg->seed);
+    ds = gb_dataset_shuffle(ds, gb_dim(x, 0), r->cfg->seed); /* a full shuffle each epoch */
     ds = gb_dataset_batch(ds, r->cfg->batch, false);
     return gb_dataset_prefetch(ds, 2);
 }
