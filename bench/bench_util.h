@@ -51,26 +51,28 @@ static inline bool bench_run_peer(const char *cmd, char *out, size_t n) {
     return pclose(f) == 0;
 }
 
-/* Prints a figure where smaller is better (times). */
-static inline void bench_line_time(const char *name, double ours, const char *peer,
-                                   double theirs, const char *unit) {
+/* Prints one figure; ratio > 1 means glassbox is better whichever way the
+ * unit points. theirs <= 0: the peer could not be measured, no ratio. */
+static inline void bench_line(const char *name, double ours, const char *peer, double theirs,
+                              const char *unit, bool higher_is_better) {
     if (theirs > 0)
         printf("bench %s glassbox=%.4g %s=%.4g ratio=%.2f unit=%s\n", name, ours, peer, theirs,
-               theirs / ours, unit);
+               higher_is_better ? ours / theirs : theirs / ours, unit);
     else
         printf("bench %s glassbox=%.4g unit=%s\n", name, ours, unit);
     fflush(stdout);
 }
 
-/* Prints a figure where larger is better (rates). */
+/* Times: smaller is better. */
+static inline void bench_line_time(const char *name, double ours, const char *peer,
+                                   double theirs, const char *unit) {
+    bench_line(name, ours, peer, theirs, unit, false);
+}
+
+/* Rates: larger is better. */
 static inline void bench_line_rate(const char *name, double ours, const char *peer,
                                    double theirs, const char *unit) {
-    if (theirs > 0)
-        printf("bench %s glassbox=%.4g %s=%.4g ratio=%.2f unit=%s\n", name, ours, peer, theirs,
-               ours / theirs, unit);
-    else
-        printf("bench %s glassbox=%.4g unit=%s\n", name, ours, unit);
-    fflush(stdout);
+    bench_line(name, ours, peer, theirs, unit, true);
 }
 
 #endif
