@@ -96,6 +96,21 @@ static inline bool gc_check(gc_fn f, gb_tensor *const *xs, int n, void *user, ch
     return ok;
 }
 
+/* First and second derivative of a scalar function at x, through two
+ * nested tapes (the inner gradient recorded by the outer tape). */
+typedef gb_tensor *(*gc_unary_fn)(gb_tensor *x);
+static inline void gc_derivatives(gc_unary_fn f, gb_tensor *x, gb_tensor **dy, gb_tensor **d2y) {
+    gb_tape *outer = gb_tape_begin();
+    gb_tape_watch(outer, x);
+    gb_tape *inner = gb_tape_begin();
+    gb_tape_watch(inner, x);
+    gb_tensor *y = f(x);
+    gb_tape_end(inner);
+    *dy = gb_tape_gradient(inner, y, x);
+    gb_tape_end(outer);
+    *d2y = gb_tape_gradient(outer, *dy, x);
+}
+
 #define GC_ASSERT(f, xs, n, user)                                                     \
     do {                                                                              \
         char gc_msg_[256];                                                            \
