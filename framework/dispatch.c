@@ -65,7 +65,7 @@ int gb__dispatch(gb_op_id op, gb_tensor *const *in, int nin, const gb_attrs *att
     if (hooks) {
         if ((hooks & GB_HOOK_NUMERICS) && gb__numerics_hook && !gb__numerics_hook(&c, out, nout))
             return -1;
-        gb__run_post_hooks(&c, out, nout, us);
+        gb__run_post_hooks(&c, us);
     }
     return nout;
 }

@@ -70,8 +70,6 @@ void gb__tapes_on_scope_end(int depth);
 /* A fresh tensor header + data in the current scope. data NULL when
  * alloc_data is false (views). */
 gb_tensor *gb__tensor_new(gb_dtype dt, int rank, const int64_t *shape, bool alloc_data);
-/* A header sharing src's buffer with a new shape (same element count). */
-gb_tensor *gb__tensor_view(gb_tensor *src, int rank, const int64_t *shape);
 /* Makes the (data-less) output of a GB_OPF_VIEW op share src's buffer,
  * taking a reference when it is a variable's heap buffer. */
 bool gb__view_into(gb_tensor *out, gb_tensor *src);
@@ -195,7 +193,7 @@ extern unsigned gb__hook_flags;
 typedef bool (*gb_post_op_fn)(const gb_op_call *c, gb_tensor **out, int nout);
 /* Numerics checking registers here (debug/); returns false to fail the op. */
 extern gb_post_op_fn gb__numerics_hook;
-void gb__run_post_hooks(const gb_op_call *c, gb_tensor **out, int nout, double us);
+void gb__run_post_hooks(const gb_op_call *c, double us);
 double gb__now_us(void);
 
 /* ---- helpers for op families ------------------------------------------------------ */

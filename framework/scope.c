@@ -49,7 +49,6 @@ typedef struct gb_scope {
     block *big;         /* blocks holding one large allocation each */
     deferred *defers;
     int ndefers, capdefers;
-    size_t bytes;
 } gb_scope;
 
 typedef struct thread_mem {
@@ -153,7 +152,6 @@ void *gb__scope_alloc_in(gb_scope *s, size_t n) {
         s->chunk = b;
     }
     b->used = n;
-    s->bytes += b->cap;
     return block_data(b);
 }
 
@@ -196,7 +194,6 @@ void gb_scope_begin(void) {
     s->depth = m->current->depth + 1;
     s->chunk = s->big = NULL;
     s->ndefers = 0;
-    s->bytes = 0;
     m->current = s;
 }
 
@@ -314,11 +311,6 @@ bool gb__view_into(gb_tensor *out, gb_tensor *src) {
         src->buf->refcount++;
     }
     return true;
-}
-
-gb_tensor *gb__tensor_view(gb_tensor *src, int rank, const int64_t *shape) {
-    gb_tensor *t = gb__tensor_new(src->dtype, rank, shape, false);
-    return t && gb__view_into(t, src) ? t : NULL;
 }
 
 gb_tensor *gb_keep(gb_tensor *t) {
