@@ -107,6 +107,8 @@ async function main() {
   // Tag filter, log scale, outliers, x axes.
   await page.fill('#tag-filter', '^loss$');
   check('tag filter: one card', await until(page, () => document.querySelectorAll('.card[data-tag]').length === 1));
+  // The card draws its chart once its data has come (it may have been rebuilt).
+  check('tag filter: chart drawn', await until(page, (sel) => !!document.querySelector(sel), lossCanvas));
   const linear = await pixels(lossCanvas);
   await page.check('#log-scale');
   await until(page, () => true);
@@ -182,6 +184,8 @@ async function main() {
   // ---- histograms ------------------------------------------------------------
   const histTags = (await api('histograms/tags')).runs;
   await openTab('histograms');
+  const wantCount = Object.values(histTags).flat().length;
+  await until(page, (n) => document.querySelectorAll('.card[data-tag] .run-block canvas').length >= n, wantCount);
   const blocks = await page.$$eval('.card[data-tag] .run-block', (bs) => bs.map((b) => ({ tag: b.closest('.card').dataset.tag, run: b.dataset.run, n: +b.dataset.histograms })));
   const wantBlocks = Object.entries(histTags).flatMap(([r, ts]) => ts.map((t) => ({ tag: t.tag, run: r, n: Math.min(40, t.count) })));
   check('histograms: one block per run and tag', blocks.length === wantBlocks.length, `${blocks.length} vs ${wantBlocks.length}`);
@@ -197,6 +201,8 @@ async function main() {
 
   // ---- distributions -----------------------------------------------------------
   await openTab('distributions');
+  // Charts fill in as their data arrives; wait for every block (bounded).
+  await until(page, (n) => document.querySelectorAll('.run-block .u-wrap canvas').length >= n, wantBlocks.length);
   const dist = await page.$$eval('.run-block', (bs) => bs.map((b) => +b.dataset.steps));
   check('distributions: nine percentile series per chart', (await page.$$eval('.run-block', (bs) => bs.map((b) => b.dataset.series))).every((n) => n === '9'));
   check('distributions: a chart per run and tag', dist.length === wantBlocks.length, `${dist.length}`);
