@@ -1,5 +1,5 @@
-/* dtype.c — names and sizes of the element types. */
-#include "internal.h"
+/* core/dtype.c — names and sizes of the element types. */
+#include "core/internal.h"
 
 static const struct {
     const char *name;

@@ -1,4 +1,4 @@
-/* error.c — sticky errors and warnings, one record per thread.
+/* core/error.c — sticky errors and warnings, one record per thread.
  *
  * The first error wins (later ones would only be consequences of it), as
  * SQLite's sticky error on a handle. Each records the op, the name-scope
@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 static _Thread_local gb_error tl_error;
 static _Thread_local bool tl_has_error;
@@ -95,15 +95,6 @@ void gb__error(gb_status code, const char *op_type, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     gb__verror(code, op_type, NULL, fmt, ap);
-    va_end(ap);
-}
-
-void gb__op_error(const gb_op_call *c, gb_status code, const char *fmt, ...) {
-    if (tl_has_error) return;
-    char name[160];
-    va_list ap;
-    va_start(ap, fmt);
-    gb__verror(code, c->def->name, gb__op_display_name(c, name, sizeof name), fmt, ap);
     va_end(ap);
 }
 

@@ -1,11 +1,11 @@
-/* name_scope.c — the thread's name-scope path ("model/dense_1").
+/* core/name_scope.c — the thread's name-scope path ("model/dense_1").
  *
  * Names ops and variables for errors, logs and graphs. A fixed buffer and
  * a stack of lengths: pushing appends "/name", popping truncates.
  */
 #include <stdio.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 enum { MAX_DEPTH = 64, PATH_BYTES = 512 };
 
@@ -32,13 +32,3 @@ void gb_name_scope_pop(void) {
 }
 
 const char *gb_name_scope_path(void) { return tl_path; }
-
-/* Ops run by a gradient function are named as TensorFlow names them:
- * "gradients/<forward op>_grad/<Type>". */
-const char *gb__op_display_name(const gb_op_call *c, char *buf, size_t n) {
-    if (gb__tl_backward_of)
-        snprintf(buf, n, "gradients/%s_grad/%s", gb__tl_backward_of, c->def->name);
-    else
-        snprintf(buf, n, "%s%s%s", tl_path, tl_path[0] ? "/" : "", c->def->name);
-    return buf;
-}

@@ -1,4 +1,4 @@
-/* observer.c — event subscribers, placement logging and op timing.
+/* core/observer.c — event subscribers and the global step.
  *
  * Observers are few (the summary writer, a test) and change rarely, so a
  * small fixed table under a mutex is enough; emitting copies the table's
@@ -9,7 +9,7 @@
 #include <sys/time.h>
 #include <time.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 enum { MAX_OBSERVERS = 32 };
 
@@ -23,10 +23,8 @@ typedef struct observer {
 static observer observers[MAX_OBSERVERS];
 static int next_id = 1;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static unsigned subscribed_kinds;
-
-unsigned gb__hook_flags;
-gb_post_op_fn gb__numerics_hook;
+/* Read without the lock by every emitter, on any thread. */
+static _Atomic unsigned subscribed_kinds;
 
 static void recompute_kinds(void) {
     unsigned k = 0;
@@ -72,7 +70,7 @@ double gb__now_us(void) {
 }
 
 void gb_observer_emit(const gb_event *ev) {
-    if (!(subscribed_kinds & ev->kind)) return;
+    if (!(atomic_load_explicit(&subscribed_kinds, memory_order_relaxed) & ev->kind)) return;
     observer snapshot[MAX_OBSERVERS];
     int n = 0;
     pthread_mutex_lock(&lock);
@@ -98,36 +96,4 @@ void gb_clear_step(void) { step_set = false; }
 bool gb_get_step(int64_t *step) {
     if (step_set && step) *step = current_step;
     return step_set;
-}
-
-static void set_flag(unsigned flag, bool on) {
-    if (on)
-        gb__hook_flags |= flag;
-    else
-        gb__hook_flags &= ~flag;
-}
-
-void gb_set_log_device_placement(bool on) { set_flag(GB_HOOK_PLACEMENT, on); }
-
-void gb_set_op_timing(bool on) { set_flag(GB_HOOK_TIMING, on); }
-
-static const char *const cpu_device = "/job:localhost/replica:0/task:0/device:CPU:0";
-
-void gb__run_post_hooks(const gb_op_call *c, double us) {
-    char name[160];
-    if (gb__hook_flags & GB_HOOK_PLACEMENT) {
-        gb__op_display_name(c, name, sizeof name);
-        char msg[320];
-        snprintf(msg, sizeof msg, "Executing op %s in device %s", c->def->name, cpu_device);
-        fprintf(stderr, "%s\n", msg);
-        gb_event ev = {.kind = GB_EVENT_PLACEMENT, .op_type = c->def->name, .op_name = name,
-                       .device = cpu_device, .message = msg};
-        gb_observer_emit(&ev);
-    }
-    if (gb__hook_flags & GB_HOOK_TIMING) {
-        gb__op_display_name(c, name, sizeof name);
-        gb_event ev = {.kind = GB_EVENT_OP, .op_type = c->def->name, .op_name = name,
-                       .device = cpu_device, .message = c->def->name, .duration_us = us};
-        gb_observer_emit(&ev);
-    }
 }

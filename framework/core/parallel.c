@@ -1,4 +1,4 @@
-/* parallel.c — the fork-join pool behind gb__parallel_for (see parallel.h).
+/* core/parallel.c — the fork-join pool behind gb__parallel_for (see core/parallel.h).
  *
  * Worker threads are started on first use. A region publishes its task,
  * bumps a generation counter and wakes the workers; every thread (the
@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "parallel.h"
+#include "core/parallel.h"
 
 enum { MAX_WORKERS = 16, PARTS_PER_WORKER = 4, SPIN_ROUNDS = 4000 };
 

@@ -1,4 +1,4 @@
-/* parallel.h — a small fork-join pool for the compute kernels (internal).
+/* core/parallel.h — a small fork-join pool for the compute kernels (internal).
  *
  * gb__parallel_for(n, grain, fn, ctx) splits [0, n) into contiguous parts
  * that the workers (the calling thread is worker 0) claim dynamically,

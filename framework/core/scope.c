@@ -1,4 +1,4 @@
-/* scope.c — memory scopes: arenas that own every tensor made inside them.
+/* core/scope.c — memory scopes: arenas that own every tensor made inside them.
  *
  * A training step runs in one scope; ending it releases all intermediates
  * at once, so user code never frees a tensor. Each scope bump-allocates
@@ -13,7 +13,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 enum {
     CHUNK_BYTES = 64 * 1024,
@@ -212,7 +212,8 @@ void gb_scope_end(void) {
         gb__error(GB_ERR_STATE, NULL, "gb_scope_end() without a matching gb_scope_begin()");
         return;
     }
-    gb__tapes_on_scope_end(s->depth);
+    gb_scope_end_hook_fn on_end = atomic_load_explicit(&gb__scope_end_hook, memory_order_acquire);
+    if (on_end) on_end(s->depth);
     /* Deferred actions may still read scope memory: run them first. */
     while (s->ndefers > 0) {
         deferred d = s->defers[--s->ndefers];

@@ -1,8 +1,8 @@
-/* tensor.c — creating tensors from C values and reading them back. */
+/* core/tensor.c — creating tensors from C values and reading them back. */
 #include <math.h>
 #include <stdio.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 double gb__load(gb_dtype dt, const void *data, int64_t i) {
     switch (dt) {

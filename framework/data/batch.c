@@ -1,4 +1,4 @@
-/* data_batch.c — batch(n, drop_remainder), as tf.data.Dataset.batch.
+/* data/batch.c — batch(n, drop_remainder), as tf.data.Dataset.batch.
  *
  * Stacks n consecutive elements along a new first dimension. This is the
  * one stage that copies element bytes: each component of each element is
@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "data_internal.h"
+#include "data/internal.h"
 
 typedef struct batch_ds {
     gb_dataset base;

@@ -1,4 +1,4 @@
-/* data_pool.c — the recycled heap buffers an iterator fills with batches.
+/* data/buffer_pool.c — the recycled heap buffers an iterator fills with batches.
  *
  * Batches and map outputs are written into reference-counted heap buffers
  * that the consumer receives as tensor views. A buffer comes back to the
@@ -13,7 +13,7 @@
  */
 #include <stdlib.h>
 
-#include "data_internal.h"
+#include "data/internal.h"
 
 enum { MAX_FREE = 32 };   /* more free buffers than a pipeline needs are freed */
 

@@ -1,4 +1,4 @@
-/* data_dataset.c — what every dataset shares: reference counting, the
+/* data/dataset.c — what every dataset shares: reference counting, the
  * common checks of transformations, elements, and tensors that view heap
  * buffers.
  *
@@ -8,7 +8,7 @@
  */
 #include <stdlib.h>
 
-#include "data_internal.h"
+#include "data/internal.h"
 
 /* ---- datasets ----------------------------------------------------------------- */
 

@@ -1,4 +1,4 @@
-/* data_generator.c — datasets whose elements a C function makes, as
+/* data/generator.c — datasets whose elements a C function makes, as
  * tf.data.Dataset.from_generator.
  *
  * Each iteration calls the function with index 0, 1, 2, ... until it
@@ -8,7 +8,7 @@
  */
 #include <stdlib.h>
 
-#include "data_internal.h"
+#include "data/internal.h"
 
 typedef struct generator_ds {
     gb_dataset base;

@@ -1,4 +1,4 @@
-/* data_idx.c — reading IDX files, the format of MNIST and Fashion-MNIST.
+/* data/idx.c — reading IDX files, the format of MNIST and Fashion-MNIST.
  *
  * An IDX file is a 4-byte magic number (two zero bytes, a type code, the
  * number of dimensions), one big-endian 32-bit size per dimension, then
@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
-#include "data_internal.h"
+#include "data/internal.h"
 
 typedef struct idx_type {
     uint8_t code;

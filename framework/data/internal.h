@@ -1,4 +1,4 @@
-/* data_internal.h — the input pipeline's private structures (data_*.c only).
+/* data/internal.h — the input pipeline's private structures (data_*.c only).
  *
  * A dataset (gb_dataset) is an immutable, reference-counted description: a
  * source or a transformation of an input dataset. Iterating instantiates
@@ -21,7 +21,7 @@
 #include <stdatomic.h>
 
 #include "gb_data.h"
-#include "internal.h"
+#include "ops/internal.h"
 
 /* ---- elements ------------------------------------------------------------------ */
 

@@ -1,4 +1,4 @@
-/* data_iterator.c — gb_iterator: one epoch of a dataset, handed to the
+/* data/iterator.c — gb_iterator: one epoch of a dataset, handed to the
  * consumer as tensors of its current scope.
  *
  * Components the pipeline wrote into pool buffers (batches, map outputs)
@@ -9,7 +9,7 @@
  */
 #include <stdlib.h>
 
-#include "data_internal.h"
+#include "data/internal.h"
 
 struct gb_iterator {
     gb_dataset *ds;

@@ -1,4 +1,4 @@
-/* data_map.c — map(fn), as tf.data.Dataset.map with a C function.
+/* data/map.c — map(fn), as tf.data.Dataset.map with a C function.
  *
  * The function sees each element as tensors of a scope opened for it and
  * may call any op; its outputs are copied into pool buffers and the scope
@@ -8,7 +8,7 @@
  */
 #include <stdlib.h>
 
-#include "data_internal.h"
+#include "data/internal.h"
 
 typedef struct map_ds {
     gb_dataset base;

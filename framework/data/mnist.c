@@ -1,4 +1,4 @@
-/* data_mnist.c — MNIST-format directories (MNIST, Fashion-MNIST) and the
+/* data/mnist.c — MNIST-format directories (MNIST, Fashion-MNIST) and the
  * conversion of their uint8 images to float32 in [0,1].
  *
  * A directory holds four IDX files, gzip-compressed or not, under the
@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
-#include "data_internal.h"
+#include "data/internal.h"
 
 /* The file stems; each may also end in .gz. */
 static const char *const stems[4] = {

@@ -1,7 +1,7 @@
-/* data_prefetch.c — prefetch(n): the pipeline below runs ahead on a
+/* data/prefetch.c — prefetch(n): the pipeline below runs ahead on a
  * background thread, as tf.data.Dataset.prefetch.
  *
- * A producer job (on a worker thread, data_worker.c) pulls elements from
+ * A producer job (on a worker thread, data/worker.c) pulls elements from
  * the upstream iterator into a ring of n and waits when it is full; the
  * consumer's next() takes from the ring. The elements carry their pool
  * buffers with them, so nothing is copied.
@@ -25,7 +25,7 @@
  */
 #include <stdlib.h>
 
-#include "data_internal.h"
+#include "data/internal.h"
 
 enum { AUTOTUNE_DEPTH = 2 };
 

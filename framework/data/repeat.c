@@ -1,4 +1,4 @@
-/* data_repeat.c — repeat(count), as tf.data.Dataset.repeat.
+/* data/repeat.c — repeat(count), as tf.data.Dataset.repeat.
  *
  * Each round makes a fresh iterator of the input, so a shuffle below a
  * repeat reshuffles every round. A round that yields nothing ends the
@@ -7,7 +7,7 @@
  */
 #include <stdlib.h>
 
-#include "data_internal.h"
+#include "data/internal.h"
 
 typedef struct repeat_ds {
     gb_dataset base;

@@ -1,4 +1,4 @@
-/* data_shuffle.c — shuffle(buffer_size, seed), as tf.data.Dataset.shuffle.
+/* data/shuffle.c — shuffle(buffer_size, seed), as tf.data.Dataset.shuffle.
  *
  * The iterator fills a buffer with the first buffer_size elements, then
  * each output is drawn uniformly from the buffer and its place taken by
@@ -17,7 +17,7 @@
  */
 #include <stdlib.h>
 
-#include "data_internal.h"
+#include "data/internal.h"
 
 typedef struct shuffle_ds {
     gb_dataset base;

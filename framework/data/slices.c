@@ -1,4 +1,4 @@
-/* data_slices.c — datasets made from tensors: from_tensor_slices (element
+/* data/slices.c — datasets made from tensors: from_tensor_slices (element
  * i is row i of every tensor) and from_tensors (one element).
  *
  * The source keeps the tensors' bytes in heap buffers: it shares the
@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "data_internal.h"
+#include "data/internal.h"
 
 typedef struct slices_ds {
     gb_dataset base;

@@ -1,11 +1,11 @@
-/* data_take_skip.c — take(count) and skip(count): the first count elements
+/* data/take_skip.c — take(count) and skip(count): the first count elements
  * of the input, or all but them, as tf.data.Dataset.take / skip. count -1
  * means all. One iterator serves both: it discards `skip` elements, then
  * passes on at most `take`.
  */
 #include <stdlib.h>
 
-#include "data_internal.h"
+#include "data/internal.h"
 
 typedef struct take_skip_ds {
     gb_dataset base;

@@ -1,4 +1,4 @@
-/* data_worker.c — the background threads that run prefetching pipelines.
+/* data/worker.c — the background threads that run prefetching pipelines.
  *
  * A worker runs one job at a time (a prefetch's producer loop, for one
  * epoch) and then waits for the next. Workers are reused rather than made
@@ -13,7 +13,7 @@
 #include <signal.h>
 #include <stdio.h>
 
-#include "data_internal.h"
+#include "data/internal.h"
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t job_ready = PTHREAD_COND_INITIALIZER;

@@ -1,4 +1,4 @@
-/* numerics.c — the numerics check hook and the CheckNumerics op.
+/* debug/numerics.c — the numerics check hook and the CheckNumerics op.
  *
  * The dispatcher calls check_outputs() after every kernel while checks are
  * on. A first pass counts non-finite elements with integer bit tests (it
@@ -9,13 +9,13 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "internal.h"
-#include "parallel.h"
+#include "ops/internal.h"
+#include "core/parallel.h"
 
-static gb_numerics_mode mode;
-static int max_alerts = 1000;
+/* Set by the switches on one thread, read by checks on every thread. */
+static _Atomic gb_numerics_mode mode;
+static _Atomic int max_alerts = 1000;
 static _Atomic int64_t alert_count;
-_Thread_local const char *gb__tl_function;
 
 /* ---- scanning -------------------------------------------------------------------- */
 
@@ -195,15 +195,15 @@ void gb_enable_check_numerics_mode(gb_numerics_mode m, int limit) {
     mode = m;
     max_alerts = limit > 0 ? limit : 1000;
     alert_count = 0;
-    gb__numerics_hook = check_outputs;
-    gb__hook_flags |= GB_HOOK_NUMERICS;
+    atomic_store_explicit(&gb__numerics_hook, check_outputs, memory_order_release);
+    gb__hook_flag_set(GB_HOOK_NUMERICS, true);
 }
 
 void gb_enable_check_numerics(void) { gb_enable_check_numerics_mode(GB_NUMERICS_RAISE, 0); }
 
-void gb_disable_check_numerics(void) { gb__hook_flags &= ~(unsigned)GB_HOOK_NUMERICS; }
+void gb_disable_check_numerics(void) { gb__hook_flag_set(GB_HOOK_NUMERICS, false); }
 
-bool gb_check_numerics_enabled(void) { return gb__hook_flags & GB_HOOK_NUMERICS; }
+bool gb_check_numerics_enabled(void) { return atomic_load(&gb__hook_flags) & GB_HOOK_NUMERICS; }
 
 int64_t gb_numerics_alert_count(void) { return alert_count; }
 

@@ -1,10 +1,10 @@
-/* nn_activation.c — activation functions and the Activation / ReLU layers.
+/* nn/activation.c — activation functions and the Activation / ReLU layers.
  *
  * One table maps each gb_activation to its Keras name and the op(s) that
  * compute it; Dense and Conv2D apply it after their bias add, and the
  * Activation layer is nothing but the table entry as a module.
  */
-#include "nn_internal.h"
+#include "nn/internal.h"
 
 static gb_tensor *act_linear(gb_tensor *x) { return x; }
 static gb_tensor *act_softmax(gb_tensor *x) { return gb_softmax(x, -1); }

@@ -1,4 +1,4 @@
-/* nn_conv2d.c — the Conv2D layer on NHWC inputs.
+/* nn/conv2d.c — the Conv2D layer on NHWC inputs.
  *
  * y = activation(conv2d(x, kernel) + bias) with kernel [kh, kw, in, filters]
  * built from the channels of the first input. Strides, dilation and
@@ -7,7 +7,7 @@
  */
 #include <stdio.h>
 
-#include "nn_internal.h"
+#include "nn/internal.h"
 
 typedef struct conv2d_state {
     int64_t filters;

@@ -1,4 +1,4 @@
-/* nn_dense.c — the Dense layer: y = activation(x @ kernel + bias).
+/* nn/dense.c — the Dense layer: y = activation(x @ kernel + bias).
  *
  * The kernel [in, units] is built from the last axis of the first input.
  * A call is two variable reads, MatMul, Add (broadcasting the bias) and
@@ -8,7 +8,7 @@
  */
 #include <stdio.h>
 
-#include "nn_internal.h"
+#include "nn/internal.h"
 
 typedef struct dense_state {
     int64_t units;

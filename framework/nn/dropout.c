@@ -1,4 +1,4 @@
-/* nn_dropout.c — the Dropout layer (keras.layers.Dropout).
+/* nn/dropout.c — the Dropout layer (keras.layers.Dropout).
  *
  * In training, each element is zeroed with probability `rate` and the rest
  * scaled by 1/(1-rate) so the expected value is unchanged; at inference
@@ -7,7 +7,7 @@
  * step to step yet a run repeats exactly.
  */
 
-#include "nn_internal.h"
+#include "nn/internal.h"
 
 typedef struct dropout_state {
     double rate;

@@ -1,11 +1,11 @@
-/* nn_flatten.c — the Flatten layer: [batch, d1, d2, ...] -> [batch, d1*d2*...].
+/* nn/flatten.c — the Flatten layer: [batch, d1, d2, ...] -> [batch, d1*d2*...].
  *
  * A reshape, which is a view sharing the input's memory: no copy. A rank-1
  * input becomes [batch, 1], as in Keras.
  */
 #include <stdio.h>
 
-#include "nn_internal.h"
+#include "nn/internal.h"
 
 static bool flatten_output_shape(gb_module *m, int rank, const int64_t *in, int *out_rank,
                                  int64_t *out) {

@@ -1,4 +1,4 @@
-/* nn_initializers.c — weight initializers (keras.initializers).
+/* nn/initializers.c — weight initializers (keras.initializers).
  *
  * Constants and plain random draws, and the variance-scaling family
  * (Glorot, He, LeCun) as one table of (scale, fan mode, distribution), as
@@ -10,7 +10,7 @@
  */
 #include <math.h>
 
-#include "nn_internal.h"
+#include "nn/internal.h"
 
 typedef enum fan_mode { FAN_IN, FAN_AVG } fan_mode;
 

@@ -1,4 +1,4 @@
-/* nn_internal.h — what the nn_*.c files share and users do not see.
+/* nn/internal.h — what the nn_*.c files share and users do not see.
  *
  * Error reporting that names the layer, seed mixing, and the output-size
  * arithmetic that convolution and pooling layers have in common.
@@ -7,7 +7,7 @@
 #define GB_NN_INTERNAL_H
 
 #include "gb_nn.h"
-#include "internal.h"
+#include "ops/internal.h"
 
 /* Records a sticky error "<Class> layer '<name>': <message>". */
 void gb__nn_error(const gb_module *m, gb_status code, const char *fmt, ...)

@@ -1,4 +1,4 @@
-/* nn_losses.c — Keras losses: MSE, MAE, Huber, sparse / categorical /
+/* nn/losses.c — Keras losses: MSE, MAE, Huber, sparse / categorical /
  * binary cross-entropy.
  *
  * Each loss computes per-sample values (the mean over the last axis for
@@ -13,7 +13,7 @@
  */
 #include <stdio.h>
 
-#include "nn_internal.h"
+#include "nn/internal.h"
 
 #define KERAS_EPSILON 1e-7
 

@@ -1,4 +1,4 @@
-/* nn_metrics.c — streaming metrics: Mean, SparseCategoricalAccuracy,
+/* nn/metrics.c — streaming metrics: Mean, SparseCategoricalAccuracy,
  * CategoricalAccuracy (keras.metrics with update_state / result /
  * reset_state).
  *
@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "nn_internal.h"
+#include "nn/internal.h"
 
 /* Adds the weighted values of one update to *total and *count. */
 typedef bool (*metric_update_fn)(const gb_metric *m, gb_tensor *a, gb_tensor *b,

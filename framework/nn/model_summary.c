@@ -1,4 +1,4 @@
-/* nn_summary.c — model.summary(): a Keras-like table of a module's layers.
+/* nn/model_summary.c — model.summary(): a Keras-like table of a module's layers.
  *
  *   Model: "sequential"
  *   _________________________________________________________________
@@ -17,7 +17,7 @@
  */
 #include <stdio.h>
 
-#include "nn_internal.h"
+#include "nn/internal.h"
 
 const char *gb__nn_shape_text(int rank, const int64_t *dims, char *buf, size_t n) {
     size_t used = (size_t)snprintf(buf, n, "(");

@@ -1,4 +1,4 @@
-/* nn_module.c — gb_module: names, weights, submodules, lazy build, calls.
+/* nn/module.c — gb_module: names, weights, submodules, lazy build, calls.
  *
  * A module is a small header (name, reference count, build record, owned
  * variables and submodules) followed by its type's state block. Everything
@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "nn_internal.h"
+#include "nn/internal.h"
 
 enum { NAME_BYTES = 64 };
 
@@ -239,37 +239,13 @@ bool gb_module_add_variable(gb_module *m, gb_variable *v) {
     return true;
 }
 
-/* TensorFlow's init_scope: one-off work (initial values, the probe run
- * that builds a model) runs eagerly even inside a traced function, unseen
- * by tapes, in a memory scope of its own so nothing of it outlives it.
- * Ending a memory scope makes the tapes recompute whether they record, so
- * the pause is applied again (never widened) when it ends. */
-typedef struct init_scope {
-    uint64_t recording;
-    bool tracing;
-} init_scope;
-
-static init_scope init_scope_begin(void) {
-    init_scope s = {gb__tl_recording, gb__tl_tracing};
-    gb__tl_recording = 0;
-    gb__tl_tracing = false;
-    gb_scope_begin();
-    return s;
-}
-
-static void init_scope_end(init_scope s) {
-    gb_scope_end();
-    gb__tl_recording &= s.recording;
-    gb__tl_tracing = s.tracing;
-}
-
 static gb_variable *new_initialized_variable(const char *name, gb_initializer init,
                                              gb_dtype dt, int rank, const int64_t *shape,
                                              bool trainable) {
-    init_scope s = init_scope_begin();
+    gb_init_scope s = gb__init_scope_begin();
     gb_tensor *initial = gb_initializer_make(init, dt, rank, shape);
     gb_variable *v = initial ? gb_variable_new(name, initial, trainable) : NULL;
-    init_scope_end(s);
+    gb__init_scope_end(s);
     return v;
 }
 
@@ -464,9 +440,9 @@ static bool build_here(gb_module *m, gb_dtype dt, int rank, const int64_t *shape
     if (rank > 0) in[0] = -1;
     bool ok = true;
     if (m->type->build) {
-        init_scope s = init_scope_begin();
+        gb_init_scope s = gb__init_scope_begin();
         ok = m->type->build(m, dt, rank, in) && gb_ok();
-        init_scope_end(s);
+        gb__init_scope_end(s);
     }
     if (!ok) return false;
     m->dtype = dt;
@@ -487,10 +463,10 @@ static bool build_here(gb_module *m, gb_dtype dt, int rank, const int64_t *shape
 static bool probe_output(gb_module *m) {
     int64_t dims[GB_MAX_RANK];
     for (int i = 0; i < m->in_rank; i++) dims[i] = m->in_shape[i] < 0 ? 1 : m->in_shape[i];
-    init_scope s = init_scope_begin();
+    gb_init_scope s = gb__init_scope_begin();
     gb_tensor *y = m->type->call(m, gb_zeros(m->dtype, m->in_rank, dims), false);
     if (y) record_output(m, y->rank, y->shape);
-    init_scope_end(s);
+    gb__init_scope_end(s);
     return y != NULL;
 }
 

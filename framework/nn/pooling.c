@@ -1,4 +1,4 @@
-/* nn_pooling.c — MaxPooling2D and AveragePooling2D layers (NHWC).
+/* nn/pooling.c — MaxPooling2D and AveragePooling2D layers (NHWC).
  *
  * Both are one pooling op with a window, strides (default: the window)
  * and padding; they share everything but the op and their names, so one
@@ -6,7 +6,7 @@
  */
 #include <stdio.h>
 
-#include "nn_internal.h"
+#include "nn/internal.h"
 
 typedef gb_tensor *(*pool_op_fn)(gb_tensor *x, const int *ksize, const int *strides,
                                  gb_padding padding);

@@ -1,4 +1,4 @@
-/* nn_sequential.c — the Sequential model: layers called one after another.
+/* nn/sequential.c — the Sequential model: layers called one after another.
  *
  * Its layers are its submodules (it owns them). Each layer builds on its
  * first call, inside the model's name scope, so weights are named
@@ -6,7 +6,7 @@
  * zeros to build them all, as Keras does. Keras rules: layer names in a
  * model are unique; adding a layer to a built model builds it at once.
  */
-#include "nn_internal.h"
+#include "nn/internal.h"
 
 static gb_tensor *sequential_call(gb_module *m, gb_tensor *x, bool training) {
     int n = gb_module_num_submodules(m);

@@ -1,4 +1,4 @@
-/* ops_binary.c — elementwise binary ops with NumPy broadcasting (Add, Sub,
+/* ops/binary.c — elementwise binary ops with NumPy broadcasting (Add, Sub,
  * Mul, Div, Pow, Maximum, Minimum), comparisons (-> bool) and Select
  * (cond ? a : b with three-way broadcasting), with their gradients.
  *
@@ -18,7 +18,7 @@
  */
 #include <tgmath.h>
 
-#include "ops_elementwise_types.h"
+#include "ops/elementwise_types.h"
 
 /* ---- kernels: one contiguous run ------------------------------------------------ */
 

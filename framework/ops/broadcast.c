@@ -1,8 +1,8 @@
-/* helpers.c — small pieces shared by op families: axes, broadcasting,
- * undoing broadcasting in gradients, and counter-based random numbers. */
+/* ops/broadcast.c — what op families share about shapes: axes,
+ * NumPy broadcasting, and undoing broadcasting in gradients. */
 #include <stdio.h>
 
-#include "internal.h"
+#include "ops/internal.h"
 
 int gb__norm_axis(const gb_op_call *c, int axis, int rank) {
     int a = axis < 0 ? axis + rank : axis;
@@ -45,18 +45,4 @@ gb_tensor *gb__sum_to_shape(gb_tensor *g, int rank, const int64_t *shape) {
 
 gb_tensor *gb__sum_to(gb_tensor *g, const gb_tensor *like) {
     return like ? gb__sum_to_shape(g, like->rank, like->shape) : NULL;
-}
-
-uint64_t gb__splitmix64(uint64_t *state) {
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-double gb__uniform01(uint64_t seed, uint64_t i) {
-    /* Hash (seed, i): element i is independent of how many came before. */
-    uint64_t s = seed * 0xD1B54A32D192ED03ull + i;
-    uint64_t z = gb__splitmix64(&s);
-    return (double)(z >> 11) * 0x1.0p-53;
 }

@@ -1,7 +1,7 @@
-/* ops_conv.c — Conv2D (NHWC input, [KH,KW,C,OC] filter, as TensorFlow)
+/* ops/conv.c — Conv2D (NHWC input, [KH,KW,C,OC] filter, as TensorFlow)
  * and its two backprop ops, Conv2DBackpropInput and Conv2DBackpropFilter:
  * shape and attribute checks, gradients and the public call. Kernels run
- * through conv_run.c, which picks a direct loop (small windows, as a first
+ * through ops/conv/run.c, which picks a direct loop (small windows, as a first
  * layer on 1-3 channels), Winograd F(2x2, 3x3) (3x3 stride-1 windows with
  * enough channels) or im2col + GEMM, on the worker threads.
  *
@@ -16,7 +16,7 @@
  */
 #include <stdio.h>
 
-#include "conv_run.h"
+#include "ops/conv/run.h"
 
 enum { A_SH = 0, A_SW, A_DH, A_DW, A_PAD, A_SHAPE, A_COUNT = A_SHAPE + 4 };
 

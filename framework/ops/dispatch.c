@@ -1,4 +1,4 @@
-/* dispatch.c — the one path every op call takes.
+/* ops/dispatch.c — the one path every op call takes.
  *
  * In order: a NULL input returns NULL (the first error stays); the op's
  * infer function checks shapes and dtypes; while tracing, the tracer adds
@@ -10,10 +10,20 @@
  */
 #include <stdio.h>
 
-#include "internal.h"
+#include "ops/internal.h"
 
-gb_trace_hook_fn gb__trace_hook;
-_Thread_local bool gb__tl_tracing;
+_Atomic(gb_record_hook_fn) gb__record_hook;
+_Atomic(gb_trace_hook_fn) gb__trace_hook;
+_Atomic unsigned gb__hook_flags;
+_Atomic(gb_post_op_fn) gb__numerics_hook;
+_Atomic(gb_op_log_fn) gb__op_log_hook;
+
+void gb__hook_flag_set(unsigned flag, bool on) {
+    if (on)
+        atomic_fetch_or_explicit(&gb__hook_flags, flag, memory_order_acq_rel);
+    else
+        atomic_fetch_and_explicit(&gb__hook_flags, ~flag, memory_order_acq_rel);
+}
 
 static const gb_attrs no_attrs;
 
@@ -28,6 +38,20 @@ static bool inputs_present(gb_op_id op, gb_tensor *const *in, int nin, bool *sym
             return false;
         }
         if (in[i]->flags & GB_TF_SYMBOLIC) *symbolic = true;
+    }
+    return true;
+}
+
+/* Numerics may fail the op; placement and timing only log. */
+static bool run_post_hooks(const gb_op_call *c, unsigned hooks, gb_tensor **out, int nout,
+                           double us) {
+    if (hooks & GB_HOOK_NUMERICS) {
+        gb_post_op_fn check = atomic_load_explicit(&gb__numerics_hook, memory_order_relaxed);
+        if (check && !check(c, out, nout)) return false;
+    }
+    if (hooks & (GB_HOOK_PLACEMENT | GB_HOOK_TIMING)) {
+        gb_op_log_fn log = atomic_load_explicit(&gb__op_log_hook, memory_order_relaxed);
+        if (log) log(c, us);
     }
     return true;
 }
@@ -47,26 +71,27 @@ int gb__dispatch(gb_op_id op, gb_tensor *const *in, int nin, const gb_attrs *att
     int nout = def->infer(&c, desc);
     if (nout < 0) return -1;
 
-    if (gb__trace_hook && (gb__tl_tracing || symbolic))
-        return gb__trace_hook(&c, desc, nout, out);
+    if (gb__tl_tracing || symbolic) {
+        gb_trace_hook_fn trace = atomic_load_explicit(&gb__trace_hook, memory_order_acquire);
+        if (trace) return trace(&c, desc, nout, out);
+    }
 
     bool view = def->flags & GB_OPF_VIEW;
     for (int k = 0; k < nout; k++) {
         out[k] = gb__tensor_new(desc[k].dtype, desc[k].rank, desc[k].shape, !view);
         if (!out[k]) return -1;
     }
-    unsigned hooks = gb__hook_flags;
+    /* A flag turned on by another thread is seen at this thread's next op;
+     * the hook it needs was stored before the flag (release/acquire). */
+    unsigned hooks = atomic_load_explicit(&gb__hook_flags, memory_order_acquire);
     double t0 = (hooks & GB_HOOK_TIMING) ? gb__now_us() : 0.0;
     if (!def->kernel(&c, out)) return -1;
     double us = (hooks & GB_HOOK_TIMING) ? gb__now_us() - t0 : 0.0;
 
-    if (gb__tl_recording && !(def->flags & GB_OPF_NO_RECORD)) gb__tape_record(&c, out, nout);
+    if (gb__tl_recording && !(def->flags & GB_OPF_NO_RECORD))
+        atomic_load_explicit(&gb__record_hook, memory_order_relaxed)(&c, out, nout);
 
-    if (hooks) {
-        if ((hooks & GB_HOOK_NUMERICS) && gb__numerics_hook && !gb__numerics_hook(&c, out, nout))
-            return -1;
-        gb__run_post_hooks(&c, us);
-    }
+    if (hooks) return run_post_hooks(&c, hooks, out, nout, us) ? nout : -1;
     return nout;
 }
 

@@ -1,5 +1,5 @@
-/* ops_elementwise_types.h — the element types the elementwise kernels are
- * instantiated for, shared by ops_unary.c and ops_binary.c.
+/* ops/elementwise_types.h — the element types the elementwise kernels are
+ * instantiated for, shared by ops/unary.c and ops/binary.c.
  *
  * Kernels are written once as expressions over a C type and stamped out
  * per dtype by X-macros, so every inner loop is a plain typed loop the
@@ -17,7 +17,7 @@
 #ifndef GB_OPS_ELEMENTWISE_TYPES_H
 #define GB_OPS_ELEMENTWISE_TYPES_H
 
-#include "internal.h"
+#include "ops/internal.h"
 
 #define GB_EW_FLOAT_TYPES(X, A)                                                               \
     X(A, GB_F32, f32, float, float, F)                                                        \

@@ -1,4 +1,4 @@
-/* ops_matmul.c — MatMul: [..., M, K] x [..., K, N] with optional
+/* ops/matmul.c — MatMul: [..., M, K] x [..., K, N] with optional
  * transposes and NumPy-broadcast batch dimensions (TF's BatchMatMulV2).
  *
  * float32 goes to cblas_sgemm and float64 to cblas_dgemm. Tiny products
@@ -7,15 +7,15 @@
  * measured, see TINY_ROWS / TINY_FLOPS). When only `a` carries batch
  * dimensions and is not transposed (Dense on [batch, time, features]),
  * its batch folds into M and one GEMM does all. Big products split their
- * rows (over all batch entries) across the worker threads (parallel.h).
+ * rows (over all batch entries) across the worker threads (core/parallel.h).
  *
  * Attributes: i[0] transpose_a, i[1] transpose_b.
  */
 #include <cblas.h>
 #include <stdio.h>
 
-#include "internal.h"
-#include "parallel.h"
+#include "ops/internal.h"
+#include "core/parallel.h"
 
 enum { A_TA = 0, A_TB = 1 };
 

@@ -1,4 +1,4 @@
-/* ops_movement.c — shape and data-movement primitives.
+/* ops/movement.c — shape and data-movement primitives.
  *
  * Reshape (a view: the output shares the input's buffer), Transpose,
  * BroadcastTo, Slice, ConcatV2 and Pad. The copying kernels are dtype-agnostic: they move elements by size (1, 4 or
@@ -10,14 +10,14 @@
  * inverse permutation, BroadcastTo -> sum back to the input shape, Slice
  * <-> Pad, ConcatV2 -> slices.
  *
- * Index-driven ops (GatherV2, ScatterAdd, OneHot) live in ops_shape_index.c,
+ * Index-driven ops (GatherV2, ScatterAdd, OneHot) live in ops/shape_index.c,
  * the composites gb_squeeze, gb_expand_dims, gb_stack and gb_split in
- * ops_shape_composite.c.
+ * ops/shape_composite.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "ops_shape_util.h"
+#include "ops/shape_util.h"
 
 /* ---- shared helpers ---------------------------------------------------------- */
 

@@ -1,10 +1,10 @@
-/* op_table.c — the one table of op descriptors, indexed by gb_op_id.
+/* ops/op_table.c — the one table of op descriptors, indexed by gb_op_id.
  *
  * Built from ops.def, so the enum and the table cannot disagree; the
  * static_assert catches a descriptor list that drifted from the enum.
  * Registered gradients (gb_register_gradient) override the built-in ones.
  */
-#include "internal.h"
+#include "ops/internal.h"
 
 const gb_op_def *const gb_op_table[GB_OP_COUNT] = {
 #define GB_OP(id, type_name, sym) [GB_OP_##id] = &gb_opdef_##sym,

@@ -1,8 +1,8 @@
-/* ops_pool.c — MaxPool and AvgPool over NHWC windows, with MaxPoolGrad
+/* ops/pool.c — MaxPool and AvgPool over NHWC windows, with MaxPoolGrad
  * and AvgPoolGrad as ops (what their gradients call), as in TensorFlow.
  *
  * Window geometry and the SAME/VALID rules are shared with convolution
- * (conv_im2col.h). Every window is clipped to the image once per output
+ * (ops/conv/im2col.h). Every window is clipped to the image once per output
  * pixel, so the inner loops run over the C contiguous channels of one
  * input pixel with no bounds checks; AvgPool with SAME padding divides by
  * the number of in-bounds elements, as TF does. MaxPool propagates NaN
@@ -24,8 +24,8 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "conv_im2col.h"
-#include "parallel.h"
+#include "ops/conv/im2col.h"
+#include "core/parallel.h"
 
 enum { A_KH = 0, A_KW, A_SH, A_SW, A_PAD, A_SHAPE, A_COUNT = A_SHAPE + 4 };
 

@@ -1,4 +1,4 @@
-/* ops_random.c — seeded random tensors (RandomUniform, RandomStandardNormal,
+/* ops/random.c — seeded random tensors (RandomUniform, RandomStandardNormal,
  * TruncatedNormal) and dropout built on them.
  *
  * The generators are counter-based: element i is a pure function of
@@ -16,7 +16,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "internal.h"
+#include "ops/internal.h"
 
 enum { A_DTYPE = 0, A_SEED = 1, A_RANK = 2, A_SHAPE = 3 };
 

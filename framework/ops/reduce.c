@@ -1,4 +1,4 @@
-/* ops_reduce.c — reductions: Sum, Mean, Max, Min, Prod, ArgMax, ArgMin.
+/* ops/reduce.c — reductions: Sum, Mean, Max, Min, Prod, ArgMax, ArgMin.
  *
  * Attributes: Sum/Mean/Max/Min/Prod take i[0] = a bitmask of the reduced
  * axes, already normalized (bit k set: axis k is reduced) and i[1] =
@@ -40,7 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "ops/internal.h"
 
 /* ---- the reduction plan --------------------------------------------------------- */
 

@@ -1,4 +1,4 @@
-/* ops_shape_composite.c — shape functions built from the movement primitives.
+/* ops/shape_composite.c — shape functions built from the movement primitives.
  *
  * gb_squeeze and gb_expand_dims are reshapes (views, no copy); gb_stack is
  * expand_dims of each input followed by one ConcatV2; gb_split is one
@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "ops/internal.h"
 
 /* A NULL input: an earlier error stands, else this one is reported. */
 static void note_null_input(const char *op) {

@@ -1,4 +1,4 @@
-/* ops_shape_index.c — ops driven by integer indices: GatherV2, ScatterAdd, OneHot.
+/* ops/shape_index.c — ops driven by integer indices: GatherV2, ScatterAdd, OneHot.
  *
  * GatherV2 picks slices of params along an axis (TensorFlow's gather with
  * batch_dims 0); an index outside [0, n) is an error the kernel reports
@@ -11,7 +11,7 @@
  */
 #include <stdio.h>
 
-#include "ops_shape_util.h"
+#include "ops/shape_util.h"
 
 /* ---- GatherV2 and ScatterAdd ------------------------------------------------------ */
 

@@ -1,12 +1,12 @@
-/* ops_shape_util.h — small helpers shared by the shape and movement op files
- * (ops_movement.c, ops_shape_index.c): strides, element addressing,
+/* ops/shape_util.h — small helpers shared by the shape and movement op files
+ * (ops/movement.c, ops/shape_index.c): strides, element addressing,
  * filling, output descriptions and errors raised before dispatch. */
 #ifndef GB_OPS_SHAPE_UTIL_H
 #define GB_OPS_SHAPE_UTIL_H
 
 #include <math.h>
 
-#include "internal.h"
+#include "ops/internal.h"
 
 /* Row-major element strides of a shape. */
 static inline void strides_of(int rank, const int64_t *shape, int64_t *strides) {

@@ -1,4 +1,4 @@
-/* ops_nn.c — Softmax, LogSoftmax and the two fused softmax cross-entropy
+/* ops/softmax.c — Softmax, LogSoftmax and the two fused softmax cross-entropy
  * losses (sparse integer labels, dense label distributions).
  *
  * All four subtract the row maximum before exponentiating, so large
@@ -15,7 +15,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "internal.h"
+#include "ops/internal.h"
 
 enum { A_AXIS = 0 };
 

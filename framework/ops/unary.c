@@ -1,9 +1,9 @@
-/* ops_unary.c — elementwise unary ops (Neg ... Softplus), Cast, Identity,
+/* ops/unary.c — elementwise unary ops (Neg ... Softplus), Cast, Identity,
  * StopGradient, and the fused gradient helpers ReluGrad, SigmoidGrad and
  * TanhGrad (TensorFlow's), with the gradients of all of them.
  *
  * Every math op is an expression over the element type, stamped out per
- * dtype (ops_elementwise_types.h) into one tight loop; <tgmath.h> makes
+ * dtype (ops/elementwise_types.h) into one tight loop; <tgmath.h> makes
  * exp() on a float call expf(). Which dtypes an op accepts follows from
  * its row in the kernel table: an empty slot is an unsupported dtype.
  *
@@ -13,7 +13,7 @@
  */
 #include <tgmath.h>
 
-#include "ops_elementwise_types.h"
+#include "ops/elementwise_types.h"
 
 /* ---- math kernels ------------------------------------------------------------------ */
 

@@ -1,4 +1,4 @@
-/* variable.c — variables: mutable tensors owned outside scopes.
+/* ops/variable.c — variables: mutable tensors owned outside scopes.
  *
  * A variable's value sits in a reference-counted heap buffer. Reading it
  * (ReadVariableOp) hands out a view and a reference that the reading
@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "ops/internal.h"
 
 struct gb_variable {
     char name[192];
@@ -21,21 +21,6 @@ struct gb_variable {
     bool trainable;
     gb_buffer *buf;
 };
-
-gb_buffer *gb__buffer_new_heap(size_t nbytes) {
-    size_t header = (sizeof(gb_buffer) + 63) & ~(size_t)63;
-    gb_buffer *b = aligned_alloc(64, (header + nbytes + 63) & ~(size_t)63);
-    if (!b) {
-        gb__error(GB_ERR_MEMORY, NULL, "out of memory allocating a %zu-byte buffer", nbytes);
-        return NULL;
-    }
-    *b = (gb_buffer){.data = (char *)b + header, .nbytes = nbytes, .refcount = 1, .heap = true};
-    return b;
-}
-
-void gb__buffer_unref(gb_buffer *b) {
-    if (b && --b->refcount == 0) free(b);
-}
 
 struct gb_variable *gb__call_variable(const gb_op_call *c) { return c->attrs->ptr; }
 

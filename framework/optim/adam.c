@@ -1,4 +1,4 @@
-/* optim_adam.c — Adam and AdamW (keras Adam, AdamW), one ResourceApplyAdam per variable.
+/* optim/adam.c — Adam and AdamW (keras Adam, AdamW), one ResourceApplyAdam per variable.
  *
  * AdamW is Adam with decoupled weight decay (var -= lr * weight_decay *
  * var before the Adam step, on the schedule's learning rate, not the
@@ -7,7 +7,7 @@
  */
 #include <math.h>
 
-#include "optim_internal.h"
+#include "optim/internal.h"
 
 gb_adam_options gb_adam_defaults(void) {
     return (gb_adam_options){

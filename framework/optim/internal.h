@@ -1,16 +1,16 @@
-/* optim_internal.h — what the optimizer sources share, and nothing else sees.
+/* optim/internal.h — what the optimizer sources share, and nothing else sees.
  *
- * An optimizer is one generic core (optim_core.c) plus a constructor per
- * kind (optim_sgd.c, optim_adam.c, optim_rmsprop.c) that validates its
+ * An optimizer is one generic core (optim/optimizer.c) plus a constructor per
+ * kind (optim/sgd.c, optim/adam.c, optim/rmsprop.c) that validates its
  * hyperparameters and picks one fused update op with an attribute
- * template. The fused kernels (ops_optim.c) find the variable, its slot
+ * template. The fused kernels (optim/update_ops.c) find the variable, its slot
  * variables and the optimizer through the op's `ptr` attribute, which
  * points at a gb__optim_var owned by the optimizer.
  */
 #ifndef GB_OPTIM_INTERNAL_H
 #define GB_OPTIM_INTERNAL_H
 
-#include "internal.h"
+#include "ops/internal.h"
 
 /* Slots per variable: enough for RMSprop (velocity, momentum, average). */
 #define GB__OPTIM_MAX_SLOTS 3
@@ -77,7 +77,7 @@ bool gb__lr_schedule_check(const gb_lr_schedule *s, const char *who);
 double gb__lr_schedule_eval(const gb_lr_schedule *s, int64_t step);
 
 /* The fused kernels update a variable's heap buffer directly
- * (gb__variable_buffer / gb__variable_install in internal.h), with the
+ * (gb__variable_buffer / gb__variable_install in core/internal.h), with the
  * copy-on-write rule of AssignVariableOp: in place when the variable holds
  * the only reference, into a fresh buffer when a read is still alive. */
 

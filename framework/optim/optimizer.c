@@ -1,4 +1,4 @@
-/* optim_core.c — what every optimizer shares: slots, iterations, apply_gradients.
+/* optim/optimizer.c — what every optimizer shares: slots, iterations, apply_gradients.
  *
  * An optimizer is a name, a learning-rate schedule, an iteration counter,
  * one fused update op with its hyperparameters (chosen by the per-kind
@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "optim_internal.h"
+#include "optim/internal.h"
 
 struct gb_optimizer {
     char name[64];

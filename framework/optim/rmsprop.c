@@ -1,4 +1,4 @@
-/* optim_rmsprop.c — RMSprop (keras RMSprop), one ResourceApplyRMSProp per variable.
+/* optim/rmsprop.c — RMSprop (keras RMSprop), one ResourceApplyRMSProp per variable.
  *
  * Slots: "velocity" always; "momentum" only when momentum > 0 and
  * "average_gradient" only when centered, so the plain variant costs one
@@ -6,7 +6,7 @@
  */
 #include <math.h>
 
-#include "optim_internal.h"
+#include "optim/internal.h"
 
 gb_rmsprop_options gb_rmsprop_defaults(void) {
     return (gb_rmsprop_options){

@@ -1,4 +1,4 @@
-/* optim_schedule.c — learning-rate schedules: the rate as a function of the step.
+/* optim/schedule.c — learning-rate schedules: the rate as a function of the step.
  *
  * The formulas are those of keras.optimizers.schedules (ExponentialDecay,
  * CosineDecay with its optional linear warmup). A schedule is a plain
@@ -7,7 +7,7 @@
  */
 #include <math.h>
 
-#include "optim_internal.h"
+#include "optim/internal.h"
 
 /* ---- validation ----------------------------------------------------------------- */
 

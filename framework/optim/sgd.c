@@ -1,4 +1,4 @@
-/* optim_sgd.c — stochastic gradient descent, with momentum and Nesterov (keras SGD).
+/* optim/sgd.c — stochastic gradient descent, with momentum and Nesterov (keras SGD).
  *
  * Without momentum the update is ResourceApplyGradientDescent
  * (var -= lr * g); with momentum it is ResourceApplyKerasMomentum, which
@@ -6,7 +6,7 @@
  */
 #include <math.h>
 
-#include "optim_internal.h"
+#include "optim/internal.h"
 
 gb_sgd_options gb_sgd_defaults(void) {
     return (gb_sgd_options){.learning_rate = {.kind = GB_LR_CONSTANT,

@@ -1,4 +1,4 @@
-/* ops_optim.c — fused optimizer updates, as TensorFlow's ResourceApply* kernels.
+/* optim/update_ops.c — fused optimizer updates, as TensorFlow's ResourceApply* kernels.
  *
  * One op call updates one variable and its slot variables in a single
  * pass: for Adam, each element of the gradient, m, v and the variable is
@@ -19,7 +19,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "optim_internal.h"
+#include "optim/internal.h"
 
 /* The loops below read element i of every array before writing element i,
  * so running them in place (source == destination) is safe; this tells
@@ -308,7 +308,7 @@ static bool kernel_rmsprop(const gb_op_call *c, gb_tensor **out) {
 
 #define STATE_DOC                                                                             \
     "in[0]: the gradient (the variable's dtype and shape). ptr: the optimizer's "             \
-    "gb__optim_var (optim_internal.h): the optimizer, whose learning rate (its schedule at "  \
+    "gb__optim_var (optim/internal.h): the optimizer, whose learning rate (its schedule at "  \
     "the current iteration) and step number are read when the kernel runs, the variable, "    \
     "and its slot variables. f[3]: weight_decay (decoupled: var -= lr*weight_decay*var "      \
     "first). i[0]: 1 on the last update of a step (counts the optimizer's iteration). "

@@ -1,4 +1,4 @@
-/* conv_direct.c — direct Conv2D for small windows (see conv_direct.h).
+/* ops/conv/direct.c — direct Conv2D for small windows (see ops/conv/direct.h).
  *
  * For each output pixel the taps that fall inside the image are found
  * once (no per-element bounds checks); the output channels are computed
@@ -12,7 +12,7 @@
 #pragma GCC optimize("fp-contract=fast")
 #endif
 
-#include "conv_direct.h"
+#include "ops/conv/direct.h"
 
 /* The taps [lo, hi) of a window along one axis that land inside [0, in),
  * for the window starting at `base` (= o * stride - pad). */

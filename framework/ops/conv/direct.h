@@ -1,4 +1,4 @@
-/* conv_direct.h — direct Conv2D for small windows (internal).
+/* ops/conv/direct.h — direct Conv2D for small windows (internal).
  *
  * When a window holds few values (KH*KW*C <= GB_DIRECT_MAX_K, as in a
  * network's first layer on 1- or 3-channel images), im2col + GEMM is
@@ -9,7 +9,7 @@
 #ifndef GB_CONV_DIRECT_H
 #define GB_CONV_DIRECT_H
 
-#include "conv_im2col.h"
+#include "ops/conv/im2col.h"
 
 #define GB_DIRECT_MAX_K 32
 

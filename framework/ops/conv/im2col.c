@@ -1,4 +1,4 @@
-/* conv_im2col.c — sliding-window geometry (TF SAME/VALID rules) and the
+/* ops/conv/im2col.c — sliding-window geometry (TF SAME/VALID rules) and the
  * im2col/col2im transforms behind Conv2D and its two backprop ops.
  *
  * The transforms work on NHWC rows: for one output pixel and one kernel
@@ -9,7 +9,7 @@
  */
 #include <stdio.h>
 
-#include "conv_im2col.h"
+#include "ops/conv/im2col.h"
 
 /* ---- geometry ------------------------------------------------------------------- */
 

@@ -1,4 +1,4 @@
-/* conv_im2col.h — window geometry and im2col/col2im for NHWC convolution
+/* ops/conv/im2col.h — window geometry and im2col/col2im for NHWC convolution
  * and pooling (internal to the framework).
  *
  * A sliding window over [N,H,W,C] with kernel KHxKW, strides, dilations and
@@ -18,7 +18,7 @@
 #ifndef GB_CONV_IM2COL_H
 #define GB_CONV_IM2COL_H
 
-#include "internal.h"
+#include "ops/internal.h"
 
 typedef struct gb_window {
     int64_t n, h, w, c; /* input */

@@ -1,4 +1,4 @@
-/* conv_run.c — running one convolution kernel call: choosing the method
+/* ops/conv/run.c — running one convolution kernel call: choosing the method
  * (direct, Winograd, im2col + GEMM), splitting the batch over the worker
  * threads and giving each its scratch.
  *
@@ -17,10 +17,10 @@
  */
 #include <cblas.h>
 
-#include "conv_direct.h"
-#include "conv_run.h"
-#include "conv_winograd.h"
-#include "parallel.h"
+#include "ops/conv/direct.h"
+#include "ops/conv/run.h"
+#include "ops/conv/winograd.h"
+#include "core/parallel.h"
 
 /* Scratch for one chunk of im2col rows. Measured on the CNN's second
  * layer: chunks of 128 to 1820 rows (144 KB to 2 MB) run the GEMMs at the

@@ -1,9 +1,9 @@
-/* conv_run.h — running one convolution kernel call (internal; see
- * conv_run.c). */
+/* ops/conv/run.h — running one convolution kernel call (internal; see
+ * ops/conv/run.c). */
 #ifndef GB_CONV_RUN_H
 #define GB_CONV_RUN_H
 
-#include "conv_im2col.h"
+#include "ops/conv/im2col.h"
 
 typedef enum gb_conv_kind {
     GB_CONV_FORWARD,     /* a = x, b = W, out = y */

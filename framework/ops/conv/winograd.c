@@ -1,6 +1,6 @@
-/* conv_winograd.c — Winograd F(2x2, 3x3) convolution (see conv_winograd.h):
+/* ops/conv/winograd.c — Winograd F(2x2, 3x3) convolution (see ops/conv/winograd.h):
  * when to use it, the plans, and the kernels for float32 and float64
- * (conv_winograd_impl.h, included once per type).
+ * (ops/conv/winograd_impl.h, included once per type).
  */
 /* Let GCC fuse multiply-adds (ISO C mode forbids contracting otherwise). */
 #if defined(__GNUC__) && !defined(__clang__)
@@ -10,7 +10,7 @@
 #include <cblas.h>
 #include <string.h>
 
-#include "conv_winograd.h"
+#include "ops/conv/winograd.h"
 
 /* GEMM operands per tile batch: about this many values (V and M), so a
  * batch stays in the L2 cache (measured: 128k values beat 384k by 10-20%). */
@@ -79,7 +79,7 @@ int64_t gb__wino_filter_elems(const gb_wino *p) { return 16 * p->ci * p->co; }
 #define T float
 #define SFX(name) name##_f32
 #define GEMM cblas_sgemm
-#include "conv_winograd_impl.h"
+#include "ops/conv/winograd_impl.h"
 #undef T
 #undef SFX
 #undef GEMM
@@ -87,7 +87,7 @@ int64_t gb__wino_filter_elems(const gb_wino *p) { return 16 * p->ci * p->co; }
 #define T double
 #define SFX(name) name##_f64
 #define GEMM cblas_dgemm
-#include "conv_winograd_impl.h"
+#include "ops/conv/winograd_impl.h"
 #undef T
 #undef SFX
 #undef GEMM

@@ -1,4 +1,4 @@
-/* conv_winograd.h — Winograd F(2x2, 3x3) convolution (internal).
+/* ops/conv/winograd.h — Winograd F(2x2, 3x3) convolution (internal).
  *
  * For 3x3 windows with stride 1 and no dilation, each 2x2 block of outputs
  * needs 16 multiplications per (input, output) channel pair instead of 36:
@@ -17,7 +17,7 @@
 #ifndef GB_CONV_WINOGRAD_H
 #define GB_CONV_WINOGRAD_H
 
-#include "conv_im2col.h"
+#include "ops/conv/im2col.h"
 
 /* A correlation of X [n, ih, iw, ci] with a 3x3 filter (stride 1) into
  * Y [n, oh, ow, co]; the window of output (y, x) starts at input

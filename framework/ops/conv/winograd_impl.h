@@ -1,4 +1,4 @@
-/* conv_winograd_impl.h — the element-type-generic body of conv_winograd.c.
+/* ops/conv/winograd_impl.h — the element-type-generic body of ops/conv/winograd.c.
  *
  * Included once per type with T (the element type), SFX(name) (name with
  * the type suffix) and GEMM (cblas_sgemm / cblas_dgemm) defined. Tiles are

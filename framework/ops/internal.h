@@ -1,0 +1,135 @@
+/* ops/internal.h — the op-writer's kit: descriptors, the dispatcher, hooks.
+ *
+ * Included by op families (ops/, and the op kernels that live with the
+ * layer whose state they touch: optim/'s fused updates, debug/'s
+ * CheckNumerics) and by everything that calls the dispatcher directly.
+ * The hooks here are how the layers above take part in every op call
+ * without the dispatcher naming them: the tape records through
+ * gb__record_hook, the tracer through gb__trace_hook, numerics checks and
+ * placement/timing logs through the post-op hooks.
+ */
+#ifndef GB_OPS_INTERNAL_H
+#define GB_OPS_INTERNAL_H
+
+#include "core/internal.h"
+
+/* ---- ops and the dispatcher ----------------------------------------------------- */
+
+#define GB_MAX_OUTPUTS 8
+
+typedef struct gb_op_call {
+    gb_op_id op;
+    const struct gb_op_def *def;
+    gb_tensor *const *in;
+    int nin;
+    const gb_attrs *attrs;
+} gb_op_call;
+
+/* The dtype and shape of one output, as inferred before anything runs. */
+typedef struct gb_out_desc {
+    gb_dtype dtype;
+    int rank;
+    int64_t shape[GB_MAX_RANK];
+} gb_out_desc;
+
+/* Checks inputs and attributes, writes the outputs' descriptions, returns
+ * the number of outputs or -1 after gb__op_error(). */
+typedef int (*gb_infer_fn)(const gb_op_call *c, gb_out_desc *out);
+/* Fills the allocated outputs. Returns false after gb__op_error() for
+ * errors only the data can show (an index out of range). */
+typedef bool (*gb_kernel_fn)(const gb_op_call *c, gb_tensor **out);
+
+enum {
+    GB_OPF_STATEFUL = 1u << 0,    /* side effects: never pruned or reordered */
+    GB_OPF_ELEMENTWISE = 1u << 1, /* fusable */
+    GB_OPF_RANDOM = 1u << 2,
+    GB_OPF_VIEW = 1u << 3,        /* outputs share input memory: no data allocated */
+    GB_OPF_NO_RECORD = 1u << 4,   /* tapes do not see through it (StopGradient) */
+};
+
+typedef struct gb_op_def {
+    const char *name;       /* the op type, "MatMul" */
+    int arity;              /* number of inputs; -1 variadic */
+    unsigned flags;
+    const char *attrs_doc;  /* how the op uses gb_attrs slots */
+    gb_infer_fn infer;
+    gb_kernel_fn kernel;
+    gb_grad_fn grad;        /* NULL: no gradient */
+} gb_op_def;
+
+#define GB_OP(id, type_name, sym) extern const gb_op_def gb_opdef_##sym;
+#include "ops.def"
+#undef GB_OP
+
+extern const gb_op_def *const gb_op_table[GB_OP_COUNT];
+
+/* The one dispatcher: runs op on inputs, writes outputs, returns their
+ * number or -1 (sticky error). */
+int gb__dispatch(gb_op_id op, gb_tensor *const *in, int nin, const gb_attrs *attrs,
+                 gb_tensor **out);
+/* Single-output convenience. */
+gb_tensor *gb__op1(gb_op_id op, gb_tensor *const *in, int nin, const gb_attrs *attrs);
+gb_tensor *gb__op_unary(gb_op_id op, gb_tensor *x);
+gb_tensor *gb__op_binary(gb_op_id op, gb_tensor *a, gb_tensor *b);
+/* The gradient function in force for op (registered or built in). */
+gb_grad_fn gb__grad_fn(gb_op_id op);
+
+/* An op's error: names its type and instance. */
+void gb__op_error(const gb_op_call *c, gb_status code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The op name shown in errors and logs: "<scope>/<Type>", or
+ * "gradients/<forward>_grad/<Type>" inside a backward pass. */
+const char *gb__op_display_name(const gb_op_call *c, char *buf, size_t n);
+
+/* ---- variables as ops see them ---------------------------------------------------- */
+
+/* A variable's current value buffer, and replacing it (the old one loses
+ * the variable's reference): for kernels that update variables in place
+ * or copy on write (the fused optimizer updates). */
+gb_buffer *gb__variable_buffer(struct gb_variable *v);
+void gb__variable_install(struct gb_variable *v, gb_buffer *b);
+/* The variable behind a ReadVariableOp / Assign*VariableOp call. */
+struct gb_variable *gb__call_variable(const gb_op_call *c);
+bool gb__variable_is_trainable(const struct gb_variable *v);
+
+/* ---- hooks the dispatcher calls --------------------------------------------------- */
+
+/* Records a finished op call on the tapes that watch it; autodiff/
+ * installs it before its first tape sets a gb__tl_recording bit. */
+typedef void (*gb_record_hook_fn)(const gb_op_call *c, gb_tensor **out, int nout);
+extern _Atomic(gb_record_hook_fn) gb__record_hook;
+
+/* Tracing (functions into graphs) plugs in here; NULL until it exists. */
+typedef int (*gb_trace_hook_fn)(const gb_op_call *c, const gb_out_desc *desc, int nout,
+                                gb_tensor **out);
+extern _Atomic(gb_trace_hook_fn) gb__trace_hook;
+
+/* Post-kernel hooks (numerics, placement, timing): one flag word so the
+ * common case costs one branch. Data-worker threads run ops too, so the
+ * word and the hooks are atomics. */
+enum {
+    GB_HOOK_PLACEMENT = 1u << 0,
+    GB_HOOK_TIMING = 1u << 1,
+    GB_HOOK_NUMERICS = 1u << 2,
+};
+extern _Atomic unsigned gb__hook_flags;
+void gb__hook_flag_set(unsigned flag, bool on);
+/* The numerics check (debug/); returns false to fail the op. */
+typedef bool (*gb_post_op_fn)(const gb_op_call *c, gb_tensor **out, int nout);
+extern _Atomic(gb_post_op_fn) gb__numerics_hook;
+/* Placement and timing logs (debug/); us is the kernel's time when timed. */
+typedef void (*gb_op_log_fn)(const gb_op_call *c, double us);
+extern _Atomic(gb_op_log_fn) gb__op_log_hook;
+
+/* ---- helpers for op families ------------------------------------------------------ */
+
+/* Normalizes a possibly negative axis against rank; -1 after an error. */
+int gb__norm_axis(const gb_op_call *c, int axis, int rank);
+/* NumPy broadcasting of two shapes into out; false after an error. */
+bool gb__broadcast_shapes(const gb_op_call *c, int ra, const int64_t *sa, int rb,
+                          const int64_t *sb, int *rout, int64_t *sout);
+/* Sums g down to the given shape (undoing broadcasting); used by gradients. */
+gb_tensor *gb__sum_to_shape(gb_tensor *g, int rank, const int64_t *shape);
+gb_tensor *gb__sum_to(gb_tensor *g, const gb_tensor *like);
+
+#endif
