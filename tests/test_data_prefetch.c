@@ -303,6 +303,39 @@ START_TEST(test_map_with_ops_many_epochs) {
 }
 END_TEST
 
+/* Hooks switched on and off by the training thread while a prefetch
+ * worker runs ops: the switches and the dispatcher's reads of them are
+ * atomics, so ThreadSanitizer (make test-tsan) finds no race, and the
+ * values are unchanged. */
+static void count_op_events(const gb_event *ev, void *user) {
+    (void)ev;
+    atomic_fetch_add((_Atomic int *)user, 1);
+}
+
+START_TEST(test_hooks_toggled_while_worker_runs_ops) {
+    _Atomic int events = 0;
+    int id = gb_observer_add(count_op_events, &events, GB_EVENT_OP);
+    gb_dataset *ds = gb_dataset_prefetch(gb_dataset_map(range_ds(2000), scale, NULL, 1), 4);
+    gb_iterator *it = gb_iterator_new(ds);
+    gb_tensor *b[1];
+    for (int step = 0; step < 2000; step++) {
+        gb_set_op_timing(step % 2 == 0);
+        if (step % 7 == 0) gb_enable_check_numerics();
+        if (step % 7 == 3) gb_disable_check_numerics();
+        gb_scope_begin();
+        ck_assert(gb_iterator_next(it, b));
+        ck_assert_double_eq(gb_get(b[0], 0), 0.5 * step);
+        gb_scope_end();
+    }
+    gb_set_op_timing(false);
+    gb_disable_check_numerics();
+    gb_iterator_free(it);
+    gb_dataset_free(ds);
+    gb_observer_remove(id);
+    ck_assert_int_gt(atomic_load(&events), 0);
+}
+END_TEST
+
 /* Buffers come back through the ring: a long prefetched run stays flat. */
 START_TEST(test_prefetch_steady_state) {
     gb_dataset *ds = gb_dataset_prefetch(
@@ -341,6 +374,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_free_while_producing);
     tcase_add_test(tc, test_map_with_ops_many_epochs);
     tcase_add_test(tc, test_prefetch_steady_state);
+    tcase_add_test(tc, test_hooks_toggled_while_worker_runs_ops);
     suite_add_tcase(s, tc);
     return s;
 }
