@@ -9,7 +9,7 @@
 import { getJSON, pooled } from '../core/api.js';
 import { alpha, autosize, join, tooltip, uPlot, xAxis, yAxis } from '../core/chart.js';
 import { download, fmtValue, groupedCards, h, num, regexFrom, safeFileName, visibility } from '../core/dom.js';
-import { alertLink, alertRuns, openNumerics } from '../numerics/link.js';
+import { alertLink, alertRuns, openNumerics } from '../core/numerics-link.js';
 import { quantile, smooth } from './smoothing.js';
 
 export const name = 'scalars';
