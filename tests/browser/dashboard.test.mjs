@@ -8,8 +8,9 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import { ARTIFACTS, BUILD, check, finishSuite, launchBrowser, run, startServer, tempDir, until } from './lib.mjs';
+import { ARTIFACTS, BUILD, check, finishSuite, launchBrowser, requireBrowser, run, startServer, tempDir, until } from './lib.mjs';
 
+requireBrowser('webui_browser');
 const work = tempDir('gb-browser-');
 const db = path.join(work, 'showcase.db');
 fs.mkdirSync(ARTIFACTS, { recursive: true });
