@@ -6,6 +6,9 @@
 //   createPage(ctx) -> { controls?, view, refresh(), onData(), onRuns(), destroy() }
 // The build bundles every such folder (see webui/CMakeLists.txt); the
 // server says which are active for the open store (/api/plugins).
+// ctx.runs is the run selector; ctx.generation the store's generation as
+// the live stream last announced it: pages stamp what they fetch with it
+// and fetch again only once it moved (onData is called when it does).
 
 import { getJSON } from './api.js';
 import { h, throttle } from './dom.js';

@@ -4,7 +4,8 @@
 // is fetched exactly once however the cards scroll in and out; and a block
 // whose fetch returned nothing says so in words.
 
-import { check, until } from './lib.mjs';
+import path from 'node:path';
+import { ARTIFACTS, check, until } from './lib.mjs';
 
 // Counts the page's /api/<plugin>/series requests per "run tag" from now
 // on; stop() ends the count.
@@ -57,7 +58,8 @@ export function checkFetchedOnce(plugin, requests, blocks) {
 }
 
 // With the server's answer for tag replaced by an empty one (body), the
-// block says "No histograms" once its card is scrolled to.
+// block says "No histograms" once its card is scrolled to. Screenshot:
+// dashboard-<plugin>-empty.png.
 export async function checkEmptyBlock(page, plugin, tag, body) {
   const pattern = `**/api/${plugin}/series?**`;
   await page.route(pattern, (route) => (new URL(route.request().url()).searchParams.get('tag') === tag
@@ -71,5 +73,6 @@ export async function checkEmptyBlock(page, plugin, tag, body) {
   }, card(tag));
   check(`${plugin}: a block whose fetch returned nothing says "No histograms"`,
     state?.state === 'empty' && state.text.includes('No histograms'), JSON.stringify(state));
+  await page.screenshot({ path: path.join(ARTIFACTS, `dashboard-${plugin}-empty.png`) });
   await page.unroute(pattern);
 }
