@@ -17,7 +17,8 @@ if(TARGET glassbox_webui)
   # Alone on the machine, so the figures it prints mean something.
   set_tests_properties(webui_load PROPERTIES TIMEOUT 90 RUN_SERIAL TRUE)
 
-  # Writers the browser tests run while the page is open.
+  # Small writers the browser tests add data to a store with (before the
+  # page opens, or while it is open to check live updates).
   foreach(helper append_scalar append_histogram)
     add_executable(${helper} ${CMAKE_CURRENT_LIST_DIR}/browser/${helper}.c)
     target_link_libraries(${helper} PRIVATE glassbox_summary)
