@@ -6,6 +6,9 @@
 //   createPage(ctx) -> { controls?, view, refresh(), onData(), onRuns(), destroy() }
 // The build bundles every such folder (see webui/CMakeLists.txt); the
 // server says which are active for the open store (/api/plugins).
+// ctx.runs is the run selector; ctx.generation the store's generation as
+// the live stream last announced it: pages stamp what they fetch with it
+// and fetch again only once it moved (onData is called when it does).
 
 import { getJSON } from './api.js';
 import { h, throttle } from './dom.js';
@@ -71,12 +74,10 @@ export async function startApp(pageModules) {
   runs.onChange(() => current?.page.onRuns?.());
   window.addEventListener('hashchange', route);
 
-  await loadMeta();
-  if (!current) route();
-  window.__glassbox.ready = true;
-
   // Live: each event means "the store changed"; pages fetch what is new.
-  let busy = false, again = false;
+  // One update at a time, and one asked for meanwhile runs after it; the
+  // first load counts as one, so no update overlaps it.
+  let busy = true, again = false;
   const onData = async () => {
     if (busy) { again = true; return; }
     busy = true;
@@ -91,24 +92,38 @@ export async function startApp(pageModules) {
     } catch (e) { reportError(e); }
     busy = false;
   };
-  connectLive(ctx, throttle(onData, 250));
+  await connectLive(ctx, throttle(onData, 250));
+
+  await loadMeta();
+  if (!current) route();
+  window.__glassbox.ready = true;
+  busy = false;
+  if (again) onData();
 }
 
+// The stream opens before anything is fetched, and its first message (the
+// store's generation now) is awaited, briefly: what the pages fetch next is
+// at least that new, so only a later generation asks them to fetch again —
+// a page's first fetch is never repeated at once. Resolves when the first
+// message came, or after a second without one (then that first message,
+// when it comes, counts as a change: nothing is missed either way).
 function connectLive(ctx, onData) {
   const badge = $('live');
   const es = new EventSource('/api/events');
+  let starting = true, started;
+  const first = new Promise((resolve) => { started = resolve; });
   es.onopen = () => { badge.textContent = 'live'; badge.className = 'live on'; };
   es.onerror = () => { badge.textContent = 'reconnecting…'; badge.className = 'live off'; };
   es.onmessage = (ev) => {
-    // Every new generation (the first one too: the store may have changed
-    // between the page's first fetch and this connection) means "fetch
-    // what is new"; the pages ask only for steps after the ones they have.
     const g = JSON.parse(ev.data).generation;
     if (g === ctx.generation) return;
     ctx.generation = g;
-    onData();
+    if (starting) started();
+    else onData();
   };
   window.addEventListener('beforeunload', () => es.close());
+  return Promise.race([first, new Promise((resolve) => { setTimeout(resolve, 1000); })])
+    .then(() => { starting = false; });
 }
 
 function reportError(e) {

@@ -3,7 +3,7 @@
 
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import { fmtDuration, fmtValue, h } from './dom.js';
+import { fmtDuration, h } from './dom.js';
 
 export { uPlot };
 
@@ -62,15 +62,6 @@ export function join(parts) {
   return data;
 }
 
-// The index nearest to i where col has a value (within `reach`), or -1.
-export function nearestDefined(col, i, reach = 64) {
-  for (let d = 0; d <= reach; d++) {
-    if (i - d >= 0 && col[i - d] !== null && col[i - d] !== undefined) return i - d;
-    if (i + d < col.length && col[i + d] !== null && col[i + d] !== undefined) return i + d;
-  }
-  return -1;
-}
-
 // A tooltip element positioned next to the cursor inside `host`.
 export function tooltip(host) {
   const el = h('div.tooltip');
@@ -92,8 +83,6 @@ export function tooltip(host) {
     hide() { el.hidden = true; },
   };
 }
-
-export function valueText(v) { return fmtValue(v); }
 
 // Resizes a chart with its container.
 export function autosize(u, container, height) {

@@ -10,42 +10,57 @@ import { runLabel, tagPage } from '../core/tagpage.js';
 export const name = 'distributions';
 
 const HEIGHT = 220;
+const MEDIAN = 4;   // index of the median among the nine percentiles
 
 export function createPage(ctx) {
-  return tagPage(ctx, { plugin: 'distributions', noun: 'histogram', block: (run, tag) => {
-    const box = h('div.chart');
-    const el = h('div.run-block', { 'data-run': run }, runLabel(ctx, run), box);
-    const tip = tooltip(el);
-    let plot = null, stop = null, data = null, percentiles = [];
-    const load = async () => {
-      const r = await getJSON('distributions/series', { run, tag, points: 500 });
-      percentiles = r.percentiles;
-      data = [r.step, ...r.values.map((col) => col.map(num))];
-      el.dataset.steps = String(r.step.length);
-      el.dataset.series = String(r.values.length);
-      if (plot) { plot.setData(data); return; }
-      const color = ctx.runs.color(run);
-      const series = [{}, ...percentiles.map((p, k) => ({
-        label: `p${p}`, points: { show: false }, spanGaps: true,
-        stroke: k === 4 ? color : 'transparent', width: k === 4 ? 2 : 0,
-      }))];
-      // Outer to inner: the bands darken towards the median.
-      const bands = [[9, 1], [8, 2], [7, 3], [6, 4]].map(([a, b], i) => ({ series: [a, b], fill: alpha(color, 0.1 + 0.08 * i) }));
-      plot = new uPlot({
-        width: Math.max(300, box.clientWidth || 600), height: HEIGHT, series, bands,
-        legend: { show: false }, scales: { x: { time: false } }, axes: [xAxis('step'), yAxis()],
-        cursor: { drag: { x: true, y: false }, points: { show: false } },
-        hooks: { setCursor: [(u) => {
-          const i = u.cursor.idx;
-          if (i === null || i === undefined) { tip.hide(); return; }
-          tip.show(u, [h('div.tip-row', null, h('span.tip-run', null, `${run} · step ${data[0][i]}`)),
-            ...[8, 6, 4, 2, 0].map((k) => h('div.tip-row', null, h('span.tip-num', null,
-              `${k === 4 ? 'median' : `p${percentiles[k]}`}: ${fmtValue(data[k + 1][i])}`)))]);
-        }] },
-      }, data, box);
-      plot.over.addEventListener('mouseleave', () => tip.hide());
+  return tagPage(ctx, { plugin: 'distributions', noun: 'histogram',
+    block: (run, tag) => bandsBlock(ctx, run, tag), blockHeight: () => HEIGHT });
+}
+
+// One run's percentile bands of one tag: a chart made on the first fetch,
+// given new data on later ones.
+function bandsBlock(ctx, run, tag) {
+  const box = h('div.chart');
+  const el = h('div.run-block', { 'data-run': run }, runLabel(ctx, run), box);
+  const tip = tooltip(el);
+  let plot = null, stop = null;
+  const load = async () => {
+    const r = await getJSON('distributions/series', { run, tag, points: 500 });
+    const data = [r.step, ...r.values.map((col) => col.map(num))];
+    el.dataset.steps = String(r.step.length);
+    el.dataset.series = String(r.values.length);
+    if (plot) plot.setData(data);
+    else if (r.step.length) {
+      plot = bandsChart(box, data, { color: ctx.runs.color(run), percentiles: r.percentiles, run, tip });
       stop = autosize(plot, box, HEIGHT);
-    };
-    return { el, load, onData: load, destroy: () => { plot?.destroy(); stop?.(); } };
-  } });
+    }
+    return r.step.length;
+  };
+  return { el, load, destroy: () => { plot?.destroy(); stop?.(); } };
+}
+
+function bandsChart(box, data, { color, percentiles, run, tip }) {
+  const series = [{}, ...percentiles.map((p, k) => ({
+    label: `p${p}`, points: { show: false }, spanGaps: true,
+    stroke: k === MEDIAN ? color : 'transparent', width: k === MEDIAN ? 2 : 0,
+  }))];
+  // Outer to inner: the bands darken towards the median.
+  const bands = [[9, 1], [8, 2], [7, 3], [6, 4]].map(([a, b], i) => ({ series: [a, b], fill: alpha(color, 0.1 + 0.08 * i) }));
+  const plot = new uPlot({
+    width: Math.max(300, box.clientWidth || 600), height: HEIGHT, series, bands,
+    legend: { show: false }, scales: { x: { time: false } }, axes: [xAxis('step'), yAxis()],
+    cursor: { drag: { x: true, y: false }, points: { show: false } },
+    hooks: { setCursor: [(u) => showTip(u, tip, run, percentiles)] },
+  }, data, box);
+  plot.over.addEventListener('mouseleave', () => tip.hide());
+  return plot;
+}
+
+// The step under the cursor and its percentiles, outer to inner.
+function showTip(u, tip, run, percentiles) {
+  const i = u.cursor.idx;
+  if (i === null || i === undefined) { tip.hide(); return; }
+  tip.show(u, [h('div.tip-row', null, h('span.tip-run', null, `${run} · step ${u.data[0][i]}`)),
+    ...[8, 6, 4, 2, 0].map((k) => h('div.tip-row', null, h('span.tip-num', null,
+      `${k === MEDIAN ? 'median' : `p${percentiles[k]}`}: ${fmtValue(u.data[k + 1][i])}`)))]);
 }

@@ -35,7 +35,7 @@ export function createPage(ctx) {
     let steps = [], atEnd = true;
     const show = () => {
       const s = steps[+range.value];
-      if (!s) { row.replaceChildren(h('div.muted', null, 'No images')); return; }
+      if (!s) { row.replaceChildren(); return; }   // the block says so in words
       stepText.textContent = `step ${s.step} (${+range.value + 1}/${steps.length})`;
       el.dataset.step = String(s.step);
       el.dataset.samples = String(s.samples.length);
@@ -60,8 +60,9 @@ export function createPage(ctx) {
       const keep = steps.findIndex((s) => s.step === prev);
       range.value = String(atEnd || keep < 0 ? steps.length - 1 : keep);
       show();
+      return steps.length;
     };
-    return { el, load, onData: load, redraw };
+    return { el, load, redraw };
   } });
   return page;
 }

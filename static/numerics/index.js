@@ -4,12 +4,13 @@
 // the forward or backward pass, and what its inputs held — then a compact
 // table lists every alert by first occurrence (step, then the order they
 // were recorded); a row opens to show its details. Filters: run, op type,
-// steps (links from other pages set them through the URL, see link.js).
+// steps (links from other pages set them through the URL, see
+// core/numerics-link.js).
 // Live: new alerts are merged in as they are written.
 
 import { getJSON } from '../core/api.js';
 import { fmtValue, fmtWall, h, num } from '../core/dom.js';
-import { alertRuns } from './link.js';
+import { alertRuns } from '../core/numerics-link.js';
 import './numerics.css';
 
 export const name = 'numerics';

@@ -17,7 +17,8 @@ export function createPage(ctx) {
       list.replaceChildren(...r.rows.slice().reverse().map((row) => h('div.text-entry', { 'data-step': row.step },
         h('div.text-step', { title: fmtWall(row.wall) }, `step ${row.step}`),
         h('pre.text-body', null, row.text))));
+      return r.rows.length;
     };
-    return { el, load, onData: load };
+    return { el, load };
   } });
 }

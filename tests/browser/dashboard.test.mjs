@@ -3,17 +3,24 @@
 // loopback port, Debian's chromium (playwright-core). Checks that every
 // page draws its charts with the right number of series and points, that
 // the run filter and smoothing change what is drawn, that a scalar written
-// while the page is open appears within 2 s, and that the console stays
-// free of errors. Screenshots: <build>/tests/artifacts/dashboard-*.png.
+// while the page is open appears within 2 s, that histogram cards below the
+// fold say they are loading and fetch their series once (lazy.mjs), and
+// that the console stays free of errors. Screenshots:
+// <build>/tests/artifacts/dashboard-*.png.
 
 import fs from 'node:fs';
 import path from 'node:path';
-import { ARTIFACTS, BUILD, check, finishSuite, launchBrowser, run, startServer, tempDir, until } from './lib.mjs';
+import { checkBelowFold, checkEmptyBlock, checkFetchedOnce, countSeriesRequests, scrollThrough } from './lazy.mjs';
+import { ARTIFACTS, BUILD, check, finishSuite, launchBrowser, requireBrowser, run, startServer, tempDir, until } from './lib.mjs';
 
+requireBrowser('webui_browser');
 const work = tempDir('gb-browser-');
 const db = path.join(work, 'showcase.db');
 fs.mkdirSync(ARTIFACTS, { recursive: true });
 run(path.join(BUILD, 'examples/summary_showcase'), ['--db', db]);
+// More histogram tags in one run, so that the last cards start below the fold.
+const EXTRA_TAGS = ['extra/1', 'extra/2', 'extra/3', 'extra/4'];
+for (const tag of EXTRA_TAGS) run(path.join(BUILD, 'tests/append_histogram'), [db, 'mlp-sgd-lr0.1', tag, '12']);
 
 const server = await startServer(db);
 const browser = await launchBrowser(path.join(work, 'profile'));
@@ -34,6 +41,7 @@ const inked = (sel) => page.$eval(sel, (c) => {
   return n;
 });
 const pixels = (sel) => page.$eval(sel, (c) => c.toDataURL());
+const LOSS_CANVAS = '.card[data-tag="loss"] .u-wrap canvas';
 
 async function openTab(name) {
   await page.click(`a[data-tab="${name}"]`);
@@ -41,19 +49,18 @@ async function openTab(name) {
   check(`${name}: page loads`, ok);
 }
 
-async function main() {
-  const runs = (await api('runs')).runs.map((r) => r.name);
-  const scalarTags = (await api('scalars/tags')).runs;
-  const tagNames = [...new Set(Object.values(scalarTags).flat().map((t) => t.tag))].sort();
-
-  // ---- scalars -------------------------------------------------------------
+// The shell: a tab per active dashboard, every run, the live stream.
+async function checkShell(runs) {
   await page.goto(server.url);
   check('shell: ready', await until(page, () => window.__glassbox?.ready && document.querySelector('.page')?.dataset.loaded === 'true'));
   const tabs = await page.$$eval('a.tab', (as) => as.map((a) => a.dataset.tab));
   check('shell: a tab per active dashboard', JSON.stringify(tabs) === JSON.stringify(['scalars', 'histograms', 'distributions', 'images', 'text', 'numerics']), tabs.join(','));
   check('shell: every run listed', (await page.$$eval('#run-list .run', (l) => l.map((x) => x.dataset.run))).join() === runs.join());
   check('shell: live stream connected', await until(page, () => document.getElementById('live').classList.contains('on')));
+}
 
+// Scalars: a card per tag, every run and point drawn, NaN/Inf markers.
+async function checkScalarCards(scalarTags, tagNames) {
   const cards = await page.$$eval('.card[data-tag]', (cs) => cs.map((c) => ({
     tag: c.dataset.tag, runs: +c.dataset.runs, series: +c.dataset.series, points: JSON.parse(c.dataset.points || '{}'), markers: +c.dataset.markers })));
   check('scalars: one card per tag', JSON.stringify(cards.map((c) => c.tag)) === JSON.stringify(tagNames), cards.map((c) => c.tag).join());
@@ -66,11 +73,12 @@ async function main() {
   }
   const loss = cards.find((c) => c.tag === 'loss');
   check('scalars/loss: NaN and +Inf shown as markers', loss?.markers === 2, `${loss?.markers}`);
-  const lossCanvas = '.card[data-tag="loss"] .u-wrap canvas';
-  check('scalars/loss: chart drawn', (await inked(lossCanvas)) > 2000);
+  check('scalars/loss: chart drawn', (await inked(LOSS_CANVAS)) > 2000);
   await shot('scalars');
+}
 
-  // Tooltip: run, step, value, smoothed.
+// Tooltip: run, step, value, smoothed.
+async function checkTooltip(runs) {
   const over = await page.$('.card[data-tag="accuracy"] .u-over');
   const box = await over.boundingBox();
   await page.mouse.move(box.x + box.width * 0.5, box.y + box.height * 0.5);
@@ -78,19 +86,23 @@ async function main() {
   check('scalars: tooltip shows run, step, value, smoothed', !!tip && runs.every((r) => tip.includes(r)) && /step \d+/.test(tip) && tip.includes('smoothed'), tip);
   await shot('scalars-tooltip');
   await page.mouse.move(5, 5);
+}
 
-  // Smoothing changes the drawing.
-  const before = await pixels(lossCanvas);
+// Smoothing changes the drawing.
+async function checkSmoothing() {
+  const before = await pixels(LOSS_CANVAS);
   await page.$eval('#smoothing', (el) => { el.value = '0'; el.dispatchEvent(new Event('input')); });
   await page.waitForTimeout(100);
-  const raw = await pixels(lossCanvas);
+  const raw = await pixels(LOSS_CANVAS);
   check('scalars: smoothing 0.6 -> 0 redraws', raw !== before);
   await page.$eval('#smoothing', (el) => { el.value = '0.95'; el.dispatchEvent(new Event('input')); });
   await page.waitForTimeout(100);
-  check('scalars: smoothing 0.95 differs again', (await pixels(lossCanvas)) !== raw && (await pixels(lossCanvas)) !== before);
+  check('scalars: smoothing 0.95 differs again', (await pixels(LOSS_CANVAS)) !== raw && (await pixels(LOSS_CANVAS)) !== before);
   await page.$eval('#smoothing', (el) => { el.value = '0.6'; el.dispatchEvent(new Event('input')); });
+}
 
-  // Run filter.
+// Run filter.
+async function checkRunFilter(runs, tagNames) {
   await page.fill('#run-filter', '^mlp-adam');
   check('run filter: one run left per card', await until(page, () => [...document.querySelectorAll('.card[data-tag]')].every((c) => c.dataset.runs === '1')));
   check('run filter: run list filtered', (await page.$$('#run-list .run')).length === 1);
@@ -103,29 +115,33 @@ async function main() {
   check('run selector: none -> no chart', await until(page, () => document.querySelectorAll('.card[data-tag]').length === 0));
   await page.click('#runs-all');
   check('run selector: all -> charts back', await until(page, (n) => document.querySelectorAll('.card[data-tag]').length === n, tagNames.length));
+}
 
-  // Tag filter, log scale, outliers, x axes.
+// Tag filter, log scale, outliers, x axes.
+async function checkScalarOptions(tagNames) {
   await page.fill('#tag-filter', '^loss$');
   check('tag filter: one card', await until(page, () => document.querySelectorAll('.card[data-tag]').length === 1));
   // The card draws its chart once its data has come (it may have been rebuilt).
-  check('tag filter: chart drawn', await until(page, (sel) => !!document.querySelector(sel), lossCanvas));
-  const linear = await pixels(lossCanvas);
+  check('tag filter: chart drawn', await until(page, (sel) => !!document.querySelector(sel), LOSS_CANVAS));
+  const linear = await pixels(LOSS_CANVAS);
   await page.check('#log-scale');
   await until(page, () => true);
-  check('log scale redraws', (await pixels(lossCanvas)) !== linear);
+  check('log scale redraws', (await pixels(LOSS_CANVAS)) !== linear);
   await page.uncheck('#log-scale');
   await page.check('#ignore-outliers');
-  check('ignore outliers rescales', (await pixels(lossCanvas)) !== linear);
+  check('ignore outliers rescales', (await pixels(LOSS_CANVAS)) !== linear);
   await shot('scalars-outliers');
   await page.uncheck('#ignore-outliers');
   for (const mode of ['relative', 'wall', 'step']) {
     await page.check(`input[name="x"][value="${mode}"]`);
-    check(`x axis ${mode}: chart drawn`, (await inked(lossCanvas)) > 2000);
+    check(`x axis ${mode}: chart drawn`, (await inked(LOSS_CANVAS)) > 2000);
   }
   await page.fill('#tag-filter', '');
   await until(page, (n) => document.querySelectorAll('.card[data-tag]').length === n, tagNames.length);
+}
 
-  // Live: a scalar written now shows up within 2 s.
+// Live: a scalar written now shows up within 2 s.
+async function checkLive(runs) {
   const run0 = runs.find((r) => r.startsWith('mlp-adam'));
   const pointsBefore = await page.$eval('.card[data-tag="loss"]', (c, r) => JSON.parse(c.dataset.points)[r], run0);
   const t0 = Date.now();
@@ -137,8 +153,10 @@ async function main() {
   run(path.join(BUILD, 'tests/append_scalar'), [db, run0, 'live/probe', '1', '42']);
   const card = await until(page, () => !!document.querySelector('.card[data-tag="live/probe"][data-runs="1"]'), null, 2000);
   check(`live: a new tag gets its card within 2 s (${Date.now() - t1} ms)`, !!card && Date.now() - t1 <= 2000);
+}
 
-  // CSV and JSON downloads of a card.
+// CSV and JSON downloads of a card.
+async function checkDownloads(runs, scalarTags) {
   const [csv] = await Promise.all([page.waitForEvent('download', { timeout: 5000 }),
     page.click('.card[data-tag="accuracy"] button[title="Download CSV"]')]);
   const csvText = fs.readFileSync(await csv.path(), 'utf8').trim().split('\n');
@@ -149,9 +167,11 @@ async function main() {
   const jsonObj = JSON.parse(fs.readFileSync(await json.path(), 'utf8'));
   check('download: JSON per run', jsonObj.tag === 'accuracy' && Object.keys(jsonObj.runs).length === runs.length &&
     jsonObj.runs[runs[0]].step.length === scalarTags[runs[0]].find((t) => t.tag === 'accuracy').count);
+}
 
-  // A long series (new run, written live): downsampled with an envelope,
-  // and a drag-zoom re-fetches the range at full resolution.
+// A long series (new run, written live): downsampled with an envelope,
+// and a drag-zoom re-fetches the range at full resolution.
+async function checkLongSeries() {
   run(path.join(BUILD, 'tests/append_scalar'), [db, 'long-run', 'long/wave', '0', '1', '20000']);
   const longCard = '.card[data-tag="long/wave"]';
   // Cards load when near the screen: bring the new one into view.
@@ -180,37 +200,65 @@ async function main() {
   await shot('scalars-zoomed');
   await page.dblclick(`${longCard} .u-over`);
   check('long series: double click resets the zoom', await until(page, (s) => document.querySelector(s).dataset.downsampled === 'true', longCard));
+}
 
-  // ---- histograms ------------------------------------------------------------
-  const histTags = (await api('histograms/tags')).runs;
+// Every (tag, run) with histograms, and how many steps each holds.
+async function histogramBlocks() {
+  const byRun = (await api('histograms/tags')).runs;
+  return Object.entries(byRun).flatMap(([run, ts]) => ts.map((t) => ({ tag: t.tag, run, count: t.count })));
+}
+
+// Histograms: cards below the fold wait for a scroll, each block is fetched
+// once; offset and overlay views.
+async function checkHistograms() {
+  const want = await histogramBlocks();
+  const requests = countSeriesRequests(page, 'histograms');
   await openTab('histograms');
-  const wantCount = Object.values(histTags).flat().length;
-  await until(page, (n) => document.querySelectorAll('.card[data-tag] .run-block canvas').length >= n, wantCount);
+  await checkBelowFold(page, 'histograms', EXTRA_TAGS.at(-1), requests);
+  await page.screenshot({ path: path.join(ARTIFACTS, 'dashboard-histograms-full.png'), fullPage: true });
+  await shot('histograms-offset');
+  await scrollThrough(page);
+  await scrollThrough(page);   // in and out of view again: nothing re-fetched
+  requests.stop();
+  checkFetchedOnce('histograms', requests, want);
   const blocks = await page.$$eval('.card[data-tag] .run-block', (bs) => bs.map((b) => ({ tag: b.closest('.card').dataset.tag, run: b.dataset.run, n: +b.dataset.histograms })));
-  const wantBlocks = Object.entries(histTags).flatMap(([r, ts]) => ts.map((t) => ({ tag: t.tag, run: r, n: Math.min(40, t.count) })));
-  check('histograms: one block per run and tag', blocks.length === wantBlocks.length, `${blocks.length} vs ${wantBlocks.length}`);
-  check('histograms: every histogram loaded', wantBlocks.every((w) => blocks.some((b) => b.tag === w.tag && b.run === w.run && b.n === w.n)), JSON.stringify(blocks));
+  check('histograms: one block per run and tag', blocks.length === want.length, `${blocks.length} vs ${want.length}`);
+  check('histograms: every histogram loaded', want.every((w) => blocks.some((b) => b.tag === w.tag && b.run === w.run && b.n === Math.min(40, w.count))), JSON.stringify(blocks));
   const hist = '.card[data-tag] .run-block canvas';
   check('histograms: offset view drawn', (await inked(hist)) > 3000);
-  await shot('histograms-offset');
   const offset = await pixels(hist);
   await page.click('#mode-overlay');
   check('histograms: overlay view differs', (await pixels(hist)) !== offset && (await inked(hist)) > 1000);
   await shot('histograms-overlay');
   await page.click('#mode-offset');
+  await checkEmptyBlock(page, 'histograms', EXTRA_TAGS[0], { histograms: [] });
+}
 
-  // ---- distributions -----------------------------------------------------------
+// Distributions: the same lazy loading; nine percentile series per chart,
+// one column per histogram.
+async function checkDistributions() {
+  const want = await histogramBlocks();
+  const requests = countSeriesRequests(page, 'distributions');
   await openTab('distributions');
-  // Charts fill in as their data arrives; wait for every block (bounded).
-  await until(page, (n) => document.querySelectorAll('.run-block .u-wrap canvas').length >= n, wantBlocks.length);
-  const dist = await page.$$eval('.run-block', (bs) => bs.map((b) => +b.dataset.steps));
-  check('distributions: nine percentile series per chart', (await page.$$eval('.run-block', (bs) => bs.map((b) => b.dataset.series))).every((n) => n === '9'));
-  check('distributions: a chart per run and tag', dist.length === wantBlocks.length, `${dist.length}`);
-  check('distributions: one column per histogram', dist.every((n, i) => n === Object.values(histTags).flat()[i]?.count), dist.join());
-  check('distributions: bands drawn', (await inked('.run-block .u-wrap canvas')) > 3000);
+  await checkBelowFold(page, 'distributions', EXTRA_TAGS.at(-1), requests);
+  await page.screenshot({ path: path.join(ARTIFACTS, 'dashboard-distributions-full.png'), fullPage: true });
   await shot('distributions');
+  await scrollThrough(page);
+  await scrollThrough(page);
+  requests.stop();
+  checkFetchedOnce('distributions', requests, want);
+  const charts = await page.$$eval('.run-block', (bs) => bs.map((b) => ({
+    tag: b.closest('.card').dataset.tag, run: b.dataset.run, steps: +b.dataset.steps, series: b.dataset.series, drawn: !!b.querySelector('.u-wrap canvas') })));
+  check('distributions: nine percentile series per chart', charts.every((c) => c.series === '9'));
+  check('distributions: a chart per run and tag', charts.length === want.length && charts.every((c) => c.drawn), `${charts.length}`);
+  check('distributions: one column per histogram', want.every((w) => charts.some((c) => c.tag === w.tag && c.run === w.run && c.steps === w.count)), JSON.stringify(charts));
+  check('distributions: bands drawn', (await inked('.run-block .u-wrap canvas')) > 3000);
+  await checkEmptyBlock(page, 'distributions', EXTRA_TAGS[0], { percentiles: [], step: [], values: [] });
+}
 
-  // ---- images -------------------------------------------------------------------
+// Images: the newest step with every sample, the step slider, brightness,
+// contrast, actual size.
+async function checkImages() {
   const imageTags = (await api('images/tags')).runs;
   await openTab('images');
   const [firstRun, firstTags] = Object.entries(imageTags)[0];
@@ -231,8 +279,10 @@ async function main() {
   await page.check('#actual-size');
   check('images: actual size', await page.$eval('.image-cell img', (i) => !i.classList.contains('scaled') && i.getBoundingClientRect().width === i.naturalWidth));
   await shot('images-adjusted');
+}
 
-  // ---- text -----------------------------------------------------------------------
+// Text: every entry, newest first, as plain text.
+async function checkText() {
   await openTab('text');
   const textTags = (await api('text/tags')).runs;
   const [tRun, tTags] = Object.entries(textTags)[0];
@@ -242,7 +292,25 @@ async function main() {
   check('text: every entry shown', shown.length === rows.length, `${shown.length}`);
   check('text: shown as plain text', shown.length > 0 && shown.every((s, i) => s.children === 0 && s.text === rows[rows.length - 1 - i].text));
   await shot('text');
+}
 
+async function main() {
+  const runs = (await api('runs')).runs.map((r) => r.name);
+  const scalarTags = (await api('scalars/tags')).runs;
+  const tagNames = [...new Set(Object.values(scalarTags).flat().map((t) => t.tag))].sort();
+  await checkShell(runs);
+  await checkScalarCards(scalarTags, tagNames);
+  await checkTooltip(runs);
+  await checkSmoothing();
+  await checkRunFilter(runs, tagNames);
+  await checkScalarOptions(tagNames);
+  await checkLive(runs);
+  await checkDownloads(runs, scalarTags);
+  await checkLongSeries();
+  await checkHistograms();
+  await checkDistributions();
+  await checkImages();
+  await checkText();
   check('no console errors or failed requests', errors.length === 0, errors.join(' | '));
 }
 

@@ -6,8 +6,9 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ARTIFACTS, BUILD, check, launchBrowser, summary, tempDir, until } from './lib.mjs';
+import { ARTIFACTS, BUILD, check, launchBrowser, requireBrowser, summary, tempDir, until } from './lib.mjs';
 
+requireBrowser('demo_browser');
 const work = tempDir('gb-demo-');
 fs.mkdirSync(ARTIFACTS, { recursive: true });
 const db = path.join(work, 'demo.db');

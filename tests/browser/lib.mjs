@@ -1,7 +1,8 @@
 // lib.mjs — what the browser end-to-end tests share: a tiny assertion
 // counter, the glassbox server as a child process on a free loopback port,
 // and Debian's chromium driven by playwright-core (headless, no sandbox,
-// no background networking, a fresh profile). Every wait is bounded.
+// no background networking, a fresh profile), or a clear failure when
+// either is missing. Every wait is bounded.
 
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -60,10 +61,24 @@ export function startServer(db) {
   });
 }
 
+const CHROMIUM = '/usr/bin/chromium';
+const PLAYWRIGHT = path.join(SOURCE, 'static/node_modules/playwright-core/index.mjs');
+
+// Exits at once, failing with a clear message, when chromium or
+// playwright-core is missing: before a server or a training run is
+// started, so nothing is left behind, and never a silent pass.
+export function requireBrowser(label) {
+  const missing = [[CHROMIUM, `chromium not found at ${CHROMIUM}`],
+    [PLAYWRIGHT, 'playwright-core not found in static/node_modules']].find(([file]) => !fs.existsSync(file));
+  if (!missing) return;
+  console.log(`not ok - ${label}: ${missing[1]} — run scripts/bootstrap.sh`);
+  process.exit(1);
+}
+
 export async function launchBrowser(profileDir) {
-  const { chromium } = await import(path.join(SOURCE, 'static/node_modules/playwright-core/index.mjs'));
+  const { chromium } = await import(PLAYWRIGHT);
   return chromium.launchPersistentContext(profileDir, {
-    executablePath: '/usr/bin/chromium',
+    executablePath: CHROMIUM,
     headless: true,
     viewport: { width: 1400, height: 900 },
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',

@@ -12,9 +12,10 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import { ARTIFACTS, BUILD, check, finishSuite, launchBrowser, run, startServer, tempDir, until } from './lib.mjs';
+import { ARTIFACTS, BUILD, check, finishSuite, launchBrowser, requireBrowser, run, startServer, tempDir, until } from './lib.mjs';
 
 const RUN = 'nan_hunt';
+requireBrowser('webui_numerics_browser');
 const work = tempDir('gb-numerics-');
 const db = path.join(work, 'nan_hunt.db');
 fs.mkdirSync(ARTIFACTS, { recursive: true });

@@ -1,14 +1,15 @@
-// link.js — how other pages point at the Numerics page: which runs have
-// numerics alerts, and links that open the page filtered to a run (and a
-// step).
+// numerics-link.js — how other pages point at the Numerics page: which
+// runs have numerics alerts, and links that open the page filtered to a run
+// (and a step). In core/ because two dashboards use it: the Numerics page
+// itself and the Scalars page (legend links, NaN/Inf markers).
 //
 // The filter travels in the URL's query (`?run=R&step=S#numerics`), so a
 // link can be opened in a new tab or bookmarked; in the same tab it is set
 // without a reload and the hash change switches the page.
 
-import { getJSON } from '../core/api.js';
-import { h } from '../core/dom.js';
-import './numerics.css';
+import { getJSON } from './api.js';
+import { h } from './dom.js';
+import './numerics-link.css';
 
 // Map run -> {count, first_step, last_step, first: {step, op_type, op_name}}
 // for every run with at least one alert.
