@@ -24,9 +24,5 @@ set_tests_properties(nan_hunt_raise PROPERTIES WILL_FAIL FALSE
 
 # demo_browser: the MLP example serving its own dashboard while it trains,
 # checked (and screenshotted) in chromium, as `make demo` shows it.
-find_program(NODE_EXECUTABLE node REQUIRED)
-add_test(NAME demo_browser
-         COMMAND ${NODE_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/browser/demo.test.mjs
-         WORKING_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
-set_tests_properties(demo_browser PROPERTIES TIMEOUT 240 ENVIRONMENT
-  "GB_SOURCE_DIR=${CMAKE_SOURCE_DIR};GB_BUILD_DIR=${CMAKE_BINARY_DIR}")
+include(${CMAKE_CURRENT_LIST_DIR}/browser/node_test.cmake)
+gb_node_test(demo_browser ${CMAKE_CURRENT_LIST_DIR}/browser/demo.test.mjs 240)

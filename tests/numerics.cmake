@@ -11,12 +11,6 @@ if(TARGET glassbox_webui AND TARGET nan_hunt)
   target_link_libraries(append_alert PRIVATE glassbox_summary)
   set_target_properties(append_alert PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
 
-  find_program(NODE_EXECUTABLE node)
-  if(NODE_EXECUTABLE)
-    add_test(NAME webui_numerics_browser
-             COMMAND ${NODE_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/browser/numerics.test.mjs
-             WORKING_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
-    set_tests_properties(webui_numerics_browser PROPERTIES TIMEOUT 180 ENVIRONMENT
-      "GB_SOURCE_DIR=${CMAKE_SOURCE_DIR};GB_BUILD_DIR=${CMAKE_BINARY_DIR}")
-  endif()
+  include(${CMAKE_CURRENT_LIST_DIR}/browser/node_test.cmake)
+  gb_node_test(webui_numerics_browser ${CMAKE_CURRENT_LIST_DIR}/browser/numerics.test.mjs 180)
 endif()

@@ -4,6 +4,7 @@
 # test vanish: a green run without the browser tests would pass for a
 # dashboard that works. Chromium and playwright-core are checked by the
 # tests themselves (tests/browser/lib.mjs), which fail with the same advice.
+include_guard(GLOBAL)
 find_program(NODE_EXECUTABLE node)
 set(GB_NODE_TEST_DIR ${CMAKE_CURRENT_LIST_DIR})
 
