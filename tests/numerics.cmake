@@ -7,10 +7,7 @@
 #                           from the scalars page; screenshots go to
 #                           <build>/tests/artifacts/numerics*.png
 if(TARGET glassbox_webui AND TARGET nan_hunt)
-  add_executable(append_alert ${CMAKE_CURRENT_LIST_DIR}/browser/append_alert.c)
-  target_link_libraries(append_alert PRIVATE glassbox_summary)
-  set_target_properties(append_alert PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
-
+  # append_alert (tests/browser/append_alert.c) is built in webui.cmake.
   find_program(NODE_EXECUTABLE node)
   if(NODE_EXECUTABLE)
     add_test(NAME webui_numerics_browser

@@ -1,8 +1,15 @@
-/* test_summary_cli.c — `glassbox inspect` and `glassbox export`, run as a user would.
+/* test_webui_cli.c — the `glassbox` program, run as a user would.
  *
  * Runs the built build/glassbox binary (GB_BUILD_DIR, set by CTest) on a
- * store written here, and on the wrong files: each error gives a non-zero
- * exit and a message naming the problem, and nothing on stdout.
+ * store written for each test (webui_fixtures.c, "cli": run run-a with an
+ * hparam lr=0.01, scalars loss = 0.5, NaN, +Inf, -Inf, 0.1, -2.25e-300 at
+ * steps 0..5 and a histogram w) and on the wrong files: inspect and export
+ * read it exactly; each error gives a non-zero exit, a message naming the
+ * problem and nothing on stdout. The one argument parser: every subcommand
+ * takes --name VALUE and --name=VALUE alike, answers --help with its usage
+ * on stdout, and refuses unknown options, missing values and missing
+ * required options with exit 2. serve's bad arguments are refused before
+ * it would serve. Links the server and the store only.
  */
 #include <check.h>
 #include <math.h>
@@ -10,13 +17,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include "gb_summary.h"
-#include "glassbox.h"
+#include "run_program.h"
+#include "run_suite.h"
 #include "summary_test_util.h"
-#include "test_util.h"
 
 static char dir[256], db[300], out_path[300], err_path[300], out[1 << 16], err[4096];
 
@@ -30,33 +35,11 @@ static void read_file(const char *path, char *buf, size_t n) {
 
 /* Runs `glassbox args...`; stdout and stderr land in out and err. */
 static int glassbox(const char *const *args) {
-    const char *build = getenv("GB_BUILD_DIR");
-    char exe[512], self[400] = "";
-    if (!build) {   /* run by hand: this test lives in <build>/tests/ */
-        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-        self[n > 0 ? n : 0] = 0;
-        char *slash = strrchr(self, '/');
-        if (slash) *slash = 0;
-        strncat(self, "/..", sizeof self - strlen(self) - 1);
-        build = self;
-    }
-    snprintf(exe, sizeof exe, "%s/glassbox", build);
-    ck_assert_msg(access(exe, X_OK) == 0, "%s is not built", exe);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        if (!freopen(out_path, "w", stdout) || !freopen(err_path, "w", stderr)) _exit(99);
-        char *argv[16] = {exe};
-        for (int i = 0; args[i] && i < 14; i++) argv[i + 1] = (char *)args[i];
-        execv(exe, argv);
-        _exit(98);
-    }
-    int status;
-    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    int rc = run_program("glassbox", args, out_path, err_path);
+    ck_assert_int_ge(rc, 0);
     read_file(out_path, out, sizeof out);
     read_file(err_path, err, sizeof err);
-    ck_assert(WIFEXITED(status));
-    return WEXITSTATUS(status);
+    return rc;
 }
 
 #define ASSERT_FAILS(code, part, ...)                                                         \
@@ -67,18 +50,11 @@ static int glassbox(const char *const *args) {
     } while (0)
 
 static void setup(void) {
-    SUMMARY_TEMP_STORE(dir, db, "gb_summary_cli");
+    SUMMARY_TEMP_STORE(dir, db, "gb_webui_cli");
     snprintf(out_path, sizeof out_path, "%s/out", dir);
     snprintf(err_path, sizeof err_path, "%s/err", dir);
-    gb_summary_writer *w;
-    ck_assert_int_eq(gb_summary_writer_open(db, "run-a", NULL, &w), GB_OK);
-    gb_summary_hparam_num(w, "lr", 0.01);
-    const double values[] = {0.5, NAN, INFINITY, -INFINITY, 0.1, -2.25e-300};
-    for (int i = 0; i < 6; i++) gb_summary_scalar(w, "loss", values[i], i);
-    gb_scope_begin();
-    gb_summary_histogram(w, "w", gb_ones(GB_F32, GB_SHAPE(3)), 0);
-    gb_scope_end();
-    ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
+    ck_assert_int_eq(run_program("tests/webui_fixtures", (const char *const[]){"cli", db, NULL},
+                                 NULL, NULL), 0);
 }
 
 static void teardown(void) {
@@ -144,7 +120,7 @@ START_TEST(test_errors_exit_non_zero_with_a_message) {
                  "--format", "xml");
     ASSERT_FAILS(2, "usage: glassbox export", "export", "--db", db);
     ASSERT_FAILS(2, "usage: glassbox inspect", "inspect");
-    ASSERT_FAILS(2, "unknown argument '--verbose'", "inspect", "--db", db, "--verbose");
+    ASSERT_FAILS(2, "unknown option '--verbose'", "inspect", "--db", db, "--verbose");
     ASSERT_FAILS(2, "--db needs a value", "inspect", "--db");
     sqlite3 *h;
     ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
@@ -154,14 +130,98 @@ START_TEST(test_errors_exit_non_zero_with_a_message) {
 }
 END_TEST
 
+/* ---- the one argument parser -------------------------------------------------------------- */
+
+static const char *const subcommands[] = {"inspect", "export", "serve"};
+
+START_TEST(test_value_after_equals_sign_everywhere) {
+    char arg[400];
+    snprintf(arg, sizeof arg, "--db=%s", db);
+    ck_assert_int_eq(glassbox((const char *const[]){"inspect", arg, NULL}), 0);
+    ck_assert_msg(strstr(out, "run 'run-a'"), "%s", out);
+    ck_assert_int_eq(glassbox((const char *const[]){"export", arg, "--run=run-a", "--tag=loss",
+                                                    "--format=csv", NULL}),
+                     0);
+    ck_assert(!strncmp(out, "step,wall_time,value\n0,", 23));
+    /* serve: --db= and --port= are read (the store is missing: exit 1, not 2). */
+    char missing[400];
+    snprintf(missing, sizeof missing, "--db=%s/missing.db", dir);
+    ASSERT_FAILS(1, "cannot open store", "serve", missing, "--port=0", "--threads=2");
+    ASSERT_FAILS(2, "--port needs an integer in 0..65535, not 'http'", "serve", arg, "--port=http");
+    ASSERT_FAILS(2, "--db needs a value (FILE)", "inspect", "--db=");
+}
+END_TEST
+
+START_TEST(test_help_on_every_subcommand) {
+    for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0]; i++) {
+        const char *flags[] = {"--help", "-h"};
+        for (int f = 0; f < 2; f++) {
+            /* --help wins over anything else on the line, even a mistake. */
+            ck_assert_int_eq(glassbox((const char *const[]){subcommands[i], "--bogus", flags[f], NULL}), 0);
+            char head[64];
+            snprintf(head, sizeof head, "usage: glassbox %s --db FILE", subcommands[i]);
+            ck_assert_msg(!strncmp(out, head, strlen(head)), "%s", out);
+            ck_assert_msg(strstr(out, "--name VALUE or --name=VALUE"), "%s", out);
+            ck_assert_msg(strstr(out, "-h, --help"), "%s", out);
+            ck_assert_str_eq(err, "");
+        }
+    }
+    ck_assert_int_eq(glassbox((const char *const[]){"serve", "--help", NULL}), 0);
+    ck_assert(strstr(out, "--port PORT") && strstr(out, "(default 6006)") &&
+              strstr(out, "(default 127.0.0.1)"));
+    ck_assert_int_eq(glassbox((const char *const[]){"export", "--help", NULL}), 0);
+    ck_assert(strstr(out, "[--format csv|json]") && strstr(out, "(default csv)"));
+    /* The program's own help lists every subcommand. */
+    ck_assert_int_eq(glassbox((const char *const[]){"--help", NULL}), 0);
+    for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0]; i++)
+        ck_assert_msg(strstr(out, subcommands[i]), "%s", out);
+    ck_assert_str_eq(err, "");
+    ASSERT_FAILS(2, "usage: glassbox <command>", "frobnicate");
+    ck_assert(strstr(err, "unknown command 'frobnicate'"));
+}
+END_TEST
+
+START_TEST(test_unknown_option_is_a_clear_error) {
+    for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0]; i++) {
+        char want[128];
+        snprintf(want, sizeof want, "glassbox %s: unknown option '--verbose'\nusage: glassbox %s --db FILE",
+                 subcommands[i], subcommands[i]);
+        ASSERT_FAILS(2, want, subcommands[i], "--db", db, "--verbose");
+        snprintf(want, sizeof want, "'glassbox %s --help' describes the options", subcommands[i]);
+        ck_assert_msg(strstr(err, want), "%s", err);
+    }
+    ASSERT_FAILS(2, "unexpected argument 'runs.db'", "inspect", "runs.db");
+    ASSERT_FAILS(2, "--db is given more than once", "inspect", "--db", db, "--db=x");
+    ASSERT_FAILS(2, "--db needs a value (FILE)", "inspect", "--db", "--format", "csv");
+}
+END_TEST
+
+/* serve refuses bad arguments (exit 2) before it would serve. */
+START_TEST(test_serve_rejects_bad_arguments) {
+    ASSERT_FAILS(2, "glassbox serve: --db FILE is required", "serve");
+    ASSERT_FAILS(2, "--port needs an integer in 0..65535, not '65536'", "serve", "--db", db,
+                 "--port", "65536");
+    ASSERT_FAILS(2, "--threads needs an integer in 1..64, not '0'", "serve", "--db", db,
+                 "--threads", "0");
+    ASSERT_FAILS(2, "--db needs a value", "serve", "--db");
+    char missing[400];
+    snprintf(missing, sizeof missing, "%s/missing.db", dir);
+    ASSERT_FAILS(1, "glassbox serve: cannot open store", "serve", "--db", missing, "--port", "0");
+}
+END_TEST
+
 int main(void) {
-    Suite *s = suite_create("summary_cli");
+    Suite *s = suite_create("webui_cli");
     TCase *tc = tcase_create("cli");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_inspect_lists_runs_tags_counts);
     tcase_add_test(tc, test_export_csv_and_json_are_full_and_exact);
     tcase_add_test(tc, test_errors_exit_non_zero_with_a_message);
+    tcase_add_test(tc, test_value_after_equals_sign_everywhere);
+    tcase_add_test(tc, test_help_on_every_subcommand);
+    tcase_add_test(tc, test_unknown_option_is_a_clear_error);
+    tcase_add_test(tc, test_serve_rejects_bad_arguments);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

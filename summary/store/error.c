@@ -1,25 +1,14 @@
-/* error.c — the summary component's error messages and clocks.
+/* store/error.c — the reader's error messages and status names.
  *
- * Neither the writer nor the reader may touch the engine's sticky error
- * (that is the engine's state); each keeps the message of the calling
- * thread's last failure here instead, next to the status codes its
- * functions return.
+ * The reader may not touch the engine's sticky error (it does not even
+ * link the engine); it keeps the message of the calling thread's last
+ * failure here instead, next to the status codes its functions return.
  */
 #include <stdio.h>
-#include <time.h>
 
-#include "gb_summary.h"
-#include "store_internal.h"
+#include "store/internal.h"
 
-static _Thread_local char summary_error[1024];
 static _Thread_local char store_error[1024];
-
-void gb__summary_fail(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(summary_error, sizeof summary_error, fmt, ap);
-    va_end(ap);
-}
 
 void gb__store_fail(const char *fmt, ...) {
     va_list ap;
@@ -28,8 +17,6 @@ void gb__store_fail(const char *fmt, ...) {
     va_end(ap);
 }
 
-const char *gb_summary_last_error(void) { return summary_error; }
-void gb_summary_clear_error(void) { summary_error[0] = 0; }
 const char *gb_store_last_error(void) { return store_error; }
 
 const char *gb_store_status_name(gb_store_status st) {
@@ -47,16 +34,4 @@ const char *gb_store_status_name(gb_store_status st) {
     };
     if ((unsigned)st >= sizeof names / sizeof names[0]) return "GB_STORE_ERR_UNKNOWN";
     return names[st];
-}
-
-double gb__wall_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-double gb__mono_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }

@@ -1,8 +1,9 @@
 /* gb_reader.h — reading the glassbox event store (read-only, no HTTP).
  *
  * The dashboards and `glassbox inspect|export` read the SQLite store only
- * through these functions. They depend on nothing but libc: this header
- * never includes the engine's headers.
+ * through these functions, the public API of the store library
+ * (summary/store/). It links SQLite and libc, never the engine: this
+ * header includes none of the engine's headers.
  *
  * Handles. gb_store_open() opens a store file read-only. Calls on one
  * handle are serialized by an internal mutex, so a handle may be shared by
@@ -374,7 +375,7 @@ typedef struct gb_numerics_row {
     const char *forward_op;    /* in a backward pass: the forward op; else "" */
     int64_t nan_count, posinf_count, neginf_count;
     const char *message;
-    const char *detail;        /* JSON or "" */
+    const char *detail;        /* JSON or "": see gb_numerics_detail_parse */
 } gb_numerics_row;
 
 typedef struct gb_numerics {
@@ -384,6 +385,50 @@ typedef struct gb_numerics {
 
 gb_store_status gb_store_numerics(gb_store *s, const char *run, const gb_event_query *q,
                                   gb_numerics **out);
+
+/* The detail of a numerics alert: what the writer stores as JSON in the
+ * row's `detail` (output dtype and shape, first bad index, created or
+ * received, forward or backward, a summary of each input), parsed.
+ * Fields the detail does not give keep their "unknown" value. */
+#define GB_NUMERICS_DETAIL_MAX_RANK 8     /* as the engine's tensors */
+#define GB_NUMERICS_DETAIL_MAX_INPUTS 8   /* inputs a detail summarizes */
+
+/* A flag the detail may not state. */
+typedef enum gb_tristate {
+    GB_TRISTATE_UNKNOWN = -1,
+    GB_TRISTATE_NO = 0,
+    GB_TRISTATE_YES = 1
+} gb_tristate;
+
+typedef struct gb_numerics_detail_tensor {
+    char dtype[16];            /* "float32"; "" when unknown */
+    int rank;                  /* -1 when the shape is unknown */
+    int64_t shape[GB_NUMERICS_DETAIL_MAX_RANK];
+} gb_numerics_detail_tensor;
+
+typedef struct gb_numerics_detail_input {
+    gb_numerics_detail_tensor tensor;
+    double min, max;           /* over finite values; NaN when none (or unknown) */
+    int64_t nan_count, inf_count;
+} gb_numerics_detail_input;
+
+typedef struct gb_numerics_detail {
+    int output_index;          /* -1 when unknown */
+    gb_numerics_detail_tensor output;
+    int64_t first_index;       /* flat index of the first bad element; -1 unknown */
+    gb_tristate created;       /* YES: every input finite, the op made the NaN/Inf */
+    gb_tristate backward;      /* YES: made by a gradient function */
+    char forward_op_type[64];  /* backward: the forward op's type; "" unknown */
+    int ninputs;               /* the first GB_NUMERICS_DETAIL_MAX_INPUTS at most */
+    gb_numerics_detail_input inputs[GB_NUMERICS_DETAIL_MAX_INPUTS];
+} gb_numerics_detail;
+
+/* Parses a numerics row's detail (NULL or "" are fine) into *out. Unknown
+ * fields are skipped. Anything that is not a well-formed JSON object of
+ * the expected shape gives false and a detail of unknowns, never a half
+ * filled one, so a row written by another tool or damaged on disk can
+ * still be shown. Needs no store handle; thread-safe. */
+bool gb_numerics_detail_parse(const char *json, gb_numerics_detail *out);
 
 /* Op timings aggregated per (op_name, op_type, device). */
 typedef struct gb_op_timing_row {

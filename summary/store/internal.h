@@ -1,8 +1,10 @@
-/* store_internal.h — what the summary/ sources share and nobody else sees.
+/* store/internal.h — what the store's sources share with each other and
+ * with the writer (summary/writer/), and nobody else sees.
  *
  * The schema and its checks, the scalar-point and rollup records and their
- * byte layout, histogram and image math, thread-local error messages, and
- * the result arena of the reader. Public API: gb_summary.h, gb_reader.h.
+ * byte layout, the thread-local error message of the reader, and the
+ * result arena of the reader. Only SQLite and libc: the store never
+ * reaches the engine. Public API: gb_reader.h.
  */
 #ifndef GB_STORE_INTERNAL_H
 #define GB_STORE_INTERNAL_H
@@ -25,13 +27,10 @@
 
 /* ---- errors (error.c) ------------------------------------------------------- */
 
-/* Formats this thread's last writer / reader error message. */
-void gb__summary_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Formats this thread's last reader error message (gb_store_last_error). */
 void gb__store_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-double gb__wall_now(void);       /* seconds since the epoch */
-double gb__mono_ms(void);        /* monotonic milliseconds */
 
-/* ---- schema (store_schema.c) ----------------------------------------------- */
+/* ---- schema (schema.c) ----------------------------------------------- */
 
 extern const char gb__schema_sql[];   /* schema.sql, generated at build time */
 
@@ -76,31 +75,6 @@ void gb__rollup_merge(gb__rollup *r, const gb__rollup *o);
 static inline int64_t gb__rollup_bucket(int64_t step, int level) {
     return step >> (GB__ROLLUP_SHIFT * level);   /* arithmetic shift = floor */
 }
-
-/* ---- histograms (histogram.c) -------------------------------------------------- */
-
-typedef struct gb__histogram {
-    double min, max, count, sum, sum_squares;
-    int64_t nan_count, posinf_count, neginf_count;
-    int bucket_count;
-    double *edges;     /* bucket_count + 1, malloc'd with counts */
-    double *counts;
-} gb__histogram;
-
-/* Statistics and equal-width buckets of n values of dtype dt (a gb_dtype);
- * false on allocation failure. Free with gb__histogram_free. */
-bool gb__histogram_compute(int dt, const void *data, int64_t n, int buckets, gb__histogram *h);
-void gb__histogram_free(gb__histogram *h);
-
-/* ---- images (image_png.c) ---------------------------------------------------------- */
-
-/* Converts n_images images of h*w*c elements of dtype dt to uint8 pixels
- * (tf.summary.image's rules, per image) into out. */
-void gb__image_to_u8(int dt, const void *data, int64_t n_images, int64_t h, int64_t w, int c,
-                     unsigned char *out);
-/* Encodes one image as PNG into a malloc'd buffer; false on failure. */
-bool gb__png_encode(const unsigned char *pixels, int w, int h, int c, unsigned char **png,
-                    size_t *size);
 
 /* ---- reader results (reader_arena.c) ------------------------------------------------ */
 

@@ -1,16 +1,17 @@
-/* numerics_detail.c — reads the JSON detail stored with a numerics alert.
+/* store/numerics_detail.c — reads the JSON detail stored with a numerics
+ * alert (gb_numerics_detail_parse).
  *
  * The summary writer stores what has no column of its own as one JSON
- * object per alert:
+ * object per alert (writer/numerics_detail.c writes it):
  *   {"output_index":0,"dtype":"float32","shape":[64,10],"first_index":197,
  *    "created":true,"backward":false,"forward_op_type":"",
  *    "inputs":[{"dtype":"float32","shape":[64,10],"min":0,"max":0.98,
  *               "nan_count":0,"inf_count":0}]}
- * (min/max null: no finite value). The dashboard re-emits these fields
- * with its own writer rather than pasting stored text into a response, so
- * a row written by another tool or damaged on disk can never make the
- * response invalid JSON. This is a small strict pull parser for exactly
- * that: known fields are read with their types checked, unknown ones are
+ * (min/max null: no finite value). Readers get typed fields rather than
+ * stored text, so the dashboard re-emits them with its own JSON writer and
+ * a row written by another tool or damaged on disk can never make a
+ * response invalid. This is a small strict pull parser for exactly that:
+ * known fields are read with their types checked, unknown ones are
  * skipped, and anything malformed rejects the whole detail.
  */
 #include <math.h>
@@ -18,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "numerics.h"
+#include "store/internal.h"
 
 #define MAX_DEPTH 16   /* of skipped values: the detail is two levels deep */
 
@@ -170,9 +171,9 @@ static bool integer(parser *ps, int64_t lo, int64_t hi, int64_t *out) {
     return true;
 }
 
-static bool boolean(parser *ps, gb__tristate *out) {
-    if (word(ps, "true")) *out = GB__YES;
-    else if (word(ps, "false")) *out = GB__NO;
+static bool boolean(parser *ps, gb_tristate *out) {
+    if (word(ps, "true")) *out = GB_TRISTATE_YES;
+    else if (word(ps, "false")) *out = GB_TRISTATE_NO;
     else return false;
     return true;
 }
@@ -243,19 +244,19 @@ static bool skip_value(parser *ps) {
 /* ---- the detail's fields -------------------------------------------------------- */
 
 static bool shape_dim(parser *ps, size_t i, void *ctx) {
-    gb__numerics_tensor *t = ctx;
-    if (i >= GB__NUMERICS_MAX_RANK) return false;
+    gb_numerics_detail_tensor *t = ctx;
+    if (i >= GB_NUMERICS_DETAIL_MAX_RANK) return false;
     t->rank = (int)i + 1;
     return integer(ps, 0, INT64_MAX, &t->shape[i]);
 }
 
-static bool shape(parser *ps, gb__numerics_tensor *t) {
+static bool shape(parser *ps, gb_numerics_detail_tensor *t) {
     t->rank = 0;
     return array(ps, shape_dim, t);
 }
 
 static bool input_member(parser *ps, const char *key, void *ctx) {
-    gb__numerics_input *in = ctx;
+    gb_numerics_detail_input *in = ctx;
     if (!strcmp(key, "dtype")) return string_into(ps, in->tensor.dtype, sizeof in->tensor.dtype);
     if (!strcmp(key, "shape")) return shape(ps, &in->tensor);
     if (!strcmp(key, "min")) return number(ps, &in->min, true);
@@ -265,19 +266,19 @@ static bool input_member(parser *ps, const char *key, void *ctx) {
     return skip_value(ps);
 }
 
-static const gb__numerics_tensor unknown_tensor = {.rank = -1};
+static const gb_numerics_detail_tensor unknown_tensor = {.rank = -1};
 
 static bool input(parser *ps, size_t i, void *ctx) {
-    gb__numerics_detail *d = ctx;
-    if (i >= GB__NUMERICS_MAX_INPUTS) return skip_value(ps);   /* summarized: the first ones */
-    gb__numerics_input *in = &d->inputs[i];
-    *in = (gb__numerics_input){unknown_tensor, NAN, NAN, 0, 0};
+    gb_numerics_detail *d = ctx;
+    if (i >= GB_NUMERICS_DETAIL_MAX_INPUTS) return skip_value(ps);   /* summarized: the first ones */
+    gb_numerics_detail_input *in = &d->inputs[i];
+    *in = (gb_numerics_detail_input){unknown_tensor, NAN, NAN, 0, 0};
     d->ninputs = (int)i + 1;
     return object(ps, input_member, in);
 }
 
 static bool detail_member(parser *ps, const char *key, void *ctx) {
-    gb__numerics_detail *d = ctx;
+    gb_numerics_detail *d = ctx;
     int64_t v;
     if (!strcmp(key, "output_index")) {
         if (!integer(ps, 0, 1 << 20, &v)) return false;
@@ -298,16 +299,16 @@ static bool detail_member(parser *ps, const char *key, void *ctx) {
     return skip_value(ps);
 }
 
-static void unknown(gb__numerics_detail *d) {
+static void unknown(gb_numerics_detail *d) {
     memset(d, 0, sizeof *d);
     d->output_index = -1;
     d->output = unknown_tensor;
     d->first_index = -1;
-    d->created = GB__UNKNOWN;
-    d->backward = GB__UNKNOWN;
+    d->created = GB_TRISTATE_UNKNOWN;
+    d->backward = GB_TRISTATE_UNKNOWN;
 }
 
-bool gb__numerics_detail_parse(const char *json, gb__numerics_detail *out) {
+bool gb_numerics_detail_parse(const char *json, gb_numerics_detail *out) {
     unknown(out);
     if (!json || !*json) return false;
     parser ps = {json, 0};

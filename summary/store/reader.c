@@ -1,4 +1,4 @@
-/* reader.c — the read-only store handle, runs, tags and change checks.
+/* store/reader.c — the read-only store handle, runs, tags and change checks.
  *
  * A gb_store is one read-only SQLite connection with a small cache of
  * prepared statements (keyed by the address of their SQL literal) and a
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "store_internal.h"
+#include "store/internal.h"
 
 enum { STMT_CACHE = 48 };
 

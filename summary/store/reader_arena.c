@@ -1,4 +1,4 @@
-/* reader_arena.c — result objects that are freed with one call.
+/* store/reader_arena.c — result objects that are freed with one call.
  *
  * Every reader query returns one object (counts, row arrays, strings,
  * blobs) owned by an arena whose header sits just before the object, so
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store_internal.h"
+#include "store/internal.h"
 
 enum { ARENA_MAGIC = 0x47424152, CHUNK_BYTES = 64 * 1024 };
 

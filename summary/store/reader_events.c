@@ -1,4 +1,4 @@
-/* reader_events.c — histograms, distributions, images, text, graphs and
+/* store/reader_events.c — histograms, distributions, images, text, graphs and
  * the engine's event tables (traces, numerics alerts, op timings, messages).
  *
  * Every query is the same loop: resolve names, bind, step, fill one row
@@ -9,7 +9,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "store_internal.h"
+#include "store/internal.h"
 
 /* Fills one row from the statement's current result; false: out of memory. */
 typedef bool (*fill_fn)(sqlite3_stmt *st, gb__arena *a, void *row);

@@ -1,4 +1,4 @@
-/* reader_scalars.c — scalar series: raw points and O(N) downsampling.
+/* store/reader_scalars.c — scalar series: raw points and O(N) downsampling.
  *
  * Raw points live in chunks (a few hundred points per row, see schema.sql);
  * a step range is found with one index seek on (tag_id, first_step), going
@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store_internal.h"
+#include "store/internal.h"
 
 static int64_t floor_div(int64_t a, int64_t b) {
     int64_t q = a / b;

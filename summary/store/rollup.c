@@ -1,4 +1,4 @@
-/* rollup.c — aggregates of scalar points (rollup rows and query buckets).
+/* store/rollup.c — aggregates of scalar points (rollup rows and query buckets).
  *
  * An aggregate keeps what a chart needs to draw a bucket without hiding
  * anything: first and last value, min, max and sum of the finite values,
@@ -8,7 +8,7 @@
  */
 #include <math.h>
 
-#include "store_internal.h"
+#include "store/internal.h"
 
 void gb__rollup_point(gb__rollup *r, const gb__point *p) {
     double v = p->value;

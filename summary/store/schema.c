@@ -1,4 +1,4 @@
-/* store_schema.c — creating, recognising, migrating and opening stores.
+/* store/schema.c — creating, recognising, migrating and opening stores.
  *
  * A store is an SQLite file with application_id 'GBOX' whose user_version
  * is the schema version. A writer creates the schema (schema.sql, compiled
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "store_internal.h"
+#include "store/internal.h"
 
 /* migrations[v] turns a version-v store into version v+1 (v >= 1). Version
  * 1 is the first schema, so there is none yet; a version-2 schema adds its

@@ -5,7 +5,7 @@
 -- one transaction with the two PRAGMAs at its end, so a store is either
 -- complete or absent. A store is recognised by application_id 'GBOX'
 -- (0x47424F58) and versioned by user_version; a later version adds a
--- migration step (version N -> N+1) to summary/store_schema.c and bumps
+-- migration step (version N -> N+1) to summary/store/schema.c and bumps
 -- both this file and GB_STORE_SCHEMA_VERSION.
 --
 -- Conventions:

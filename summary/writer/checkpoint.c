@@ -1,4 +1,4 @@
-/* writer_checkpoint.c — WAL checkpoints off the commit path.
+/* writer/checkpoint.c — WAL checkpoints off the commit path.
  *
  * SQLite's automatic checkpoint runs inside the COMMIT that crosses the
  * WAL size threshold, copying pages into the database file and fsyncing
@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "writer_internal.h"
+#include "writer/internal.h"
 
 enum { CHECKPOINT_PAGES = 1000 };   /* SQLite's default auto-checkpoint size */
 

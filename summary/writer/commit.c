@@ -1,4 +1,4 @@
-/* writer_commit.c — the writer's background thread: batched transactions.
+/* writer/commit.c — the writer's background thread: batched transactions.
  *
  * The thread sleeps until `flush_every_events` events are queued, the
  * oldest queued event is `flush_every_ms` old, a flush or close is asked
@@ -17,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "writer_internal.h"
+#include "writer/internal.h"
 
 static const char *const statements[GB__ST_COUNT] = {
     [GB__ST_CHUNK] = "INSERT INTO scalar_chunks(tag_id, first_step, last_step, count, points) "

@@ -1,4 +1,4 @@
-/* writer_default.c — the default writer, the global step, engine events.
+/* writer/default_writer.c — the default writer, the global step, engine events.
  *
  * tf.summary writes through the writer of `with writer.as_default()`; here
  * gb_summary_set_default() names it for the whole process, and calls given
@@ -8,13 +8,10 @@
  * engine's (gb_set_step), so numerics alerts carry the summary step.
  */
 #include <math.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <string.h>
 
 #include "gb_debug.h"
 #include "gb_observer.h"
-#include "writer_internal.h"
+#include "writer/internal.h"
 
 static pthread_mutex_t default_lock = PTHREAD_MUTEX_INITIALIZER;
 static gb_summary_writer *_Atomic default_writer;
@@ -32,8 +29,6 @@ void gb_summary_clear_step(void) { gb_clear_step(); }
 
 /* ---- engine events ---------------------------------------------------------------- */
 
-static const char *or_empty(const char *s) { return s ? s : ""; }
-
 static void push_strings(gb_summary_writer *w, gb__event_type type, const gb_event *ev, int n,
                          const char *const *s) {
     size_t bytes;
@@ -45,84 +40,13 @@ static void push_strings(gb_summary_writer *w, gb__event_type type, const gb_eve
     gb__writer_push(w, "observer", NULL, GB_KIND_ANY, e, bytes);
 }
 
-/* A bounded string builder for the JSON details. */
-typedef struct text {
-    char *buf;
-    size_t len, cap;
-} text;
-
-static void put(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(text *t, const char *fmt, ...) {
-    if (t->len >= t->cap) return;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(t->buf + t->len, t->cap - t->len, fmt, ap);
-    va_end(ap);
-    t->len = n < 0 ? t->cap : t->len + (size_t)n;
-}
-
-static void put_json_string(text *t, const char *s) {
-    put(t, "\"");
-    for (const unsigned char *p = (const unsigned char *)or_empty(s); *p; p++) {
-        if (*p == '"' || *p == '\\')
-            put(t, "\\%c", *p);
-        else if (*p < 0x20)
-            put(t, "\\u%04x", *p);
-        else
-            put(t, "%c", *p);
-    }
-    put(t, "\"");
-}
-
-static void put_number(text *t, double v) {
-    if (isfinite(v))
-        put(t, "%.17g", v);
-    else
-        put(t, "null");
-}
-
-static void put_shape(text *t, int rank, const int64_t *shape) {
-    put(t, "[");
-    for (int i = 0; i < rank; i++) put(t, "%s%lld", i ? "," : "", (long long)shape[i]);
-    put(t, "]");
-}
-
-/* The alert fields that have no column, as a JSON object. */
-static void alert_detail(const gb_numerics_alert *a, text *t) {
-    put(t, "{\"output_index\":%d,\"dtype\":", a->output_index);
-    put_json_string(t, gb_dtype_name(a->dtype));
-    put(t, ",\"shape\":");
-    put_shape(t, a->rank, a->shape);
-    put(t, ",\"first_index\":%lld,\"created\":%s,\"backward\":%s,\"forward_op_type\":",
-        (long long)a->first_index, a->created ? "true" : "false", a->backward ? "true" : "false");
-    put_json_string(t, a->forward_op_type);
-    put(t, ",\"inputs\":[");
-    for (int i = 0; i < a->ninputs && i < GB_NUMERICS_MAX_INPUTS; i++) {
-        const gb_numerics_input *in = &a->inputs[i];
-        put(t, "%s{\"dtype\":", i ? "," : "");
-        put_json_string(t, gb_dtype_name(in->dtype));
-        put(t, ",\"shape\":");
-        put_shape(t, in->rank, in->shape);
-        put(t, ",\"min\":");
-        put_number(t, in->min);
-        put(t, ",\"max\":");
-        put_number(t, in->max);
-        put(t, ",\"nan_count\":%lld,\"inf_count\":%lld}", (long long)in->nan_count,
-            (long long)in->inf_count);
-    }
-    put(t, "]}");
-    if (t->len >= t->cap) t->buf[0] = 0;   /* truncated JSON is worse than none */
-}
-
 static void on_numerics(gb_summary_writer *w, const gb_event *ev) {
     const gb_numerics_alert *a = ev->detail;
     char detail[4096];
-    text t = {detail, 0, sizeof detail};
-    detail[0] = 0;
     gb_numerics_record r = {.op_type = ev->op_type ? ev->op_type : "unknown",
                             .op_name = ev->op_name, .message = ev->message};
     if (a) {
-        alert_detail(a, &t);
+        gb__numerics_detail_json(a, detail, sizeof detail);
         r.function = a->function;
         r.scope_path = a->scope;
         r.forward_op = a->forward_op;

@@ -1,4 +1,4 @@
-/* image_png.c — image tensors to 8-bit pixels to PNG files.
+/* writer/image_png.c — image tensors to 8-bit pixels to PNG files.
  *
  * uint8 images are stored as they are. Float images follow tf.summary.image
  * per image: when no finite value is negative, round(x * 255) clipped to
@@ -13,8 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gb_base.h"
-#include "store_internal.h"
+#include "writer/internal.h"
 
 static double element(int dt, const void *data, int64_t i) {
     return dt == GB_F32 ? ((const float *)data)[i] : ((const double *)data)[i];

@@ -1,10 +1,17 @@
-/* writer_internal.h — the summary writer's structure, shared by its files.
+/* writer/internal.h — the summary writer's structure, shared by its files.
  *
- * writer.c        the public calls: validation, the queue, flush and close
- * writer_tags.c   tag interning (name + kind -> index) for the callers
- * writer_commit.c the background thread: batched transactions
- * writer_default.c the default writer, its observer subscription, the step
- * writer_checkpoint.c WAL checkpoints on a thread of their own
+ * writer.c          the public calls: validation, the queue, flush and close
+ * tags.c            tag interning (name + kind -> index) for the callers
+ * commit.c          the background thread: batched transactions
+ * default_writer.c  the default writer, its observer subscription, the step
+ * numerics_detail.c an engine numerics alert as the detail JSON the store keeps
+ * checkpoint.c      WAL checkpoints on a thread of their own
+ * histogram.c       statistics and buckets of a tensor's values
+ * image_png.c       image tensors to pixels to PNG
+ * error.c           this thread's last error message, clocks
+ *
+ * The writer sits on the store (store/internal.h: schema, rollups, point
+ * layout) and on the engine (tensors, observer events).
  *
  * Threads: callers append events to `queue` under `lock`; the background
  * thread swaps the queue out under the lock and writes it without it. The
@@ -16,8 +23,50 @@
 
 #include <pthread.h>
 
+#include "gb_debug.h"
 #include "gb_summary.h"
-#include "store_internal.h"
+#include "store/internal.h"
+
+/* ---- errors and clocks (error.c) --------------------------------------------- */
+
+/* Formats this thread's last writer error message (gb_summary_last_error). */
+void gb__summary_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+double gb__wall_now(void);       /* seconds since the epoch */
+double gb__mono_ms(void);        /* monotonic milliseconds */
+
+/* ---- histograms (histogram.c) -------------------------------------------------- */
+
+typedef struct gb__histogram {
+    double min, max, count, sum, sum_squares;
+    int64_t nan_count, posinf_count, neginf_count;
+    int bucket_count;
+    double *edges;     /* bucket_count + 1, malloc'd with counts */
+    double *counts;
+} gb__histogram;
+
+/* Statistics and equal-width buckets of n values of dtype dt (a gb_dtype);
+ * false on allocation failure. Free with gb__histogram_free. */
+bool gb__histogram_compute(int dt, const void *data, int64_t n, int buckets, gb__histogram *h);
+void gb__histogram_free(gb__histogram *h);
+
+/* ---- images (image_png.c) ---------------------------------------------------------- */
+
+/* Converts n_images images of h*w*c elements of dtype dt to uint8 pixels
+ * (tf.summary.image's rules, per image) into out. */
+void gb__image_to_u8(int dt, const void *data, int64_t n_images, int64_t h, int64_t w, int c,
+                     unsigned char *out);
+/* Encodes one image as PNG into a malloc'd buffer; false on failure. */
+bool gb__png_encode(const unsigned char *pixels, int w, int h, int c, unsigned char **png,
+                    size_t *size);
+
+/* ---- numerics alerts (numerics_detail.c) -------------------------------------------- */
+
+/* The fields of alert a that have no column of their own, as the JSON
+ * object the store keeps in numerics.detail (parsed back by the reader:
+ * gb_numerics_detail_parse), into out; "" when it does not fit n bytes. */
+void gb__numerics_detail_json(const gb_numerics_alert *a, char *out, size_t n);
+
+/* ---- the queue ------------------------------------------------------------------------ */
 
 typedef enum gb__event_type {
     GB__EV_SCALAR,
@@ -100,7 +149,7 @@ enum {
     GB__ST_OP_TIMING, GB__ST_MESSAGE, GB__ST_HPARAM, GB__ST_RUN_UPDATE, GB__ST_COUNT
 };
 
-/* writer_checkpoint.c: a thread running PASSIVE WAL checkpoints on its own
+/* checkpoint.c: a thread running PASSIVE WAL checkpoints on its own
  * connection when the writer's commits have grown the log. */
 typedef struct gb__checkpointer {
     sqlite3 *db;
@@ -148,7 +197,7 @@ struct gb_summary_writer {
     int observer_id;               /* while default: the observer subscription */
 };
 
-/* writer_tags.c (lock held): the index of (name, kind), interned on first
+/* tags.c (lock held): the index of (name, kind), interned on first
  * use; -1 when out of memory. */
 int gb__writer_tag(gb_summary_writer *w, const char *name, gb_summary_kind kind);
 void gb__writer_tags_free(gb_summary_writer *w);
@@ -164,11 +213,11 @@ void gb__event_free(gb__event *ev);
 gb_status gb__writer_step(const char *what, const char *tag, int64_t step, bool required,
                           int64_t *out);
 
-/* writer_commit.c */
+/* commit.c */
 void *gb__writer_thread(void *arg);
 int gb__writer_prepare_statements(gb_summary_writer *w);
 
-/* writer_default.c: called by close when w is the default. */
+/* default_writer.c: called by close when w is the default. */
 void gb__writer_forget_default(gb_summary_writer *w);
 
 #endif

@@ -1,4 +1,4 @@
-/* writer_tags.c — interning tags on the callers' side of the writer.
+/* writer/tags.c — interning tags on the callers' side of the writer.
  *
  * Each summary call names its tag; the queue carries a small index
  * instead of the string so a scalar event stays a fixed-size record. The
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "writer_internal.h"
+#include "writer/internal.h"
 
 static uint32_t hash_tag(const char *name, gb_summary_kind kind) {
     uint32_t h = 2166136261u ^ (uint32_t)kind;   /* FNV-1a */

@@ -1,9 +1,9 @@
-/* writer.c — the summary writer's public calls.
+/* writer/writer.c — the summary writer's public calls.
  *
  * Everything here runs on the caller's thread and is cheap: arguments are
  * validated (so bad input fails at once with a clear message), data is
  * copied, and the event is appended to the in-memory queue. The background
- * thread (writer_commit.c) does the SQLite work, the histogram arithmetic
+ * thread (commit.c) does the SQLite work, the histogram arithmetic
  * and the PNG encoding. A full queue makes callers wait rather than drop.
  */
 #include <limits.h>
@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "writer_internal.h"
+#include "writer/internal.h"
 
 static const gb_summary_options default_options = {
     .flush_every_events = 10000,

@@ -1,66 +1,31 @@
-/* serve_cli.c — `glassbox serve --db FILE [--host 127.0.0.1] [--port 6006]`:
- * runs the dashboard server until SIGINT or SIGTERM.
+/* cli/serve.c — `glassbox serve --db FILE [--host 127.0.0.1] [--port 6006]
+ * [--threads 4]`: runs the dashboard server until SIGINT or SIGTERM.
  *
  * The first line on stdout is "glassbox: serving http://HOST:PORT/ ...",
  * printed once the socket listens (scripts and tests that pass --port 0
  * read the chosen port from it).
  */
-#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli.h"
 #include "gb_board.h"
-#include "gb_cli.h"
 
-static const char usage_text[] =
-    "usage: glassbox serve --db FILE [--host 127.0.0.1] [--port 6006] [--threads 4]\n"
-    "  Serves the dashboard of the store FILE. It binds the loopback interface\n"
-    "  unless --host names another address (e.g. --host 0.0.0.0 to allow\n"
-    "  other machines). --port 0 picks a free port.\n";
+enum { DB, HOST, PORT, THREADS };   /* options[] and values[] */
 
-/* Parses a whole decimal int in [lo, hi] into *out. */
-static int parse_int(const char *s, int lo, int hi, int *out) {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (!*s || *end || errno || v < lo || v > hi) return 0;
-    *out = (int)v;
-    return 1;
+static bool is_loopback(const char *host) {
+    return !strcmp(host, "127.0.0.1") || !strcmp(host, "localhost") || !strcmp(host, "::1");
 }
 
-int gb_cli_serve(int argc, char **argv) {
-    const char *db = NULL, *host = "127.0.0.1";
-    int port = 6006;
+static int serve(const gb__cli_command *cmd, const char *const *values) {
+    const char *db = values[DB], *host = values[HOST];
+    int port;
     gb_board_options opts = {0};
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(usage_text, stdout);
-            return 0;
-        }
-        int ok = v != NULL;
-        if (!strcmp(a, "--db")) db = v;
-        else if (!strcmp(a, "--host")) host = v;
-        else if (!strcmp(a, "--port")) ok = ok && parse_int(v, 0, 65535, &port);
-        else if (!strcmp(a, "--threads")) ok = ok && parse_int(v, 1, 64, &opts.threads);
-        else {
-            fprintf(stderr, "glassbox serve: unknown option '%s'\n%s", a, usage_text);
-            return 2;
-        }
-        if (!ok) {
-            fprintf(stderr, "glassbox serve: %s needs %s\n%s", a,
-                    v ? "a valid value" : "a value", usage_text);
-            return 2;
-        }
-        i++;
-    }
-    if (!db) {
-        fprintf(stderr, "glassbox serve: --db FILE is required\n%s", usage_text);
-        return 2;
-    }
+    if (!gb__cli_int(cmd, "--port", values[PORT], 0, 65535, &port) ||
+        !gb__cli_int(cmd, "--threads", values[THREADS], 1, 64, &opts.threads))
+        return GB__CLI_USAGE;
 
     /* Block the stop signals before any thread starts, so only sigwait
      * below receives them. */
@@ -76,7 +41,7 @@ int gb_cli_serve(int argc, char **argv) {
         return 1;
     }
     printf("glassbox: serving %s (store %s); Ctrl-C stops\n", gb_board_url(board), db);
-    if (strcmp(host, "127.0.0.1") && strcmp(host, "localhost") && strcmp(host, "::1"))
+    if (!is_loopback(host))
         fprintf(stderr, "glassbox serve: warning: listening on %s, reachable from other "
                         "machines; the dashboard has no authentication\n", host);
     fflush(stdout);
@@ -85,3 +50,21 @@ int gb_cli_serve(int argc, char **argv) {
     gb_board_stop(board);
     return 0;
 }
+
+static const gb__cli_option options[] = {
+    [DB] = {"--db", "FILE", "the store to serve", .required = true},
+    [HOST] = {"--host", "HOST", "the address to listen on", .fallback = "127.0.0.1"},
+    [PORT] = {"--port", "PORT", "the TCP port; 0 picks a free one", .fallback = "6006"},
+    [THREADS] = {"--threads", "N", "HTTP worker threads, 1..64", .fallback = "4"},
+};
+
+const gb__cli_command gb__cli_serve = {
+    .name = "serve",
+    .summary = "Serves the live dashboard of a store until Ctrl-C",
+    .details = "It binds the loopback interface unless --host names another address\n"
+               "(--host 0.0.0.0 lets other machines in; the dashboard has no\n"
+               "authentication). New events reach the open pages within a second.\n",
+    .options = options,
+    .noptions = sizeof options / sizeof options[0],
+    .run = serve,
+};

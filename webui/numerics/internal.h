@@ -1,59 +1,26 @@
-/* numerics.h — what the Numerics dashboard's files share: the parsed
- * detail of an alert, and a run's alerts read in first-occurrence order.
+/* numerics/internal.h — what the Numerics dashboard's files share: a
+ * run's alerts read in first-occurrence order, and one alert as JSON.
+ *
+ *   plugin.c  the routes (/api/numerics/...) and the plugin descriptor
+ *   query.c   the alerts in first-occurrence order, filtered and windowed
+ *   detail.c  one alert as the API's JSON, its stored detail parsed by
+ *             the reader (gb_numerics_detail_parse)
  *
  * The store keeps numerics alerts in arrival order (by id) and the reader
  * pages them by id. The dashboard needs them in the order they happened —
  * by step, then by arrival within a step — filtered and windowed, plus a
- * few totals. numerics_query.c builds that on the reader in two bounded
- * passes (see there); numerics_detail.c reads the JSON detail the writer
- * stores with each alert (output dtype and shape, first bad index,
- * created or received, forward or backward, the inputs' summaries).
+ * few totals. query.c builds that on the reader in two bounded passes
+ * (see there).
  */
-#ifndef GB_WEBUI_NUMERICS_H
-#define GB_WEBUI_NUMERICS_H
+#ifndef GB_WEBUI_NUMERICS_INTERNAL_H
+#define GB_WEBUI_NUMERICS_INTERNAL_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "board_internal.h"
 #include "gb_reader.h"
-
-/* ---- the detail of an alert ------------------------------------------------ */
-
-#define GB__NUMERICS_MAX_RANK 8     /* as the engine's tensors */
-#define GB__NUMERICS_MAX_INPUTS 8   /* inputs an alert summarizes */
-
-typedef struct gb__numerics_tensor {
-    char dtype[16];                 /* "" when unknown */
-    int rank;                       /* -1 when the shape is unknown */
-    int64_t shape[GB__NUMERICS_MAX_RANK];
-} gb__numerics_tensor;
-
-typedef struct gb__numerics_input {
-    gb__numerics_tensor tensor;
-    double min, max;                /* over finite values; NaN when none */
-    int64_t nan_count, inf_count;
-} gb__numerics_input;
-
-/* A three-valued flag: the detail may not say. */
-typedef enum gb__tristate { GB__UNKNOWN = -1, GB__NO = 0, GB__YES = 1 } gb__tristate;
-
-typedef struct gb__numerics_detail {
-    int output_index;               /* -1 when unknown */
-    gb__numerics_tensor output;
-    int64_t first_index;            /* flat index of the first bad element; -1 unknown */
-    gb__tristate created;           /* YES: every input finite, the op made the NaN/Inf */
-    gb__tristate backward;          /* YES: made by a gradient function */
-    char forward_op_type[64];       /* backward: the forward op's type, "" unknown */
-    int ninputs;
-    gb__numerics_input inputs[GB__NUMERICS_MAX_INPUTS];
-} gb__numerics_detail;
-
-/* Parses an alert's detail JSON. Fields absent from it keep their
- * "unknown" value; unknown fields are skipped. Returns false (and a
- * detail of unknowns) for anything that is not a well-formed JSON object
- * of the expected shape, so a damaged row never breaks a response. */
-bool gb__numerics_detail_parse(const char *json, gb__numerics_detail *out);
 
 /* ---- a run's alerts in first-occurrence order -------------------------------- */
 
@@ -98,5 +65,12 @@ void gb__numerics_view_free(gb__numerics_view *v);
 
 /* true when run has at least one alert (one indexed row read). */
 bool gb__numerics_any(gb_store *s, const char *run);
+
+/* ---- one alert as JSON (detail.c) ----------------------------------------------- */
+
+/* A step, null when the alert has none. */
+void gb__numerics_write_step(gb__json *j, int64_t step);
+/* One alert: its columns and its parsed detail (see plugin.c for the fields). */
+void gb__numerics_write_alert(gb__json *j, const gb_numerics_row *r);
 
 #endif

@@ -1,4 +1,4 @@
-/* plugin_numerics.c — the Numerics dashboard's API: NaN/Inf alerts of the
+/* numerics/plugin.c — the Numerics dashboard's API: NaN/Inf alerts of the
  * engine's numerics checks, the first one first.
  *
  *   GET /api/numerics/runs
@@ -31,90 +31,9 @@
 #include <string.h>
 
 #include "board_internal.h"
-#include "numerics.h"
+#include "numerics/internal.h"
 
 #define MAX_LIMIT 5000
-
-/* ---- one alert ----------------------------------------------------------------- */
-
-static void write_step(gb__json *j, int64_t step) {
-    if (step == GB_STEP_NONE) gb__json_null(j);
-    else gb__json_int(j, step);
-}
-
-/* dtype and shape of a tensor, null when unknown. */
-static void write_tensor(gb__json *j, const gb__numerics_tensor *t) {
-    GB__JSON_KV(j, "dtype", str, t->dtype[0] ? t->dtype : NULL);
-    gb__json_key(j, "shape");
-    if (t->rank < 0) {
-        gb__json_null(j);
-        return;
-    }
-    gb__json_arr(j);
-    for (int i = 0; i < t->rank; i++) gb__json_int(j, t->shape[i]);
-    gb__json_arr_end(j);
-}
-
-static void write_output(gb__json *j, const gb__numerics_detail *d) {
-    gb__json_key(j, "output");
-    if (d->output_index < 0 && d->output.rank < 0 && !d->output.dtype[0]) {
-        gb__json_null(j);
-        return;
-    }
-    gb__json_obj(j);
-    gb__json_key(j, "index");
-    if (d->output_index < 0) gb__json_null(j);
-    else gb__json_int(j, d->output_index);
-    write_tensor(j, &d->output);
-    gb__json_obj_end(j);
-}
-
-static void write_inputs(gb__json *j, const gb__numerics_detail *d) {
-    gb__json_key(j, "inputs");
-    gb__json_arr(j);
-    for (int i = 0; i < d->ninputs; i++) {
-        const gb__numerics_input *in = &d->inputs[i];
-        gb__json_obj(j);
-        write_tensor(j, &in->tensor);
-        GB__JSON_KV(j, "min", num, in->min);
-        GB__JSON_KV(j, "max", num, in->max);
-        GB__JSON_KV(j, "nan", int, in->nan_count);
-        GB__JSON_KV(j, "inf", int, in->inf_count);
-        gb__json_obj_end(j);
-    }
-    gb__json_arr_end(j);
-}
-
-static void write_alert(gb__json *j, const gb_numerics_row *r) {
-    gb__numerics_detail d;
-    gb__numerics_detail_parse(r->detail, &d);
-    /* Without a detail, a named forward op still marks a backward alert. */
-    bool backward = d.backward == GB__UNKNOWN ? r->forward_op[0] != '\0' : d.backward == GB__YES;
-    gb__json_obj(j);
-    GB__JSON_KV(j, "id", int, r->id);
-    gb__json_key(j, "step");
-    write_step(j, r->step);
-    GB__JSON_KV(j, "wall", time, r->wall_time);
-    GB__JSON_KV(j, "op_type", str, r->op_type);
-    GB__JSON_KV(j, "op_name", str, r->op_name);
-    GB__JSON_KV(j, "scope", str, r->scope_path);
-    GB__JSON_KV(j, "function", str, r->function);
-    GB__JSON_KV(j, "direction", str, backward ? "backward" : "forward");
-    GB__JSON_KV(j, "forward_op", str, r->forward_op);
-    GB__JSON_KV(j, "forward_op_type", str, d.forward_op_type);
-    GB__JSON_KV(j, "nan", int, r->nan_count);
-    GB__JSON_KV(j, "posinf", int, r->posinf_count);
-    GB__JSON_KV(j, "neginf", int, r->neginf_count);
-    gb__json_key(j, "first_index");
-    if (d.first_index < 0) gb__json_null(j);
-    else gb__json_int(j, d.first_index);
-    GB__JSON_KV(j, "origin", str,
-                d.created == GB__UNKNOWN ? NULL : d.created == GB__YES ? "created" : "received");
-    write_output(j, &d);
-    write_inputs(j, &d);
-    GB__JSON_KV(j, "message", str, r->message);
-    gb__json_obj_end(j);
-}
 
 /* ---- routes ---------------------------------------------------------------------- */
 
@@ -127,9 +46,9 @@ static int read_failed(gb__request *req, gb_store_status st) {
 
 static void write_totals(gb__json *j, const gb__numerics_view *v) {
     gb__json_key(j, "first_step");
-    write_step(j, v->first_step);
+    gb__numerics_write_step(j, v->first_step);
     gb__json_key(j, "last_step");
-    write_step(j, v->last_step);
+    gb__numerics_write_step(j, v->last_step);
     GB__JSON_KV(j, "truncated", bool, v->truncated);
 }
 
@@ -156,7 +75,7 @@ static int numerics_runs(gb__request *req) {
             gb__json_obj(j);
             GB__JSON_KV(j, "id", int, v.first->id);
             gb__json_key(j, "step");
-            write_step(j, v.first->step);
+            gb__numerics_write_step(j, v.first->step);
             GB__JSON_KV(j, "op_type", str, v.first->op_type);
             GB__JSON_KV(j, "op_name", str, v.first->op_name);
             gb__json_obj_end(j);
@@ -196,7 +115,7 @@ static int numerics_alerts(gb__request *req) {
     write_totals(j, &v);
     GB__JSON_KV(j, "offset", int, (int64_t)f.offset);
     gb__json_key(j, "first");
-    if (v.first) write_alert(j, v.first);
+    if (v.first) gb__numerics_write_alert(j, v.first);
     else gb__json_null(j);
     gb__json_key(j, "op_types");
     gb__json_arr(j);
@@ -209,7 +128,7 @@ static int numerics_alerts(gb__request *req) {
     gb__json_arr_end(j);
     gb__json_key(j, "alerts");
     gb__json_arr(j);
-    for (size_t i = 0; i < v.count; i++) write_alert(j, v.rows[i]);
+    for (size_t i = 0; i < v.count; i++) gb__numerics_write_alert(j, v.rows[i]);
     gb__json_arr_end(j);
     gb__json_obj_end(j);
     gb__numerics_view_free(&v);

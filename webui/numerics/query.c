@@ -1,4 +1,4 @@
-/* numerics_query.c — a run's numerics alerts in first-occurrence order.
+/* numerics/query.c — a run's numerics alerts in first-occurrence order.
  *
  * The reader returns alerts by id (arrival order), a page at a time. The
  * dashboard wants them by (step, id): what happened first comes first even
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "numerics.h"
+#include "numerics/internal.h"
 
 #define PAGE 512   /* rows per reader call */
 
