@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,7 +20,8 @@
 
 /* ---- texts --------------------------------------------------------------------------- */
 
-void gb__cli_print_usage_line(const gb__cli_command *cmd, FILE *out) {
+/* The one-line usage: "usage: glassbox serve --db FILE [--host HOST] ...". */
+static void print_usage_line(const gb__cli_command *cmd, FILE *out) {
     fprintf(out, "usage: glassbox %s", cmd->name);
     for (size_t i = 0; i < cmd->noptions; i++) {
         const gb__cli_option *o = &cmd->options[i];
@@ -29,7 +31,7 @@ void gb__cli_print_usage_line(const gb__cli_command *cmd, FILE *out) {
 }
 
 static void print_help(const gb__cli_command *cmd) {
-    gb__cli_print_usage_line(cmd, stdout);
+    print_usage_line(cmd, stdout);
     printf("\n%s.\n", cmd->summary);
     if (cmd->details) printf("\n%s", cmd->details);
     printf("\noptions (--name VALUE or --name=VALUE):\n");
@@ -52,7 +54,7 @@ int gb__cli_usage_error(const gb__cli_command *cmd, const char *fmt, ...) {
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
-    gb__cli_print_usage_line(cmd, stderr);
+    print_usage_line(cmd, stderr);
     fprintf(stderr, "'glassbox %s --help' describes the options.\n", cmd->name);
     return GB__CLI_USAGE;
 }
@@ -117,8 +119,9 @@ int gb__cli_parse(const gb__cli_command *cmd, int argc, char **argv,
     return GB__CLI_RUN;
 }
 
-bool gb__cli_int(const gb__cli_command *cmd, const char *name, const char *text, int lo, int hi,
-                 int *out) {
+bool gb__cli_int(const gb__cli_command *cmd, const char *const *values, size_t option, int lo,
+                 int hi, int *out) {
+    const char *text = values[option];
     char *end;
     errno = 0;
     long v = strtol(text, &end, 10);
@@ -126,6 +129,7 @@ bool gb__cli_int(const gb__cli_command *cmd, const char *name, const char *text,
         *out = (int)v;
         return true;
     }
-    gb__cli_usage_error(cmd, "%s needs an integer in %d..%d, not '%s'", name, lo, hi, text);
+    gb__cli_usage_error(cmd, "%s needs an integer in %d..%d, not '%s'", cmd->options[option].name,
+                        lo, hi, text);
     return false;
 }

@@ -22,7 +22,6 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdio.h>
 
 #include "gb_reader.h"
 
@@ -71,13 +70,11 @@ int gb__cli_parse(const gb__cli_command *cmd, int argc, char **argv,
 int gb__cli_usage_error(const gb__cli_command *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* Reads the whole decimal value of option `name` in [lo, hi] into *out;
- * false (after a usage error) otherwise. */
-bool gb__cli_int(const gb__cli_command *cmd, const char *name, const char *text, int lo, int hi,
-                 int *out);
-
-/* The one-line usage: "glassbox serve --db FILE [--host HOST] ...". */
-void gb__cli_print_usage_line(const gb__cli_command *cmd, FILE *out);
+/* Reads values[option], the value of cmd->options[option], as a whole
+ * decimal integer in [lo, hi] into *out; false (after a usage error)
+ * otherwise. */
+bool gb__cli_int(const gb__cli_command *cmd, const char *const *values, size_t option, int lo,
+                 int hi, int *out);
 
 /* ---- store.c ------------------------------------------------------------------------ */
 

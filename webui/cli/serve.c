@@ -23,8 +23,8 @@ static int serve(const gb__cli_command *cmd, const char *const *values) {
     const char *db = values[DB], *host = values[HOST];
     int port;
     gb_board_options opts = {0};
-    if (!gb__cli_int(cmd, "--port", values[PORT], 0, 65535, &port) ||
-        !gb__cli_int(cmd, "--threads", values[THREADS], 1, 64, &opts.threads))
+    if (!gb__cli_int(cmd, values, PORT, 0, 65535, &port) ||
+        !gb__cli_int(cmd, values, THREADS, 1, 64, &opts.threads))
         return GB__CLI_USAGE;
 
     /* Block the stop signals before any thread starts, so only sigwait
@@ -37,13 +37,13 @@ static int serve(const gb__cli_command *cmd, const char *const *values) {
 
     gb_board *board = gb_board_start(db, host, port, &opts);
     if (!board) {
-        fprintf(stderr, "glassbox serve: %s\n", gb_board_last_error());
+        fprintf(stderr, "glassbox %s: %s\n", cmd->name, gb_board_last_error());
         return 1;
     }
     printf("glassbox: serving %s (store %s); Ctrl-C stops\n", gb_board_url(board), db);
     if (!is_loopback(host))
-        fprintf(stderr, "glassbox serve: warning: listening on %s, reachable from other "
-                        "machines; the dashboard has no authentication\n", host);
+        fprintf(stderr, "glassbox %s: warning: listening on %s, reachable from other "
+                        "machines; the dashboard has no authentication\n", cmd->name, host);
     fflush(stdout);
     int sig = 0;
     sigwait(&stop, &sig);

@@ -1,6 +1,8 @@
 /* cli/store.c — opening a store for a subcommand, and the reader's errors
  * as a subcommand reports them ("glassbox inspect: store 'x.db' ...",
  * exit code 1). */
+#include <stdio.h>
+
 #include "cli/cli.h"
 
 gb_store *gb__cli_open_store(const gb__cli_command *cmd, const char *path) {
