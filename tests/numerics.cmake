@@ -7,10 +7,7 @@
 #                           from the scalars page; screenshots go to
 #                           <build>/tests/artifacts/numerics*.png
 if(TARGET glassbox_webui AND TARGET nan_hunt)
-  add_executable(append_alert ${CMAKE_CURRENT_LIST_DIR}/browser/append_alert.c)
-  target_link_libraries(append_alert PRIVATE glassbox_summary)
-  set_target_properties(append_alert PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
-
+  # append_alert (tests/browser/append_alert.c) is built in webui.cmake.
   include(${CMAKE_CURRENT_LIST_DIR}/browser/node_test.cmake)
   gb_node_test(webui_numerics_browser ${CMAKE_CURRENT_LIST_DIR}/browser/numerics.test.mjs 180)
 endif()

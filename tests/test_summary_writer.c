@@ -3,8 +3,9 @@
  * Scalars (NaN and ±Inf exact), histograms against hand-computed
  * statistics and buckets, distributions, images decoded back from their
  * PNG, text, graphs, hyperparameters and run metadata, engine events via
- * the default writer's observer, the global step, flush and batching, and
- * every bad input with its exact status and message.
+ * the default writer's observer (the numerics detail parsed back by the
+ * reader), the global step, flush and batching, and every bad input with
+ * its exact status and message. Distributions by hand: test_summary_reader.c.
  */
 #include <check.h>
 #include <math.h>
@@ -194,24 +195,6 @@ START_TEST(test_histogram_bucket_option_and_distribution) {
                                 1e-12);
     gb_store_free(d);
     gb_store_close(s);
-}
-END_TEST
-
-START_TEST(test_distribution_from_buckets_by_hand) {
-    /* TensorBoard's compressor on buckets [0,1):3 [1,2):0 [2,4):1 (4 values) */
-    const double edges[] = {0, 1, 2, 4}, counts[] = {3, 0, 1};
-    double out[GB_DISTRIBUTION_POINTS];
-    gb_distribution_from_buckets(edges, counts, 3, out);
-    /* cumulative weights 7500, 7500, 10000 (basis points) */
-    const double want[] = {0,        668.0 / 7500,          1587.0 / 7500,
-                           3085.0 / 7500, 5000.0 / 7500,    6915.0 / 7500,
-                           2 + 2 * (8413.0 - 7500) / 2500, 2 + 2 * (9332.0 - 7500) / 2500, 4};
-    for (int p = 0; p < GB_DISTRIBUTION_POINTS; p++)
-        ck_assert_msg(fabs(out[p] - want[p]) < 1e-12, "p%d: %g want %g", p, out[p], want[p]);
-    gb_distribution_from_buckets(edges, counts, 0, out);
-    ck_assert(isnan(out[0]) && isnan(out[8]));
-    ck_assert_double_eq(gb_distribution_percentiles[1], 6.68);
-    ck_assert_double_eq(gb_distribution_percentiles[7], 93.32);
 }
 END_TEST
 
@@ -600,7 +583,18 @@ START_TEST(test_engine_events_end_to_end) {
     ck_assert_int_eq(n->count, 1);
     ck_assert_str_eq(n->rows[0].op_type, "Log");
     ck_assert(n->rows[0].neginf_count == 1 && n->rows[0].nan_count == 0 && n->rows[0].step == 5);
-    ck_assert(strstr(n->rows[0].detail, "\"created\":true"));
+    /* The detail the writer made, as the reader parses it back. */
+    gb_numerics_detail d;
+    ck_assert_msg(gb_numerics_detail_parse(n->rows[0].detail, &d), "%s", n->rows[0].detail);
+    ck_assert_int_eq(d.created, GB_TRISTATE_YES);
+    ck_assert_int_eq(d.backward, GB_TRISTATE_NO);
+    ck_assert_int_eq(d.output_index, 0);
+    ck_assert_str_eq(d.output.dtype, "float32");
+    ck_assert_int_eq(d.output.rank, 1);
+    ck_assert_int_eq(d.output.shape[0], 3);
+    ck_assert_int_eq(d.first_index, 0);
+    ck_assert_int_eq(d.ninputs, 1);
+    ck_assert(d.inputs[0].min == 0 && d.inputs[0].max == 4 && d.inputs[0].nan_count == 0);
     gb_store_free(n);
     gb_op_timings *o;
     ck_assert_int_eq(gb_store_op_timings(s, "run", &o), GB_STORE_OK);
@@ -733,7 +727,6 @@ int main(void) {
     tcase_add_test(tc, test_scalar_tensor);
     tcase_add_test(tc, test_histogram_statistics_and_buckets);
     tcase_add_test(tc, test_histogram_bucket_option_and_distribution);
-    tcase_add_test(tc, test_distribution_from_buckets_by_hand);
     tcase_add_test(tc, test_image_uint8_png_round_trip);
     tcase_add_test(tc, test_image_float_scaling);
     tcase_add_test(tc, test_text_and_graph);

@@ -1,7 +1,7 @@
 /* test_util.h — helpers shared by the Check test files: the fixtures that
  * give each test a fresh scope and a clean error state, the assertions on
- * the sticky error (exact code, key message part), and the runner every
- * main() uses.
+ * the sticky error (exact code, key message part), and (from run_suite.h)
+ * the runner every main() uses.
  *
  * Everything is static inline so a test file pays only for what it uses
  * and unused helpers raise no -Wunused-function warning. The error
@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "glassbox.h"
+#include "run_suite.h"
 
 /* ---- fixtures --------------------------------------------------------------------- */
 
@@ -66,18 +67,6 @@ static inline void expect_error(gb_tensor *t, gb_status code, const char *part) 
     ck_assert_ptr_null(t);
     ck_assert(!gb_ok());
     assert_error(code, part);
-}
-
-/* ---- main ------------------------------------------------------------------------- */
-
-/* Runs every test of `s` (forked, as Check does by default) and turns the
- * failure count into the process exit status ctest looks at. */
-static inline int run_suite(Suite *s) {
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
 #endif

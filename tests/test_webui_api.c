@@ -1,7 +1,8 @@
 /* test_webui_api.c — every route of the dashboard server against a store
- * written in the test: exact JSON for good requests, 400/404/405 bodies for
- * bad ones, parameters carrying SQL or ../ that change nothing, the static
- * files, the live event stream, and gb_board_start's errors. */
+ * written for the test (by webui_fixtures, see there): exact JSON for good
+ * requests, 400/404/405 bodies for bad ones, parameters carrying SQL or ../
+ * that change nothing, the static files, the live event stream, and
+ * gb_board_start's errors. Links the server and the store only. */
 #include <check.h>
 #include <math.h>
 #include <pthread.h>
@@ -13,11 +14,8 @@
 #include <unistd.h>
 
 #include "gb_board.h"
-#include "gb_cli.h"
 #include "gb_reader.h"
-#include "gb_summary.h"
-#include "glassbox.h"
-#include "test_util.h"
+#include "run_suite.h"
 #include "webui_http.h"
 #include "webui_test_util.h"
 
@@ -27,42 +25,14 @@ static int port;
 
 /* ---- the store -------------------------------------------------------------- */
 
-static void write_run(const char *run, double lr) {
-    gb_summary_writer *w = NULL;
-    REQUIRE(gb_summary_writer_open(db_path, run, NULL, &w) == GB_OK);
-    REQUIRE(gb_summary_hparam_num(w, "learning_rate", lr) == GB_OK);
-    REQUIRE(gb_summary_hparam_str(w, "optimizer", "adam") == GB_OK);
-    for (int64_t s = 0; s < 100; s++) {
-        double v = 1.0 / (double)(s + 1);
-        if (s == 50) v = NAN;
-        if (s == 60) v = INFINITY;
-        if (s == 70) v = -INFINITY;
-        REQUIRE(gb_summary_scalar(w, "loss", v, s) == GB_OK);
-        REQUIRE(gb_summary_scalar(w, "accuracy", (double)s / 100.0, s) == GB_OK);
-    }
-    gb_scope_begin();
-    for (int64_t s = 0; s < 5; s++) {
-        float vals[64];
-        for (int i = 0; i < 64; i++) vals[i] = (float)i / 8.0f + (float)s;
-        gb_tensor *t = gb_tensor_from(GB_F32, vals, 1, (int64_t[]){64});
-        REQUIRE(gb_summary_histogram(w, "weights", t, s * 10) == GB_OK);
-        unsigned char px[2 * 4 * 4 * 1];
-        for (int i = 0; i < 32; i++) px[i] = (unsigned char)(i * 8 + s);
-        gb_tensor *img = gb_tensor_from(GB_U8, px, 4, (int64_t[]){2, 4, 4, 1});
-        REQUIRE(gb_summary_image(w, "inputs", img, 3, s * 10) == GB_OK);
-        char text[64];
-        snprintf(text, sizeof text, "<b>note</b> %d \"quoted\"\n", (int)s);
-        REQUIRE(gb_summary_text(w, "notes", text, s * 10) == GB_OK);
-    }
-    gb_scope_end();
-    REQUIRE(gb_summary_writer_close(w) == GB_OK);
-}
-
+/* Runs alpha and beta (webui_fixtures.c, "api"): hparams learning_rate and
+ * optimizer; scalars loss (1/(s+1), NaN at 50, +Inf at 60, -Inf at 70) and
+ * accuracy (s/100) at steps 0..99; at steps 0, 10, ..., 40 a histogram
+ * "weights" of 64 values, two 4x4 gray images "inputs" and a text "notes". */
 static void build_store(void) {
     snprintf(db_path, sizeof db_path, "%s/webui_api_%d.db", P_tmpdir, (int)getpid());
-    unlink(db_path);
-    write_run("alpha", 0.001);
-    write_run("beta", 0.01);
+    webui_remove_store(db_path);
+    webui_write_fixture((const char *const[]){"api", db_path, NULL});
 }
 
 static void setup(void) { board = webui_start_board(db_path, &port); }
@@ -383,19 +353,15 @@ START_TEST(event_stream_reports_a_flush_within_a_second) {
     ASSERT_HAS(buf, "retry: 1000\n");
 
     /* Opening a run commits too: let that event pass first. */
-    gb_summary_writer *w = NULL;
-    ck_assert_int_eq(gb_summary_writer_open(db_path, "gamma", NULL, &w), GB_OK);
-    ck_assert_int_eq(gb_summary_flush(w), GB_OK);
+    webui_append_scalar(db_path, "gamma", "loss", "0", "0.25", "0");
     sse_wait(fd, buf, sizeof buf, &have, 0, "never", 0.4);
     size_t mark = have;
-    ck_assert_int_eq(gb_summary_scalar(w, "loss", 0.25, 7), GB_OK);
-    ck_assert_int_eq(gb_summary_flush(w), GB_OK);
-    double flushed = now_s();
+    webui_append_scalar(db_path, "gamma", "loss", "7", "0.25", "1");
+    double flushed = now_s();   /* the writer has flushed and closed */
     ck_assert_msg(sse_wait(fd, buf, sizeof buf, &have, mark, "data: {\"generation\":", 1.0),
                   "no event within 1 s of the flush: %s", buf);
     double latency = now_s() - flushed;
     ck_assert_double_lt(latency, 1.0);
-    ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
     close(fd);
     char *b = webui_get_expect(port, "/api/scalars/series?run=gamma&tag=loss", 200);
     ASSERT_HAS(b, "\"step\":[7],");
@@ -478,26 +444,6 @@ START_TEST(url_and_loopback_default) {
 }
 END_TEST
 
-/* `glassbox serve` refuses bad arguments with a usage message and a clear
- * exit code, before it would block serving. */
-START_TEST(serve_cli_rejects_bad_arguments) {
-    char *none[] = {NULL};
-    ck_assert_int_eq(gb_cli_serve(0, none), 2);
-    char *bad_port[] = {"--db", db_path, "--port", "http", NULL};
-    ck_assert_int_eq(gb_cli_serve(4, bad_port), 2);
-    char *big_port[] = {"--db", db_path, "--port", "65536", NULL};
-    ck_assert_int_eq(gb_cli_serve(4, big_port), 2);
-    char *no_value[] = {"--db", NULL};
-    ck_assert_int_eq(gb_cli_serve(1, no_value), 2);
-    char *unknown[] = {"--db", db_path, "--verbose", NULL};
-    ck_assert_int_eq(gb_cli_serve(3, unknown), 2);
-    char *missing[] = {"--db", "/nonexistent/x.db", "--port", "0", NULL};
-    ck_assert_int_eq(gb_cli_serve(4, missing), 1);
-    char *help[] = {"--help", NULL};
-    ck_assert_int_eq(gb_cli_serve(1, help), 0);
-}
-END_TEST
-
 static Suite *suite(void) {
     Suite *s = suite_create("webui_api");
     TCase *tc = tcase_create("routes");
@@ -521,7 +467,6 @@ static Suite *suite(void) {
     tcase_add_test(tc, start_and_first_response_are_fast);
     tcase_add_test(tc, start_errors_are_reported_not_fatal);
     tcase_add_test(tc, url_and_loopback_default);
-    tcase_add_test(tc, serve_cli_rejects_bad_arguments);
     suite_add_tcase(s, tc);
     /* The live tests write to the store: they run last. */
     TCase *live = tcase_create("live");

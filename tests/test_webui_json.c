@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../webui/board_internal.h"
-#include "test_util.h"
+#include "board_internal.h"
+#include "run_suite.h"
 
 static char *finish(gb__json *j) {
     size_t len;

@@ -1,11 +1,12 @@
 /* test_webui_numerics.c — the Numerics dashboard's API against a store
- * written in the test: alerts written out of step order come back by
- * (step, arrival), filters and windows select exactly, after_id gives a
- * live page only what is new, every field of an alert reaches the JSON
- * (from the writer API and from the engine's own numerics checks through
- * the default writer's observer), damaged details degrade to nulls, and
- * bad parameters get 400/404/405. The detail parser is checked directly
- * on valid and malformed JSON. */
+ * written for the test (by webui_fixtures, see there): alerts written out
+ * of step order come back by (step, arrival), filters and windows select
+ * exactly, after_id gives a live page only what is new, every field of an
+ * alert reaches the JSON (from the writer API and from the engine's own
+ * numerics checks through the default writer's observer), damaged details
+ * degrade to nulls, and bad parameters get 400/404/405. Links the server
+ * and the store only; the detail parser itself is the store's
+ * (test_summary_reader.c). */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -16,14 +17,12 @@
 #include "board_internal.h"
 #include "gb_board.h"
 #include "gb_reader.h"
-#include "gb_summary.h"
-#include "glassbox.h"
-#include "numerics.h"
-#include "test_util.h"
+#include "numerics/internal.h"
+#include "run_suite.h"
 #include "webui_http.h"
 #include "webui_test_util.h"
 
-/* The plugin's descriptor (webui/plugin_numerics.c), for its is_active. */
+/* The plugin's descriptor (webui/numerics/plugin.c), for its is_active. */
 extern const gb__plugin gb__plugin_numerics;
 
 static char db_path[512], quiet_path[512];
@@ -32,89 +31,24 @@ static int port;
 
 /* ---- the store -------------------------------------------------------------- */
 
-#define LOG_DETAIL                                                                          \
-    "{\"output_index\":0,\"dtype\":\"float32\",\"shape\":[4],\"first_index\":2,"           \
-    "\"created\":true,\"backward\":false,\"forward_op_type\":\"\",\"inputs\":[{\"dtype\":" \
-    "\"float32\",\"shape\":[4],\"min\":0,\"max\":2.5,\"nan_count\":0,\"inf_count\":0}]}"
-
-/* Alerts of run "alpha", written in this order (ids 1..6) with steps out
- * of order, one without a step and one with a damaged detail. */
-static const struct {
-    int64_t step;
-    gb_numerics_record r;
-} alpha[] = {
-    {7, {.op_type = "Log", .op_name = "loss/Log", .function = "train_step", .scope_path = "loss",
-         .neginf_count = 3, .message = "Log made -Inf", .detail_json = LOG_DETAIL}},
-    {5, {.op_type = "Mul", .op_name = "loss/Mul", .scope_path = "loss", .nan_count = 2,
-         .message = "Mul got NaN",
-         .detail_json = "{\"created\":false,\"inputs\":[{\"dtype\":\"float32\",\"shape\":[2],"
-                        "\"min\":null,\"max\":null,\"nan_count\":2,\"inf_count\":0}]}"}},
-    {GB_STEP_DEFAULT, {.op_type = "Sqrt", .op_name = "pre/Sqrt", .nan_count = 1}},
-    {7, {.op_type = "Div", .op_name = "gradients/loss/Log_grad/Div", .forward_op = "loss/Log",
-         .posinf_count = 1,
-         .detail_json = "{\"backward\":true,\"created\":true,\"forward_op_type\":\"Log\"}"}},
-    {5, {.op_type = "Log", .op_name = "loss/Log_1", .neginf_count = 1,
-         .detail_json = "{\"created\": tru}"}},
-    {9, {.op_type = "Mul", .op_name = "odd/Mul", .forward_op = "odd/Exp", .nan_count = 5,
-         .detail_json = "{\"future\":{\"a\":[1,{\"b\":null}]},\"dtype\":\"f\\u00e9\"}"}},
-};
+/* webui_fixtures.c, "numerics": run alpha has six alerts written in this
+ * order (ids 1..6): loss/Log step 7 (a full detail), loss/Mul step 5 (an
+ * input without finite values), pre/Sqrt without a step (no detail),
+ * gradients/loss/Log_grad/Div step 7 (backward), loss/Log_1 step 5 (a
+ * damaged detail), odd/Mul step 9 (unknown fields, a forward op without a
+ * backward flag). Run engine has the engine's own alerts (ids 7..9):
+ * net/Log and net/Mul at step 3, the backward pass of model/Sqrt at step 4.
+ * Run quiet has a scalar and no alert, in db_path and alone in quiet_path. */
 #define ALPHA_ORDER \
     "pre/Sqrt,loss/Mul,loss/Log_1,loss/Log,gradients/loss/Log_grad/Div,odd/Mul"
-
-static void write_alpha(void) {
-    gb_summary_writer *w = NULL;
-    REQUIRE(gb_summary_writer_open(db_path, "alpha", NULL, &w) == GB_OK);
-    for (size_t i = 0; i < sizeof alpha / sizeof alpha[0]; i++)
-        REQUIRE(gb_summary_numerics(w, &alpha[i].r, alpha[i].step) == GB_OK);
-    REQUIRE(gb_summary_writer_close(w) == GB_OK);
-}
-
-/* Run "engine": the engine's RECORD-mode checks reach the store through
- * the default writer: log(0) creates -Inf, 0 * -Inf receives it as NaN,
- * and d sqrt(x)/dx at 0 is +Inf in the backward pass of model/Sqrt. */
-static void write_engine(void) {
-    gb_summary_writer *w = NULL;
-    REQUIRE(gb_summary_writer_open(db_path, "engine", NULL, &w) == GB_OK);
-    gb_summary_set_default(w);
-    gb_enable_check_numerics_mode(GB_NUMERICS_RECORD, 0);
-    gb_scope_begin();
-    gb_set_step(3);
-    gb_name_scope_push("net");
-    gb_tensor *y = gb_log(gb_tensor_from(GB_F32, (float[]){1, 0, 4}, 1, (int64_t[]){3}));
-    gb_mul(y, gb_zeros(GB_F32, 1, (int64_t[]){3}));
-    gb_name_scope_pop();
-    gb_set_step(4);
-    gb_tensor *x = gb_scalar(GB_F64, 0);
-    gb_tape *tape = gb_tape_begin();
-    gb_tape_watch(tape, x);
-    gb_name_scope_push("model");
-    gb_tensor *s = gb_sqrt(x);
-    gb_name_scope_pop();
-    gb_tape_end(tape);
-    REQUIRE(gb_tape_gradient(tape, s, x) != NULL);
-    gb_scope_end();
-    gb_disable_check_numerics();
-    gb_clear_step();
-    REQUIRE(gb_summary_writer_close(w) == GB_OK);
-}
-
-static void write_quiet(const char *path) {
-    gb_summary_writer *w = NULL;
-    REQUIRE(gb_summary_writer_open(path, "quiet", NULL, &w) == GB_OK);
-    REQUIRE(gb_summary_scalar(w, "loss", 1.0, 0) == GB_OK);
-    REQUIRE(gb_summary_writer_close(w) == GB_OK);
-}
 
 static void build_store(void) {
     snprintf(db_path, sizeof db_path, "%s/webui_numerics_%d.db", P_tmpdir, (int)getpid());
     snprintf(quiet_path, sizeof quiet_path, "%s/webui_numerics_quiet_%d.db", P_tmpdir,
              (int)getpid());
-    unlink(db_path);
-    unlink(quiet_path);
-    write_alpha();
-    write_engine();
-    write_quiet(db_path);
-    write_quiet(quiet_path);
+    webui_remove_store(db_path);
+    webui_remove_store(quiet_path);
+    webui_write_fixture((const char *const[]){"numerics", db_path, quiet_path, NULL});
 }
 
 static void setup(void) { board = webui_start_board(db_path, &port); }
@@ -372,87 +306,10 @@ START_TEST(only_get_and_head) {
 }
 END_TEST
 
-/* ---- the detail parser -------------------------------------------------------------------------------- */
-
-START_TEST(detail_parser_reads_every_field) {
-    gb__numerics_detail d;
-    ck_assert(gb__numerics_detail_parse(
-        " {\"output_index\":1,\"dtype\":\"float64\",\"shape\":[2,0,3],\"first_index\":5,"
-        "\"created\":false,\"backward\":true,\"forward_op_type\":\"L\\u00e9\\ud83d\\ude00\\n\\\"\","
-        "\"inputs\":[{\"dtype\":\"int32\",\"shape\":[],\"min\":-1.5e3,\"max\":null,"
-        "\"nan_count\":7,\"inf_count\":8},{}]} ",
-        &d));
-    ck_assert_int_eq(d.output_index, 1);
-    ck_assert_str_eq(d.output.dtype, "float64");
-    ck_assert_int_eq(d.output.rank, 3);
-    ck_assert_int_eq(d.output.shape[0], 2);
-    ck_assert_int_eq(d.output.shape[1], 0);
-    ck_assert_int_eq(d.output.shape[2], 3);
-    ck_assert_int_eq(d.first_index, 5);
-    ck_assert_int_eq(d.created, GB__NO);
-    ck_assert_int_eq(d.backward, GB__YES);
-    ck_assert_str_eq(d.forward_op_type, "L\xc3\xa9\xf0\x9f\x98\x80\n\"");
-    ck_assert_int_eq(d.ninputs, 2);
-    ck_assert_str_eq(d.inputs[0].tensor.dtype, "int32");
-    ck_assert_int_eq(d.inputs[0].tensor.rank, 0);
-    ck_assert(d.inputs[0].min == -1500.0);
-    ck_assert(isnan(d.inputs[0].max));
-    ck_assert_int_eq(d.inputs[0].nan_count, 7);
-    ck_assert_int_eq(d.inputs[0].inf_count, 8);
-    /* An empty input object: everything unknown. */
-    ck_assert_int_eq(d.inputs[1].tensor.rank, -1);
-    ck_assert_str_eq(d.inputs[1].tensor.dtype, "");
-    ck_assert(isnan(d.inputs[1].min));
-}
-END_TEST
-
-START_TEST(detail_parser_skips_unknown_and_caps_inputs) {
-    gb__numerics_detail d;
-    ck_assert(gb__numerics_detail_parse(
-        "{\"x\":{\"y\":[1,-0.5e-2,true,false,null,\"\\u00e9\",{\"z\":[]}]},\"a_key_longer_than_"
-        "thirty_two_bytes_is_unknown\":1,\"created\":true}",
-        &d));
-    ck_assert_int_eq(d.created, GB__YES);
-    ck_assert_int_eq(d.backward, GB__UNKNOWN);
-    ck_assert_int_eq(d.first_index, -1);
-    char many[1024] = "{\"inputs\":[";
-    for (int i = 0; i < 10; i++) strcat(many, i ? ",{\"nan_count\":1}" : "{\"nan_count\":1}");
-    strcat(many, "]}");
-    ck_assert(gb__numerics_detail_parse(many, &d));
-    ck_assert_int_eq(d.ninputs, GB__NUMERICS_MAX_INPUTS);
-}
-END_TEST
-
-static const char *const malformed[] = {
-    "", "null", "[]", "{", "{}x", "{\"created\":tru}", "{\"created\":1}",
-    "{\"first_index\":1.5}", "{\"first_index\":-2}", "{\"output_index\":\"0\"}",
-    "{\"shape\":[1,2,3,4,5,6,7,8,9]}", "{\"shape\":[-1]}", "{\"dtype\":\"a_dtype_name_too_long\"}",
-    "{\"inputs\":[{\"min\":\"0\"}]}", "{\"inputs\":{}}", "{\"x\":01}", "{\"x\":1.}", "{\"x\":-}",
-    "{\"x\":1e}", "{\"x\":\"\\ud800\"}", "{\"x\":\"\\udc00\"}", "{\"x\":\"\\u0000\"}",
-    "{\"x\":\"\\q\"}", "{\"x\":\"a\nb\"}", "{\"x\":\"open}", "{\"x\":1,}", "{,}", "{\"x\" 1}",
-    "{\"x\":[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]}", "{\"x\":NaN}",
-};
-
-START_TEST(detail_parser_rejects_malformed) {
-    gb__numerics_detail d;
-    const char *json = malformed[_i];
-    ck_assert_msg(!gb__numerics_detail_parse(json, &d), "accepted: %s", json);
-    /* A rejected detail is all unknowns, never half-filled. */
-    ck_assert_int_eq(d.created, GB__UNKNOWN);
-    ck_assert_int_eq(d.output.rank, -1);
-    ck_assert_int_eq(d.ninputs, 0);
-    ck_assert_str_eq(d.output.dtype, "");
-}
-END_TEST
-
 /* ---- live: an alert written while the server runs ---------------------------------------------- */
 
 START_TEST(new_alert_comes_after_last_id_in_its_place) {
-    gb_summary_writer *w = NULL;
-    ck_assert_int_eq(gb_summary_writer_open(db_path, "alpha", NULL, &w), GB_OK);
-    gb_numerics_record r = {.op_type = "Exp", .op_name = "late/Exp", .posinf_count = 1};
-    ck_assert_int_eq(gb_summary_numerics(w, &r, 1), GB_OK);
-    ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
+    webui_append_alert(db_path, "alpha", "1", "Exp", "late/Exp");
     /* The page held ids up to 6: it gets only the new one... */
     char *b = webui_get_expect(port, "/api/numerics/alerts?run=alpha&after_id=6", 200);
     ASSERT_HAS(b, "\"total\":7,\"matched\":7,\"window_matched\":1,\"last_id\":");
@@ -482,12 +339,6 @@ static Suite *suite(void) {
     tcase_add_test(tc, injection_in_op_type_matches_nothing);
     tcase_add_test(tc, only_get_and_head);
     suite_add_tcase(s, tc);
-    TCase *parser = tcase_create("detail");
-    tcase_add_test(parser, detail_parser_reads_every_field);
-    tcase_add_test(parser, detail_parser_skips_unknown_and_caps_inputs);
-    tcase_add_loop_test(parser, detail_parser_rejects_malformed, 0,
-                        (int)(sizeof malformed / sizeof malformed[0]));
-    suite_add_tcase(s, parser);
     /* Writes to the store: runs last. */
     TCase *live = tcase_create("live");
     tcase_add_checked_fixture(live, setup, teardown);

@@ -1,4 +1,5 @@
-# The dashboard's tests beyond its Check unit tests (test_webui_*.c):
+# The dashboard's test programs, and its tests beyond the Check unit tests
+# (test_webui_*.c):
 #   webui_load     50 concurrent clients for 10 s while a writer writes
 #                  (loopback, bounded; reports requests/s and p99)
 #   webui_smoothing the scalar smoothing (debiased EMA) by hand, in node
@@ -9,21 +10,37 @@
 # Without node, chromium or playwright-core these tests still run and fail
 # with a message saying what is missing (never silently skipped).
 if(TARGET glassbox_webui)
+  # Programs that write stores, linking the writer so the Check tests
+  # (test_webui_*: the server and the store only) need not:
+  #   webui_fixtures  the stores test_webui_api, _numerics and _cli read
+  #   append_scalar   scalars written while a page or a test watches
+  #   append_alert    a numerics alert written while a page or a test watches
+  #   append_histogram histogram tags, so some cards start below the fold
+  set(gb_store_writers webui_fixtures=webui_fixtures.c append_scalar=browser/append_scalar.c
+                       append_alert=browser/append_alert.c
+                       append_histogram=browser/append_histogram.c)
+  foreach(pair ${gb_store_writers})
+    string(REGEX REPLACE "=.*" "" prog ${pair})
+    string(REGEX REPLACE "^[^=]*=" "" src ${pair})
+    add_executable(${prog} ${CMAKE_CURRENT_LIST_DIR}/${src})
+    target_link_libraries(${prog} PRIVATE glassbox_writer)
+    set_target_properties(${prog} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+  endforeach()
+  # CTest does not build: building a webui test builds what it runs.
+  file(GLOB webui_tests CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/test_webui_*.c)
+  foreach(src ${webui_tests})
+    get_filename_component(t ${src} NAME_WE)
+    add_dependencies(${t} webui_fixtures append_scalar append_alert glassbox)
+  endforeach()
+
+  # The load test writes from a thread of its own, beside the server.
   add_executable(webui_load ${CMAKE_CURRENT_LIST_DIR}/webui_load.c)
   target_include_directories(webui_load PRIVATE ${CMAKE_CURRENT_LIST_DIR})
-  target_link_libraries(webui_load PRIVATE glassbox_webui)
+  target_link_libraries(webui_load PRIVATE glassbox_webui glassbox_writer)
   set_target_properties(webui_load PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
   add_test(NAME webui_load COMMAND webui_load 10 50)
   # Alone on the machine, so the figures it prints mean something.
   set_tests_properties(webui_load PROPERTIES TIMEOUT 90 RUN_SERIAL TRUE)
-
-  # Small writers the browser tests add data to a store with (before the
-  # page opens, or while it is open to check live updates).
-  foreach(helper append_scalar append_histogram)
-    add_executable(${helper} ${CMAKE_CURRENT_LIST_DIR}/browser/${helper}.c)
-    target_link_libraries(${helper} PRIVATE glassbox_summary)
-    set_target_properties(${helper} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
-  endforeach()
 
   # Registered even without node (then they fail and say so).
   include(${CMAKE_CURRENT_LIST_DIR}/browser/node_test.cmake)

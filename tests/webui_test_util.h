@@ -1,7 +1,8 @@
 /* webui_test_util.h — helpers shared by the dashboard's Check tests: the
- * store they build before the suite runs, starting a board on it, GETs
- * with an expected status, and the JSON error every bad request gets.
- * The HTTP client itself is webui_http.h. */
+ * stores they have written before the suite runs and while it runs (by
+ * helper programs: these tests link no writer), starting a board on a
+ * store, GETs with an expected status, and the JSON error every bad
+ * request gets. The HTTP client itself is webui_http.h. */
 #ifndef GB_TEST_WEBUI_TEST_UTIL_H
 #define GB_TEST_WEBUI_TEST_UTIL_H
 
@@ -12,18 +13,36 @@
 #include <unistd.h>
 
 #include "gb_board.h"
-#include "gb_summary.h"
+#include "run_program.h"
 #include "webui_http.h"
 
-/* The store is built in main(), before the suite and outside any test, so
- * a failure there cannot be a Check assertion: say what failed and stop. */
-#define REQUIRE(cond)                                                                      \
-    do {                                                                                   \
-        if (!(cond)) {                                                                     \
-            fprintf(stderr, "store setup failed: %s (%s)\n", #cond, gb_summary_last_error()); \
-            exit(1);                                                                       \
-        }                                                                                  \
-    } while (0)
+/* Runs `webui_fixtures args...` (tests/webui_fixtures.c), which writes a
+ * store. Called from main(), before the suite and outside any test, so a
+ * failure cannot be a Check assertion: say what failed and stop. */
+static inline void webui_write_fixture(const char *const *args) {
+    int rc = run_program("tests/webui_fixtures", args, NULL, NULL);
+    if (rc != 0) {
+        fprintf(stderr, "store setup failed: webui_fixtures %s exited with %d\n", args[0], rc);
+        exit(1);
+    }
+}
+
+/* Inside a test: `append_scalar DB RUN TAG STEP VALUE COUNT` (COUNT "0"
+ * only opens the run) and `append_alert DB RUN STEP OP_TYPE OP_NAME`
+ * (tests/browser/), each a writer that flushes and closes before it exits. */
+static inline void webui_append_scalar(const char *db, const char *run, const char *tag,
+                                       const char *step, const char *value, const char *count) {
+    ck_assert_int_eq(run_program("tests/append_scalar",
+                                 (const char *const[]){db, run, tag, step, value, count, NULL},
+                                 NULL, NULL), 0);
+}
+
+static inline void webui_append_alert(const char *db, const char *run, const char *step,
+                                      const char *op_type, const char *op_name) {
+    ck_assert_int_eq(run_program("tests/append_alert",
+                                 (const char *const[]){db, run, step, op_type, op_name, NULL},
+                                 NULL, NULL), 0);
+}
 
 /* Removes a store file and SQLite's -wal/-shm side files. */
 static inline void webui_remove_store(const char *path) {

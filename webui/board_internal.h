@@ -11,8 +11,9 @@
  * reader API (never paste into SQL).
  *
  * Adding a dashboard = one webui/plugin_<name>.c defining
- * `const gb__plugin gb__plugin_<name>` + one static/<name>/index.js; the
- * build finds both (see webui/CMakeLists.txt).
+ * `const gb__plugin gb__plugin_<name>` (or, when its server side spans
+ * several files, a folder webui/<name>/ whose plugin.c defines it) + one
+ * static/<name>/index.js; the build finds both (see webui/CMakeLists.txt).
  */
 #ifndef GB_BOARD_INTERNAL_H
 #define GB_BOARD_INTERNAL_H
@@ -135,7 +136,7 @@ typedef struct gb__plugin {
     size_t n_routes;
 } gb__plugin;
 
-/* Generated at build time from webui/plugin_*.c. */
+/* Generated at build time from webui/plugin_<name>.c and webui/<name>/plugin.c. */
 extern const gb__plugin *const gb__plugins[];
 extern const size_t gb__plugin_count;
 

@@ -1,0 +1,472 @@
+/* gb_reader.h — reading the glassbox event store (read-only, no HTTP).
+ *
+ * The dashboards and `glassbox inspect|export` read the SQLite store only
+ * through these functions, the public API of the store library
+ * (summary/store/). It links SQLite and libc, never the engine: this
+ * header includes none of the engine's headers.
+ *
+ * Handles. gb_store_open() opens a store file read-only. Calls on one
+ * handle are serialized by an internal mutex, so a handle may be shared by
+ * threads; for parallel queries open one handle per thread.
+ *
+ * Results. Every query fills `*out` with one result object (a struct with
+ * a count and an array of rows, all strings and arrays inside it) that the
+ * caller releases with ONE call to gb_store_free(), whatever its type.
+ * On failure `*out` is NULL and the status says why; the message of the
+ * thread's last failure is gb_store_last_error().
+ *
+ * Steps. Query bounds are inclusive; GB_STEP_MIN / GB_STEP_MAX leave a side
+ * open. "Since step s" (live updates) is step_min = s + 1.
+ *
+ * Values. NaN, +Inf and -Inf scalars come back exactly as written.
+ *
+ * Example:
+ *     gb_store *s;
+ *     if (gb_store_open("runs.db", &s) != GB_STORE_OK) {
+ *         fprintf(stderr, "%s\n", gb_store_last_error());
+ *         return 1;
+ *     }
+ *     gb_scalar_series *loss;
+ *     gb_query q = GB_QUERY_ALL;
+ *     q.max_rows = 1000;                    // at most 1000 rows, envelopes kept
+ *     if (gb_store_scalars(s, "run1", "loss", &q, &loss) == GB_STORE_OK) {
+ *         for (size_t i = 0; i < loss->count; i++)
+ *             printf("%lld %g [%g, %g]\n", (long long)loss->rows[i].step,
+ *                    loss->rows[i].value, loss->rows[i].min, loss->rows[i].max);
+ *         gb_store_free(loss);
+ *     }
+ *     gb_store_close(s);
+ */
+#ifndef GB_READER_H
+#define GB_READER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The schema version this library writes and reads (PRAGMA user_version). */
+#define GB_STORE_SCHEMA_VERSION 1
+
+/* ---- status and errors ------------------------------------------------- */
+
+typedef enum gb_store_status {
+    GB_STORE_OK = 0,
+    GB_STORE_ERR_ARG,         /* NULL or invalid argument (message says which) */
+    GB_STORE_ERR_NOT_FOUND,   /* the store file does not exist */
+    GB_STORE_ERR_NOT_STORE,   /* the file is not a glassbox store */
+    GB_STORE_ERR_NEWER,       /* written by a newer glassbox (schema version) */
+    GB_STORE_ERR_NO_RUN,      /* no run of that name */
+    GB_STORE_ERR_NO_TAG,      /* no tag of that name and kind in the run */
+    GB_STORE_ERR_NO_ROW,      /* a single row asked for does not exist */
+    GB_STORE_ERR_IO,          /* SQLite failed: I/O, locking, corruption */
+    GB_STORE_ERR_MEMORY
+} gb_store_status;
+
+/* "GB_STORE_ERR_NO_RUN", ... */
+const char *gb_store_status_name(gb_store_status st);
+/* The message of this thread's last failed gb_store_* call ("" if none),
+ * e.g. "store 'x.db': unknown run 'run7'". */
+const char *gb_store_last_error(void);
+
+/* ---- kinds of summaries -------------------------------------------------- */
+
+typedef enum gb_summary_kind {
+    GB_KIND_ANY = 0,          /* in queries: every kind */
+    GB_KIND_SCALAR = 1,
+    GB_KIND_HISTOGRAM = 2,
+    GB_KIND_IMAGE = 3,
+    GB_KIND_TEXT = 4,
+    GB_KIND_GRAPH = 5
+} gb_summary_kind;
+
+/* "scalar", "histogram", "image", "text", "graph"; "any" for GB_KIND_ANY. */
+const char *gb_kind_name(gb_summary_kind kind);
+/* The kind named `name`; false when there is none. */
+bool gb_kind_from_name(const char *name, gb_summary_kind *out);
+
+/* ---- steps and queries ----------------------------------------------------- */
+
+#define GB_STEP_MIN INT64_MIN     /* open lower bound */
+#define GB_STEP_MAX INT64_MAX     /* open upper bound */
+#define GB_STEP_NONE INT64_MIN    /* in event rows: recorded without a step */
+
+/* A step range and a row budget. */
+typedef struct gb_query {
+    int64_t step_min;   /* inclusive */
+    int64_t step_max;   /* inclusive */
+    size_t max_rows;    /* 0: every row. Scalars: at most this many rows,
+                           downsampled with min/max envelopes when the range
+                           holds more points. Other kinds: at most this many
+                           rows evenly spread over the range, the last one
+                           always included. */
+} gb_query;
+#define GB_QUERY_ALL ((gb_query){GB_STEP_MIN, GB_STEP_MAX, 0})
+
+/* For event tables (traces, numerics, messages): rows with id > after_id,
+ * oldest first, at most `limit` (0: all). Live views pass the last id seen. */
+typedef struct gb_event_query {
+    int64_t after_id;
+    size_t limit;
+} gb_event_query;
+#define GB_EVENT_QUERY_ALL ((gb_event_query){0, 0})
+
+/* ---- the store ---------------------------------------------------------------- */
+
+typedef struct gb_store gb_store;
+
+/* Opens `path` read-only. Fails with NOT_FOUND, NOT_STORE (not SQLite, or
+ * another application's database), NEWER (schema version above
+ * GB_STORE_SCHEMA_VERSION) or IO. */
+gb_store_status gb_store_open(const char *path, gb_store **out);
+void gb_store_close(gb_store *s);            /* NULL is fine */
+/* Releases any result object returned by a query below (NULL is fine). */
+void gb_store_free(void *result);
+
+/* The schema version of the open file. */
+int gb_store_schema_version(gb_store *s);
+/* Cheap change check (PRAGMA data_version): *out differs from the value of
+ * the previous call on the same handle iff someone committed in between.
+ * Values are only comparable within one handle. */
+gb_store_status gb_store_data_version(gb_store *s, uint64_t *out);
+
+/* ---- runs ------------------------------------------------------------------------ */
+
+typedef struct gb_hparam {
+    const char *key;
+    const char *value;        /* as text, always set ("0.001", "adam") */
+    bool is_number;
+    double number;            /* when is_number */
+} gb_hparam;
+
+typedef struct gb_run_row {
+    int64_t id;
+    const char *name;
+    double start_time;        /* seconds since the Unix epoch */
+    double last_write_time;   /* of the last committed event (start_time if none) */
+    const char *host;
+    int64_t pid;              /* of the process that created the run */
+    const char *command_line; /* arguments joined by spaces */
+    size_t hparam_count;
+    const gb_hparam *hparams; /* sorted by key */
+} gb_run_row;
+
+typedef struct gb_runs {
+    size_t count;
+    const gb_run_row *rows;   /* sorted by name */
+} gb_runs;
+
+gb_store_status gb_store_runs(gb_store *s, gb_runs **out);
+
+/* ---- tags ------------------------------------------------------------------------ */
+
+typedef struct gb_tag_row {
+    const char *run;
+    const char *tag;
+    gb_summary_kind kind;
+    int64_t count;            /* events (scalar points, histograms, images...) */
+    int64_t min_step, max_step;
+    double last_wall_time;
+} gb_tag_row;
+
+typedef struct gb_tags {
+    size_t count;
+    const gb_tag_row *rows;   /* sorted by run, then tag */
+} gb_tags;
+
+/* The tags of `run` (NULL: of every run) of `kind` (GB_KIND_ANY: all).
+ * NO_RUN if `run` is given and unknown. */
+gb_store_status gb_store_tags(gb_store *s, const char *run, gb_summary_kind kind, gb_tags **out);
+
+/* ---- scalars --------------------------------------------------------------------- */
+
+/* One point, or one bucket of points when the series is downsampled.
+ * min, max and mean are over the finite values (NaN when there is none);
+ * non-finite values are counted, so no NaN/Inf is ever hidden. For a raw
+ * point, first == last == value and step == step_last. */
+typedef struct gb_scalar_row {
+    int64_t step;             /* first step in the row */
+    int64_t step_last;        /* last step in the row */
+    double wall_time;         /* of the last point */
+    double value;             /* raw: the value; bucket: the mean, or the
+                                 last value when no point is finite */
+    double first, last;       /* values at step and step_last */
+    double min, max, mean;
+    int64_t count;            /* points in the row, non-finite included */
+    int64_t nan_count, posinf_count, neginf_count;
+} gb_scalar_row;
+
+typedef struct gb_scalar_series {
+    bool downsampled;         /* rows are buckets (else one row per point) */
+    int64_t total_points;     /* points in the step range */
+    size_t count;
+    const gb_scalar_row *rows; /* by step (points of one step: write order) */
+} gb_scalar_series;
+
+/* The scalar series run/tag over q->step_min..q->step_max (q NULL: all,
+ * raw). With q->max_rows = N > 0 and more than N points in the range, the
+ * range is cut into N equal step intervals and each non-empty one becomes a
+ * bucket (its edges snap to the stored rollup blocks; step..step_last is
+ * exact and rows never overlap); this costs O(N) whatever the series
+ * length (rollups kept at write time). NO_RUN / NO_TAG for unknown names. */
+gb_store_status gb_store_scalars(gb_store *s, const char *run, const char *tag,
+                                 const gb_query *q, gb_scalar_series **out);
+
+/* Streams the raw points of run/tag with step_min <= step <= step_max to
+ * fn in step order (points of one step in write order); fn returns false
+ * to stop early. Memory stays bounded whatever the series length (this is
+ * what `glassbox export` uses). fn runs under the handle's lock: it must
+ * not call back into the same handle. */
+typedef bool (*gb_scalar_point_fn)(void *user, int64_t step, double wall_time, double value);
+gb_store_status gb_store_scalar_points(gb_store *s, const char *run, const char *tag,
+                                       int64_t step_min, int64_t step_max,
+                                       gb_scalar_point_fn fn, void *user);
+
+/* ---- histograms and distributions ------------------------------------------------- */
+
+/* Statistics are exact and over the finite values; buckets are equal-width
+ * from min to max (TensorFlow 2: 30 by default; one bucket [v-0.5, v+0.5]
+ * when every value is v; none when no value is finite). */
+typedef struct gb_histogram_row {
+    int64_t step;
+    double wall_time;
+    double min, max;
+    double count;             /* finite values */
+    double sum, sum_squares;
+    int64_t nan_count, posinf_count, neginf_count;
+    size_t bucket_count;
+    const double *edges;      /* bucket_count + 1 edges, ascending */
+    const double *counts;     /* bucket_count counts */
+} gb_histogram_row;
+
+typedef struct gb_histograms {
+    size_t count;
+    const gb_histogram_row *rows;   /* by step */
+} gb_histograms;
+
+gb_store_status gb_store_histograms(gb_store *s, const char *run, const char *tag,
+                                    const gb_query *q, gb_histograms **out);
+
+/* TensorBoard's distribution: the values at these percentiles
+ * (in basis points 0, 668, 1587, 3085, 5000, 6915, 8413, 9332, 10000). */
+#define GB_DISTRIBUTION_POINTS 9
+extern const double gb_distribution_percentiles[GB_DISTRIBUTION_POINTS];
+
+typedef struct gb_distribution_row {
+    int64_t step;
+    double wall_time;
+    double values[GB_DISTRIBUTION_POINTS];   /* ascending */
+} gb_distribution_row;
+
+typedef struct gb_distributions {
+    size_t count;
+    const gb_distribution_row *rows;
+} gb_distributions;
+
+/* The distributions of a histogram tag (computed from its buckets). */
+gb_store_status gb_store_distributions(gb_store *s, const char *run, const char *tag,
+                                       const gb_query *q, gb_distributions **out);
+/* The same computation on explicit buckets (TensorBoard's compressor:
+ * linear interpolation inside the bucket holding each percentile). */
+void gb_distribution_from_buckets(const double *edges, const double *counts,
+                                  size_t bucket_count, double out[GB_DISTRIBUTION_POINTS]);
+
+/* ---- images ------------------------------------------------------------------------ */
+
+typedef struct gb_image_row {
+    int64_t step;
+    double wall_time;
+    int index;                 /* sample within the step, 0 .. max_outputs-1 */
+    int width, height;
+    int channels;              /* 1 gray, 3 RGB, 4 RGBA */
+    size_t png_size;
+    const unsigned char *png;  /* the PNG file bytes; NULL unless with_png */
+} gb_image_row;
+
+typedef struct gb_images {
+    size_t count;
+    const gb_image_row *rows;  /* by step, then index */
+} gb_images;
+
+/* q->max_rows counts steps, not samples: every sample of a chosen step is
+ * returned. */
+gb_store_status gb_store_images(gb_store *s, const char *run, const char *tag,
+                                const gb_query *q, bool with_png, gb_images **out);
+
+typedef struct gb_blob {
+    size_t size;
+    const unsigned char *data;
+} gb_blob;
+
+/* The PNG of one image; NO_ROW if there is none at (step, index). */
+gb_store_status gb_store_image_png(gb_store *s, const char *run, const char *tag,
+                                   int64_t step, int index, gb_blob **out);
+
+/* ---- text ----------------------------------------------------------------------------- */
+
+typedef struct gb_text_row {
+    int64_t step;
+    double wall_time;
+    const char *text;
+} gb_text_row;
+
+typedef struct gb_texts {
+    size_t count;
+    const gb_text_row *rows;
+} gb_texts;
+
+gb_store_status gb_store_texts(gb_store *s, const char *run, const char *tag,
+                               const gb_query *q, gb_texts **out);
+
+/* ---- graphs ----------------------------------------------------------------------------- */
+
+typedef struct gb_graph_row {
+    int64_t step;
+    double wall_time;
+    const char *format;        /* "text", "json", ... as written */
+    const char *content;
+} gb_graph_row;
+
+typedef struct gb_graphs {
+    size_t count;
+    const gb_graph_row *rows;
+} gb_graphs;
+
+/* The graphs written under tag (kind GB_KIND_GRAPH), by step. */
+gb_store_status gb_store_graphs(gb_store *s, const char *run, const char *tag,
+                                const gb_query *q, gb_graphs **out);
+
+/* ---- engine events: traces, numerics alerts, op timings, messages ------------------- */
+
+typedef struct gb_trace_row {
+    int64_t id;
+    int64_t step;              /* GB_STEP_NONE when none was set */
+    double wall_time;
+    const char *function;
+    bool is_retrace;
+    const char *reason;        /* "" when unknown */
+    const char *signature;     /* "" when unknown */
+    double duration_us;        /* NaN when unknown */
+    int64_t nodes_before;      /* graph size before/after optimization; -1 unknown */
+    int64_t nodes_after;
+    const char *detail;        /* JSON or "" */
+} gb_trace_row;
+
+typedef struct gb_traces {
+    size_t count;
+    const gb_trace_row *rows;  /* by id */
+} gb_traces;
+
+/* Traces of `run`, of `function` (NULL: all functions). */
+gb_store_status gb_store_traces(gb_store *s, const char *run, const char *function,
+                                const gb_event_query *q, gb_traces **out);
+
+typedef struct gb_numerics_row {
+    int64_t id;
+    int64_t step;              /* GB_STEP_NONE when none was set */
+    double wall_time;
+    const char *op_type;
+    const char *op_name;
+    const char *function;      /* "" outside traced functions */
+    const char *scope_path;
+    const char *forward_op;    /* in a backward pass: the forward op; else "" */
+    int64_t nan_count, posinf_count, neginf_count;
+    const char *message;
+    const char *detail;        /* JSON or "": see gb_numerics_detail_parse */
+} gb_numerics_row;
+
+typedef struct gb_numerics {
+    size_t count;
+    const gb_numerics_row *rows;  /* by id: the first alert first */
+} gb_numerics;
+
+gb_store_status gb_store_numerics(gb_store *s, const char *run, const gb_event_query *q,
+                                  gb_numerics **out);
+
+/* The detail of a numerics alert: what the writer stores as JSON in the
+ * row's `detail` (output dtype and shape, first bad index, created or
+ * received, forward or backward, a summary of each input), parsed.
+ * Fields the detail does not give keep their "unknown" value. */
+#define GB_NUMERICS_DETAIL_MAX_RANK 8     /* as the engine's tensors */
+#define GB_NUMERICS_DETAIL_MAX_INPUTS 8   /* inputs a detail summarizes */
+
+/* A flag the detail may not state. */
+typedef enum gb_tristate {
+    GB_TRISTATE_UNKNOWN = -1,
+    GB_TRISTATE_NO = 0,
+    GB_TRISTATE_YES = 1
+} gb_tristate;
+
+typedef struct gb_numerics_detail_tensor {
+    char dtype[16];            /* "float32"; "" when unknown */
+    int rank;                  /* -1 when the shape is unknown */
+    int64_t shape[GB_NUMERICS_DETAIL_MAX_RANK];
+} gb_numerics_detail_tensor;
+
+typedef struct gb_numerics_detail_input {
+    gb_numerics_detail_tensor tensor;
+    double min, max;           /* over finite values; NaN when none (or unknown) */
+    int64_t nan_count, inf_count;
+} gb_numerics_detail_input;
+
+typedef struct gb_numerics_detail {
+    int output_index;          /* -1 when unknown */
+    gb_numerics_detail_tensor output;
+    int64_t first_index;       /* flat index of the first bad element; -1 unknown */
+    gb_tristate created;       /* YES: every input finite, the op made the NaN/Inf */
+    gb_tristate backward;      /* YES: made by a gradient function */
+    char forward_op_type[64];  /* backward: the forward op's type; "" unknown */
+    int ninputs;               /* the first GB_NUMERICS_DETAIL_MAX_INPUTS at most */
+    gb_numerics_detail_input inputs[GB_NUMERICS_DETAIL_MAX_INPUTS];
+} gb_numerics_detail;
+
+/* Parses a numerics row's detail (NULL or "" are fine) into *out. Unknown
+ * fields are skipped. Anything that is not a well-formed JSON object of
+ * the expected shape gives false and a detail of unknowns, never a half
+ * filled one, so a row written by another tool or damaged on disk can
+ * still be shown. Needs no store handle; thread-safe. */
+bool gb_numerics_detail_parse(const char *json, gb_numerics_detail *out);
+
+/* Op timings aggregated per (op_name, op_type, device). */
+typedef struct gb_op_timing_row {
+    const char *op_name;
+    const char *op_type;
+    const char *device;
+    int64_t calls;
+    double total_us, max_us;
+} gb_op_timing_row;
+
+typedef struct gb_op_timings {
+    size_t count;
+    const gb_op_timing_row *rows;  /* by total_us, largest first */
+} gb_op_timings;
+
+gb_store_status gb_store_op_timings(gb_store *s, const char *run, gb_op_timings **out);
+
+/* Warnings and device placements emitted by the engine. */
+typedef struct gb_message_row {
+    int64_t id;
+    int64_t step;              /* GB_STEP_NONE when none was set */
+    double wall_time;
+    const char *kind;          /* "warning", "placement" */
+    const char *op_type;       /* "" when not about an op */
+    const char *op_name;
+    const char *device;
+    const char *message;
+} gb_message_row;
+
+typedef struct gb_messages {
+    size_t count;
+    const gb_message_row *rows;
+} gb_messages;
+
+gb_store_status gb_store_messages(gb_store *s, const char *run, const gb_event_query *q,
+                                  gb_messages **out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

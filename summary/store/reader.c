@@ -1,0 +1,355 @@
+/* store/reader.c — the read-only store handle, runs, tags and change checks.
+ *
+ * A gb_store is one read-only SQLite connection with a small cache of
+ * prepared statements (keyed by the address of their SQL literal) and a
+ * mutex that serializes calls, so a handle may be shared by threads.
+ * Multi-statement queries run in one read transaction: one snapshot, even
+ * while writers commit.
+ */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "store/internal.h"
+
+enum { STMT_CACHE = 48 };
+
+typedef struct cached_stmt {
+    const char *sql;
+    sqlite3_stmt *st;
+} cached_stmt;
+
+struct gb_store {
+    sqlite3 *db;
+    char *path;
+    int version;
+    pthread_mutex_t lock;
+    int ncached;
+    cached_stmt cache[STMT_CACHE];
+};
+
+/* ---- kinds -------------------------------------------------------------------------- */
+
+static const char *const kind_names[] = {
+    [GB_KIND_ANY] = "any",         [GB_KIND_SCALAR] = "scalar", [GB_KIND_HISTOGRAM] = "histogram",
+    [GB_KIND_IMAGE] = "image",     [GB_KIND_TEXT] = "text",     [GB_KIND_GRAPH] = "graph",
+};
+
+const char *gb_kind_name(gb_summary_kind kind) {
+    if ((unsigned)kind >= sizeof kind_names / sizeof kind_names[0]) return "unknown";
+    return kind_names[kind];
+}
+
+bool gb_kind_from_name(const char *name, gb_summary_kind *out) {
+    for (size_t k = 0; name && k < sizeof kind_names / sizeof kind_names[0]; k++)
+        if (!strcmp(name, kind_names[k])) {
+            if (out) *out = (gb_summary_kind)k;
+            return true;
+        }
+    return false;
+}
+
+/* ---- helpers shared by the reader files ------------------------------------------- */
+
+const char *gb__store_path(const gb_store *s) { return s->path; }
+void gb__store_lock(gb_store *s) { pthread_mutex_lock(&s->lock); }
+void gb__store_unlock(gb_store *s) { pthread_mutex_unlock(&s->lock); }
+
+gb_store_status gb__store_sql_error(gb_store *s, const char *what) {
+    gb__store_fail("store '%s': %s failed: %s", s->path, what, sqlite3_errmsg(s->db));
+    return GB_STORE_ERR_IO;
+}
+
+sqlite3_stmt *gb__store_stmt(gb_store *s, const char *sql) {
+    for (int i = 0; i < s->ncached; i++)
+        if (s->cache[i].sql == sql) {
+            sqlite3_reset(s->cache[i].st);
+            sqlite3_clear_bindings(s->cache[i].st);
+            return s->cache[i].st;
+        }
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK) {
+        gb__store_sql_error(s, "preparing a query");
+        return NULL;
+    }
+    if (s->ncached == STMT_CACHE) {   /* never with the queries of this library */
+        sqlite3_finalize(st);
+        gb__store_fail("store '%s': too many distinct queries", s->path);
+        return NULL;
+    }
+    s->cache[s->ncached++] = (cached_stmt){sql, st};
+    return st;
+}
+
+double gb__col_double(sqlite3_stmt *st, int col) {
+    return sqlite3_column_type(st, col) == SQLITE_NULL ? NAN : sqlite3_column_double(st, col);
+}
+
+void gb__store_read_begin(gb_store *s) { sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL); }
+
+void gb__store_read_end(gb_store *s) {
+    for (int i = 0; i < s->ncached; i++) sqlite3_reset(s->cache[i].st);
+    sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+}
+
+gb_store_status gb__store_resolve(gb_store *s, const char *run, const char *tag,
+                                  gb_summary_kind kind, int64_t *run_id, int64_t *tag_id) {
+    if (!run) {
+        gb__store_fail("store '%s': the run name is NULL", s->path);
+        return GB_STORE_ERR_ARG;
+    }
+    sqlite3_stmt *st = gb__store_stmt(s, "SELECT id FROM runs WHERE name = ?1");
+    if (!st) return GB_STORE_ERR_IO;
+    sqlite3_bind_text(st, 1, run, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW) {
+        if (rc != SQLITE_DONE) return gb__store_sql_error(s, "finding the run");
+        gb__store_fail("store '%s': unknown run '%s'", s->path, run);
+        return GB_STORE_ERR_NO_RUN;
+    }
+    *run_id = sqlite3_column_int64(st, 0);
+    sqlite3_reset(st);
+    if (!tag_id) return GB_STORE_OK;
+    if (!tag) {
+        gb__store_fail("store '%s': the tag name is NULL", s->path);
+        return GB_STORE_ERR_ARG;
+    }
+    st = gb__store_stmt(s, "SELECT id FROM tags WHERE run_id = ?1 AND name = ?2 AND kind = ?3");
+    if (!st) return GB_STORE_ERR_IO;
+    sqlite3_bind_int64(st, 1, *run_id);
+    sqlite3_bind_text(st, 2, tag, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 3, kind);
+    rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW) {
+        if (rc != SQLITE_DONE) return gb__store_sql_error(s, "finding the tag");
+        gb__store_fail("store '%s': run '%s' has no %s tag '%s'", s->path, run, gb_kind_name(kind),
+                       tag);
+        return GB_STORE_ERR_NO_TAG;
+    }
+    *tag_id = sqlite3_column_int64(st, 0);
+    sqlite3_reset(st);
+    return GB_STORE_OK;
+}
+
+/* ---- open and close ------------------------------------------------------------------- */
+
+static gb_store_status check_file(const char *path) {
+    struct stat sb;
+    if (stat(path, &sb) != 0) {
+        if (errno == ENOENT) {
+            gb__store_fail("store '%s' does not exist", path);
+            return GB_STORE_ERR_NOT_FOUND;
+        }
+        gb__store_fail("store '%s': %s", path, strerror(errno));
+        return GB_STORE_ERR_IO;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        gb__store_fail("'%s' is not a glassbox store (not a regular file)", path);
+        return GB_STORE_ERR_NOT_STORE;
+    }
+    return GB_STORE_OK;
+}
+
+gb_store_status gb_store_open(const char *path, gb_store **out) {
+    if (!out || !path || !*path) {
+        gb__store_fail("gb_store_open: %s is NULL or empty", out ? "path" : "out");
+        if (out) *out = NULL;
+        return GB_STORE_ERR_ARG;
+    }
+    *out = NULL;
+    gb_store_status st = check_file(path);
+    if (st != GB_STORE_OK) return st;
+    gb_store *s = calloc(1, sizeof *s);
+    if (!s || !(s->path = strdup(path))) {
+        free(s);
+        gb__store_fail("gb_store_open: out of memory");
+        return GB_STORE_ERR_MEMORY;
+    }
+    pthread_mutex_init(&s->lock, NULL);
+    int rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+    char err[1024];
+    if (rc != SQLITE_OK) {
+        gb__store_fail("cannot open store '%s': %s", path, sqlite3_errmsg(s->db));
+        st = GB_STORE_ERR_IO;
+    } else {
+        sqlite3_busy_timeout(s->db, 5000);
+        st = gb__store_check_read(s->db, path, &s->version, err, sizeof err);
+        if (st != GB_STORE_OK) gb__store_fail("%s", err);
+    }
+    if (st != GB_STORE_OK) {
+        gb_store_close(s);
+        return st;
+    }
+    *out = s;
+    return GB_STORE_OK;
+}
+
+void gb_store_close(gb_store *s) {
+    if (!s) return;
+    for (int i = 0; i < s->ncached; i++) sqlite3_finalize(s->cache[i].st);
+    sqlite3_close(s->db);
+    pthread_mutex_destroy(&s->lock);
+    free(s->path);
+    free(s);
+}
+
+int gb_store_schema_version(gb_store *s) { return s ? s->version : 0; }
+
+gb_store_status gb__store_null_args(const char *what) {
+    gb__store_fail("%s: the store or the output pointer is NULL", what);
+    return GB_STORE_ERR_ARG;
+}
+
+gb_store_status gb__store_done(gb_store *s, int rc, const char *what) {
+    if (rc == SQLITE_DONE || rc == SQLITE_OK) return GB_STORE_OK;
+    if (rc == SQLITE_NOMEM) {
+        gb__store_fail("store '%s': out of memory while %s", s->path, what);
+        return GB_STORE_ERR_MEMORY;
+    }
+    gb__store_fail("store '%s': %s failed: %s", s->path, what, sqlite3_errstr(rc));
+    return GB_STORE_ERR_IO;
+}
+
+static gb_store_status data_version(gb_store *s, uint64_t *out) {
+    sqlite3_stmt *st = gb__store_stmt(s, "PRAGMA data_version");
+    if (!st) return GB_STORE_ERR_IO;
+    if (sqlite3_step(st) != SQLITE_ROW) return gb__store_sql_error(s, "PRAGMA data_version");
+    *out = (uint64_t)sqlite3_column_int64(st, 0);
+    sqlite3_reset(st);
+    return GB_STORE_OK;
+}
+
+gb_store_status gb_store_data_version(gb_store *s, uint64_t *out) {
+    if (!s || !out) return gb__store_null_args("gb_store_data_version");
+    GB__LOCKED(s, data_version(s, out));
+}
+
+/* ---- runs ------------------------------------------------------------------------------ */
+
+static gb_store_status load_hparams(gb_store *s, gb__arena *a, gb_run_row *run) {
+    sqlite3_stmt *st = gb__store_stmt(
+        s, "SELECT key, value, is_number, number FROM hparams WHERE run_id = ?1 ORDER BY key");
+    if (!st) return GB_STORE_ERR_IO;
+    sqlite3_bind_int64(st, 1, run->id);
+    gb__rows rows = {.elem = sizeof(gb_hparam)};
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        gb_hparam *h = gb__rows_push(&rows);
+        if (!h) {
+            rc = SQLITE_NOMEM;
+            break;
+        }
+        h->key = gb__arena_strdup(a, (const char *)sqlite3_column_text(st, 0));
+        h->value = gb__arena_strdup(a, (const char *)sqlite3_column_text(st, 1));
+        h->is_number = sqlite3_column_int(st, 2) != 0;
+        h->number = h->is_number ? gb__col_double(st, 3) : NAN;
+    }
+    run->hparam_count = rows.count;
+    run->hparams = gb__rows_into(a, &rows);
+    return gb__store_done(s, rc, "reading hyperparameters");
+}
+
+static gb_store_status runs(gb_store *s, gb_runs **out) {
+    gb__arena *a;
+    gb_runs *res = gb__result_new(sizeof *res, &a);
+    if (!res) return GB_STORE_ERR_MEMORY;
+    gb__store_read_begin(s);
+    sqlite3_stmt *st = gb__store_stmt(s, "SELECT id, name, start_time, last_write_time, host, pid, "
+                                         "command_line FROM runs ORDER BY name");
+    gb__rows rows = {.elem = sizeof(gb_run_row)};
+    int rc = st ? SQLITE_ROW : SQLITE_ERROR;
+    while (st && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        gb_run_row *r = gb__rows_push(&rows);
+        if (!r) {
+            rc = SQLITE_NOMEM;
+            break;
+        }
+        r->id = sqlite3_column_int64(st, 0);
+        r->name = gb__arena_strdup(a, (const char *)sqlite3_column_text(st, 1));
+        r->start_time = sqlite3_column_double(st, 2);
+        r->last_write_time = sqlite3_column_double(st, 3);
+        r->host = gb__arena_strdup(a, (const char *)sqlite3_column_text(st, 4));
+        r->pid = sqlite3_column_int64(st, 5);
+        r->command_line = gb__arena_strdup(a, (const char *)sqlite3_column_text(st, 6));
+    }
+    gb_store_status status = gb__store_done(s, rc, "reading runs");
+    gb_run_row *r = rows.data;
+    for (size_t i = 0; status == GB_STORE_OK && i < rows.count; i++)
+        status = load_hparams(s, a, &r[i]);
+    res->count = rows.count;
+    res->rows = gb__rows_into(a, &rows);
+    gb__store_read_end(s);
+    if (status != GB_STORE_OK) {
+        gb_store_free(res);
+        return status;
+    }
+    *out = res;
+    return GB_STORE_OK;
+}
+
+gb_store_status gb_store_runs(gb_store *s, gb_runs **out) {
+    if (!s || !out) return gb__store_null_args("gb_store_runs");
+    *out = NULL;
+    GB__LOCKED(s, runs(s, out));
+}
+
+/* ---- tags ------------------------------------------------------------------------------ */
+
+static gb_store_status tags(gb_store *s, const char *run, gb_summary_kind kind, gb_tags **out) {
+    int64_t run_id = 0;
+    if (run) {
+        gb_store_status st = gb__store_resolve(s, run, NULL, kind, &run_id, NULL);
+        if (st != GB_STORE_OK) return st;
+    }
+    gb__arena *a;
+    gb_tags *res = gb__result_new(sizeof *res, &a);
+    if (!res) return GB_STORE_ERR_MEMORY;
+    sqlite3_stmt *st = gb__store_stmt(
+        s, "SELECT r.name, t.name, t.kind, t.count, t.min_step, t.max_step, t.last_wall_time "
+           "FROM tags t JOIN runs r ON r.id = t.run_id "
+           "WHERE (?1 = 0 OR t.run_id = ?1) AND (?2 = 0 OR t.kind = ?2) "
+           "ORDER BY r.name, t.name, t.kind");
+    gb__rows rows = {.elem = sizeof(gb_tag_row)};
+    int rc = SQLITE_ERROR;
+    if (st) {
+        sqlite3_bind_int64(st, 1, run_id);
+        sqlite3_bind_int(st, 2, kind);
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            gb_tag_row *t = gb__rows_push(&rows);
+            if (!t) {
+                rc = SQLITE_NOMEM;
+                break;
+            }
+            t->run = gb__arena_strdup(a, (const char *)sqlite3_column_text(st, 0));
+            t->tag = gb__arena_strdup(a, (const char *)sqlite3_column_text(st, 1));
+            t->kind = (gb_summary_kind)sqlite3_column_int(st, 2);
+            t->count = sqlite3_column_int64(st, 3);
+            t->min_step = sqlite3_column_int64(st, 4);
+            t->max_step = sqlite3_column_int64(st, 5);
+            t->last_wall_time = sqlite3_column_double(st, 6);
+        }
+    }
+    res->count = rows.count;
+    res->rows = gb__rows_into(a, &rows);
+    gb_store_status status = gb__store_done(s, rc, "reading tags");
+    if (status != GB_STORE_OK) {
+        gb_store_free(res);
+        return status;
+    }
+    *out = res;
+    return GB_STORE_OK;
+}
+
+gb_store_status gb_store_tags(gb_store *s, const char *run, gb_summary_kind kind, gb_tags **out) {
+    if (!s || !out) return gb__store_null_args("gb_store_tags");
+    *out = NULL;
+    if ((unsigned)kind > GB_KIND_GRAPH) {
+        gb__store_fail("gb_store_tags: unknown kind %d", (int)kind);
+        return GB_STORE_ERR_ARG;
+    }
+    GB__LOCKED(s, tags(s, run, kind, out));
+}
+

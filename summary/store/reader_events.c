@@ -1,0 +1,526 @@
+/* store/reader_events.c — histograms, distributions, images, text, graphs and
+ * the engine's event tables (traces, numerics alerts, op timings, messages).
+ *
+ * Every query is the same loop: resolve names, bind, step, fill one row
+ * struct per result row with a kind-specific `fill` function. Tag kinds
+ * honour gb_query's step range and row budget (rows evenly spread, the
+ * last included; images count steps); event tables page by id.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "store/internal.h"
+
+/* Fills one row from the statement's current result; false: out of memory. */
+typedef bool (*fill_fn)(sqlite3_stmt *st, gb__arena *a, void *row);
+
+/* ---- evenly spread selection ---------------------------------------------------------- */
+
+/* Chooses m of n items (indices round(k (n-1) / (m-1)), so the first and
+ * the last are kept); m == 0 or m >= n keeps everything. */
+typedef struct picker {
+    size_t n, m, k, next;
+} picker;
+
+static size_t pick_index(const picker *p) {
+    if (p->m == 1) return p->n - 1;
+    return (size_t)floor((double)p->k * (double)(p->n - 1) / (double)(p->m - 1) + 0.5);
+}
+
+static picker picker_new(size_t n, size_t m) {
+    picker p = {n, m >= n ? 0 : m, 0, 0};
+    if (p.m) p.next = pick_index(&p);
+    return p;
+}
+
+static bool picker_take(picker *p, size_t i) {
+    if (!p->m) return true;
+    if (p->k >= p->m || i != p->next) return false;
+    p->k++;
+    if (p->k < p->m) p->next = pick_index(p);
+    return true;
+}
+
+/* ---- the row loop ------------------------------------------------------------------------- */
+
+typedef struct row_set {
+    gb__rows rows;
+    picker pick;
+    int step_col;          /* >= 0: pick by distinct step in this column, else by row */
+} row_set;
+
+/* Steps st to the end, filling the picked rows. */
+static gb_store_status collect(gb_store *s, sqlite3_stmt *st, row_set *rs, fill_fn fill,
+                               gb__arena *a, const char *what) {
+    int rc;
+    size_t index = 0;
+    bool first = true, step_taken = false;
+    int64_t last_step = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        bool take;
+        if (rs->step_col >= 0) {   /* every row of a picked step */
+            int64_t step = sqlite3_column_int64(st, rs->step_col);
+            if (first || step != last_step) {
+                if (!first) index++;
+                first = false;
+                last_step = step;
+                step_taken = picker_take(&rs->pick, index);
+            }
+            take = step_taken;
+        } else {
+            take = picker_take(&rs->pick, index++);
+        }
+        if (!take) continue;
+        void *row = gb__rows_push(&rs->rows);
+        if (!row || !fill(st, a, row)) {
+            rc = SQLITE_NOMEM;
+            break;
+        }
+    }
+    sqlite3_reset(st);
+    return gb__store_done(s, rc, what);
+}
+
+/* One integer from a statement bound by the caller. */
+static gb_store_status count_rows(gb_store *s, sqlite3_stmt *st, size_t *n) {
+    int rc = sqlite3_step(st);
+    *n = rc == SQLITE_ROW ? (size_t)sqlite3_column_int64(st, 0) : 0;
+    sqlite3_reset(st);
+    return gb__store_done(s, rc == SQLITE_ROW ? SQLITE_DONE : rc, "counting rows");
+}
+
+/* What a tag-kind query needs: its kind, SQL and row filler. */
+typedef struct tag_query {
+    gb_summary_kind kind;
+    const char *count_sql;   /* ?1 tag, ?2..?3 steps: rows (or distinct steps) */
+    const char *rows_sql;    /* ?1 tag, ?2..?3 steps, ordered by step */
+    int step_col;            /* >= 0: budget counts steps (images) */
+    size_t elem;
+    fill_fn fill;
+    const char *what;
+} tag_query;
+
+/* Moves the collected rows into the arena. */
+static gb_store_status adopt(gb_store *s, gb__arena *a, row_set *rs, gb_store_status st,
+                             const char *what, size_t *count, void **rows) {
+    *count = rs->rows.count;
+    *rows = gb__rows_into(a, &rs->rows);
+    if (rs->rows.data) {   /* the arena could not take them */
+        gb__rows_release(&rs->rows);
+        *count = 0;
+        if (st == GB_STORE_OK) st = gb__store_done(s, SQLITE_NOMEM, what);
+    }
+    return st;
+}
+
+/* Runs a tag-kind query; rows and count go into the caller's result. */
+static gb_store_status tag_rows(gb_store *s, const tag_query *tq, const char *run, const char *tag,
+                                const gb_query *q, gb__arena *a, size_t *count, void **rows) {
+    int64_t run_id, tag_id;
+    size_t n = 0;
+    row_set rs = {.rows = {.elem = tq->elem}, .step_col = tq->step_col};
+    gb__store_read_begin(s);
+    gb_store_status st = gb__store_resolve(s, run, tag, tq->kind, &run_id, &tag_id);
+    for (int pass = 0; st == GB_STORE_OK && pass < 2; pass++) {
+        if (pass == 0 && !q->max_rows) continue;   /* no budget: no need to count */
+        sqlite3_stmt *stmt = gb__store_stmt(s, pass == 0 ? tq->count_sql : tq->rows_sql);
+        if (!stmt) {
+            st = GB_STORE_ERR_IO;
+            break;
+        }
+        sqlite3_bind_int64(stmt, 1, tag_id);
+        sqlite3_bind_int64(stmt, 2, q->step_min);
+        sqlite3_bind_int64(stmt, 3, q->step_max);
+        if (pass == 0) {
+            st = count_rows(s, stmt, &n);
+            rs.pick = picker_new(n, q->max_rows);
+        } else {
+            st = collect(s, stmt, &rs, tq->fill, a, tq->what);
+        }
+    }
+    gb__store_read_end(s);
+    return adopt(s, a, &rs, st, tq->what, count, rows);
+}
+
+/* The body of every row query: a typed result {count, rows} filled by
+ * `call` (which sees the arena as a_, the count as &res_->count and the
+ * rows as &rows_) under the handle's lock. */
+#define ROWS_RESULT(type, call)                                                   \
+    do {                                                                          \
+        gb__arena *a_;                                                            \
+        type *res_ = gb__result_new(sizeof *res_, &a_);                           \
+        if (!res_) return gb__store_done(s, SQLITE_NOMEM, "allocating a result"); \
+        void *rows_ = NULL;                                                       \
+        gb__store_lock(s);                                                        \
+        gb_store_status st_ = (call);                                             \
+        gb__store_unlock(s);                                                      \
+        res_->rows = rows_;                                                       \
+        if (st_ != GB_STORE_OK) {                                                 \
+            gb_store_free(res_);                                                  \
+            return st_;                                                           \
+        }                                                                         \
+        *out = res_;                                                              \
+        return GB_STORE_OK;                                                       \
+    } while (0)
+
+static int64_t col_step(sqlite3_stmt *st, int col) {
+    return sqlite3_column_type(st, col) == SQLITE_NULL ? GB_STEP_NONE
+                                                        : sqlite3_column_int64(st, col);
+}
+
+static const char *col_text(sqlite3_stmt *st, gb__arena *a, int col) {
+    return gb__arena_strdup(a, (const char *)sqlite3_column_text(st, col));
+}
+
+/* ---- histograms and distributions -------------------------------------------------------- */
+
+static bool fill_histogram(sqlite3_stmt *st, gb__arena *a, void *row) {
+    gb_histogram_row *h = row;
+    h->step = sqlite3_column_int64(st, 0);
+    h->wall_time = sqlite3_column_double(st, 1);
+    h->min = gb__col_double(st, 2);
+    h->max = gb__col_double(st, 3);
+    h->count = sqlite3_column_double(st, 4);
+    h->sum = sqlite3_column_double(st, 5);
+    h->sum_squares = sqlite3_column_double(st, 6);
+    h->nan_count = sqlite3_column_int64(st, 7);
+    h->posinf_count = sqlite3_column_int64(st, 8);
+    h->neginf_count = sqlite3_column_int64(st, 9);
+    size_t k = (size_t)sqlite3_column_int64(st, 10);
+    size_t bytes = (size_t)sqlite3_column_bytes(st, 11);
+    if (bytes != (2 * k + 1) * sizeof(double)) k = 0;   /* damaged row: show no buckets */
+    double *b = gb__arena_alloc(a, (2 * k + 1) * sizeof(double));
+    if (!b) return false;
+    if (k) memcpy(b, sqlite3_column_blob(st, 11), bytes);
+    h->bucket_count = k;
+    h->edges = b;
+    h->counts = b + k + 1;
+    return true;
+}
+
+static const tag_query histogram_query = {
+    GB_KIND_HISTOGRAM,
+    "SELECT count(*) FROM histograms WHERE tag_id = ?1 AND step BETWEEN ?2 AND ?3",
+    "SELECT step, wall_time, min, max, count, sum, sum_squares, nan_count, posinf_count, "
+    "neginf_count, bucket_count, buckets FROM histograms WHERE tag_id = ?1 AND step BETWEEN ?2 "
+    "AND ?3 ORDER BY step, id",
+    -1, sizeof(gb_histogram_row), fill_histogram, "reading histograms"};
+
+static gb_query query_or_all(const gb_query *q) { return q ? *q : GB_QUERY_ALL; }
+
+gb_store_status gb_store_histograms(gb_store *s, const char *run, const char *tag,
+                                    const gb_query *q, gb_histograms **out) {
+    if (!s || !out) return gb__store_null_args("gb_store_histograms");
+    *out = NULL;
+    gb_query qq = query_or_all(q);
+    ROWS_RESULT(gb_histograms, tag_rows(s, &histogram_query, run, tag, &qq, a_, &res_->count, &rows_));
+}
+
+gb_store_status gb_store_distributions(gb_store *s, const char *run, const char *tag,
+                                       const gb_query *q, gb_distributions **out) {
+    if (!s || !out) return gb__store_null_args("gb_store_distributions");
+    *out = NULL;
+    gb_histograms *h;
+    gb_store_status st = gb_store_histograms(s, run, tag, q, &h);
+    if (st != GB_STORE_OK) return st;
+    gb__arena *a;
+    gb_distributions *res = gb__result_new(sizeof *res, &a);
+    gb_distribution_row *rows =
+        res && h->count ? gb__arena_alloc(a, h->count * sizeof *rows) : NULL;
+    if (!res || (h->count && !rows)) {
+        gb_store_free(h);
+        gb_store_free(res);
+        gb__store_fail("gb_store_distributions: out of memory");
+        return GB_STORE_ERR_MEMORY;
+    }
+    for (size_t i = 0; i < h->count; i++) {
+        const gb_histogram_row *r = &h->rows[i];
+        rows[i].step = r->step;
+        rows[i].wall_time = r->wall_time;
+        gb_distribution_from_buckets(r->edges, r->counts, r->bucket_count, rows[i].values);
+    }
+    res->count = h->count;
+    res->rows = rows;
+    gb_store_free(h);
+    *out = res;
+    return GB_STORE_OK;
+}
+
+/* ---- images --------------------------------------------------------------------------------- */
+
+static bool fill_image(sqlite3_stmt *st, gb__arena *a, void *row, bool with_png) {
+    gb_image_row *im = row;
+    im->step = sqlite3_column_int64(st, 0);
+    im->wall_time = sqlite3_column_double(st, 1);
+    im->index = sqlite3_column_int(st, 2);
+    im->width = sqlite3_column_int(st, 3);
+    im->height = sqlite3_column_int(st, 4);
+    im->channels = sqlite3_column_int(st, 5);
+    im->png_size = (size_t)sqlite3_column_int64(st, 6);
+    if (!with_png) return true;
+    unsigned char *png = gb__arena_alloc(a, im->png_size);
+    if (!png) return false;
+    memcpy(png, sqlite3_column_blob(st, 7), im->png_size);
+    im->png = png;
+    return true;
+}
+
+static bool fill_image_meta(sqlite3_stmt *st, gb__arena *a, void *row) {
+    return fill_image(st, a, row, false);
+}
+
+static bool fill_image_png(sqlite3_stmt *st, gb__arena *a, void *row) {
+    return fill_image(st, a, row, true);
+}
+
+#define IMAGE_COUNT_SQL \
+    "SELECT count(DISTINCT step) FROM images WHERE tag_id = ?1 AND step BETWEEN ?2 AND ?3"
+#define IMAGE_ROWS_SQL(png)                                                                     \
+    "SELECT step, wall_time, sample_index, width, height, channels, length(png)" png " FROM " \
+    "images WHERE tag_id = ?1 AND step BETWEEN ?2 AND ?3 ORDER BY step, sample_index, id"
+
+static const tag_query image_queries[2] = {
+    {GB_KIND_IMAGE, IMAGE_COUNT_SQL, IMAGE_ROWS_SQL(""), 0, sizeof(gb_image_row), fill_image_meta,
+     "reading images"},
+    {GB_KIND_IMAGE, IMAGE_COUNT_SQL, IMAGE_ROWS_SQL(", png"), 0, sizeof(gb_image_row),
+     fill_image_png, "reading images"},
+};
+
+gb_store_status gb_store_images(gb_store *s, const char *run, const char *tag, const gb_query *q,
+                                bool with_png, gb_images **out) {
+    if (!s || !out) return gb__store_null_args("gb_store_images");
+    *out = NULL;
+    gb_query qq = query_or_all(q);
+    ROWS_RESULT(gb_images, tag_rows(s, &image_queries[with_png], run, tag, &qq, a_, &res_->count,
+                                    &rows_));
+}
+
+static gb_store_status image_png(gb_store *s, const char *run, const char *tag, int64_t step,
+                                 int index, gb_blob **out) {
+    int64_t run_id, tag_id;
+    gb__store_read_begin(s);
+    gb_store_status st = gb__store_resolve(s, run, tag, GB_KIND_IMAGE, &run_id, &tag_id);
+    sqlite3_stmt *q = st == GB_STORE_OK
+                          ? gb__store_stmt(s, "SELECT png FROM images WHERE tag_id = ?1 AND "
+                                              "step = ?2 AND sample_index = ?3 ORDER BY id DESC")
+                          : NULL;
+    if (st == GB_STORE_OK && !q) st = GB_STORE_ERR_IO;
+    if (q) {
+        sqlite3_bind_int64(q, 1, tag_id);
+        sqlite3_bind_int64(q, 2, step);
+        sqlite3_bind_int(q, 3, index);
+        int rc = sqlite3_step(q);
+        if (rc == SQLITE_ROW) {
+            gb__arena *a;
+            gb_blob *b = gb__result_new(sizeof *b, &a);
+            size_t n = (size_t)sqlite3_column_bytes(q, 0);
+            unsigned char *data = b ? gb__arena_alloc(a, n) : NULL;
+            if (data) {
+                memcpy(data, sqlite3_column_blob(q, 0), n);
+                *b = (gb_blob){n, data};
+                *out = b;
+            } else {
+                gb_store_free(b);
+                st = gb__store_done(s, SQLITE_NOMEM, "reading an image");
+            }
+        } else if (rc == SQLITE_DONE) {
+            gb__store_fail("store '%s': run '%s' image tag '%s' has no image %d at step %lld",
+                           gb__store_path(s), run, tag, index, (long long)step);
+            st = GB_STORE_ERR_NO_ROW;
+        } else {
+            st = gb__store_done(s, rc, "reading an image");
+        }
+        sqlite3_reset(q);
+    }
+    gb__store_read_end(s);
+    return st;
+}
+
+gb_store_status gb_store_image_png(gb_store *s, const char *run, const char *tag, int64_t step,
+                                   int index, gb_blob **out) {
+    if (!s || !out) return gb__store_null_args("gb_store_image_png");
+    *out = NULL;
+    GB__LOCKED(s, image_png(s, run, tag, step, index, out));
+}
+
+/* ---- text and graphs --------------------------------------------------------------------------- */
+
+static bool fill_text(sqlite3_stmt *st, gb__arena *a, void *row) {
+    gb_text_row *t = row;
+    t->step = sqlite3_column_int64(st, 0);
+    t->wall_time = sqlite3_column_double(st, 1);
+    return (t->text = col_text(st, a, 2)) != NULL;
+}
+
+static bool fill_graph(sqlite3_stmt *st, gb__arena *a, void *row) {
+    gb_graph_row *g = row;
+    g->step = sqlite3_column_int64(st, 0);
+    g->wall_time = sqlite3_column_double(st, 1);
+    g->format = col_text(st, a, 2);
+    g->content = col_text(st, a, 3);
+    return g->format && g->content;
+}
+
+static const tag_query text_query = {
+    GB_KIND_TEXT, "SELECT count(*) FROM texts WHERE tag_id = ?1 AND step BETWEEN ?2 AND ?3",
+    "SELECT step, wall_time, value FROM texts WHERE tag_id = ?1 AND step BETWEEN ?2 AND ?3 "
+    "ORDER BY step, id",
+    -1, sizeof(gb_text_row), fill_text, "reading text"};
+
+static const tag_query graph_query = {
+    GB_KIND_GRAPH, "SELECT count(*) FROM graphs WHERE tag_id = ?1 AND step BETWEEN ?2 AND ?3",
+    "SELECT step, wall_time, format, content FROM graphs WHERE tag_id = ?1 AND step BETWEEN ?2 "
+    "AND ?3 ORDER BY step, id",
+    -1, sizeof(gb_graph_row), fill_graph, "reading graphs"};
+
+gb_store_status gb_store_texts(gb_store *s, const char *run, const char *tag, const gb_query *q,
+                               gb_texts **out) {
+    if (!s || !out) return gb__store_null_args("gb_store_texts");
+    *out = NULL;
+    gb_query qq = query_or_all(q);
+    ROWS_RESULT(gb_texts, tag_rows(s, &text_query, run, tag, &qq, a_, &res_->count, &rows_));
+}
+
+gb_store_status gb_store_graphs(gb_store *s, const char *run, const char *tag, const gb_query *q,
+                                gb_graphs **out) {
+    if (!s || !out) return gb__store_null_args("gb_store_graphs");
+    *out = NULL;
+    gb_query qq = query_or_all(q);
+    ROWS_RESULT(gb_graphs, tag_rows(s, &graph_query, run, tag, &qq, a_, &res_->count, &rows_));
+}
+
+/* ---- engine events ---------------------------------------------------------------------------- */
+
+/* What an event-table query needs. SQL: ?1 run id, ?2 after id, ?3 limit,
+ * ?4 an optional text filter. */
+typedef struct event_query {
+    const char *sql;
+    size_t elem;
+    fill_fn fill;
+    const char *what;
+} event_query;
+
+static gb_store_status event_rows(gb_store *s, const event_query *eq, const char *run,
+                                  const char *filter, const gb_event_query *q, gb__arena *a,
+                                  size_t *count, void **rows) {
+    row_set rs = {.rows = {.elem = eq->elem}, .step_col = -1};
+    int64_t run_id;
+    gb__store_read_begin(s);
+    gb_store_status st = gb__store_resolve(s, run, NULL, GB_KIND_ANY, &run_id, NULL);
+    sqlite3_stmt *stmt = st == GB_STORE_OK ? gb__store_stmt(s, eq->sql) : NULL;
+    if (st == GB_STORE_OK && !stmt) st = GB_STORE_ERR_IO;
+    if (stmt) {
+        sqlite3_bind_int64(stmt, 1, run_id);
+        sqlite3_bind_int64(stmt, 2, q ? q->after_id : 0);
+        sqlite3_bind_int64(stmt, 3, q && q->limit ? (int64_t)q->limit : -1);
+        if (filter) sqlite3_bind_text(stmt, 4, filter, -1, SQLITE_STATIC);
+        st = collect(s, stmt, &rs, eq->fill, a, eq->what);
+    }
+    gb__store_read_end(s);
+    return adopt(s, a, &rs, st, eq->what, count, rows);
+}
+
+static bool fill_trace(sqlite3_stmt *st, gb__arena *a, void *row) {
+    gb_trace_row *t = row;
+    t->id = sqlite3_column_int64(st, 0);
+    t->step = col_step(st, 1);
+    t->wall_time = sqlite3_column_double(st, 2);
+    t->function = col_text(st, a, 3);
+    t->is_retrace = sqlite3_column_int(st, 4) != 0;
+    t->reason = col_text(st, a, 5);
+    t->signature = col_text(st, a, 6);
+    t->duration_us = gb__col_double(st, 7);
+    t->nodes_before = sqlite3_column_int64(st, 8);
+    t->nodes_after = sqlite3_column_int64(st, 9);
+    t->detail = col_text(st, a, 10);
+    return t->function && t->reason && t->signature && t->detail;
+}
+
+gb_store_status gb_store_traces(gb_store *s, const char *run, const char *function,
+                                const gb_event_query *q, gb_traces **out) {
+    if (!s || !out) return gb__store_null_args("gb_store_traces");
+    *out = NULL;
+    static const event_query eq = {
+        "SELECT id, step, wall_time, function, is_retrace, reason, signature, duration_us, "
+        "nodes_before, nodes_after, detail FROM traces WHERE run_id = ?1 AND id > ?2 AND "
+        "(?4 IS NULL OR function = ?4) ORDER BY id LIMIT ?3",
+        sizeof(gb_trace_row), fill_trace, "reading traces"};
+    ROWS_RESULT(gb_traces, event_rows(s, &eq, run, function, q, a_, &res_->count, &rows_));
+}
+
+static bool fill_numerics(sqlite3_stmt *st, gb__arena *a, void *row) {
+    gb_numerics_row *n = row;
+    n->id = sqlite3_column_int64(st, 0);
+    n->step = col_step(st, 1);
+    n->wall_time = sqlite3_column_double(st, 2);
+    n->op_type = col_text(st, a, 3);
+    n->op_name = col_text(st, a, 4);
+    n->function = col_text(st, a, 5);
+    n->scope_path = col_text(st, a, 6);
+    n->forward_op = col_text(st, a, 7);
+    n->nan_count = sqlite3_column_int64(st, 8);
+    n->posinf_count = sqlite3_column_int64(st, 9);
+    n->neginf_count = sqlite3_column_int64(st, 10);
+    n->message = col_text(st, a, 11);
+    n->detail = col_text(st, a, 12);
+    return n->op_type && n->op_name && n->function && n->scope_path && n->forward_op &&
+           n->message && n->detail;
+}
+
+gb_store_status gb_store_numerics(gb_store *s, const char *run, const gb_event_query *q,
+                                  gb_numerics **out) {
+    if (!s || !out) return gb__store_null_args("gb_store_numerics");
+    *out = NULL;
+    static const event_query eq = {
+        "SELECT id, step, wall_time, op_type, op_name, function, scope_path, forward_op, "
+        "nan_count, posinf_count, neginf_count, message, detail FROM numerics "
+        "WHERE run_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3",
+        sizeof(gb_numerics_row), fill_numerics, "reading numerics alerts"};
+    ROWS_RESULT(gb_numerics, event_rows(s, &eq, run, NULL, q, a_, &res_->count, &rows_));
+}
+
+static bool fill_message(sqlite3_stmt *st, gb__arena *a, void *row) {
+    gb_message_row *m = row;
+    m->id = sqlite3_column_int64(st, 0);
+    m->step = col_step(st, 1);
+    m->wall_time = sqlite3_column_double(st, 2);
+    m->kind = col_text(st, a, 3);
+    m->op_type = col_text(st, a, 4);
+    m->op_name = col_text(st, a, 5);
+    m->device = col_text(st, a, 6);
+    m->message = col_text(st, a, 7);
+    return m->kind && m->op_type && m->op_name && m->device && m->message;
+}
+
+gb_store_status gb_store_messages(gb_store *s, const char *run, const gb_event_query *q,
+                                  gb_messages **out) {
+    if (!s || !out) return gb__store_null_args("gb_store_messages");
+    *out = NULL;
+    static const event_query eq = {
+        "SELECT id, step, wall_time, kind, op_type, op_name, device, message FROM messages "
+        "WHERE run_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3",
+        sizeof(gb_message_row), fill_message, "reading messages"};
+    ROWS_RESULT(gb_messages, event_rows(s, &eq, run, NULL, q, a_, &res_->count, &rows_));
+}
+
+static bool fill_op_timing(sqlite3_stmt *st, gb__arena *a, void *row) {
+    gb_op_timing_row *o = row;
+    o->op_name = col_text(st, a, 0);
+    o->op_type = col_text(st, a, 1);
+    o->device = col_text(st, a, 2);
+    o->calls = sqlite3_column_int64(st, 3);
+    o->total_us = sqlite3_column_double(st, 4);
+    o->max_us = sqlite3_column_double(st, 5);
+    return o->op_name && o->op_type && o->device;
+}
+
+gb_store_status gb_store_op_timings(gb_store *s, const char *run, gb_op_timings **out) {
+    if (!s || !out) return gb__store_null_args("gb_store_op_timings");
+    *out = NULL;
+    static const event_query eq = {
+        "SELECT op_name, op_type, device, count(*), sum(duration_us), max(duration_us) "
+        "FROM op_timings WHERE run_id = ?1 AND id > ?2 GROUP BY op_name, op_type, device "
+        "ORDER BY 5 DESC, 1 LIMIT ?3",
+        sizeof(gb_op_timing_row), fill_op_timing, "reading op timings"};
+    ROWS_RESULT(gb_op_timings, event_rows(s, &eq, run, NULL, NULL, a_, &res_->count, &rows_));
+}

@@ -1,0 +1,162 @@
+/* store/schema.c — creating, recognising, migrating and opening stores.
+ *
+ * A store is an SQLite file with application_id 'GBOX' whose user_version
+ * is the schema version. A writer creates the schema (schema.sql, compiled
+ * in) inside one IMMEDIATE transaction, so two processes creating the same
+ * file at once end with one complete schema; it migrates an older store
+ * step by step, and refuses a newer one or another application's database
+ * without touching it. Only then is the file switched to WAL.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "store/internal.h"
+
+/* migrations[v] turns a version-v store into version v+1 (v >= 1). Version
+ * 1 is the first schema, so there is none yet; a version-2 schema adds its
+ * ALTER/CREATE statements as migrations[1]. */
+static const char *const migrations[GB_STORE_SCHEMA_VERSION] = {
+    [0] = NULL,   /* 0 -> 1 is creation from schema.sql */
+};
+
+static void sleep_ms(int ms) {
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+int gb__begin_immediate(sqlite3 *db) {
+    for (;;) {
+        int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+        if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED) return rc;
+        sleep_ms(1);   /* the busy timeout already waited; never give up */
+    }
+}
+
+/* Runs a one-integer query (a PRAGMA or a count). */
+static int query_int(sqlite3 *db, const char *sql, int *out) {
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK) return rc;
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        *out = sqlite3_column_int(st, 0);
+        rc = SQLITE_OK;
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Maps an SQLite failure to a status and message. */
+static gb_store_status sql_failure(sqlite3 *db, int rc, const char *path, char *err, size_t n) {
+    if (rc == SQLITE_NOTADB) {
+        snprintf(err, n, "'%s' is not a glassbox store (not an SQLite database)", path);
+        return GB_STORE_ERR_NOT_STORE;
+    }
+    snprintf(err, n, "store '%s': %s", path, sqlite3_errmsg(db));
+    return GB_STORE_ERR_IO;
+}
+
+typedef struct header {
+    int application_id, version, objects;
+} header;
+
+static int read_header(sqlite3 *db, header *h) {
+    int rc = query_int(db, "PRAGMA application_id", &h->application_id);
+    if (rc == SQLITE_OK) rc = query_int(db, "PRAGMA user_version", &h->version);
+    if (rc == SQLITE_OK) rc = query_int(db, "SELECT count(*) FROM sqlite_master", &h->objects);
+    return rc;
+}
+
+/* The verdict on a header: OK, NOT_STORE or NEWER (message in err). An
+ * empty database is reported as NOT_STORE too; the writer checks for it
+ * first. */
+static gb_store_status judge(const header *h, const char *path, char *err, size_t n) {
+    if (h->application_id != GB__APPLICATION_ID) {
+        if (h->objects == 0)
+            snprintf(err, n, "'%s' is not a glassbox store (an empty database)", path);
+        else
+            snprintf(err, n,
+                     "'%s' is not a glassbox store (an SQLite database of another "
+                     "application, application_id %d)",
+                     path, h->application_id);
+        return GB_STORE_ERR_NOT_STORE;
+    }
+    if (h->version > GB_STORE_SCHEMA_VERSION) {
+        snprintf(err, n,
+                 "store '%s' has schema version %d, newer than this glassbox supports (%d); "
+                 "use a newer glassbox",
+                 path, h->version, GB_STORE_SCHEMA_VERSION);
+        return GB_STORE_ERR_NEWER;
+    }
+    if (h->version < 1) {
+        snprintf(err, n, "'%s' is not a glassbox store (schema version %d)", path, h->version);
+        return GB_STORE_ERR_NOT_STORE;
+    }
+    return GB_STORE_OK;
+}
+
+static int migrate(sqlite3 *db, int from) {
+    for (int v = from; v < GB_STORE_SCHEMA_VERSION; v++) {
+        int rc = sqlite3_exec(db, migrations[v], NULL, NULL, NULL);
+        if (rc != SQLITE_OK) return rc;
+    }
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA user_version = %d", GB_STORE_SCHEMA_VERSION);
+    return sqlite3_exec(db, sql, NULL, NULL, NULL);
+}
+
+/* Creates or upgrades the schema inside the caller's transaction. */
+static gb_store_status ensure_schema(sqlite3 *db, const char *path, char *err, size_t n) {
+    header h = {0};
+    int rc = read_header(db, &h);
+    if (rc != SQLITE_OK) return sql_failure(db, rc, path, err, n);
+    if (h.application_id == 0 && h.objects == 0) {
+        rc = sqlite3_exec(db, gb__schema_sql, NULL, NULL, NULL);
+        return rc == SQLITE_OK ? GB_STORE_OK : sql_failure(db, rc, path, err, n);
+    }
+    gb_store_status st = judge(&h, path, err, n);
+    if (st != GB_STORE_OK || h.version == GB_STORE_SCHEMA_VERSION) return st;
+    rc = migrate(db, h.version);
+    return rc == SQLITE_OK ? GB_STORE_OK : sql_failure(db, rc, path, err, n);
+}
+
+static int set_wal(sqlite3 *db) {
+    for (int attempt = 0;; attempt++) {
+        sqlite3_stmt *st;
+        int rc = sqlite3_prepare_v2(db, "PRAGMA journal_mode=WAL", -1, &st, NULL);
+        if (rc != SQLITE_OK) return rc;
+        rc = sqlite3_step(st);
+        bool wal = rc == SQLITE_ROW &&
+                   !strcmp((const char *)sqlite3_column_text(st, 0), "wal");
+        sqlite3_finalize(st);
+        if (wal) return SQLITE_OK;
+        if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED && rc != SQLITE_ROW) return rc;
+        if (attempt > 10000) return SQLITE_BUSY;
+        sleep_ms(1);
+    }
+}
+
+gb_store_status gb__store_prepare_write(sqlite3 *db, const char *path, char *err, size_t n) {
+    int rc = gb__begin_immediate(db);
+    if (rc != SQLITE_OK) return sql_failure(db, rc, path, err, n);
+    gb_store_status st = ensure_schema(db, path, err, n);
+    if (st != GB_STORE_OK) {
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        return st;
+    }
+    rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    if (rc == SQLITE_OK) rc = set_wal(db);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(db, "PRAGMA synchronous=NORMAL", NULL, NULL, NULL);
+    if (rc != SQLITE_OK) return sql_failure(db, rc, path, err, n);
+    return GB_STORE_OK;
+}
+
+gb_store_status gb__store_check_read(sqlite3 *db, const char *path, int *version, char *err,
+                                     size_t n) {
+    header h = {0};
+    int rc = read_header(db, &h);
+    if (rc != SQLITE_OK) return sql_failure(db, rc, path, err, n);
+    *version = h.version;
+    return judge(&h, path, err, n);
+}

@@ -1,0 +1,223 @@
+-- schema.sql — the glassbox event store, schema version 1.
+--
+-- One SQLite file holds many runs. This file creates a new store; it is
+-- compiled into the library (no file is read at run time) and executed in
+-- one transaction with the two PRAGMAs at its end, so a store is either
+-- complete or absent. A store is recognised by application_id 'GBOX'
+-- (0x47424F58) and versioned by user_version; a later version adds a
+-- migration step (version N -> N+1) to summary/store/schema.c and bumps
+-- both this file and GB_STORE_SCHEMA_VERSION.
+--
+-- Conventions:
+--   * steps are INTEGER, wall times REAL seconds since the Unix epoch;
+--   * SQLite stores a NaN REAL as NULL: wherever a REAL value may be NaN,
+--     NULL means NaN (+Inf and -Inf are stored as themselves);
+--   * BLOBs hold little-endian arrays of int64 / IEEE-754 double, which
+--     keeps every NaN bit pattern exact.
+
+-- A training run: one name in the store, continued if opened again.
+CREATE TABLE runs (
+    id              INTEGER PRIMARY KEY,
+    name            TEXT NOT NULL UNIQUE,
+    start_time      REAL NOT NULL,
+    last_write_time REAL NOT NULL,
+    host            TEXT NOT NULL DEFAULT '',
+    pid             INTEGER NOT NULL DEFAULT 0,
+    command_line    TEXT NOT NULL DEFAULT ''
+);
+
+-- Free-form hyperparameters, to compare runs. `value` is the text form;
+-- for numbers is_number = 1 and `number` holds the value (NULL: NaN).
+CREATE TABLE hparams (
+    run_id    INTEGER NOT NULL REFERENCES runs(id),
+    key       TEXT NOT NULL,
+    value     TEXT NOT NULL,
+    is_number INTEGER NOT NULL DEFAULT 0,
+    number    REAL,
+    PRIMARY KEY (run_id, key)
+) WITHOUT ROWID;
+
+-- A series in a run. kind: 1 scalar, 2 histogram, 3 image, 4 text,
+-- 5 graph. count/min_step/max_step/last_wall_time summarise the events
+-- committed so far (maintained by the writers, merged additively so that
+-- several processes may write one tag). max_chunk_span is the largest
+-- last_step - first_step of the tag's scalar chunks (for range seeks).
+CREATE TABLE tags (
+    id             INTEGER PRIMARY KEY,
+    run_id         INTEGER NOT NULL REFERENCES runs(id),
+    name           TEXT NOT NULL,
+    kind           INTEGER NOT NULL,
+    count          INTEGER NOT NULL DEFAULT 0,
+    min_step       INTEGER,
+    max_step       INTEGER,
+    last_wall_time REAL,
+    max_chunk_span INTEGER NOT NULL DEFAULT 0,
+    UNIQUE (run_id, name, kind)
+);
+
+-- Raw scalar points, in chunks of up to a few hundred points of one tag
+-- written together: `points` is `count` records of
+-- {int64 step; double wall_time; double value} (24 bytes each) in write
+-- order; first_step/last_step are the smallest/largest step inside.
+-- Chunks make ingest cheap (one row per many points) and keep NaN exact.
+CREATE TABLE scalar_chunks (
+    id         INTEGER PRIMARY KEY,
+    tag_id     INTEGER NOT NULL REFERENCES tags(id),
+    first_step INTEGER NOT NULL,
+    last_step  INTEGER NOT NULL,
+    count      INTEGER NOT NULL,
+    points     BLOB NOT NULL
+);
+CREATE INDEX scalar_chunks_by_step ON scalar_chunks (tag_id, first_step);
+
+-- Multi-resolution rollups of every scalar tag, maintained at write time.
+-- Level L (2..15) cuts the step axis into buckets of 16^L steps:
+-- bucket = floor(step / 16^L). (Finer ranges are read from the chunks.) Each row aggregates the points of one
+-- bucket: count (all points), nan/posinf/neginf counts, and over the
+-- finite points min, max (NULL when none) and sum (mean = sum / finite
+-- count); first/last value at first_step/last_step (NULL: NaN). Writers
+-- add deltas (sum counts, min of mins...), so flushes and processes merge.
+CREATE TABLE scalar_rollups (
+    tag_id         INTEGER NOT NULL,
+    level          INTEGER NOT NULL,
+    bucket         INTEGER NOT NULL,
+    first_step     INTEGER NOT NULL,
+    last_step      INTEGER NOT NULL,
+    first_value    REAL,
+    last_value     REAL,
+    min            REAL,
+    max            REAL,
+    sum            REAL NOT NULL,
+    count          INTEGER NOT NULL,
+    nan_count      INTEGER NOT NULL,
+    posinf_count   INTEGER NOT NULL,
+    neginf_count   INTEGER NOT NULL,
+    last_wall_time REAL NOT NULL,
+    PRIMARY KEY (tag_id, level, bucket)
+) WITHOUT ROWID;
+
+-- Histograms: exact statistics over the finite values (count = finite
+-- values; min/max NULL when none), non-finite values counted apart, and
+-- `buckets` = bucket_count + 1 ascending edges followed by bucket_count
+-- counts (doubles).
+CREATE TABLE histograms (
+    id           INTEGER PRIMARY KEY,
+    tag_id       INTEGER NOT NULL REFERENCES tags(id),
+    step         INTEGER NOT NULL,
+    wall_time    REAL NOT NULL,
+    min          REAL,
+    max          REAL,
+    count        REAL NOT NULL,
+    sum          REAL NOT NULL,
+    sum_squares  REAL NOT NULL,
+    nan_count    INTEGER NOT NULL,
+    posinf_count INTEGER NOT NULL,
+    neginf_count INTEGER NOT NULL,
+    bucket_count INTEGER NOT NULL,
+    buckets      BLOB NOT NULL
+);
+CREATE INDEX histograms_by_step ON histograms (tag_id, step);
+
+-- Images as PNG files; sample_index is the image's place in its batch.
+CREATE TABLE images (
+    id           INTEGER PRIMARY KEY,
+    tag_id       INTEGER NOT NULL REFERENCES tags(id),
+    step         INTEGER NOT NULL,
+    wall_time    REAL NOT NULL,
+    sample_index INTEGER NOT NULL,
+    width        INTEGER NOT NULL,
+    height       INTEGER NOT NULL,
+    channels     INTEGER NOT NULL,
+    png          BLOB NOT NULL
+);
+CREATE INDEX images_by_step ON images (tag_id, step, sample_index);
+
+CREATE TABLE texts (
+    id        INTEGER PRIMARY KEY,
+    tag_id    INTEGER NOT NULL REFERENCES tags(id),
+    step      INTEGER NOT NULL,
+    wall_time REAL NOT NULL,
+    value     TEXT NOT NULL
+);
+CREATE INDEX texts_by_step ON texts (tag_id, step);
+
+-- Graphs (traced functions, models) as text in `format` ("text", "json").
+CREATE TABLE graphs (
+    id        INTEGER PRIMARY KEY,
+    tag_id    INTEGER NOT NULL REFERENCES tags(id),
+    step      INTEGER NOT NULL,
+    wall_time REAL NOT NULL,
+    format    TEXT NOT NULL,
+    content   TEXT NOT NULL
+);
+CREATE INDEX graphs_by_step ON graphs (tag_id, step);
+
+-- Engine events, one row each, in arrival order (id). step is NULL when
+-- no summary step was set; detail is NULL or a JSON object with fields
+-- later versions add without a schema change.
+
+-- Every trace and retrace of a function, with its reason.
+CREATE TABLE traces (
+    id           INTEGER PRIMARY KEY,
+    run_id       INTEGER NOT NULL REFERENCES runs(id),
+    step         INTEGER,
+    wall_time    REAL NOT NULL,
+    function     TEXT NOT NULL,
+    is_retrace   INTEGER NOT NULL,
+    reason       TEXT NOT NULL DEFAULT '',
+    signature    TEXT NOT NULL DEFAULT '',
+    duration_us  REAL,
+    nodes_before INTEGER NOT NULL DEFAULT -1,
+    nodes_after  INTEGER NOT NULL DEFAULT -1,
+    detail       TEXT
+);
+CREATE INDEX traces_by_run ON traces (run_id, function);
+
+-- NaN/Inf alerts of the numerics checks, naming the op that made them.
+CREATE TABLE numerics (
+    id           INTEGER PRIMARY KEY,
+    run_id       INTEGER NOT NULL REFERENCES runs(id),
+    step         INTEGER,
+    wall_time    REAL NOT NULL,
+    op_type      TEXT NOT NULL,
+    op_name      TEXT NOT NULL DEFAULT '',
+    function     TEXT NOT NULL DEFAULT '',
+    scope_path   TEXT NOT NULL DEFAULT '',
+    forward_op   TEXT NOT NULL DEFAULT '',
+    nan_count    INTEGER NOT NULL DEFAULT 0,
+    posinf_count INTEGER NOT NULL DEFAULT 0,
+    neginf_count INTEGER NOT NULL DEFAULT 0,
+    message      TEXT NOT NULL DEFAULT '',
+    detail       TEXT
+);
+CREATE INDEX numerics_by_run ON numerics (run_id);
+
+-- Kernel timings (while op timing is on).
+CREATE TABLE op_timings (
+    id          INTEGER PRIMARY KEY,
+    run_id      INTEGER NOT NULL REFERENCES runs(id),
+    step        INTEGER,
+    wall_time   REAL NOT NULL,
+    op_type     TEXT NOT NULL DEFAULT '',
+    op_name     TEXT NOT NULL DEFAULT '',
+    device      TEXT NOT NULL DEFAULT '',
+    duration_us REAL NOT NULL
+);
+CREATE INDEX op_timings_by_run ON op_timings (run_id, op_name);
+
+-- Warnings and device placements. kind: 'warning' or 'placement'.
+CREATE TABLE messages (
+    id        INTEGER PRIMARY KEY,
+    run_id    INTEGER NOT NULL REFERENCES runs(id),
+    step      INTEGER,
+    wall_time REAL NOT NULL,
+    kind      TEXT NOT NULL,
+    op_type   TEXT NOT NULL DEFAULT '',
+    op_name   TEXT NOT NULL DEFAULT '',
+    device    TEXT NOT NULL DEFAULT '',
+    message   TEXT NOT NULL
+);
+CREATE INDEX messages_by_run ON messages (run_id);
+
+PRAGMA application_id = 1195528024;  -- 0x47424F58, 'GBOX'
+PRAGMA user_version = 1;

@@ -1,0 +1,108 @@
+/* writer/default_writer.c — the default writer, the global step, engine events.
+ *
+ * tf.summary writes through the writer of `with writer.as_default()`; here
+ * gb_summary_set_default() names it for the whole process, and calls given
+ * a NULL writer use it. The default writer also subscribes to the engine's
+ * observer hook, turning traces, numerics alerts, op timings, warnings and
+ * placements into rows of their own tables. The global step is the
+ * engine's (gb_set_step), so numerics alerts carry the summary step.
+ */
+#include <math.h>
+
+#include "gb_debug.h"
+#include "gb_observer.h"
+#include "writer/internal.h"
+
+static pthread_mutex_t default_lock = PTHREAD_MUTEX_INITIALIZER;
+static gb_summary_writer *_Atomic default_writer;
+
+/* ---- the global step ------------------------------------------------------------- */
+
+void gb_summary_set_step(int64_t step) { gb_set_step(step); }
+bool gb_summary_get_step(int64_t *out) {
+    int64_t s;
+    if (!gb_get_step(&s)) return false;
+    if (out) *out = s;
+    return true;
+}
+void gb_summary_clear_step(void) { gb_clear_step(); }
+
+/* ---- engine events ---------------------------------------------------------------- */
+
+static void push_strings(gb_summary_writer *w, gb__event_type type, const gb_event *ev, int n,
+                         const char *const *s) {
+    size_t bytes;
+    gb__strings *p = gb__strings_new(n, s, &bytes);
+    if (!p) return;
+    gb__event e = {.type = (uint8_t)type, .wall_time = ev->wall_time, .value = ev->duration_us,
+                   .payload = p};
+    gb__writer_step("observer", NULL, GB_STEP_DEFAULT, false, &e.step);
+    gb__writer_push(w, "observer", NULL, GB_KIND_ANY, e, bytes);
+}
+
+static void on_numerics(gb_summary_writer *w, const gb_event *ev) {
+    const gb_numerics_alert *a = ev->detail;
+    char detail[4096];
+    gb_numerics_record r = {.op_type = ev->op_type ? ev->op_type : "unknown",
+                            .op_name = ev->op_name, .message = ev->message};
+    if (a) {
+        gb__numerics_detail_json(a, detail, sizeof detail);
+        r.function = a->function;
+        r.scope_path = a->scope;
+        r.forward_op = a->forward_op;
+        r.nan_count = a->nan_count;
+        r.posinf_count = a->pos_inf_count;
+        r.neginf_count = a->neg_inf_count;
+        r.detail_json = detail;
+    }
+    /* The alert's own step when it has one, else the global step if any. */
+    gb_summary_numerics(w, &r, a && a->has_step ? a->step : GB_STEP_DEFAULT);
+}
+
+static void on_event(const gb_event *ev, void *user) {
+    gb_summary_writer *w = user;
+    switch (ev->kind) {
+    case GB_EVENT_OP:
+        push_strings(w, GB__EV_OP_TIMING, ev, 3,
+                     (const char *[]){ev->op_type, ev->op_name, ev->device});
+        break;
+    case GB_EVENT_PLACEMENT:
+    case GB_EVENT_WARNING:
+        push_strings(w, GB__EV_MESSAGE, ev, 5,
+                     (const char *[]){ev->kind == GB_EVENT_WARNING ? "warning" : "placement",
+                                      ev->op_type, ev->op_name, ev->device, ev->message});
+        break;
+    case GB_EVENT_TRACE: {
+        const char *fn = ev->op_name ? ev->op_name : ev->op_type ? ev->op_type : "unknown";
+        gb_trace_record r = {.function = fn, .reason = ev->message, .duration_us = NAN,
+                             .nodes_before = -1, .nodes_after = -1};
+        gb_summary_trace(w, &r, GB_STEP_DEFAULT);
+        break;
+    }
+    case GB_EVENT_NUMERICS: on_numerics(w, ev); break;
+    default: break;
+    }
+}
+
+/* ---- the default writer ------------------------------------------------------------ */
+
+void gb_summary_set_default(gb_summary_writer *w) {
+    pthread_mutex_lock(&default_lock);
+    gb_summary_writer *old = default_writer;
+    if (old != w) {
+        if (old && old->observer_id) gb_observer_remove(old->observer_id);
+        if (old) old->observer_id = 0;
+        if (w) w->observer_id = gb_observer_add(on_event, w, GB_EVENT_ALL);
+        default_writer = w;
+    }
+    pthread_mutex_unlock(&default_lock);
+}
+
+gb_summary_writer *gb_summary_get_default(void) { return default_writer; }
+
+void gb__writer_forget_default(gb_summary_writer *w) {
+    pthread_mutex_lock(&default_lock);
+    bool is_default = default_writer == w;
+    pthread_mutex_unlock(&default_lock);
+    if (is_default) gb_summary_set_default(NULL);
+}

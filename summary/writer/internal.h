@@ -1,0 +1,223 @@
+/* writer/internal.h — the summary writer's structure, shared by its files.
+ *
+ * writer.c          the public calls: validation, the queue, flush and close
+ * tags.c            tag interning (name + kind -> index) for the callers
+ * commit.c          the background thread: batched transactions
+ * default_writer.c  the default writer, its observer subscription, the step
+ * numerics_detail.c an engine numerics alert as the detail JSON the store keeps
+ * checkpoint.c      WAL checkpoints on a thread of their own
+ * histogram.c       statistics and buckets of a tensor's values
+ * image_png.c       image tensors to pixels to PNG
+ * error.c           this thread's last error message, clocks
+ *
+ * The writer sits on the store (store/internal.h: schema, rollups, point
+ * layout) and on the engine (tensors, observer events).
+ *
+ * Threads: callers append events to `queue` under `lock`; the background
+ * thread swaps the queue out under the lock and writes it without it. The
+ * SQLite connection and `bg` belong to the background thread alone once it
+ * runs.
+ */
+#ifndef GB_WRITER_INTERNAL_H
+#define GB_WRITER_INTERNAL_H
+
+#include <pthread.h>
+
+#include "gb_debug.h"
+#include "gb_summary.h"
+#include "store/internal.h"
+
+/* ---- errors and clocks (error.c) --------------------------------------------- */
+
+/* Formats this thread's last writer error message (gb_summary_last_error). */
+void gb__summary_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+double gb__wall_now(void);       /* seconds since the epoch */
+double gb__mono_ms(void);        /* monotonic milliseconds */
+
+/* ---- histograms (histogram.c) -------------------------------------------------- */
+
+typedef struct gb__histogram {
+    double min, max, count, sum, sum_squares;
+    int64_t nan_count, posinf_count, neginf_count;
+    int bucket_count;
+    double *edges;     /* bucket_count + 1, malloc'd with counts */
+    double *counts;
+} gb__histogram;
+
+/* Statistics and equal-width buckets of n values of dtype dt (a gb_dtype);
+ * false on allocation failure. Free with gb__histogram_free. */
+bool gb__histogram_compute(int dt, const void *data, int64_t n, int buckets, gb__histogram *h);
+void gb__histogram_free(gb__histogram *h);
+
+/* ---- images (image_png.c) ---------------------------------------------------------- */
+
+/* Converts n_images images of h*w*c elements of dtype dt to uint8 pixels
+ * (tf.summary.image's rules, per image) into out. */
+void gb__image_to_u8(int dt, const void *data, int64_t n_images, int64_t h, int64_t w, int c,
+                     unsigned char *out);
+/* Encodes one image as PNG into a malloc'd buffer; false on failure. */
+bool gb__png_encode(const unsigned char *pixels, int w, int h, int c, unsigned char **png,
+                    size_t *size);
+
+/* ---- numerics alerts (numerics_detail.c) -------------------------------------------- */
+
+/* The fields of alert a that have no column of their own, as the JSON
+ * object the store keeps in numerics.detail (parsed back by the reader:
+ * gb_numerics_detail_parse), into out; "" when it does not fit n bytes. */
+void gb__numerics_detail_json(const gb_numerics_alert *a, char *out, size_t n);
+
+/* ---- the queue ------------------------------------------------------------------------ */
+
+typedef enum gb__event_type {
+    GB__EV_SCALAR,
+    GB__EV_HISTOGRAM,    /* payload: gb__hist_payload */
+    GB__EV_IMAGE,        /* payload: gb__image_payload */
+    GB__EV_TEXT,         /* payload: the text (char *) */
+    GB__EV_GRAPH,        /* payload: gb__strings {format, content} */
+    GB__EV_TRACE,        /* payload: gb__trace_payload */
+    GB__EV_NUMERICS,     /* payload: gb__numerics_payload */
+    GB__EV_OP_TIMING,    /* payload: gb__strings {op_type, op_name, device}; value: us */
+    GB__EV_MESSAGE,      /* payload: gb__strings {kind, op_type, op_name, device, message} */
+    GB__EV_HPARAM        /* payload: gb__strings {key, text}; value: number or NaN, tag: is_number */
+} gb__event_type;
+
+typedef struct gb__event {
+    uint8_t type;        /* gb__event_type */
+    int32_t tag;         /* tag index for tag kinds; is_number for hparams */
+    int64_t step;        /* GB_STEP_NONE when none */
+    double wall_time;
+    double value;
+    void *payload;       /* malloc'd, owned by the event */
+} gb__event;
+
+/* n strings copied into one allocation: s[i] point inside it. */
+typedef struct gb__strings {
+    int n;
+    const char *s[];
+} gb__strings;
+gb__strings *gb__strings_new(int n, const char *const *src, size_t *bytes);
+
+typedef struct gb__hist_payload {
+    gb__histogram h;     /* filled by the background thread */
+    int dtype, buckets;
+    int64_t n;
+    _Alignas(16) unsigned char data[];
+} gb__hist_payload;
+
+typedef struct gb__image_payload {
+    int n, h, w, c;
+    unsigned char **png; /* n PNGs, filled by the background thread */
+    size_t *png_size;
+    unsigned char pixels[];
+} gb__image_payload;
+
+typedef struct gb__trace_payload {
+    bool is_retrace;
+    double duration_us;
+    int64_t nodes_before, nodes_after;
+    gb__strings *text;   /* function, reason, signature, detail ("" = none) */
+} gb__trace_payload;
+
+typedef struct gb__numerics_payload {
+    int64_t nan_count, posinf_count, neginf_count;
+    gb__strings *text;   /* op_type, op_name, function, scope_path, forward_op, message, detail */
+} gb__numerics_payload;
+
+/* An interned tag; immutable once created. */
+typedef struct gb__wtag {
+    char *name;
+    gb_summary_kind kind;
+    uint32_t hash;
+} gb__wtag;
+
+/* The background thread's state per tag. */
+typedef struct gb__tag_state {
+    const gb__wtag *tag;
+    int64_t db_id;                          /* 0 until resolved */
+    gb__point *points;                      /* scalars: the open chunk, grown on */
+    int npoints, points_cap;                /* demand up to GB__CHUNK_POINTS */
+    gb__rollup acc[GB__ROLLUP_LEVELS + 1];  /* open rollup bucket per stored level */
+    int64_t acc_bucket[GB__ROLLUP_LEVELS + 1];
+    /* what this batch adds to the tags row */
+    int64_t d_count, d_min_step, d_max_step, d_span;
+    double d_wall;
+} gb__tag_state;
+
+enum {
+    GB__ST_CHUNK, GB__ST_ROLLUP, GB__ST_TAG_INSERT, GB__ST_TAG_SELECT, GB__ST_TAG_UPDATE,
+    GB__ST_HISTOGRAM, GB__ST_IMAGE, GB__ST_TEXT, GB__ST_GRAPH, GB__ST_TRACE, GB__ST_NUMERICS,
+    GB__ST_OP_TIMING, GB__ST_MESSAGE, GB__ST_HPARAM, GB__ST_RUN_UPDATE, GB__ST_COUNT
+};
+
+/* checkpoint.c: a thread running PASSIVE WAL checkpoints on its own
+ * connection when the writer's commits have grown the log. */
+typedef struct gb__checkpointer {
+    sqlite3 *db;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    bool initialized, started, stop, due;
+} gb__checkpointer;
+
+int gb__checkpointer_start(gb__checkpointer *c, sqlite3 *writer_db, const char *path,
+                           int busy_timeout_ms);
+/* Stops the thread and closes its connection (safe after a failed start). */
+void gb__checkpointer_stop(gb__checkpointer *c, sqlite3 *writer_db);
+
+struct gb_summary_writer {
+    char *path, *run;
+    gb_summary_options opt;
+    sqlite3 *db;
+    sqlite3_stmt *st[GB__ST_COUNT];
+    int64_t run_id;
+    pthread_t thread;
+    bool thread_started;
+    gb__checkpointer checkpointer;
+
+    pthread_mutex_t lock;          /* guards everything below */
+    pthread_cond_t work;           /* to the background thread */
+    pthread_cond_t space;          /* to callers waiting for queue space */
+    pthread_cond_t done;           /* to flush waiters */
+    gb__event *queue;
+    size_t queue_len, queue_cap, queue_bytes;
+    double queue_since_ms;         /* monotonic time of the oldest queued event */
+    uint64_t enqueued, committed;  /* event sequence numbers */
+    bool flush_requested, closing;
+    gb_status error;               /* sticky failure of the background thread */
+    char error_message[512];
+    gb__wtag **tags;               /* interned tags, by index */
+    int ntags, tags_cap;
+    int32_t *tag_slots;            /* open-addressing hash: index + 1, 0 empty */
+    int tag_slots_cap;
+
+    /* background thread only */
+    gb__tag_state **bg;
+    int nbg;
+    double batch_wall;             /* latest wall time of the batch */
+    int observer_id;               /* while default: the observer subscription */
+};
+
+/* tags.c (lock held): the index of (name, kind), interned on first
+ * use; -1 when out of memory. */
+int gb__writer_tag(gb_summary_writer *w, const char *name, gb_summary_kind kind);
+void gb__writer_tags_free(gb_summary_writer *w);
+
+/* writer.c: appends one event (payload owned by the queue from now on,
+ * freed on failure). w may be NULL: the default writer. `what` names the
+ * call in messages; tag may be NULL for non-tag events. */
+gb_status gb__writer_push(gb_summary_writer *w, const char *what, const char *tag,
+                          gb_summary_kind kind, gb__event ev, size_t payload_bytes);
+void gb__event_free(gb__event *ev);
+/* Resolves GB_STEP_DEFAULT and checks the range; `required`: a step must
+ * exist (summaries) or may be absent (engine events). */
+gb_status gb__writer_step(const char *what, const char *tag, int64_t step, bool required,
+                          int64_t *out);
+
+/* commit.c */
+void *gb__writer_thread(void *arg);
+int gb__writer_prepare_statements(gb_summary_writer *w);
+
+/* default_writer.c: called by close when w is the default. */
+void gb__writer_forget_default(gb_summary_writer *w);
+
+#endif

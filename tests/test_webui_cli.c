@@ -1,0 +1,227 @@
+/* test_webui_cli.c — the `glassbox` program, run as a user would.
+ *
+ * Runs the built build/glassbox binary (GB_BUILD_DIR, set by CTest) on a
+ * store written for each test (webui_fixtures.c, "cli": run run-a with an
+ * hparam lr=0.01, scalars loss = 0.5, NaN, +Inf, -Inf, 0.1, -2.25e-300 at
+ * steps 0..5 and a histogram w) and on the wrong files: inspect and export
+ * read it exactly; each error gives a non-zero exit, a message naming the
+ * problem and nothing on stdout. The one argument parser: every subcommand
+ * takes --name VALUE and --name=VALUE alike, answers --help with its usage
+ * on stdout, and refuses unknown options, missing values and missing
+ * required options with exit 2. serve's bad arguments are refused before
+ * it would serve. Links the server and the store only.
+ */
+#include <check.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "run_program.h"
+#include "run_suite.h"
+#include "summary_test_util.h"
+
+static char dir[256], db[300], out_path[300], err_path[300], out[1 << 16], err[4096];
+
+static void read_file(const char *path, char *buf, size_t n) {
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    size_t len = fread(buf, 1, n - 1, f);
+    buf[len] = 0;
+    fclose(f);
+}
+
+/* Runs `glassbox args...`; stdout and stderr land in out and err. */
+static int glassbox(const char *const *args) {
+    int rc = run_program("glassbox", args, out_path, err_path);
+    ck_assert_int_ge(rc, 0);
+    read_file(out_path, out, sizeof out);
+    read_file(err_path, err, sizeof err);
+    return rc;
+}
+
+#define ASSERT_FAILS(code, part, ...)                                                         \
+    do {                                                                                      \
+        ck_assert_int_eq(glassbox((const char *const[]){__VA_ARGS__, NULL}), (code));         \
+        ck_assert_msg(strstr(err, (part)), "stderr '%s' lacks '%s'", err, (part));            \
+        ck_assert_str_eq(out, "");                                                            \
+    } while (0)
+
+static void setup(void) {
+    SUMMARY_TEMP_STORE(dir, db, "gb_webui_cli");
+    snprintf(out_path, sizeof out_path, "%s/out", dir);
+    snprintf(err_path, sizeof err_path, "%s/err", dir);
+    ck_assert_int_eq(run_program("tests/webui_fixtures", (const char *const[]){"cli", db, NULL},
+                                 NULL, NULL), 0);
+}
+
+static void teardown(void) {
+    summary_remove_dir(dir);
+}
+
+START_TEST(test_inspect_lists_runs_tags_counts) {
+    ck_assert_int_eq(glassbox((const char *const[]){"inspect", "--db", db, NULL}), 0);
+    ck_assert_msg(strstr(out, "schema version 1): 1 run"), "%s", out);
+    ck_assert(strstr(out, "run 'run-a'"));
+    ck_assert(strstr(out, "lr=0.01"));
+    ck_assert_msg(strstr(out, "scalar     loss                                      6  0..5"), "%s",
+                  out);
+    ck_assert(strstr(out, "histogram  w                                         1  0..0"));
+    ck_assert(strstr(out, "0 traces, 0 numerics alerts, 0 messages"));
+    ck_assert_str_eq(err, "");
+}
+END_TEST
+
+START_TEST(test_export_csv_and_json_are_full_and_exact) {
+    ck_assert_int_eq(glassbox((const char *const[]){"export", "--db", db, "--run", "run-a", "--tag",
+                                                    "loss", "--format", "csv", NULL}),
+                     0);
+    ck_assert(!strncmp(out, "step,wall_time,value\n0,", 23));
+    const char *want[] = {",0.5\n", ",nan\n", ",inf\n", ",-inf\n", ",0.1\n", ",-2.25e-300\n"};
+    const char *p = out;
+    for (int i = 0; i < 6; i++) {
+        char head[32];
+        snprintf(head, sizeof head, "\n%d,", i);
+        p = strstr(p, head);
+        ck_assert_msg(p, "no row for step %d in\n%s", i, out);
+        const char *eol = strchr(p + 1, '\n');
+        ck_assert(!strncmp(eol - strlen(want[i]) + 1, want[i], strlen(want[i])));
+    }
+    ck_assert_int_eq(glassbox((const char *const[]){"export", "--db=" , "x", NULL}), 2);
+    char arg[400];
+    snprintf(arg, sizeof arg, "--db=%s", db);
+    ck_assert_int_eq(glassbox((const char *const[]){"export", arg, "--run", "run-a", "--tag", "loss",
+                                                    "--format=json", NULL}),
+                     0);
+    ck_assert(out[0] == '[' && strstr(out, "\"value\": \"NaN\"") &&
+              strstr(out, "\"value\": \"-Infinity\"") && strstr(out, "\"step\": 5,") &&
+              strstr(out, "\n]\n"));
+}
+END_TEST
+
+START_TEST(test_errors_exit_non_zero_with_a_message) {
+    char path[400];
+    snprintf(path, sizeof path, "%s/missing.db", dir);
+    ASSERT_FAILS(1, "glassbox inspect: store '", "inspect", "--db", path);
+    ck_assert(strstr(err, "missing.db' does not exist"));
+    snprintf(path, sizeof path, "%s/text.db", dir);
+    FILE *f = fopen(path, "w");
+    fputs("hello, I am a text file and not a database at all, sorry about that\n", f);
+    fclose(f);
+    ASSERT_FAILS(1, "not a glassbox store (not an SQLite database)", "inspect", "--db", path);
+    ASSERT_FAILS(1, "not a glassbox store", "export", "--db", path, "--run", "r", "--tag", "t");
+    ASSERT_FAILS(1, "unknown run 'nope'", "export", "--db", db, "--run", "nope", "--tag", "loss");
+    ASSERT_FAILS(1, "run 'run-a' has no scalar tag 'zz'", "export", "--db", db, "--run", "run-a",
+                 "--tag", "zz");
+    ASSERT_FAILS(1, "has no scalar tag 'w'", "export", "--db", db, "--run", "run-a", "--tag", "w");
+    ASSERT_FAILS(2, "unknown format 'xml'", "export", "--db", db, "--run", "run-a", "--tag", "loss",
+                 "--format", "xml");
+    ASSERT_FAILS(2, "usage: glassbox export", "export", "--db", db);
+    ASSERT_FAILS(2, "usage: glassbox inspect", "inspect");
+    ASSERT_FAILS(2, "unknown option '--verbose'", "inspect", "--db", db, "--verbose");
+    ASSERT_FAILS(2, "--db needs a value", "inspect", "--db");
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(h, "PRAGMA user_version = 7", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(h);
+    ASSERT_FAILS(1, "schema version 7, newer than this glassbox supports (1)", "inspect", "--db", db);
+}
+END_TEST
+
+/* ---- the one argument parser -------------------------------------------------------------- */
+
+static const char *const subcommands[] = {"inspect", "export", "serve"};
+
+START_TEST(test_value_after_equals_sign_everywhere) {
+    char arg[400];
+    snprintf(arg, sizeof arg, "--db=%s", db);
+    ck_assert_int_eq(glassbox((const char *const[]){"inspect", arg, NULL}), 0);
+    ck_assert_msg(strstr(out, "run 'run-a'"), "%s", out);
+    ck_assert_int_eq(glassbox((const char *const[]){"export", arg, "--run=run-a", "--tag=loss",
+                                                    "--format=csv", NULL}),
+                     0);
+    ck_assert(!strncmp(out, "step,wall_time,value\n0,", 23));
+    /* serve: --db= and --port= are read (the store is missing: exit 1, not 2). */
+    char missing[400];
+    snprintf(missing, sizeof missing, "--db=%s/missing.db", dir);
+    ASSERT_FAILS(1, "cannot open store", "serve", missing, "--port=0", "--threads=2");
+    ASSERT_FAILS(2, "--port needs an integer in 0..65535, not 'http'", "serve", arg, "--port=http");
+    ASSERT_FAILS(2, "--db needs a value (FILE)", "inspect", "--db=");
+}
+END_TEST
+
+START_TEST(test_help_on_every_subcommand) {
+    for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0]; i++) {
+        const char *flags[] = {"--help", "-h"};
+        for (int f = 0; f < 2; f++) {
+            /* --help wins over anything else on the line, even a mistake. */
+            ck_assert_int_eq(glassbox((const char *const[]){subcommands[i], "--bogus", flags[f], NULL}), 0);
+            char head[64];
+            snprintf(head, sizeof head, "usage: glassbox %s --db FILE", subcommands[i]);
+            ck_assert_msg(!strncmp(out, head, strlen(head)), "%s", out);
+            ck_assert_msg(strstr(out, "--name VALUE or --name=VALUE"), "%s", out);
+            ck_assert_msg(strstr(out, "-h, --help"), "%s", out);
+            ck_assert_str_eq(err, "");
+        }
+    }
+    ck_assert_int_eq(glassbox((const char *const[]){"serve", "--help", NULL}), 0);
+    ck_assert(strstr(out, "--port PORT") && strstr(out, "(default 6006)") &&
+              strstr(out, "(default 127.0.0.1)"));
+    ck_assert_int_eq(glassbox((const char *const[]){"export", "--help", NULL}), 0);
+    ck_assert(strstr(out, "[--format csv|json]") && strstr(out, "(default csv)"));
+    /* The program's own help lists every subcommand. */
+    ck_assert_int_eq(glassbox((const char *const[]){"--help", NULL}), 0);
+    for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0]; i++)
+        ck_assert_msg(strstr(out, subcommands[i]), "%s", out);
+    ck_assert_str_eq(err, "");
+    ASSERT_FAILS(2, "usage: glassbox <command>", "frobnicate");
+    ck_assert(strstr(err, "unknown command 'frobnicate'"));
+}
+END_TEST
+
+START_TEST(test_unknown_option_is_a_clear_error) {
+    for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0]; i++) {
+        char want[128];
+        snprintf(want, sizeof want, "glassbox %s: unknown option '--verbose'\nusage: glassbox %s --db FILE",
+                 subcommands[i], subcommands[i]);
+        ASSERT_FAILS(2, want, subcommands[i], "--db", db, "--verbose");
+        snprintf(want, sizeof want, "'glassbox %s --help' describes the options", subcommands[i]);
+        ck_assert_msg(strstr(err, want), "%s", err);
+    }
+    ASSERT_FAILS(2, "unexpected argument 'runs.db'", "inspect", "runs.db");
+    ASSERT_FAILS(2, "--db is given more than once", "inspect", "--db", db, "--db=x");
+    ASSERT_FAILS(2, "--db needs a value (FILE)", "inspect", "--db", "--format", "csv");
+}
+END_TEST
+
+/* serve refuses bad arguments (exit 2) before it would serve. */
+START_TEST(test_serve_rejects_bad_arguments) {
+    ASSERT_FAILS(2, "glassbox serve: --db FILE is required", "serve");
+    ASSERT_FAILS(2, "--port needs an integer in 0..65535, not '65536'", "serve", "--db", db,
+                 "--port", "65536");
+    ASSERT_FAILS(2, "--threads needs an integer in 1..64, not '0'", "serve", "--db", db,
+                 "--threads", "0");
+    ASSERT_FAILS(2, "--db needs a value", "serve", "--db");
+    char missing[400];
+    snprintf(missing, sizeof missing, "%s/missing.db", dir);
+    ASSERT_FAILS(1, "glassbox serve: cannot open store", "serve", "--db", missing, "--port", "0");
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("webui_cli");
+    TCase *tc = tcase_create("cli");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_inspect_lists_runs_tags_counts);
+    tcase_add_test(tc, test_export_csv_and_json_are_full_and_exact);
+    tcase_add_test(tc, test_errors_exit_non_zero_with_a_message);
+    tcase_add_test(tc, test_value_after_equals_sign_everywhere);
+    tcase_add_test(tc, test_help_on_every_subcommand);
+    tcase_add_test(tc, test_unknown_option_is_a_clear_error);
+    tcase_add_test(tc, test_serve_rejects_bad_arguments);
+    suite_add_tcase(s, tc);
+    return run_suite(s);
+}

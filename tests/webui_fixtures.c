@@ -1,0 +1,181 @@
+/* webui_fixtures.c — writes the stores the dashboard's Check tests read.
+ *
+ * test_webui_* link the server and the store's reader only, never the
+ * writer or the engine, so the linker keeps them (and the server) honest;
+ * this program, which links the writer, writes their stores instead:
+ *
+ *   webui_fixtures api DB             runs alpha and beta: hparams, scalars with
+ *                                     NaN/+Inf/-Inf, histograms, images, text
+ *   webui_fixtures numerics DB QUIET  run alpha: six alerts through the writer
+ *                                     API; run engine: the engine's own alerts
+ *                                     through the default writer; run quiet
+ *                                     (no alerts) in DB and alone in QUIET
+ *   webui_fixtures cli DB             run run-a: an hparam, six scalars
+ *                                     (non-finite ones too), a histogram
+ *
+ * Exit 0 on success; 1 with the writer's message; 2 for bad arguments.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gb_summary.h"
+#include "glassbox.h"
+
+#define CHECK(call)                                                                     \
+    do {                                                                                \
+        if ((call) != GB_OK) {                                                          \
+            fprintf(stderr, "webui_fixtures: %s: %s\n", #call, gb_summary_last_error()); \
+            return false;                                                               \
+        }                                                                               \
+    } while (0)
+
+/* ---- api --------------------------------------------------------------------------- */
+
+static bool write_api_run(const char *db, const char *run, double lr) {
+    gb_summary_writer *w = NULL;
+    CHECK(gb_summary_writer_open(db, run, NULL, &w));
+    CHECK(gb_summary_hparam_num(w, "learning_rate", lr));
+    CHECK(gb_summary_hparam_str(w, "optimizer", "adam"));
+    for (int64_t s = 0; s < 100; s++) {
+        double v = 1.0 / (double)(s + 1);
+        if (s == 50) v = NAN;
+        if (s == 60) v = INFINITY;
+        if (s == 70) v = -INFINITY;
+        CHECK(gb_summary_scalar(w, "loss", v, s));
+        CHECK(gb_summary_scalar(w, "accuracy", (double)s / 100.0, s));
+    }
+    gb_scope_begin();
+    bool ok = true;
+    for (int64_t s = 0; s < 5 && ok; s++) {
+        float vals[64];
+        for (int i = 0; i < 64; i++) vals[i] = (float)i / 8.0f + (float)s;
+        gb_tensor *t = gb_tensor_from(GB_F32, vals, 1, (int64_t[]){64});
+        unsigned char px[2 * 4 * 4 * 1];
+        for (int i = 0; i < 32; i++) px[i] = (unsigned char)(i * 8 + s);
+        gb_tensor *img = gb_tensor_from(GB_U8, px, 4, (int64_t[]){2, 4, 4, 1});
+        char text[64];
+        snprintf(text, sizeof text, "<b>note</b> %d \"quoted\"\n", (int)s);
+        ok = gb_summary_histogram(w, "weights", t, s * 10) == GB_OK &&
+             gb_summary_image(w, "inputs", img, 3, s * 10) == GB_OK &&
+             gb_summary_text(w, "notes", text, s * 10) == GB_OK;
+    }
+    gb_scope_end();
+    if (!ok) fprintf(stderr, "webui_fixtures: %s\n", gb_summary_last_error());
+    CHECK(gb_summary_writer_close(w));
+    return ok;
+}
+
+static bool write_api(const char *db) {
+    return write_api_run(db, "alpha", 0.001) && write_api_run(db, "beta", 0.01);
+}
+
+/* ---- numerics ------------------------------------------------------------------------ */
+
+#define LOG_DETAIL                                                                          \
+    "{\"output_index\":0,\"dtype\":\"float32\",\"shape\":[4],\"first_index\":2,"           \
+    "\"created\":true,\"backward\":false,\"forward_op_type\":\"\",\"inputs\":[{\"dtype\":" \
+    "\"float32\",\"shape\":[4],\"min\":0,\"max\":2.5,\"nan_count\":0,\"inf_count\":0}]}"
+
+/* Alerts of run "alpha", written in this order (ids 1..6) with steps out
+ * of order, one without a step and one with a damaged detail. */
+static const struct {
+    int64_t step;
+    gb_numerics_record r;
+} alpha[] = {
+    {7, {.op_type = "Log", .op_name = "loss/Log", .function = "train_step", .scope_path = "loss",
+         .neginf_count = 3, .message = "Log made -Inf", .detail_json = LOG_DETAIL}},
+    {5, {.op_type = "Mul", .op_name = "loss/Mul", .scope_path = "loss", .nan_count = 2,
+         .message = "Mul got NaN",
+         .detail_json = "{\"created\":false,\"inputs\":[{\"dtype\":\"float32\",\"shape\":[2],"
+                        "\"min\":null,\"max\":null,\"nan_count\":2,\"inf_count\":0}]}"}},
+    {GB_STEP_DEFAULT, {.op_type = "Sqrt", .op_name = "pre/Sqrt", .nan_count = 1}},
+    {7, {.op_type = "Div", .op_name = "gradients/loss/Log_grad/Div", .forward_op = "loss/Log",
+         .posinf_count = 1,
+         .detail_json = "{\"backward\":true,\"created\":true,\"forward_op_type\":\"Log\"}"}},
+    {5, {.op_type = "Log", .op_name = "loss/Log_1", .neginf_count = 1,
+         .detail_json = "{\"created\": tru}"}},
+    {9, {.op_type = "Mul", .op_name = "odd/Mul", .forward_op = "odd/Exp", .nan_count = 5,
+         .detail_json = "{\"future\":{\"a\":[1,{\"b\":null}]},\"dtype\":\"f\\u00e9\"}"}},
+};
+
+static bool write_alpha(const char *db) {
+    gb_summary_writer *w = NULL;
+    CHECK(gb_summary_writer_open(db, "alpha", NULL, &w));
+    for (size_t i = 0; i < sizeof alpha / sizeof alpha[0]; i++)
+        CHECK(gb_summary_numerics(w, &alpha[i].r, alpha[i].step));
+    CHECK(gb_summary_writer_close(w));
+    return true;
+}
+
+/* Run "engine": the engine's RECORD-mode checks reach the store through
+ * the default writer: log(0) creates -Inf, 0 * -Inf receives it as NaN,
+ * and d sqrt(x)/dx at 0 is +Inf in the backward pass of model/Sqrt. */
+static bool write_engine(const char *db) {
+    gb_summary_writer *w = NULL;
+    CHECK(gb_summary_writer_open(db, "engine", NULL, &w));
+    gb_summary_set_default(w);
+    gb_enable_check_numerics_mode(GB_NUMERICS_RECORD, 0);
+    gb_scope_begin();
+    gb_set_step(3);
+    gb_name_scope_push("net");
+    gb_tensor *y = gb_log(gb_tensor_from(GB_F32, (float[]){1, 0, 4}, 1, (int64_t[]){3}));
+    gb_mul(y, gb_zeros(GB_F32, 1, (int64_t[]){3}));
+    gb_name_scope_pop();
+    gb_set_step(4);
+    gb_tensor *x = gb_scalar(GB_F64, 0);
+    gb_tape *tape = gb_tape_begin();
+    gb_tape_watch(tape, x);
+    gb_name_scope_push("model");
+    gb_tensor *s = gb_sqrt(x);
+    gb_name_scope_pop();
+    gb_tape_end(tape);
+    bool ok = gb_tape_gradient(tape, s, x) != NULL;
+    gb_scope_end();
+    gb_disable_check_numerics();
+    gb_clear_step();
+    if (!ok) fprintf(stderr, "webui_fixtures: engine: %s\n", gb_error_string());
+    CHECK(gb_summary_writer_close(w));
+    return ok;
+}
+
+static bool write_quiet(const char *db) {
+    gb_summary_writer *w = NULL;
+    CHECK(gb_summary_writer_open(db, "quiet", NULL, &w));
+    CHECK(gb_summary_scalar(w, "loss", 1.0, 0));
+    CHECK(gb_summary_writer_close(w));
+    return true;
+}
+
+static bool write_numerics(const char *db, const char *quiet) {
+    return write_alpha(db) && write_engine(db) && write_quiet(db) && write_quiet(quiet);
+}
+
+/* ---- cli ------------------------------------------------------------------------------ */
+
+static bool write_cli(const char *db) {
+    gb_summary_writer *w;
+    CHECK(gb_summary_writer_open(db, "run-a", NULL, &w));
+    CHECK(gb_summary_hparam_num(w, "lr", 0.01));
+    const double values[] = {0.5, NAN, INFINITY, -INFINITY, 0.1, -2.25e-300};
+    for (int i = 0; i < 6; i++) CHECK(gb_summary_scalar(w, "loss", values[i], i));
+    gb_scope_begin();
+    bool ok = gb_summary_histogram(w, "w", gb_ones(GB_F32, GB_SHAPE(3)), 0) == GB_OK;
+    gb_scope_end();
+    if (!ok) fprintf(stderr, "webui_fixtures: %s\n", gb_summary_last_error());
+    CHECK(gb_summary_writer_close(w));
+    return ok;
+}
+
+int main(int argc, char **argv) {
+    const char *kind = argc > 1 ? argv[1] : "";
+    bool ok;
+    if (!strcmp(kind, "api") && argc == 3) ok = write_api(argv[2]);
+    else if (!strcmp(kind, "numerics") && argc == 4) ok = write_numerics(argv[2], argv[3]);
+    else if (!strcmp(kind, "cli") && argc == 3) ok = write_cli(argv[2]);
+    else {
+        fprintf(stderr, "usage: webui_fixtures api DB | numerics DB QUIET_DB | cli DB\n");
+        return 2;
+    }
+    return ok ? 0 : 1;
+}

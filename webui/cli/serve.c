@@ -1,0 +1,70 @@
+/* cli/serve.c — `glassbox serve --db FILE [--host 127.0.0.1] [--port 6006]
+ * [--threads 4]`: runs the dashboard server until SIGINT or SIGTERM.
+ *
+ * The first line on stdout is "glassbox: serving http://HOST:PORT/ ...",
+ * printed once the socket listens (scripts and tests that pass --port 0
+ * read the chosen port from it).
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "gb_board.h"
+
+enum { DB, HOST, PORT, THREADS };   /* options[] and values[] */
+
+static bool is_loopback(const char *host) {
+    return !strcmp(host, "127.0.0.1") || !strcmp(host, "localhost") || !strcmp(host, "::1");
+}
+
+static int serve(const gb__cli_command *cmd, const char *const *values) {
+    const char *db = values[DB], *host = values[HOST];
+    int port;
+    gb_board_options opts = {0};
+    if (!gb__cli_int(cmd, values, PORT, 0, 65535, &port) ||
+        !gb__cli_int(cmd, values, THREADS, 1, 64, &opts.threads))
+        return GB__CLI_USAGE;
+
+    /* Block the stop signals before any thread starts, so only sigwait
+     * below receives them. */
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop, NULL);
+
+    gb_board *board = gb_board_start(db, host, port, &opts);
+    if (!board) {
+        fprintf(stderr, "glassbox %s: %s\n", cmd->name, gb_board_last_error());
+        return 1;
+    }
+    printf("glassbox: serving %s (store %s); Ctrl-C stops\n", gb_board_url(board), db);
+    if (!is_loopback(host))
+        fprintf(stderr, "glassbox %s: warning: listening on %s, reachable from other "
+                        "machines; the dashboard has no authentication\n", cmd->name, host);
+    fflush(stdout);
+    int sig = 0;
+    sigwait(&stop, &sig);
+    gb_board_stop(board);
+    return 0;
+}
+
+static const gb__cli_option options[] = {
+    [DB] = {"--db", "FILE", "the store to serve", .required = true},
+    [HOST] = {"--host", "HOST", "the address to listen on", .fallback = "127.0.0.1"},
+    [PORT] = {"--port", "PORT", "the TCP port; 0 picks a free one", .fallback = "6006"},
+    [THREADS] = {"--threads", "N", "HTTP worker threads, 1..64", .fallback = "4"},
+};
+
+const gb__cli_command gb__cli_serve = {
+    .name = "serve",
+    .summary = "Serves the live dashboard of a store until Ctrl-C",
+    .details = "It binds the loopback interface unless --host names another address\n"
+               "(--host 0.0.0.0 lets other machines in; the dashboard has no\n"
+               "authentication). New events reach the open pages within a second.\n",
+    .options = options,
+    .noptions = sizeof options / sizeof options[0],
+    .run = serve,
+};
