@@ -1,5 +1,6 @@
 /* test_ops_conv.c — Conv2D and its backprop ops: a hand-computed
- * convolution, TF's SAME/VALID output sizes and pad split, strides and
+ * convolution, TF's SAME/VALID output sizes and pad split (pinned against
+ * explicit padding), the strides/dilations list forms, strides and
  * dilations against a naive direct convolution written here, the direct
  * (small window), Winograd, im2col (chunked, threaded) and pointwise
  * paths, every error, and finite-difference gradients (first order, and
@@ -161,6 +162,78 @@ START_TEST(test_output_sizes) {
                       "case %zu: got %lld, want %lld", i, (long long)gb_dim(y, 1),
                       (long long)t[i].out);
     }
+}
+END_TEST
+
+/* SAME padding as gb_ops.h documents it (TensorFlow's rule): the total
+ * max((out-1)*s + (k-1)*d + 1 - in, 0) is split floor(total/2) before and
+ * the rest after, so an odd total puts the extra pixel at the bottom/right. */
+static void same_split(int64_t in, int64_t k, int64_t s, int64_t d, int64_t *before,
+                       int64_t *after) {
+    int64_t out = (in + s - 1) / s, total = (out - 1) * s + (k - 1) * d + 1 - in;
+    if (total < 0) total = 0;
+    *before = total / 2;
+    *after = total - *before;
+}
+
+START_TEST(test_same_padding_split) {
+    /* one row of 4 pixels, a 1x4 window of ones, stride 1: total 3 = 1 + 2,
+     * so the outputs sum x[-1..2], x[0..3], x[1..4], x[2..5] */
+    gb_tensor *row = gb_from_f32((float[]){1, 2, 3, 4}, GB_SHAPE(1, 1, 4, 1));
+    ASSERT_VALUES(
+        gb_conv2d(row, gb_ones(GB_F32, GB_SHAPE(1, 4, 1, 1)), NULL, 0, GB_PADDING_SAME, NULL, 0), 0,
+        6, 10, 9, 7);
+    /* SAME equals VALID on the input padded by the documented split */
+    const struct {
+        int64_t h, w, kh, kw, sh, sw, dh, dw;
+    } t[] = {
+        {5, 6, 2, 4, 2, 1, 1, 1}, /* totals 1 -> (0,1) and 3 -> (1,2) */
+        {6, 7, 3, 3, 2, 2, 2, 1}, /* dilated height: total 3 -> (1,2); width 2 -> (1,1) */
+        {4, 5, 4, 1, 1, 3, 1, 1}, /* total 3 -> (1,2); width 0 */
+        {2, 3, 5, 5, 1, 1, 1, 1}, /* windows wider than the image: (2,2), (2,2) */
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        gb_tensor *x = gb_random_uniform(GB_F64, GB_SHAPE(2, t[i].h, t[i].w, 3), -1, 1, i);
+        gb_tensor *f = gb_random_uniform(GB_F64, GB_SHAPE(t[i].kh, t[i].kw, 3, 2), -1, 1, 50 + i);
+        int64_t pads[8] = {0};
+        same_split(t[i].h, t[i].kh, t[i].sh, t[i].dh, &pads[2], &pads[3]);
+        same_split(t[i].w, t[i].kw, t[i].sw, t[i].dw, &pads[4], &pads[5]);
+        gb_tensor *same =
+            gb_conv2d(x, f, GB_LIST(t[i].sh, t[i].sw), GB_PADDING_SAME, GB_LIST(t[i].dh, t[i].dw));
+        gb_tensor *valid = gb_conv2d(gb_pad(x, pads, 8, 0), f, GB_LIST(t[i].sh, t[i].sw),
+                                     GB_PADDING_VALID, GB_LIST(t[i].dh, t[i].dw));
+        ck_assert_msg(same && valid, "case %zu: %s", i, gb_error_string());
+        ck_assert_msg(gb_same_shape(same, valid), "case %zu: shapes differ", i);
+        for (int64_t e = 0; e < gb_size(same); e++)
+            ck_assert_msg(fabs(gb_get(same, e) - gb_get(valid, e)) < 1e-12, "case %zu element %lld",
+                          i, (long long)e);
+    }
+}
+END_TEST
+
+/* Strides and dilations as TensorFlow takes them: 1, 2 or 4 (NHWC) values. */
+START_TEST(test_list_forms) {
+    gb_tensor *x = gb_random_uniform(GB_F32, GB_SHAPE(1, 9, 10, 2), -1, 1, 3);
+    gb_tensor *f = gb_random_uniform(GB_F32, GB_SHAPE(3, 3, 2, 4), -1, 1, 4);
+    gb_tensor *two = gb_conv2d(x, f, GB_LIST(2, 2), GB_PADDING_SAME, GB_LIST(1, 1));
+    gb_tensor *one = gb_conv2d(x, f, GB_LIST(2), GB_PADDING_SAME, GB_LIST(1));
+    gb_tensor *nhwc = gb_conv2d(x, f, GB_LIST(1, 2, 2, 1), GB_PADDING_SAME, GB_LIST(1, 1, 1, 1));
+    ck_assert_msg(two && one && nhwc, "%s", gb_error_string());
+    for (int64_t e = 0; e < gb_size(two); e++) {
+        ck_assert_double_eq(gb_get(one, e), gb_get(two, e));
+        ck_assert_double_eq(gb_get(nhwc, e), gb_get(two, e));
+    }
+    /* h and w differ: {1, 2, 3, 1} is stride 2 down, 3 across */
+    gb_tensor *hw = gb_conv2d(x, f, GB_LIST(1, 2, 3, 1), GB_PADDING_VALID, NULL, 0);
+    ck_assert_int_eq(gb_dim(hw, 1), 4);
+    ck_assert_int_eq(gb_dim(hw, 2), 3);
+    expect_error(gb_conv2d(x, f, GB_LIST(1, 2, 2), GB_PADDING_SAME, NULL, 0), GB_ERR_VALUE,
+                 "Conv2D: strides must have 1, 2 or 4 values ({h, w} or {1, h, w, 1}), got 3");
+    expect_error(gb_conv2d(x, f, GB_LIST(2, 2, 2, 1), GB_PADDING_SAME, NULL, 0), GB_ERR_VALUE,
+                 "Conv2D: strides [2,2,2,1] in NHWC form must be 1 on the batch and channel "
+                 "axes, {1, h, w, 1}");
+    expect_error(gb_conv2d(x, f, NULL, 0, GB_PADDING_SAME, NULL, 2), GB_ERR_VALUE,
+                 "Conv2D: dilations has 2 values but its array is NULL");
 }
 END_TEST
 
@@ -401,6 +474,8 @@ static Suite *suite(void) {
     tcase_add_checked_fixture(tc, scope_setup, scope_teardown);
     tcase_add_test(tc, test_hand_computed);
     tcase_add_test(tc, test_output_sizes);
+    tcase_add_test(tc, test_same_padding_split);
+    tcase_add_test(tc, test_list_forms);
     tcase_add_test(tc, test_stride2_same_against_naive);
     tcase_add_test(tc, test_variants_against_naive);
     tcase_add_test(tc, test_big_against_naive);

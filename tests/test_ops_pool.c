@@ -65,6 +65,24 @@ START_TEST(test_same_padding) {
 }
 END_TEST
 
+/* TensorFlow's split of an odd SAME total (gb_ops.h): floor(total / 2)
+ * before, the extra pixel after. */
+START_TEST(test_same_padding_split) {
+    gb_tensor *row5 = gb_from_f64((double[]){1, 2, 3, 4, 5}, GB_SHAPE(1, 1, 5, 1));
+    /* in 5, window 2, stride 2: total 1 = 0 + 1, windows {0,1} {2,3} {4} */
+    ASSERT_VALUES(gb_avg_pool2d(row5, GB_LIST(1, 2), NULL, 0, GB_PADDING_SAME), 1e-12, 1.5, 3.5, 5);
+    ASSERT_VALUES(gb_max_pool2d(row5, GB_LIST(1, 2), NULL, 0, GB_PADDING_SAME), 0, 2, 4, 5);
+    /* in 4, window 4, stride 1: total 3 = 1 + 2, windows {0..2} {0..3} {1..3} {2,3} */
+    gb_tensor *row4 = gb_from_f64((double[]){1, 2, 3, 4}, GB_SHAPE(1, 1, 4, 1));
+    ASSERT_VALUES(gb_avg_pool2d(row4, GB_LIST(1, 4), GB_LIST(1), GB_PADDING_SAME), 1e-12, 2, 2.5, 3,
+                  3.5);
+    /* the same along the height, and in NHWC list form */
+    gb_tensor *col4 = gb_reshape(row4, GB_SHAPE(1, 4, 1, 1));
+    ASSERT_VALUES(gb_avg_pool2d(col4, GB_LIST(1, 4, 1, 1), GB_LIST(1, 1, 1, 1), GB_PADDING_SAME),
+                  1e-12, 2, 2.5, 3, 3.5);
+}
+END_TEST
+
 START_TEST(test_avg_pool_valid) {
     gb_tensor *x = arange_image(GB_F32, 1, 4, 4, 1);
     ASSERT_VALUES(gb_avg_pool2d(x, GB_LIST(2, 2), NULL, 0, GB_PADDING_VALID), 1e-6, 3.5, 5.5, 11.5,
@@ -250,6 +268,10 @@ START_TEST(test_errors) {
     expect_error(gb_max_pool2d(x, GB_LIST(5, 1), NULL, 0, GB_PADDING_VALID), GB_ERR_SHAPE,
                  "MaxPool: with VALID padding the window (effective height size 5) must fit in "
                  "the input height size 4");
+    expect_error(gb_max_pool2d(x, GB_LIST(2, 2, 2), NULL, 0, GB_PADDING_VALID), GB_ERR_VALUE,
+                 "MaxPool: ksize must have 1, 2 or 4 values ({h, w} or {1, h, w, 1}), got 3");
+    expect_error(gb_max_pool2d(x, GB_LIST(1, 2, 2, 2), NULL, 0, GB_PADDING_VALID), GB_ERR_VALUE,
+                 "MaxPool: ksize [1,2,2,2] in NHWC form must be 1 on the batch and channel axes");
     expect_error(gb_avg_pool2d(x, NULL, 0, NULL, 0, GB_PADDING_VALID), GB_ERR_VALUE,
                  "AvgPool: ksize must have 1, 2 or 4 values ({h, w} or {1, h, w, 1}), got 0 (it "
                  "is required)");
@@ -331,6 +353,7 @@ static Suite *suite(void) {
     TCase *tc = tcase_create("pool");
     tcase_add_checked_fixture(tc, scope_setup, scope_teardown);
     tcase_add_test(tc, test_max_pool_valid);
+    tcase_add_test(tc, test_same_padding_split);
     tcase_add_test(tc, test_same_padding);
     tcase_add_test(tc, test_avg_pool_valid);
     tcase_add_test(tc, test_nan_propagates);
