@@ -181,6 +181,14 @@ static bool fmnist_train_step(fmnist_run *r, gb_tensor *x, gb_tensor *y, gb_metr
     return true;
 }
 
+/* Rows [first, first + count) of t, whatever its rank (images are flat or
+ * NHWC, labels a vector): Python's t[first:first + count]. */
+static gb_tensor *fmnist_rows(gb_tensor *t, int64_t first, int64_t count) {
+    int64_t begin[GB_MAX_RANK] = {first}, size[GB_MAX_RANK];
+    for (int i = 0; i < GB_MAX_RANK; i++) size[i] = i ? -1 : count;
+    return gb_slice(t, begin, gb_rank(t), size, gb_rank(t));
+}
+
 /* Test accuracy over the whole test set, in batches, without dropout. */
 static double fmnist_evaluate(fmnist_run *r) {
     gb_metric *acc = gb_metric_sparse_categorical_accuracy_new("test_accuracy");
@@ -188,9 +196,8 @@ static double fmnist_evaluate(fmnist_run *r) {
     for (int64_t i = 0; i < n; i += bs) {
         gb_scope_begin();
         int64_t m = i + bs <= n ? bs : n - i;
-        int64_t begin[4] = {i, 0, 0, 0}, size[4] = {m, -1, -1, -1};
-        gb_tensor *x = gb_slice(r->test_x, begin, size);
-        gb_tensor *y = gb_slice(r->data.test_labels, begin, size);
+        gb_tensor *x = fmnist_rows(r->test_x, i, m);
+        gb_tensor *y = fmnist_rows(r->data.test_labels, i, m);
         gb_metric_update_state(acc, y, gb_module_call(r->model, x, false));
         gb_scope_end();
     }
@@ -219,10 +226,9 @@ static void fmnist_log_histograms(fmnist_run *r, gb_tensor *const *grads) {
 /* Three test images and, in the text, what the model says they are. */
 static void fmnist_log_samples(fmnist_run *r) {
     gb_scope_begin();
-    int64_t begin[4] = {0, 0, 0, 0}, size[4] = {3, -1, -1, -1};
-    gb_tensor *x = gb_slice(r->test_x, begin, size);
+    gb_tensor *x = fmnist_rows(r->test_x, 0, 3);
     gb_tensor *pred = gb_argmax(gb_module_call(r->model, x, false), -1);
-    gb_tensor *images = gb_reshape(gb_slice(r->data.test_images, begin, size), GB_SHAPE(3, 28, 28, 1));
+    gb_tensor *images = gb_reshape(fmnist_rows(r->data.test_images, 0, 3), GB_SHAPE(3, 28, 28, 1));
     gb_summary_image(NULL, "samples/test_images", images, 3, r->step);
     char text[512];
     size_t used = 0;
@@ -289,9 +295,8 @@ static gb_dataset *fmnist_train_dataset(fmnist_run *r) {
     gb_tensor *x = gb_images_to_float(r->data.train_images, r->layout);
     gb_tensor *y = r->data.train_labels;
     if (r->cfg->limit > 0 && r->cfg->limit < gb_dim(x, 0)) {
-        int64_t begin[4] = {0}, size[4] = {r->cfg->limit, -1, -1, -1};
-        x = gb_slice(x, begin, size);
-        y = gb_slice(y, begin, size);
+        x = fmnist_rows(x, 0, r->cfg->limit);
+        y = fmnist_rows(y, 0, r->cfg->limit);
     }
     gb_dataset *ds = gb_dataset_from_tensor_slices(2, (gb_tensor *[]){x, y});
     ds = gb_dataset_shuffle(ds, gb_dim(x, 0), r->cfg->seed); /* a full shuffle each epoch */

@@ -75,9 +75,9 @@ typedef struct model {
 static bool setup(const options *o, model *m) {
     gb_mnist data;
     if (!gb_mnist_load(o->data_dir, &data)) return false;
-    int64_t begin[2] = {0, 0}, size[2] = {2048, -1};
-    m->x = gb_slice(gb_images_to_float(data.train_images, GB_IMAGES_FLAT), begin, size);
-    m->y = gb_slice(data.train_labels, begin, size);
+    gb_tensor *images = gb_images_to_float(data.train_images, GB_IMAGES_FLAT); /* [N,784] */
+    m->x = gb_slice(images, GB_LIST(0, 0), GB_LIST(2048, -1));
+    m->y = gb_slice(data.train_labels, GB_LIST(0), GB_LIST(2048));
     gb_nn_set_seed(7);
     m->net = gb_sequential_new("model");
     gb_sequential_add(m->net, gb_dense_new(64, &(gb_dense_options){.activation = GB_ACT_RELU}));
@@ -88,8 +88,9 @@ static bool setup(const options *o, model *m) {
 /* One SGD step on batch `step`; returns the loss (NaN included) or NAN
  * with gb_ok() false when a check stopped it. */
 static double train_step(model *m, gb_optimizer *opt, int step) {
-    int64_t begin[2] = {(step * 64) % 2048, 0}, size[2] = {64, -1};
-    gb_tensor *x = gb_slice(m->x, begin, size), *y = gb_slice(m->y, begin, size);
+    int64_t first = (step * 64) % 2048;
+    gb_tensor *x = gb_slice(m->x, GB_LIST(first, 0), GB_LIST(64, -1));
+    gb_tensor *y = gb_slice(m->y, GB_LIST(first), GB_LIST(64));
     gb_tape *tape = gb_tape_begin();
     gb_tensor *loss = naive_cross_entropy(y, gb_module_call(m->net, x, true));
     gb_tape_end(tape);

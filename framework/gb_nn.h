@@ -254,9 +254,9 @@ gb_module *gb_dense_new(int64_t units, const gb_dense_options *opts);
 
 typedef struct gb_conv2d_options {
     const char *name;                  /* NULL: conv2d, conv2d_1, ... */
-    int strides[2];                    /* {0,0}: {1,1} */
-    gb_padding padding;                /* default valid */
-    int dilation[2];                   /* {0,0}: {1,1} */
+    int64_t strides[2];                /* {0,0}: {1,1} */
+    gb_padding padding;                /* default valid; SAME as gb_conv2d (gb_ops.h) */
+    int64_t dilation[2];               /* {0,0}: {1,1} */
     gb_activation activation;
     bool no_bias;
     gb_initializer kernel_initializer; /* default Glorot-uniform */
@@ -264,13 +264,13 @@ typedef struct gb_conv2d_options {
     uint64_t seed;
 } gb_conv2d_options;
 /* Conv2D(filters, (kh, kw)) on NHWC inputs; kernel [kh, kw, in, filters]. */
-gb_module *gb_conv2d_new(int64_t filters, int kh, int kw, const gb_conv2d_options *opts);
+gb_module *gb_conv2d_new(int64_t filters, int64_t kh, int64_t kw, const gb_conv2d_options *opts);
 
 typedef struct gb_pool2d_options {
     const char *name;        /* NULL: max_pooling2d / average_pooling2d, ... */
-    int pool_size[2];        /* {0,0}: {2,2} */
-    int strides[2];          /* {0,0}: pool_size */
-    gb_padding padding;      /* default valid */
+    int64_t pool_size[2];    /* {0,0}: {2,2} */
+    int64_t strides[2];      /* {0,0}: pool_size */
+    gb_padding padding;      /* default valid; SAME as gb_max_pool2d (gb_ops.h) */
 } gb_pool2d_options;
 gb_module *gb_max_pool2d_new(const gb_pool2d_options *opts);
 gb_module *gb_avg_pool2d_new(const gb_pool2d_options *opts);

@@ -6,8 +6,16 @@
  * first error. Binary ops broadcast as NumPy does; dtypes must match (as
  * in TensorFlow: no silent promotion; use gb_cast).
  *
- * Axes may be negative (counting from the end). Reductions take an axes
- * array and a count; GB_ALL_AXES reduces over every axis.
+ * One array convention: every list of integers an op takes — axes,
+ * permutations, begin/size, paddings, split sizes, strides, dilations,
+ * window sizes — is an int64_t array followed by its element count, and a
+ * single axis is an int64_t. GB_AXES(0, 1) and GB_LIST(2, 2) expand to
+ * both (`array, count`), so calls read as in Python:
+ *     gb_reduce_sum(x, GB_AXES(0, 1), false)          tf.reduce_sum(x, [0, 1])
+ *     gb_conv2d(x, f, GB_LIST(2, 2), GB_PADDING_SAME, NULL, 0)
+ * Shapes are the one exception, passed as (rank, dims) like everywhere in
+ * gb_tensor.h; GB_SHAPE(2, 3) expands to both. Axes may be negative
+ * (counting from the end).
  */
 #ifndef GB_OPS_H
 #define GB_OPS_H
@@ -18,8 +26,13 @@
 extern "C" {
 #endif
 
-#define GB_AXES(...) (const int[]){__VA_ARGS__}, (int)(sizeof((int[]){__VA_ARGS__}) / sizeof(int))
-#define GB_ALL_AXES (const int *)0, 0
+/* Expands to `(const int64_t[]){...}, count` for the list parameters. */
+#define GB_LIST(...)                                                                               \
+    (const int64_t[]){__VA_ARGS__}, (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t))
+/* The same, named for axes and permutations. */
+#define GB_AXES(...) GB_LIST(__VA_ARGS__)
+/* No axes: reductions reduce over every axis. */
+#define GB_ALL_AXES (const int64_t *)0, 0
 
 typedef enum gb_padding { GB_PADDING_VALID = 0, GB_PADDING_SAME = 1 } gb_padding;
 
@@ -64,59 +77,103 @@ gb_tensor *gb_greater(gb_tensor *a, gb_tensor *b);
 gb_tensor *gb_greater_equal(gb_tensor *a, gb_tensor *b);
 /* cond ? a : b elementwise; cond is bool; all three broadcast. */
 gb_tensor *gb_where(gb_tensor *cond, gb_tensor *a, gb_tensor *b);
-/* x op scalar, the scalar taking x's dtype. */
+/* x op s, the scalar taking x's dtype (as `x + 2.0` in TensorFlow). For an
+ * integer or bool x, an s that dtype cannot hold exactly (2.5 for int32)
+ * is a GB_ERR_DTYPE error rather than a silent truncation. */
 gb_tensor *gb_add_scalar(gb_tensor *x, double s);
+gb_tensor *gb_sub_scalar(gb_tensor *x, double s);
 gb_tensor *gb_mul_scalar(gb_tensor *x, double s);
+gb_tensor *gb_div_scalar(gb_tensor *x, double s);
+gb_tensor *gb_pow_scalar(gb_tensor *x, double s);
 
 /* ---- reductions ------------------------------------------------------------- */
-gb_tensor *gb_reduce_sum(gb_tensor *x, const int *axes, int naxes, bool keepdims);
-gb_tensor *gb_reduce_mean(gb_tensor *x, const int *axes, int naxes, bool keepdims);
-gb_tensor *gb_reduce_max(gb_tensor *x, const int *axes, int naxes, bool keepdims);
-gb_tensor *gb_reduce_min(gb_tensor *x, const int *axes, int naxes, bool keepdims);
-gb_tensor *gb_reduce_prod(gb_tensor *x, const int *axes, int naxes, bool keepdims);
-gb_tensor *gb_reduce_logsumexp(gb_tensor *x, const int *axes, int naxes, bool keepdims);
-gb_tensor *gb_reduce_variance(gb_tensor *x, const int *axes, int naxes, bool keepdims);
-gb_tensor *gb_argmax(gb_tensor *x, int axis);             /* -> int64 */
-gb_tensor *gb_argmin(gb_tensor *x, int axis);
+/* Over axes[naxes] (naxes 0, GB_ALL_AXES: every axis); an axis out of
+ * range or given twice is an error. keepdims leaves the reduced axes as 1. */
+gb_tensor *gb_reduce_sum(gb_tensor *x, const int64_t *axes, int naxes, bool keepdims);
+gb_tensor *gb_reduce_mean(gb_tensor *x, const int64_t *axes, int naxes, bool keepdims);
+gb_tensor *gb_reduce_max(gb_tensor *x, const int64_t *axes, int naxes, bool keepdims);
+gb_tensor *gb_reduce_min(gb_tensor *x, const int64_t *axes, int naxes, bool keepdims);
+gb_tensor *gb_reduce_prod(gb_tensor *x, const int64_t *axes, int naxes, bool keepdims);
+gb_tensor *gb_reduce_logsumexp(gb_tensor *x, const int64_t *axes, int naxes, bool keepdims);
+/* The population variance, mean((x - mean(x))^2): it divides by N, not
+ * N - 1, as tf.math.reduce_variance and NumPy's var (ddof=0). Float only. */
+gb_tensor *gb_reduce_variance(gb_tensor *x, const int64_t *axes, int naxes, bool keepdims);
+gb_tensor *gb_argmax(gb_tensor *x, int64_t axis); /* -> int64 */
+gb_tensor *gb_argmin(gb_tensor *x, int64_t axis);
 
 /* ---- shape and movement ------------------------------------------------------ */
 /* A view sharing x's memory; one dim may be -1 (inferred). */
 gb_tensor *gb_reshape(gb_tensor *x, int rank, const int64_t *dims);
-/* perm NULL reverses the axes. */
-gb_tensor *gb_transpose(gb_tensor *x, const int *perm);
+/* Output axis k is input axis perm[k]; nperm must equal x's rank.
+ * perm NULL (nperm 0) reverses the axes. */
+gb_tensor *gb_transpose(gb_tensor *x, const int64_t *perm, int nperm);
 gb_tensor *gb_broadcast_to(gb_tensor *x, int rank, const int64_t *dims);
 /* Removes the given size-1 axes (naxes 0: all size-1 axes). */
-gb_tensor *gb_squeeze(gb_tensor *x, const int *axes, int naxes);
-gb_tensor *gb_expand_dims(gb_tensor *x, int axis);
-/* size[i] == -1 takes everything from begin[i] to the end. */
-gb_tensor *gb_slice(gb_tensor *x, const int64_t *begin, const int64_t *size);
-gb_tensor *gb_concat(gb_tensor *const *xs, int n, int axis);
-gb_tensor *gb_stack(gb_tensor *const *xs, int n, int axis);
-/* Splits into `num` equal parts along axis, writing out[num]. */
-bool gb_split(gb_tensor *x, int num, int axis, gb_tensor **out);
+gb_tensor *gb_squeeze(gb_tensor *x, const int64_t *axes, int naxes);
+gb_tensor *gb_expand_dims(gb_tensor *x, int64_t axis);
+/* One begin and one size per axis of x; size[i] == -1 takes everything
+ * from begin[i] to the end. */
+gb_tensor *gb_slice(gb_tensor *x, const int64_t *begin, int nbegin, const int64_t *size, int nsize);
+gb_tensor *gb_concat(gb_tensor *const *xs, int n, int64_t axis);
+gb_tensor *gb_stack(gb_tensor *const *xs, int n, int64_t axis);
+/* tf.split(x, num, axis): `num` equal parts along axis, written to out[num]. */
+bool gb_split(gb_tensor *x, int num, int64_t axis, gb_tensor **out);
+/* tf.split(x, size_splits, axis): nsizes parts of the given sizes along
+ * axis, written to out[nsizes]. One size may be -1: the rest of the axis.
+ * The sizes must add up to the axis' length (TF's SplitV). */
+bool gb_split_sizes(gb_tensor *x, const int64_t *sizes, int nsizes, int64_t axis, gb_tensor **out);
 /* params gathered at integer indices along axis (TF's gather). */
-gb_tensor *gb_gather(gb_tensor *params, gb_tensor *indices, int axis);
+gb_tensor *gb_gather(gb_tensor *params, gb_tensor *indices, int64_t axis);
 /* indices (int) -> one-hot of `depth` along a new last axis. */
 gb_tensor *gb_one_hot(gb_tensor *indices, int64_t depth, double on, double off, gb_dtype dt);
-/* paddings[2*i], paddings[2*i+1]: before/after axis i; filled with value. */
-gb_tensor *gb_pad(gb_tensor *x, const int64_t *paddings, double value);
+/* paddings[2*i], paddings[2*i+1]: before/after axis i (npaddings = 2 *
+ * rank); the new elements hold value. */
+gb_tensor *gb_pad(gb_tensor *x, const int64_t *paddings, int npaddings, double value);
 
 /* ---- linear algebra ------------------------------------------------------------ */
-/* [..., M, K] x [..., K, N]; batch dims broadcast; rank 2 or more. */
+/* tf.matmul: [..., M, K] x [..., K, N] -> [..., M, N]; batch dims broadcast.
+ * As in TensorFlow both inputs need rank 2 or more: a vector is an error
+ * (not silently promoted); use gb_matvec / gb_vecmat for those. */
 gb_tensor *gb_matmul(gb_tensor *a, gb_tensor *b);
 gb_tensor *gb_matmul_t(gb_tensor *a, gb_tensor *b, bool transpose_a, bool transpose_b);
+/* tf.linalg.matvec (NumPy's matvec): matrix times vector,
+ * [..., M, K] x [..., K] -> [..., M]; batch dims broadcast. */
+gb_tensor *gb_matvec(gb_tensor *a, gb_tensor *x);
+/* NumPy's vecmat (x @ b for a vector x): vector times matrix,
+ * [..., K] x [..., K, N] -> [..., N]; batch dims broadcast. */
+gb_tensor *gb_vecmat(gb_tensor *x, gb_tensor *b);
 
 /* ---- convolution and pooling (NHWC) --------------------------------------------- */
-/* x [N,H,W,C], filter [KH,KW,C,OC]; strides/dilations {h,w}, NULL = {1,1}. */
-gb_tensor *gb_conv2d(gb_tensor *x, gb_tensor *filter, const int *strides,
-                     gb_padding padding, const int *dilations);
-/* ksize/strides {h,w}; strides NULL = ksize. */
-gb_tensor *gb_max_pool2d(gb_tensor *x, const int *ksize, const int *strides, gb_padding padding);
-gb_tensor *gb_avg_pool2d(gb_tensor *x, const int *ksize, const int *strides, gb_padding padding);
+/* Strides, dilations and window sizes are lists as TensorFlow takes them:
+ * 1 element (the same for height and width), 2 ({h, w}) or 4 (NHWC,
+ * {1, h, w, 1}); an empty list (NULL, 0) means the default.
+ *
+ * Padding, as TensorFlow computes it, for each spatial axis of size `in`
+ * with window k, stride s and dilation d (effective window (k-1)*d + 1):
+ *   VALID: no padding; out = floor((in - ((k-1)*d + 1)) / s) + 1.
+ *   SAME:  out = ceil(in / s);
+ *          total = max((out - 1)*s + (k-1)*d + 1 - in, 0);
+ *          pad_before = floor(total / 2), pad_after = total - pad_before,
+ *          so an odd total puts the extra row/column after: at the bottom
+ *          and on the right. E.g. in 4, k 2, s 2 pads (0, 0); in 5, k 2,
+ *          s 2 pads (0, 1); in 4, k 4, s 1 pads (1, 2).
+ * Padded positions hold 0 for convolution; pooling ignores them (AvgPool
+ * divides by the number of real elements in each window). */
+
+/* x [N,H,W,C], filter [KH,KW,C,OC] -> [N,OH,OW,OC]; strides and dilations
+ * default to 1. */
+gb_tensor *gb_conv2d(gb_tensor *x, gb_tensor *filter, const int64_t *strides, int nstrides,
+                     gb_padding padding, const int64_t *dilations, int ndilations);
+/* x [N,H,W,C] -> [N,OH,OW,C]; ksize is required, strides default to ksize
+ * (as Keras' pooling layers). */
+gb_tensor *gb_max_pool2d(gb_tensor *x, const int64_t *ksize, int nksize, const int64_t *strides,
+                         int nstrides, gb_padding padding);
+gb_tensor *gb_avg_pool2d(gb_tensor *x, const int64_t *ksize, int nksize, const int64_t *strides,
+                         int nstrides, gb_padding padding);
 
 /* ---- softmax, losses, dropout -------------------------------------------------- */
-gb_tensor *gb_softmax(gb_tensor *logits, int axis);
-gb_tensor *gb_log_softmax(gb_tensor *logits, int axis);
+gb_tensor *gb_softmax(gb_tensor *logits, int64_t axis);
+gb_tensor *gb_log_softmax(gb_tensor *logits, int64_t axis);
 /* Per-example loss [batch]: labels int32/int64 [batch], logits [batch, classes]. */
 gb_tensor *gb_sparse_softmax_cross_entropy_with_logits(gb_tensor *labels, gb_tensor *logits);
 /* Per-example loss [batch]: labels a distribution [batch, classes]. */
@@ -167,7 +224,10 @@ gb_tensor *gb_dropout(gb_tensor *x, double rate, uint64_t seed);
 #define gb_greater_equal(...) GB_AT(gb_greater_equal, __VA_ARGS__)
 #define gb_where(...) GB_AT(gb_where, __VA_ARGS__)
 #define gb_add_scalar(...) GB_AT(gb_add_scalar, __VA_ARGS__)
+#define gb_sub_scalar(...) GB_AT(gb_sub_scalar, __VA_ARGS__)
 #define gb_mul_scalar(...) GB_AT(gb_mul_scalar, __VA_ARGS__)
+#define gb_div_scalar(...) GB_AT(gb_div_scalar, __VA_ARGS__)
+#define gb_pow_scalar(...) GB_AT(gb_pow_scalar, __VA_ARGS__)
 #define gb_reduce_sum(...) GB_AT(gb_reduce_sum, __VA_ARGS__)
 #define gb_reduce_mean(...) GB_AT(gb_reduce_mean, __VA_ARGS__)
 #define gb_reduce_max(...) GB_AT(gb_reduce_max, __VA_ARGS__)
@@ -186,11 +246,14 @@ gb_tensor *gb_dropout(gb_tensor *x, double rate, uint64_t seed);
 #define gb_concat(...) GB_AT(gb_concat, __VA_ARGS__)
 #define gb_stack(...) GB_AT(gb_stack, __VA_ARGS__)
 #define gb_split(...) GB_AT(gb_split, __VA_ARGS__)
+#define gb_split_sizes(...) GB_AT(gb_split_sizes, __VA_ARGS__)
 #define gb_gather(...) GB_AT(gb_gather, __VA_ARGS__)
 #define gb_one_hot(...) GB_AT(gb_one_hot, __VA_ARGS__)
 #define gb_pad(...) GB_AT(gb_pad, __VA_ARGS__)
 #define gb_matmul(...) GB_AT(gb_matmul, __VA_ARGS__)
 #define gb_matmul_t(...) GB_AT(gb_matmul_t, __VA_ARGS__)
+#define gb_matvec(...) GB_AT(gb_matvec, __VA_ARGS__)
+#define gb_vecmat(...) GB_AT(gb_vecmat, __VA_ARGS__)
 #define gb_conv2d(...) GB_AT(gb_conv2d, __VA_ARGS__)
 #define gb_max_pool2d(...) GB_AT(gb_max_pool2d, __VA_ARGS__)
 #define gb_avg_pool2d(...) GB_AT(gb_avg_pool2d, __VA_ARGS__)

@@ -51,7 +51,7 @@ gb_tensor *gb_truncated_normal(gb_dtype dt, int rank, const int64_t *dims,
 
 gb_dtype gb_tensor_dtype(const gb_tensor *t);
 int gb_rank(const gb_tensor *t);
-int64_t gb_dim(const gb_tensor *t, int axis);   /* negative axes count from the end */
+int64_t gb_dim(const gb_tensor *t, int64_t axis); /* negative axes count from the end */
 const int64_t *gb_shape(const gb_tensor *t);
 int64_t gb_size(const gb_tensor *t);            /* number of elements */
 size_t gb_nbytes(const gb_tensor *t);

@@ -257,6 +257,67 @@ START_TEST(test_scalar_composites) {
 }
 END_TEST
 
+/* x - s, x / s, x ** s: values, the dtype of x kept, as x op tf.constant(s). */
+START_TEST(test_sub_div_pow_scalar) {
+    gb_scope_begin();
+    gb_tensor *x = F32((3), 1, 2, 4), *d = F64((3), 1, 2, 4);
+    gb_tensor *s = gb_sub_scalar(x, 0.5), *q = gb_div_scalar(x, 4), *p = gb_pow_scalar(x, 0.5);
+    ck_assert_int_eq(gb_tensor_dtype(s), GB_F32);
+    ck_assert_int_eq(gb_tensor_dtype(q), GB_F32);
+    ck_assert_int_eq(gb_tensor_dtype(p), GB_F32);
+    ASSERT_VALUES(s, 0, 0.5, 1.5, 3.5);
+    ASSERT_VALUES(q, 0, 0.25, 0.5, 1);
+    ASSERT_VALUES(p, 1e-7, 1, sqrt(2.0), 2);
+    ck_assert_int_eq(gb_tensor_dtype(gb_pow_scalar(d, -1)), GB_F64);
+    ASSERT_VALUES(gb_pow_scalar(d, -1), 0, 1, 0.5, 0.25);
+    ASSERT_VALUES(gb_pow_scalar(d, 0), 0, 1, 1, 1);
+    ASSERT_VALUES(gb_sub_scalar(d, -1e-3), 1e-15, 1.001, 2.001, 4.001);
+    /* a float32 tensor takes the scalar rounded to float32, as TF would */
+    ASSERT_VALUES(gb_sub_scalar(gb_scalar(GB_F32, 0), 0.1), 0, -(double)0.1f);
+    /* integers: integer arithmetic, truncating division as gb_div */
+    gb_tensor *i = I32((3), 7, -7, 9);
+    ck_assert_int_eq(gb_tensor_dtype(gb_div_scalar(i, 2)), GB_I32);
+    ASSERT_VALUES(gb_div_scalar(i, 2), 0, 3, -3, 4);
+    ASSERT_VALUES(gb_sub_scalar(I64((2), 5, 6), 10), 0, -5, -4);
+    ASSERT_VALUES(gb_sub_scalar(U8((2), 5, 6), 5), 0, 0, 1);
+    ck_assert(gb_ok());
+    gb_scope_end();
+}
+END_TEST
+
+/* A scalar the tensor's dtype cannot hold is refused, as TensorFlow refuses
+ * tf.constant([1, 2]) * 2.5, rather than truncated. */
+START_TEST(test_scalar_must_fit_the_dtype) {
+    gb_scope_begin();
+    gb_tensor *i = I32((2), 1, 2);
+    ck_assert_ptr_null(gb_mul_scalar(i, 2.5));
+    assert_error(GB_ERR_DTYPE,
+                 "Mul: the scalar 2.5 cannot be converted to int32, the dtype of the tensor; cast "
+                 "the tensor first (gb_cast)");
+    ck_assert_ptr_null(gb_div_scalar(i, 0.5));
+    assert_error(GB_ERR_DTYPE, "Div: the scalar 0.5 cannot be converted to int32");
+    ck_assert_ptr_null(gb_add_scalar(i, 3e9));
+    assert_error(GB_ERR_DTYPE, "cannot be converted to int32");
+    ck_assert_ptr_null(gb_sub_scalar(U8((1), 1), -1));
+    assert_error(GB_ERR_DTYPE, "Sub: the scalar -1 cannot be converted to uint8");
+    ck_assert_ptr_null(gb_add_scalar(I64((1), 1), NAN));
+    assert_error(GB_ERR_DTYPE, "the scalar nan cannot be converted to int64");
+    ck_assert_ptr_null(gb_add_scalar(I64((1), 1), INFINITY));
+    assert_error(GB_ERR_DTYPE, "cannot be converted to int64");
+    /* whole numbers in range are fine, at the edges too */
+    ASSERT_VALUES(gb_add_scalar(I32((1), 0), -2147483648.0), 0, -2147483648.0);
+    ASSERT_VALUES(gb_add_scalar(U8((1), 0), 255), 0, 255);
+    /* other errors are the op's own */
+    ck_assert_ptr_null(gb_pow_scalar(i, 2));
+    assert_error(GB_ERR_DTYPE, "Pow: unsupported dtype int32");
+    ck_assert_ptr_null(gb_div_scalar(i, 0));
+    assert_error(GB_ERR_VALUE, "Div: integer division by zero");
+    ck_assert_ptr_null(gb_pow_scalar(NULL, 2));
+    assert_error(GB_ERR_VALUE, "Pow: input 0 is NULL");
+    gb_scope_end();
+}
+END_TEST
+
 /* ---- errors ---------------------------------------------------------------------------- */
 
 START_TEST(test_shape_and_dtype_errors) {
@@ -316,6 +377,10 @@ BINARY_F(f_maximum, gb_maximum(x[0], x[1]))
 BINARY_F(f_minimum, gb_minimum(x[0], x[1]))
 BINARY_F(f_select, gb_where(gb_greater(x[0], gb_scalar(GB_F64, 0)), x[1], x[2]))
 BINARY_F(f_add_scalar, gb_mul_scalar(gb_add_scalar(x[0], 2.5), -3))
+BINARY_F(f_sub_scalar, gb_sub_scalar(gb_mul(x[0], x[0]), 0.75))
+BINARY_F(f_div_scalar, gb_div_scalar(gb_exp(x[0]), -2.5))
+BINARY_F(f_pow_scalar, gb_pow_scalar(x[0], 2.5))
+BINARY_F(f_pow_scalar_neg, gb_pow_scalar(x[0], -1.5))
 
 /* Runs every differentiable binary op's gradient check on (a, b). */
 static void check_all_binary(gb_tensor *a, gb_tensor *b) {
@@ -352,6 +417,11 @@ START_TEST(test_gradcheck_broadcasting) {
     check_all_binary(GC_INPUT(0.5, 2, 31, 4, 1, 3), GC_INPUT(0.3, 1.7, 32, 2, 3));
     gb_tensor *xs[1] = {GC_INPUT(-1, 1, 33, 2, 2)};
     GC_ASSERT(f_add_scalar, xs, 1, NULL);
+    GC_ASSERT(f_sub_scalar, xs, 1, NULL);
+    GC_ASSERT(f_div_scalar, xs, 1, NULL);
+    gb_tensor *pos[1] = {GC_INPUT(0.5, 2, 34, 2, 3)}; /* Pow's base */
+    GC_ASSERT(f_pow_scalar, pos, 1, NULL);
+    GC_ASSERT(f_pow_scalar_neg, pos, 1, NULL);
     gb_scope_end();
 }
 END_TEST
@@ -522,10 +592,12 @@ static Suite *binary_suite(void) {
     tcase_add_test(fwd, test_comparisons);
     tcase_add_test(fwd, test_select);
     tcase_add_test(fwd, test_scalar_composites);
+    tcase_add_test(fwd, test_sub_div_pow_scalar);
     suite_add_tcase(s, fwd);
     TCase *err = tcase_create("errors");
     tcase_add_test(err, test_shape_and_dtype_errors);
     tcase_add_test(err, test_null_inputs_keep_first_error);
+    tcase_add_test(err, test_scalar_must_fit_the_dtype);
     suite_add_tcase(s, err);
     TCase *grad = tcase_create("gradients");
     tcase_add_test(grad, test_gradcheck_same_shape);

@@ -1,5 +1,6 @@
 /* test_ops_conv.c — Conv2D and its backprop ops: a hand-computed
- * convolution, TF's SAME/VALID output sizes and pad split, strides and
+ * convolution, TF's SAME/VALID output sizes and pad split (pinned against
+ * explicit padding), the strides/dilations list forms, strides and
  * dilations against a naive direct convolution written here, the direct
  * (small window), Winograd, im2col (chunked, threaded) and pointwise
  * paths, every error, and finite-difference gradients (first order, and
@@ -16,12 +17,12 @@
 
 typedef struct conv_case {
     int64_t n, h, w, c, kh, kw, oc;
-    int s[2], d[2];
+    int64_t s[2], d[2];
     gb_padding pad;
 } conv_case;
 
 /* TF's rule, written out again: output size and padding before. */
-static void ref_axis(int64_t in, int64_t k, int s, int d, gb_padding pad, int64_t *out,
+static void ref_axis(int64_t in, int64_t k, int64_t s, int64_t d, gb_padding pad, int64_t *out,
                      int64_t *before) {
     int64_t eff = (k - 1) * d + 1;
     if (pad == GB_PADDING_VALID) {
@@ -89,7 +90,7 @@ static void check_case(const conv_case *k, gb_dtype dt, uint64_t seed) {
     gb_tape *tape = gb_tape_begin_ex(true, false);
     gb_tape_watch(tape, x);
     gb_tape_watch(tape, f);
-    gb_tensor *y = gb_conv2d(x, f, k->s, k->pad, k->d);
+    gb_tensor *y = gb_conv2d(x, f, k->s, 2, k->pad, k->d, 2);
     gb_tape_end(tape);
     ck_assert_msg(y != NULL, "%s", gb_error_string());
     gb_tensor *dy = gb_random_uniform(dt, gb_rank(y), gb_shape(y), -1, 1, seed + 2);
@@ -120,19 +121,22 @@ static void check_case(const conv_case *k, gb_dtype dt, uint64_t seed) {
 
 START_TEST(test_hand_computed) {
     float x[] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
-    gb_tensor *y = gb_conv2d(gb_from_f32(x, GB_SHAPE(1, 3, 3, 1)),
-                             gb_ones(GB_F32, GB_SHAPE(2, 2, 1, 1)), NULL, GB_PADDING_VALID, NULL);
+    gb_tensor *y =
+        gb_conv2d(gb_from_f32(x, GB_SHAPE(1, 3, 3, 1)), gb_ones(GB_F32, GB_SHAPE(2, 2, 1, 1)), NULL,
+                  0, GB_PADDING_VALID, NULL, 0);
     ck_assert_int_eq(gb_dim(y, 1), 2);
     ck_assert_int_eq(gb_dim(y, 2), 2);
     ASSERT_VALUES(y, 0, 12, 16, 24, 28);
     /* SAME, stride 1, 2x2 window: TF pads only after (bottom/right). */
-    gb_tensor *s = gb_conv2d(gb_from_f32(x, GB_SHAPE(1, 3, 3, 1)),
-                             gb_ones(GB_F32, GB_SHAPE(2, 2, 1, 1)), NULL, GB_PADDING_SAME, NULL);
+    gb_tensor *s =
+        gb_conv2d(gb_from_f32(x, GB_SHAPE(1, 3, 3, 1)), gb_ones(GB_F32, GB_SHAPE(2, 2, 1, 1)), NULL,
+                  0, GB_PADDING_SAME, NULL, 0);
     ASSERT_VALUES(s, 0, 12, 16, 9, 24, 28, 15, 15, 17, 9);
     /* two output channels: a sum and a difference filter */
     float f2[] = {1, 1, 1, -1};
-    gb_tensor *z = gb_conv2d(gb_from_f32((float[]){3, 5}, GB_SHAPE(1, 1, 2, 1)),
-                             gb_from_f32(f2, GB_SHAPE(1, 2, 1, 2)), NULL, GB_PADDING_VALID, NULL);
+    gb_tensor *z =
+        gb_conv2d(gb_from_f32((float[]){3, 5}, GB_SHAPE(1, 1, 2, 1)),
+                  gb_from_f32(f2, GB_SHAPE(1, 2, 1, 2)), NULL, 0, GB_PADDING_VALID, NULL, 0);
     ASSERT_VALUES(z, 0, 8, -2);
 }
 END_TEST
@@ -140,8 +144,7 @@ END_TEST
 START_TEST(test_output_sizes) {
     /* in, k, stride, dilation, padding -> out (TF's numbers) */
     const struct {
-        int64_t in, k;
-        int s, d;
+        int64_t in, k, s, d;
         gb_padding p;
         int64_t out;
     } t[] = {
@@ -152,13 +155,85 @@ START_TEST(test_output_sizes) {
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         gb_tensor *y = gb_conv2d(gb_ones(GB_F32, GB_SHAPE(1, t[i].in, t[i].in, 1)),
-                                 gb_ones(GB_F32, GB_SHAPE(t[i].k, t[i].k, 1, 1)),
-                                 (int[]){t[i].s, t[i].s}, t[i].p, (int[]){t[i].d, t[i].d});
+                                 gb_ones(GB_F32, GB_SHAPE(t[i].k, t[i].k, 1, 1)), GB_LIST(t[i].s),
+                                 t[i].p, GB_LIST(t[i].d));
         ck_assert_msg(y != NULL, "case %zu: %s", i, gb_error_string());
         ck_assert_msg(gb_dim(y, 1) == t[i].out && gb_dim(y, 2) == t[i].out,
                       "case %zu: got %lld, want %lld", i, (long long)gb_dim(y, 1),
                       (long long)t[i].out);
     }
+}
+END_TEST
+
+/* SAME padding as gb_ops.h documents it (TensorFlow's rule): the total
+ * max((out-1)*s + (k-1)*d + 1 - in, 0) is split floor(total/2) before and
+ * the rest after, so an odd total puts the extra pixel at the bottom/right. */
+static void same_split(int64_t in, int64_t k, int64_t s, int64_t d, int64_t *before,
+                       int64_t *after) {
+    int64_t out = (in + s - 1) / s, total = (out - 1) * s + (k - 1) * d + 1 - in;
+    if (total < 0) total = 0;
+    *before = total / 2;
+    *after = total - *before;
+}
+
+START_TEST(test_same_padding_split) {
+    /* one row of 4 pixels, a 1x4 window of ones, stride 1: total 3 = 1 + 2,
+     * so the outputs sum x[-1..2], x[0..3], x[1..4], x[2..5] */
+    gb_tensor *row = gb_from_f32((float[]){1, 2, 3, 4}, GB_SHAPE(1, 1, 4, 1));
+    ASSERT_VALUES(
+        gb_conv2d(row, gb_ones(GB_F32, GB_SHAPE(1, 4, 1, 1)), NULL, 0, GB_PADDING_SAME, NULL, 0), 0,
+        6, 10, 9, 7);
+    /* SAME equals VALID on the input padded by the documented split */
+    const struct {
+        int64_t h, w, kh, kw, sh, sw, dh, dw;
+    } t[] = {
+        {5, 6, 2, 4, 2, 1, 1, 1}, /* totals 1 -> (0,1) and 3 -> (1,2) */
+        {6, 7, 3, 3, 2, 2, 2, 1}, /* dilated height: total 3 -> (1,2); width 2 -> (1,1) */
+        {4, 5, 4, 1, 1, 3, 1, 1}, /* total 3 -> (1,2); width 0 */
+        {2, 3, 5, 5, 1, 1, 1, 1}, /* windows wider than the image: (2,2), (2,2) */
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        gb_tensor *x = gb_random_uniform(GB_F64, GB_SHAPE(2, t[i].h, t[i].w, 3), -1, 1, i);
+        gb_tensor *f = gb_random_uniform(GB_F64, GB_SHAPE(t[i].kh, t[i].kw, 3, 2), -1, 1, 50 + i);
+        int64_t pads[8] = {0};
+        same_split(t[i].h, t[i].kh, t[i].sh, t[i].dh, &pads[2], &pads[3]);
+        same_split(t[i].w, t[i].kw, t[i].sw, t[i].dw, &pads[4], &pads[5]);
+        gb_tensor *same =
+            gb_conv2d(x, f, GB_LIST(t[i].sh, t[i].sw), GB_PADDING_SAME, GB_LIST(t[i].dh, t[i].dw));
+        gb_tensor *valid = gb_conv2d(gb_pad(x, pads, 8, 0), f, GB_LIST(t[i].sh, t[i].sw),
+                                     GB_PADDING_VALID, GB_LIST(t[i].dh, t[i].dw));
+        ck_assert_msg(same && valid, "case %zu: %s", i, gb_error_string());
+        ck_assert_msg(gb_same_shape(same, valid), "case %zu: shapes differ", i);
+        for (int64_t e = 0; e < gb_size(same); e++)
+            ck_assert_msg(fabs(gb_get(same, e) - gb_get(valid, e)) < 1e-12, "case %zu element %lld",
+                          i, (long long)e);
+    }
+}
+END_TEST
+
+/* Strides and dilations as TensorFlow takes them: 1, 2 or 4 (NHWC) values. */
+START_TEST(test_list_forms) {
+    gb_tensor *x = gb_random_uniform(GB_F32, GB_SHAPE(1, 9, 10, 2), -1, 1, 3);
+    gb_tensor *f = gb_random_uniform(GB_F32, GB_SHAPE(3, 3, 2, 4), -1, 1, 4);
+    gb_tensor *two = gb_conv2d(x, f, GB_LIST(2, 2), GB_PADDING_SAME, GB_LIST(1, 1));
+    gb_tensor *one = gb_conv2d(x, f, GB_LIST(2), GB_PADDING_SAME, GB_LIST(1));
+    gb_tensor *nhwc = gb_conv2d(x, f, GB_LIST(1, 2, 2, 1), GB_PADDING_SAME, GB_LIST(1, 1, 1, 1));
+    ck_assert_msg(two && one && nhwc, "%s", gb_error_string());
+    for (int64_t e = 0; e < gb_size(two); e++) {
+        ck_assert_double_eq(gb_get(one, e), gb_get(two, e));
+        ck_assert_double_eq(gb_get(nhwc, e), gb_get(two, e));
+    }
+    /* h and w differ: {1, 2, 3, 1} is stride 2 down, 3 across */
+    gb_tensor *hw = gb_conv2d(x, f, GB_LIST(1, 2, 3, 1), GB_PADDING_VALID, NULL, 0);
+    ck_assert_int_eq(gb_dim(hw, 1), 4);
+    ck_assert_int_eq(gb_dim(hw, 2), 3);
+    expect_error(gb_conv2d(x, f, GB_LIST(1, 2, 2), GB_PADDING_SAME, NULL, 0), GB_ERR_VALUE,
+                 "Conv2D: strides must have 1, 2 or 4 values ({h, w} or {1, h, w, 1}), got 3");
+    expect_error(gb_conv2d(x, f, GB_LIST(2, 2, 2, 1), GB_PADDING_SAME, NULL, 0), GB_ERR_VALUE,
+                 "Conv2D: strides [2,2,2,1] in NHWC form must be 1 on the batch and channel "
+                 "axes, {1, h, w, 1}");
+    expect_error(gb_conv2d(x, f, NULL, 0, GB_PADDING_SAME, NULL, 2), GB_ERR_VALUE,
+                 "Conv2D: dilations has 2 values but its array is NULL");
 }
 END_TEST
 
@@ -239,12 +314,14 @@ START_TEST(test_winograd_against_naive) {
 END_TEST
 
 START_TEST(test_empty) {
-    gb_tensor *y = gb_conv2d(gb_ones(GB_F32, GB_SHAPE(0, 4, 4, 2)),
-                             gb_ones(GB_F32, GB_SHAPE(3, 3, 2, 5)), NULL, GB_PADDING_SAME, NULL);
+    gb_tensor *y =
+        gb_conv2d(gb_ones(GB_F32, GB_SHAPE(0, 4, 4, 2)), gb_ones(GB_F32, GB_SHAPE(3, 3, 2, 5)),
+                  NULL, 0, GB_PADDING_SAME, NULL, 0);
     ck_assert_int_eq(gb_size(y), 0);
     ck_assert_int_eq(gb_dim(y, 3), 5);
-    gb_tensor *z = gb_conv2d(gb_ones(GB_F32, GB_SHAPE(1, 4, 4, 0)),
-                             gb_ones(GB_F32, GB_SHAPE(3, 3, 0, 2)), NULL, GB_PADDING_SAME, NULL);
+    gb_tensor *z =
+        gb_conv2d(gb_ones(GB_F32, GB_SHAPE(1, 4, 4, 0)), gb_ones(GB_F32, GB_SHAPE(3, 3, 0, 2)),
+                  NULL, 0, GB_PADDING_SAME, NULL, 0);
     ck_assert_int_eq(gb_size(z), 32);
     ck_assert_double_eq(gb_get(z, 31), 0.0);
     ck_assert(gb_ok());
@@ -256,33 +333,39 @@ END_TEST
 START_TEST(test_errors) {
     gb_tensor *x = gb_ones(GB_F32, GB_SHAPE(1, 5, 5, 3)),
               *f = gb_ones(GB_F32, GB_SHAPE(3, 3, 3, 8));
-    expect_error(gb_conv2d(x, gb_ones(GB_F32, GB_SHAPE(3, 3, 4, 8)), NULL, GB_PADDING_SAME, NULL),
-                 GB_ERR_SHAPE,
-                 "Conv2D: input depth 3 does not match the filter's input channels 4: input "
-                 "[1,5,5,3], filter [3,3,4,8]");
-    expect_error(gb_conv2d(gb_ones(GB_F32, GB_SHAPE(5, 5, 3)), f, NULL, GB_PADDING_SAME, NULL),
-                 GB_ERR_SHAPE, "Conv2D: input must have rank 4, got shape [5,5,3]");
-    expect_error(gb_conv2d(x, gb_ones(GB_F32, GB_SHAPE(3, 3, 3)), NULL, GB_PADDING_SAME, NULL),
-                 GB_ERR_SHAPE, "Conv2D: filter must have rank 4, got shape [3,3,3]");
-    expect_error(gb_conv2d(x, gb_ones(GB_F64, GB_SHAPE(3, 3, 3, 8)), NULL, GB_PADDING_SAME, NULL),
-                 GB_ERR_DTYPE,
-                 "Conv2D: inputs must both be float32 or both float64, got float32 and float64");
-    expect_error(gb_conv2d(x, f, (int[]){0, 1}, GB_PADDING_SAME, NULL), GB_ERR_VALUE,
+    expect_error(
+        gb_conv2d(x, gb_ones(GB_F32, GB_SHAPE(3, 3, 4, 8)), NULL, 0, GB_PADDING_SAME, NULL, 0),
+        GB_ERR_SHAPE,
+        "Conv2D: input depth 3 does not match the filter's input channels 4: input "
+        "[1,5,5,3], filter [3,3,4,8]");
+    expect_error(
+        gb_conv2d(gb_ones(GB_F32, GB_SHAPE(5, 5, 3)), f, NULL, 0, GB_PADDING_SAME, NULL, 0),
+        GB_ERR_SHAPE, "Conv2D: input must have rank 4, got shape [5,5,3]");
+    expect_error(
+        gb_conv2d(x, gb_ones(GB_F32, GB_SHAPE(3, 3, 3)), NULL, 0, GB_PADDING_SAME, NULL, 0),
+        GB_ERR_SHAPE, "Conv2D: filter must have rank 4, got shape [3,3,3]");
+    expect_error(
+        gb_conv2d(x, gb_ones(GB_F64, GB_SHAPE(3, 3, 3, 8)), NULL, 0, GB_PADDING_SAME, NULL, 0),
+        GB_ERR_DTYPE,
+        "Conv2D: inputs must both be float32 or both float64, got float32 and float64");
+    expect_error(gb_conv2d(x, f, GB_LIST(0, 1), GB_PADDING_SAME, NULL, 0), GB_ERR_VALUE,
                  "Conv2D: strides must be >= 1, got {0,1}");
-    expect_error(gb_conv2d(x, f, NULL, GB_PADDING_SAME, (int[]){1, -2}), GB_ERR_VALUE,
+    expect_error(gb_conv2d(x, f, NULL, 0, GB_PADDING_SAME, GB_LIST(1, -2)), GB_ERR_VALUE,
                  "Conv2D: dilations must be >= 1, got {1,-2}");
-    expect_error(gb_conv2d(x, f, NULL, (gb_padding)7, NULL), GB_ERR_VALUE,
+    expect_error(gb_conv2d(x, f, NULL, 0, (gb_padding)7, NULL, 0), GB_ERR_VALUE,
                  "Conv2D: padding must be GB_PADDING_VALID (0) or GB_PADDING_SAME (1), got 7");
-    expect_error(gb_conv2d(x, gb_ones(GB_F32, GB_SHAPE(6, 3, 3, 8)), NULL, GB_PADDING_VALID, NULL),
-                 GB_ERR_SHAPE,
-                 "Conv2D: with VALID padding the window (effective height size 6) must fit in the "
-                 "input height size 5");
-    expect_error(gb_conv2d(x, f, NULL, GB_PADDING_VALID, (int[]){1, 3}), GB_ERR_SHAPE,
+    expect_error(
+        gb_conv2d(x, gb_ones(GB_F32, GB_SHAPE(6, 3, 3, 8)), NULL, 0, GB_PADDING_VALID, NULL, 0),
+        GB_ERR_SHAPE,
+        "Conv2D: with VALID padding the window (effective height size 6) must fit in the "
+        "input height size 5");
+    expect_error(gb_conv2d(x, f, NULL, 0, GB_PADDING_VALID, GB_LIST(1, 3)), GB_ERR_SHAPE,
                  "(effective width size 7) must fit in the input width size 5");
     expect_error(gb_conv2d(gb_ones(GB_I32, GB_SHAPE(1, 5, 5, 3)),
-                           gb_ones(GB_I32, GB_SHAPE(3, 3, 3, 8)), NULL, GB_PADDING_SAME, NULL),
+                           gb_ones(GB_I32, GB_SHAPE(3, 3, 3, 8)), NULL, 0, GB_PADDING_SAME, NULL,
+                           0),
                  GB_ERR_DTYPE, "got int32 and int32");
-    expect_error(gb_conv2d(NULL, f, NULL, GB_PADDING_SAME, NULL), GB_ERR_VALUE,
+    expect_error(gb_conv2d(NULL, f, NULL, 0, GB_PADDING_SAME, NULL, 0), GB_ERR_VALUE,
                  "Conv2D: input 0 is NULL");
 }
 END_TEST
@@ -292,7 +375,7 @@ END_TEST
 static gb_tensor *conv_fn(gb_tensor *const *x, int n, void *u) {
     (void)n;
     const conv_case *k = u;
-    return gb_conv2d(x[0], x[1], k->s, k->pad, k->d);
+    return gb_conv2d(x[0], x[1], k->s, 2, k->pad, k->d, 2);
 }
 
 static const conv_case grad_cases[] = {
@@ -327,7 +410,7 @@ static gb_tensor *conv_grad_fn(gb_tensor *const *x, int n, void *u) {
     gb_tape *t = gb_tape_begin();
     gb_tape_watch(t, x[0]);
     gb_tape_watch(t, x[1]);
-    gb_tensor *y = gb_conv2d(x[0], x[1], so->k->s, so->k->pad, so->k->d);
+    gb_tensor *y = gb_conv2d(x[0], x[1], so->k->s, 2, so->k->pad, so->k->d, 2);
     gb_tape_end(t);
     gb_source src = GB_SRC(x[so->which]);
     gb_tensor *g = NULL;
@@ -340,7 +423,7 @@ START_TEST(test_grad_of_backprop_ops) {
         const conv_case *k = &grad_cases[i];
         gb_tensor *x = GC_INPUT(-1, 1, 5 * i, k->n, k->h, k->w, k->c);
         gb_tensor *f = GC_INPUT(-1, 1, 5 * i + 1, k->kh, k->kw, k->c, k->oc);
-        gb_tensor *y = gb_conv2d(x, f, k->s, k->pad, k->d);
+        gb_tensor *y = gb_conv2d(x, f, k->s, 2, k->pad, k->d, 2);
         gb_tensor *dy = gb_random_uniform(GB_F64, gb_rank(y), gb_shape(y), -1, 1, 5 * i + 2);
         gb_tensor *xs[3] = {x, f, dy};
         second_order in = {k, 0}, fl = {k, 1};
@@ -355,8 +438,8 @@ END_TEST
 static gb_tensor *two_layers_fn(gb_tensor *const *x, int n, void *u) {
     (void)n;
     (void)u;
-    return gb_conv2d(gb_conv2d(x[0], x[1], NULL, GB_PADDING_SAME, NULL), x[2], (int[]){2, 2},
-                     GB_PADDING_VALID, NULL);
+    return gb_conv2d(gb_conv2d(x[0], x[1], NULL, 0, GB_PADDING_SAME, NULL, 0), x[2], GB_LIST(2),
+                     GB_PADDING_VALID, NULL, 0);
 }
 
 START_TEST(test_grad_two_layers) {
@@ -391,6 +474,8 @@ static Suite *suite(void) {
     tcase_add_checked_fixture(tc, scope_setup, scope_teardown);
     tcase_add_test(tc, test_hand_computed);
     tcase_add_test(tc, test_output_sizes);
+    tcase_add_test(tc, test_same_padding_split);
+    tcase_add_test(tc, test_list_forms);
     tcase_add_test(tc, test_stride2_same_against_naive);
     tcase_add_test(tc, test_variants_against_naive);
     tcase_add_test(tc, test_big_against_naive);

@@ -1,9 +1,11 @@
 /* test_ops_matmul.c — MatMul: hand-computed products, transposes, batch
  * broadcasting, the BLAS and the small-loop paths against a naive
- * reference, every shape/dtype error, and finite-difference gradients. */
+ * reference, every shape/dtype error, and finite-difference gradients;
+ * the same for the matrix-vector products gb_matvec and gb_vecmat. */
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -180,7 +182,8 @@ START_TEST(test_errors) {
     expect_error(gb_matmul_t(a23, gb_ones(GB_F32, GB_SHAPE(3, 4)), true, false), GB_ERR_SHAPE,
                  "inner dimensions differ: [2,3] x [3,4] (2 vs 3, transpose_a)");
     expect_error(gb_matmul(gb_ones(GB_F32, GB_SHAPE(3)), a23), GB_ERR_SHAPE,
-                 "MatMul: both inputs need rank >= 2, got [3] x [2,3]");
+                 "MatMul: both inputs need rank >= 2, got [3] x [2,3]; for a matrix and a vector "
+                 "use gb_matvec (tf.linalg.matvec) or gb_vecmat");
     expect_error(gb_matmul(a23, gb_ones(GB_F64, GB_SHAPE(3, 2))), GB_ERR_DTYPE,
                  "MatMul: inputs must both be float32 or both float64, got float32 and float64");
     expect_error(gb_matmul(gb_ones(GB_I32, GB_SHAPE(2, 3)), gb_ones(GB_I32, GB_SHAPE(3, 2))),
@@ -190,6 +193,107 @@ START_TEST(test_errors) {
                  "MatMul: batch dimensions do not broadcast: [2,2,3] x [3,3,4] (2 vs 3)");
     /* a NULL input (an earlier failure) passes through without a new error */
     expect_error(gb_matmul(NULL, a23), GB_ERR_VALUE, "MatMul: input 0 is NULL");
+}
+END_TEST
+
+/* ---- matrix-vector products ------------------------------------------------------------ */
+
+START_TEST(test_matvec_vecmat_values) {
+    gb_tensor *a = gb_from_f64((double[]){1, 2, 3, 4, 5, 6}, GB_SHAPE(2, 3));
+    gb_tensor *y = gb_matvec(a, gb_from_f64((double[]){1, 0, -1}, GB_SHAPE(3))); /* [2,3] x [3] */
+    ck_assert_int_eq(gb_rank(y), 1);
+    ASSERT_VALUES(y, 0, -2, -2);
+    gb_tensor *z = gb_vecmat(gb_from_f64((double[]){1, 2}, GB_SHAPE(2)), a); /* [2] x [2,3] */
+    ck_assert_int_eq(gb_rank(z), 1);
+    ASSERT_VALUES(z, 0, 9, 12, 15);
+    gb_tensor *f = gb_matvec(gb_cast(a, GB_F32), gb_ones(GB_F32, GB_SHAPE(3)));
+    ck_assert_int_eq(gb_tensor_dtype(f), GB_F32);
+    ASSERT_VALUES(f, 0, 6, 15);
+    ck_assert(gb_ok());
+}
+END_TEST
+
+/* Batch dims broadcast as tf.linalg.matvec's: the same as MatMul with the
+ * vector as a one-column (or one-row) matrix. */
+START_TEST(test_matvec_vecmat_batched) {
+    const struct {
+        int64_t m[3], v[2];
+        int mr, vr;
+    } cases[] = {
+        {{4, 2, 3}, {3}, 3, 1},    /* a batch of matrices, one vector */
+        {{2, 3}, {5, 3}, 2, 2},    /* one matrix, a batch of vectors */
+        {{4, 2, 3}, {4, 3}, 3, 2}, /* matching batches */
+        {{1, 2, 3}, {5, 3}, 3, 2}, /* a size-1 batch broadcast */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gb_tensor *m = gb_random_uniform(GB_F64, cases[i].mr, cases[i].m, -1, 1, 7 * i);
+        gb_tensor *v = gb_random_uniform(GB_F64, cases[i].vr, cases[i].v, -1, 1, 7 * i + 1);
+        gb_tensor *got = gb_matvec(m, v);
+        gb_tensor *want = gb_squeeze(gb_matmul(m, gb_expand_dims(v, -1)), GB_AXES(-1));
+        ck_assert_msg(got && want, "case %zu: %s", i, gb_error_string());
+        ck_assert(gb_same_shape(got, want));
+        for (int64_t e = 0; e < gb_size(want); e++)
+            ck_assert_double_eq_tol(gb_get(got, e), gb_get(want, e), 1e-12);
+        /* vecmat: v [.., 3] times b [.., 3, 2], m with its last two axes swapped */
+        int64_t bs[3];
+        memcpy(bs, cases[i].m, sizeof bs);
+        bs[cases[i].mr - 2] = 3;
+        bs[cases[i].mr - 1] = 2;
+        gb_tensor *b = gb_random_uniform(GB_F64, cases[i].mr, bs, -1, 1, 7 * i + 2);
+        gb_tensor *vb = gb_vecmat(v, b);
+        gb_tensor *ref = gb_squeeze(gb_matmul(gb_expand_dims(v, -2), b), GB_AXES(-2));
+        ck_assert_msg(vb && ref, "case %zu: %s", i, gb_error_string());
+        ck_assert(gb_same_shape(vb, ref));
+        for (int64_t e = 0; e < gb_size(ref); e++)
+            ck_assert_double_eq_tol(gb_get(vb, e), gb_get(ref, e), 1e-12);
+    }
+}
+END_TEST
+
+START_TEST(test_matvec_errors) {
+    gb_tensor *a23 = gb_ones(GB_F32, GB_SHAPE(2, 3)), *v3 = gb_ones(GB_F32, GB_SHAPE(3));
+    expect_error(gb_matvec(v3, v3), GB_ERR_SHAPE,
+                 "MatVec: needs a matrix of rank >= 2 and a vector of rank >= 1 (matrix [3], "
+                 "vector [3])");
+    expect_error(gb_matvec(a23, gb_ones(GB_F32, GB_SHAPE(4))), GB_ERR_SHAPE,
+                 "MatVec: the matrix has 3 columns but the vector has 4 elements (matrix [2,3], "
+                 "vector [4])");
+    expect_error(gb_vecmat(v3, a23), GB_ERR_SHAPE,
+                 "VecMat: the matrix has 2 rows but the vector has 3 elements (matrix [2,3], "
+                 "vector [3])");
+    expect_error(gb_vecmat(gb_scalar(GB_F32, 1), a23), GB_ERR_SHAPE,
+                 "VecMat: needs a matrix of rank >= 2 and a vector of rank >= 1");
+    expect_error(gb_matvec(gb_ones(GB_F32, GB_SHAPE(2, 2, 3)), gb_ones(GB_F32, GB_SHAPE(3, 3))),
+                 GB_ERR_SHAPE,
+                 "MatVec: the batch dimensions do not broadcast (matrix [2,2,3], vector [3,3])");
+    expect_error(gb_matvec(a23, gb_ones(GB_F64, GB_SHAPE(3))), GB_ERR_DTYPE,
+                 "MatMul: inputs must both be float32 or both float64");
+    expect_error(gb_matvec(NULL, v3), GB_ERR_VALUE, "MatVec: an input is NULL");
+}
+END_TEST
+
+static gb_tensor *matvec_fn(gb_tensor *const *x, int n, void *u) {
+    (void)n;
+    (void)u;
+    return gb_matvec(x[0], x[1]);
+}
+
+static gb_tensor *vecmat_fn(gb_tensor *const *x, int n, void *u) {
+    (void)n;
+    (void)u;
+    return gb_vecmat(x[0], x[1]);
+}
+
+START_TEST(test_grad_matvec_vecmat) {
+    gb_tensor *mv[2] = {GC_INPUT(-1, 1, 60, 3, 4), GC_INPUT(-1, 1, 61, 4)};
+    GC_ASSERT(matvec_fn, mv, 2, NULL);
+    gb_tensor *vm[2] = {GC_INPUT(-1, 1, 62, 3), GC_INPUT(-1, 1, 63, 3, 2)};
+    GC_ASSERT(vecmat_fn, vm, 2, NULL);
+    /* broadcast batches sum their gradients back */
+    gb_tensor *bmv[2] = {GC_INPUT(-1, 1, 64, 2, 3, 4), GC_INPUT(-1, 1, 65, 4)};
+    GC_ASSERT(matvec_fn, bmv, 2, NULL);
+    gb_tensor *bvm[2] = {GC_INPUT(-1, 1, 66, 5, 3), GC_INPUT(-1, 1, 67, 3, 2)};
+    GC_ASSERT(vecmat_fn, bvm, 2, NULL);
 }
 END_TEST
 
@@ -289,6 +393,10 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_grad_transpose_combos);
     tcase_add_test(tc, test_grad_batched_broadcast);
     tcase_add_test(tc, test_grad_chain_and_weights_only);
+    tcase_add_test(tc, test_matvec_vecmat_values);
+    tcase_add_test(tc, test_matvec_vecmat_batched);
+    tcase_add_test(tc, test_matvec_errors);
+    tcase_add_test(tc, test_grad_matvec_vecmat);
     tcase_add_test(tc, test_fork_after_threads);
     suite_add_tcase(s, tc);
     return s;

@@ -2,7 +2,8 @@
  *
  * Reshape, Transpose, BroadcastTo, Slice, ConcatV2, Pad, GatherV2 (and
  * ScatterAdd, its gradient), OneHot, and the composites squeeze,
- * expand_dims, stack and split. Values are worked out by hand; every
+ * expand_dims, stack, split and split by sizes (SplitV). Values are
+ * worked out by hand; every
  * listed error is asserted with its code and message; every differentiable
  * op has a finite-difference check in float64. Reshape must be a view: the
  * same data pointer, and gb_keep of it must keep the value.
@@ -117,22 +118,22 @@ END_TEST
 START_TEST(test_transpose_values) {
     gb_scope_begin();
     gb_tensor *x = IOTA(2, 3);
-    gb_tensor *t = gb_transpose(x, NULL);
+    gb_tensor *t = gb_transpose(x, NULL, 0);
     ASSERT_SHAPE(t, 3, 2);
     ASSERT_VALUES(t, 0, 0, 3, 1, 4, 2, 5);
     gb_tensor *y = IOTA(2, 3, 4);
-    gb_tensor *a = gb_transpose(y, (const int[]){1, 0, 2});
+    gb_tensor *a = gb_transpose(y, GB_AXES(1, 0, 2));
     ASSERT_SHAPE(a, 3, 2, 4);
     ASSERT_VALUES(a, 0, 0, 1, 2, 3, 12, 13, 14, 15, 4, 5, 6, 7, 16, 17, 18, 19, 8, 9, 10, 11, 20,
                   21, 22, 23);
-    gb_tensor *b = gb_transpose(y, (const int[]){2, 0, 1});
+    gb_tensor *b = gb_transpose(y, GB_AXES(2, 0, 1));
     ASSERT_SHAPE(b, 4, 2, 3);
     ASSERT_VALUES(b, 0, 0, 4, 8, 12, 16, 20, 1, 5, 9, 13, 17, 21, 2, 6, 10, 14, 18, 22, 3, 7, 11,
                   15, 19, 23);
-    ASSERT_VALUES(gb_transpose(y, (const int[]){0, 1, 2}), 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
-                  11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23);
+    ASSERT_VALUES(gb_transpose(y, GB_AXES(0, 1, 2)), 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
+                  13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23);
     /* Reverse of a rank-3 int tensor: element [k,j,i] = x[i,j,k]. */
-    gb_tensor *r = gb_transpose(gb_cast(y, GB_I32), NULL);
+    gb_tensor *r = gb_transpose(gb_cast(y, GB_I32), NULL, 0);
     ASSERT_SHAPE(r, 4, 3, 2);
     ck_assert_int_eq(gb_tensor_dtype(r), GB_I32);
     ck_assert(gb_get(r, 3 * 6 + 2 * 2 + 1) == 12 + 8 + 3);
@@ -148,8 +149,8 @@ START_TEST(test_transpose_tiled) {
     gb_tensor *x = gb_cast(IOTA(3, 37, 45), GB_I64);
     for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++) {
         gb_tensor *xd = gb_cast(x, dts[d]);
-        gb_tensor *a = gb_transpose(xd, (const int[]){0, 2, 1});
-        gb_tensor *b = gb_transpose(xd, NULL);
+        gb_tensor *a = gb_transpose(xd, GB_AXES(0, 2, 1));
+        gb_tensor *b = gb_transpose(xd, NULL, 0);
         ASSERT_SHAPE(a, 3, 45, 37);
         ASSERT_SHAPE(b, 45, 37, 3);
         for (int i = 0; i < 3; i++)
@@ -168,10 +169,20 @@ END_TEST
 START_TEST(test_transpose_errors) {
     gb_scope_begin();
     gb_tensor *x = IOTA(2, 3, 4);
-    ck_assert_ptr_null(gb_transpose(x, (const int[]){0, 0, 1}));
+    ck_assert_ptr_null(gb_transpose(x, GB_AXES(0, 0, 1)));
     assert_op_error(GB_ERR_VALUE, "Transpose", "perm [0,0,1] is not a permutation of 0..2");
-    ck_assert_ptr_null(gb_transpose(x, (const int[]){0, 1, 3}));
+    ck_assert_ptr_null(gb_transpose(x, GB_AXES(0, 1, 3)));
     assert_op_error(GB_ERR_VALUE, "Transpose", "for a tensor of shape [2,3,4]");
+    /* the permutation's length must be the rank: too short, too long */
+    ck_assert_ptr_null(gb_transpose(x, GB_AXES(1, 0)));
+    assert_op_error(GB_ERR_SHAPE, "Transpose",
+                    "perm [1,0] has 2 entries but the input of shape [2,3,4] has rank 3");
+    ck_assert_ptr_null(gb_transpose(IOTA(2, 3), GB_AXES(1, 0, 2)));
+    assert_op_error(GB_ERR_SHAPE, "Transpose",
+                    "perm [1,0,2] has 3 entries but the input of "
+                    "shape [2,3] has rank 2");
+    ck_assert_ptr_null(gb_transpose(x, NULL, 3));
+    assert_op_error(GB_ERR_VALUE, "Transpose", "bad perm list (3 entries, NULL array)");
     gb_scope_end();
 }
 END_TEST
@@ -204,23 +215,27 @@ END_TEST
 START_TEST(test_slice) {
     gb_scope_begin();
     gb_tensor *x = IOTA(3, 4);
-    gb_tensor *s = gb_slice(x, (const int64_t[]){1, 1}, (const int64_t[]){2, 2});
+    gb_tensor *s = gb_slice(x, GB_LIST(1, 1), GB_LIST(2, 2));
     ASSERT_SHAPE(s, 2, 2);
     ASSERT_VALUES(s, 0, 5, 6, 9, 10);
-    ASSERT_VALUES(gb_slice(x, (const int64_t[]){0, 2}, (const int64_t[]){-1, -1}), 0, 2, 3, 6, 7,
-                  10, 11);
-    ASSERT_VALUES(gb_slice(x, (const int64_t[]){2, 0}, (const int64_t[]){1, -1}), 0, 8, 9, 10, 11);
-    ASSERT_SHAPE(gb_slice(x, (const int64_t[]){3, 0}, (const int64_t[]){-1, 4}), 0, 4);
+    ASSERT_VALUES(gb_slice(x, GB_LIST(0, 2), GB_LIST(-1, -1)), 0, 2, 3, 6, 7, 10, 11);
+    ASSERT_VALUES(gb_slice(x, GB_LIST(2, 0), GB_LIST(1, -1)), 0, 8, 9, 10, 11);
+    ASSERT_SHAPE(gb_slice(x, GB_LIST(3, 0), GB_LIST(-1, 4)), 0, 4);
     gb_tensor *y = IOTA(2, 3, 4);
-    ASSERT_VALUES(gb_slice(y, (const int64_t[]){1, 0, 3}, (const int64_t[]){1, 3, 1}), 0, 15, 19,
-                  23);
-    ck_assert_ptr_null(gb_slice(x, (const int64_t[]){1, 3}, (const int64_t[]){1, 2}));
+    ASSERT_VALUES(gb_slice(y, GB_LIST(1, 0, 3), GB_LIST(1, 3, 1)), 0, 15, 19, 23);
+    ck_assert_ptr_null(gb_slice(x, GB_LIST(1, 3), GB_LIST(1, 2)));
     assert_op_error(GB_ERR_VALUE, "Slice",
         "begin 3 and size 2 are out of range for axis 1 of size 4 (input shape [3,4])");
-    ck_assert_ptr_null(gb_slice(x, (const int64_t[]){-1, 0}, (const int64_t[]){1, 1}));
+    ck_assert_ptr_null(gb_slice(x, GB_LIST(-1, 0), GB_LIST(1, 1)));
     assert_op_error(GB_ERR_VALUE, "Slice", "begin -1 and size 1 are out of range for axis 0");
-    ck_assert_ptr_null(gb_slice(x, (const int64_t[]){0, 0}, (const int64_t[]){-2, 1}));
+    ck_assert_ptr_null(gb_slice(x, GB_LIST(0, 0), GB_LIST(-2, 1)));
     assert_op_error(GB_ERR_VALUE, "Slice", "size -2");
+    /* one begin and one size per axis */
+    ck_assert_ptr_null(gb_slice(x, GB_LIST(0), GB_LIST(1, 1)));
+    assert_op_error(GB_ERR_SHAPE, "Slice",
+                    "begin has 1 entries and size 2, but the input of shape [3,4] has rank 2");
+    ck_assert_ptr_null(gb_slice(x, GB_LIST(0, 0, 0), GB_LIST(1, 1, 1)));
+    assert_op_error(GB_ERR_SHAPE, "Slice", "begin has 3 entries and size 3");
     gb_scope_end();
 }
 END_TEST
@@ -260,15 +275,19 @@ END_TEST
 START_TEST(test_pad) {
     gb_scope_begin();
     gb_tensor *x = gb_add_scalar(IOTA(2, 2), 1);
-    gb_tensor *p = gb_pad(x, (const int64_t[]){1, 0, 0, 2}, 0);
+    gb_tensor *p = gb_pad(x, GB_LIST(1, 0, 0, 2), 0);
     ASSERT_SHAPE(p, 3, 4);
     ASSERT_VALUES(p, 0, 0, 0, 0, 0, 1, 2, 0, 0, 3, 4, 0, 0);
-    gb_tensor *q = gb_pad(gb_cast(x, GB_I32), (const int64_t[]){0, 1, 1, 1}, -1);
+    gb_tensor *q = gb_pad(gb_cast(x, GB_I32), GB_LIST(0, 1, 1, 1), -1);
     ck_assert_int_eq(gb_tensor_dtype(q), GB_I32);
     ASSERT_VALUES(q, 0, -1, 1, 2, -1, -1, 3, 4, -1, -1, -1, -1, -1);
-    ASSERT_VALUES(gb_pad(gb_scalar(GB_F32, 5), NULL, 1), 0, 5);
-    ck_assert_ptr_null(gb_pad(x, (const int64_t[]){0, -1, 0, 0}, 0));
+    ASSERT_VALUES(gb_pad(gb_scalar(GB_F32, 5), NULL, 0, 1), 0, 5);
+    ck_assert_ptr_null(gb_pad(x, GB_LIST(0, -1, 0, 0), 0));
     assert_op_error(GB_ERR_VALUE, "Pad", "paddings of axis 0 are (0, -1); they must be >= 0");
+    ck_assert_ptr_null(gb_pad(x, GB_LIST(1, 1), 0));
+    assert_op_error(GB_ERR_SHAPE, "Pad",
+                    "2 paddings for an input of shape [2,2]; give a (before, after) pair per "
+                    "axis: 4 values");
     gb_scope_end();
 }
 END_TEST
@@ -341,11 +360,11 @@ START_TEST(test_squeeze_expand_dims) {
     gb_tensor *all = gb_squeeze(x, NULL, 0);
     ASSERT_SHAPE(all, 3, 2);
     ck_assert_ptr_eq(gb_data(all), gb_data(x));
-    ASSERT_SHAPE(gb_squeeze(x, (const int[]){-2}, 1), 1, 3, 2);
-    ASSERT_SHAPE(gb_squeeze(x, (const int[]){0, 2}, 2), 3, 2);
-    ck_assert_ptr_null(gb_squeeze(x, (const int[]){1}, 1));
+    ASSERT_SHAPE(gb_squeeze(x, GB_AXES(-2)), 1, 3, 2);
+    ASSERT_SHAPE(gb_squeeze(x, GB_AXES(0, 2)), 3, 2);
+    ck_assert_ptr_null(gb_squeeze(x, GB_AXES(1)));
     assert_op_error(GB_ERR_SHAPE, "Squeeze", "cannot squeeze axis 1 of shape [1,3,1,2]: its size is 3");
-    ck_assert_ptr_null(gb_squeeze(x, (const int[]){4}, 1));
+    ck_assert_ptr_null(gb_squeeze(x, GB_AXES(4)));
     assert_op_error(GB_ERR_VALUE, "Squeeze", "axis 4 is out of range for a rank-4 tensor");
 
     gb_tensor *v = IOTA(3);
@@ -406,28 +425,81 @@ START_TEST(test_stack_split) {
 }
 END_TEST
 
+/* tf.split(x, [1, -1, 2], axis=1) and friends. */
+START_TEST(test_split_sizes) {
+    gb_scope_begin();
+    gb_tensor *x = IOTA(2, 6), *p[3];
+    ck_assert(gb_split_sizes(x, GB_LIST(1, 3, 2), 1, p));
+    ASSERT_SHAPE(p[0], 2, 1);
+    ASSERT_VALUES(p[0], 0, 0, 6);
+    ASSERT_VALUES(p[1], 0, 1, 2, 3, 7, 8, 9);
+    ASSERT_VALUES(p[2], 0, 4, 5, 10, 11);
+    /* -1 takes the rest, wherever it stands; empty parts are fine */
+    ck_assert(gb_split_sizes(x, GB_LIST(1, -1, 2), -1, p));
+    ASSERT_SHAPE(p[1], 2, 3);
+    ASSERT_VALUES(p[1], 0, 1, 2, 3, 7, 8, 9);
+    ck_assert(gb_split_sizes(x, GB_LIST(-1, 0, 6), 1, p));
+    ASSERT_SHAPE(p[0], 2, 0);
+    ASSERT_SHAPE(p[1], 2, 0);
+    ASSERT_VALUES(p[2], 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11);
+    ck_assert(gb_split_sizes(x, GB_LIST(-1), 0, p));
+    ASSERT_SHAPE(p[0], 2, 6);
+    /* the same parts as the equal split */
+    gb_tensor *eq[3];
+    ck_assert(gb_split(x, 3, 1, eq) && gb_split_sizes(x, GB_LIST(2, 2, 2), 1, p));
+    for (int i = 0; i < 3; i++) ASSERT_VALUES(gb_sub(p[i], eq[i]), 0, 0, 0, 0, 0);
+    ck_assert(gb_ok());
+
+    ck_assert(!gb_split_sizes(x, GB_LIST(1, 2, 2), 1, p));
+    ck_assert_ptr_null(p[0]);
+    assert_op_error(GB_ERR_SHAPE, "SplitV",
+                    "cannot split axis 1 of size 6 (shape [2,6]) into sizes [1,2,2]: the sizes do "
+                    "not add up to the axis' length");
+    ck_assert(!gb_split_sizes(x, GB_LIST(4, -1, 3), 1, p));
+    assert_op_error(GB_ERR_SHAPE, "SplitV", "sizes [4,-1,3]: the sizes add up to more than");
+    ck_assert(!gb_split_sizes(x, GB_LIST(-1, 2, -1), 1, p));
+    assert_op_error(GB_ERR_SHAPE, "SplitV",
+                    "into sizes [-1,2,-1]: more than one size is -1 (only one may be)");
+    ck_assert(!gb_split_sizes(x, GB_LIST(3, -2, 5), 1, p));
+    assert_op_error(GB_ERR_SHAPE, "SplitV", "a size is negative");
+    ck_assert(!gb_split_sizes(x, GB_LIST(1, 1), 2, p));
+    assert_op_error(GB_ERR_VALUE, "SplitV", "axis 2 is out of range for a tensor of shape [2,6]");
+    ck_assert(!gb_split_sizes(x, NULL, 0, 0, p));
+    assert_op_error(GB_ERR_VALUE, "SplitV", "needs at least one size");
+    ck_assert(!gb_split_sizes(NULL, GB_LIST(1), 0, p));
+    assert_op_error(GB_ERR_VALUE, "SplitV", "the input is NULL");
+    /* more parts than the small on-stack buffer holds */
+    gb_tensor *many[20];
+    int64_t ones[20];
+    for (int i = 0; i < 20; i++) ones[i] = 1;
+    ck_assert(gb_split_sizes(IOTA(20), ones, 20, 0, many));
+    ck_assert(gb_get(many[19], 0) == 19);
+    gb_scope_end();
+}
+END_TEST
+
 /* ---- gradients ---------------------------------------------------------------------------- */
 
 static gb_tensor *f_reshape(gb_tensor *const *x, int n, void *u) {
     return gb_reshape(x[0], GB_SHAPE(4, -1));
 }
 static gb_tensor *f_transpose3(gb_tensor *const *x, int n, void *u) {
-    return gb_transpose(x[0], (const int[]){2, 0, 1});
+    return gb_transpose(x[0], GB_AXES(2, 0, 1));
 }
 static gb_tensor *f_transpose_rev(gb_tensor *const *x, int n, void *u) {
-    return gb_transpose(x[0], NULL);
+    return gb_transpose(x[0], NULL, 0);
 }
 static gb_tensor *f_broadcast(gb_tensor *const *x, int n, void *u) {
     return gb_broadcast_to(x[0], GB_SHAPE(2, 3, 4));
 }
 static gb_tensor *f_slice(gb_tensor *const *x, int n, void *u) {
-    return gb_slice(x[0], (const int64_t[]){1, 0, 1}, (const int64_t[]){1, -1, 2});
+    return gb_slice(x[0], GB_LIST(1, 0, 1), GB_LIST(1, -1, 2));
 }
 static gb_tensor *f_concat3(gb_tensor *const *x, int n, void *u) {
     return gb_concat(x, 3, 1);
 }
 static gb_tensor *f_pad(gb_tensor *const *x, int n, void *u) {
-    return gb_pad(x[0], (const int64_t[]){1, 2, 0, 1}, 3.0);
+    return gb_pad(x[0], GB_LIST(1, 2, 0, 1), 3.0);
 }
 static gb_tensor *f_gather0(gb_tensor *const *x, int n, void *u) {
     return gb_gather(x[0], x[1], 0);
@@ -442,6 +514,14 @@ static gb_tensor *f_split(gb_tensor *const *x, int n, void *u) {
     gb_tensor *p[3];
     if (!gb_split(x[0], 3, 0, p)) return NULL;
     return gb_sub(gb_mul(p[0], p[1]), p[2]);
+}
+static gb_tensor *f_split_sizes(gb_tensor *const *x, int n, void *u) {
+    gb_tensor *p[3];
+    if (!gb_split_sizes(x[0], GB_LIST(2, -1, 1), 1, p)) return NULL;
+    /* parts of different widths meet through reductions */
+    gb_tensor *a = gb_reduce_sum(gb_square(p[0]), GB_AXES(1), false);
+    gb_tensor *b = gb_reduce_prod(p[1], GB_AXES(1), false);
+    return gb_add(gb_add(a, b), gb_reduce_sum(p[2], GB_AXES(1), false));
 }
 static gb_tensor *f_squeeze_expand(gb_tensor *const *x, int n, void *u) {
     return gb_expand_dims(gb_squeeze(x[0], NULL, 0), 0);
@@ -465,6 +545,8 @@ START_TEST(test_movement_gradients) {
     GC_ASSERT(f_stack, st, 2, NULL);
     gb_tensor *sp = GC_INPUT(-1, 1, 9, 6, 2);
     GC_ASSERT(f_split, &sp, 1, NULL);
+    gb_tensor *sps = GC_INPUT(-1, 1, 14, 2, 6);
+    GC_ASSERT(f_split_sizes, &sps, 1, NULL);
     gb_tensor *sq = GC_INPUT(-1, 1, 10, 1, 3, 1);
     GC_ASSERT(f_squeeze_expand, &sq, 1, NULL);
     gb_scope_end();
@@ -528,6 +610,7 @@ static Suite *movement_suite(void) {
     tcase_add_test(fwd, test_one_hot);
     tcase_add_test(fwd, test_squeeze_expand_dims);
     tcase_add_test(fwd, test_stack_split);
+    tcase_add_test(fwd, test_split_sizes);
     suite_add_tcase(s, fwd);
     TCase *grad = tcase_create("gradients");
     tcase_add_test(grad, test_movement_gradients);

@@ -17,13 +17,13 @@ static gb_tensor *arange_image(gb_dtype dt, int64_t n, int64_t h, int64_t w, int
 }
 
 /* The gradient of y = pool(x) for output gradient dy, through a tape. */
-typedef gb_tensor *(*pool_fn)(gb_tensor *, const int *, const int *, gb_padding);
+typedef gb_tensor *(*pool_fn)(gb_tensor *, const int64_t *, int, const int64_t *, int, gb_padding);
 
-static gb_tensor *pool_backward(pool_fn pool, gb_tensor *x, const int *k, const int *s,
-                                gb_padding p, gb_tensor *dy) {
+static gb_tensor *pool_backward(pool_fn pool, gb_tensor *x, const int64_t *k, int nk,
+                                const int64_t *s, int ns, gb_padding p, gb_tensor *dy) {
     gb_tape *t = gb_tape_begin();
     gb_tape_watch(t, x);
-    gb_tensor *y = pool(x, k, s, p);
+    gb_tensor *y = pool(x, k, nk, s, ns, p);
     gb_tape_end(t);
     gb_source src = GB_SRC(x);
     gb_tensor *g = NULL;
@@ -35,29 +35,29 @@ static gb_tensor *pool_backward(pool_fn pool, gb_tensor *x, const int *k, const 
 
 START_TEST(test_max_pool_valid) {
     gb_tensor *x = arange_image(GB_F32, 1, 4, 4, 1);
-    gb_tensor *y = gb_max_pool2d(x, (int[]){2, 2}, NULL, GB_PADDING_VALID);
+    gb_tensor *y = gb_max_pool2d(x, GB_LIST(2, 2), NULL, 0, GB_PADDING_VALID);
     ck_assert_int_eq(gb_dim(y, 1), 2);
     ASSERT_VALUES(y, 0, 6, 8, 14, 16);
     /* overlapping windows, stride 1 */
-    ASSERT_VALUES(gb_max_pool2d(x, (int[]){3, 3}, (int[]){1, 1}, GB_PADDING_VALID), 0, 11, 12, 15,
+    ASSERT_VALUES(gb_max_pool2d(x, GB_LIST(3, 3), GB_LIST(1, 1), GB_PADDING_VALID), 0, 11, 12, 15,
                   16);
     /* channels pool independently: channel 1 is the negation of channel 0 */
     float v[] = {1, -1, 5, -5, 3, -3, 2, -2};
-    ASSERT_VALUES(
-        gb_max_pool2d(gb_from_f32(v, GB_SHAPE(1, 2, 2, 2)), (int[]){2, 2}, NULL, GB_PADDING_VALID),
-        0, 5, -1);
+    ASSERT_VALUES(gb_max_pool2d(gb_from_f32(v, GB_SHAPE(1, 2, 2, 2)), GB_LIST(2, 2), NULL, 0,
+                                GB_PADDING_VALID),
+                  0, 5, -1);
 }
 END_TEST
 
 START_TEST(test_same_padding) {
     gb_tensor *x = arange_image(GB_F64, 1, 3, 3, 1);
-    int k[] = {2, 2};
+    const int64_t k[] = {2, 2};
     /* out 2x2; pad total 1 goes after: windows {0,1}x{0,1}, {0,1}x{2}, ... */
-    ASSERT_VALUES(gb_max_pool2d(x, k, NULL, GB_PADDING_SAME), 0, 5, 6, 8, 9);
-    ASSERT_VALUES(gb_avg_pool2d(x, k, NULL, GB_PADDING_SAME), 1e-12, 3, 4.5, 7.5, 9);
+    ASSERT_VALUES(gb_max_pool2d(x, k, 2, NULL, 0, GB_PADDING_SAME), 0, 5, 6, 8, 9);
+    ASSERT_VALUES(gb_avg_pool2d(x, k, 2, NULL, 0, GB_PADDING_SAME), 1e-12, 3, 4.5, 7.5, 9);
     /* 3x3 window stride 1 on 4x4: one row/column of padding on each side;
      * the corner averages 4 valid values, the edge 6, the inside 9. */
-    gb_tensor *y = gb_avg_pool2d(arange_image(GB_F64, 1, 4, 4, 1), (int[]){3, 3}, (int[]){1, 1},
+    gb_tensor *y = gb_avg_pool2d(arange_image(GB_F64, 1, 4, 4, 1), GB_LIST(3, 3), GB_LIST(1, 1),
                                  GB_PADDING_SAME);
     ck_assert_double_eq_tol(gb_get(y, 0), (1 + 2 + 5 + 6) / 4.0, 1e-12);
     ck_assert_double_eq_tol(gb_get(y, 1), (1 + 2 + 3 + 5 + 6 + 7) / 6.0, 1e-12);
@@ -65,27 +65,45 @@ START_TEST(test_same_padding) {
 }
 END_TEST
 
+/* TensorFlow's split of an odd SAME total (gb_ops.h): floor(total / 2)
+ * before, the extra pixel after. */
+START_TEST(test_same_padding_split) {
+    gb_tensor *row5 = gb_from_f64((double[]){1, 2, 3, 4, 5}, GB_SHAPE(1, 1, 5, 1));
+    /* in 5, window 2, stride 2: total 1 = 0 + 1, windows {0,1} {2,3} {4} */
+    ASSERT_VALUES(gb_avg_pool2d(row5, GB_LIST(1, 2), NULL, 0, GB_PADDING_SAME), 1e-12, 1.5, 3.5, 5);
+    ASSERT_VALUES(gb_max_pool2d(row5, GB_LIST(1, 2), NULL, 0, GB_PADDING_SAME), 0, 2, 4, 5);
+    /* in 4, window 4, stride 1: total 3 = 1 + 2, windows {0..2} {0..3} {1..3} {2,3} */
+    gb_tensor *row4 = gb_from_f64((double[]){1, 2, 3, 4}, GB_SHAPE(1, 1, 4, 1));
+    ASSERT_VALUES(gb_avg_pool2d(row4, GB_LIST(1, 4), GB_LIST(1), GB_PADDING_SAME), 1e-12, 2, 2.5, 3,
+                  3.5);
+    /* the same along the height, and in NHWC list form */
+    gb_tensor *col4 = gb_reshape(row4, GB_SHAPE(1, 4, 1, 1));
+    ASSERT_VALUES(gb_avg_pool2d(col4, GB_LIST(1, 4, 1, 1), GB_LIST(1, 1, 1, 1), GB_PADDING_SAME),
+                  1e-12, 2, 2.5, 3, 3.5);
+}
+END_TEST
+
 START_TEST(test_avg_pool_valid) {
     gb_tensor *x = arange_image(GB_F32, 1, 4, 4, 1);
-    ASSERT_VALUES(gb_avg_pool2d(x, (int[]){2, 2}, NULL, GB_PADDING_VALID), 1e-6, 3.5, 5.5, 11.5,
+    ASSERT_VALUES(gb_avg_pool2d(x, GB_LIST(2, 2), NULL, 0, GB_PADDING_VALID), 1e-6, 3.5, 5.5, 11.5,
                   13.5);
-    ASSERT_VALUES(gb_avg_pool2d(x, (int[]){1, 4}, (int[]){2, 1}, GB_PADDING_VALID), 1e-6, 2.5,
+    ASSERT_VALUES(gb_avg_pool2d(x, GB_LIST(1, 4), GB_LIST(2, 1), GB_PADDING_VALID), 1e-6, 2.5,
                   10.5);
 }
 END_TEST
 
 START_TEST(test_nan_propagates) {
     float v[] = {1, NAN, 3, 2};
-    gb_tensor *y =
-        gb_max_pool2d(gb_from_f32(v, GB_SHAPE(1, 2, 2, 1)), (int[]){2, 2}, NULL, GB_PADDING_VALID);
+    gb_tensor *y = gb_max_pool2d(gb_from_f32(v, GB_SHAPE(1, 2, 2, 1)), GB_LIST(2, 2), NULL, 0,
+                                 GB_PADDING_VALID);
     ck_assert(isnan(gb_item(y)));
 }
 END_TEST
 
 /* ---- against a naive reference ----------------------------------------------------------- */
 
-static void ref_pool(const double *x, const int64_t *s, const int *k, const int *st, gb_padding p,
-                     bool max, int64_t oh, int64_t ow, double *y) {
+static void ref_pool(const double *x, const int64_t *s, const int64_t *k, const int64_t *st,
+                     gb_padding p, bool max, int64_t oh, int64_t ow, double *y) {
     int64_t pt = 0, pl = 0;
     if (p == GB_PADDING_SAME) {
         int64_t th = (oh - 1) * st[0] + k[0] - s[1], tw = (ow - 1) * st[1] + k[1] - s[2];
@@ -112,8 +130,7 @@ static void ref_pool(const double *x, const int64_t *s, const int *k, const int 
 
 START_TEST(test_against_reference) {
     const struct {
-        int64_t s[4];
-        int k[2], st[2];
+        int64_t s[4], k[2], st[2];
         gb_padding p;
     } cases[] = {
         {{2, 7, 6, 3}, {3, 2}, {2, 2}, GB_PADDING_SAME},
@@ -129,8 +146,8 @@ START_TEST(test_against_reference) {
             for (int max = 0; max < 2; max++) {
                 gb_scope_begin();
                 gb_tensor *x = gb_random_normal(dt, 4, cases[t].s, 0, 1, t);
-                gb_tensor *y =
-                    (max ? gb_max_pool2d : gb_avg_pool2d)(x, cases[t].k, cases[t].st, cases[t].p);
+                gb_tensor *y = (max ? gb_max_pool2d : gb_avg_pool2d)(x, cases[t].k, 2, cases[t].st,
+                                                                     2, cases[t].p);
                 ck_assert_msg(y != NULL, "%s", gb_error_string());
                 double *xv = malloc(sizeof(double) * (size_t)gb_size(x));
                 double *want = malloc(sizeof(double) * (size_t)gb_size(y));
@@ -154,13 +171,13 @@ START_TEST(test_max_pool_grad_routing) {
     gb_tensor *x = gb_from_f32(v, GB_SHAPE(2, 2, 2, 1));
     gb_tensor *dy = gb_from_f32((float[]){5, 6}, GB_SHAPE(2, 1, 1, 1));
     /* to the maximum; with ties, to the first one in window order */
-    ASSERT_VALUES(pool_backward(gb_max_pool2d, x, (int[]){2, 2}, NULL, GB_PADDING_VALID, dy), 0, 0,
-                  5, 0, 0, 6, 0, 0, 0);
+    ASSERT_VALUES(pool_backward(gb_max_pool2d, x, GB_LIST(2, 2), NULL, 0, GB_PADDING_VALID, dy), 0,
+                  0, 5, 0, 0, 6, 0, 0, 0);
     /* overlapping windows accumulate on a shared maximum */
     gb_tensor *x2 = gb_from_f32((float[]){1, 9, 2}, GB_SHAPE(1, 1, 3, 1));
     gb_tensor *dy2 = gb_from_f32((float[]){1, 10}, GB_SHAPE(1, 1, 2, 1));
     ASSERT_VALUES(
-        pool_backward(gb_max_pool2d, x2, (int[]){1, 2}, (int[]){1, 1}, GB_PADDING_VALID, dy2), 0, 0,
+        pool_backward(gb_max_pool2d, x2, GB_LIST(1, 2), GB_LIST(1, 1), GB_PADDING_VALID, dy2), 0, 0,
         11, 0);
 }
 END_TEST
@@ -169,8 +186,8 @@ START_TEST(test_avg_pool_grad_routing) {
     gb_tensor *x = arange_image(GB_F64, 1, 3, 3, 1);
     gb_tensor *dy = gb_ones(GB_F64, GB_SHAPE(1, 2, 2, 1));
     /* window counts 4, 2, 2, 1 (SAME, padding after) */
-    ASSERT_VALUES(pool_backward(gb_avg_pool2d, x, (int[]){2, 2}, NULL, GB_PADDING_SAME, dy), 1e-12,
-                  0.25, 0.25, 0.5, 0.25, 0.25, 0.5, 0.5, 0.5, 1);
+    ASSERT_VALUES(pool_backward(gb_avg_pool2d, x, GB_LIST(2, 2), NULL, 0, GB_PADDING_SAME, dy),
+                  1e-12, 0.25, 0.25, 0.5, 0.25, 0.25, 0.5, 0.5, 0.5, 1);
 }
 END_TEST
 
@@ -181,15 +198,16 @@ START_TEST(test_grad_routing_reference) {
     gb_tensor *x = gb_random_normal(GB_F32, 4, s, 0, 1, 3);
     /* overlapping windows, and windows tiling the image (written once) */
     const struct {
-        int k[2], st[2];
+        int64_t k[2], st[2];
         gb_padding p;
     } cfg[] = {{{3, 3}, {2, 2}, GB_PADDING_SAME}, {{2, 2}, {2, 2}, GB_PADDING_VALID}};
     for (int q = 0; q < 4; q++) {
-        const int *k = cfg[q / 2].k, *st = cfg[q / 2].st, max = q % 2;
+        const int64_t *k = cfg[q / 2].k, *st = cfg[q / 2].st;
+        int max = q % 2;
         gb_padding pad = cfg[q / 2].p;
-        gb_tensor *y = (max ? gb_max_pool2d : gb_avg_pool2d)(x, k, st, pad);
+        gb_tensor *y = (max ? gb_max_pool2d : gb_avg_pool2d)(x, k, 2, st, 2, pad);
         gb_tensor *dy = gb_random_uniform(GB_F32, 4, gb_shape(y), -1, 1, 4);
-        gb_tensor *dx = pool_backward(max ? gb_max_pool2d : gb_avg_pool2d, x, k, st, pad, dy);
+        gb_tensor *dx = pool_backward(max ? gb_max_pool2d : gb_avg_pool2d, x, k, 2, st, 2, pad, dy);
         ck_assert_msg(dx != NULL, "%s", gb_error_string());
         int64_t oh = gb_dim(y, 1), ow = gb_dim(y, 2);
         int64_t pt = pad ? ((oh - 1) * st[0] + k[0] - s[1]) / 2 : 0;
@@ -234,29 +252,36 @@ END_TEST
 
 START_TEST(test_errors) {
     gb_tensor *x = gb_ones(GB_F32, GB_SHAPE(1, 4, 4, 2));
-    int k2[] = {2, 2};
-    expect_error(gb_max_pool2d(gb_ones(GB_F32, GB_SHAPE(4, 4, 2)), k2, NULL, GB_PADDING_VALID),
-                 GB_ERR_SHAPE, "MaxPool: input must have rank 4 (NHWC), got shape [4,4,2]");
-    expect_error(gb_avg_pool2d(gb_ones(GB_I32, GB_SHAPE(1, 4, 4, 2)), k2, NULL, GB_PADDING_VALID),
-                 GB_ERR_DTYPE, "AvgPool: input must be float32 or float64, got int32");
-    expect_error(gb_max_pool2d(x, (int[]){0, 2}, NULL, GB_PADDING_VALID), GB_ERR_VALUE,
+    const int64_t k2[] = {2, 2};
+    expect_error(
+        gb_max_pool2d(gb_ones(GB_F32, GB_SHAPE(4, 4, 2)), k2, 2, NULL, 0, GB_PADDING_VALID),
+        GB_ERR_SHAPE, "MaxPool: input must have rank 4 (NHWC), got shape [4,4,2]");
+    expect_error(
+        gb_avg_pool2d(gb_ones(GB_I32, GB_SHAPE(1, 4, 4, 2)), k2, 2, NULL, 0, GB_PADDING_VALID),
+        GB_ERR_DTYPE, "AvgPool: input must be float32 or float64, got int32");
+    expect_error(gb_max_pool2d(x, GB_LIST(0, 2), NULL, 0, GB_PADDING_VALID), GB_ERR_VALUE,
                  "MaxPool: window size must be >= 1, got 0x2");
-    expect_error(gb_avg_pool2d(x, k2, (int[]){2, 0}, GB_PADDING_SAME), GB_ERR_VALUE,
+    expect_error(gb_avg_pool2d(x, k2, 2, GB_LIST(2, 0), GB_PADDING_SAME), GB_ERR_VALUE,
                  "AvgPool: strides must be >= 1, got {2,0}");
-    expect_error(gb_max_pool2d(x, k2, NULL, (gb_padding)-1), GB_ERR_VALUE,
+    expect_error(gb_max_pool2d(x, k2, 2, NULL, 0, (gb_padding)-1), GB_ERR_VALUE,
                  "MaxPool: padding must be GB_PADDING_VALID (0) or GB_PADDING_SAME (1), got -1");
-    expect_error(gb_max_pool2d(x, (int[]){5, 1}, NULL, GB_PADDING_VALID), GB_ERR_SHAPE,
+    expect_error(gb_max_pool2d(x, GB_LIST(5, 1), NULL, 0, GB_PADDING_VALID), GB_ERR_SHAPE,
                  "MaxPool: with VALID padding the window (effective height size 5) must fit in "
                  "the input height size 4");
-    expect_error(gb_avg_pool2d(x, NULL, NULL, GB_PADDING_VALID), GB_ERR_VALUE,
-                 "AvgPool: ksize is NULL");
+    expect_error(gb_max_pool2d(x, GB_LIST(2, 2, 2), NULL, 0, GB_PADDING_VALID), GB_ERR_VALUE,
+                 "MaxPool: ksize must have 1, 2 or 4 values ({h, w} or {1, h, w, 1}), got 3");
+    expect_error(gb_max_pool2d(x, GB_LIST(1, 2, 2, 2), NULL, 0, GB_PADDING_VALID), GB_ERR_VALUE,
+                 "MaxPool: ksize [1,2,2,2] in NHWC form must be 1 on the batch and channel axes");
+    expect_error(gb_avg_pool2d(x, NULL, 0, NULL, 0, GB_PADDING_VALID), GB_ERR_VALUE,
+                 "AvgPool: ksize must have 1, 2 or 4 values ({h, w} or {1, h, w, 1}), got 0 (it "
+                 "is required)");
 }
 END_TEST
 
 /* ---- finite-difference gradients ------------------------------------------------------------- */
 
 typedef struct pool_case {
-    int k[2], s[2];
+    int64_t k[2], s[2];
     gb_padding p;
     bool max;
 } pool_case;
@@ -264,7 +289,7 @@ typedef struct pool_case {
 static gb_tensor *pool_gc(gb_tensor *const *x, int n, void *u) {
     (void)n;
     const pool_case *c = u;
-    return (c->max ? gb_max_pool2d : gb_avg_pool2d)(x[0], c->k, c->s, c->p);
+    return (c->max ? gb_max_pool2d : gb_avg_pool2d)(x[0], c->k, 2, c->s, 2, c->p);
 }
 
 /* Distinct values 0.1 apart in scrambled order: no ties for max pooling,
@@ -296,13 +321,13 @@ END_TEST
 static gb_tensor *avg_grad_fn(gb_tensor *const *x, int n, void *u) {
     (void)n;
     const pool_case *c = u;
-    return pool_backward(gb_avg_pool2d, x[0], c->k, c->s, c->p, x[1]);
+    return pool_backward(gb_avg_pool2d, x[0], c->k, 2, c->s, 2, c->p, x[1]);
 }
 
 START_TEST(test_second_order_avg_pool) {
     pool_case c = {{3, 2}, {2, 1}, GB_PADDING_SAME, false};
     gb_tensor *x = GC_INPUT(-1, 1, 1, 1, 5, 4, 2);
-    gb_tensor *y = gb_avg_pool2d(x, c.k, c.s, c.p);
+    gb_tensor *y = gb_avg_pool2d(x, c.k, 2, c.s, 2, c.p);
     gb_tensor *xs[2] = {x, gb_random_uniform(GB_F64, gb_rank(y), gb_shape(y), -1, 1, 2)};
     GC_ASSERT(avg_grad_fn, xs, 2, &c);
 }
@@ -312,7 +337,7 @@ START_TEST(test_max_pool_grad_has_no_gradient) {
     gb_tensor *x = distinct_input(1, 4, 4, 1), *dy = gb_ones(GB_F64, GB_SHAPE(1, 2, 2, 1));
     gb_tape *outer = gb_tape_begin();
     gb_tape_watch(outer, dy);
-    gb_tensor *g = pool_backward(gb_max_pool2d, x, (int[]){2, 2}, NULL, GB_PADDING_VALID, dy);
+    gb_tensor *g = pool_backward(gb_max_pool2d, x, GB_LIST(2, 2), NULL, 0, GB_PADDING_VALID, dy);
     gb_tape_end(outer);
     ck_assert_ptr_nonnull(g);
     gb_tensor *gg = gb_tape_gradient(outer, g, dy);
@@ -328,6 +353,7 @@ static Suite *suite(void) {
     TCase *tc = tcase_create("pool");
     tcase_add_checked_fixture(tc, scope_setup, scope_teardown);
     tcase_add_test(tc, test_max_pool_valid);
+    tcase_add_test(tc, test_same_padding_split);
     tcase_add_test(tc, test_same_padding);
     tcase_add_test(tc, test_avg_pool_valid);
     tcase_add_test(tc, test_nan_propagates);

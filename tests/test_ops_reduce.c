@@ -122,7 +122,7 @@ static void reference_reduce(int op, const double *x, int rank, const int64_t *d
     }
 }
 
-typedef gb_tensor *(*reduce_call)(gb_tensor *, const int *, int, bool);
+typedef gb_tensor *(*reduce_call)(gb_tensor *, const int64_t *, int, bool);
 
 /* Every non-empty subset of axes, every reducer, both float dtypes, against
  * the reference: covers the rows, columns and general paths. */
@@ -131,7 +131,8 @@ static void check_all_masks(int rank, const int64_t *dims, uint64_t seed) {
     gb_tensor *x = gb_random_uniform(GB_F64, rank, dims, 0.5, 1.5, seed);
     const double *xv = gb_data(x);
     for (int mask = 1; mask < (1 << rank); mask++) {
-        int axes[8], n = 0;
+        int64_t axes[8];
+        int n = 0;
         int64_t nout = 1;
         for (int i = 0; i < rank; i++) {
             if ((mask >> i) & 1) axes[n++] = (i % 2) ? i - rank : i; /* mix negative axes */
@@ -163,7 +164,8 @@ static void check_all_masks_int(int rank, const int64_t *dims, uint64_t seed) {
     gb_tensor *x = gb_cast(gb_random_uniform(GB_F64, rank, dims, -50, 50, seed), GB_I32);
     gb_tensor *xd = gb_cast(x, GB_F64);
     for (int mask = 1; mask < (1 << rank); mask++) {
-        int axes[8], n = 0;
+        int64_t axes[8];
+        int n = 0;
         int64_t nout = 1;
         for (int i = 0; i < rank; i++) {
             if ((mask >> i) & 1) axes[n++] = i;
@@ -318,9 +320,14 @@ START_TEST(test_logsumexp_and_variance) {
     gb_tensor *li = gb_reduce_logsumexp(gb_from_f64(ninf, GB_SHAPE(2)), GB_ALL_AXES, false);
     ck_assert(isinf(gb_item(li)) && gb_item(li) < 0);
 
+    /* The population variance: sum of squared deviations / N. The sample
+     * variance (/ (N - 1)) of the rows would be 1.6667 and 6.6667. */
     const double w[] = {1, 2, 3, 4, 2, 4, 6, 8};
     gb_tensor *y = gb_from_f64(w, GB_SHAPE(2, 4));
     ASSERT_VALUES(gb_reduce_variance(y, GB_AXES(1), false), 1e-12, 1.25, 5);
+    ASSERT_VALUES(
+        gb_reduce_variance(gb_from_f64((double[]){0, 2}, GB_SHAPE(2)), GB_ALL_AXES, false), 0,
+        1); /* not 2 */
     ASSERT_VALUES(gb_reduce_variance(y, GB_AXES(0), false), 1e-12, 0.25, 1, 2.25, 4);
     ASSERT_VALUES(gb_reduce_variance(y, GB_ALL_AXES, false), 1e-12, 4.6875);
     ASSERT_SHAPE(gb_reduce_variance(y, GB_AXES(-1), true), 2, 1);
@@ -340,7 +347,7 @@ START_TEST(test_errors) {
     assert_error(GB_ERR_VALUE, "axis 3 is out of range for a rank-3 tensor");
     ck_assert_ptr_null(gb_reduce_max(x, GB_AXES(-4), false));
     assert_error(GB_ERR_VALUE, "axis -4 is out of range");
-    ck_assert_ptr_null(gb_reduce_prod(x, (const int *)0, 2, false));
+    ck_assert_ptr_null(gb_reduce_prod(x, (const int64_t *)0, 2, false));
     assert_error(GB_ERR_VALUE, "bad axes list");
     ck_assert_ptr_null(gb_reduce_sum(gb_scalar(GB_F32, 1), GB_AXES(0), false));
     assert_error(GB_ERR_VALUE, "rank-0");
@@ -372,7 +379,7 @@ END_TEST
 
 typedef struct reduce_args {
     reduce_call fn;
-    int axes[4];
+    int64_t axes[4];
     int naxes;
     bool keepdims;
 } reduce_args;

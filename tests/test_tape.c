@@ -409,7 +409,7 @@ START_TEST(test_op_without_gradient_names_op_and_fix) {
     gb_tape *inner = gb_tape_begin();
     gb_tape_watch(inner, x);
     gb_name_scope_push("pool");
-    gb_tensor *y = gb_max_pool2d(x, (int[]){2, 2}, NULL, GB_PADDING_VALID);
+    gb_tensor *y = gb_max_pool2d(x, GB_LIST(2, 2), NULL, 0, GB_PADDING_VALID);
     gb_tape_end(inner);
     gb_tensor *dx = gb_tape_gradient(inner, y, x);
     gb_name_scope_pop();

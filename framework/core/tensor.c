@@ -140,7 +140,7 @@ gb_dtype gb_tensor_dtype(const gb_tensor *t) { return t ? t->dtype : GB_DTYPE_CO
 
 int gb_rank(const gb_tensor *t) { return t ? t->rank : -1; }
 
-int64_t gb_dim(const gb_tensor *t, int axis) {
+int64_t gb_dim(const gb_tensor *t, int64_t axis) {
     if (!t) return -1;
     if (axis < 0) axis += t->rank;
     return axis >= 0 && axis < t->rank ? t->shape[axis] : -1;

@@ -11,7 +11,7 @@
 
 typedef struct conv2d_state {
     int64_t filters;
-    int ksize[2], strides[2], dilation[2];
+    int64_t ksize[2], strides[2], dilation[2];
     gb_padding padding;
     gb_activation activation;
     bool use_bias;
@@ -52,10 +52,11 @@ static bool conv2d_output_shape(gb_module *m, int rank, const int64_t *in, int *
                                        s->padding);
         if (out[1 + i] == 0) {
             gb__nn_error(m, GB_ERR_SHAPE,
-                         "input %s is smaller than the %dx%d kernel (dilation %dx%d) with valid "
-                         "padding",
-                         gb__shape_fmt(rank, in, buf, sizeof buf), s->ksize[0], s->ksize[1],
-                         s->dilation[0], s->dilation[1]);
+                         "input %s is smaller than the %lldx%lld kernel (dilation %lldx%lld) with "
+                         "valid padding",
+                         gb__shape_fmt(rank, in, buf, sizeof buf), (long long)s->ksize[0],
+                         (long long)s->ksize[1], (long long)s->dilation[0],
+                         (long long)s->dilation[1]);
             return false;
         }
     }
@@ -80,7 +81,8 @@ static bool conv2d_build(gb_module *m, gb_dtype dt, int rank, const int64_t *sha
 static gb_tensor *conv2d_call(gb_module *m, gb_tensor *x, bool training) {
     (void)training;
     const conv2d_state *s = gb_module_state(m);
-    gb_tensor *y = gb_conv2d(x, gb_variable_value(s->kernel), s->strides, s->padding, s->dilation);
+    gb_tensor *y =
+        gb_conv2d(x, gb_variable_value(s->kernel), s->strides, 2, s->padding, s->dilation, 2);
     if (s->use_bias) y = gb_add(y, gb_variable_value(s->bias));
     return gb_activation_apply(s->activation, y);
 }
@@ -94,15 +96,15 @@ static const gb_module_type conv2d_type = {
     .call = conv2d_call,
 };
 
-gb_module *gb_conv2d_new(int64_t filters, int kh, int kw, const gb_conv2d_options *opts) {
+gb_module *gb_conv2d_new(int64_t filters, int64_t kh, int64_t kw, const gb_conv2d_options *opts) {
     static const gb_conv2d_options defaults;
     if (!opts) opts = &defaults;
-    int strides[2], dilation[2];
+    int64_t strides[2], dilation[2];
     if (filters <= 0 || kh <= 0 || kw <= 0) {
         gb__error(GB_ERR_VALUE, "Conv2D",
                   "Conv2D: filters and kernel size must be positive, got filters %lld, kernel "
-                  "%dx%d",
-                  (long long)filters, kh, kw);
+                  "%lldx%lld",
+                  (long long)filters, (long long)kh, (long long)kw);
         return NULL;
     }
     if (!gb__nn_pair(opts->strides, 1, strides) || !gb__nn_pair(opts->dilation, 1, dilation)) {

@@ -37,16 +37,16 @@ const char *gb__nn_shape_text(int rank, const int64_t *dims, char *buf, size_t n
 /* Output size of a sliding window along one axis; -1 (unknown) stays -1.
  * valid: floor((in - effective_k) / stride) + 1; same: ceil(in / stride).
  * Can be <= 0 for a window larger than the input (the caller reports). */
-static inline int64_t gb__nn_window_out(int64_t in, int k, int stride, int dilation,
+static inline int64_t gb__nn_window_out(int64_t in, int64_t k, int64_t stride, int64_t dilation,
                                         gb_padding padding) {
     if (in < 0) return -1;
     if (padding == GB_PADDING_SAME) return (in + stride - 1) / stride;
-    int64_t eff = (int64_t)(k - 1) * dilation + 1;
+    int64_t eff = (k - 1) * dilation + 1;
     return in < eff ? 0 : (in - eff) / stride + 1;
 }
 
 /* A {h, w} pair with 0 meaning `dflt`; false when negative. */
-static inline bool gb__nn_pair(const int *in, int dflt, int out[2]) {
+static inline bool gb__nn_pair(const int64_t *in, int64_t dflt, int64_t out[2]) {
     for (int i = 0; i < 2; i++) {
         out[i] = in && in[i] ? in[i] : dflt;
         if (out[i] < 0) return false;

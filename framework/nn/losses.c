@@ -65,7 +65,7 @@ static gb_tensor *true_like_pred(const char *loss, gb_tensor *y_true, gb_tensor 
  * axis (rank-1 inputs already hold one value per sample). */
 static gb_tensor *per_sample_mean(gb_tensor *elementwise) {
     if (gb_rank(elementwise) < 2) return elementwise;
-    return gb_reduce_mean(elementwise, (const int[]){-1}, 1, false);
+    return gb_reduce_mean(elementwise, GB_AXES(-1), false);
 }
 
 static gb_tensor *reduce(const char *loss, gb_tensor *per_sample, gb_reduction r) {
@@ -204,9 +204,9 @@ gb_tensor *gb_loss_categorical_crossentropy(gb_tensor *y_true, gb_tensor *y_pred
         if (rp > 2) per = gb_reshape(per, rp - 1, gb_shape(y_pred));
     } else {
         /* As Keras: renormalize, clip, then -sum(y log p) over classes. */
-        gb_tensor *p = gb_div(y_pred, gb_reduce_sum(y_pred, (const int[]){-1}, 1, true));
+        gb_tensor *p = gb_div(y_pred, gb_reduce_sum(y_pred, GB_AXES(-1), true));
         gb_tensor *ll = gb_mul(y_true, gb_log(clip_probabilities(p)));
-        per = gb_neg(gb_reduce_sum(ll, (const int[]){-1}, 1, false));
+        per = gb_neg(gb_reduce_sum(ll, GB_AXES(-1), false));
     }
     return reduce(loss, per, r);
 }

@@ -8,12 +8,12 @@
 
 #include "nn/internal.h"
 
-typedef gb_tensor *(*pool_op_fn)(gb_tensor *x, const int *ksize, const int *strides,
-                                 gb_padding padding);
+typedef gb_tensor *(*pool_op_fn)(gb_tensor *x, const int64_t *ksize, int nksize,
+                                 const int64_t *strides, int nstrides, gb_padding padding);
 
 typedef struct pool_state {
     pool_op_fn op;
-    int ksize[2], strides[2];
+    int64_t ksize[2], strides[2];
     gb_padding padding;
 } pool_state;
 
@@ -34,8 +34,9 @@ static bool pool_output_shape(gb_module *m, int rank, const int64_t *in, int *ou
         out[1 + i] = gb__nn_window_out(in[1 + i], s->ksize[i], s->strides[i], 1, s->padding);
         if (out[1 + i] == 0) {
             gb__nn_error(m, GB_ERR_SHAPE,
-                         "input %s is smaller than the %dx%d pool window with valid padding",
-                         gb__shape_fmt(rank, in, buf, sizeof buf), s->ksize[0], s->ksize[1]);
+                         "input %s is smaller than the %lldx%lld pool window with valid padding",
+                         gb__shape_fmt(rank, in, buf, sizeof buf), (long long)s->ksize[0],
+                         (long long)s->ksize[1]);
             return false;
         }
     }
@@ -46,7 +47,7 @@ static bool pool_output_shape(gb_module *m, int rank, const int64_t *in, int *ou
 static gb_tensor *pool_call(gb_module *m, gb_tensor *x, bool training) {
     (void)training;
     const pool_state *s = gb_module_state(m);
-    return s->op(x, s->ksize, s->strides, s->padding);
+    return s->op(x, s->ksize, 2, s->strides, 2, s->padding);
 }
 
 static const gb_module_type max_pool_type = {
@@ -69,7 +70,7 @@ static gb_module *new_pool(const gb_module_type *type, pool_op_fn op,
                            const gb_pool2d_options *opts) {
     static const gb_pool2d_options defaults;
     if (!opts) opts = &defaults;
-    int ksize[2], strides[2];
+    int64_t ksize[2], strides[2];
     bool ok = gb__nn_pair(opts->pool_size, 2, ksize) && gb__nn_pair(opts->strides, 0, strides);
     if (ok && !strides[0]) strides[0] = ksize[0];
     if (ok && !strides[1]) strides[1] = ksize[1];

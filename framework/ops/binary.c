@@ -516,11 +516,39 @@ gb_tensor *gb_where(gb_tensor *cond, gb_tensor *a, gb_tensor *b) {
     return gb__op1(GB_OP_SELECT, in, 3, NULL);
 }
 
-/* x op scalar; a NULL x still goes through the dispatcher for its error. */
-gb_tensor *gb_add_scalar(gb_tensor *x, double s) {
-    return gb__op_binary(GB_OP_ADD, x, x ? gb_scalar(x->dtype, s) : NULL);
+/* ---- x op scalar ------------------------------------------------------------------ */
+
+/* Whether s converts to dt exactly: any value for floats (rounded, as a
+ * Python float becomes a tf.float32 constant), whole numbers in range for
+ * integers, 0 or 1 for bool. TensorFlow refuses `int_tensor * 2.5` the
+ * same way instead of truncating the 2.5. */
+static bool scalar_fits(gb_dtype dt, double s) {
+    bool whole = s == trunc(s); /* NaN is not; the infinities fail the range checks */
+    switch (dt) {
+    case GB_I32: return whole && s >= INT32_MIN && s <= INT32_MAX;
+    case GB_I64: return whole && s >= -0x1p63 && s < 0x1p63;
+    case GB_U8: return whole && s >= 0 && s <= UINT8_MAX;
+    case GB_BOOL: return s == 0 || s == 1;
+    default: return true;
+    }
 }
 
-gb_tensor *gb_mul_scalar(gb_tensor *x, double s) {
-    return gb__op_binary(GB_OP_MUL, x, x ? gb_scalar(x->dtype, s) : NULL);
+/* x op s with s a scalar of x's dtype; a NULL x still goes through the
+ * dispatcher for its error. */
+static gb_tensor *with_scalar(gb_op_id op, gb_tensor *x, double s) {
+    if (x && !scalar_fits(x->dtype, s)) {
+        gb_op_call c = {.op = op, .def = gb_op_table[op]};
+        gb__op_error(&c, GB_ERR_DTYPE,
+                     "%s: the scalar %g cannot be converted to %s, the dtype of the tensor; "
+                     "cast the tensor first (gb_cast)",
+                     c.def->name, s, gb_dtype_name(x->dtype));
+        return NULL;
+    }
+    return gb__op_binary(op, x, x ? gb_scalar(x->dtype, s) : NULL);
 }
+
+gb_tensor *gb_add_scalar(gb_tensor *x, double s) { return with_scalar(GB_OP_ADD, x, s); }
+gb_tensor *gb_sub_scalar(gb_tensor *x, double s) { return with_scalar(GB_OP_SUB, x, s); }
+gb_tensor *gb_mul_scalar(gb_tensor *x, double s) { return with_scalar(GB_OP_MUL, x, s); }
+gb_tensor *gb_div_scalar(gb_tensor *x, double s) { return with_scalar(GB_OP_DIV, x, s); }
+gb_tensor *gb_pow_scalar(gb_tensor *x, double s) { return with_scalar(GB_OP_POW, x, s); }

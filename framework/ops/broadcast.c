@@ -4,14 +4,14 @@
 
 #include "ops/internal.h"
 
-int gb__norm_axis(const gb_op_call *c, int axis, int rank) {
-    int a = axis < 0 ? axis + rank : axis;
+int gb__norm_axis(const gb_op_call *c, int64_t axis, int rank) {
+    int64_t a = axis < 0 ? axis + rank : axis;
     if (a < 0 || a >= rank) {
-        gb__op_error(c, GB_ERR_VALUE, "%s: axis %d is out of range for a rank-%d tensor",
-                     c->def->name, axis, rank);
+        gb__op_error(c, GB_ERR_VALUE, "%s: axis %lld is out of range for a rank-%d tensor",
+                     c->def->name, (long long)axis, rank);
         return -1;
     }
-    return a;
+    return (int)a;
 }
 
 bool gb__broadcast_shapes(const gb_op_call *c, int ra, const int64_t *sa, int rb,
@@ -36,7 +36,8 @@ bool gb__broadcast_shapes(const gb_op_call *c, int ra, const int64_t *sa, int rb
 gb_tensor *gb__sum_to_shape(gb_tensor *g, int rank, const int64_t *shape) {
     if (!g) return NULL;
     if (g->rank == rank && memcmp(g->shape, shape, (size_t)rank * sizeof *shape) == 0) return g;
-    int axes[GB_MAX_RANK], n = 0, lead = g->rank - rank;
+    int64_t axes[GB_MAX_RANK];
+    int n = 0, lead = g->rank - rank;
     for (int i = 0; i < g->rank; i++)
         if (i < lead || (shape[i - lead] == 1 && g->shape[i] != 1)) axes[n++] = i;
     gb_tensor *s = n ? gb_reduce_sum(g, axes, n, false) : g;

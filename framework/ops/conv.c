@@ -246,13 +246,13 @@ const gb_op_def gb_opdef_conv2d_backprop_filter = {
 
 /* ---- public API ------------------------------------------------------------------------------ */
 
-gb_tensor *gb_conv2d(gb_tensor *x, gb_tensor *filter, const int *strides, gb_padding padding,
-                     const int *dilations) {
+gb_tensor *gb_conv2d(gb_tensor *x, gb_tensor *filter, const int64_t *strides, int nstrides,
+                     gb_padding padding, const int64_t *dilations, int ndilations) {
+    static const int64_t ones[2] = {1, 1};
     gb_attrs a = {.ni = A_COUNT};
-    a.i[A_SH] = strides ? strides[0] : 1;
-    a.i[A_SW] = strides ? strides[1] : 1;
-    a.i[A_DH] = dilations ? dilations[0] : 1;
-    a.i[A_DW] = dilations ? dilations[1] : 1;
+    if (!gb__window_pair(GB_OP_CONV2D, "strides", strides, nstrides, ones, a.i + A_SH) ||
+        !gb__window_pair(GB_OP_CONV2D, "dilations", dilations, ndilations, ones, a.i + A_DH))
+        return NULL;
     a.i[A_PAD] = padding;
     return conv_op(GB_OP_CONV2D, x, filter, &a);
 }

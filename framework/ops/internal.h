@@ -124,7 +124,7 @@ extern _Atomic(gb_op_log_fn) gb__op_log_hook;
 /* ---- helpers for op families ------------------------------------------------------ */
 
 /* Normalizes a possibly negative axis against rank; -1 after an error. */
-int gb__norm_axis(const gb_op_call *c, int axis, int rank);
+int gb__norm_axis(const gb_op_call *c, int64_t axis, int rank);
 /* NumPy broadcasting of two shapes into out; false after an error. */
 bool gb__broadcast_shapes(const gb_op_call *c, int ra, const int64_t *sa, int rb,
                           const int64_t *sb, int *rout, int64_t *sout);

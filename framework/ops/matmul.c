@@ -66,7 +66,10 @@ static bool geometry(const gb_op_call *c, mm_geom *g) {
     char pair[224];
     if (a->rank < 2 || b->rank < 2) {
         shape_pair(a, b, pair, sizeof pair);
-        gb__op_error(c, GB_ERR_SHAPE, "MatMul: both inputs need rank >= 2, got %s", pair);
+        gb__op_error(c, GB_ERR_SHAPE,
+                     "MatMul: both inputs need rank >= 2, got %s; for a matrix and a vector "
+                     "use gb_matvec (tf.linalg.matvec) or gb_vecmat",
+                     pair);
         return false;
     }
     if (a->dtype != b->dtype || !gb_dtype_is_float(a->dtype)) {

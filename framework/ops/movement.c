@@ -234,20 +234,28 @@ gb_tensor *gb_reshape(gb_tensor *x, int rank, const int64_t *dims) {
 
 static int infer_transpose(const gb_op_call *c, gb_out_desc *out) {
     const gb_tensor *x = c->in[0];
+    char buf[128], s[128];
+    if (c->attrs->ni != x->rank) {
+        int n = c->attrs->ni < 0 ? 0 : c->attrs->ni > GB_MAX_RANK ? GB_MAX_RANK : c->attrs->ni;
+        gb__op_error(c, GB_ERR_SHAPE,
+                     "%s: perm %s has %d entries but the input of shape %s has rank %d; give "
+                     "one entry per axis",
+                     c->def->name, gb__shape_fmt(n, c->attrs->i, buf, sizeof buf), c->attrs->ni,
+                     gb__shape_fmt(x->rank, x->shape, s, sizeof s), x->rank);
+        return -1;
+    }
     bool seen[GB_MAX_RANK] = {false};
-    bool ok = c->attrs->ni == x->rank;
+    bool ok = true;
     for (int i = 0; ok && i < x->rank; i++) {
         int64_t p = c->attrs->i[i];
         ok = p >= 0 && p < x->rank && !seen[p];
         if (ok) seen[p] = true;
     }
     if (!ok) {
-        char buf[128], s[128];
-        int n = c->attrs->ni < 0 ? 0 : c->attrs->ni > GB_MAX_RANK ? GB_MAX_RANK : c->attrs->ni;
         gb__op_error(c, GB_ERR_VALUE,
                      "%s: perm %s is not a permutation of 0..%d for a tensor of shape %s",
-                     c->def->name, gb__shape_fmt(n, c->attrs->i, buf, sizeof buf), x->rank - 1,
-                     gb__shape_fmt(x->rank, x->shape, s, sizeof s));
+                     c->def->name, gb__shape_fmt(x->rank, c->attrs->i, buf, sizeof buf),
+                     x->rank - 1, gb__shape_fmt(x->rank, x->shape, s, sizeof s));
         return -1;
     }
     out[0].dtype = x->dtype;
@@ -268,10 +276,10 @@ static bool kernel_transpose(const gb_op_call *c, gb_tensor **out) {
 }
 
 static bool grad_transpose(const gb_grad_ctx *ctx, gb_tensor **dx) {
-    int inv[GB_MAX_RANK];
+    int64_t inv[GB_MAX_RANK];
     int rank = ctx->inputs[0]->rank;
     for (int i = 0; i < rank; i++) inv[ctx->attrs->i[i]] = i;
-    dx[0] = gb_transpose(ctx->dys[0], inv);
+    dx[0] = gb_transpose(ctx->dys[0], inv, rank);
     return dx[0] != NULL;
 }
 
@@ -284,11 +292,21 @@ const gb_op_def gb_opdef_transpose = {
     .grad = grad_transpose,
 };
 
-gb_tensor *gb_transpose(gb_tensor *x, const int *perm) {
-    gb_attrs a = {0};
-    if (x) {
+/* The length check against the rank is infer's, so traced calls get it too;
+ * here only what the attrs cannot carry. */
+gb_tensor *gb_transpose(gb_tensor *x, const int64_t *perm, int nperm) {
+    if (nperm < 0 || nperm > GB_MAX_RANK || (nperm > 0 && !perm)) {
+        gb_op_call c = call_of(GB_OP_TRANSPOSE);
+        gb__op_error(&c, GB_ERR_VALUE,
+                     "Transpose: bad perm list (%d entries%s); the rank limit is %d", nperm,
+                     nperm > 0 && !perm ? ", NULL array" : "", GB_MAX_RANK);
+        return NULL;
+    }
+    gb_attrs a = {.ni = nperm};
+    for (int i = 0; i < nperm; i++) a.i[i] = perm[i];
+    if (x && !perm) {
         a.ni = x->rank;
-        for (int i = 0; i < x->rank; i++) a.i[i] = perm ? perm[i] : x->rank - 1 - i;
+        for (int i = 0; i < x->rank; i++) a.i[i] = x->rank - 1 - i;
     }
     return gb__op1(GB_OP_TRANSPOSE, &x, 1, &a);
 }
@@ -407,7 +425,7 @@ static bool grad_slice(const gb_grad_ctx *ctx, gb_tensor **dx) {
         pads[2 * i] = ctx->attrs->i[i];
         pads[2 * i + 1] = x->shape[i] - ctx->attrs->i[i] - y->shape[i];
     }
-    dx[0] = gb_pad(ctx->dys[0], pads, 0.0);
+    dx[0] = gb_pad(ctx->dys[0], pads, 2 * x->rank, 0.0);
     return dx[0] != NULL;
 }
 
@@ -420,11 +438,20 @@ const gb_op_def gb_opdef_slice = {
     .grad = grad_slice,
 };
 
-gb_tensor *gb_slice(gb_tensor *x, const int64_t *begin, const int64_t *size) {
+gb_tensor *gb_slice(gb_tensor *x, const int64_t *begin, int nbegin, const int64_t *size,
+                    int nsize) {
     gb_attrs a = {0};
     if (x) {
+        gb_op_call c = call_of(GB_OP_SLICE);
+        char s[128];
+        if (nbegin != x->rank || nsize != x->rank) {
+            gb__op_error(&c, GB_ERR_SHAPE,
+                         "Slice: begin has %d entries and size %d, but the input of shape %s has "
+                         "rank %d; give one of each per axis",
+                         nbegin, nsize, gb__shape_fmt(x->rank, x->shape, s, sizeof s), x->rank);
+            return NULL;
+        }
         if (x->rank > 0 && (!begin || !size)) {
-            gb_op_call c = call_of(GB_OP_SLICE);
             gb__op_error(&c, GB_ERR_VALUE, "Slice: begin and size must not be NULL");
             return NULL;
         }
@@ -445,7 +472,7 @@ static int infer_concat(const gb_op_call *c, gb_out_desc *out) {
         return -1;
     }
     const gb_tensor *x0 = c->in[0];
-    int axis = gb__norm_axis(c, (int)c->attrs->i[0], x0->rank);
+    int axis = gb__norm_axis(c, c->attrs->i[0], x0->rank);
     if (axis < 0) return -1;
     int64_t total = 0;
     for (int k = 0; k < c->nin; k++) {
@@ -497,7 +524,7 @@ static bool grad_concat(const gb_grad_ctx *ctx, gb_tensor **dx) {
     for (int k = 0; k < ctx->nin; k++) {
         const gb_tensor *x = ctx->inputs[k];
         memcpy(size, x->shape, sizeof size);
-        dx[k] = gb_slice(ctx->dys[0], begin, size);
+        dx[k] = gb_slice(ctx->dys[0], begin, x->rank, size, x->rank);
         if (!dx[k]) return false;
         begin[axis] += x->shape[axis];
     }
@@ -513,7 +540,7 @@ const gb_op_def gb_opdef_concat = {
     .grad = grad_concat,
 };
 
-gb_tensor *gb_concat(gb_tensor *const *xs, int n, int axis) {
+gb_tensor *gb_concat(gb_tensor *const *xs, int n, int64_t axis) {
     if (n < 1 || !xs) {
         gb_op_call c = call_of(GB_OP_CONCAT);
         gb__op_error(&c, GB_ERR_VALUE, "ConcatV2: needs at least one input (got %d)", n);
@@ -564,7 +591,7 @@ static bool grad_pad(const gb_grad_ctx *ctx, gb_tensor **dx) {
     const gb_tensor *x = ctx->inputs[0];
     int64_t begin[GB_MAX_RANK];
     for (int i = 0; i < x->rank; i++) begin[i] = ctx->attrs->i[2 * i];
-    dx[0] = gb_slice(ctx->dys[0], begin, x->shape);
+    dx[0] = gb_slice(ctx->dys[0], begin, x->rank, x->shape, x->rank);
     return dx[0] != NULL;
 }
 
@@ -577,11 +604,19 @@ const gb_op_def gb_opdef_pad = {
     .grad = grad_pad,
 };
 
-gb_tensor *gb_pad(gb_tensor *x, const int64_t *paddings, double value) {
+gb_tensor *gb_pad(gb_tensor *x, const int64_t *paddings, int npaddings, double value) {
     gb_attrs a = {.f = {value}};
     if (x) {
+        gb_op_call c = call_of(GB_OP_PAD);
+        char s[128];
+        if (npaddings != 2 * x->rank) {
+            gb__op_error(&c, GB_ERR_SHAPE,
+                         "Pad: %d paddings for an input of shape %s; give a (before, after) "
+                         "pair per axis: %d values",
+                         npaddings, gb__shape_fmt(x->rank, x->shape, s, sizeof s), 2 * x->rank);
+            return NULL;
+        }
         if (x->rank > 0 && !paddings) {
-            gb_op_call c = call_of(GB_OP_PAD);
             gb__op_error(&c, GB_ERR_VALUE, "Pad: paddings must not be NULL");
             return NULL;
         }

@@ -394,27 +394,22 @@ const gb_op_def gb_opdef_avg_pool_grad = {
 
 /* ---- public API ---------------------------------------------------------------------------- */
 
-static gb_tensor *pool(gb_op_id op, gb_tensor *x, const int *ksize, const int *strides,
-                       gb_padding padding) {
-    if (!ksize) {
-        gb__error(GB_ERR_VALUE, gb_op_type_name(op), "%s: ksize is NULL (give {h, w})",
-                  gb_op_type_name(op));
-        return NULL;
-    }
-    const int *s = strides ? strides : ksize;
+static gb_tensor *pool(gb_op_id op, gb_tensor *x, const int64_t *ksize, int nksize,
+                       const int64_t *strides, int nstrides, gb_padding padding) {
     gb_attrs a = {.ni = A_COUNT};
-    a.i[A_KH] = ksize[0];
-    a.i[A_KW] = ksize[1];
-    a.i[A_SH] = s[0];
-    a.i[A_SW] = s[1];
+    if (!gb__window_pair(op, "ksize", ksize, nksize, NULL, a.i + A_KH) ||
+        !gb__window_pair(op, "strides", strides, nstrides, a.i + A_KH, a.i + A_SH))
+        return NULL;
     a.i[A_PAD] = padding;
     return gb__op1(op, &x, 1, &a);
 }
 
-gb_tensor *gb_max_pool2d(gb_tensor *x, const int *ksize, const int *strides, gb_padding padding) {
-    return pool(GB_OP_MAX_POOL, x, ksize, strides, padding);
+gb_tensor *gb_max_pool2d(gb_tensor *x, const int64_t *ksize, int nksize, const int64_t *strides,
+                         int nstrides, gb_padding padding) {
+    return pool(GB_OP_MAX_POOL, x, ksize, nksize, strides, nstrides, padding);
 }
 
-gb_tensor *gb_avg_pool2d(gb_tensor *x, const int *ksize, const int *strides, gb_padding padding) {
-    return pool(GB_OP_AVG_POOL, x, ksize, strides, padding);
+gb_tensor *gb_avg_pool2d(gb_tensor *x, const int64_t *ksize, int nksize, const int64_t *strides,
+                         int nstrides, gb_padding padding) {
+    return pool(GB_OP_AVG_POOL, x, ksize, nksize, strides, nstrides, padding);
 }

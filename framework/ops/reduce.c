@@ -450,7 +450,7 @@ static gb_tensor *shift_in_ones(gb_tensor *s, int64_t d, bool reverse) {
     int64_t m = s->shape[0], k = s->shape[1];
     int64_t begin[2] = {0, reverse ? d : 0}, size[2] = {m, k - d};
     int64_t pads[4] = {0, 0, reverse ? 0 : d, reverse ? d : 0};
-    return gb_pad(gb_slice(s, begin, size), pads, 1.0);
+    return gb_pad(gb_slice(s, begin, 2, size, 2), pads, 4, 1.0);
 }
 
 /* Exclusive cumulative product along axis 1 of x [M, K]: element k is the
@@ -468,8 +468,8 @@ static gb_tensor *exclusive_cumprod(gb_tensor *x, bool reverse) {
  * reduction group (the reduced axes given by mask). */
 static gb_tensor *product_of_others(gb_tensor *x, int64_t mask) {
     /* Kept axes first, reduced axes last: x becomes [M, K], one group a row. */
-    int perm[GB_MAX_RANK], inv[GB_MAX_RANK], n = 0;
-    int64_t tshape[GB_MAX_RANK];
+    int64_t perm[GB_MAX_RANK], inv[GB_MAX_RANK], tshape[GB_MAX_RANK];
+    int n = 0;
     for (int reduced = 0; reduced < 2; reduced++)
         for (int i = 0; i < x->rank; i++)
             if ((int)((mask >> i) & 1) == reduced) {
@@ -479,9 +479,9 @@ static gb_tensor *product_of_others(gb_tensor *x, int64_t mask) {
     for (int i = 0; i < x->rank; i++) inv[perm[i]] = i;
     int64_t k = reduced_count(x, mask);
     int64_t mk[2] = {x->size / k, k};
-    gb_tensor *flat = gb_reshape(gb_transpose(x, perm), 2, mk);
+    gb_tensor *flat = gb_reshape(gb_transpose(x, perm, x->rank), 2, mk);
     gb_tensor *others = gb_mul(exclusive_cumprod(flat, false), exclusive_cumprod(flat, true));
-    return gb_transpose(gb_reshape(others, x->rank, tshape), inv);
+    return gb_transpose(gb_reshape(others, x->rank, tshape), inv, x->rank);
 }
 
 static bool grad_prod(const gb_grad_ctx *ctx, gb_tensor **dx) {
@@ -569,7 +569,7 @@ static gb_tensor *reduce_by_mask(gb_op_id op, gb_tensor *x, int64_t mask, bool k
 
 /* The bitmask of axes[naxes] for a rank-`rank` tensor (naxes 0: every
  * axis), or -1 after an error naming the bad axis. */
-static int64_t axes_mask(gb_op_id op, const int *axes, int naxes, int rank) {
+static int64_t axes_mask(gb_op_id op, const int64_t *axes, int naxes, int rank) {
     gb_op_call c = {.op = op, .def = gb_op_table[op]};
     if (naxes < 0 || (naxes > 0 && !axes)) {
         gb__op_error(&c, GB_ERR_VALUE, "%s: bad axes list (%d axes%s)", c.def->name, naxes,
@@ -579,16 +579,16 @@ static int64_t axes_mask(gb_op_id op, const int *axes, int naxes, int rank) {
     if (naxes == 0) return rank ? (int64_t)((1ull << rank) - 1) : 0;
     int64_t mask = 0;
     for (int k = 0; k < naxes; k++) {
-        int a = axes[k] < 0 ? axes[k] + rank : axes[k];
+        int64_t a = axes[k] < 0 ? axes[k] + rank : axes[k];
         if (a < 0 || a >= rank) {
             gb__op_error(&c, GB_ERR_VALUE,
-                         "%s: axis %d is out of range for a rank-%d tensor (valid: %d..%d)",
-                         c.def->name, axes[k], rank, -rank, rank - 1);
+                         "%s: axis %lld is out of range for a rank-%d tensor (valid: %d..%d)",
+                         c.def->name, (long long)axes[k], rank, -rank, rank - 1);
             return -1;
         }
         if ((mask >> a) & 1) {
-            gb__op_error(&c, GB_ERR_VALUE, "%s: axis %d is given more than once (as %d)",
-                         c.def->name, a, axes[k]);
+            gb__op_error(&c, GB_ERR_VALUE, "%s: axis %lld is given more than once (as %lld)",
+                         c.def->name, (long long)a, (long long)axes[k]);
             return -1;
         }
         mask |= (int64_t)1 << a;
@@ -596,29 +596,29 @@ static int64_t axes_mask(gb_op_id op, const int *axes, int naxes, int rank) {
     return mask;
 }
 
-static gb_tensor *reduce(gb_op_id op, gb_tensor *x, const int *axes, int naxes, bool keepdims) {
+static gb_tensor *reduce(gb_op_id op, gb_tensor *x, const int64_t *axes, int naxes, bool keepdims) {
     if (!x) return reduce_by_mask(op, x, 0, keepdims); /* keeps the earlier error */
     int64_t mask = axes_mask(op, axes, naxes, x->rank);
     return mask < 0 ? NULL : reduce_by_mask(op, x, mask, keepdims);
 }
 
-gb_tensor *gb_reduce_sum(gb_tensor *x, const int *axes, int naxes, bool keepdims) {
+gb_tensor *gb_reduce_sum(gb_tensor *x, const int64_t *axes, int naxes, bool keepdims) {
     return reduce(GB_OP_SUM, x, axes, naxes, keepdims);
 }
-gb_tensor *gb_reduce_mean(gb_tensor *x, const int *axes, int naxes, bool keepdims) {
+gb_tensor *gb_reduce_mean(gb_tensor *x, const int64_t *axes, int naxes, bool keepdims) {
     return reduce(GB_OP_MEAN, x, axes, naxes, keepdims);
 }
-gb_tensor *gb_reduce_max(gb_tensor *x, const int *axes, int naxes, bool keepdims) {
+gb_tensor *gb_reduce_max(gb_tensor *x, const int64_t *axes, int naxes, bool keepdims) {
     return reduce(GB_OP_MAX, x, axes, naxes, keepdims);
 }
-gb_tensor *gb_reduce_min(gb_tensor *x, const int *axes, int naxes, bool keepdims) {
+gb_tensor *gb_reduce_min(gb_tensor *x, const int64_t *axes, int naxes, bool keepdims) {
     return reduce(GB_OP_MIN, x, axes, naxes, keepdims);
 }
-gb_tensor *gb_reduce_prod(gb_tensor *x, const int *axes, int naxes, bool keepdims) {
+gb_tensor *gb_reduce_prod(gb_tensor *x, const int64_t *axes, int naxes, bool keepdims) {
     return reduce(GB_OP_PROD, x, axes, naxes, keepdims);
 }
 
-static gb_tensor *arg_extreme(gb_op_id op, gb_tensor *x, int axis) {
+static gb_tensor *arg_extreme(gb_op_id op, gb_tensor *x, int64_t axis) {
     gb_attrs a = {.ni = 1};
     if (x) {
         gb_op_call c = {.op = op, .def = gb_op_table[op]};
@@ -629,8 +629,8 @@ static gb_tensor *arg_extreme(gb_op_id op, gb_tensor *x, int axis) {
     return gb__op1(op, &x, 1, &a);
 }
 
-gb_tensor *gb_argmax(gb_tensor *x, int axis) { return arg_extreme(GB_OP_ARGMAX, x, axis); }
-gb_tensor *gb_argmin(gb_tensor *x, int axis) { return arg_extreme(GB_OP_ARGMIN, x, axis); }
+gb_tensor *gb_argmax(gb_tensor *x, int64_t axis) { return arg_extreme(GB_OP_ARGMAX, x, axis); }
+gb_tensor *gb_argmin(gb_tensor *x, int64_t axis) { return arg_extreme(GB_OP_ARGMIN, x, axis); }
 
 /* ---- composites ---------------------------------------------------------------------- */
 
@@ -638,7 +638,7 @@ gb_tensor *gb_argmin(gb_tensor *x, int axis) { return arg_extreme(GB_OP_ARGMIN, 
  * held constant (stop_gradient) so the gradient is exactly softmax(x).
  * An infinite max is replaced by 0 as in TensorFlow, so an all -inf group
  * gives -inf and a +inf element gives +inf instead of NaN. */
-gb_tensor *gb_reduce_logsumexp(gb_tensor *x, const int *axes, int naxes, bool keepdims) {
+gb_tensor *gb_reduce_logsumexp(gb_tensor *x, const int64_t *axes, int naxes, bool keepdims) {
     gb_tensor *raw = gb_reduce_max(x, axes, naxes, true);
     if (!raw) return NULL;
     gb_tensor *finite = gb_equal(gb_sub(raw, raw), gb_zeros_like(raw)); /* inf-inf is NaN */
@@ -651,8 +651,9 @@ gb_tensor *gb_reduce_logsumexp(gb_tensor *x, const int *axes, int naxes, bool ke
     return gb_reshape(lse, reduced_shape(x, mask, false, shape), shape);
 }
 
-/* Population variance, mean((x - mean(x))^2), as tf.math.reduce_variance. */
-gb_tensor *gb_reduce_variance(gb_tensor *x, const int *axes, int naxes, bool keepdims) {
+/* Population variance, mean((x - mean(x))^2): divides by N, as
+ * tf.math.reduce_variance (there is no ddof / Bessel correction). */
+gb_tensor *gb_reduce_variance(gb_tensor *x, const int64_t *axes, int naxes, bool keepdims) {
     if (x && !gb_dtype_is_float(x->dtype)) {
         gb__error(GB_ERR_DTYPE, "ReduceVariance",
                   "reduce_variance: the input must be float32 or float64, got %s",

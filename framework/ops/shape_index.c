@@ -77,7 +77,7 @@ static bool check_indices(const gb_op_call *c, const gb_tensor *indices, int64_t
 static int infer_gather(const gb_op_call *c, gb_out_desc *out) {
     const gb_tensor *params = c->in[0], *indices = c->in[1];
     if (!check_indices_dtype(c, indices)) return -1;
-    int axis = gb__norm_axis(c, (int)c->attrs->i[0], params->rank);
+    int axis = gb__norm_axis(c, c->attrs->i[0], params->rank);
     if (axis < 0 || !gathered_shape(c, params->rank, params->shape, axis, indices, &out[0]))
         return -1;
     out[0].dtype = params->dtype;
@@ -119,7 +119,7 @@ const gb_op_def gb_opdef_gather = {
     .grad = grad_gather,
 };
 
-gb_tensor *gb_gather(gb_tensor *params, gb_tensor *indices, int axis) {
+gb_tensor *gb_gather(gb_tensor *params, gb_tensor *indices, int64_t axis) {
     gb_attrs a = {.ni = 1, .i = {axis}};
     gb_tensor *in[2] = {params, indices};
     return gb__op1(GB_OP_GATHER, in, 2, &a);

@@ -32,7 +32,7 @@ static int infer_softmax(const gb_op_call *c, gb_out_desc *out) {
         gb__op_error(c, GB_ERR_SHAPE, "%s: logits must have rank >= 1, got a scalar", c->def->name);
         return -1;
     }
-    if (gb__norm_axis(c, (int)c->attrs->i[A_AXIS], x->rank) < 0) return -1;
+    if (gb__norm_axis(c, c->attrs->i[A_AXIS], x->rank) < 0) return -1;
     out[0].dtype = x->dtype;
     out[0].rank = x->rank;
     memcpy(out[0].shape, x->shape, (size_t)x->rank * sizeof(int64_t));
@@ -79,7 +79,7 @@ DEFINE_SOFTMAX_ROW(double, f64, exp, log)
 
 static bool kernel_softmax_any(const gb_op_call *c, gb_tensor **out, bool log_out) {
     const gb_tensor *x = c->in[0];
-    axis_view v = view_around(x, gb__norm_axis(c, (int)c->attrs->i[A_AXIS], x->rank));
+    axis_view v = view_around(x, gb__norm_axis(c, c->attrs->i[A_AXIS], x->rank));
     if (x->dtype == GB_F32)
         softmax_f32(x->data, out[0]->data, v, log_out);
     else
@@ -95,15 +95,15 @@ static bool kernel_log_softmax(const gb_op_call *c, gb_tensor **out) {
     return kernel_softmax_any(c, out, true);
 }
 
-static int grad_axis(const gb_grad_ctx *ctx) {
-    int axis = (int)ctx->attrs->i[A_AXIS];
+static int64_t grad_axis(const gb_grad_ctx *ctx) {
+    int64_t axis = ctx->attrs->i[A_AXIS];
     return axis < 0 ? axis + ctx->inputs[0]->rank : axis;
 }
 
 /* y = softmax(x): dx = y * (dy - sum(dy * y, axis)) */
 static bool grad_softmax(const gb_grad_ctx *ctx, gb_tensor **dx) {
     gb_tensor *y = ctx->outputs[0], *dy = ctx->dys[0];
-    int axis = grad_axis(ctx);
+    int64_t axis = grad_axis(ctx);
     gb_tensor *dot = gb_reduce_sum(gb_mul(dy, y), &axis, 1, true);
     dx[0] = gb_mul(y, gb_sub(dy, dot));
     return dx[0] != NULL;
@@ -112,7 +112,7 @@ static bool grad_softmax(const gb_grad_ctx *ctx, gb_tensor **dx) {
 /* y = log_softmax(x): dx = dy - exp(y) * sum(dy, axis) */
 static bool grad_log_softmax(const gb_grad_ctx *ctx, gb_tensor **dx) {
     gb_tensor *y = ctx->outputs[0], *dy = ctx->dys[0];
-    int axis = grad_axis(ctx);
+    int64_t axis = grad_axis(ctx);
     dx[0] = gb_sub(dy, gb_mul(gb_exp(y), gb_reduce_sum(dy, &axis, 1, true)));
     return dx[0] != NULL;
 }
@@ -135,13 +135,13 @@ const gb_op_def gb_opdef_log_softmax = {
     .grad = grad_log_softmax,
 };
 
-gb_tensor *gb_softmax(gb_tensor *logits, int axis) {
+gb_tensor *gb_softmax(gb_tensor *logits, int64_t axis) {
     gb_attrs a = {.ni = 1};
     a.i[A_AXIS] = axis;
     return gb__op1(GB_OP_SOFTMAX, &logits, 1, &a);
 }
 
-gb_tensor *gb_log_softmax(gb_tensor *logits, int axis) {
+gb_tensor *gb_log_softmax(gb_tensor *logits, int64_t axis) {
     gb_attrs a = {.ni = 1};
     a.i[A_AXIS] = axis;
     return gb__op1(GB_OP_LOG_SOFTMAX, &logits, 1, &a);
@@ -284,8 +284,7 @@ static bool grad_sparse_xent(const gb_grad_ctx *ctx, gb_tensor **dx) {
 static bool grad_dense_xent(const gb_grad_ctx *ctx, gb_tensor **dx) {
     gb_tensor *p = ctx->inputs[0], *x = ctx->inputs[1];
     gb_tensor *dy = gb_expand_dims(ctx->dys[0], -1);
-    int last = -1;
-    gb_tensor *mass = gb_reduce_sum(p, &last, 1, true);
+    gb_tensor *mass = gb_reduce_sum(p, GB_AXES(-1), true);
     dx[0] = gb_mul(gb_neg(gb_log_softmax(x, -1)), dy);
     dx[1] = gb_mul(gb_sub(gb_mul(gb_softmax(x, -1), mass), p), dy);
     return dx[0] && dx[1];

@@ -61,6 +61,38 @@ bool gb__window_init(const gb_op_call *c, gb_window *g) {
            window_axis(c, g, "width", g->w, g->kw, g->sw, g->dw, &g->ow, &g->pl);
 }
 
+bool gb__window_pair(gb_op_id op, const char *what, const int64_t *v, int n, const int64_t *dflt,
+                     int64_t out[2]) {
+    gb_op_call c = {.op = op, .def = gb_op_table[op]};
+    const char *name = c.def->name;
+    char got[128];
+    if (n == 0 && dflt) {
+        out[0] = dflt[0];
+        out[1] = dflt[1];
+        return true;
+    }
+    if (n > 0 && !v) {
+        gb__op_error(&c, GB_ERR_VALUE, "%s: %s has %d values but its array is NULL", name, what, n);
+        return false;
+    }
+    if (n == 4 && (v[0] != 1 || v[3] != 1)) {
+        gb__op_error(&c, GB_ERR_VALUE,
+                     "%s: %s %s in NHWC form must be 1 on the batch and channel axes, "
+                     "{1, h, w, 1}",
+                     name, what, gb__shape_fmt(n, v, got, sizeof got));
+        return false;
+    }
+    if (n != 1 && n != 2 && n != 4) {
+        gb__op_error(&c, GB_ERR_VALUE,
+                     "%s: %s must have 1, 2 or 4 values ({h, w} or {1, h, w, 1}), got %d%s", name,
+                     what, n, n == 0 ? " (it is required)" : "");
+        return false;
+    }
+    out[0] = v[n == 4 ? 1 : 0];
+    out[1] = v[n == 1 ? 0 : n == 2 ? 1 : 2];
+    return true;
+}
+
 bool gb__window_is_pointwise(const gb_window *g) {
     return g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->pt == 0 && g->pl == 0;
 }

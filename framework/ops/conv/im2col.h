@@ -39,6 +39,14 @@ static inline int64_t gb__window_rows(const gb_window *g) { return g->n * g->oh 
 /* Length of one im2col row. */
 static inline int64_t gb__window_cols(const gb_window *g) { return g->kh * g->kw * g->c; }
 
+/* Reads a public {h, w} list argument (strides, dilations, window size)
+ * the way TensorFlow takes it: 1 value for both axes, 2 for {h, w}, or 4
+ * in NHWC form {1, h, w, 1}. An empty list (n 0) gives dflt, or is an
+ * error when dflt is NULL (a required list). false after an error naming
+ * the op and `what`; the values themselves are checked by gb__window_init. */
+bool gb__window_pair(gb_op_id op, const char *what, const int64_t *v, int n, const int64_t *dflt,
+                     int64_t out[2]);
+
 /* Whether im2col would be the identity (1x1 window, stride 1, no padding):
  * then the input itself is the matrix. */
 bool gb__window_is_pointwise(const gb_window *g);
