@@ -31,6 +31,9 @@ typedef struct gb_attrs {
     int64_t i[GB_MAX_ATTR_INTS];
     int ni;
     double f[4];
+    char s[64];              /* a string (Print's message, CheckNumerics' text) */
+    int64_t vars[4];         /* resource handles: ids of the variables it touches */
+    int nvars;
     void *ptr;               /* the variable of variable ops */
 } gb_attrs;
 

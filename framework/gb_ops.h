@@ -181,6 +181,12 @@ gb_tensor *gb_softmax_cross_entropy_with_logits(gb_tensor *labels, gb_tensor *lo
 /* Zeroes each element with probability `rate`, scales the rest by 1/(1-rate). */
 gb_tensor *gb_dropout(gb_tensor *x, double rate, uint64_t seed);
 
+/* ---- printing ------------------------------------------------------------------ */
+/* tf.print: prints `message`, then x's values (x may be NULL), at every
+ * execution — eagerly, and at each run of a traced function, where plain
+ * printf runs only while tracing. Messages longer than 63 bytes are cut. */
+bool gb_print(const char *message, gb_tensor *x);
+
 /* ---- call sites ----------------------------------------------------------------- */
 /* In user code each op records its __FILE__:__LINE__ before it runs, so a
  * sticky error points at the user's line. The library itself is built
@@ -264,6 +270,7 @@ gb_tensor *gb_dropout(gb_tensor *x, double rate, uint64_t seed);
 #define gb_softmax_cross_entropy_with_logits(...) \
     GB_AT(gb_softmax_cross_entropy_with_logits, __VA_ARGS__)
 #define gb_dropout(...) GB_AT(gb_dropout, __VA_ARGS__)
+#define gb_print(...) GB_AT(gb_print, __VA_ARGS__)
 #endif
 
 #ifdef __cplusplus

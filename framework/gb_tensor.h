@@ -71,8 +71,11 @@ double gb_get(const gb_tensor *t, int64_t flat_index);
 double gb_item(const gb_tensor *t);
 /* Copies all elements converted to double into out[gb_size(t)]. */
 bool gb_to_f64(const gb_tensor *t, double *out);
-/* Prints dtype, shape and (up to 64) values to stderr; for debugging. */
-void gb_print(const char *label, const gb_tensor *t);
+/* Prints dtype, shape and (up to 64) values to stderr, now: plain C, so
+ * inside a traced function it runs while tracing and shows the symbolic
+ * tensor ("x: float32 [-1,784] (symbolic)"), as Python's print does under
+ * tf.function. gb_print (gb_ops.h) is the op that prints at every run. */
+void gb_describe(const char *label, const gb_tensor *t);
 
 #ifdef __cplusplus
 }

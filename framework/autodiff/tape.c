@@ -22,7 +22,7 @@ void gb__tape_update_recording(void) {
         gb_tape *t = gb__tape_slots[i];
         if (t && t->recording && !t->paused && !t->in_gradient && !t->expired) m |= t->bit;
     }
-    gb__tl_recording = m;
+    gb__tl_recording = m & ~gb__tl_hidden_tapes;
 }
 
 void *gb__tape_alloc(gb_tape *t, size_t n) {

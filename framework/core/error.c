@@ -52,6 +52,16 @@ void gb_set_call_site(const char *file, int line) {
     tl_site_line = line;
 }
 
+const char *gb__call_site_text(char *buf, size_t n) {
+    if (tl_site_file) {
+        const char *slash = strrchr(tl_site_file, '/');
+        snprintf(buf, n, "%s:%d", slash ? slash + 1 : tl_site_file, tl_site_line);
+    } else if (n) {
+        buf[0] = '\0';
+    }
+    return buf;
+}
+
 const char *gb_error_string(void) {
     if (!tl_has_error) return "";
     const gb_error *e = &tl_error;

@@ -13,6 +13,8 @@ _Thread_local bool gb__tl_tracing;
 _Thread_local const char *gb__tl_backward_of;
 _Thread_local const char *gb__tl_backward_of_type;
 _Thread_local const char *gb__tl_function;
+_Thread_local const char *gb__tl_node_name;
+_Thread_local uint64_t gb__tl_hidden_tapes;
 _Atomic(gb_scope_end_hook_fn) gb__scope_end_hook;
 
 /* Ending a memory scope makes the tapes recompute whether they record, so

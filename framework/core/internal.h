@@ -50,7 +50,11 @@ struct gb_tensor {
     struct gb_scope *scope;
     uint64_t id;               /* identity for tapes; kept tensors keep it */
     uint64_t tape_bits;        /* tapes (by slot) that watch this tensor */
-    struct gb_node *node;      /* graph node while traced */
+    /* Symbolic tensors (while tracing): the graph they belong to and the
+     * node output that produces them. */
+    uint32_t graph_id;
+    int32_t node;
+    int32_t out_index;
 };
 
 /* ---- scopes ------------------------------------------------------------------ */
@@ -69,6 +73,10 @@ bool gb__scope_defer_in(struct gb_scope *s, gb_defer_fn fn, void *arg);
 /* A fresh tensor header + data in the current scope. data NULL when
  * alloc_data is false (views). */
 gb_tensor *gb__tensor_new(gb_dtype dt, int rank, const int64_t *shape, bool alloc_data);
+/* The same in a given scope (a graph run writes its outputs to the
+ * caller's scope from inside a scope of its own). */
+gb_tensor *gb__tensor_new_in(struct gb_scope *s, gb_dtype dt, int rank, const int64_t *shape,
+                             bool alloc_data);
 /* Makes the (data-less) output of a view op share src's buffer, taking a
  * reference when it is a variable's heap buffer. */
 bool gb__view_into(gb_tensor *out, gb_tensor *src);
@@ -90,6 +98,9 @@ void gb__error(gb_status code, const char *op_type, const char *fmt, ...)
 void gb__verror(gb_status code, const char *op_type, const char *op_name,
                 const char *fmt, va_list ap);
 void gb__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The user's call site of the current API call, "train.c:42" ("" when
+ * unknown), into buf. */
+const char *gb__call_site_text(char *buf, size_t n);
 /* Formats a shape as "[2,3]" into buf. */
 const char *gb__shape_fmt(int rank, const int64_t *shape, char *buf, size_t n);
 
@@ -107,6 +118,9 @@ extern _Thread_local const char *gb__tl_backward_of;
 extern _Thread_local const char *gb__tl_backward_of_type;
 /* The traced function being built or run, for names in alerts; NULL eager. */
 extern _Thread_local const char *gb__tl_function;
+/* The graph node the executor is running (its name names the op); NULL
+ * outside graphs. */
+extern _Thread_local const char *gb__tl_node_name;
 
 /* Called when a memory scope of the given depth ends, before its memory
  * is released: the tapes begun in it expire (autodiff/ installs it with
@@ -123,6 +137,19 @@ typedef struct gb_init_scope {
 } gb_init_scope;
 gb_init_scope gb__init_scope_begin(void);
 void gb__init_scope_end(gb_init_scope s);
+
+/* A new root for name-scope paths (a function's trace names its nodes
+ * from the root, whatever scope the call sits in), and its end. */
+typedef struct gb_name_root {
+    size_t base;
+    int depth;
+} gb_name_root;
+gb_name_root gb__name_scope_root_begin(void);
+void gb__name_scope_root_end(gb_name_root r);
+
+/* Tapes hidden from the dispatcher (bits): those begun outside a function
+ * that is tracing do not record its symbolic ops (graph/ sets it). */
+extern _Thread_local uint64_t gb__tl_hidden_tapes;
 
 /* ---- clocks and random numbers --------------------------------------------------- */
 

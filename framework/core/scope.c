@@ -260,7 +260,10 @@ static void thread_exit(void *arg) {
 
 int64_t gb__shape_size(int rank, const int64_t *shape) {
     int64_t n = 1;
-    for (int i = 0; i < rank; i++) n *= shape[i];
+    for (int i = 0; i < rank; i++) {
+        if (shape[i] < 0) return -1; /* a symbolic shape with an unknown dim */
+        n *= shape[i];
+    }
     return n;
 }
 
@@ -287,7 +290,9 @@ static gb_tensor *tensor_in(gb_scope *s, gb_dtype dt, int rank, const int64_t *s
     t->scope = s;
     t->id = gb__next_tensor_id();
     t->tape_bits = 0;
-    t->node = NULL;
+    t->graph_id = 0;
+    t->node = -1;
+    t->out_index = 0;
     if (alloc_data) {
         *b = (gb_buffer){.data = p + HEADER_BYTES, .nbytes = nbytes, .scope = s};
         t->buf = b;
@@ -301,6 +306,11 @@ static gb_tensor *tensor_in(gb_scope *s, gb_dtype dt, int rank, const int64_t *s
 
 gb_tensor *gb__tensor_new(gb_dtype dt, int rank, const int64_t *shape, bool alloc_data) {
     return tensor_in(mem()->current, dt, rank, shape, alloc_data);
+}
+
+gb_tensor *gb__tensor_new_in(gb_scope *s, gb_dtype dt, int rank, const int64_t *shape,
+                             bool alloc_data) {
+    return tensor_in(s, dt, rank, shape, alloc_data);
 }
 
 bool gb__view_into(gb_tensor *out, gb_tensor *src) {
@@ -343,6 +353,8 @@ gb_tensor *gb_keep(gb_tensor *t) {
     k->flags = t->flags;
     k->id = t->id; /* the same value for tapes */
     k->tape_bits = t->tape_bits;
+    k->graph_id = t->graph_id;
     k->node = t->node;
+    k->out_index = t->out_index;
     return k;
 }

@@ -191,7 +191,7 @@ bool gb_to_f64(const gb_tensor *t, double *out) {
     return true;
 }
 
-void gb_print(const char *label, const gb_tensor *t) {
+void gb_describe(const char *label, const gb_tensor *t) {
     char shape[128];
     if (!t) {
         fprintf(stderr, "%s: (null)\n", label ? label : "tensor");
@@ -199,8 +199,12 @@ void gb_print(const char *label, const gb_tensor *t) {
     }
     fprintf(stderr, "%s: %s %s [", label ? label : "tensor", gb_dtype_name(t->dtype),
             gb_shape_str(t, shape, sizeof shape));
+    if (!t->data) {
+        fprintf(stderr, "] (symbolic)\n");
+        return;
+    }
     int64_t n = t->size < 64 ? t->size : 64;
-    for (int64_t i = 0; i < n && t->data; i++)
+    for (int64_t i = 0; i < n; i++)
         fprintf(stderr, i ? ", %g" : "%g", gb__load(t->dtype, t->data, i));
     fprintf(stderr, "%s]\n", t->size > n ? ", ..." : "");
 }

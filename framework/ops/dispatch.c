@@ -43,8 +43,8 @@ static bool inputs_present(gb_op_id op, gb_tensor *const *in, int nin, bool *sym
 }
 
 /* Numerics may fail the op; placement and timing only log. */
-static bool run_post_hooks(const gb_op_call *c, unsigned hooks, gb_tensor **out, int nout,
-                           double us) {
+bool gb__run_post_hooks(const gb_op_call *c, unsigned hooks, gb_tensor **out, int nout,
+                        double us) {
     if (hooks & GB_HOOK_NUMERICS) {
         gb_post_op_fn check = atomic_load_explicit(&gb__numerics_hook, memory_order_relaxed);
         if (check && !check(c, out, nout)) return false;
@@ -72,8 +72,17 @@ int gb__dispatch(gb_op_id op, gb_tensor *const *in, int nin, const gb_attrs *att
     if (nout < 0) return -1;
 
     if (gb__tl_tracing || symbolic) {
+        /* Traced: a node instead of a kernel; tapes begun inside the traced
+         * function record it, so their gradients become nodes too. */
         gb_trace_hook_fn trace = atomic_load_explicit(&gb__trace_hook, memory_order_acquire);
-        if (trace) return trace(&c, desc, nout, out);
+        if (!trace) {
+            gb__op_error(&c, GB_ERR_INTERNAL, "%s: symbolic input but no tracer", def->name);
+            return -1;
+        }
+        int n = trace(&c, desc, nout, out);
+        if (n >= 0 && gb__tl_recording && !(def->flags & GB_OPF_NO_RECORD))
+            atomic_load_explicit(&gb__record_hook, memory_order_relaxed)(&c, out, n);
+        return n;
     }
 
     bool view = def->flags & GB_OPF_VIEW;
@@ -91,7 +100,7 @@ int gb__dispatch(gb_op_id op, gb_tensor *const *in, int nin, const gb_attrs *att
     if (gb__tl_recording && !(def->flags & GB_OPF_NO_RECORD))
         atomic_load_explicit(&gb__record_hook, memory_order_relaxed)(&c, out, nout);
 
-    if (hooks) return run_post_hooks(&c, hooks, out, nout, us) ? nout : -1;
+    if (hooks) return gb__run_post_hooks(&c, hooks, out, nout, us) ? nout : -1;
     return nout;
 }
 

@@ -88,6 +88,19 @@ const char *gb__op_display_name(const gb_op_call *c, char *buf, size_t n);
  * or copy on write (the fused optimizer updates). */
 gb_buffer *gb__variable_buffer(struct gb_variable *v);
 void gb__variable_install(struct gb_variable *v, gb_buffer *b);
+/* The registry of variables by id (ops/variable_registry.c): ids are
+ * never reused; a freed variable's id resolves to NULL. */
+int64_t gb__variable_register(struct gb_variable *v);
+void gb__variable_unregister(int64_t id);
+struct gb_variable *gb__variable_by_id(int64_t id);
+int64_t gb__variable_id(const struct gb_variable *v);
+/* The ids of the variables an op call reads or writes (its resource
+ * attributes); returns how many. */
+int gb__call_variable_ids(const gb_op_call *c, int64_t *ids, int cap);
+/* Called when a variable is created (graph/ installs it to refuse
+ * variables made on a function's later traces); false refuses. */
+typedef bool (*gb_variable_created_fn)(const char *name);
+extern _Atomic(gb_variable_created_fn) gb__variable_created_hook;
 /* The variable behind a ReadVariableOp / Assign*VariableOp call. */
 struct gb_variable *gb__call_variable(const gb_op_call *c);
 bool gb__variable_is_trainable(const struct gb_variable *v);
@@ -120,6 +133,11 @@ extern _Atomic(gb_post_op_fn) gb__numerics_hook;
 /* Placement and timing logs (debug/); us is the kernel's time when timed. */
 typedef void (*gb_op_log_fn)(const gb_op_call *c, double us);
 extern _Atomic(gb_op_log_fn) gb__op_log_hook;
+/* The post-kernel hooks in `hooks` (the flag word read once per op or per
+ * graph run); false when the numerics check failed the op. The dispatcher
+ * and the graph executor both call it. */
+bool gb__run_post_hooks(const gb_op_call *c, unsigned hooks, gb_tensor **out, int nout,
+                        double us);
 
 /* ---- helpers for op families ------------------------------------------------------ */
 

@@ -11,7 +11,9 @@
 
 const char *gb__op_display_name(const gb_op_call *c, char *buf, size_t n) {
     const char *path = gb_name_scope_path();
-    if (gb__tl_backward_of)
+    if (gb__tl_node_name) /* a graph node running: its name from the trace */
+        snprintf(buf, n, "%s", gb__tl_node_name);
+    else if (gb__tl_backward_of)
         snprintf(buf, n, "gradients/%s_grad/%s", gb__tl_backward_of, c->def->name);
     else
         snprintf(buf, n, "%s%s%s", path, path[0] ? "/" : "", c->def->name);

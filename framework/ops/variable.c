@@ -13,6 +13,7 @@
 #include "ops/internal.h"
 
 struct gb_variable {
+    int64_t id;                /* its handle in graphs (variable_registry.c) */
     char name[192];
     gb_dtype dtype;
     int rank;
@@ -22,7 +23,19 @@ struct gb_variable {
     gb_buffer *buf;
 };
 
-struct gb_variable *gb__call_variable(const gb_op_call *c) { return c->attrs->ptr; }
+/* Variable ops name their variable by id (attrs.vars[0]): a graph holds
+ * no pointers, and a freed variable is an error, not a dangling read. */
+struct gb_variable *gb__call_variable(const gb_op_call *c) {
+    return gb__variable_by_id(c->attrs->vars[0]);
+}
+
+static gb_variable *live_variable(const gb_op_call *c) {
+    gb_variable *v = gb__call_variable(c);
+    if (!v)
+        gb__op_error(c, GB_ERR_STATE, "%s: variable %lld was freed", c->def->name,
+                     (long long)c->attrs->vars[0]);
+    return v;
+}
 
 bool gb__variable_is_trainable(const struct gb_variable *v) { return v->trainable; }
 
@@ -45,6 +58,11 @@ gb_variable *gb_variable_new(const char *name, gb_tensor *initial, bool trainabl
     const char *path = gb_name_scope_path();
     snprintf(v->name, sizeof v->name, "%s%s%s", path, path[0] ? "/" : "",
              name && name[0] ? name : "Variable");
+    gb_variable_created_fn created = atomic_load(&gb__variable_created_hook);
+    if ((created && !created(v->name)) || !(v->id = gb__variable_register(v))) {
+        free(v);
+        return NULL;
+    }
     v->dtype = initial->dtype;
     v->rank = initial->rank;
     memcpy(v->shape, initial->shape, sizeof v->shape);
@@ -52,6 +70,7 @@ gb_variable *gb_variable_new(const char *name, gb_tensor *initial, bool trainabl
     v->trainable = trainable;
     v->buf = gb__buffer_new_heap(gb_nbytes(initial));
     if (!v->buf) {
+        gb__variable_unregister(v->id);
         free(v);
         return NULL;
     }
@@ -59,8 +78,13 @@ gb_variable *gb_variable_new(const char *name, gb_tensor *initial, bool trainabl
     return v;
 }
 
+_Atomic(gb_variable_created_fn) gb__variable_created_hook;
+
+int64_t gb__variable_id(const gb_variable *v) { return v ? v->id : 0; }
+
 void gb_variable_free(gb_variable *v) {
     if (!v) return;
+    gb__variable_unregister(v->id);
     gb__buffer_unref(v->buf); /* readers keep their reference */
     free(v);
 }
@@ -78,7 +102,8 @@ int64_t gb_variable_size(const gb_variable *v) { return v ? v->size : 0; }
 /* ---- ReadVariableOp ----------------------------------------------------------- */
 
 static int infer_read(const gb_op_call *c, gb_out_desc *out) {
-    const gb_variable *v = c->attrs->ptr;
+    const gb_variable *v = live_variable(c);
+    if (!v) return -1;
     out[0].dtype = v->dtype;
     out[0].rank = v->rank;
     memcpy(out[0].shape, v->shape, sizeof v->shape);
@@ -86,7 +111,8 @@ static int infer_read(const gb_op_call *c, gb_out_desc *out) {
 }
 
 static bool kernel_read(const gb_op_call *c, gb_tensor **out) {
-    gb_variable *v = c->attrs->ptr;
+    gb_variable *v = live_variable(c);
+    if (!v) return false;
     v->buf->refcount++;
     if (!gb__scope_defer((gb_defer_fn)gb__buffer_unref, v->buf)) {
         v->buf->refcount--;
@@ -101,7 +127,7 @@ const gb_op_def gb_opdef_read_variable = {
     .name = "ReadVariableOp",
     .arity = 0,
     .flags = GB_OPF_STATEFUL | GB_OPF_VIEW,
-    .attrs_doc = "ptr: the variable",
+    .attrs_doc = "vars[0]: the variable's id",
     .infer = infer_read,
     .kernel = kernel_read,
     .grad = NULL, /* reads are gradient sources; the tape handles them */
@@ -112,7 +138,7 @@ gb_tensor *gb_variable_value(gb_variable *v) {
         if (gb_ok()) gb__error(GB_ERR_VALUE, "ReadVariableOp", "gb_variable_value: NULL variable");
         return NULL;
     }
-    gb_attrs a = {.ptr = v};
+    gb_attrs a = {.vars = {v->id}, .nvars = 1};
     return gb__op1(GB_OP_READ_VARIABLE, NULL, 0, &a);
 }
 
@@ -120,7 +146,8 @@ gb_tensor *gb_variable_value(gb_variable *v) {
 
 static int infer_assign(const gb_op_call *c, gb_out_desc *out) {
     (void)out;
-    const gb_variable *v = c->attrs->ptr;
+    const gb_variable *v = live_variable(c);
+    if (!v) return -1;
     const gb_tensor *x = c->in[0];
     bool same = x->rank == v->rank && x->dtype == v->dtype;
     for (int i = 0; same && i < v->rank; i++) same = x->shape[i] == v->shape[i];
@@ -159,7 +186,8 @@ void gb__variable_install(gb_variable *v, gb_buffer *b) {
     } while (0)
 
 static bool kernel_assign_update(const gb_op_call *c, int sign) {
-    gb_variable *v = c->attrs->ptr;
+    gb_variable *v = live_variable(c);
+    if (!v) return false;
     const gb_tensor *x = c->in[0];
     const void *old = v->buf->data;
     gb_buffer *b = writable_buffer(v);
@@ -199,7 +227,7 @@ static bool kernel_assign_sub(const gb_op_call *c, gb_tensor **out) {
         .name = type_name,                                                                    \
         .arity = 1,                                                                           \
         .flags = GB_OPF_STATEFUL,                                                             \
-        .attrs_doc = "ptr: the variable",                                                     \
+        .attrs_doc = "vars[0]: the variable's id",                                                     \
         .infer = infer_assign,                                                                \
         .kernel = kernel_fn,                                                                  \
     };
@@ -212,7 +240,7 @@ static bool assign_via(gb_op_id op, gb_variable *v, gb_tensor *value) {
         if (gb_ok()) gb__error(GB_ERR_VALUE, gb_op_type_name(op), "assign to a NULL variable");
         return false;
     }
-    gb_attrs a = {.ptr = v};
+    gb_attrs a = {.vars = {v->id}, .nvars = 1};
     gb_tensor *out[1];
     return gb__dispatch(op, &value, 1, &a, out) >= 0;
 }

@@ -255,6 +255,10 @@ bool gb_optimizer_apply_gradients(gb_optimizer *opt, gb_tensor *const *grads, in
         }
         gb_attrs a = opt->attrs;
         a.ptr = e;
+        /* The variables it writes, by id, so a traced graph captures them. */
+        a.vars[a.nvars++] = gb__variable_id(e->var);
+        for (int k = 0; k < GB__OPTIM_MAX_SLOTS && a.nvars < 4; k++)
+            if (e->slot[k]) a.vars[a.nvars++] = gb__variable_id(e->slot[k]);
         if (!e->decay) a.f[GB__OPTIM_F_WEIGHT_DECAY] = 0;
         a.i[GB__OPTIM_I_ADVANCE] = i == last;
         gb_tensor *none[1];

@@ -135,7 +135,10 @@ async function main() {
 
   // ---- from the scalars page ----------------------------------------------------
   check('scalars: page loads', await openTab('scalars'));
-  check('scalars: the filter query is gone', new URL(page.url()).search === '');
+  // The tab switch rewrites the URL after the page shows: wait for it (bounded).
+  const queryGone = await page.waitForFunction(() => location.search === '', null, { timeout: 2000 })
+    .then(() => true, () => false);
+  check('scalars: the filter query is gone', queryGone, page.url());
   const lossCard = '.card[data-tag="train/loss"]';
   check('scalars: loss card drawn with NaN markers', await until(page, (s) => +document.querySelector(s)?.dataset.markers > 0, lossCard, 10000));
   const link = await until(page, (s) => document.querySelector(`${s} a.numerics-link`)?.textContent, lossCard);

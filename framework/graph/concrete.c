@@ -1,0 +1,189 @@
+/* graph/concrete.c — tracing one concrete function.
+ *
+ * The wrapped C function runs once on Placeholder tensors with the
+ * signature's dtypes and shapes, with the dispatcher in tracing mode: its
+ * ops become nodes, its C code (printf, if, for) runs this once. The trace
+ * has a memory scope of its own (the symbolic tensors die with it), names
+ * its nodes from the root name scope, and hides the tapes begun outside it
+ * (they see the call, not its insides: function_grad.c); tapes begun
+ * inside record, so a gradient taken inside becomes nodes of the graph.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "graph/internal.h"
+
+static _Atomic int64_t next_concrete_id;
+
+void gb__concrete_free(gb_concrete_function *cf) {
+    if (!cf) return;
+    gb__concrete_free(cf->backward);
+    gb__plan_free(cf->plan);
+    gb__graph_free(&cf->graph);
+    free(cf->input_nodes);
+    free(cf->outputs);
+    free(cf->captures);
+    free(cf->sig_text);
+    free(cf->graph_text);
+    free(cf->owned_function);
+    free(cf->owned_ctx);
+    free(cf);
+}
+
+/* Bits of every live tape of this thread. */
+static uint64_t live_tapes(void) {
+    uint64_t m = 0;
+    for (int i = 0; i < MAX_TAPES; i++)
+        if (gb__tape_slots[i]) m |= gb__tape_slots[i]->bit;
+    return m;
+}
+
+/* What a trace changes in the thread's state, to put back after it. */
+typedef struct trace_saved {
+    gb_trace *trace;
+    bool tracing;
+    uint64_t hidden;
+    const char *function;
+    gb_name_root names;
+} trace_saved;
+
+static trace_saved enter(gb_trace *t) {
+    trace_saved s = {gb__tl_trace, gb__tl_tracing, gb__tl_hidden_tapes, gb__tl_function,
+                     gb__name_scope_root_begin()};
+    gb__tl_trace = t;
+    gb__tl_tracing = true;
+    gb__tl_function = t->function->name;
+    gb__tl_hidden_tapes |= live_tapes();
+    gb__tape_update_recording();
+    gb_scope_begin();
+    return s;
+}
+
+static void leave(trace_saved s) {
+    gb_scope_end();
+    gb__name_scope_root_end(s.names);
+    gb__tl_trace = s.trace;
+    gb__tl_tracing = s.tracing;
+    gb__tl_function = s.function;
+    gb__tl_hidden_tapes = s.hidden;
+    gb__tape_update_recording();
+}
+
+/* Placeholder i stands for tensor input i. */
+static gb_tensor *placeholder(gb_trace *t, int i) {
+    char name[64];
+    gb__input_name(t->function, i, name, sizeof name);
+    const gb_tensor_spec *spec = &t->cf->sig.in[i];
+    gb_out_desc d = {.dtype = spec->dtype, .rank = spec->rank};
+    memcpy(d.shape, spec->shape, sizeof d.shape);
+    gb_attrs a = {.i = {i}, .ni = 1};
+    int32_t node = gb__graph_add(t->graph, GB_OP_PLACEHOLDER, name, NULL, 0, &d, 1, &a);
+    if (node < 0) return NULL;
+    t->cf->input_nodes[i] = node;
+    return gb__symbolic(node, 0, &d);
+}
+
+static void statics_of_sig(const gb_signature *sig, gb_value *st) {
+    for (int i = 0; i < sig->nstatic; i++) {
+        const gb_sig_static *s = &sig->st[i];
+        st[i] = (gb_value){.kind = s->kind, .name = s->name};
+        switch (s->kind) {
+        case GB_VALUE_INT: st[i].as.i = s->i; break;
+        case GB_VALUE_DOUBLE: st[i].as.d = s->d; break;
+        case GB_VALUE_BOOL: st[i].as.b = s->b; break;
+        default: st[i].as.s = s->s; break;
+        }
+    }
+}
+
+/* The graph's outputs: symbolic tensors of this trace, or eager values
+ * (constants of the graph). */
+static bool collect_outputs(gb_trace *t, gb_tensor **out, int n) {
+    gb_concrete_function *cf = t->cf;
+    if (n > GB_FUNCTION_MAX_OUTPUTS) {
+        gb__error(GB_ERR_VALUE, NULL, "function '%s' returned %d outputs (at most %d)",
+                  t->function->name, n, GB_FUNCTION_MAX_OUTPUTS);
+        return false;
+    }
+    cf->nout = n;
+    cf->outputs = calloc((size_t)(n ? n : 1), sizeof *cf->outputs);
+    if (!cf->outputs) return false;
+    for (int k = 0; k < n; k++) {
+        gb_tensor *y = out[k];
+        if (!y) {
+            gb__error(GB_ERR_VALUE, NULL, "function '%s': output %d is NULL", t->function->name, k);
+            return false;
+        }
+        if (!(y->flags & GB_TF_SYMBOLIC)) {
+            int32_t id = gb__graph_add_const(t->graph, y, "Const");
+            if (id < 0) return false;
+            cf->outputs[k] = (gb_edge){id, 0};
+        } else if (y->graph_id != (uint32_t)cf->id) {
+            gb__error(GB_ERR_STATE, NULL,
+                      "function '%s': output %d is a symbolic tensor of another trace",
+                      t->function->name, k);
+            return false;
+        } else {
+            cf->outputs[k] = (gb_edge){y->node, y->out_index};
+        }
+    }
+    return true;
+}
+
+static gb_concrete_function *concrete_new(gb_function *f, const gb_signature *sig) {
+    gb_concrete_function *cf = calloc(1, sizeof *cf);
+    if (!cf) return NULL;
+    cf->id = atomic_fetch_add(&next_concrete_id, 1) + 1;
+    cf->owner = f;
+    cf->sig = *sig;
+    cf->nin = sig->nin;
+    gb__graph_init(&cf->graph);
+    cf->input_nodes = calloc((size_t)(sig->nin ? sig->nin : 1), sizeof *cf->input_nodes);
+    if (!cf->input_nodes) {
+        free(cf);
+        return NULL;
+    }
+    return cf;
+}
+
+/* Runs f's C function on placeholders; false after an error. */
+static bool run_traced(gb_trace *t) {
+    gb_tensor *in[GB_FUNCTION_MAX_INPUTS], *out[GB_FUNCTION_MAX_OUTPUTS] = {0};
+    for (int i = 0; i < t->cf->nin; i++)
+        if (!(in[i] = placeholder(t, i))) return false;
+    gb_value st[GB_FUNCTION_MAX_STATICS];
+    statics_of_sig(&t->cf->sig, st);
+    gb_function *f = t->function;
+    int n = f->fn(f->user, in, t->cf->nin, st, t->cf->sig.nstatic, out);
+    if (!gb_ok()) return false;
+    if (n < 0) {
+        gb__error(GB_ERR_VALUE, NULL, "function '%s' returned -1 without an error", f->name);
+        return false;
+    }
+    return collect_outputs(t, out, n);
+}
+
+gb_concrete_function *gb__trace(gb_function *f, const gb_signature *sig) {
+    gb_concrete_function *cf = concrete_new(f, sig);
+    if (!cf) {
+        gb__error(GB_ERR_MEMORY, NULL, "out of memory tracing '%s'", f->name);
+        return NULL;
+    }
+    gb_trace t = {.function = f, .cf = cf, .graph = &cf->graph,
+                  .first_trace = f->stats.traces == 0, .outer = gb__tl_trace};
+    double t0 = gb__now_us();
+    trace_saved saved = enter(&t);
+    bool ok = run_traced(&t);
+    leave(saved);
+    free(t.const_ids);
+    free(t.const_nodes);
+    for (int i = 0; ok && i < cf->graph.n; i++)
+        if (cf->graph.nodes[i].flags & GB_NODE_DYNAMIC) cf->dynamic = true;
+    ok = ok && gb__plan_build(cf);
+    cf->trace_ms = (gb__now_us() - t0) / 1000.0;
+    if (!ok) {
+        gb__concrete_free(cf);
+        return NULL;
+    }
+    return cf;
+}

@@ -1,0 +1,294 @@
+/* graph/function.c — gb_function: a cache of concrete functions.
+ *
+ * A call finds the most specific cached concrete function whose signature
+ * accepts it and whose captured variables are all alive, and runs it; on a
+ * miss it traces a new one, recording why (retrace.c). With an input
+ * signature every call must fit the declared specs (an error otherwise,
+ * never a retrace); with reduce_retracing a second distinct shape traces
+ * once with the differing dims relaxed to -1, and that trace replaces the
+ * ones it covers.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "graph/internal.h"
+
+static _Atomic bool run_eagerly;
+
+void gb_run_functions_eagerly(bool on) { atomic_store(&run_eagerly, on); }
+bool gb_functions_run_eagerly(void) { return atomic_load(&run_eagerly); }
+
+/* ---- creation ------------------------------------------------------------------- */
+
+static char *dup_str(const char *s) {
+    size_t n = strlen(s) + 1;
+    char *p = malloc(n);
+    if (p) memcpy(p, s, n);
+    return p;
+}
+
+static bool copy_options(gb_function *f, const gb_function_options *o) {
+    f->user = o->user;
+    f->reduce_retracing = o->reduce_retracing;
+    if (o->ninput_names > 0) {
+        f->input_names = calloc((size_t)o->ninput_names, sizeof *f->input_names);
+        if (!f->input_names) return false;
+        f->ninput_names = o->ninput_names;
+        for (int i = 0; i < o->ninput_names; i++)
+            if (o->input_names[i] && !(f->input_names[i] = dup_str(o->input_names[i])))
+                return false;
+    }
+    if (o->ninput_signature > 0) {
+        if (o->ninput_signature > GB_FUNCTION_MAX_INPUTS) return false;
+        f->input_signature = calloc((size_t)o->ninput_signature, sizeof *f->input_signature);
+        if (!f->input_signature) return false;
+        f->ninput_signature = o->ninput_signature;
+        for (int i = 0; i < o->ninput_signature; i++) {
+            f->input_signature[i] = o->input_signature[i];
+            const char *name = o->input_signature[i].name;
+            if (name && !(f->input_signature[i].name = dup_str(name))) return false;
+        }
+    }
+    return true;
+}
+
+gb_function *gb_function_new(const char *name, gb_function_fn fn, const gb_function_options *opts) {
+    if (!fn) {
+        gb__error(GB_ERR_VALUE, NULL, "gb_function_new: fn is NULL");
+        return NULL;
+    }
+    gb_function *f = calloc(1, sizeof *f);
+    gb_function_options none = {0};
+    if (!f || !copy_options(f, opts ? opts : &none)) {
+        gb_function_free(f);
+        gb__error(GB_ERR_MEMORY, NULL, "gb_function_new: out of memory");
+        return NULL;
+    }
+    snprintf(f->name, sizeof f->name, "%s", name && name[0] ? name : "function");
+    f->fn = fn;
+    gb__trace_install_hooks();
+    f->history = gb__history_for(fn, f->name, &f->rewrapped);
+    return f;
+}
+
+void gb_function_free(gb_function *f) {
+    if (!f) return;
+    for (int i = 0; i < f->ncache; i++) gb__concrete_free(f->cache[i]);
+    free(f->cache);
+    for (int i = 0; i < f->ninput_names; i++) free(f->input_names[i]);
+    free(f->input_names);
+    for (int i = 0; i < f->ninput_signature; i++) free((char *)f->input_signature[i].name);
+    free(f->input_signature);
+    free(f->signatures_text);
+    free(f);
+}
+
+/* ---- lookup -------------------------------------------------------------------------- */
+
+static bool captures_alive(const gb_concrete_function *cf) {
+    for (int i = 0; i < cf->ncaptures; i++)
+        if (!gb__variable_by_id(cf->captures[i])) return false;
+    return true;
+}
+
+/* The most specific cached concrete function accepting sig, or NULL. */
+static gb_concrete_function *lookup(const gb_function *f, const gb_signature *sig) {
+    gb_concrete_function *best = NULL;
+    int best_unknown = 0;
+    for (int i = 0; i < f->ncache; i++) {
+        gb_concrete_function *cf = f->cache[i];
+        if (!gb__sig_accepts(&cf->sig, sig) || !captures_alive(cf)) continue;
+        int u = gb__sig_unknown_dims(&cf->sig);
+        if (!best || u < best_unknown) best = cf, best_unknown = u;
+    }
+    return best;
+}
+
+static bool cache_add(gb_function *f, gb_concrete_function *cf) {
+    if (f->ncache == f->capcache) {
+        int cap = f->capcache ? 2 * f->capcache : 8;
+        gb_concrete_function **c = realloc(f->cache, (size_t)cap * sizeof *c);
+        if (!c) {
+            gb__error(GB_ERR_MEMORY, NULL, "out of memory caching a concrete function");
+            return false;
+        }
+        f->cache = c;
+        f->capcache = cap;
+    }
+    f->cache[f->ncache++] = cf;
+    return true;
+}
+
+/* Drops the cached concrete functions that `relaxed` covers (it replaces
+ * them) and those whose captured variables were freed. */
+static void cache_prune(gb_function *f, const gb_concrete_function *relaxed) {
+    int k = 0;
+    for (int i = 0; i < f->ncache; i++) {
+        gb_concrete_function *cf = f->cache[i];
+        bool covered = relaxed && gb__sig_accepts(&relaxed->sig, &cf->sig);
+        if (covered || !captures_alive(cf)) {
+            if (f->latest == cf) f->latest = NULL;
+            gb__concrete_free(cf);
+        } else {
+            f->cache[k++] = cf;
+        }
+    }
+    f->ncache = k;
+}
+
+/* ---- signatures to trace ----------------------------------------------------------------- */
+
+/* With an input signature, every call must fit it (dtype, rank, fixed
+ * dims): an error naming the argument otherwise, never a retrace. */
+static bool check_input_signature(const gb_function *f, const gb_signature *sig) {
+    if (sig->nin != f->ninput_signature) {
+        gb__error(GB_ERR_VALUE, NULL,
+                  "function '%s' was called with %d tensor inputs; its input signature has %d",
+                  f->name, sig->nin, f->ninput_signature);
+        return false;
+    }
+    for (int i = 0; i < sig->nin; i++) {
+        const gb_tensor_spec *want = &f->input_signature[i], *got = &sig->in[i];
+        bool fits = want->dtype == got->dtype && want->rank == got->rank;
+        for (int d = 0; fits && d < want->rank; d++)
+            fits = want->shape[d] < 0 || want->shape[d] == got->shape[d];
+        if (!fits) {
+            char name[64], a[128], b[128];
+            gb__error(GB_ERR_VALUE, NULL,
+                      "function '%s': input %d ('%s') is %s, which does not fit its input "
+                      "signature %s",
+                      f->name, i, gb__input_name(f, i, name, sizeof name),
+                      gb__spec_text(got, a, sizeof a), gb__spec_text(want, b, sizeof b));
+            return false;
+        }
+    }
+    return true;
+}
+
+/* reduce_retracing: against a cached signature of the same dtypes, ranks
+ * and static values, the dims that differ become -1. False when no cached
+ * signature is close enough (the call is traced as it is). */
+static bool relax(const gb_function *f, gb_signature *sig) {
+    for (int i = 0; i < f->ncache; i++) {
+        const gb_signature *c = &f->cache[i]->sig;
+        bool close = c->nin == sig->nin && gb__sig_statics_equal(c, sig);
+        for (int k = 0; close && k < sig->nin; k++)
+            close = c->in[k].dtype == sig->in[k].dtype && c->in[k].rank == sig->in[k].rank;
+        if (!close) continue;
+        for (int k = 0; k < sig->nin; k++)
+            for (int d = 0; d < sig->in[k].rank; d++)
+                if (c->in[k].shape[d] != sig->in[k].shape[d]) sig->in[k].shape[d] = -1;
+        return true;
+    }
+    return false;
+}
+
+/* ---- tracing a miss -------------------------------------------------------------------------- */
+
+/* Traces f for the call's signature, caches the result, and reports it. */
+static gb_concrete_function *trace_miss(gb_function *f, const gb_signature *call) {
+    gb_retrace_cause cause;
+    gb__retrace_reason(f, call, f->rewrapped && f->stats.traces == 0, f->last_reason,
+                       sizeof f->last_reason, &cause);
+    gb_signature sig = *call;
+    bool relaxed = false;
+    if (f->ninput_signature) {
+        if (!check_input_signature(f, &sig)) return NULL;
+        for (int i = 0; i < sig.nin; i++) sig.in[i] = f->input_signature[i]; /* traced as declared */
+    } else if (f->reduce_retracing) {
+        relaxed = relax(f, &sig);
+    }
+    gb_concrete_function *cf = gb__trace(f, &sig);
+    if (!cf) return NULL;
+    if (relaxed) cache_prune(f, cf);
+    if (!cache_add(f, cf)) {
+        gb__concrete_free(cf);
+        return NULL;
+    }
+    f->latest = cf;
+    gb__report_trace(f, cf, &cause);
+    return cf;
+}
+
+/* ---- calls ------------------------------------------------------------------------------------- */
+
+static int call_eagerly(gb_function *f, gb_tensor *const *in, int nin, const gb_value *st,
+                        int nst, gb_tensor **out) {
+    int n = f->fn(f->user, in, nin, st, nst, out);
+    if (n < 0 || !gb_ok()) return -1;
+    return n;
+}
+
+int gb_function_call(gb_function *f, gb_tensor *const *in, int nin, const gb_value *st, int nst,
+                     gb_tensor **out) {
+    if (!f) {
+        if (gb_ok()) gb__error(GB_ERR_VALUE, NULL, "gb_function_call: function is NULL");
+        return -1;
+    }
+    if (!gb_ok()) return -1;
+    f->stats.calls++;
+    /* Eagerly when asked; inlined when called while another function
+     * traces (its ops become nodes of that graph, as tf.function inlines). */
+    if (atomic_load_explicit(&run_eagerly, memory_order_relaxed) || gb__tl_trace)
+        return call_eagerly(f, in, nin, st, nst, out);
+    gb_signature sig;
+    if (!gb__sig_of_call(f, in, nin, st, nst, &sig)) return -1;
+    if (f->ninput_signature && !check_input_signature(f, &sig)) return -1;
+    gb_concrete_function *cf = lookup(f, &sig);
+    if (cf) {
+        f->stats.cache_hits++;
+        gb__history_note_call(f->history, false);
+    } else if (!(cf = trace_miss(f, &sig))) {
+        return -1;
+    }
+    return gb__call_recorded(cf, in, nin, out);
+}
+
+gb_concrete_function *gb_function_get_concrete(gb_function *f, const gb_tensor_spec *specs,
+                                               int nspecs, const gb_value *st, int nst) {
+    if (!f) {
+        if (gb_ok()) gb__error(GB_ERR_VALUE, NULL, "gb_function_get_concrete: function is NULL");
+        return NULL;
+    }
+    gb_signature sig;
+    if (!gb__sig_of_specs(f, specs, nspecs, st, nst, &sig)) return NULL;
+    gb_concrete_function *cf = lookup(f, &sig);
+    return cf ? cf : trace_miss(f, &sig);
+}
+
+int gb_concrete_call(gb_concrete_function *cf, gb_tensor *const *in, int nin, gb_tensor **out) {
+    if (!cf) {
+        if (gb_ok()) gb__error(GB_ERR_VALUE, NULL, "gb_concrete_call: concrete function is NULL");
+        return -1;
+    }
+    gb_signature sig;
+    if (!gb__sig_of_call(cf->owner, in, nin, NULL, 0, &sig)) return -1;
+    sig.nstatic = cf->sig.nstatic;
+    memcpy(sig.st, cf->sig.st, sizeof sig.st);
+    if (!gb__sig_accepts(&cf->sig, &sig)) {
+        gb__error(GB_ERR_VALUE, NULL, "concrete function of '%s': the inputs do not fit %s",
+                  cf->owner->name, gb__concrete_signature(cf));
+        return -1;
+    }
+    return gb__call_recorded(cf, in, nin, out);
+}
+
+/* ---- introspection ------------------------------------------------------------------------------ */
+
+gb_function_stats gb_function_get_stats(const gb_function *f) {
+    gb_function_stats s = {0};
+    if (!f) return s;
+    s = f->stats;
+    s.concrete = f->ncache;
+    return s;
+}
+
+int gb_function_tracing_count(const gb_function *f) { return f ? (int)f->stats.traces : 0; }
+const char *gb_function_name(const gb_function *f) { return f ? f->name : ""; }
+const char *gb_function_last_trace_reason(const gb_function *f) {
+    return f ? f->last_reason : "";
+}
+
+const char *gb_function_graph_text(gb_function *f) {
+    return f && f->latest ? gb__concrete_graph(f->latest) : "";
+}

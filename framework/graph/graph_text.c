@@ -1,0 +1,182 @@
+/* graph/graph_text.c — concrete functions and their graphs as text.
+ *
+ * A signature reads like a C prototype with the captures and outputs
+ * (TensorFlow's pretty_printed_concrete_signatures):
+ *
+ *   double(a: float32[]) -> (float32[])
+ *   train_step(x: float32[-1,784], y: int32[-1]) captures dense/kernel, dense/bias -> ()
+ *
+ * A graph prints one node per line, in execution order, inputs by name
+ * (":k" for an output other than the first), control edges as "^name":
+ *
+ *   dense/MatMul = MatMul(x, dense/ReadVariableOp) -> float32[-1,10]
+ *   return (dense/BiasAdd)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "graph/internal.h"
+
+/* A growing string. */
+typedef struct text {
+    char *s;
+    size_t len, cap;
+    bool failed;
+} text;
+
+static void put(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(text *t, const char *fmt, ...) {
+    if (t->failed) return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(t->s ? t->s + t->len : NULL, t->s ? t->cap - t->len : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            t->failed = true;
+            return;
+        }
+        if (t->s && t->len + (size_t)n < t->cap) {
+            t->len += (size_t)n;
+            return;
+        }
+        size_t cap = t->cap ? 2 * t->cap : 1024;
+        while (cap < t->len + (size_t)n + 1) cap *= 2;
+        char *s = realloc(t->s, cap);
+        if (!s) {
+            t->failed = true;
+            return;
+        }
+        t->s = s;
+        t->cap = cap;
+    }
+}
+
+static char *finish(text *t) {
+    if (t->failed || !t->s) {
+        free(t->s);
+        gb__error(GB_ERR_MEMORY, NULL, "out of memory printing a graph");
+        return NULL;
+    }
+    return t->s;
+}
+
+static void put_spec(text *t, gb_dtype dt, int rank, const int64_t *shape) {
+    put(t, "%s[", gb_dtype_name(dt));
+    for (int d = 0; d < rank; d++) put(t, "%s%lld", d ? "," : "", (long long)shape[d]);
+    put(t, "]");
+}
+
+static void put_edge(text *t, const gb_graph *g, gb_edge e) {
+    put(t, "%s", g->nodes[e.node].name);
+    if (e.out) put(t, ":%d", e.out);
+}
+
+/* ---- signatures ------------------------------------------------------------------------ */
+
+static void put_signature(text *t, gb_concrete_function *cf) {
+    const gb_function *f = cf->owner;
+    char name[64], val[96];
+    put(t, "%s(", f->name);
+    for (int i = 0; i < cf->nin; i++) {
+        const gb_tensor_spec *s = &cf->sig.in[i];
+        put(t, "%s%s: ", i ? ", " : "", gb__input_name(f, i, name, sizeof name));
+        put_spec(t, s->dtype, s->rank, s->shape);
+    }
+    for (int i = 0; i < cf->sig.nstatic; i++)
+        put(t, "%s%s=%s", cf->nin || i ? ", " : "", cf->sig.st[i].name,
+            gb__static_text(&cf->sig.st[i], val, sizeof val));
+    put(t, ")");
+    for (int i = 0; i < cf->ncaptures; i++) {
+        gb_variable *v = gb__variable_by_id(cf->captures[i]);
+        put(t, "%s%s", i ? ", " : " captures ", v ? gb_variable_name(v) : "(freed variable)");
+    }
+    put(t, " -> (");
+    for (int k = 0; k < cf->nout; k++) {
+        const gb_out_desc *d = gb__graph_desc(&cf->graph, cf->outputs[k]);
+        if (k) put(t, ", ");
+        put_spec(t, d->dtype, d->rank, d->shape);
+    }
+    put(t, ")");
+}
+
+const char *gb__concrete_signature(gb_concrete_function *cf) {
+    if (!cf->sig_text) {
+        text t = {0};
+        put_signature(&t, cf);
+        cf->sig_text = finish(&t);
+    }
+    return cf->sig_text ? cf->sig_text : "";
+}
+
+const char *gb_concrete_signature_text(const gb_concrete_function *cf) {
+    return cf ? gb__concrete_signature((gb_concrete_function *)cf) : "";
+}
+
+const char *gb_function_concrete_signatures(gb_function *f) {
+    if (!f) return "";
+    text t = {0};
+    for (int i = 0; i < f->ncache; i++) {
+        put_signature(&t, f->cache[i]);
+        put(&t, "\n");
+    }
+    if (!f->ncache) put(&t, "%s", "");
+    free(f->signatures_text);
+    f->signatures_text = finish(&t);
+    return f->signatures_text ? f->signatures_text : "";
+}
+
+/* ---- graphs ------------------------------------------------------------------------------ */
+
+static void put_attrs(text *t, const gb_node *nd) {
+    const gb_attrs *a = &nd->attrs;
+    bool any = a->ni > 0 || a->s[0];
+    if (!any) return;
+    put(t, " {");
+    if (a->ni > 0) {
+        put(t, "i=[");
+        for (int i = 0; i < a->ni; i++) put(t, "%s%lld", i ? "," : "", (long long)a->i[i]);
+        put(t, "]");
+    }
+    if (a->s[0]) put(t, "%ss=\"%s\"", a->ni > 0 ? " " : "", a->s);
+    put(t, "}");
+}
+
+static void put_node(text *t, const gb_graph *g, const gb_node *nd) {
+    put(t, "%s = %s(", nd->name, gb_op_type_name(nd->op));
+    for (int i = 0; i < nd->nin; i++) {
+        if (i) put(t, ", ");
+        put_edge(t, g, nd->in[i]);
+    }
+    if (nd->after >= 0) put(t, "%s^%s", nd->nin ? ", " : "", g->nodes[nd->after].name);
+    put(t, ")");
+    put_attrs(t, nd);
+    if (nd->nout) put(t, " -> ");
+    for (int k = 0; k < nd->nout; k++) {
+        if (k) put(t, ", ");
+        put_spec(t, nd->out[k].dtype, nd->out[k].rank, nd->out[k].shape);
+    }
+    put(t, "\n");
+}
+
+const char *gb__concrete_graph(gb_concrete_function *cf) {
+    if (cf->graph_text) return cf->graph_text;
+    text t = {0};
+    const gb_graph *g = &cf->graph;
+    const gb_plan *p = cf->plan;
+    for (int i = 0; i < p->norder; i++) put_node(&t, g, &g->nodes[p->order[i]]);
+    put(&t, "return (");
+    for (int k = 0; k < cf->nout; k++) {
+        if (k) put(&t, ", ");
+        put_edge(&t, g, cf->outputs[k]);
+    }
+    put(&t, ")\n");
+    cf->graph_text = finish(&t);
+    return cf->graph_text ? cf->graph_text : "";
+}
+
+const char *gb_concrete_graph_text(const gb_concrete_function *cf) {
+    return cf ? gb__concrete_graph((gb_concrete_function *)cf) : "";
+}
+
+int gb_concrete_node_count(const gb_concrete_function *cf) { return cf ? cf->plan->norder : 0; }

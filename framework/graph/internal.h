@@ -1,0 +1,243 @@
+/* graph/internal.h — what the function and graph files share.
+ *
+ * A gb_function owns a cache of concrete functions. A concrete function
+ * is a signature (the specs of its tensor inputs, its static values, the
+ * variables it captured), a graph (nodes in program order, so the node
+ * list is already a topological order), and an execution plan.
+ *
+ *   graph.c       the IR: nodes, unique names, constants
+ *   trace.c       the dispatcher's trace hook: op calls become nodes
+ *   signature.c   call signatures, matching, specificity, text
+ *   function.c    gb_function: the cache, the call path, get_concrete
+ *   retrace.c     why a trace happened, and the excessive-retracing warning
+ *   plan.c        buffer lifetimes and the arena of a concrete function
+ *   executor.c    running a planned graph
+ *   graph_text.c  the graph and signatures as text
+ *   function_grad.c  differentiating through a call of a function
+ */
+#ifndef GB_GRAPH_INTERNAL_H
+#define GB_GRAPH_INTERNAL_H
+
+#include "autodiff/internal.h"
+#include "gb_function.h"
+
+/* ---- the graph IR ---------------------------------------------------------------- */
+
+/* One output of one node. */
+typedef struct gb_edge {
+    int32_t node;
+    int32_t out;
+} gb_edge;
+
+enum {
+    GB_NODE_STATEFUL = 1u << 0,  /* kept and run in program order */
+    GB_NODE_DYNAMIC = 1u << 1,   /* an output shape has a -1 dim */
+};
+
+typedef struct gb_node {
+    gb_op_id op;
+    unsigned flags;
+    const char *name;            /* unique in its graph: "model/dense/MatMul_1" */
+    gb_attrs attrs;
+    int nin, nout;
+    gb_edge *in;
+    gb_out_desc *out;
+    int32_t after;               /* the previous stateful node (control edge), -1 */
+    int32_t value0;              /* index of output 0 in the graph's value table */
+    void *const_data;            /* Const: the value's bytes (owned by the graph) */
+} gb_node;
+
+/* A chunked arena for the graph's strings, edges and constants. */
+typedef struct gb_graph_chunk {
+    struct gb_graph_chunk *next;
+    size_t used, cap;
+    max_align_t data[];
+} gb_graph_chunk;
+
+typedef struct gb_graph {
+    gb_node *nodes;
+    int n, cap;
+    int nvalues;                 /* sum of the nodes' outputs */
+    gb_graph_chunk *mem;
+    /* name -> count, for unique names (open addressing over the arena) */
+    const char **names;
+    int *name_counts;
+    int names_cap, names_used;
+    int32_t last_stateful;
+} gb_graph;
+
+void gb__graph_init(gb_graph *g);
+void gb__graph_free(gb_graph *g);
+void *gb__graph_alloc(gb_graph *g, size_t n);
+const char *gb__graph_strdup(gb_graph *g, const char *s);
+/* Appends a node (inputs, outputs and attributes copied); its name is made
+ * unique from base ("scope/Type" -> "scope/Type_1"); -1 after an error. */
+int gb__graph_add(gb_graph *g, gb_op_id op, const char *base_name, const gb_edge *in, int nin,
+                  const gb_out_desc *out, int nout, const gb_attrs *attrs);
+/* A Const node holding a copy of t's value. */
+int gb__graph_add_const(gb_graph *g, const gb_tensor *t, const char *base_name);
+static inline const gb_out_desc *gb__graph_desc(const gb_graph *g, gb_edge e) {
+    return &g->nodes[e.node].out[e.out];
+}
+
+/* ---- signatures ---------------------------------------------------------------------- */
+
+typedef struct gb_sig_static {
+    gb_value_kind kind;
+    char name[32];
+    int64_t i;
+    double d;
+    bool b;
+    char s[64];
+} gb_sig_static;
+
+typedef struct gb_signature {
+    int nin, nstatic;
+    gb_tensor_spec in[GB_FUNCTION_MAX_INPUTS];   /* names point into the function */
+    gb_sig_static st[GB_FUNCTION_MAX_STATICS];
+} gb_signature;
+
+/* The signature of a call; false (error) for too many or NULL inputs. */
+bool gb__sig_of_call(const gb_function *f, gb_tensor *const *in, int nin, const gb_value *st,
+                     int nst, gb_signature *out);
+bool gb__sig_of_specs(const gb_function *f, const gb_tensor_spec *specs, int n,
+                      const gb_value *st, int nst, gb_signature *out);
+/* Whether cached signature `general` accepts `call` (-1 dims accept any). */
+bool gb__sig_accepts(const gb_signature *general, const gb_signature *call);
+/* How many dims are -1 (fewer is more specific). */
+int gb__sig_unknown_dims(const gb_signature *s);
+bool gb__sig_statics_equal(const gb_signature *a, const gb_signature *b);
+bool gb__static_equal(const gb_sig_static *a, const gb_sig_static *b);
+/* Text of one input spec, "float32[-1,784]" (-1 as None would read oddly in C). */
+const char *gb__spec_text(const gb_tensor_spec *s, char *buf, size_t n);
+const char *gb__static_text(const gb_sig_static *s, char *buf, size_t n);
+const char *gb__input_name(const gb_function *f, int i, char *buf, size_t n);
+
+/* ---- concrete functions and functions ----------------------------------------------- */
+
+/* How a concrete function runs (plan.c): the live nodes in order, and
+ * for every value (node output) its memory. */
+typedef struct gb_plan {
+    int32_t *order;              /* live nodes, a topological order */
+    int norder;
+    int64_t *offset;             /* per value: arena offset, -1 when not planned */
+    int32_t *base;               /* per value: the value whose memory it uses */
+    int32_t *last_use;           /* per value: position of its last reader */
+    size_t *bytes;               /* per value: planned bytes (0: not planned) */
+    size_t arena_bytes, naive_bytes;
+    gb_tensor *headers;          /* per value: its reusable header */
+    gb_tensor **values;          /* per value: the tensor of this run */
+    void *arena;
+    _Atomic bool busy;           /* a run in progress (calls do not nest) */
+    int64_t runs;
+} gb_plan;
+
+struct gb_concrete_function {
+    int64_t id;
+    struct gb_function *owner;
+    gb_signature sig;
+    gb_graph graph;
+    int nin, nout;
+    int32_t *input_nodes;        /* the Placeholder of each input */
+    gb_edge *outputs;
+    int64_t *captures;           /* ids of the variables read or written */
+    int ncaptures;
+    bool dynamic;                /* some shape has a -1 dim: infer shapes per call */
+    gb_plan *plan;
+    struct gb_concrete_function *backward; /* traced on the first gradient through it */
+    char *sig_text, *graph_text; /* built on first request */
+    double trace_ms;
+    struct gb_function *owned_function; /* a backward's own function, freed with it */
+    void *owned_ctx;
+};
+
+struct gb_function {
+    char name[64];
+    gb_function_fn fn;
+    void *user;
+    char **input_names;
+    int ninput_names;
+    gb_tensor_spec *input_signature;
+    int ninput_signature;
+    bool reduce_retracing;
+    gb_concrete_function **cache;
+    int ncache, capcache;
+    gb_function_stats stats;
+    char last_reason[1024];
+    char *signatures_text;
+    struct gb_fn_history *history; /* shared by every gb_function of this C function */
+    bool rewrapped;              /* its C function was wrapped by another gb_function before */
+    gb_concrete_function *latest;
+};
+
+/* Traces f for signature sig into a new concrete function (not cached);
+ * NULL after an error. */
+gb_concrete_function *gb__trace(gb_function *f, const gb_signature *sig);
+void gb__concrete_free(gb_concrete_function *cf);
+/* Runs cf; outputs go to the caller's scope. Returns nout or -1. */
+int gb__execute(gb_concrete_function *cf, gb_tensor *const *in, int nin, gb_tensor **out);
+/* The plan of cf (buffer offsets, arena size); false after an error. */
+bool gb__plan_build(gb_concrete_function *cf);
+void gb__plan_free(gb_plan *p);
+
+/* ---- the trace in progress ------------------------------------------------------------ */
+
+typedef struct gb_trace {
+    gb_function *function;
+    gb_concrete_function *cf;
+    gb_graph *graph;
+    bool first_trace;            /* variables may be created */
+    /* eager tensor id -> Const node, so one captured value is one node */
+    uint64_t *const_ids;
+    int32_t *const_nodes;
+    int nconsts, capconsts;
+    struct gb_trace *outer;      /* a function traced inside another's trace */
+} gb_trace;
+
+extern _Thread_local gb_trace *gb__tl_trace;
+/* The dispatcher's trace hook (installed by the first gb_function_new). */
+int gb__trace_op(const gb_op_call *c, const gb_out_desc *desc, int nout, gb_tensor **out);
+void gb__trace_install_hooks(void);
+/* A symbolic tensor for output k of node: lives in the current scope. */
+gb_tensor *gb__symbolic(int32_t node, int k, const gb_out_desc *d);
+/* Records that the trace reads or writes variable id (a capture). */
+void gb__trace_capture(gb_trace *t, int64_t var_id);
+
+/* ---- retracing ------------------------------------------------------------------------- */
+
+typedef struct gb_fn_history gb_fn_history;
+/* The history of the C function fn (shared by every gb_function wrapping
+ * it); creating one for a pointer seen before is the "function in a
+ * loop" mistake, which the next first trace reports. */
+gb_fn_history *gb__history_for(gb_function_fn fn, const char *name, bool *rewrapped);
+/* Notes one call (traced or not) and, when it traced, returns the
+ * excessive-retracing warning to raise ("" when none). */
+const char *gb__history_note_call(gb_fn_history *h, bool traced);
+/* What made a trace: its kind, the argument and its new value (for the
+ * warning's "values seen"). */
+typedef struct gb_retrace_cause {
+    int kind;
+    char key[128];
+    char value[48];
+} gb_retrace_cause;
+/* Counts the trace, notes it in the history (raising the warning when
+ * due) and emits the GB_EVENT_TRACE event. */
+void gb__report_trace(gb_function *f, gb_concrete_function *cf, const gb_retrace_cause *cause);
+/* The reason a call with signature sig traces: fills buf ("first call",
+ * or what changed against the closest cached signature, the call site and
+ * the fix) and the cause. */
+void gb__retrace_reason(const gb_function *f, const gb_signature *sig, bool rewrapped,
+                        char *buf, size_t n, gb_retrace_cause *cause);
+
+/* ---- text ---------------------------------------------------------------------------------- */
+
+const char *gb__concrete_signature(gb_concrete_function *cf);
+const char *gb__concrete_graph(gb_concrete_function *cf);
+
+/* ---- gradients through calls -------------------------------------------------------------- */
+
+/* Runs cf under the tapes that watch its inputs or its captured variables,
+ * recording one record whose backward runs cf's (cached) traced backward. */
+int gb__call_recorded(gb_concrete_function *cf, gb_tensor *const *in, int nin, gb_tensor **out);
+
+#endif

@@ -1,0 +1,151 @@
+/* graph/signature.c — call signatures (TensorFlow's TraceType rules).
+ *
+ * A call's signature is each tensor input's dtype and shape and each
+ * static argument's value. A cached signature accepts a call when dtypes,
+ * ranks and static values are equal and every dim is equal or -1 there;
+ * among those that accept it, the one with the fewest -1 dims is the most
+ * specific and wins. Captured variables are checked apart (function.c): a
+ * concrete function whose variable was freed accepts nothing.
+ */
+#include <stdio.h>
+
+#include "graph/internal.h"
+
+const char *gb__input_name(const gb_function *f, int i, char *buf, size_t n) {
+    if (i < f->ninput_signature && f->input_signature[i].name)
+        snprintf(buf, n, "%s", f->input_signature[i].name);
+    else if (i < f->ninput_names && f->input_names[i])
+        snprintf(buf, n, "%s", f->input_names[i]);
+    else
+        snprintf(buf, n, "x%d", i);
+    return buf;
+}
+
+static bool statics_of(const gb_value *st, int nst, gb_signature *out) {
+    if (nst < 0 || nst > GB_FUNCTION_MAX_STATICS || (nst && !st)) {
+        gb__error(GB_ERR_VALUE, NULL, "function call: %d static arguments (at most %d)", nst,
+                  GB_FUNCTION_MAX_STATICS);
+        return false;
+    }
+    out->nstatic = nst;
+    for (int i = 0; i < nst; i++) {
+        gb_sig_static *s = &out->st[i];
+        memset(s, 0, sizeof *s);
+        s->kind = st[i].kind;
+        if (st[i].name)
+            snprintf(s->name, sizeof s->name, "%s", st[i].name);
+        else
+            snprintf(s->name, sizeof s->name, "static%d", i);
+        switch (st[i].kind) {
+        case GB_VALUE_INT: s->i = st[i].as.i; break;
+        case GB_VALUE_DOUBLE: s->d = st[i].as.d; break;
+        case GB_VALUE_BOOL: s->b = st[i].as.b; break;
+        case GB_VALUE_STRING: snprintf(s->s, sizeof s->s, "%s", st[i].as.s ? st[i].as.s : ""); break;
+        default:
+            gb__error(GB_ERR_VALUE, NULL, "function call: static argument %d has kind %d",
+                      i, (int)st[i].kind);
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool count_ok(int nin) {
+    if (nin >= 0 && nin <= GB_FUNCTION_MAX_INPUTS) return true;
+    gb__error(GB_ERR_VALUE, NULL, "function call: %d tensor inputs (at most %d)", nin,
+              GB_FUNCTION_MAX_INPUTS);
+    return false;
+}
+
+bool gb__sig_of_call(const gb_function *f, gb_tensor *const *in, int nin, const gb_value *st,
+                     int nst, gb_signature *out) {
+    if (!count_ok(nin)) return false;
+    out->nin = nin;
+    for (int i = 0; i < nin; i++) {
+        if (!in[i]) {
+            if (gb_ok()) {
+                char name[64];
+                gb__error(GB_ERR_VALUE, NULL, "function '%s': input %d ('%s') is NULL", f->name,
+                          i, gb__input_name(f, i, name, sizeof name));
+            }
+            return false;
+        }
+        gb_tensor_spec *s = &out->in[i];
+        s->name = NULL;
+        s->dtype = in[i]->dtype;
+        s->rank = in[i]->rank;
+        memcpy(s->shape, in[i]->shape, (size_t)in[i]->rank * sizeof *s->shape);
+    }
+    return statics_of(st, nst, out);
+}
+
+bool gb__sig_of_specs(const gb_function *f, const gb_tensor_spec *specs, int n,
+                      const gb_value *st, int nst, gb_signature *out) {
+    (void)f;
+    if (!count_ok(n)) return false;
+    out->nin = n;
+    for (int i = 0; i < n; i++) {
+        if (specs[i].rank < 0 || specs[i].rank > GB_MAX_RANK ||
+            (unsigned)specs[i].dtype >= GB_DTYPE_COUNT) {
+            gb__error(GB_ERR_VALUE, NULL, "tensor spec %d: dtype %d, rank %d are not valid", i,
+                      (int)specs[i].dtype, specs[i].rank);
+            return false;
+        }
+        out->in[i] = specs[i];
+        out->in[i].name = NULL;
+    }
+    return statics_of(st, nst, out);
+}
+
+bool gb__static_equal(const gb_sig_static *a, const gb_sig_static *b) {
+    if (a->kind != b->kind) return false;
+    switch (a->kind) {
+    case GB_VALUE_INT: return a->i == b->i;
+    case GB_VALUE_DOUBLE: return a->d == b->d || (a->d != a->d && b->d != b->d);
+    case GB_VALUE_BOOL: return a->b == b->b;
+    default: return strcmp(a->s, b->s) == 0;
+    }
+}
+
+bool gb__sig_statics_equal(const gb_signature *a, const gb_signature *b) {
+    if (a->nstatic != b->nstatic) return false;
+    for (int i = 0; i < a->nstatic; i++)
+        if (!gb__static_equal(&a->st[i], &b->st[i])) return false;
+    return true;
+}
+
+bool gb__sig_accepts(const gb_signature *general, const gb_signature *call) {
+    if (general->nin != call->nin) return false;
+    for (int i = 0; i < call->nin; i++) {
+        const gb_tensor_spec *g = &general->in[i], *c = &call->in[i];
+        if (g->dtype != c->dtype || g->rank != c->rank) return false;
+        for (int d = 0; d < g->rank; d++)
+            if (g->shape[d] >= 0 && g->shape[d] != c->shape[d]) return false;
+    }
+    return gb__sig_statics_equal(general, call);
+}
+
+int gb__sig_unknown_dims(const gb_signature *s) {
+    int n = 0;
+    for (int i = 0; i < s->nin; i++)
+        for (int d = 0; d < s->in[i].rank; d++) n += s->in[i].shape[d] < 0;
+    return n;
+}
+
+const char *gb__spec_text(const gb_tensor_spec *s, char *buf, size_t n) {
+    size_t k = (size_t)snprintf(buf, n, "%s[", gb_dtype_name(s->dtype));
+    for (int d = 0; d < s->rank && k < n; d++)
+        k += (size_t)snprintf(buf + k, n - k, "%s%lld", d ? "," : "", (long long)s->shape[d]);
+    if (k < n) snprintf(buf + k, n - k, "]");
+    return buf;
+}
+
+const char *gb__static_text(const gb_sig_static *s, char *buf, size_t n) {
+    switch (s->kind) {
+    case GB_VALUE_INT: snprintf(buf, n, "%lld", (long long)s->i); break;
+    case GB_VALUE_DOUBLE: snprintf(buf, n, "%g", s->d); break;
+    case GB_VALUE_BOOL: snprintf(buf, n, "%s", s->b ? "true" : "false"); break;
+    default: snprintf(buf, n, "\"%s\"", s->s); break;
+    }
+    return buf;
+}

@@ -1,0 +1,140 @@
+/* graph/trace.c — the dispatcher's trace hook: op calls become nodes.
+ *
+ * While a function traces, the dispatcher checks shapes and dtypes as it
+ * does eagerly (so trace-time errors name the op and the shapes), then
+ * hands the call here instead of running a kernel: the call becomes a node
+ * named by the name-scope path, and its outputs become symbolic tensors —
+ * a dtype, a shape (-1 for an unknown dim), and the node output that will
+ * compute them. An eager tensor the function uses (a value captured from
+ * outside, or made with gb_scalar inside) becomes a Const node, once per
+ * tensor. Variables the graph reads or writes are its captures.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "graph/internal.h"
+
+_Thread_local gb_trace *gb__tl_trace;
+
+gb_tensor *gb__symbolic(int32_t node, int k, const gb_out_desc *d) {
+    gb_tensor *t = gb__tensor_new(d->dtype, d->rank, d->shape, false);
+    if (!t) return NULL;
+    t->flags |= GB_TF_SYMBOLIC;
+    t->graph_id = (uint32_t)gb__tl_trace->cf->id;
+    t->node = node;
+    t->out_index = k;
+    return t;
+}
+
+void gb__trace_capture(gb_trace *t, int64_t var_id) {
+    gb_concrete_function *cf = t->cf;
+    for (int i = 0; i < cf->ncaptures; i++)
+        if (cf->captures[i] == var_id) return;
+    int64_t *c = realloc(cf->captures, (size_t)(cf->ncaptures + 1) * sizeof *c);
+    if (!c) {
+        gb__error(GB_ERR_MEMORY, NULL, "out of memory recording a capture");
+        return;
+    }
+    c[cf->ncaptures++] = var_id;
+    cf->captures = c;
+}
+
+/* The Const node standing for eager tensor x in this trace. */
+static int32_t const_node(gb_trace *t, const gb_tensor *x) {
+    for (int i = 0; i < t->nconsts; i++)
+        if (t->const_ids[i] == x->id) return t->const_nodes[i];
+    if (t->nconsts == t->capconsts) {
+        int cap = t->capconsts ? 2 * t->capconsts : 32;
+        uint64_t *ids = realloc(t->const_ids, (size_t)cap * sizeof *ids);
+        if (ids) t->const_ids = ids;
+        int32_t *nodes = ids ? realloc(t->const_nodes, (size_t)cap * sizeof *nodes) : NULL;
+        if (!nodes) {
+            gb__error(GB_ERR_MEMORY, NULL, "out of memory capturing a constant");
+            return -1;
+        }
+        t->const_nodes = nodes;
+        t->capconsts = cap;
+    }
+    const char *path = gb_name_scope_path();
+    char base[192];
+    snprintf(base, sizeof base, "%s%sConst", path, path[0] ? "/" : "");
+    int32_t id = gb__graph_add_const(t->graph, x, base);
+    if (id < 0) return -1;
+    t->const_ids[t->nconsts] = x->id;
+    t->const_nodes[t->nconsts++] = id;
+    return id;
+}
+
+/* The edge feeding input i of the call; false after an error. */
+static bool input_edge(gb_trace *t, const gb_op_call *c, int i, gb_edge *e) {
+    const gb_tensor *x = c->in[i];
+    if (x->flags & GB_TF_SYMBOLIC) {
+        if (x->graph_id != (uint32_t)t->cf->id) {
+            gb__op_error(c, GB_ERR_STATE,
+                         "%s: input %d is a symbolic tensor of another trace (function '%s' "
+                         "is tracing); a tensor made while tracing cannot leave its function "
+                         "except as an output",
+                         c->def->name, i, t->function->name);
+            return false;
+        }
+        *e = (gb_edge){x->node, x->out_index};
+        return true;
+    }
+    int32_t id = const_node(t, x);
+    *e = (gb_edge){id, 0};
+    return id >= 0;
+}
+
+/* Variable ops name their variable by id: the graph captures it. */
+static void note_captures(gb_trace *t, const gb_op_call *c) {
+    int64_t ids[8];
+    int n = gb__call_variable_ids(c, ids, 8);
+    for (int i = 0; i < n; i++) gb__trace_capture(t, ids[i]);
+}
+
+int gb__trace_op(const gb_op_call *c, const gb_out_desc *desc, int nout, gb_tensor **out) {
+    gb_trace *t = gb__tl_trace;
+    if (!t) {
+        gb__op_error(c, GB_ERR_STATE,
+                     "%s: a symbolic tensor was used outside the function that traced it; "
+                     "return it as an output of the function instead",
+                     c->def->name);
+        return -1;
+    }
+    gb_edge in[GB_FUNCTION_MAX_INPUTS];
+    if (c->nin > GB_FUNCTION_MAX_INPUTS) {
+        gb__op_error(c, GB_ERR_VALUE, "%s: %d inputs are more than a graph node takes (%d)",
+                     c->def->name, c->nin, GB_FUNCTION_MAX_INPUTS);
+        return -1;
+    }
+    for (int i = 0; i < c->nin; i++)
+        if (!input_edge(t, c, i, &in[i])) return -1;
+    note_captures(t, c);
+    char base[192];
+    gb__op_display_name(c, base, sizeof base);
+    int32_t id = gb__graph_add(t->graph, c->op, base, in, c->nin, desc, nout, c->attrs);
+    if (id < 0) return -1;
+    for (int k = 0; k < nout; k++)
+        if (!(out[k] = gb__symbolic(id, k, &desc[k]))) return -1;
+    return nout;
+}
+
+/* A variable made while tracing: allowed on the function's first trace
+ * (a layer building lazily), an error on any later one, as tf.function
+ * raises. */
+static bool on_variable_created(const char *name) {
+    gb_trace *t = gb__tl_trace;
+    if (!t || t->first_trace) return true;
+    gb__error(GB_ERR_STATE, NULL,
+              "function '%s' created variable '%s' on a trace that was not its first; "
+              "variables may be created only on a function's first trace (create it "
+              "outside the function, or on the first call only)",
+              t->function->name, name);
+    return false;
+}
+
+void gb__trace_install_hooks(void) {
+    atomic_store_explicit(&gb__trace_hook, gb__trace_op, memory_order_release);
+    atomic_store_explicit(&gb__variable_created_hook, on_variable_created,
+                          memory_order_release);
+}
