@@ -100,14 +100,6 @@ gb_tensor *gb_ones(gb_dtype dt, int rank, const int64_t *dims) {
 
 gb_tensor *gb_scalar(gb_dtype dt, double value) { return gb_fill(dt, 0, NULL, value); }
 
-gb_tensor *gb_zeros_like(gb_tensor *t) {
-    return t ? gb_fill(t->dtype, t->rank, t->shape, 0.0) : NULL;
-}
-
-gb_tensor *gb_ones_like(gb_tensor *t) {
-    return t ? gb_fill(t->dtype, t->rank, t->shape, 1.0) : NULL;
-}
-
 gb_tensor *gb_arange(gb_dtype dt, double start, double limit, double step) {
     if (step == 0.0 || !isfinite(start) || !isfinite(limit) || !isfinite(step)) {
         gb__error(GB_ERR_VALUE, NULL, "gb_arange: need finite start/limit and a non-zero step");
