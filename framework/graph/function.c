@@ -200,7 +200,7 @@ static gb_concrete_function *trace_miss(gb_function *f, const gb_signature *call
     }
     gb_concrete_function *cf = gb__trace(f, &sig);
     if (!cf) return NULL;
-    if (relaxed) cache_prune(f, cf);
+    cache_prune(f, relaxed ? cf : NULL); /* and drop those with freed captures */
     if (!cache_add(f, cf)) {
         gb__concrete_free(cf);
         return NULL;

@@ -219,6 +219,7 @@ typedef struct gb_retrace_cause {
     int kind;
     char key[128];
     char value[48];
+    char old[48];
 } gb_retrace_cause;
 /* Counts the trace, notes it in the history (raising the warning when
  * due) and emits the GB_EVENT_TRACE event. */

@@ -80,18 +80,31 @@ gb_fn_history *gb__history_for(gb_function_fn fn, const char *name, bool *rewrap
     return h; /* lives as long as the process: the key outlives its functions */
 }
 
-static void note_value(gb_fn_history *h, cause_kind kind, const char *key, const char *value) {
-    if (!key[0]) return;
-    if (strcmp(h->key, key) != 0 || h->last_kind != kind) {
-        snprintf(h->key, sizeof h->key, "%s", key);
-        h->last_kind = kind;
-        h->nseen = 0;
-    }
+static void add_seen(gb_fn_history *h, const char *value) {
     if (h->nseen == MAX_SEEN) {
         memmove(h->seen[0], h->seen[1], sizeof h->seen[0] * (MAX_SEEN - 1));
         h->nseen--;
     }
     snprintf(h->seen[h->nseen++], sizeof h->seen[0], "%s", value);
+}
+
+/* The values the varying argument took; a new argument starts its list
+ * with the value it had before. */
+static void note_value(gb_fn_history *h, const gb_retrace_cause *c) {
+    if (c->kind == CAUSE_REWRAPPED) { /* no argument varies: the wrapper does */
+        h->last_kind = CAUSE_REWRAPPED;
+        h->key[0] = '\0';
+        h->nseen = 0;
+        return;
+    }
+    if (!c->key[0]) return;
+    if (strcmp(h->key, c->key) != 0 || h->last_kind != (cause_kind)c->kind) {
+        snprintf(h->key, sizeof h->key, "%s", c->key);
+        h->last_kind = (cause_kind)c->kind;
+        h->nseen = 0;
+        if (c->old[0]) add_seen(h, c->old);
+    }
+    add_seen(h, c->value);
 }
 
 static const char *warning_text(gb_fn_history *h, int traces) {
@@ -105,6 +118,11 @@ static const char *warning_text(gb_fn_history *h, int traces) {
                  "is %s (values seen: %s). Tracing is expensive: %s",
                  h->name, traces, h->ncalls < WINDOW ? h->ncalls : WINDOW, h->key, values,
                  fixes[h->last_kind]);
+    else if (h->last_kind == CAUSE_REWRAPPED)
+        snprintf(h->warning, sizeof h->warning,
+                 "function '%s' traced %d times in its last %d calls, each time wrapped in a new "
+                 "gb_function around the same C function. Tracing is expensive: %s",
+                 h->name, traces, h->ncalls < WINDOW ? h->ncalls : WINDOW, fixes[h->last_kind]);
     else
         snprintf(h->warning, sizeof h->warning,
                  "function '%s' traced %d times in its last %d calls. Tracing is expensive: %s",
@@ -135,6 +153,7 @@ typedef struct trace_cause {
     cause_kind kind;
     char text[512];              /* what changed, old -> new */
     char key[128], value[48];    /* for the warning */
+    char old[48];                /* the value before, starting the warning's list */
 } trace_cause;
 _Static_assert(sizeof(((trace_cause *)0)->key) == sizeof(((gb_retrace_cause *)0)->key), "key sizes");
 
@@ -180,6 +199,7 @@ static void describe(const gb_function *f, const gb_signature *old, const gb_sig
             c->kind = CAUSE_DTYPE;
             snprintf(c->key, sizeof c->key, "input %d '%s' (dtype)", i, name);
             snprintf(c->value, sizeof c->value, "%s", gb_dtype_name(y->dtype));
+            snprintf(c->old, sizeof c->old, "%s", gb_dtype_name(x->dtype));
             snprintf(c->text, sizeof c->text, "input %d '%s' changed dtype: %s -> %s", i, name,
                      gb_dtype_name(x->dtype), gb_dtype_name(y->dtype));
             return;
@@ -188,6 +208,7 @@ static void describe(const gb_function *f, const gb_signature *old, const gb_sig
             c->kind = CAUSE_RANK;
             snprintf(c->key, sizeof c->key, "input %d '%s' (rank)", i, name);
             snprintf(c->value, sizeof c->value, "%d", y->rank);
+            snprintf(c->old, sizeof c->old, "%d", x->rank);
             snprintf(c->text, sizeof c->text, "input %d '%s' changed rank: %d -> %d (%s -> %s)", i,
                      name, x->rank, y->rank, gb__spec_text(x, a, sizeof a),
                      gb__spec_text(y, b, sizeof b));
@@ -198,6 +219,7 @@ static void describe(const gb_function *f, const gb_signature *old, const gb_sig
             c->kind = CAUSE_DIM;
             snprintf(c->key, sizeof c->key, "input %d '%s' dim %d", i, name, d);
             snprintf(c->value, sizeof c->value, "%lld", (long long)y->shape[d]);
+            snprintf(c->old, sizeof c->old, "%lld", (long long)x->shape[d]);
             snprintf(c->text, sizeof c->text, "input %d '%s' changed dim %d: %lld -> %lld (%s -> %s)",
                      i, name, d, (long long)x->shape[d], (long long)y->shape[d],
                      gb__spec_text(x, a, sizeof a), gb__spec_text(y, b, sizeof b));
@@ -209,6 +231,7 @@ static void describe(const gb_function *f, const gb_signature *old, const gb_sig
         c->kind = CAUSE_STATIC;
         snprintf(c->key, sizeof c->key, "static argument '%s'", now->st[i].name);
         gb__static_text(&now->st[i], c->value, sizeof c->value);
+        gb__static_text(&old->st[i], c->old, sizeof c->old);
         snprintf(c->text, sizeof c->text, "static argument '%s' changed value: %s -> %s",
                  now->st[i].name, gb__static_text(&old->st[i], a, sizeof a), c->value);
         return;
@@ -250,8 +273,6 @@ static void find_cause(const gb_function *f, const gb_signature *sig, bool rewra
         snprintf(c->text, sizeof c->text,
                  "its C function was wrapped in a new gb_function (the same function pointer "
                  "was wrapped before, so its traces are lost)");
-        snprintf(c->key, sizeof c->key, "the gb_function wrapping it (created anew)");
-        snprintf(c->value, sizeof c->value, "a new gb_function");
     } else {
         c->kind = CAUSE_FIRST;
         snprintf(c->text, sizeof c->text, "first call");
@@ -272,6 +293,7 @@ void gb__retrace_reason(const gb_function *f, const gb_signature *sig, bool rewr
     out->kind = (int)c.kind;
     memcpy(out->key, c.key, sizeof out->key);
     memcpy(out->value, c.value, sizeof out->value);
+    memcpy(out->old, c.old, sizeof out->old);
 }
 
 /* ---- reporting -------------------------------------------------------------------------------- */
@@ -281,7 +303,7 @@ void gb__report_trace(gb_function *f, gb_concrete_function *cf, const gb_retrace
     f->stats.trace_ms += cf->trace_ms;
     if (f->history) {
         pthread_mutex_lock(&histories_lock);
-        note_value(f->history, (cause_kind)cause->kind, cause->key, cause->value);
+        note_value(f->history, cause);
         pthread_mutex_unlock(&histories_lock);
     }
     const char *warn = gb__history_note_call(f->history, true);
