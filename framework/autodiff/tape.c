@@ -16,11 +16,15 @@ _Thread_local gb_tape *gb__tape_slots[MAX_TAPES];
 
 /* ---- bookkeeping --------------------------------------------------------------- */
 
+/* Bits of the occupied slots: the loops below visit live tapes only, and
+ * a scope ending with no live tape costs one test. */
+static _Thread_local uint64_t live_slots;
+
 void gb__tape_update_recording(void) {
     uint64_t m = 0;
-    for (int i = 0; i < MAX_TAPES; i++) {
-        gb_tape *t = gb__tape_slots[i];
-        if (t && t->recording && !t->paused && !t->in_gradient && !t->expired) m |= t->bit;
+    for (uint64_t l = live_slots; l; l &= l - 1) {
+        gb_tape *t = gb__tape_slots[__builtin_ctzll(l)];
+        if (t->recording && !t->paused && !t->in_gradient && !t->expired) m |= t->bit;
     }
     gb__tl_recording = m & ~gb__tl_hidden_tapes;
 }
@@ -74,16 +78,18 @@ static void tape_destroy(void *arg) {
     free(t->old_ids);
     free(t->vars);
     gb__tape_slots[t->slot] = NULL;
+    live_slots &= ~t->bit;
     gb__tape_update_recording();
 }
 
 /* Installed as core's scope-end hook by the first tape. */
 static void tapes_on_scope_end(int depth) {
-    for (int i = 0; i < MAX_TAPES; i++) {
-        gb_tape *t = gb__tape_slots[i];
+    if (!live_slots) return;
+    for (uint64_t l = live_slots; l; l &= l - 1) {
+        gb_tape *t = gb__tape_slots[__builtin_ctzll(l)];
         /* Tapes begun in the ending scope are destroyed by its defer list;
          * older tapes that recorded tensors of this scope lose them. */
-        if (!t || t->depth >= depth || t->expired || t->max_rec_depth < depth) continue;
+        if (t->depth >= depth || t->expired || t->max_rec_depth < depth) continue;
         t->expired = true;
         snprintf(t->expired_why, sizeof t->expired_why,
                  "the GradientTape recorded tensors of a scope (depth %d) that has ended; "
@@ -125,6 +131,7 @@ gb_tape *gb_tape_begin_ex(bool persistent, bool watch_accessed_variables) {
     t->recording = true;
     if (!gb__scope_defer(tape_destroy, t)) return NULL;
     gb__tape_slots[slot] = t;
+    live_slots |= t->bit;
     gb__tape_update_recording();
     return t;
 }

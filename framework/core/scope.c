@@ -267,9 +267,18 @@ int64_t gb__shape_size(int rank, const int64_t *shape) {
     return n;
 }
 
+/* Ids are unique in the process and grow on each thread (a tape compares
+ * them with its start). Threads take blocks of ids, so making a tensor
+ * costs no atomic instruction. */
+enum { ID_BLOCK = 4096 };
 uint64_t gb__next_tensor_id(void) {
-    static _Atomic uint64_t next_id = 1;
-    return next_id++;
+    static _Atomic uint64_t next_block = 1;
+    static _Thread_local uint64_t next, end;
+    if (next == end) {
+        next = atomic_fetch_add_explicit(&next_block, ID_BLOCK, memory_order_relaxed);
+        end = next + ID_BLOCK;
+    }
+    return next++;
 }
 
 #define HEADER_BYTES (((sizeof(gb_tensor) + sizeof(gb_buffer)) + ALIGN - 1) & ~(size_t)(ALIGN - 1))

@@ -91,6 +91,29 @@ static bool captures_alive(const gb_concrete_function *cf) {
     return true;
 }
 
+/* Whether the call's tensors and statics are exactly cf's signature. */
+static bool call_is_exactly(const gb_concrete_function *cf, gb_tensor *const *in, int nin,
+                            const gb_value *st, int nst) {
+    const gb_signature *s = &cf->sig;
+    if (s->nin != nin || s->nstatic != nst) return false;
+    for (int i = 0; i < nin; i++) {
+        const gb_tensor_spec *sp = &s->in[i];
+        if (!in[i] || in[i]->dtype != sp->dtype || in[i]->rank != sp->rank ||
+            memcmp(in[i]->shape, sp->shape, (size_t)sp->rank * sizeof *sp->shape) != 0)
+            return false;
+    }
+    for (int i = 0; i < nst; i++) {
+        const gb_sig_static *a = &s->st[i];
+        if (st[i].kind != a->kind) return false;
+        bool same = st[i].kind == GB_VALUE_INT      ? st[i].as.i == a->i
+                    : st[i].kind == GB_VALUE_DOUBLE ? st[i].as.d == a->d
+                    : st[i].kind == GB_VALUE_BOOL   ? st[i].as.b == a->b
+                                                    : st[i].as.s && !strcmp(st[i].as.s, a->s);
+        if (!same) return false;
+    }
+    return true;
+}
+
 /* The most specific cached concrete function accepting sig, or NULL. */
 static gb_concrete_function *lookup(const gb_function *f, const gb_signature *sig) {
     gb_concrete_function *best = NULL;
@@ -128,6 +151,7 @@ static void cache_prune(gb_function *f, const gb_concrete_function *relaxed) {
         bool covered = relaxed && gb__sig_accepts(&relaxed->sig, &cf->sig);
         if (covered || !captures_alive(cf)) {
             if (f->latest == cf) f->latest = NULL;
+            if (f->last_exact == cf) f->last_exact = NULL;
             gb__concrete_free(cf);
         } else {
             f->cache[k++] = cf;
@@ -231,10 +255,19 @@ int gb_function_call(gb_function *f, gb_tensor *const *in, int nin, const gb_val
      * traces (its ops become nodes of that graph, as tf.function inlines). */
     if (atomic_load_explicit(&run_eagerly, memory_order_relaxed) || gb__tl_trace)
         return call_eagerly(f, in, nin, st, nst, out);
+    /* The common case first: the same exact shapes as the last call. No
+     * trace can be more specific than an exact one, so it is the match. */
+    gb_concrete_function *cf = f->last_exact;
+    if (cf && call_is_exactly(cf, in, nin, st, nst) && captures_alive(cf)) {
+        f->stats.cache_hits++;
+        gb__history_note_call(f->history, false);
+        return gb__call_recorded(cf, in, nin, out);
+    }
     gb_signature sig;
     if (!gb__sig_of_call(f, in, nin, st, nst, &sig)) return -1;
     if (f->ninput_signature && !check_input_signature(f, &sig)) return -1;
-    gb_concrete_function *cf = lookup(f, &sig);
+    cf = lookup(f, &sig);
+    f->last_exact = cf && gb__sig_unknown_dims(&cf->sig) == 0 ? cf : NULL;
     if (cf) {
         f->stats.cache_hits++;
         gb__history_note_call(f->history, false);

@@ -115,9 +115,30 @@ const char *gb__input_name(const gb_function *f, int i, char *buf, size_t n);
 
 /* ---- concrete functions and functions ----------------------------------------------- */
 
+/* One node as the executor runs it: everything the loop needs, packed,
+ * so a run touches the steps and the value table and nothing else. */
+typedef struct gb_exec_step {
+    gb_kernel_fn kernel;
+    const gb_op_def *def;
+    const gb_node *node;         /* for names, attributes, dynamic shapes */
+    int32_t *in;                 /* value index of each input */
+    int32_t nin, nout;
+    int32_t out0;                /* value index of output 0 (outputs are contiguous) */
+    gb_op_id op;
+    bool dynamic;                /* infer shapes and allocate outputs per run */
+    bool random;                 /* new seeds on every run after the first */
+    bool borrow;                 /* a variable read no later write can disturb:
+                                  * it views the variable's memory, no reference */
+} gb_exec_step;
+
 /* How a concrete function runs (plan.c): the live nodes in order, and
  * for every value (node output) its memory. */
 typedef struct gb_plan {
+    gb_exec_step *steps;         /* the live nodes that run (not inputs or constants) */
+    int nsteps;
+    int32_t *step_inputs;        /* the steps' input indices, one array */
+    int32_t *input_values;       /* value index of each Placeholder */
+    int32_t *output_values;      /* value index of each function output */
     int32_t *order;              /* live nodes, a topological order */
     int norder;
     int64_t *offset;             /* per value: arena offset, -1 when not planned */
@@ -168,6 +189,7 @@ struct gb_function {
     struct gb_fn_history *history; /* shared by every gb_function of this C function */
     bool rewrapped;              /* its C function was wrapped by another gb_function before */
     gb_concrete_function *latest;
+    gb_concrete_function *last_exact; /* the last hit, when its signature has no -1 dim */
 };
 
 /* Traces f for signature sig into a new concrete function (not cached);

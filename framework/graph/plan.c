@@ -18,6 +18,10 @@ enum { ALIGN = 64 };
 
 void gb__plan_free(gb_plan *p) {
     if (!p) return;
+    free(p->steps);
+    free(p->step_inputs);
+    free(p->input_values);
+    free(p->output_values);
     free(p->order);
     free(p->offset);
     free(p->base);
@@ -210,6 +214,58 @@ static void init_headers(const gb_concrete_function *cf, gb_plan *p) {
     }
 }
 
+/* Whether node nd (at position pos) writes variable id. */
+static bool writes_var(const gb_node *nd, int64_t id) {
+    if (nd->op == GB_OP_READ_VARIABLE) return false;
+    for (int k = 0; k < nd->attrs.nvars; k++)
+        if (nd->attrs.vars[k] == id) return true;
+    return false;
+}
+
+/* A read of a variable may use the variable's memory directly (no
+ * reference, so later writes happen in place instead of copying) when no
+ * write to that variable comes while the value read is still in use. */
+static bool can_borrow(const gb_concrete_function *cf, const gb_plan *p, int pos) {
+    const gb_graph *g = &cf->graph;
+    const gb_node *rd = &g->nodes[p->order[pos]];
+    int32_t last = p->last_use[rd->value0];
+    for (int q = pos + 1; q < p->norder; q++)
+        if (writes_var(&g->nodes[p->order[q]], rd->attrs.vars[0])) return q > last;
+    return true;
+}
+
+/* The executor's program: one packed step per live node that runs. */
+static bool build_steps(const gb_concrete_function *cf, gb_plan *p) {
+    const gb_graph *g = &cf->graph;
+    int total_in = 0;
+    for (int pos = 0; pos < p->norder; pos++) total_in += g->nodes[p->order[pos]].nin;
+    size_t nsteps = p->norder > 0 ? (size_t)p->norder : 1;
+    p->steps = malloc(nsteps * sizeof *p->steps);
+    p->step_inputs = malloc((size_t)(total_in ? total_in : 1) * sizeof *p->step_inputs);
+    if (!p->steps || !p->step_inputs) return false;
+    int32_t *in = p->step_inputs;
+    p->nsteps = 0;
+    for (int pos = 0; pos < p->norder; pos++) {
+        const gb_node *nd = &g->nodes[p->order[pos]];
+        if (nd->op == GB_OP_PLACEHOLDER || nd->op == GB_OP_CONST) continue;
+        const gb_op_def *def = gb_op_table[nd->op];
+        gb_exec_step *st = &p->steps[p->nsteps++];
+        *st = (gb_exec_step){.kernel = def->kernel, .def = def, .node = nd, .in = in,
+                             .nin = nd->nin, .nout = nd->nout, .out0 = nd->value0, .op = nd->op,
+                             .dynamic = nd->flags & GB_NODE_DYNAMIC,
+                             .random = def->flags & GB_OPF_RANDOM,
+                             .borrow = nd->op == GB_OP_READ_VARIABLE && can_borrow(cf, p, pos)};
+        for (int i = 0; i < nd->nin; i++) *in++ = g->nodes[nd->in[i].node].value0 + nd->in[i].out;
+    }
+    p->input_values = malloc((size_t)(cf->nin ? cf->nin : 1) * sizeof *p->input_values);
+    p->output_values = malloc((size_t)(cf->nout ? cf->nout : 1) * sizeof *p->output_values);
+    if (!p->input_values || !p->output_values) return false;
+    for (int i = 0; i < cf->nin; i++) p->input_values[i] = g->nodes[cf->input_nodes[i]].value0;
+    for (int k = 0; k < cf->nout; k++)
+        p->output_values[k] = g->nodes[cf->outputs[k].node].value0 + cf->outputs[k].out;
+    return true;
+}
+
 bool gb__plan_build(gb_concrete_function *cf) {
     const gb_graph *g = &cf->graph;
     gb_plan *p = calloc(1, sizeof *p);
@@ -226,7 +282,7 @@ bool gb__plan_build(gb_concrete_function *cf) {
               prune(cf, p);
     if (ok) {
         lifetimes(cf, p);
-        ok = assign_offsets(cf, p);
+        ok = assign_offsets(cf, p) && build_steps(cf, p);
     }
     if (!ok) {
         gb__plan_free(p);

@@ -101,6 +101,10 @@ int gb__call_variable_ids(const gb_op_call *c, int64_t *ids, int cap);
  * variables made on a function's later traces); false refuses. */
 typedef bool (*gb_variable_created_fn)(const char *name);
 extern _Atomic(gb_variable_created_fn) gb__variable_created_hook;
+/* A ReadVariableOp run by a graph that proved no write disturbs the value
+ * while it is used: out views the variable's memory, taking no reference;
+ * false (error) when the variable was freed. */
+bool gb__variable_borrow(const gb_op_call *c, gb_tensor *out);
 /* The variable behind a ReadVariableOp / Assign*VariableOp call. */
 struct gb_variable *gb__call_variable(const gb_op_call *c);
 bool gb__variable_is_trainable(const struct gb_variable *v);

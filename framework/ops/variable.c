@@ -123,6 +123,14 @@ static bool kernel_read(const gb_op_call *c, gb_tensor **out) {
     return true;
 }
 
+bool gb__variable_borrow(const gb_op_call *c, gb_tensor *out) {
+    gb_variable *v = live_variable(c);
+    if (!v) return false;
+    out->buf = NULL;
+    out->data = v->buf->data;
+    return true;
+}
+
 const gb_op_def gb_opdef_read_variable = {
     .name = "ReadVariableOp",
     .arity = 0,
