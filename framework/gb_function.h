@@ -165,6 +165,15 @@ typedef struct gb_trace_event {
     bool warning;             /* this trace raised the excessive-retracing warning */
 } gb_trace_event;
 
+/* The detail of a GB_EVENT_FUNCTION event: a function's counters, sent
+ * after calls 1, 2, 4, ... 1024 and every 1024th call after, and when the
+ * function is freed — live enough for a dashboard, cheap for a training
+ * loop. */
+typedef struct gb_function_event {
+    const char *function;
+    gb_function_stats stats;
+} gb_function_event;
+
 #if !defined(GB_BUILDING_LIBRARY)
 #define gb_function_new(...) GB_AT(gb_function_new, __VA_ARGS__)
 #define gb_function_call(...) GB_AT(gb_function_call, __VA_ARGS__)

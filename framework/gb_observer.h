@@ -20,8 +20,9 @@ typedef enum gb_event_kind {
     GB_EVENT_OP = 1u << 0,        /* an op ran (only while op timing is on) */
     GB_EVENT_PLACEMENT = 1u << 1, /* an op was placed on a device */
     GB_EVENT_WARNING = 1u << 2,   /* a warning (message) */
-    GB_EVENT_TRACE = 1u << 3,     /* a function was traced (detail: later) */
+    GB_EVENT_TRACE = 1u << 3,     /* a function was traced (gb_trace_event) */
     GB_EVENT_NUMERICS = 1u << 4,  /* a NaN/Inf was found (detail: later) */
+    GB_EVENT_FUNCTION = 1u << 5,  /* a function's call counters (gb_function_event) */
     GB_EVENT_ALL = 0xffffffffu
 } gb_event_kind;
 
@@ -44,6 +45,9 @@ int gb_observer_add(gb_observer_fn fn, void *user, unsigned kinds);
 void gb_observer_remove(int id);
 /* Sends ev to the observers of its kind; the engine's own emit path. */
 void gb_observer_emit(const gb_event *ev);
+/* Whether any observer subscribed to one of `kinds` (one load: emitters
+ * skip building events nobody reads). */
+bool gb_observer_wants(unsigned kinds);
 
 /* The training step that events are stamped with (tf.summary's step):
  * set it once per step; gb_get_step returns false while none is set. */

@@ -274,6 +274,36 @@ START_TEST(test_trace_event) {
 }
 END_TEST
 
+typedef struct seen_counts {
+    int events;
+    gb_function_stats last;
+} seen_counts;
+
+static void on_counts(const gb_event *ev, void *user) {
+    seen_counts *s = user;
+    const gb_function_event *e = ev->detail;
+    s->events++;
+    s->last = e->stats;
+}
+
+/* Counters leave as events after calls 1, 2, 4, 8, ... and at the end. */
+START_TEST(test_counter_events) {
+    seen_counts s = {0};
+    int id = gb_observer_add(on_counts, &s, GB_EVENT_FUNCTION);
+    gb_function *f = square("sq", false);
+    for (int i = 0; i < 5; i++) call1(f, vec(3));
+    ck_assert_int_eq(s.events, 3); /* calls 1, 2, 4 */
+    ck_assert_int_eq(s.last.calls, 4);
+    ck_assert_int_eq(s.last.cache_hits, 3);
+    ck_assert_int_eq(s.last.traces, 1);
+    gb_function_free(f);
+    ck_assert_int_eq(s.events, 4);
+    ck_assert_int_eq(s.last.calls, 5);
+    ck_assert_int_eq(s.last.cache_hits, 4);
+    gb_observer_remove(id);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("graph_retrace");
     TCase *tc = tcase_create("reasons");
@@ -289,6 +319,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_reduce_retracing_relaxes_once);
     tcase_add_test(tc, test_most_specific_wins);
     tcase_add_test(tc, test_trace_event);
+    tcase_add_test(tc, test_counter_events);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -69,6 +69,10 @@ double gb__now_us(void) {
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
 }
 
+bool gb_observer_wants(unsigned kinds) {
+    return atomic_load_explicit(&subscribed_kinds, memory_order_relaxed) & kinds;
+}
+
 void gb_observer_emit(const gb_event *ev) {
     if (!(atomic_load_explicit(&subscribed_kinds, memory_order_relaxed) & ev->kind)) return;
     observer snapshot[MAX_OBSERVERS];

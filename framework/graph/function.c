@@ -15,6 +15,8 @@
 
 static _Atomic bool run_eagerly;
 
+static void emit_counters(const gb_function *f);
+
 void gb_run_functions_eagerly(bool on) { atomic_store(&run_eagerly, on); }
 bool gb_functions_run_eagerly(void) { return atomic_load(&run_eagerly); }
 
@@ -73,6 +75,7 @@ gb_function *gb_function_new(const char *name, gb_function_fn fn, const gb_funct
 
 void gb_function_free(gb_function *f) {
     if (!f) return;
+    if (f->stats.calls) emit_counters(f); /* the final counts */
     for (int i = 0; i < f->ncache; i++) gb__concrete_free(f->cache[i]);
     free(f->cache);
     for (int i = 0; i < f->ninput_names; i++) free(f->input_names[i]);
@@ -234,6 +237,26 @@ static gb_concrete_function *trace_miss(gb_function *f, const gb_signature *call
     return cf;
 }
 
+/* ---- counters as events ---------------------------------------------------------------------- */
+
+static void emit_counters(const gb_function *f) {
+    if (!gb_observer_wants(GB_EVENT_FUNCTION)) return;
+    gb_function_event detail = {.function = f->name, .stats = gb_function_get_stats(f)};
+    char msg[160];
+    snprintf(msg, sizeof msg, "%s: %lld calls, %lld cache hits, %lld traces", f->name,
+             (long long)detail.stats.calls, (long long)detail.stats.cache_hits,
+             (long long)detail.stats.traces);
+    gb_event ev = {.kind = GB_EVENT_FUNCTION, .message = msg, .detail = &detail};
+    gb_observer_emit(&ev);
+}
+
+/* After calls 1, 2, 4, ... 1024, then every 1024th. */
+static int counted(gb_function *f, int rc) {
+    int64_t n = f->stats.calls;
+    if ((n & (n - 1)) == 0 || (n & 1023) == 0) emit_counters(f);
+    return rc;
+}
+
 /* ---- calls ------------------------------------------------------------------------------------- */
 
 static int call_eagerly(gb_function *f, gb_tensor *const *in, int nin, const gb_value *st,
@@ -254,14 +277,14 @@ int gb_function_call(gb_function *f, gb_tensor *const *in, int nin, const gb_val
     /* Eagerly when asked; inlined when called while another function
      * traces (its ops become nodes of that graph, as tf.function inlines). */
     if (atomic_load_explicit(&run_eagerly, memory_order_relaxed) || gb__tl_trace)
-        return call_eagerly(f, in, nin, st, nst, out);
+        return counted(f, call_eagerly(f, in, nin, st, nst, out));
     /* The common case first: the same exact shapes as the last call. No
      * trace can be more specific than an exact one, so it is the match. */
     gb_concrete_function *cf = f->last_exact;
     if (cf && call_is_exactly(cf, in, nin, st, nst) && captures_alive(cf)) {
         f->stats.cache_hits++;
         gb__history_note_call(f->history, false);
-        return gb__call_recorded(cf, in, nin, out);
+        return counted(f, gb__call_recorded(cf, in, nin, out));
     }
     gb_signature sig;
     if (!gb__sig_of_call(f, in, nin, st, nst, &sig)) return -1;
@@ -274,7 +297,7 @@ int gb_function_call(gb_function *f, gb_tensor *const *in, int nin, const gb_val
     } else if (!(cf = trace_miss(f, &sig))) {
         return -1;
     }
-    return gb__call_recorded(cf, in, nin, out);
+    return counted(f, gb__call_recorded(cf, in, nin, out));
 }
 
 gb_concrete_function *gb_function_get_concrete(gb_function *f, const gb_tensor_spec *specs,
