@@ -273,6 +273,38 @@ START_TEST(test_tape_outside_differentiates_through_call) {
 }
 END_TEST
 
+/* Nested tapes inside a function: the second derivative of x^3 is 6x,
+ * computed by the graph. */
+static int second_derivative(void *user, gb_tensor *const *in, int nin, const gb_value *st,
+                             int nst, gb_tensor **out) {
+    (void)user, (void)nin, (void)st, (void)nst;
+    gb_tape *outer = gb_tape_begin();
+    gb_tape_watch(outer, in[0]);
+    gb_tape *in_tape = gb_tape_begin();
+    gb_tape_watch(in_tape, in[0]);
+    gb_tensor *y = gb_mul(gb_mul(in[0], in[0]), in[0]);
+    gb_tape_end(in_tape);
+    gb_tensor *dy = gb_tape_gradient(in_tape, y, in[0]);
+    gb_tape_end(outer);
+    out[0] = dy;
+    out[1] = gb_tape_gradient(outer, dy, in[0]);
+    return 2;
+}
+
+START_TEST(test_nested_tapes_inside_function) {
+    gb_function *f = gb_function_new("d2", second_derivative, NULL);
+    gb_tensor *y[2];
+    for (int i = 1; i <= 3; i++) {
+        gb_tensor *x = gb_scalar(GB_F64, i);
+        ck_assert_int_eq(gb_function_call(f, &x, 1, NULL, 0, y), 2);
+        ck_assert_double_eq(gb_item(y[0]), 3.0 * i * i);
+        ck_assert_double_eq(gb_item(y[1]), 6.0 * i);
+    }
+    ck_assert_int_eq(gb_function_tracing_count(f), 1);
+    gb_function_free(f);
+}
+END_TEST
+
 /* ---- numerics alerts in graphs ----------------------------------------------------------------- */
 
 static int log_fn(void *user, gb_tensor *const *in, int nin, const gb_value *st, int nst,
@@ -312,6 +344,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_traced_train_step_equals_eager);
     tcase_add_test(tc, test_traced_step_allocates_nothing_per_call);
     tcase_add_test(tc, test_tape_outside_differentiates_through_call);
+    tcase_add_test(tc, test_nested_tapes_inside_function);
     tcase_add_test(tc, test_numerics_alert_names_function_and_node);
     suite_add_tcase(s, tc);
     return s;
