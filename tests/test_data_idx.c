@@ -1,9 +1,10 @@
 /* test_data_idx.c — the IDX reader and the MNIST-format loader: valid
  * files of every type (plain and gzip), each way a file can be wrong
- * (missing, directory, empty, bad magic, unknown type, bad rank,
+ * (missing, directory, FIFO, device, empty, bad magic, unknown type, bad rank,
  * truncated header, truncated data plain and gzip, trailing data, corrupt
  * gzip), each way a directory can be wrong (missing, a file, a missing
- * part, label/image count mismatch, wrong rank), the float conversion of
+ * part, label/image count mismatch, wrong rank, a label outside the
+ * classes, a FIFO part), the float conversion of
  * images, and, when installed, the real Fashion-MNIST files through a
  * full shuffled, batched, prefetched epoch. Files are written into a
  * fresh temporary directory. */
@@ -176,6 +177,22 @@ START_TEST(test_missing_and_directory) {
     assert_io_error(in_tmp("nope.gz"), ": cannot open: No such file or directory");
     ck_assert_ptr_null(gb_idx_read(tmpdir));
     assert_io_error(tmpdir, ": is a directory, not an IDX file");
+}
+END_TEST
+
+/* A FIFO (or any non-regular file) is refused at once: opening one for
+ * reading would block until a writer comes, which may be never. The
+ * alarm turns a hang into a failure instead of waiting for the timeout. */
+START_TEST(test_fifo_refused) {
+    const char *p = in_tmp("fifo-idx1-ubyte");
+    ck_assert_int_eq(mkfifo(p, 0600), 0);
+    alarm(10);
+    ck_assert_ptr_null(gb_idx_read(p));
+    assert_io_error(p, ": is a FIFO, not an IDX file");
+
+    ck_assert_ptr_null(gb_idx_read("/dev/null"));
+    assert_io_error("/dev/null", ": is a character device, not an IDX file");
+    alarm(0);
 }
 END_TEST
 
@@ -384,6 +401,34 @@ START_TEST(test_mnist_wrong_rank_and_bad_part) {
 }
 END_TEST
 
+/* A label outside the classes would index past a table of class names
+ * (or a one-hot row): the loader names the file, the record and the value. */
+START_TEST(test_mnist_label_out_of_range) {
+    write_mnist(12, 12, 5, true);
+    uint8_t lbl[5] = {0, 1, 2, 200, 4}, buf[64];
+    const char *p = write_file("t10k-labels-idx1-ubyte", buf,
+                               idx_bytes(buf, 0x08, 1, (uint32_t[]){5}, lbl, sizeof lbl));
+    gb_mnist m;
+    ck_assert(!gb_mnist_load(tmpdir, &m));
+    assert_io_error(p, ": label 200 at record 3 is not one of the 10 classes (0 to 9)");
+    ck_assert_ptr_null(m.test_labels);
+}
+END_TEST
+
+/* A FIFO in place of a part: an error naming it, not a hang. */
+START_TEST(test_mnist_fifo_part) {
+    write_mnist(12, 12, 5, false);
+    const char *p = in_tmp("t10k-images-idx3-ubyte");
+    ck_assert_int_eq(remove(p), 0);
+    ck_assert_int_eq(mkfifo(p, 0600), 0);
+    alarm(10);
+    gb_mnist m;
+    ck_assert(!gb_mnist_load(tmpdir, &m));
+    assert_io_error(p, ": is a FIFO, not an IDX file");
+    alarm(0);
+}
+END_TEST
+
 /* ---- images as float ---------------------------------------------------------------------- */
 
 START_TEST(test_images_to_float) {
@@ -514,6 +559,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_read_every_type);
     tcase_add_test(tc, test_dataset_shares_idx_buffer);
     tcase_add_test(tc, test_missing_and_directory);
+    tcase_add_test(tc, test_fifo_refused);
     tcase_add_test(tc, test_header_errors);
     tcase_add_test(tc, test_truncated_data);
     tcase_add_test(tc, test_truncated_gzip_stream);
@@ -524,6 +570,8 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_mnist_dir_errors);
     tcase_add_test(tc, test_mnist_label_count_mismatch);
     tcase_add_test(tc, test_mnist_wrong_rank_and_bad_part);
+    tcase_add_test(tc, test_mnist_label_out_of_range);
+    tcase_add_test(tc, test_mnist_fifo_part);
     tcase_add_test(tc, test_images_to_float);
     tcase_add_test(tc, test_real_fashion_mnist);
     suite_add_tcase(s, tc);
