@@ -194,6 +194,10 @@ START_TEST(test_fifo_refused) {
     ck_assert_ptr_null(gb_idx_read("/dev/null"));
     assert_io_error("/dev/null", ": is a character device, not an IDX file");
     alarm(0);
+
+    /* A regular file whose size stat reports as 0 is still read to its end. */
+    ck_assert_ptr_null(gb_idx_read("/proc/self/stat"));
+    assert_io_error("/proc/self/stat", ": bad magic number");
 }
 END_TEST
 

@@ -40,25 +40,30 @@ static ssize_t read_fully(int fd, void *dst, size_t n) {
     return (ssize_t)got;
 }
 
-/* The st_size bytes of an open regular file. A file that grows while it
- * is read is refused rather than silently cut: the caller would parse a
- * prefix as if it were the whole. */
-static void *read_regular(int fd, const char *path, size_t expected, size_t *size) {
-    char *bytes = malloc(expected ? expected : 1);
-    if (!bytes) {
-        gb__error(GB_ERR_MEMORY, NULL, "%s: out of memory reading %zu bytes", path, expected);
-        return NULL;
-    }
-    char probe;
-    ssize_t got = read_fully(fd, bytes, expected);
-    ssize_t more = got < 0 ? -1 : read_fully(fd, &probe, 1);
-    if (got < 0 || more < 0) {
-        gb__error(GB_ERR_IO, NULL, "%s: read error: %s", path, strerror(errno));
-    } else if (more > 0) {
-        gb__error(GB_ERR_IO, NULL, "%s: the file grew while it was being read", path);
-    } else {
-        *size = (size_t)got;
-        return bytes;
+/* Everything up to the end of an open regular file. `hint` is the size
+ * fstat gave; the buffer grows if the file is longer (it may be growing,
+ * or be one of the files that report size 0, as in /proc). */
+static void *read_to_end(int fd, const char *path, size_t hint, size_t *size) {
+    size_t cap = hint + 1, n = 0;   /* + 1: seeing the end takes a read past it */
+    char *bytes = NULL;
+    for (;;) {
+        char *more = realloc(bytes, cap);
+        if (!more) {
+            gb__error(GB_ERR_MEMORY, NULL, "%s: out of memory reading %zu bytes", path, cap);
+            break;
+        }
+        bytes = more;
+        ssize_t got = read_fully(fd, bytes + n, cap - n);
+        if (got < 0) {
+            gb__error(GB_ERR_IO, NULL, "%s: read error: %s", path, strerror(errno));
+            break;
+        }
+        n += (size_t)got;
+        if (n < cap) {
+            *size = n;
+            return bytes;
+        }
+        cap *= 2;
     }
     free(bytes);
     return NULL;
@@ -77,7 +82,7 @@ void *gb__file_read(const char *path, const char *what, size_t *size) {
     else if (!S_ISREG(st.st_mode))
         gb__error(GB_ERR_IO, NULL, "%s: is %s, not %s", path, file_kind(st.st_mode), what);
     else
-        bytes = read_regular(fd, path, (size_t)st.st_size, size);
+        bytes = read_to_end(fd, path, (size_t)st.st_size, size);
     close(fd);
     return bytes;
 }
