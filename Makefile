@@ -2,16 +2,21 @@
 #   make demo   installs what is missing, builds, trains Fashion-MNIST while
 #               serving the live dashboard on http://127.0.0.1:6006
 #   make test   installs what is missing, builds, runs every test (CTest)
-# Both are idempotent and quiet when everything is already in place.
+#   make fuzz   runs every libFuzzer target of tests/fuzz/ for FUZZ_SECONDS
+#               (default 30) each, built with clang in its own directory
+# All are idempotent and quiet when everything is already in place.
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 30
 JOBS       ?= $(shell nproc)
 CMAKE_Q     = cmake --log-level=WARNING
-# Builds quietly; on failure the whole log is shown.
-BUILD_Q     = build() { cmake --build "$$1" -j $(JOBS) > "$$1/build.log" 2>&1 || { cat "$$1/build.log"; exit 1; }; }; build
+# Builds quietly (directory, then extra cmake --build arguments); on
+# failure the whole log is shown.
+BUILD_Q     = build() { d="$$1"; shift; cmake --build "$$d" -j $(JOBS) "$$@" > "$$d/build.log" 2>&1 || { cat "$$d/build.log"; exit 1; }; }; build
 
-.PHONY: all deps build test test-asan test-tsan demo bench clean
+.PHONY: all deps build test test-asan test-tsan fuzz demo bench clean
 
 all: build
 
@@ -39,6 +44,16 @@ test-tsan: deps
 	@cd $(TSAN_BUILD) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	  ctest --output-on-failure -j $(JOBS) -L threads
 
+# libFuzzer (clang, with ASan + UBSan) over each target for FUZZ_SECONDS;
+# only the fuzz targets and the libraries they link are built. The same
+# targets replay their seeds and regressions in `make test` without clang.
+fuzz:
+	@GB_WITH_FUZZ=1 scripts/bootstrap.sh
+	@$(CMAKE_Q) -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
+	  -DGB_FUZZ=ON >/dev/null
+	@$(BUILD_Q) $(FUZZ_BUILD) --target fuzzers
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh $(FUZZ_BUILD)
+
 demo: build
 	@scripts/demo.sh $(BUILD)
 
@@ -50,3 +65,5 @@ bench:
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD)
+
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

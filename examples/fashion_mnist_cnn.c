@@ -27,6 +27,6 @@ int main(int argc, char **argv) {
     gb_sequential_add(model, gb_max_pool2d_new(&pool));
     gb_sequential_add(model, gb_flatten_new(NULL));
     gb_sequential_add(model, gb_dense_new(128, &(gb_dense_options){.activation = GB_ACT_RELU}));
-    gb_sequential_add(model, gb_dense_new(10, NULL));
+    gb_sequential_add(model, gb_dense_new(GB_MNIST_CLASSES, NULL));
     return fmnist_main(&cfg, model, GB_IMAGES_NHWC);
 }

@@ -18,6 +18,6 @@ int main(int argc, char **argv) {
     gb_module *model = gb_sequential_new("mlp");
     gb_sequential_add(model, gb_dense_new(256, &(gb_dense_options){.activation = GB_ACT_RELU}));
     gb_sequential_add(model, gb_dense_new(128, &(gb_dense_options){.activation = GB_ACT_RELU}));
-    gb_sequential_add(model, gb_dense_new(10, NULL)); /* logits */
+    gb_sequential_add(model, gb_dense_new(GB_MNIST_CLASSES, NULL)); /* logits */
     return fmnist_main(&cfg, model, GB_IMAGES_FLAT);
 }

@@ -25,7 +25,9 @@
 #include "gb_summary.h"
 #include "glassbox.h"
 
-static const char *const fmnist_class_names[10] = {
+/* Indexed by label: gb_mnist_load guarantees every label is below
+ * GB_MNIST_CLASSES, and the models' outputs are that wide. */
+static const char *const fmnist_class_names[GB_MNIST_CLASSES] = {
     "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
     "Sandal",      "Shirt",   "Sneaker",  "Bag",   "Ankle boot",
 };
@@ -312,7 +314,7 @@ static int fmnist_main(const fmnist_config *cfg, gb_module *model, gb_image_layo
     double test_acc = 0;
     gb_scope_begin();
     if (!fmnist_open_outputs(&r)) goto done;
-    if (!gb_mnist_load(cfg->data_dir, &r.data)) {
+    if (!gb_mnist_load(cfg->data_dir, GB_MNIST_CLASSES, &r.data)) {
         fmnist_fail("loading Fashion-MNIST");
         goto done;
     }

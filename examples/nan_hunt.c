@@ -60,7 +60,7 @@ static bool parse(int argc, char **argv, options *o) {
 static gb_tensor *naive_cross_entropy(gb_tensor *labels, gb_tensor *logits) {
     gb_name_scope_push("naive_cross_entropy");
     gb_tensor *probs = gb_softmax(logits, -1);
-    gb_tensor *onehot = gb_one_hot(labels, 10, 1.0, 0.0, GB_F32);
+    gb_tensor *onehot = gb_one_hot(labels, GB_MNIST_CLASSES, 1.0, 0.0, GB_F32);
     gb_tensor *ll = gb_reduce_sum(gb_mul(onehot, gb_log(probs)), GB_AXES(1), false);
     gb_tensor *loss = gb_neg(gb_reduce_mean(ll, GB_ALL_AXES, false));
     gb_name_scope_pop();
@@ -74,14 +74,14 @@ typedef struct model {
 
 static bool setup(const options *o, model *m) {
     gb_mnist data;
-    if (!gb_mnist_load(o->data_dir, &data)) return false;
+    if (!gb_mnist_load(o->data_dir, GB_MNIST_CLASSES, &data)) return false;
     gb_tensor *images = gb_images_to_float(data.train_images, GB_IMAGES_FLAT); /* [N,784] */
     m->x = gb_slice(images, GB_LIST(0, 0), GB_LIST(2048, -1));
     m->y = gb_slice(data.train_labels, GB_LIST(0), GB_LIST(2048));
     gb_nn_set_seed(7);
     m->net = gb_sequential_new("model");
     gb_sequential_add(m->net, gb_dense_new(64, &(gb_dense_options){.activation = GB_ACT_RELU}));
-    gb_sequential_add(m->net, gb_dense_new(10, NULL));
+    gb_sequential_add(m->net, gb_dense_new(GB_MNIST_CLASSES, NULL));
     return gb_ok();
 }
 

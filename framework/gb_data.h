@@ -6,7 +6,10 @@
  * one epoch. Usage, with Fashion-MNIST:
  *
  *     gb_mnist m;
- *     if (!gb_mnist_load(GB_FASHION_MNIST_DIR, &m)) { puts(gb_error_string()); return 1; }
+ *     if (!gb_mnist_load(GB_FASHION_MNIST_DIR, GB_MNIST_CLASSES, &m)) {
+ *         puts(gb_error_string());
+ *         return 1;
+ *     }
  *     gb_tensor *x = gb_images_to_float(m.train_images, GB_IMAGES_FLAT);  // [60000,784] in [0,1]
  *     gb_dataset *ds = gb_dataset_from_tensor_slices(2, (gb_tensor *[]){x, m.train_labels});
  *     ds = gb_dataset_shuffle(ds, 10000, 42);     // each call takes over its input
@@ -143,10 +146,18 @@ bool gb_iterator_get_stats(const gb_iterator *it, gb_iterator_stats *out);
 /* Reads an IDX file, gzip-compressed or not: uint8 -> GB_U8, int8/int16/
  * int32 -> GB_I32, float -> GB_F32, double -> GB_F64, shape from the
  * header. Checks the magic number, type code, dims and data size; errors
- * (GB_ERR_IO) name the file and what is wrong with it. */
+ * (GB_ERR_IO) name the file and what is wrong with it. Only regular files
+ * are read: a FIFO or a device is refused at once, never waited on. */
 gb_tensor *gb_idx_read(const char *path);
+/* The same from `size` bytes in memory (an IDX file's contents, gzip-
+ * compressed or not), copied into the result; `name` stands for the file
+ * in error messages (NULL: "IDX data"). */
+gb_tensor *gb_idx_decode(const void *data, size_t size, const char *name);
 
 #define GB_FASHION_MNIST_DIR "/usr/share/datasets/fashion-mnist"
+
+/* Classes of MNIST and Fashion-MNIST: labels 0 to 9. */
+#define GB_MNIST_CLASSES 10
 
 /* MNIST and Fashion-MNIST: images uint8 [N,28,28], labels int32 [N]. */
 typedef struct gb_mnist {
@@ -156,9 +167,13 @@ typedef struct gb_mnist {
 
 /* Loads train-images-idx3-ubyte, train-labels-idx1-ubyte,
  * t10k-images-idx3-ubyte and t10k-labels-idx1-ubyte (each .gz or not) from
- * dir into the current scope. false after an error: a missing directory
- * or file, a bad file, or label and image counts that differ. */
-bool gb_mnist_load(const char *dir, gb_mnist *out);
+ * dir into the current scope. Every label must be a class, 0 to
+ * num_classes - 1 (1 to 256; GB_MNIST_CLASSES for (Fashion-)MNIST), so it
+ * can index a table of class names or a one-hot row. false after an
+ * error: a missing directory or file, a bad file, label and image counts
+ * that differ, or a label out of range (naming the file, the record and
+ * the value). */
+bool gb_mnist_load(const char *dir, int num_classes, gb_mnist *out);
 
 typedef enum gb_image_layout {
     GB_IMAGES_NHW,    /* [N,H,W] */
@@ -187,6 +202,7 @@ gb_tensor *gb_images_to_float(gb_tensor *images, gb_image_layout layout);
 #define gb_iterator_new(...) GB_AT(gb_iterator_new, __VA_ARGS__)
 #define gb_iterator_next(...) GB_AT(gb_iterator_next, __VA_ARGS__)
 #define gb_idx_read(...) GB_AT(gb_idx_read, __VA_ARGS__)
+#define gb_idx_decode(...) GB_AT(gb_idx_decode, __VA_ARGS__)
 #define gb_mnist_load(...) GB_AT(gb_mnist_load, __VA_ARGS__)
 #define gb_images_to_float(...) GB_AT(gb_images_to_float, __VA_ARGS__)
 #endif

@@ -7,7 +7,8 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 
 # Debian packages: build tools, libraries, the data set, the benchmark peer
-# and the browser used by the end-to-end tests.
+# (GB_WITH_TORCH=1), the fuzzing compiler (GB_WITH_FUZZ=1) and the browser
+# used by the end-to-end tests.
 packages=(
   build-essential cmake pkg-config
   libopenblas-dev libsqlite3-dev libmicrohttpd-dev check
@@ -16,6 +17,9 @@ packages=(
   chromium nodejs npm
 )
 if [ "${GB_WITH_TORCH:-0}" = 1 ]; then packages+=(python3-torch); fi
+# `make fuzz`: clang with libFuzzer and the sanitizer runtimes (not a
+# dependency of clang when recommends are skipped, as below).
+if [ "${GB_WITH_FUZZ:-0}" = 1 ]; then packages+=(clang libclang-rt-14-dev libfuzzer-14-dev); fi
 
 missing=()
 for p in "${packages[@]}"; do

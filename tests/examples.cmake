@@ -2,9 +2,9 @@
 #
 # fmnist_mlp_quick: one epoch of the MLP on 20,000 training images must
 # reach 80 % test accuracy (the full run reaches 87.5 % in 5 epochs).
-# fmnist_bad_inputs: a missing data directory, a truncated IDX file and a
-# label file whose count differs each give a clear message and a non-zero
-# exit.
+# fmnist_bad_inputs: a missing data directory, a truncated IDX file, a
+# label file whose count differs, a test label outside the 10 classes and a
+# FIFO in place of a file each give a clear message and a non-zero exit.
 add_test(NAME fmnist_mlp_quick
          COMMAND ${CMAKE_BINARY_DIR}/examples/fashion_mnist_mlp --epochs 1 --limit 20000
                  --min-accuracy 0.80)

@@ -1,12 +1,14 @@
 /* test_data_idx.c — the IDX reader and the MNIST-format loader: valid
- * files of every type (plain and gzip), each way a file can be wrong
- * (missing, directory, empty, bad magic, unknown type, bad rank,
- * truncated header, truncated data plain and gzip, trailing data, corrupt
- * gzip), each way a directory can be wrong (missing, a file, a missing
- * part, label/image count mismatch, wrong rank), the float conversion of
- * images, and, when installed, the real Fashion-MNIST files through a
- * full shuffled, batched, prefetched epoch. Files are written into a
- * fresh temporary directory. */
+ * files of every type (plain and gzip, from a file or from memory), each
+ * way a file can be wrong (missing, directory, FIFO, device, empty, bad
+ * magic, unknown type, bad rank, truncated header, truncated data plain
+ * and gzip, a header announcing more than the input can hold, trailing
+ * data, corrupt gzip, bytes after the gzip stream), each way a directory
+ * can be wrong (missing, a file, a missing part, label/image count
+ * mismatch, wrong rank, a label outside the classes, a FIFO part), the
+ * float conversion of images, and, when installed, the real Fashion-MNIST
+ * files through a full shuffled, batched, prefetched epoch. Files are
+ * written into a fresh temporary directory. */
 #include <check.h>
 #include <ftw.h>
 #include <stdio.h>
@@ -179,6 +181,26 @@ START_TEST(test_missing_and_directory) {
 }
 END_TEST
 
+/* A FIFO (or any non-regular file) is refused at once: opening one for
+ * reading would block until a writer comes, which may be never. The
+ * alarm turns a hang into a failure instead of waiting for the timeout. */
+START_TEST(test_fifo_refused) {
+    const char *p = in_tmp("fifo-idx1-ubyte");
+    ck_assert_int_eq(mkfifo(p, 0600), 0);
+    alarm(10);
+    ck_assert_ptr_null(gb_idx_read(p));
+    assert_io_error(p, ": is a FIFO, not an IDX file");
+
+    ck_assert_ptr_null(gb_idx_read("/dev/null"));
+    assert_io_error("/dev/null", ": is a character device, not an IDX file");
+    alarm(0);
+
+    /* A regular file whose size stat reports as 0 is still read to its end. */
+    ck_assert_ptr_null(gb_idx_read("/proc/self/stat"));
+    assert_io_error("/proc/self/stat", ": bad magic number");
+}
+END_TEST
+
 START_TEST(test_header_errors) {
     uint8_t buf[64];
     const char *p;
@@ -296,6 +318,78 @@ START_TEST(test_null_path) {
 }
 END_TEST
 
+/* ---- bytes in memory ------------------------------------------------------------------ */
+
+/* n bytes gzip-compressed into out (one member); the compressed size. */
+static size_t gzip_bytes(uint8_t *out, size_t cap, const void *in, size_t n) {
+    z_stream z = {0};
+    ck_assert_int_eq(deflateInit2(&z, 9, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
+    z.next_in = (Bytef *)in;
+    z.avail_in = (uInt)n;
+    z.next_out = out;
+    z.avail_out = (uInt)cap;
+    ck_assert_int_eq(deflate(&z, Z_FINISH), Z_STREAM_END);
+    deflateEnd(&z);
+    return cap - z.avail_out;
+}
+
+START_TEST(test_decode_memory) {
+    uint8_t idx[64], gz[128];
+    size_t n = idx_bytes(idx, 0x08, 2, (uint32_t[]){2, 3}, "abcdef", 6);
+    size_t ngz = gzip_bytes(gz, sizeof gz, idx, n);
+    const void *inputs[2] = {idx, gz};
+    size_t sizes[2] = {n, ngz};
+    for (int i = 0; i < 2; i++) {
+        gb_tensor *t = gb_idx_decode(inputs[i], sizes[i], "mem");
+        ck_assert_msg(t != NULL, "%s", gb_error_string());
+        ck_assert_int_eq(gb_rank(t), 2);
+        ck_assert_int_eq(gb_dim(t, 1), 3);
+        ck_assert_double_eq(gb_get(t, 5), 'f');
+    }
+    /* The name stands for the file in messages; NULL gives a generic one. */
+    ck_assert_ptr_null(gb_idx_decode(idx, n - 1, "mem"));
+    assert_io_error("mem", ": truncated: expected 6 bytes of data, got 5");
+    ck_assert_ptr_null(gb_idx_decode(NULL, 0, NULL));
+    assert_io_error("IDX data", ": not an IDX file: the file is empty");
+    ck_assert_ptr_null(gb_idx_decode(NULL, 3, "mem"));
+    assert_error(GB_ERR_VALUE, "gb_idx_decode: data is NULL but size is 3");
+}
+END_TEST
+
+/* As gzip(1): members concatenated read as one stream, zero padding after
+ * the last is ignored, anything else after it is an error. */
+START_TEST(test_gzip_members) {
+    uint8_t idx[64], gz[512];
+    size_t n = idx_bytes(idx, 0x08, 1, (uint32_t[]){10}, "0123456789", 10);
+    size_t a = gzip_bytes(gz, sizeof gz, idx, 13);
+    size_t b = gzip_bytes(gz + a, sizeof gz - a, idx + 13, n - 13);
+    gb_tensor *t = gb_idx_decode(gz, a + b, "two");
+    ck_assert_msg(t != NULL, "%s", gb_error_string());
+    ck_assert_double_eq(gb_get(t, 9), '9');
+
+    memset(gz + a + b, 0, 7);
+    ck_assert_ptr_nonnull(gb_idx_decode(gz, a + b + 7, "padded"));
+
+    gz[a + b + 3] = 'x';
+    ck_assert_ptr_null(gb_idx_decode(gz, a + b + 7, "garbage"));
+    assert_io_error("garbage", ": corrupt gzip data: bytes after the end of the gzip stream that "
+                               "are neither gzip data nor zero padding");
+}
+END_TEST
+
+/* A header announcing far more data than the input holds is refused
+ * before anything is allocated for it (here 2^48 bytes). */
+START_TEST(test_header_larger_than_input) {
+    uint8_t idx[64], gz[128];
+    size_t n = idx_bytes(idx, 0x08, 3, (uint32_t[]){65536, 65536, 65536}, "abc", 3);
+    ck_assert_ptr_null(gb_idx_decode(idx, n, "plain"));
+    assert_io_error("plain", ": truncated: expected 281474976710656 bytes of data, got 3");
+    size_t ngz = gzip_bytes(gz, sizeof gz, idx, n);
+    ck_assert_ptr_null(gb_idx_decode(gz, ngz, "gz"));
+    assert_io_error("gz", ": truncated: expected 281474976710656 bytes of data, but the ");
+}
+END_TEST
+
 /* ---- MNIST directories ---------------------------------------------------------------- */
 
 /* A tiny MNIST directory: n_train/n_test images of 4x3, labels i % 10. */
@@ -320,7 +414,7 @@ START_TEST(test_mnist_small_dir) {
     for (int gz = 0; gz < 2; gz++) {
         write_mnist(12, 12, 5, gz);
         gb_mnist m;
-        ck_assert_msg(gb_mnist_load(tmpdir, &m), "%s", gb_error_string());
+        ck_assert_msg(gb_mnist_load(tmpdir, GB_MNIST_CLASSES, &m), "%s", gb_error_string());
         ck_assert_int_eq(gb_tensor_dtype(m.train_images), GB_U8);
         ck_assert_int_eq(gb_dim(m.train_images, 0), 12);
         ck_assert_int_eq(gb_dim(m.train_images, 1), 4);
@@ -340,17 +434,17 @@ END_TEST
 START_TEST(test_mnist_dir_errors) {
     gb_mnist m;
     const char *missing = in_tmp("no-such-dir");
-    ck_assert(!gb_mnist_load(missing, &m));
+    ck_assert(!gb_mnist_load(missing, GB_MNIST_CLASSES, &m));
     ck_assert_ptr_null(m.train_images);
     assert_io_error(missing, ": No such file or directory (expected a directory holding "
                              "train-images-idx3-ubyte.gz");
 
     const char *file = write_file("plain-file", "x", 1);
-    ck_assert(!gb_mnist_load(file, &m));
+    ck_assert(!gb_mnist_load(file, GB_MNIST_CLASSES, &m));
     assert_io_error(file, ": not a directory");
 
     write_u8("train-images-idx3-ubyte.gz", 3, (uint32_t[]){2, 2, 2});
-    ck_assert(!gb_mnist_load(tmpdir, &m));
+    ck_assert(!gb_mnist_load(tmpdir, GB_MNIST_CLASSES, &m));
     assert_io_error(tmpdir, ": missing train-labels-idx1-ubyte.gz (or train-labels-idx1-ubyte): "
                             "not an MNIST-format directory");
 }
@@ -359,7 +453,7 @@ END_TEST
 START_TEST(test_mnist_label_count_mismatch) {
     write_mnist(12, 11, 5, true);
     gb_mnist m;
-    ck_assert(!gb_mnist_load(tmpdir, &m));
+    ck_assert(!gb_mnist_load(tmpdir, GB_MNIST_CLASSES, &m));
     char want[512];
     snprintf(want, sizeof want, "%s/train-labels-idx1-ubyte.gz has 11 labels but "
              "%s/train-images-idx3-ubyte.gz has 12 images", tmpdir, tmpdir);
@@ -373,14 +467,53 @@ START_TEST(test_mnist_wrong_rank_and_bad_part) {
     write_mnist(12, 12, 5, true);
     const char *p = write_u8("t10k-images-idx3-ubyte.gz", 2, (uint32_t[]){5, 12});
     gb_mnist m;
-    ck_assert(!gb_mnist_load(tmpdir, &m));
+    ck_assert(!gb_mnist_load(tmpdir, GB_MNIST_CLASSES, &m));
     assert_io_error(p, ": expected images (uint8, rank 3), found uint8 [5,12]");
 
     /* A broken part is reported by the reader, naming that file. */
     write_mnist(12, 12, 5, true);
     p = write_file("t10k-labels-idx1-ubyte", "\0\0\x08\x01\0\0\0\x05\1\2", 10);
-    ck_assert(!gb_mnist_load(tmpdir, &m));
+    ck_assert(!gb_mnist_load(tmpdir, GB_MNIST_CLASSES, &m));
     assert_io_error(p, ": truncated: expected 5 bytes of data, got 2");
+}
+END_TEST
+
+/* A label outside the classes would index past a table of class names
+ * (or a one-hot row): the loader names the file, the record and the value. */
+START_TEST(test_mnist_label_out_of_range) {
+    write_mnist(12, 12, 5, true);
+    uint8_t lbl[5] = {0, 1, 2, 200, 4}, buf[64];
+    const char *p = write_file("t10k-labels-idx1-ubyte", buf,
+                               idx_bytes(buf, 0x08, 1, (uint32_t[]){5}, lbl, sizeof lbl));
+    gb_mnist m;
+    ck_assert(!gb_mnist_load(tmpdir, GB_MNIST_CLASSES, &m));
+    assert_io_error(p, ": label 200 at record 3 is not one of the 10 classes (0 to 9)");
+    ck_assert_ptr_null(m.test_labels);
+
+    /* Fewer classes than the labels use; then a count labels cannot have. */
+    write_mnist(12, 12, 5, true);
+    ck_assert(!gb_mnist_load(tmpdir, 5, &m));
+    assert_io_error(in_tmp("train-labels-idx1-ubyte.gz"),
+                    ": label 5 at record 5 is not one of the 5 classes (0 to 4)");
+    ck_assert(gb_mnist_load(tmpdir, 256, &m));
+    ck_assert(!gb_mnist_load(tmpdir, 0, &m));
+    assert_error(GB_ERR_VALUE, "gb_mnist_load: num_classes is 0; expected 1 to 256");
+    ck_assert(!gb_mnist_load(tmpdir, 257, &m));
+    assert_error(GB_ERR_VALUE, "num_classes is 257");
+}
+END_TEST
+
+/* A FIFO in place of a part: an error naming it, not a hang. */
+START_TEST(test_mnist_fifo_part) {
+    write_mnist(12, 12, 5, false);
+    const char *p = in_tmp("t10k-images-idx3-ubyte");
+    ck_assert_int_eq(remove(p), 0);
+    ck_assert_int_eq(mkfifo(p, 0600), 0);
+    alarm(10);
+    gb_mnist m;
+    ck_assert(!gb_mnist_load(tmpdir, GB_MNIST_CLASSES, &m));
+    assert_io_error(p, ": is a FIFO, not an IDX file");
+    alarm(0);
 }
 END_TEST
 
@@ -438,7 +571,8 @@ START_TEST(test_real_fashion_mnist) {
                   GB_FASHION_MNIST_DIR);
     double t0 = now_ms();
     gb_mnist m;
-    ck_assert_msg(gb_mnist_load(GB_FASHION_MNIST_DIR, &m), "%s", gb_error_string());
+    ck_assert_msg(gb_mnist_load(GB_FASHION_MNIST_DIR, GB_MNIST_CLASSES, &m), "%s",
+                  gb_error_string());
     double t_load = now_ms() - t0;
     ck_assert_int_eq(gb_rank(m.train_images), 3);
     ck_assert_int_eq(gb_dim(m.train_images, 0), 60000);
@@ -514,16 +648,22 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_read_every_type);
     tcase_add_test(tc, test_dataset_shares_idx_buffer);
     tcase_add_test(tc, test_missing_and_directory);
+    tcase_add_test(tc, test_fifo_refused);
     tcase_add_test(tc, test_header_errors);
     tcase_add_test(tc, test_truncated_data);
     tcase_add_test(tc, test_truncated_gzip_stream);
     tcase_add_test(tc, test_trailing_data);
     tcase_add_test(tc, test_corrupt_gzip);
     tcase_add_test(tc, test_null_path);
+    tcase_add_test(tc, test_decode_memory);
+    tcase_add_test(tc, test_gzip_members);
+    tcase_add_test(tc, test_header_larger_than_input);
     tcase_add_test(tc, test_mnist_small_dir);
     tcase_add_test(tc, test_mnist_dir_errors);
     tcase_add_test(tc, test_mnist_label_count_mismatch);
     tcase_add_test(tc, test_mnist_wrong_rank_and_bad_part);
+    tcase_add_test(tc, test_mnist_label_out_of_range);
+    tcase_add_test(tc, test_mnist_fifo_part);
     tcase_add_test(tc, test_images_to_float);
     tcase_add_test(tc, test_real_fashion_mnist);
     suite_add_tcase(s, tc);

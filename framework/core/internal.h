@@ -104,6 +104,14 @@ const char *gb__call_site_text(char *buf, size_t n);
 /* Formats a shape as "[2,3]" into buf. */
 const char *gb__shape_fmt(int rank, const int64_t *shape, char *buf, size_t n);
 
+/* ---- files ---------------------------------------------------------------------- */
+
+/* The bytes of the regular file at path (malloc'd, *size set), or NULL
+ * after a GB_ERR_IO error naming the path: missing, unreadable, or not a
+ * regular file ("is a FIFO, not <what>"; what: "an IDX file"). Never
+ * blocks on a FIFO or device. */
+void *gb__file_read(const char *path, const char *what, size_t *size);
+
 /* ---- the thread's execution state ------------------------------------------------ */
 
 /* Written by the layers above, read here and by the dispatcher with one

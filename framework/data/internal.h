@@ -19,6 +19,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <zlib.h>
 
 #include "gb_data.h"
 #include "ops/internal.h"
@@ -137,6 +138,32 @@ void *gb__iter_alloc(size_t size, const gb__iter_ops *ops, gb__pool *pool);
  * after an error (an adopted reference is then released). */
 gb_tensor *gb__heap_tensor(gb_buffer *b, bool adopt, gb_dtype dt, int rank,
                            const int64_t *shape);
+
+/* ---- bytes in memory, plain or gzip ---------------------------------------------------- */
+
+/* A sequential reader over a buffer: gzip data (magic 1F 8B) are inflated,
+ * anything else read as is. The buffer must outlive the reader. */
+typedef struct gb__byte_reader {
+    const uint8_t *next;   /* input not consumed yet */
+    size_t left;
+    bool gzip;
+    bool inflating;        /* z holds zlib state that close must free */
+    bool member_ended;     /* the current gzip member is complete */
+    bool ended_early;      /* the data stop in the middle of a gzip member */
+    const char *error;     /* why the gzip data are corrupt (zlib's words) */
+    z_stream z;
+} gb__byte_reader;
+
+/* false after a GB_ERR_MEMORY error (zlib's state); close it either way. */
+bool gb__byte_reader_open(gb__byte_reader *r, const void *bytes, size_t n);
+void gb__byte_reader_close(gb__byte_reader *r);
+/* Reads up to n bytes into dst: the count read (fewer only at the end of
+ * the data), or -1 when the gzip data are corrupt (r->error says how). */
+int64_t gb__byte_reader_read(gb__byte_reader *r, void *dst, int64_t n);
+/* The most bytes the rest can yield: exact for plain data, the deflate
+ * bound for gzip. Lets a loader refuse a header announcing more data than
+ * the input could hold before it allocates for it. */
+uint64_t gb__byte_reader_max_left(const gb__byte_reader *r);
 
 /* ---- background threads ---------------------------------------------------------------------- */
 

@@ -4,8 +4,8 @@
  * A directory holds four IDX files, gzip-compressed or not, under the
  * names the data sets are distributed with. Besides what gb_idx_read
  * checks in each file, the loader checks what makes them a data set:
- * images of rank 3 and labels of rank 1, both uint8, and as many labels
- * as images.
+ * images of rank 3 and labels of rank 1, both uint8, as many labels as
+ * images, and every label one of the caller's classes.
  */
 #include <errno.h>
 #include <limits.h>
@@ -20,6 +20,9 @@ static const char *const stems[4] = {
     "t10k-images-idx3-ubyte",  "t10k-labels-idx1-ubyte",
 };
 
+/* Present and not a directory. A FIFO or device counts as present, so
+ * that gb_idx_read refuses it by name instead of this loader reporting
+ * the part missing. */
 static bool is_file(const char *path) {
     struct stat st;
     return stat(path, &st) == 0 && !S_ISDIR(st.st_mode);
@@ -49,19 +52,29 @@ static gb_tensor *read_part(const char *path, int rank, const char *what) {
     return t;
 }
 
-/* uint8 labels as int32, the dtype losses take. */
-static gb_tensor *labels_i32(gb_tensor *u8) {
+/* uint8 labels as int32, the dtype losses take, each checked to be a
+ * class: an out-of-range label would index past a table of class names
+ * or a one-hot row in the user's code. */
+static gb_tensor *labels_i32(gb_tensor *u8, const char *path, int num_classes) {
+    const uint8_t *src = u8->data;
+    for (int64_t i = 0; i < u8->size; i++) {
+        if (src[i] >= num_classes) {
+            gb__error(GB_ERR_IO, NULL,
+                      "%s: label %d at record %lld is not one of the %d classes (0 to %d)", path,
+                      src[i], (long long)i, num_classes, num_classes - 1);
+            return NULL;
+        }
+    }
     gb_buffer *b = gb__buffer_new_heap((size_t)u8->size * sizeof(int32_t));
     if (!b) return NULL;
-    const uint8_t *src = u8->data;
     int32_t *dst = b->data;
     for (int64_t i = 0; i < u8->size; i++) dst[i] = src[i];
     return gb__heap_tensor(b, true, GB_I32, 1, u8->shape);
 }
 
-/* Images and labels of one split; NULL images after an error. */
+/* Images and labels of one split; false after an error. */
 static bool load_split(const char *dir, const char *img_stem, const char *lbl_stem,
-                       gb_tensor **images, gb_tensor **labels) {
+                       int num_classes, gb_tensor **images, gb_tensor **labels) {
     char ipath[PATH_MAX], lpath[PATH_MAX];
     if (!find_file(dir, img_stem, ipath, sizeof ipath) ||
         !find_file(dir, lbl_stem, lpath, sizeof lpath))
@@ -75,11 +88,11 @@ static bool load_split(const char *dir, const char *img_stem, const char *lbl_st
         return false;
     }
     *images = img;
-    *labels = labels_i32(lbl);
+    *labels = labels_i32(lbl, lpath, num_classes);
     return *labels != NULL;
 }
 
-bool gb_mnist_load(const char *dir, gb_mnist *out) {
+bool gb_mnist_load(const char *dir, int num_classes, gb_mnist *out) {
     if (!out) {
         gb__error(GB_ERR_VALUE, NULL, "gb_mnist_load: out is NULL");
         return false;
@@ -87,6 +100,12 @@ bool gb_mnist_load(const char *dir, gb_mnist *out) {
     *out = (gb_mnist){0};
     if (!dir) {
         gb__error(GB_ERR_VALUE, NULL, "gb_mnist_load: dir is NULL");
+        return false;
+    }
+    if (num_classes < 1 || num_classes > 256) {
+        gb__error(GB_ERR_VALUE, NULL,
+                  "gb_mnist_load: num_classes is %d; expected 1 to 256 (labels are bytes)",
+                  num_classes);
         return false;
     }
     struct stat st;
@@ -103,8 +122,8 @@ bool gb_mnist_load(const char *dir, gb_mnist *out) {
         return false;
     }
     gb_mnist m = {0};
-    if (!load_split(dir, stems[0], stems[1], &m.train_images, &m.train_labels) ||
-        !load_split(dir, stems[2], stems[3], &m.test_images, &m.test_labels))
+    if (!load_split(dir, stems[0], stems[1], num_classes, &m.train_images, &m.train_labels) ||
+        !load_split(dir, stems[2], stems[3], num_classes, &m.test_images, &m.test_labels))
         return false;
     *out = m;
     return true;

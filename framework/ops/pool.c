@@ -202,7 +202,7 @@ static bool tiles_exactly(const gb_window *g) {
                 for (int64_t iw = w0; iw < w1; iw++) {                                             \
                     const T *restrict v = x + PIX(g, n, ih, iw);                                   \
                     for (int64_t c = 0; c < C; c++)                                                \
-                        m[c] = (v[c] > m[c]) | (v[c] != v[c]) ? v[c] : m[c];                       \
+                        m[c] = ((v[c] > m[c]) | (v[c] != v[c])) ? v[c] : m[c];                     \
                 }                                                                                  \
         })                                                                                         \
     }                                                                                              \
