@@ -143,7 +143,9 @@ static void check_bad_buckets(const char *set, const char *why) {
 START_TEST(empty_buckets) { check_bad_buckets("buckets = x''", "the buckets BLOB is empty"); }
 END_TEST
 
-START_TEST(buckets_of_the_wrong_size) { check_bad_buckets("buckets = zeroblob(488 - 8)", WRONG_SIZE); }
+START_TEST(buckets_of_the_wrong_size) {
+    check_bad_buckets("buckets = zeroblob(488 - 8)", WRONG_SIZE);
+}
 END_TEST
 
 START_TEST(negative_bucket_count) { check_bad_buckets("bucket_count = -1", WRONG_SIZE); }
