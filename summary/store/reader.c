@@ -4,7 +4,13 @@
  * prepared statements (keyed by the address of their SQL literal) and a
  * mutex that serializes calls, so a handle may be shared by threads.
  * Multi-statement queries run in one read transaction: one snapshot, even
- * while writers commit.
+ * while writers commit. How the connection is made is reader_open.c.
+ *
+ * The helpers every reader file shares are here too, among them the
+ * checks of damaged rows: a row that cannot be what its table says (text
+ * that is a BLOB, an hparam flag that is neither 0 nor 1) fails its query
+ * with GB_STORE_ERR_DATA and a message naming it, rather than be read as
+ * a guess (a BLOB cut at its first NUL, a flag taken as true).
  */
 #include <math.h>
 #include <pthread.h>
