@@ -98,7 +98,7 @@ START_TEST(test_files_that_are_not_stores) {
     char path[400];
     snprintf(path, sizeof path, "%s/missing.db", dir);
     ASSERT_OPEN_FAILS(path, GB_STORE_ERR_NOT_FOUND, "missing.db' does not exist");
-    ASSERT_OPEN_FAILS(dir, GB_STORE_ERR_NOT_STORE, "not a glassbox store (not a regular file)");
+    ASSERT_OPEN_FAILS(dir, GB_STORE_ERR_NOT_STORE, "not a glassbox store (a directory)");
     snprintf(path, sizeof path, "%s/text.db", dir);
     write_file(path, "this is not a database, just some text that is long enough to matter\n");
     ASSERT_OPEN_FAILS(path, GB_STORE_ERR_NOT_STORE, "not a glassbox store (not an SQLite database)");

@@ -9,7 +9,11 @@
  * takes --name VALUE and --name=VALUE alike, answers --help with its usage
  * on stdout, and refuses unknown options, missing values and missing
  * required options with exit 2. serve's bad arguments are refused before
- * it would serve. Links the server and the store only.
+ * it would serve. A directory, a FIFO, a file that is no store and a newer
+ * schema are each one line and exit 1 for every subcommand. Names from
+ * the store ("webui_fixtures evil": ESC sequences, BEL, newlines, C1, bytes
+ * that are not UTF-8) print escaped, exactly, in inspect's output and in
+ * every message quoting them. Links the server and the store only.
  */
 #include <check.h>
 #include <math.h>
@@ -17,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "run_program.h"
@@ -48,6 +53,17 @@ static int glassbox(const char *const *args) {
         ck_assert_msg(strstr(err, (part)), "stderr '%s' lacks '%s'", err, (part));            \
         ck_assert_str_eq(out, "");                                                            \
     } while (0)
+
+/* text holds `line` as a whole line. */
+#define ASSERT_HAS_LINE(text, line)                                                         \
+    ck_assert_msg(has_line((text), (line)), "no line\n%s\nin\n%s", (line), (text))
+
+static bool has_line(const char *text, const char *line) {
+    size_t n = strlen(line);
+    for (const char *p = strstr(text, line); p; p = strstr(p + 1, line))
+        if ((p == text || p[-1] == '\n') && (p[n] == '\n' || p[n] == '\0')) return true;
+    return false;
+}
 
 static void setup(void) {
     SUMMARY_TEMP_STORE(dir, db, "gb_webui_cli");
@@ -210,6 +226,137 @@ START_TEST(test_serve_rejects_bad_arguments) {
 }
 END_TEST
 
+/* ---- paths that are no store ---------------------------------------------------------------- */
+
+/* err is exactly "<head><message>\n": one line. */
+static void assert_one_line(const char *head, const char *message) {
+    char want[1200];
+    snprintf(want, sizeof want, "%s%s\n", head, message);
+    ck_assert_str_eq(err, want);
+}
+
+START_TEST(test_bad_store_paths_are_one_line_errors) {
+    char fifo[300], text[300], newer[300];
+    snprintf(fifo, sizeof fifo, "%s/fifo.db", dir);
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);   /* opening it would block: it must not be opened */
+    snprintf(text, sizeof text, "%s/text.db", dir);
+    FILE *f = fopen(text, "w");
+    fputs("a text file long enough to fill the 100 bytes of an SQLite header, which it is not, "
+          "as anyone can see\n", f);
+    fclose(f);
+    snprintf(newer, sizeof newer, "%s/newer.db", dir);
+    ck_assert_int_eq(run_program("tests/webui_fixtures", (const char *const[]){"cli", newer, NULL},
+                                 NULL, NULL), 0);
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open(newer, &h), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(h, "PRAGMA user_version = 7", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(h);
+    const struct {
+        const char *path, *fmt;
+    } cases[] = {
+        {dir, "'%s' is not a glassbox store (a directory)"},
+        {fifo, "'%s' is not a glassbox store (not a regular file)"},
+        {text, "'%s' is not a glassbox store (not an SQLite database)"},
+        {newer, "store '%s' has schema version 7, newer than this glassbox supports (1); use a "
+                "newer glassbox"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char message[600];
+        snprintf(message, sizeof message, cases[i].fmt, cases[i].path);
+        ASSERT_FAILS(1, "", "inspect", "--db", cases[i].path);
+        assert_one_line("glassbox inspect: ", message);
+        ASSERT_FAILS(1, "", "export", "--db", cases[i].path, "--run", "run-a", "--tag", "loss");
+        assert_one_line("glassbox export: ", message);
+        /* serve words it its own way; still one line, exit 1. */
+        ASSERT_FAILS(1, "glassbox serve: ", "serve", "--db", cases[i].path, "--port", "0");
+        ck_assert_msg(strchr(err, '\n') == err + strlen(err) - 1, "%s", err);
+    }
+}
+END_TEST
+
+/* ---- stored strings on a terminal ------------------------------------------------------------ */
+
+/* How the run name of `webui_fixtures evil` ("evil ESC[31m red BEL
+ * newline line") must print. */
+#define EVIL_RUN "evil\x1b[31mred\x07\nline"
+#define EVIL_SHOWN "evil\\x1b[31mred\\x07\\nline"
+
+static char evil_db[300];
+
+static void write_evil_store(void) {
+    snprintf(evil_db, sizeof evil_db, "%s/evil.db", dir);
+    const char *const args[] = {"evil", evil_db, NULL};
+    ck_assert_int_eq(run_program("tests/webui_fixtures", args, NULL, NULL), 0);
+}
+
+/* Nothing in text that a terminal acts on: no control character but the
+ * newline, and no byte past ASCII except those of "é". */
+static void assert_terminal_safe(const char *text) {
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+        if (p[0] == 0xc3 && p[1] == 0xa9) {
+            p++;
+            continue;
+        }
+        ck_assert_msg((*p >= 0x20 && *p < 0x7f) || *p == '\n', "byte 0x%02x at %d in\n%s", *p,
+                      (int)(p - (const unsigned char *)text), text);
+    }
+}
+
+START_TEST(test_inspect_escapes_stored_strings) {
+    write_evil_store();
+    ck_assert_int_eq(glassbox((const char *const[]){"inspect", "--db", evil_db, NULL}), 0);
+    ASSERT_HAS_LINE(out, "run '" EVIL_SHOWN "'");
+    ASSERT_HAS_LINE(out, "  hparams   bad=x\\xffy c1=a\\u009b2J note=" EVIL_SHOWN
+                         " ok=caf\xc3\xa9 \\\\o/");
+    /* Columns are padded before escaping: an escaped name pushes its row right. */
+    ASSERT_HAS_LINE(out, "  scalar     tag\\x1b]0;title\\x07"
+                         "                   "   /* the rest of %-32s */
+                         "          1  0..0");
+    assert_terminal_safe(out);
+    ck_assert_str_eq(err, "");
+}
+END_TEST
+
+START_TEST(test_messages_escape_stored_strings) {
+    write_evil_store();
+    char want[1024];
+    /* export: the run name given back in the message */
+    ASSERT_FAILS(1, "", "export", "--db", evil_db, "--run", EVIL_RUN, "--tag", "nope");
+    snprintf(want, sizeof want, "store '%s': run '" EVIL_SHOWN "' has no scalar tag 'nope'",
+             evil_db);
+    assert_one_line("glassbox export: ", want);
+    /* the data itself is numbers only, whatever the tag is called */
+    ck_assert_int_eq(glassbox((const char *const[]){"export", "--db", evil_db, "--run", EVIL_RUN,
+                                                    "--tag", "tag\x1b]0;title\x07", NULL}),
+                     0);
+    ck_assert_msg(!strncmp(out, "step,wall_time,value\n0,", 23) && strstr(out, ",1\n"), "%s", out);
+    assert_terminal_safe(out);
+    /* a damaged row: the reader's message names the run from the store */
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open(evil_db, &h), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(h, "UPDATE hparams SET value = x'00' WHERE key = 'note'", NULL,
+                                  NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(h);
+    ASSERT_FAILS(1, "", "inspect", "--db", evil_db);
+    snprintf(want, sizeof want,
+             "store '%s': damaged hparams row (run '" EVIL_SHOWN "', key 'note'): the text is a "
+             "BLOB",
+             evil_db);
+    assert_one_line("glassbox inspect: ", want);
+    /* serve: the path in its message; usage errors: the argument */
+    char path[400];
+    snprintf(path, sizeof path, "%s/no\x1bsuch.db", dir);
+    ASSERT_FAILS(1, "", "serve", "--db", path, "--port", "0");
+    snprintf(want, sizeof want, "cannot open store '%s/no\\x1bsuch.db': No such file or directory",
+             dir);
+    assert_one_line("glassbox serve: ", want);
+    ASSERT_FAILS(2, "glassbox inspect: unknown option '--x\\x9b\\x07'\nusage:", "inspect",
+                 "--x\x9b\x07");
+    assert_terminal_safe(err);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("webui_cli");
     TCase *tc = tcase_create("cli");
@@ -222,6 +369,9 @@ int main(void) {
     tcase_add_test(tc, test_help_on_every_subcommand);
     tcase_add_test(tc, test_unknown_option_is_a_clear_error);
     tcase_add_test(tc, test_serve_rejects_bad_arguments);
+    tcase_add_test(tc, test_bad_store_paths_are_one_line_errors);
+    tcase_add_test(tc, test_inspect_escapes_stored_strings);
+    tcase_add_test(tc, test_messages_escape_stored_strings);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

@@ -49,6 +49,22 @@ START_TEST(json_strings_are_escaped) {
 }
 END_TEST
 
+/* Names from a store may hold anything: the JSON stays valid UTF-8, with
+ * C1 controls escaped (U+009B is a CSI to a terminal showing the raw
+ * JSON) and each byte that is not UTF-8 (stray, cut short, overlong, a
+ * surrogate) a U+FFFD; valid multi-byte text passes as is. */
+START_TEST(json_strings_from_the_store_stay_valid_utf8) {
+    gb__json j;
+    gb__json_init(&j, 1024);
+    gb__json_str(&j, "a\xc2\x9b" "b\xc2\x85\xff" "c\xe2\x82" "d\xc0\xaf\xed\xa0\x80"
+                     "\xf0\x9f\x98\x80\xe2\x80\xa8");
+    char *s = finish(&j);
+    ck_assert_str_eq(s, "\"a\\u009bb\\u0085\\ufffdc\\ufffd\\ufffdd\\ufffd\\ufffd\\ufffd\\ufffd"
+                        "\\ufffd\xf0\x9f\x98\x80\xe2\x80\xa8\"");
+    free(s);
+}
+END_TEST
+
 START_TEST(json_numbers_round_trip) {
     gb__json j;
     gb__json_init(&j, 1024);
@@ -156,6 +172,7 @@ static const bad_param bad_params[] = {
     {"run", "\xf4\x90\x80\x80", "parameter 'run' is not valid UTF-8"}, /* > U+10FFFF */
     {"run", "\xe2\x82", "parameter 'run' is not valid UTF-8"},         /* truncated */
     {"run", "a\tb", "parameter 'run' contains a control character"},
+    {"run", "a\xc2\x9b", "parameter 'run' contains a control character"},   /* C1 CSI */
     {"Run", "x", "unknown parameter 'Run' (accepted: run, points, since, min_step, max_step, scale)"},
 };
 
@@ -208,6 +225,7 @@ int main(void) {
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, json_nesting_and_commas);
     tcase_add_test(tc, json_strings_are_escaped);
+    tcase_add_test(tc, json_strings_from_the_store_stay_valid_utf8);
     tcase_add_test(tc, json_numbers_round_trip);
     tcase_add_test(tc, json_limit_and_unbalanced_fail);
     tcase_add_test(tc, params_typed_values_and_fallbacks);

@@ -12,6 +12,9 @@
  *                                     (no alerts) in DB and alone in QUIET
  *   webui_fixtures cli DB             run run-a: an hparam, six scalars
  *                                     (non-finite ones too), a histogram
+ *   webui_fixtures evil DB            a run, its hparams and a tag named with
+ *                                     terminal escapes, C1 controls and bytes
+ *                                     that are not UTF-8 (see write_evil)
  *
  * Exit 0 on success; 1 with the writer's message; 2 for bad arguments.
  */
@@ -167,14 +170,35 @@ static bool write_cli(const char *db) {
     return ok;
 }
 
+/* ---- evil ----------------------------------------------------------------------------- */
+
+/* Names that would drive a terminal if printed raw: ESC sequences (colour,
+ * window title), BEL, a newline that forges a line, a C1 CSI (U+009B),
+ * a byte that is not UTF-8; "caf\u00e9 \\o/" must pass unharmed but for
+ * the backslash. */
+#define EVIL "evil\x1b[31mred\x07\nline"
+
+static bool write_evil(const char *db) {
+    gb_summary_writer *w;
+    CHECK(gb_summary_writer_open(db, EVIL, NULL, &w));
+    CHECK(gb_summary_hparam_str(w, "note", EVIL));
+    CHECK(gb_summary_hparam_str(w, "c1", "a\xc2\x9b" "2J"));
+    CHECK(gb_summary_hparam_str(w, "bad", "x\xff" "y"));
+    CHECK(gb_summary_hparam_str(w, "ok", "caf\xc3\xa9 \\o/"));
+    CHECK(gb_summary_scalar(w, "tag\x1b]0;title\x07", 1.0, 0));
+    CHECK(gb_summary_writer_close(w));
+    return true;
+}
+
 int main(int argc, char **argv) {
     const char *kind = argc > 1 ? argv[1] : "";
     bool ok;
     if (!strcmp(kind, "api") && argc == 3) ok = write_api(argv[2]);
     else if (!strcmp(kind, "numerics") && argc == 4) ok = write_numerics(argv[2], argv[3]);
     else if (!strcmp(kind, "cli") && argc == 3) ok = write_cli(argv[2]);
+    else if (!strcmp(kind, "evil") && argc == 3) ok = write_evil(argv[2]);
     else {
-        fprintf(stderr, "usage: webui_fixtures api DB | numerics DB QUIET_DB | cli DB\n");
+        fprintf(stderr, "usage: webui_fixtures api DB | numerics DB QUIET_DB | cli DB | evil DB\n");
         return 2;
     }
     return ok ? 0 : 1;

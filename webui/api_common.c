@@ -11,11 +11,14 @@ int gb__reply_store_error(gb__request *req, gb_store_status st) {
      * needs the reason, not where the file lives. */
     const char *cut = strncmp(msg, "store '", 7) ? NULL : strstr(msg, "': ");
     if (cut) msg = cut + 3;
+    /* A damaged row is the store's fault, not a passing condition: 500,
+     * and only this request fails (the page's other requests answer). */
     int status = st == GB_STORE_ERR_NO_RUN || st == GB_STORE_ERR_NO_TAG ||
                          st == GB_STORE_ERR_NO_ROW
                      ? 404
-                 : st == GB_STORE_ERR_ARG ? 400
-                                          : 503;
+                 : st == GB_STORE_ERR_ARG  ? 400
+                 : st == GB_STORE_ERR_DATA ? 500
+                                           : 503;
     return gb__fail(req, status, "%s", *msg ? msg : gb_store_status_name(st));
 }
 

@@ -111,8 +111,9 @@ bool gb__validate_params(gb__request *req, bool (*get)(void *ctx, size_t i, cons
 /* ---- helpers shared by the plugins (api_common.c) ----------------------------- */
 
 /* Turns a failed reader call into a response: unknown run/tag/row -> 404,
- * bad argument -> 400, anything else -> 503; the reader's message is kept
- * (without the store's file name). Returns the status. */
+ * bad argument -> 400, a damaged row -> 500, anything else -> 503; the
+ * reader's message is kept (without the store's file name). Returns the
+ * status. */
 int gb__reply_store_error(gb__request *req, gb_store_status st);
 
 /* The step range and row budget of a request: min_step, max_step, since

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "utf8.h"
+
 void gb__json_init(gb__json *j, size_t limit) {
     memset(j, 0, sizeof *j);
     j->limit = limit;
@@ -78,37 +80,47 @@ void gb__json_obj_end(gb__json *j) { close_level(j, '}'); }
 void gb__json_arr(gb__json *j) { open_level(j, '['); }
 void gb__json_arr_end(gb__json *j) { close_level(j, ']'); }
 
-/* Writes s as a quoted JSON string; control characters are escaped, bytes
- * >= 0x80 pass through (the server only accepts valid UTF-8 parameters,
- * and names from the store are emitted as stored). */
-static void quoted(gb__json *j, const char *s, size_t n) {
+/* The escape of code point cp when a JSON string must not hold it as is
+ * (into u, at least 7 bytes), or NULL. Control characters, C1 included
+ * (a terminal showing the raw JSON would act on them), are \u escapes;
+ * '<' too, so a string can never close a <script> if embedded. */
+static const char *escape_of(unsigned cp, char *u) {
     static const char hex[] = "0123456789abcdef";
+    switch (cp) {
+    case '"': return "\\\"";
+    case '\\': return "\\\\";
+    case '\n': return "\\n";
+    case '\r': return "\\r";
+    case '\t': return "\\t";
+    case '<': return "\\u003c";
+    }
+    if (!gb__is_control(cp)) return NULL;
+    snprintf(u, 7, "\\u00%c%c", hex[cp >> 4], hex[cp & 15]);
+    return u;
+}
+
+/* Writes s as a quoted JSON string. Stored names are emitted as stored,
+ * but the result is always valid UTF-8: a byte that is not UTF-8 becomes
+ * U+FFFD (the server only accepts valid UTF-8 parameters, so such a name
+ * could not be asked for anyway). */
+static void quoted(gb__json *j, const char *s, size_t n) {
+    const unsigned char *p = (const unsigned char *)s;
     put(j, "\"", 1);
-    size_t run = 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        const char *esc = NULL;
-        char u[6];
-        if (c == '"') esc = "\\\"";
-        else if (c == '\\') esc = "\\\\";
-        else if (c == '\n') esc = "\\n";
-        else if (c == '\r') esc = "\\r";
-        else if (c == '\t') esc = "\\t";
-        else if (c < 0x20 || c == 0x7f) {
-            memcpy(u, "\\u00", 4);
-            u[4] = hex[c >> 4];
-            u[5] = hex[c & 15];
-        }
-        /* '<' escaped so a string can never close a <script> if embedded. */
-        else if (c == '<') esc = "\\u003c";
-        else {
-            run++;
+    size_t run = 0;   /* bytes before i that pass as they are */
+    for (size_t i = 0; i < n;) {
+        unsigned cp;
+        size_t len = gb__utf8_decode(p + i, n - i, &cp);
+        char u[8];
+        const char *esc = len ? escape_of(cp, u) : "\\ufffd";
+        if (!esc) {
+            run += len;
+            i += len;
             continue;
         }
         put(j, s + i - run, run);
         run = 0;
-        if (esc) put(j, esc, strlen(esc));
-        else put(j, u, 6);
+        put(j, esc, strlen(esc));
+        i += len ? len : 1;
     }
     put(j, s + n - run, run);
     put(j, "\"", 1);

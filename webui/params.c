@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "board_internal.h"
+#include "utf8.h"
 
 int gb__fail(gb__request *req, int status, const char *fmt, ...) {
     va_list ap;
@@ -29,33 +30,15 @@ static int spec_index(const gb__route *route, const char *name) {
     return -1;
 }
 
-/* Length of the UTF-8 sequence at s (1..4), or 0 if invalid: overlong
- * forms, surrogates and code points past U+10FFFF are refused. */
-static size_t utf8_char(const unsigned char *s) {
-    if (s[0] < 0x80) return 1;
-    size_t n;
-    unsigned cp;
-    if ((s[0] & 0xe0) == 0xc0) n = 2, cp = s[0] & 0x1f;
-    else if ((s[0] & 0xf0) == 0xe0) n = 3, cp = s[0] & 0x0f;
-    else if ((s[0] & 0xf8) == 0xf0) n = 4, cp = s[0] & 0x07;
-    else return 0;
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80) return 0;
-        cp = cp << 6 | (s[i] & 0x3f);
-    }
-    static const unsigned min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < min_cp[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
-    return n;
-}
-
 static const char *check_text(const char *v, const gb__param_spec *spec) {
     size_t len = strlen(v);
     if (len < (size_t)spec->min) return "must not be empty";
     if (len > (size_t)spec->max) return "is too long";
-    for (const unsigned char *p = (const unsigned char *)v; *p;) {
-        if (*p < 0x20 || *p == 0x7f) return "contains a control character";
-        size_t n = utf8_char(p);
+    for (const unsigned char *p = (const unsigned char *)v, *end = p + len; p < end;) {
+        unsigned cp;
+        size_t n = gb__utf8_decode(p, (size_t)(end - p), &cp);
         if (!n) return "is not valid UTF-8";
+        if (gb__is_control(cp)) return "contains a control character";
         p += n;
     }
     return NULL;

@@ -31,6 +31,7 @@ const char *gb_store_status_name(gb_store_status st) {
         [GB_STORE_ERR_NO_ROW] = "GB_STORE_ERR_NO_ROW",
         [GB_STORE_ERR_IO] = "GB_STORE_ERR_IO",
         [GB_STORE_ERR_MEMORY] = "GB_STORE_ERR_MEMORY",
+        [GB_STORE_ERR_DATA] = "GB_STORE_ERR_DATA",
     };
     if ((unsigned)st >= sizeof names / sizeof names[0]) return "GB_STORE_ERR_UNKNOWN";
     return names[st];

@@ -13,7 +13,10 @@
  * a count and an array of rows, all strings and arrays inside it) that the
  * caller releases with ONE call to gb_store_free(), whatever its type.
  * On failure `*out` is NULL and the status says why; the message of the
- * thread's last failure is gb_store_last_error().
+ * thread's last failure is gb_store_last_error(). A query that meets a
+ * damaged row (a file written by another tool, or changed on disk) fails
+ * with GB_STORE_ERR_DATA naming the row, rather than return a guess;
+ * queries of other tags and steps are not affected.
  *
  * Steps. Query bounds are inclusive; GB_STEP_MIN / GB_STEP_MAX leave a side
  * open. "Since step s" (live updates) is step_min = s + 1.
@@ -63,7 +66,11 @@ typedef enum gb_store_status {
     GB_STORE_ERR_NO_TAG,      /* no tag of that name and kind in the run */
     GB_STORE_ERR_NO_ROW,      /* a single row asked for does not exist */
     GB_STORE_ERR_IO,          /* SQLite failed: I/O, locking, corruption */
-    GB_STORE_ERR_MEMORY
+    GB_STORE_ERR_MEMORY,
+    GB_STORE_ERR_DATA         /* a stored row cannot be read as what it holds (an empty
+                                 or foreign PNG, buckets of the wrong size, text that is
+                                 a BLOB...): the message names the table, run, tag and
+                                 step; nothing is guessed or left out silently */
 } gb_store_status;
 
 /* "GB_STORE_ERR_NO_RUN", ... */
@@ -118,9 +125,13 @@ typedef struct gb_event_query {
 
 typedef struct gb_store gb_store;
 
-/* Opens `path` read-only. Fails with NOT_FOUND, NOT_STORE (not SQLite, or
- * another application's database), NEWER (schema version above
- * GB_STORE_SCHEMA_VERSION) or IO. */
+/* Opens `path` read-only: the handle never writes the store, and reads it
+ * in a read-only directory too. Where the reader may not write beside the
+ * store and no writer is live (someone else's finished runs), the file is
+ * read as immutable: a writer that starts later is not seen by this handle
+ * (see reader_open.c). Fails with NOT_FOUND, NOT_STORE (a directory, FIFO
+ * or other non-regular file, not SQLite, or another application's
+ * database), NEWER (schema version above GB_STORE_SCHEMA_VERSION) or IO. */
 gb_store_status gb_store_open(const char *path, gb_store **out);
 void gb_store_close(gb_store *s);            /* NULL is fine */
 /* Releases any result object returned by a query below (NULL is fine). */

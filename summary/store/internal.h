@@ -97,6 +97,13 @@ void gb__rows_release(gb__rows *r);
 /* Moves the rows into the arena (one block); returns it (NULL if empty). */
 void *gb__rows_into(gb__arena *a, gb__rows *r);
 
+/* ---- connecting (reader_open.c) ------------------------------------------------------- */
+
+/* A read-only connection to the store file at path (a regular file; see
+ * reader_open.c for how read-only directories are read). On failure *db
+ * is NULL and the message is set. */
+gb_store_status gb__store_connect(const char *path, sqlite3 **db);
+
 /* ---- the reader handle (reader.c) ---------------------------------------------------- */
 
 /* Runs a cached prepared statement for the handle: returns it reset and
@@ -128,10 +135,22 @@ void gb__store_read_end(gb_store *s);
 /* The column as a double, NULL read back as NaN. */
 double gb__col_double(sqlite3_stmt *st, int col);
 
+/* Damaged rows. A check says why a column cannot be read as what it must
+ * hold (a static reason), or returns NULL; gb__out_of_memory is the reason
+ * when reading it ran out of memory. gb__store_damaged then records
+ * "store 'x.db': damaged <table> row (<where>): <why>" as
+ * GB_STORE_ERR_DATA, `where` naming the run, tag and step. */
+extern const char gb__out_of_memory[];
+gb_store_status gb__store_damaged(gb_store *s, const char *table, const char *where,
+                                  const char *why);
+/* Text must be stored as text (not NULL, not a BLOB) without NUL bytes. */
+const char *gb__text_damage(sqlite3_stmt *st, int col);
+
 /* ---- scalar raw reads (reader_scalars.c) ----------------------------------------------- */
 
 typedef struct gb__tag_info {
     int64_t id, count, min_step, max_step, max_chunk_span;
+    const char *run, *tag;   /* the names asked for, for messages */
 } gb__tag_info;
 
 #endif

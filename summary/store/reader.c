@@ -4,14 +4,19 @@
  * prepared statements (keyed by the address of their SQL literal) and a
  * mutex that serializes calls, so a handle may be shared by threads.
  * Multi-statement queries run in one read transaction: one snapshot, even
- * while writers commit.
+ * while writers commit. How the connection is made is reader_open.c.
+ *
+ * The helpers every reader file shares are here too, among them the
+ * checks of damaged rows: a row that cannot be what its table says (text
+ * that is a BLOB, an hparam flag that is neither 0 nor 1) fails its query
+ * with GB_STORE_ERR_DATA and a message naming it, rather than be read as
+ * a guess (a BLOB cut at its first NUL, a flag taken as true).
  */
-#include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "store/internal.h"
 
@@ -62,6 +67,25 @@ gb_store_status gb__store_sql_error(gb_store *s, const char *what) {
     gb__store_fail("store '%s': %s failed: %s", s->path, what, sqlite3_errmsg(s->db));
     return GB_STORE_ERR_IO;
 }
+
+gb_store_status gb__store_damaged(gb_store *s, const char *table, const char *where,
+                                  const char *why) {
+    gb__store_fail("store '%s': damaged %s row (%s): %s", s->path, table, where, why);
+    return GB_STORE_ERR_DATA;
+}
+
+const char *gb__text_damage(sqlite3_stmt *st, int col) {
+    int type = sqlite3_column_type(st, col);
+    if (type == SQLITE_NULL) return "the text is NULL";
+    if (type == SQLITE_BLOB) return "the text is a BLOB";
+    const char *text = (const char *)sqlite3_column_text(st, col);
+    if (!text) return gb__out_of_memory;
+    /* A C string would silently end at the first NUL. */
+    if (strlen(text) != (size_t)sqlite3_column_bytes(st, col)) return "the text holds a NUL byte";
+    return NULL;
+}
+
+const char gb__out_of_memory[] = "out of memory";
 
 sqlite3_stmt *gb__store_stmt(gb_store *s, const char *sql) {
     for (int i = 0; i < s->ncached; i++)
@@ -136,23 +160,6 @@ gb_store_status gb__store_resolve(gb_store *s, const char *run, const char *tag,
 
 /* ---- open and close ------------------------------------------------------------------- */
 
-static gb_store_status check_file(const char *path) {
-    struct stat sb;
-    if (stat(path, &sb) != 0) {
-        if (errno == ENOENT) {
-            gb__store_fail("store '%s' does not exist", path);
-            return GB_STORE_ERR_NOT_FOUND;
-        }
-        gb__store_fail("store '%s': %s", path, strerror(errno));
-        return GB_STORE_ERR_IO;
-    }
-    if (!S_ISREG(sb.st_mode)) {
-        gb__store_fail("'%s' is not a glassbox store (not a regular file)", path);
-        return GB_STORE_ERR_NOT_STORE;
-    }
-    return GB_STORE_OK;
-}
-
 gb_store_status gb_store_open(const char *path, gb_store **out) {
     if (!out || !path || !*path) {
         gb__store_fail("gb_store_open: %s is NULL or empty", out ? "path" : "out");
@@ -160,8 +167,6 @@ gb_store_status gb_store_open(const char *path, gb_store **out) {
         return GB_STORE_ERR_ARG;
     }
     *out = NULL;
-    gb_store_status st = check_file(path);
-    if (st != GB_STORE_OK) return st;
     gb_store *s = calloc(1, sizeof *s);
     if (!s || !(s->path = strdup(path))) {
         free(s);
@@ -169,13 +174,9 @@ gb_store_status gb_store_open(const char *path, gb_store **out) {
         return GB_STORE_ERR_MEMORY;
     }
     pthread_mutex_init(&s->lock, NULL);
-    int rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
-    char err[1024];
-    if (rc != SQLITE_OK) {
-        gb__store_fail("cannot open store '%s': %s", path, sqlite3_errmsg(s->db));
-        st = GB_STORE_ERR_IO;
-    } else {
-        sqlite3_busy_timeout(s->db, 5000);
+    gb_store_status st = gb__store_connect(path, &s->db);
+    if (st == GB_STORE_OK) {
+        char err[1024];
         st = gb__store_check_read(s->db, path, &s->version, err, sizeof err);
         if (st != GB_STORE_OK) gb__store_fail("%s", err);
     }
@@ -229,15 +230,44 @@ gb_store_status gb_store_data_version(gb_store *s, uint64_t *out) {
 
 /* ---- runs ------------------------------------------------------------------------------ */
 
+/* Why an hparams row cannot be read, or NULL: key and value are text,
+ * is_number is 0 or 1, and a number is a number (NULL: NaN). */
+static const char *hparam_damage(sqlite3_stmt *st) {
+    const char *why = gb__text_damage(st, 0);
+    if (!why) why = gb__text_damage(st, 1);
+    if (why) return why;
+    if (sqlite3_column_type(st, 2) != SQLITE_INTEGER || (sqlite3_column_int64(st, 2) & ~1))
+        return "is_number is neither 0 nor 1";
+    int type = sqlite3_column_type(st, 3);
+    if (sqlite3_column_int(st, 2) && type != SQLITE_INTEGER && type != SQLITE_FLOAT &&
+        type != SQLITE_NULL)
+        return "the number is not a number";
+    return NULL;
+}
+
+static gb_store_status hparam_damaged(gb_store *s, sqlite3_stmt *st, const gb_run_row *run,
+                                      const char *why) {
+    char where[600];
+    const char *key = (const char *)sqlite3_column_text(st, 0);
+    snprintf(where, sizeof where, "run '%s', key '%.256s'", run->name, key ? key : "");
+    return gb__store_damaged(s, "hparams", where, why);
+}
+
 static gb_store_status load_hparams(gb_store *s, gb__arena *a, gb_run_row *run) {
     sqlite3_stmt *st = gb__store_stmt(
         s, "SELECT key, value, is_number, number FROM hparams WHERE run_id = ?1 ORDER BY key");
     if (!st) return GB_STORE_ERR_IO;
     sqlite3_bind_int64(st, 1, run->id);
     gb__rows rows = {.elem = sizeof(gb_hparam)};
+    gb_store_status status = GB_STORE_OK;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        gb_hparam *h = gb__rows_push(&rows);
+        const char *why = hparam_damage(st);
+        gb_hparam *h = why ? NULL : gb__rows_push(&rows);
+        if (why && why != gb__out_of_memory) {
+            status = hparam_damaged(s, st, run, why);
+            break;
+        }
         if (!h) {
             rc = SQLITE_NOMEM;
             break;
@@ -247,9 +277,10 @@ static gb_store_status load_hparams(gb_store *s, gb__arena *a, gb_run_row *run) 
         h->is_number = sqlite3_column_int(st, 2) != 0;
         h->number = h->is_number ? gb__col_double(st, 3) : NAN;
     }
+    sqlite3_reset(st);
     run->hparam_count = rows.count;
     run->hparams = gb__rows_into(a, &rows);
-    return gb__store_done(s, rc, "reading hyperparameters");
+    return status != GB_STORE_OK ? status : gb__store_done(s, rc, "reading hyperparameters");
 }
 
 static gb_store_status runs(gb_store *s, gb_runs **out) {

@@ -7,12 +7,16 @@
  * last included; images count steps); event tables page by id.
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "store/internal.h"
 
-/* Fills one row from the statement's current result; false: out of memory. */
-typedef bool (*fill_fn)(sqlite3_stmt *st, gb__arena *a, void *row);
+/* Fills one row from the statement's current result. Returns NULL, or why
+ * the stored row cannot be read (gb__out_of_memory when memory ran out). */
+typedef const char *(*fill_fn)(sqlite3_stmt *st, gb__arena *a, void *row);
+
+static const char *filled(bool ok) { return ok ? NULL : gb__out_of_memory; }
 
 /* ---- evenly spread selection ---------------------------------------------------------- */
 
@@ -47,11 +51,32 @@ typedef struct row_set {
     gb__rows rows;
     picker pick;
     int step_col;          /* >= 0: pick by distinct step in this column, else by row */
+    /* What a damaged row is called: its table, run and tag (NULL for event
+     * tables); column 0 holds its step (tag kinds) or id (event tables). */
+    const char *table, *run, *tag;
+    int sample_col;        /* >= 0: the column of an image's sample index */
 } row_set;
+
+/* Records the current row of st as damaged, named by run, tag, step (and
+ * sample), or run and id. */
+static gb_store_status row_damaged(gb_store *s, const row_set *rs, sqlite3_stmt *st,
+                                   const char *why) {
+    char where[1200];
+    long long key = (long long)sqlite3_column_int64(st, 0);
+    if (!rs->tag)
+        snprintf(where, sizeof where, "run '%s', id %lld", rs->run, key);
+    else if (rs->sample_col < 0)
+        snprintf(where, sizeof where, "run '%s', tag '%s', step %lld", rs->run, rs->tag, key);
+    else
+        snprintf(where, sizeof where, "run '%s', tag '%s', step %lld, sample %d", rs->run,
+                 rs->tag, key, sqlite3_column_int(st, rs->sample_col));
+    return gb__store_damaged(s, rs->table, where, why);
+}
 
 /* Steps st to the end, filling the picked rows. */
 static gb_store_status collect(gb_store *s, sqlite3_stmt *st, row_set *rs, fill_fn fill,
                                gb__arena *a, const char *what) {
+    gb_store_status damage = GB_STORE_OK;
     int rc;
     size_t index = 0;
     bool first = true, step_taken = false;
@@ -72,13 +97,18 @@ static gb_store_status collect(gb_store *s, sqlite3_stmt *st, row_set *rs, fill_
         }
         if (!take) continue;
         void *row = gb__rows_push(&rs->rows);
-        if (!row || !fill(st, a, row)) {
+        const char *why = row ? fill(st, a, row) : gb__out_of_memory;
+        if (why == gb__out_of_memory) {
             rc = SQLITE_NOMEM;
+            break;
+        }
+        if (why) {
+            damage = row_damaged(s, rs, st, why);
             break;
         }
     }
     sqlite3_reset(st);
-    return gb__store_done(s, rc, what);
+    return damage != GB_STORE_OK ? damage : gb__store_done(s, rc, what);
 }
 
 /* One integer from a statement bound by the caller. */
@@ -92,9 +122,11 @@ static gb_store_status count_rows(gb_store *s, sqlite3_stmt *st, size_t *n) {
 /* What a tag-kind query needs: its kind, SQL and row filler. */
 typedef struct tag_query {
     gb_summary_kind kind;
+    const char *table;       /* for messages about damaged rows */
     const char *count_sql;   /* ?1 tag, ?2..?3 steps: rows (or distinct steps) */
-    const char *rows_sql;    /* ?1 tag, ?2..?3 steps, ordered by step */
+    const char *rows_sql;    /* ?1 tag, ?2..?3 steps, ordered by step (column 0) */
     int step_col;            /* >= 0: budget counts steps (images) */
+    int sample_col;          /* >= 0: images' sample index */
     size_t elem;
     fill_fn fill;
     const char *what;
@@ -118,7 +150,8 @@ static gb_store_status tag_rows(gb_store *s, const tag_query *tq, const char *ru
                                 const gb_query *q, gb__arena *a, size_t *count, void **rows) {
     int64_t run_id, tag_id;
     size_t n = 0;
-    row_set rs = {.rows = {.elem = tq->elem}, .step_col = tq->step_col};
+    row_set rs = {.rows = {.elem = tq->elem}, .step_col = tq->step_col, .table = tq->table,
+                  .run = run, .tag = tag, .sample_col = tq->sample_col};
     gb__store_read_begin(s);
     gb_store_status st = gb__store_resolve(s, run, tag, tq->kind, &run_id, &tag_id);
     for (int pass = 0; st == GB_STORE_OK && pass < 2; pass++) {
@@ -172,9 +205,29 @@ static const char *col_text(sqlite3_stmt *st, gb__arena *a, int col) {
     return gb__arena_strdup(a, (const char *)sqlite3_column_text(st, col));
 }
 
+/* A text column the reader hands out as the row's content (a text
+ * summary, a graph): checked, then copied. */
+static const char *checked_text(sqlite3_stmt *st, gb__arena *a, int col, const char **out) {
+    const char *why = gb__text_damage(st, col);
+    if (!why && !(*out = col_text(st, a, col))) why = gb__out_of_memory;
+    return why;
+}
+
 /* ---- histograms and distributions -------------------------------------------------------- */
 
-static bool fill_histogram(sqlite3_stmt *st, gb__arena *a, void *row) {
+/* Why the buckets (column col, bucket_count k) cannot be read, or NULL:
+ * they are a BLOB of exactly 2k + 1 doubles (k + 1 edges, k counts). */
+static const char *buckets_damage(sqlite3_stmt *st, int col, int64_t k) {
+    if (sqlite3_column_type(st, col) != SQLITE_BLOB) return "the buckets are not a BLOB";
+    int64_t bytes = sqlite3_column_bytes(st, col);
+    if (bytes == 0) return "the buckets BLOB is empty";
+    /* k <= bytes / 16 first: then 2k + 1 doubles cannot overflow. */
+    if (k < 0 || k > bytes / 16 || bytes != (2 * k + 1) * (int64_t)sizeof(double))
+        return "the buckets BLOB does not hold bucket_count + 1 edges and bucket_count counts";
+    return NULL;
+}
+
+static const char *fill_histogram(sqlite3_stmt *st, gb__arena *a, void *row) {
     gb_histogram_row *h = row;
     h->step = sqlite3_column_int64(st, 0);
     h->wall_time = sqlite3_column_double(st, 1);
@@ -186,25 +239,26 @@ static bool fill_histogram(sqlite3_stmt *st, gb__arena *a, void *row) {
     h->nan_count = sqlite3_column_int64(st, 7);
     h->posinf_count = sqlite3_column_int64(st, 8);
     h->neginf_count = sqlite3_column_int64(st, 9);
-    size_t k = (size_t)sqlite3_column_int64(st, 10);
+    int64_t k = sqlite3_column_int64(st, 10);
+    const char *why = buckets_damage(st, 11, k);
+    if (why) return why;
     size_t bytes = (size_t)sqlite3_column_bytes(st, 11);
-    if (bytes != (2 * k + 1) * sizeof(double)) k = 0;   /* damaged row: show no buckets */
-    double *b = gb__arena_alloc(a, (2 * k + 1) * sizeof(double));
-    if (!b) return false;
-    if (k) memcpy(b, sqlite3_column_blob(st, 11), bytes);
-    h->bucket_count = k;
+    double *b = gb__arena_alloc(a, bytes);
+    if (!b) return gb__out_of_memory;
+    memcpy(b, sqlite3_column_blob(st, 11), bytes);   /* never empty: checked above */
+    h->bucket_count = (size_t)k;
     h->edges = b;
     h->counts = b + k + 1;
-    return true;
+    return NULL;
 }
 
 static const tag_query histogram_query = {
-    GB_KIND_HISTOGRAM,
+    GB_KIND_HISTOGRAM, "histograms",
     "SELECT count(*) FROM histograms WHERE tag_id = ?1 AND step BETWEEN ?2 AND ?3",
     "SELECT step, wall_time, min, max, count, sum, sum_squares, nan_count, posinf_count, "
     "neginf_count, bucket_count, buckets FROM histograms WHERE tag_id = ?1 AND step BETWEEN ?2 "
     "AND ?3 ORDER BY step, id",
-    -1, sizeof(gb_histogram_row), fill_histogram, "reading histograms"};
+    -1, -1, sizeof(gb_histogram_row), fill_histogram, "reading histograms"};
 
 static gb_query query_or_all(const gb_query *q) { return q ? *q : GB_QUERY_ALL; }
 
@@ -248,7 +302,33 @@ gb_store_status gb_store_distributions(gb_store *s, const char *run, const char 
 
 /* ---- images --------------------------------------------------------------------------------- */
 
-static bool fill_image(sqlite3_stmt *st, gb__arena *a, void *row, bool with_png) {
+/* Why column col cannot be a PNG file, or NULL: a BLOB starting with the
+ * PNG signature. (The bytes past it are the browser's to decode.) */
+static const char *png_damage(sqlite3_stmt *st, int col) {
+    static const unsigned char signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    if (sqlite3_column_type(st, col) != SQLITE_BLOB) return "the PNG is not a BLOB";
+    const void *png = sqlite3_column_blob(st, col);
+    int n = sqlite3_column_bytes(st, col);
+    if (n == 0) return "the PNG is empty (0 bytes)";
+    if (!png) return gb__out_of_memory;
+    if (n < (int)sizeof signature || memcmp(png, signature, sizeof signature))
+        return "the BLOB is not a PNG file (no PNG signature)";
+    return NULL;
+}
+
+/* A checked copy of the PNG in column col into the arena. */
+static const char *copy_png(sqlite3_stmt *st, gb__arena *a, int col, gb_blob *out) {
+    const char *why = png_damage(st, col);
+    if (why) return why;
+    size_t n = (size_t)sqlite3_column_bytes(st, col);
+    unsigned char *data = gb__arena_alloc(a, n);
+    if (!data) return gb__out_of_memory;
+    memcpy(data, sqlite3_column_blob(st, col), n);
+    *out = (gb_blob){n, data};
+    return NULL;
+}
+
+static const char *fill_image(sqlite3_stmt *st, gb__arena *a, void *row, bool with_png) {
     gb_image_row *im = row;
     im->step = sqlite3_column_int64(st, 0);
     im->wall_time = sqlite3_column_double(st, 1);
@@ -257,19 +337,20 @@ static bool fill_image(sqlite3_stmt *st, gb__arena *a, void *row, bool with_png)
     im->height = sqlite3_column_int(st, 4);
     im->channels = sqlite3_column_int(st, 5);
     im->png_size = (size_t)sqlite3_column_int64(st, 6);
-    if (!with_png) return true;
-    unsigned char *png = gb__arena_alloc(a, im->png_size);
-    if (!png) return false;
-    memcpy(png, sqlite3_column_blob(st, 7), im->png_size);
-    im->png = png;
-    return true;
+    if (!with_png) return NULL;
+    gb_blob png;
+    const char *why = copy_png(st, a, 7, &png);
+    if (why) return why;
+    im->png_size = png.size;
+    im->png = png.data;
+    return NULL;
 }
 
-static bool fill_image_meta(sqlite3_stmt *st, gb__arena *a, void *row) {
+static const char *fill_image_meta(sqlite3_stmt *st, gb__arena *a, void *row) {
     return fill_image(st, a, row, false);
 }
 
-static bool fill_image_png(sqlite3_stmt *st, gb__arena *a, void *row) {
+static const char *fill_image_png(sqlite3_stmt *st, gb__arena *a, void *row) {
     return fill_image(st, a, row, true);
 }
 
@@ -280,10 +361,10 @@ static bool fill_image_png(sqlite3_stmt *st, gb__arena *a, void *row) {
     "images WHERE tag_id = ?1 AND step BETWEEN ?2 AND ?3 ORDER BY step, sample_index, id"
 
 static const tag_query image_queries[2] = {
-    {GB_KIND_IMAGE, IMAGE_COUNT_SQL, IMAGE_ROWS_SQL(""), 0, sizeof(gb_image_row), fill_image_meta,
-     "reading images"},
-    {GB_KIND_IMAGE, IMAGE_COUNT_SQL, IMAGE_ROWS_SQL(", png"), 0, sizeof(gb_image_row),
-     fill_image_png, "reading images"},
+    {GB_KIND_IMAGE, "images", IMAGE_COUNT_SQL, IMAGE_ROWS_SQL(""), 0, 2, sizeof(gb_image_row),
+     fill_image_meta, "reading images"},
+    {GB_KIND_IMAGE, "images", IMAGE_COUNT_SQL, IMAGE_ROWS_SQL(", png"), 0, 2,
+     sizeof(gb_image_row), fill_image_png, "reading images"},
 };
 
 gb_store_status gb_store_images(gb_store *s, const char *run, const char *tag, const gb_query *q,
@@ -295,14 +376,30 @@ gb_store_status gb_store_images(gb_store *s, const char *run, const char *tag, c
                                     &rows_));
 }
 
+/* The PNG of q's current row (step, sample_index, png) as a result object. */
+static gb_store_status png_result(gb_store *s, sqlite3_stmt *q, const row_set *names,
+                                  gb_blob **out) {
+    gb__arena *a;
+    gb_blob *b = gb__result_new(sizeof *b, &a);
+    const char *why = b ? copy_png(q, a, 2, b) : gb__out_of_memory;
+    if (!why) {
+        *out = b;
+        return GB_STORE_OK;
+    }
+    gb_store_free(b);
+    if (why == gb__out_of_memory) return gb__store_done(s, SQLITE_NOMEM, "reading an image");
+    return row_damaged(s, names, q, why);
+}
+
 static gb_store_status image_png(gb_store *s, const char *run, const char *tag, int64_t step,
                                  int index, gb_blob **out) {
     int64_t run_id, tag_id;
     gb__store_read_begin(s);
     gb_store_status st = gb__store_resolve(s, run, tag, GB_KIND_IMAGE, &run_id, &tag_id);
     sqlite3_stmt *q = st == GB_STORE_OK
-                          ? gb__store_stmt(s, "SELECT png FROM images WHERE tag_id = ?1 AND "
-                                              "step = ?2 AND sample_index = ?3 ORDER BY id DESC")
+                          ? gb__store_stmt(s, "SELECT step, sample_index, png FROM images WHERE "
+                                              "tag_id = ?1 AND step = ?2 AND sample_index = ?3 "
+                                              "ORDER BY id DESC")
                           : NULL;
     if (st == GB_STORE_OK && !q) st = GB_STORE_ERR_IO;
     if (q) {
@@ -311,18 +408,8 @@ static gb_store_status image_png(gb_store *s, const char *run, const char *tag, 
         sqlite3_bind_int(q, 3, index);
         int rc = sqlite3_step(q);
         if (rc == SQLITE_ROW) {
-            gb__arena *a;
-            gb_blob *b = gb__result_new(sizeof *b, &a);
-            size_t n = (size_t)sqlite3_column_bytes(q, 0);
-            unsigned char *data = b ? gb__arena_alloc(a, n) : NULL;
-            if (data) {
-                memcpy(data, sqlite3_column_blob(q, 0), n);
-                *b = (gb_blob){n, data};
-                *out = b;
-            } else {
-                gb_store_free(b);
-                st = gb__store_done(s, SQLITE_NOMEM, "reading an image");
-            }
+            row_set names = {.table = "images", .run = run, .tag = tag, .sample_col = 1};
+            st = png_result(s, q, &names, out);
         } else if (rc == SQLITE_DONE) {
             gb__store_fail("store '%s': run '%s' image tag '%s' has no image %d at step %lld",
                            gb__store_path(s), run, tag, index, (long long)step);
@@ -345,33 +432,34 @@ gb_store_status gb_store_image_png(gb_store *s, const char *run, const char *tag
 
 /* ---- text and graphs --------------------------------------------------------------------------- */
 
-static bool fill_text(sqlite3_stmt *st, gb__arena *a, void *row) {
+static const char *fill_text(sqlite3_stmt *st, gb__arena *a, void *row) {
     gb_text_row *t = row;
     t->step = sqlite3_column_int64(st, 0);
     t->wall_time = sqlite3_column_double(st, 1);
-    return (t->text = col_text(st, a, 2)) != NULL;
+    return checked_text(st, a, 2, &t->text);
 }
 
-static bool fill_graph(sqlite3_stmt *st, gb__arena *a, void *row) {
+static const char *fill_graph(sqlite3_stmt *st, gb__arena *a, void *row) {
     gb_graph_row *g = row;
     g->step = sqlite3_column_int64(st, 0);
     g->wall_time = sqlite3_column_double(st, 1);
-    g->format = col_text(st, a, 2);
-    g->content = col_text(st, a, 3);
-    return g->format && g->content;
+    const char *why = checked_text(st, a, 2, &g->format);
+    return why ? why : checked_text(st, a, 3, &g->content);
 }
 
 static const tag_query text_query = {
-    GB_KIND_TEXT, "SELECT count(*) FROM texts WHERE tag_id = ?1 AND step BETWEEN ?2 AND ?3",
+    GB_KIND_TEXT, "texts",
+    "SELECT count(*) FROM texts WHERE tag_id = ?1 AND step BETWEEN ?2 AND ?3",
     "SELECT step, wall_time, value FROM texts WHERE tag_id = ?1 AND step BETWEEN ?2 AND ?3 "
     "ORDER BY step, id",
-    -1, sizeof(gb_text_row), fill_text, "reading text"};
+    -1, -1, sizeof(gb_text_row), fill_text, "reading text"};
 
 static const tag_query graph_query = {
-    GB_KIND_GRAPH, "SELECT count(*) FROM graphs WHERE tag_id = ?1 AND step BETWEEN ?2 AND ?3",
+    GB_KIND_GRAPH, "graphs",
+    "SELECT count(*) FROM graphs WHERE tag_id = ?1 AND step BETWEEN ?2 AND ?3",
     "SELECT step, wall_time, format, content FROM graphs WHERE tag_id = ?1 AND step BETWEEN ?2 "
     "AND ?3 ORDER BY step, id",
-    -1, sizeof(gb_graph_row), fill_graph, "reading graphs"};
+    -1, -1, sizeof(gb_graph_row), fill_graph, "reading graphs"};
 
 gb_store_status gb_store_texts(gb_store *s, const char *run, const char *tag, const gb_query *q,
                                gb_texts **out) {
@@ -394,6 +482,7 @@ gb_store_status gb_store_graphs(gb_store *s, const char *run, const char *tag, c
 /* What an event-table query needs. SQL: ?1 run id, ?2 after id, ?3 limit,
  * ?4 an optional text filter. */
 typedef struct event_query {
+    const char *table;       /* for messages about damaged rows */
     const char *sql;
     size_t elem;
     fill_fn fill;
@@ -403,7 +492,8 @@ typedef struct event_query {
 static gb_store_status event_rows(gb_store *s, const event_query *eq, const char *run,
                                   const char *filter, const gb_event_query *q, gb__arena *a,
                                   size_t *count, void **rows) {
-    row_set rs = {.rows = {.elem = eq->elem}, .step_col = -1};
+    row_set rs = {.rows = {.elem = eq->elem}, .step_col = -1, .table = eq->table, .run = run,
+                  .sample_col = -1};
     int64_t run_id;
     gb__store_read_begin(s);
     gb_store_status st = gb__store_resolve(s, run, NULL, GB_KIND_ANY, &run_id, NULL);
@@ -420,7 +510,7 @@ static gb_store_status event_rows(gb_store *s, const event_query *eq, const char
     return adopt(s, a, &rs, st, eq->what, count, rows);
 }
 
-static bool fill_trace(sqlite3_stmt *st, gb__arena *a, void *row) {
+static const char *fill_trace(sqlite3_stmt *st, gb__arena *a, void *row) {
     gb_trace_row *t = row;
     t->id = sqlite3_column_int64(st, 0);
     t->step = col_step(st, 1);
@@ -433,7 +523,7 @@ static bool fill_trace(sqlite3_stmt *st, gb__arena *a, void *row) {
     t->nodes_before = sqlite3_column_int64(st, 8);
     t->nodes_after = sqlite3_column_int64(st, 9);
     t->detail = col_text(st, a, 10);
-    return t->function && t->reason && t->signature && t->detail;
+    return filled(t->function && t->reason && t->signature && t->detail);
 }
 
 gb_store_status gb_store_traces(gb_store *s, const char *run, const char *function,
@@ -441,6 +531,7 @@ gb_store_status gb_store_traces(gb_store *s, const char *run, const char *functi
     if (!s || !out) return gb__store_null_args("gb_store_traces");
     *out = NULL;
     static const event_query eq = {
+        "traces",
         "SELECT id, step, wall_time, function, is_retrace, reason, signature, duration_us, "
         "nodes_before, nodes_after, detail FROM traces WHERE run_id = ?1 AND id > ?2 AND "
         "(?4 IS NULL OR function = ?4) ORDER BY id LIMIT ?3",
@@ -448,7 +539,7 @@ gb_store_status gb_store_traces(gb_store *s, const char *run, const char *functi
     ROWS_RESULT(gb_traces, event_rows(s, &eq, run, function, q, a_, &res_->count, &rows_));
 }
 
-static bool fill_numerics(sqlite3_stmt *st, gb__arena *a, void *row) {
+static const char *fill_numerics(sqlite3_stmt *st, gb__arena *a, void *row) {
     gb_numerics_row *n = row;
     n->id = sqlite3_column_int64(st, 0);
     n->step = col_step(st, 1);
@@ -463,8 +554,8 @@ static bool fill_numerics(sqlite3_stmt *st, gb__arena *a, void *row) {
     n->neginf_count = sqlite3_column_int64(st, 10);
     n->message = col_text(st, a, 11);
     n->detail = col_text(st, a, 12);
-    return n->op_type && n->op_name && n->function && n->scope_path && n->forward_op &&
-           n->message && n->detail;
+    return filled(n->op_type && n->op_name && n->function && n->scope_path && n->forward_op &&
+                  n->message && n->detail);
 }
 
 gb_store_status gb_store_numerics(gb_store *s, const char *run, const gb_event_query *q,
@@ -472,6 +563,7 @@ gb_store_status gb_store_numerics(gb_store *s, const char *run, const gb_event_q
     if (!s || !out) return gb__store_null_args("gb_store_numerics");
     *out = NULL;
     static const event_query eq = {
+        "numerics",
         "SELECT id, step, wall_time, op_type, op_name, function, scope_path, forward_op, "
         "nan_count, posinf_count, neginf_count, message, detail FROM numerics "
         "WHERE run_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3",
@@ -479,7 +571,7 @@ gb_store_status gb_store_numerics(gb_store *s, const char *run, const gb_event_q
     ROWS_RESULT(gb_numerics, event_rows(s, &eq, run, NULL, q, a_, &res_->count, &rows_));
 }
 
-static bool fill_message(sqlite3_stmt *st, gb__arena *a, void *row) {
+static const char *fill_message(sqlite3_stmt *st, gb__arena *a, void *row) {
     gb_message_row *m = row;
     m->id = sqlite3_column_int64(st, 0);
     m->step = col_step(st, 1);
@@ -489,7 +581,7 @@ static bool fill_message(sqlite3_stmt *st, gb__arena *a, void *row) {
     m->op_name = col_text(st, a, 5);
     m->device = col_text(st, a, 6);
     m->message = col_text(st, a, 7);
-    return m->kind && m->op_type && m->op_name && m->device && m->message;
+    return filled(m->kind && m->op_type && m->op_name && m->device && m->message);
 }
 
 gb_store_status gb_store_messages(gb_store *s, const char *run, const gb_event_query *q,
@@ -497,13 +589,14 @@ gb_store_status gb_store_messages(gb_store *s, const char *run, const gb_event_q
     if (!s || !out) return gb__store_null_args("gb_store_messages");
     *out = NULL;
     static const event_query eq = {
+        "messages",
         "SELECT id, step, wall_time, kind, op_type, op_name, device, message FROM messages "
         "WHERE run_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3",
         sizeof(gb_message_row), fill_message, "reading messages"};
     ROWS_RESULT(gb_messages, event_rows(s, &eq, run, NULL, q, a_, &res_->count, &rows_));
 }
 
-static bool fill_op_timing(sqlite3_stmt *st, gb__arena *a, void *row) {
+static const char *fill_op_timing(sqlite3_stmt *st, gb__arena *a, void *row) {
     gb_op_timing_row *o = row;
     o->op_name = col_text(st, a, 0);
     o->op_type = col_text(st, a, 1);
@@ -511,13 +604,14 @@ static bool fill_op_timing(sqlite3_stmt *st, gb__arena *a, void *row) {
     o->calls = sqlite3_column_int64(st, 3);
     o->total_us = sqlite3_column_double(st, 4);
     o->max_us = sqlite3_column_double(st, 5);
-    return o->op_name && o->op_type && o->device;
+    return filled(o->op_name && o->op_type && o->device);
 }
 
 gb_store_status gb_store_op_timings(gb_store *s, const char *run, gb_op_timings **out) {
     if (!s || !out) return gb__store_null_args("gb_store_op_timings");
     *out = NULL;
     static const event_query eq = {
+        "op_timings",
         "SELECT op_name, op_type, device, count(*), sum(duration_us), max(duration_us) "
         "FROM op_timings WHERE run_id = ?1 AND id > ?2 GROUP BY op_name, op_type, device "
         "ORDER BY 5 DESC, 1 LIMIT ?3",

@@ -19,6 +19,7 @@
  * from its step to its step_last, so no spike is ever dropped.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,7 +40,7 @@ static gb_store_status tag_info(gb_store *s, int64_t tag_id, gb__tag_info *ti) {
     int rc = sqlite3_step(st);
     if (rc != SQLITE_ROW) return gb__store_done(s, rc == SQLITE_DONE ? SQLITE_CORRUPT : rc, "reading a tag");
     *ti = (gb__tag_info){tag_id, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-                         sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3)};
+                         sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3), NULL, NULL};
     sqlite3_reset(st);
     return GB_STORE_OK;
 }
@@ -89,7 +90,8 @@ static bool absorb(point_buffer *b, const unsigned char *blob, size_t count, int
     }
     bool sorted = true;
     for (size_t i = 0; i < count; i++) {
-        seq_point sp = {.seq = chunk_id << 20 | (int64_t)i};
+        /* Unsigned: a damaged id cannot overflow (it only misorders ties). */
+        seq_point sp = {.seq = (int64_t)((uint64_t)chunk_id << 20 | i)};
         memcpy(&sp.p, blob + i * sizeof(gb__point), sizeof sp.p);   /* blobs are unaligned */
         if (sp.p.step < a || sp.p.step > bb) continue;
         if (b->n > b->head && sp.p.step < b->v[b->n - 1].p.step) sorted = false;
@@ -97,6 +99,18 @@ static bool absorb(point_buffer *b, const unsigned char *blob, size_t count, int
     }
     if (!sorted) qsort(b->v + b->head, b->n - b->head, sizeof *b->v, by_step);
     return true;
+}
+
+/* A chunk whose BLOB does not hold its `count` points of 24 bytes. */
+static gb_store_status chunk_damaged(gb_store *s, const gb__tag_info *ti, sqlite3_stmt *st) {
+    char where[700], why[160];
+    snprintf(where, sizeof where, "run '%s', tag '%s', chunk from step %lld", ti->run, ti->tag,
+             (long long)sqlite3_column_int64(st, 0));
+    snprintf(why, sizeof why, "%lld points need %lld bytes, the BLOB holds %d",
+             (long long)sqlite3_column_int64(st, 1),
+             (long long)sqlite3_column_int64(st, 1) * (long long)sizeof(gb__point),
+             sqlite3_column_bytes(st, 2));
+    return gb__store_damaged(s, "scalar_chunks", where, why);
 }
 
 /* Streams the tag's points with a <= step <= b, in step order, to sink. */
@@ -110,23 +124,26 @@ static gb_store_status each_point(gb_store *s, const gb__tag_info *ti, int64_t a
            "first_step BETWEEN ?2 AND ?3 AND last_step >= ?4 ORDER BY first_step, id");
     if (!st) return GB_STORE_ERR_IO;
     sqlite3_bind_int64(st, 1, ti->id);
-    int64_t span = ti->max_chunk_span;
+    int64_t span = ti->max_chunk_span > 0 ? ti->max_chunk_span : 0;
     sqlite3_bind_int64(st, 2, a < INT64_MIN + span ? INT64_MIN : a - span);
     sqlite3_bind_int64(st, 3, b);
     sqlite3_bind_int64(st, 4, a);
     point_buffer buf = {0};
     bool going = true;
+    gb_store_status damage = GB_STORE_OK;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        size_t count = (size_t)sqlite3_column_int64(st, 1);
+        int64_t count = sqlite3_column_int64(st, 1);
         const unsigned char *blob = sqlite3_column_blob(st, 2);
-        if ((size_t)sqlite3_column_bytes(st, 2) != count * sizeof(gb__point) || count >> 20) {
-            rc = SQLITE_CORRUPT;
+        /* count < 2^20 first: then count * 24 cannot overflow. */
+        if (count < 0 || count >= (1 << 20) ||
+            sqlite3_column_bytes(st, 2) != count * (int64_t)sizeof(gb__point)) {
+            damage = chunk_damaged(s, ti, st);
             break;
         }
         going = drain(&buf, sqlite3_column_int64(st, 0), sink, user);
         if (!going) break;
-        if (!absorb(&buf, blob, count, a, b, sqlite3_column_int64(st, 3))) {
+        if (!absorb(&buf, blob, (size_t)count, a, b, sqlite3_column_int64(st, 3))) {
             rc = SQLITE_NOMEM;
             break;
         }
@@ -134,6 +151,7 @@ static gb_store_status each_point(gb_store *s, const gb__tag_info *ti, int64_t a
     if (rc == SQLITE_DONE) drain(&buf, INT64_MAX, sink, user);
     sqlite3_reset(st);
     free(buf.v);
+    if (damage != GB_STORE_OK) return damage;
     return gb__store_done(s, going ? rc : SQLITE_DONE, "reading scalar points");
 }
 
@@ -197,7 +215,8 @@ typedef struct buckets {
  * reach past its interval's end (by less than a block): rows stay exact,
  * disjoint and ordered, their edges just follow the blocks. */
 static void add(buckets *bk, const gb__rollup *r) {
-    size_t k = (size_t)((uint64_t)(r->first_step - bk->base) / (uint64_t)bk->width);
+    /* Unsigned: a damaged rollup row cannot overflow (it lands in the last interval). */
+    size_t k = (size_t)(((uint64_t)r->first_step - (uint64_t)bk->base) / (uint64_t)bk->width);
     if (k >= bk->n) k = bk->n - 1;   /* the clamped width above */
     gb__rollup_merge(&bk->out[k], r);
     bk->total += r->count;
@@ -295,7 +314,10 @@ static gb_store_status find_scalar_tag(gb_store *s, const char *run, const char 
                                        gb__tag_info *ti) {
     int64_t run_id, tag_id;
     gb_store_status st = gb__store_resolve(s, run, tag, GB_KIND_SCALAR, &run_id, &tag_id);
-    return st == GB_STORE_OK ? tag_info(s, tag_id, ti) : st;
+    if (st == GB_STORE_OK) st = tag_info(s, tag_id, ti);
+    ti->run = run;
+    ti->tag = tag;
+    return st;
 }
 
 static gb_store_status scalars(gb_store *s, const char *run, const char *tag, const gb_query *q,

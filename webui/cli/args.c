@@ -48,12 +48,14 @@ static void print_help(const gb__cli_command *cmd) {
 }
 
 int gb__cli_usage_error(const gb__cli_command *cmd, const char *fmt, ...) {
+    /* The message quotes the arguments: escaped like every printed line. */
+    char *message = NULL;
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "glassbox %s: ", cmd->name);
-    vfprintf(stderr, fmt, ap);
+    if (vasprintf(&message, fmt, ap) < 0) message = NULL;
     va_end(ap);
-    fputc('\n', stderr);
+    gb__cli_print(stderr, "glassbox %s: %s", cmd->name, message ? message : "out of memory");
+    free(message);
     print_usage_line(cmd, stderr);
     fprintf(stderr, "'glassbox %s --help' describes the options.\n", cmd->name);
     return GB__CLI_USAGE;

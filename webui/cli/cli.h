@@ -5,6 +5,7 @@
  *   main.c     the program: finds the subcommand, parses, runs it
  *   args.c     the argument parser and the usage / --help texts
  *   store.c    opening a store and reporting the reader's errors
+ *   terminal.c every printed line, its control characters escaped
  *   inspect.c  glassbox inspect   runs, tags, event counts
  *   export.c   glassbox export    a scalar series at full resolution
  *   serve.c    glassbox serve     the dashboard server
@@ -20,8 +21,10 @@
 #ifndef GB_CLI_CLI_H
 #define GB_CLI_CLI_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "gb_reader.h"
 
@@ -75,6 +78,15 @@ int gb__cli_usage_error(const gb__cli_command *cmd, const char *fmt, ...)
  * otherwise. */
 bool gb__cli_int(const gb__cli_command *cmd, const char *const *values, size_t option, int lo,
                  int hi, int *out);
+
+/* ---- terminal.c --------------------------------------------------------------------- */
+
+/* Prints one line to f: the formatted text with its control characters
+ * and bytes that are not UTF-8 escaped (ESC as \x1b, a newline as \n, a
+ * backslash as \\; see terminal.c), then a newline. Every line of the
+ * program's own output goes through here: it quotes stored names. */
+void gb__cli_print(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void gb__cli_vprint(FILE *f, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
 /* ---- store.c ------------------------------------------------------------------------ */
 

@@ -36,6 +36,7 @@ int main(int argc, char **argv) {
         int rc = gb__cli_parse(commands[i], argc - 2, argv + 2, values);
         return rc == GB__CLI_RUN ? commands[i]->run(commands[i], values) : rc;
     }
-    fprintf(stderr, "glassbox: unknown command '%s'\n\n", name);
+    gb__cli_print(stderr, "glassbox: unknown command '%s'", name);
+    fputc('\n', stderr);
     return usage(stderr);
 }

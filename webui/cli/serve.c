@@ -37,13 +37,13 @@ static int serve(const gb__cli_command *cmd, const char *const *values) {
 
     gb_board *board = gb_board_start(db, host, port, &opts);
     if (!board) {
-        fprintf(stderr, "glassbox %s: %s\n", cmd->name, gb_board_last_error());
+        gb__cli_print(stderr, "glassbox %s: %s", cmd->name, gb_board_last_error());
         return 1;
     }
-    printf("glassbox: serving %s (store %s); Ctrl-C stops\n", gb_board_url(board), db);
+    gb__cli_print(stdout, "glassbox: serving %s (store %s); Ctrl-C stops", gb_board_url(board), db);
     if (!is_loopback(host))
-        fprintf(stderr, "glassbox %s: warning: listening on %s, reachable from other "
-                        "machines; the dashboard has no authentication\n", cmd->name, host);
+        gb__cli_print(stderr, "glassbox %s: warning: listening on %s, reachable from other "
+                              "machines; the dashboard has no authentication", cmd->name, host);
     fflush(stdout);
     int sig = 0;
     sigwait(&stop, &sig);

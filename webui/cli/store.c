@@ -13,6 +13,6 @@ gb_store *gb__cli_open_store(const gb__cli_command *cmd, const char *path) {
 }
 
 int gb__cli_store_failed(const gb__cli_command *cmd) {
-    fprintf(stderr, "glassbox %s: %s\n", cmd->name, gb_store_last_error());
+    gb__cli_print(stderr, "glassbox %s: %s", cmd->name, gb_store_last_error());
     return 1;
 }
