@@ -13,8 +13,11 @@
  * the summary reader API) and serves pages embedded in the binary at build
  * time: it needs no file beside it and never touches the file system
  * otherwise. It binds the loopback interface unless another host is asked
- * for explicitly. Errors never exit the process: gb_board_start returns
- * NULL and gb_board_last_error() says why (port in use, missing store...).
+ * for explicitly, and whatever it binds it answers only requests whose Host
+ * header names it (loopback names, the address bound, allow_hosts below).
+ * Every request is bounded (webui/http_api.md, "Limits"). Errors never exit
+ * the process: gb_board_start returns NULL and gb_board_last_error() says
+ * why (port in use, missing store...).
  */
 #ifndef GB_BOARD_H
 #define GB_BOARD_H
