@@ -5,7 +5,8 @@
  * One lock guards the register: libmicrohttpd's threads take it briefly
  * when a connection opens or closes and when a request starts or ends its
  * answer; the sweeper takes it for one pass over the register every tenth
- * of the deadline, so a connection is shut down at most a tenth late.
+ * of the deadline (at most every second), so a connection is shut down
+ * at most that late.
  */
 #include "connections.h"
 
@@ -80,7 +81,8 @@ gb__conns *gb__conns_start(int deadline_ms, char *err, size_t err_size) {
     pthread_cond_init(&cs->wake, &attr);
     pthread_condattr_destroy(&attr);
     cs->deadline_ms = deadline_ms;
-    cs->tick_ms = deadline_ms / 10 > 1000 ? 1000 : deadline_ms / 10 < 10 ? 10 : deadline_ms / 10;
+    /* deadline_ms >= 100 (gb_board_start checks), so a tick is >= 10 ms. */
+    cs->tick_ms = deadline_ms / 10 > 1000 ? 1000 : deadline_ms / 10;
     if (pthread_create(&cs->thread, NULL, sweep, cs)) {
         snprintf(err, err_size, "cannot start the connection sweeper thread");
         gb__conns_free(cs);
@@ -177,8 +179,8 @@ void gb__conn_waiting(gb__conns *cs, gb__conn *c) {
  * answer before the client has read it. */
 static void drain(int fd) {
     char buf[4096];
-    for (int i = 0; i < 16 && recv(fd, buf, sizeof buf, MSG_DONTWAIT) > 0; i++) {
-    }
+    int reads = 0;
+    while (reads++ < 16 && recv(fd, buf, sizeof buf, MSG_DONTWAIT) > 0) continue;
 }
 
 void gb__conn_refuse(gb__conns *cs, gb__conn *c, const char *bytes, size_t len) {

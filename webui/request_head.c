@@ -6,8 +6,9 @@
  * query into parameters: libmicrohttpd 0.9.75 keeps one record per
  * parameter in the connection's memory, and when a query has more than
  * that memory holds (some 900 parameters in 64 KiB) it queues its own 431
- * and then loses it (parse_initial_message_line sets the next state over
- * the error's), so the client waits for the connection timeout and gets
+ * and then loses it: the request-line parser ignores the failure, its
+ * caller moves the connection on to reading headers with its input
+ * discarded, and the client waits for the connection timeout to get
  * nothing. Refusing such a request before that point is the only way to
  * answer it; board.c writes that answer itself (gb__conn_refuse).
  */
