@@ -185,6 +185,25 @@ START_TEST(refused_request_line_closes_only_its_connection) {
 }
 END_TEST
 
+/* A refused request line is answered before libmicrohttpd has parsed it,
+ * and libmicrohttpd then fails on it (out of connection memory) while the
+ * client already has its answer. Stopping the board right then must not
+ * crash: libmicrohttpd 0.9.75 dereferences NULL when it refuses a request
+ * while it stops (see gb__conns_drain). */
+START_TEST(stop_right_after_a_refusal_is_safe) {
+    char *amps = target_of(8000, "/api/runs?", '&');
+    for (int i = 0; i < 100; i++) {
+        gb_board *b = gb_board_start(db_path, NULL, 0, NULL);
+        ck_assert_msg(b != NULL, "gb_board_start: %s", gb_board_last_error());
+        port = gb_board_port(b);
+        answer a = get_raw(amps, "");
+        assert_refused(&a, "7990 empty parameters", 400, "more than 16 query parameters");
+        gb_board_stop(b);
+    }
+    free(amps);
+}
+END_TEST
+
 /* ---- header fields ------------------------------------------------------------------- */
 
 /* n header lines "X-Field-<i>: <value of len bytes>" (caller frees). */
@@ -364,6 +383,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, too_many_parameters_are_refused_at_once);
     tcase_add_test(tc, long_targets_get_414_at_once);
     tcase_add_test(tc, refused_request_line_closes_only_its_connection);
+    tcase_add_test(tc, stop_right_after_a_refusal_is_safe);
     tcase_add_test(tc, header_limits_are_431_at_once);
     tcase_add_test(tc, slow_connections_are_closed_at_the_header_deadline);
     tcase_add_test(tc, deadline_restarts_with_each_request);

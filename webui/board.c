@@ -426,15 +426,22 @@ int gb_board_port(const gb_board *board) { return board ? board->port : 0; }
 
 const char *gb_board_url(const gb_board *board) { return board ? board->url : ""; }
 
+/* How long stopping waits for connections reading a request head to close
+ * (they close at once; the bound is for a libmicrohttpd that does not). */
+#define STOP_DRAIN_MS 1000
+
 void gb_board_stop(gb_board *b) {
     if (!b) return;
+    /* No new connections; the listening socket is ours to close again. */
+    MHD_socket listen_fd = b->mhd ? MHD_quiesce_daemon(b->mhd) : MHD_INVALID_SOCKET;
     if (b->live) gb__live_shutdown(b->live);
     gb__conns_stop(b->conns);
     if (b->mhd) {
-        /* MHD closes the socket it was given when it stops, and reports
-         * every connection closed to the register. */
+        gb__conns_drain(b->conns, STOP_DRAIN_MS);
+        /* Reports every connection closed to the register. */
         MHD_stop_daemon(b->mhd);
     }
+    if (listen_fd != MHD_INVALID_SOCKET) close(listen_fd);
     gb__conns_free(b->conns);
     gb__live_free(b->live);
     gb__pool_free(b->pool);

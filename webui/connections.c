@@ -36,6 +36,7 @@ struct gb__conn {
 struct gb__conns {
     pthread_mutex_t mu;
     pthread_cond_t wake;       /* signals the sweeper to stop */
+    pthread_cond_t gone;       /* signals a record left the register */
     pthread_t thread;
     bool thread_started, stopping;
     int deadline_ms, tick_ms;
@@ -48,15 +49,21 @@ static void shut(gb__conn *c) {
     if (c->fd >= 0) shutdown(c->fd, SHUT_RDWR);
 }
 
+/* The monotonic time ms from now, for the timed waits. */
+static struct timespec in_ms(int64_t ms) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    t.tv_nsec += (long)(ms % 1000) * 1000000L;
+    t.tv_sec += (time_t)(ms / 1000) + t.tv_nsec / 1000000000L;
+    t.tv_nsec %= 1000000000L;
+    return t;
+}
+
 static void *sweep(void *arg) {
     gb__conns *cs = arg;
     pthread_mutex_lock(&cs->mu);
     while (!cs->stopping) {
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_nsec += (long)cs->tick_ms * 1000000L;
-        until.tv_sec += until.tv_nsec / 1000000000L;
-        until.tv_nsec %= 1000000000L;
+        struct timespec until = in_ms(cs->tick_ms);
         pthread_cond_timedwait(&cs->wake, &cs->mu, &until);
         int64_t now = gb__now_ms();
         for (gb__conn *c = cs->head; c && !cs->stopping; c = c->next)
@@ -79,6 +86,7 @@ gb__conns *gb__conns_start(int deadline_ms, char *err, size_t err_size) {
     pthread_condattr_init(&attr);
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
     pthread_cond_init(&cs->wake, &attr);
+    pthread_cond_init(&cs->gone, &attr);
     pthread_condattr_destroy(&attr);
     cs->deadline_ms = deadline_ms;
     /* deadline_ms >= 100 (gb_board_start checks), so a tick is >= 10 ms. */
@@ -102,12 +110,28 @@ void gb__conns_stop(gb__conns *cs) {
     cs->thread_started = false;
 }
 
+void gb__conns_drain(gb__conns *cs, int timeout_ms) {
+    if (!cs) return;
+    struct timespec until = in_ms(timeout_ms);
+    pthread_mutex_lock(&cs->mu);
+    for (;;) {
+        bool closing = false;
+        for (gb__conn *c = cs->head; c; c = c->next) {
+            if (c->phase == WAITING) shut(c);
+            closing |= c->phase == CLOSING;
+        }
+        if (!closing || pthread_cond_timedwait(&cs->gone, &cs->mu, &until)) break;
+    }
+    pthread_mutex_unlock(&cs->mu);
+}
+
 void gb__conns_free(gb__conns *cs) {
     if (!cs) return;
     gb__conns_stop(cs);
     /* libmicrohttpd has reported every connection closed by now. */
     pthread_mutex_destroy(&cs->mu);
     pthread_cond_destroy(&cs->wake);
+    pthread_cond_destroy(&cs->gone);
     free(cs);
 }
 
@@ -126,6 +150,7 @@ static void drop(gb__conns *cs, gb__conn *c) {
     if (c->prev) c->prev->next = c->next;
     else cs->head = c->next;
     if (c->next) c->next->prev = c->prev;
+    pthread_cond_broadcast(&cs->gone);
     pthread_mutex_unlock(&cs->mu);
     free(c);
 }

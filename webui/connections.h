@@ -40,6 +40,18 @@ gb__conns *gb__conns_start(int deadline_ms, char *err, size_t err_size);
 /* Stops the sweeper; call before MHD_stop_daemon (which still reports
  * every connection closed). */
 void gb__conns_stop(gb__conns *conns);
+/* Shuts down every connection still waiting for a request head and waits,
+ * at most timeout_ms, until those and the ones already shut down are
+ * closed. Call once libmicrohttpd accepts no more connections
+ * (MHD_quiesce_daemon) and before MHD_stop_daemon: libmicrohttpd 0.9.75
+ * crashes if it refuses a request head itself (414, 431...) while it stops
+ * (MHD_queue_response returns MHD_YES without queueing once the daemon is
+ * shutting down, and transmit_error_response_len then builds the headers
+ * of a NULL response). Only a connection reading a head takes that path,
+ * and a request refused at its request line (gb__conn_refuse) takes it
+ * after its client already has the answer and may have asked the board to
+ * stop; once none is left, stopping is safe. */
+void gb__conns_drain(gb__conns *conns, int timeout_ms);
 /* Frees the register; call after MHD_stop_daemon. */
 void gb__conns_free(gb__conns *conns);
 
