@@ -1,6 +1,7 @@
-/* connections.c — the register of open connections and the sweeper that
- * holds every request head to the header deadline (see connections.h for
- * why, and why touching libmicrohttpd's sockets this way is safe).
+/* connections.c — the register of open connections, the sweeper that
+ * holds every request head to the header deadline, and the drain before
+ * libmicrohttpd stops (see connections.h for why, and why touching
+ * libmicrohttpd's sockets this way is safe).
  *
  * One lock guards the register: libmicrohttpd's threads take it briefly
  * when a connection opens or closes and when a request starts or ends its
