@@ -13,10 +13,12 @@
  * schema are each one line and exit 1 for every subcommand. Names from
  * the store ("webui_fixtures evil": ESC sequences, BEL, newlines, C1, bytes
  * that are not UTF-8) print escaped, exactly, in inspect's output and in
- * every message quoting them. Links the server and the store only.
+ * every message quoting them. serve --allow-host reaches the server's Host
+ * check. Links the server and the store only.
  */
 #include <check.h>
 #include <math.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +29,7 @@
 #include "run_program.h"
 #include "run_suite.h"
 #include "summary_test_util.h"
+#include "webui_http.h"
 
 static char dir[256], db[300], out_path[300], err_path[300], out[1 << 16], err[4096];
 
@@ -184,7 +187,7 @@ START_TEST(test_help_on_every_subcommand) {
     }
     ck_assert_int_eq(glassbox((const char *const[]){"serve", "--help", NULL}), 0);
     ck_assert(strstr(out, "--port PORT") && strstr(out, "(default 6006)") &&
-              strstr(out, "(default 127.0.0.1)"));
+              strstr(out, "(default 127.0.0.1)") && strstr(out, "[--allow-host NAMES]"));
     ck_assert_int_eq(glassbox((const char *const[]){"export", "--help", NULL}), 0);
     ck_assert(strstr(out, "[--format csv|json]") && strstr(out, "(default csv)"));
     /* The program's own help lists every subcommand. */
@@ -357,6 +360,63 @@ START_TEST(test_messages_escape_stored_strings) {
 }
 END_TEST
 
+/* Starts `glassbox serve args...` in the background, its stdout in
+ * out_path; returns its pid once it prints the port it serves on. */
+static pid_t start_serve(const char *const *args, int *port) {
+    char exe[512];
+    ck_assert(build_program_path("glassbox", exe, sizeof exe));
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        if (!freopen(out_path, "w", stdout) || !freopen(err_path, "w", stderr)) _exit(99);
+        char *argv[16] = {exe, "serve"};
+        for (int i = 0; args[i] && i < 13; i++) argv[i + 2] = (char *)args[i];
+        execv(exe, argv);
+        _exit(98);
+    }
+    *port = 0;
+    for (int i = 0; i < 100 && !*port; i++) {
+        usleep(50000);
+        read_file(out_path, out, sizeof out);
+        const char *url = strstr(out, "serving http://127.0.0.1:");
+        if (url) *port = atoi(url + 25);
+    }
+    ck_assert_msg(*port > 0, "serve printed no port: %s", out);
+    return pid;
+}
+
+/* --allow-host names reach the server: their Host headers pass, others
+ * stay refused; a name that is not one is refused before serving. */
+START_TEST(test_serve_allows_the_hosts_it_is_given) {
+    int port;
+    pid_t pid = start_serve((const char *const[]){"--db", db, "--port", "0", "--allow-host",
+                                                  "dash.example, 10.0.0.5", NULL},
+                            &port);
+    static const struct {
+        const char *host;
+        int status;
+    } cases[] = {{"dash.example:6006", 200}, {"10.0.0.5", 200}, {"localhost", 200},
+                 {"evil.example", 403}, {"dash.example.evil", 403}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char req[256];
+        snprintf(req, sizeof req, "GET /api/runs HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n",
+                 cases[i].host);
+        int fd = http_connect(port, 3000);
+        http_response r;
+        ck_assert(http_exchange(fd, req, false, &r));
+        close(fd);
+        ck_assert_msg(r.status == cases[i].status, "Host %s: %d", cases[i].host, r.status);
+        http_free(&r);
+    }
+    kill(pid, SIGTERM);
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    ASSERT_FAILS(1, "allowed host 'bad name' is not a host name or address", "serve", "--db", db,
+                 "--port", "0", "--allow-host", "bad name");
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("webui_cli");
     TCase *tc = tcase_create("cli");
@@ -372,6 +432,7 @@ int main(void) {
     tcase_add_test(tc, test_bad_store_paths_are_one_line_errors);
     tcase_add_test(tc, test_inspect_escapes_stored_strings);
     tcase_add_test(tc, test_messages_escape_stored_strings);
+    tcase_add_test(tc, test_serve_allows_the_hosts_it_is_given);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

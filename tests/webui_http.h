@@ -70,11 +70,12 @@ static inline void http_header(const http_response *r, const char *name, char *o
     }
 }
 
-/* Sends a raw request on fd and reads one response (a HEAD response, or
- * 1xx/204/304, has no body). Returns false on transport failure. */
-static inline bool http_exchange(int fd, const char *request, bool head, http_response *r) {
+/* Reads one response from fd (a HEAD response, or 1xx/204/304, has no
+ * body). Bytes past it are not kept: one response per read, so pipelined
+ * responses need a reader of their own. Returns false on transport
+ * failure. */
+static inline bool http_read_response(int fd, bool head, http_response *r) {
     memset(r, 0, sizeof *r);
-    if (!http_send_all(fd, request, strlen(request))) return false;
     char buf[8192];
     size_t have = 0;
     char *end = NULL;
@@ -108,6 +109,12 @@ static inline bool http_exchange(int fd, const char *request, bool head, http_re
     r->body[want] = '\0';
     r->body_len = want;
     return true;
+}
+
+/* Sends a raw request on fd and reads one response. */
+static inline bool http_exchange(int fd, const char *request, bool head, http_response *r) {
+    memset(r, 0, sizeof *r);
+    return http_send_all(fd, request, strlen(request)) && http_read_response(fd, head, r);
 }
 
 /* One request on a fresh connection: method, path, extra header lines

@@ -86,12 +86,12 @@ typedef struct bad_case {
  * dashboard can show the reason whatever went wrong. */
 static inline void webui_assert_json_error(int port, const bad_case *c) {
     http_response r = http_get(port, c->path);
-    ck_assert_msg(r.status == c->status, "%s: status %d, expected %d (%s)", c->path, r.status,
+    ck_assert_msg(r.status == c->status, "%s: status %d, expected %d (%.300s)", c->path, r.status,
                   c->status, r.body ? r.body : "");
     char type[64];
     http_header(&r, "Content-Type", type, sizeof type);
     ck_assert_str_eq(type, "application/json; charset=utf-8");
-    ck_assert_msg(!strncmp(r.body, "{\"error\":\"", 10), "%s: body %s", c->path, r.body);
+    ck_assert_msg(!strncmp(r.body, "{\"error\":\"", 10), "%s: body %.300s", c->path, r.body);
     ck_assert_msg(strstr(r.body, c->message), "%s: body %s lacks '%s'", c->path, r.body, c->message);
     char status[32];
     snprintf(status, sizeof status, "\"status\":%d}", c->status);

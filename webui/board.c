@@ -1,8 +1,26 @@
 /* board.c — the dashboard server's life cycle and request dispatch
  * (gb_board.h): binds the listening socket itself (so "port in use" and
- * port 0 are reported exactly), runs libmicrohttpd with a thread pool,
- * and sends each request to the live stream, a plugin route, or an
- * embedded file. Only GET and HEAD exist; everything else is 405.
+ * port 0 are reported exactly), runs libmicrohttpd with a pool of epoll
+ * threads, checks each request's head (request_head.c, host.c) and sends
+ * it to the live stream, a plugin route, or an embedded file. Only GET and
+ * HEAD exist; everything else is 405.
+ *
+ * libmicrohttpd calls back at three points of a request, and each check
+ * runs at the first point where what it reads is there:
+ *   the request line (MHD_OPTION_URI_LOG_CALLBACK)  target length, the
+ *       number of parameters (before libmicrohttpd splits them, see
+ *       request_head.c), %00 in the path;
+ *   the head is in (the access handler's first call)  the header deadline
+ *       stops (connections.c); a request with a body is answered now;
+ *   the request is in (its last call)  header fields, method, Host, then
+ *       the route. Answering here, not earlier, is what keeps the
+ *       connection open: libmicrohttpd closes a connection after a
+ *       response queued on the first call (an "early" response, after which
+ *       it will not read the rest of the request), so answering there made
+ *       every response "Connection: close" and left pipelined requests
+ *       unanswered.
+ * Errors found at the request line are answered there, on the socket
+ * (gb__conn_refuse); every other answer goes through libmicrohttpd.
  */
 #include "gb_board.h"
 
@@ -15,19 +33,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "board_internal.h"
+#include "connections.h"
+#include "host.h"
 #include "live.h"
+#include "request_head.h"
+#include "respond.h"
 
 struct gb_board {
     struct MHD_Daemon *mhd;
     gb__reader_pool *pool;
     gb__live *live;
+    gb__conns *conns;
+    gb__hosts hosts;   /* what Host headers may name */
     int port;
-    bool loopback;   /* bound to loopback: only loopback Host headers pass */
     char url[320];
 };
 
@@ -47,49 +71,10 @@ static gb_board *start_failed(gb_board *b, const char *fmt, ...) {
     return NULL;
 }
 
-/* ---- responses --------------------------------------------------------------- */
-
-/* Adds the headers every response carries. */
-static void common_headers(struct MHD_Response *r, const char *content_type) {
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
-    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-    MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
-}
-
-static enum MHD_Result send_buffer(struct MHD_Connection *c, unsigned status, void *data,
-                                   size_t len, enum MHD_ResponseMemoryMode mode,
-                                   const char *content_type, const char *cache) {
-    struct MHD_Response *r = MHD_create_response_from_buffer(len, data, mode);
-    if (!r) {
-        if (mode == MHD_RESPMEM_MUST_FREE) free(data);
-        return MHD_NO;
-    }
-    common_headers(r, content_type);
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, cache);
-    if (status == MHD_HTTP_METHOD_NOT_ALLOWED) MHD_add_response_header(r, "Allow", "GET, HEAD");
-    enum MHD_Result ok = MHD_queue_response(c, status, r);
-    MHD_destroy_response(r);
-    return ok;
-}
-
-/* {"error": message, "status": code} */
-static enum MHD_Result send_error(struct MHD_Connection *c, unsigned status, const char *msg) {
-    gb__json j;
-    gb__json_init(&j, 4096);
-    gb__json_obj(&j);
-    GB__JSON_KV(&j, "error", str, msg);
-    GB__JSON_KV(&j, "status", int, status);
-    gb__json_obj_end(&j);
-    size_t len;
-    char *body = gb__json_finish(&j, &len);
-    if (!body) return MHD_NO;
-    return send_buffer(c, status, body, len, MHD_RESPMEM_MUST_FREE,
-                       "application/json; charset=utf-8", "no-store");
-}
-
 /* ---- API requests ------------------------------------------------------------- */
 
-#define MAX_RAW_PARAMS (2 * GB__MAX_PARAMS + 1)
+/* One more than the request line lets through, so params.c sees any excess. */
+#define MAX_RAW_PARAMS (GB__MAX_QUERY_PARAMS + 1)
 
 typedef struct raw_params {
     size_t n;
@@ -118,19 +103,28 @@ static bool raw_param(void *ctx, size_t i, const char **name, const char **value
     return true;
 }
 
+/* Collects the query parameters and checks them against req->route's
+ * declaration; false (the reason in req->error) if they do not match it. */
+static bool params_valid(struct MHD_Connection *c, gb__request *req) {
+    raw_params raw = {0};
+    MHD_get_connection_values_n(c, MHD_GET_ARGUMENT_KIND, collect_param, &raw);
+    if (raw.bad) {
+        gb__fail(req, 400, "a parameter contains a NUL byte");
+        return false;
+    }
+    return gb__validate_params(req, raw_param, &raw);
+}
+
 static enum MHD_Result serve_api(gb_board *b, struct MHD_Connection *c, const char *url) {
     gb__request *req = calloc(1, sizeof *req);
     if (!req) return MHD_NO;
     req->route = gb__find_route(url);
     if (!req->route) {
         free(req);
-        return send_error(c, MHD_HTTP_NOT_FOUND, "no such API route");
+        return gb__send_error(c, MHD_HTTP_NOT_FOUND, "no such API route");
     }
-    raw_params raw = {0};
-    MHD_get_connection_values_n(c, MHD_GET_ARGUMENT_KIND, collect_param, &raw);
     int status = 400;
-    if (raw.bad) gb__fail(req, 400, "a parameter contains a NUL byte");
-    else if (gb__validate_params(req, raw_param, &raw)) {
+    if (params_valid(c, req)) {
         req->store = gb__pool_acquire(b->pool);
         gb__json_init(&req->json, GB__MAX_RESPONSE);
         status = req->store ? req->route->handle(req)
@@ -139,20 +133,32 @@ static enum MHD_Result serve_api(gb_board *b, struct MHD_Connection *c, const ch
     }
     enum MHD_Result ok;
     if (status != 200) {
-        ok = send_error(c, (unsigned)status, req->error[0] ? req->error : "error");
+        ok = gb__send_error(c, (unsigned)status, req->error[0] ? req->error : "error");
     } else if (req->body) {
-        ok = send_buffer(c, 200, req->body, req->body_len, MHD_RESPMEM_MUST_FREE,
-                         req->content_type, "no-store");
+        ok = gb__send_buffer(c, 200, req->body, req->body_len, MHD_RESPMEM_MUST_FREE,
+                             req->content_type, "no-store");
         req->body = NULL;
     } else {
         size_t len;
         char *body = gb__json_finish(&req->json, &len);
-        ok = body ? send_buffer(c, 200, body, len, MHD_RESPMEM_MUST_FREE,
-                                "application/json; charset=utf-8", "no-store")
-                  : send_error(c, 500, "response too large; ask for fewer points");
+        ok = body ? gb__send_buffer(c, 200, body, len, MHD_RESPMEM_MUST_FREE,
+                                    "application/json; charset=utf-8", "no-store")
+                  : gb__send_error(c, 500, "response too large; ask for fewer points");
     }
     gb__json_free(&req->json);
     free(req->body);
+    free(req);
+    return ok;
+}
+
+/* /api/events takes no parameters, and says so like every route does. */
+static enum MHD_Result serve_events(gb_board *b, struct MHD_Connection *c) {
+    static const gb__route events = {.path = "events", .params = {GB__P_END}};
+    gb__request *req = calloc(1, sizeof *req);
+    if (!req) return MHD_NO;
+    req->route = &events;
+    enum MHD_Result ok = params_valid(c, req) ? gb__live_respond(b->live, c)
+                                              : gb__send_error(c, 400, req->error);
     free(req);
     return ok;
 }
@@ -163,11 +169,11 @@ static enum MHD_Result serve_static(struct MHD_Connection *c, const char *url) {
     const char *name = !strcmp(url, "/") ? "index.html"
                        : !strncmp(url, "/static/", 8) ? url + 8 : NULL;
     const gb__static_file *f = name ? gb__find_static(name) : NULL;
-    if (!f) return send_error(c, MHD_HTTP_NOT_FOUND, "not found");
+    if (!f) return gb__send_error(c, MHD_HTTP_NOT_FOUND, "not found");
     struct MHD_Response *r =
         MHD_create_response_from_buffer(f->size, (void *)f->data, MHD_RESPMEM_PERSISTENT);
     if (!r) return MHD_NO;
-    common_headers(r, f->content_type);
+    gb__common_headers(r, f->content_type);
     /* The bundle changes with each build: revalidate cheaply, never stale. */
     MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
     if (strstr(f->content_type, "text/html"))
@@ -182,49 +188,95 @@ static enum MHD_Result serve_static(struct MHD_Connection *c, const char *url) {
 
 /* ---- dispatch ------------------------------------------------------------------- */
 
-/* When bound to loopback, only requests naming a loopback host pass: a web
- * page elsewhere cannot reach the dashboard through DNS rebinding. */
-static bool host_allowed(const gb_board *b, struct MHD_Connection *c) {
-    if (!b->loopback) return true;
-    const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
-    if (!host) return true; /* HTTP/1.0 clients send none */
-    static const char *const names[] = {"127.0.0.1", "localhost", "[::1]"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        size_t n = strlen(names[i]);
-        if (!strncmp(host, names[i], n) && (host[n] == '\0' || host[n] == ':')) return true;
+/* Answers a request refused at its request line on its socket, and ends
+ * the connection. */
+static void refuse(gb_board *b, gb__conn *conn, unsigned status, const char *msg) {
+    size_t len = 0;
+    char *bytes = gb__raw_error(status, msg, &len);
+    gb__conn_refuse(b->conns, conn, bytes ? bytes : "", len);
+    free(bytes);
+}
+
+/* MHD_OPTION_URI_LOG_CALLBACK: the request line is in, the query not yet
+ * split into parameters. Returns the request's context: NULL, so the
+ * access handler can tell its first call. */
+static void *on_request_line(void *cls, const char *target, struct MHD_Connection *c) {
+    gb_board *b = cls;
+    gb__conn *conn = gb__conn_of(c);
+    bool nul_in_path;
+    char msg[128];
+    int status = gb__check_target(target, &nul_in_path, msg, sizeof msg);
+    gb__conn_set_bad_path(conn, nul_in_path);
+    if (status) refuse(b, conn, (unsigned)status, msg);
+    return NULL;
+}
+
+/* MHD_OPTION_NOTIFY_COMPLETED: the response is out; the next request's
+ * head is held to the deadline again. */
+static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
+                         enum MHD_RequestTerminationCode code) {
+    (void)req_cls, (void)code;
+    gb_board *b = cls;
+    gb__conn_waiting(b->conns, gb__conn_of(c));
+}
+
+/* The request says a body follows: no route takes one, and such a request
+ * is answered at once, without reading it. */
+static bool has_body(struct MHD_Connection *c) {
+    const char *length =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    return (length && strcmp(length, "0")) ||
+           MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+}
+
+/* The checks of a request's head, in order; 0 and the route may answer. */
+static int check_head(gb_board *b, struct MHD_Connection *c, const char *method,
+                      const char *version, char *msg, size_t msg_size) {
+    int status = gb__check_header_fields(c, msg, msg_size);
+    if (status) return status;
+    if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD)) {
+        snprintf(msg, msg_size, "only GET and HEAD are allowed");
+        return MHD_HTTP_METHOD_NOT_ALLOWED;
     }
-    return false;
+    status = gb__check_host(&b->hosts, c, version, msg, msg_size);
+    if (status) return status;
+    if (gb__conn_bad_path(gb__conn_of(c))) {
+        snprintf(msg, msg_size, "the path contains a NUL byte");
+        return MHD_HTTP_BAD_REQUEST;
+    }
+    return 0;
+}
+
+static enum MHD_Result answer(gb_board *b, struct MHD_Connection *c, const char *url,
+                              const char *method, const char *version) {
+    char msg[320];
+    int status = check_head(b, c, method, version, msg, sizeof msg);
+    if (status) return gb__send_error(c, (unsigned)status, msg);
+    if (!strcmp(url, "/api/events")) return serve_events(b, c);
+    if (!strncmp(url, "/api/", 5) || !strcmp(url, "/api")) return serve_api(b, c, url);
+    return serve_static(c, url);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_data_size,
                                   void **req_cls) {
-    (void)version, (void)upload_data;
+    (void)upload_data;
     gb_board *b = cls;
-    /* A body (on a refused method) is drained before the reply. */
-    if (*upload_data_size) {
+    if (!*req_cls) {
+        /* The head is in. A connection shut down meanwhile is not answered. */
+        if (!gb__conn_answering(b->conns, gb__conn_of(c))) return MHD_NO;
+        *req_cls = b;
+        return has_body(c) ? answer(b, c, url, method, version) : MHD_YES;
+    }
+    if (*upload_data_size) { /* not announced by the head: dropped */
         *upload_data_size = 0;
         return MHD_YES;
     }
-    (void)req_cls;
-    if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
-        return send_error(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD are allowed");
-    if (!host_allowed(b, c)) return send_error(c, MHD_HTTP_FORBIDDEN, "host not allowed");
-    if (!strcmp(url, "/api/events")) return gb__live_respond(b->live, c);
-    if (!strncmp(url, "/api/", 5) || !strcmp(url, "/api")) return serve_api(b, c, url);
-    return serve_static(c, url);
+    return answer(b, c, url, method, version);
 }
 
 /* ---- start and stop ----------------------------------------------------------------- */
-
-static bool is_loopback(const struct sockaddr *sa) {
-    if (sa->sa_family == AF_INET)
-        return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
-    if (sa->sa_family == AF_INET6)
-        return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
-    return false;
-}
 
 /* Binds and listens on host:port; returns the socket or -1 (last_error set). */
 static int listen_on(gb_board *b, const char *host, int port) {
@@ -242,7 +294,9 @@ static int listen_on(gb_board *b, const char *host, int port) {
     int fd = socket(res->ai_family, res->ai_socktype | SOCK_CLOEXEC, res->ai_protocol);
     int one = 1;
     if (fd >= 0) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (fd < 0 || bind(fd, res->ai_addr, res->ai_addrlen) || listen(fd, 128)) {
+    /* A deep backlog: a burst of connections waits to be accepted rather
+     * than being refused by the kernel. */
+    if (fd < 0 || bind(fd, res->ai_addr, res->ai_addrlen) || listen(fd, SOMAXCONN)) {
         int e = errno;
         snprintf(last_error, sizeof last_error, "cannot listen on %s:%d: %s%s", host, port,
                  strerror(e), e == EADDRINUSE ? " (port in use; try another --port, or 0)" : "");
@@ -250,7 +304,10 @@ static int listen_on(gb_board *b, const char *host, int port) {
         freeaddrinfo(res);
         return -1;
     }
-    b->loopback = is_loopback(res->ai_addr);
+    char numeric[NI_MAXHOST];
+    if (!getnameinfo(res->ai_addr, res->ai_addrlen, numeric, sizeof numeric, NULL, 0,
+                     NI_NUMERICHOST))
+        gb__hosts_add_bound(&b->hosts, numeric);
     struct sockaddr_storage ss;
     socklen_t sl = sizeof ss;
     getsockname(fd, (struct sockaddr *)&ss, &sl);
@@ -263,39 +320,101 @@ static int listen_on(gb_board *b, const char *host, int port) {
     return fd;
 }
 
+/* Each connection is a file descriptor: so many are kept for the store's
+ * readers, the threads' wake-up descriptors and the rest of the program. */
+#define RESERVED_FDS 64
+
+/* The connection limit: what was asked (if the process may open that
+ * many files), else the default, lowered to what it may open. */
+static bool connection_limit(int asked, int *limit) {
+    struct rlimit rl;
+    long room = 1L << 30;
+    if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY)
+        room = (long)rl.rlim_cur - RESERVED_FDS;
+    if (asked > 0) {
+        if (asked > room) {
+            snprintf(last_error, sizeof last_error,
+                     "max_connections %d is more than this process may open (ulimit -n is %ld, "
+                     "%d of which are kept for the rest)",
+                     asked, room + RESERVED_FDS, RESERVED_FDS);
+            return false;
+        }
+        *limit = asked;
+    } else {
+        *limit = room < GB__DEFAULT_MAX_CONNECTIONS ? (room > 16 ? (int)room : 16)
+                                                    : GB__DEFAULT_MAX_CONNECTIONS;
+    }
+    return true;
+}
+
+/* The options with their defaults filled in; false (last_error set) for
+ * a value out of range. */
+static bool resolve_options(const gb_board_options *given, gb_board_options *o) {
+    *o = given ? *given : (gb_board_options){0};
+    if (o->threads <= 0) o->threads = 4;
+    if (o->poll_ms <= 0) o->poll_ms = 100;
+    if (o->header_timeout_ms <= 0) o->header_timeout_ms = GB__DEFAULT_HEADER_TIMEOUT_MS;
+    if (o->threads > 64) {
+        snprintf(last_error, sizeof last_error, "threads %d is more than 64", o->threads);
+        return false;
+    }
+    if (o->header_timeout_ms < 100 || o->header_timeout_ms > 3600000) {
+        snprintf(last_error, sizeof last_error,
+                 "header_timeout_ms %d is out of range 100..3600000", o->header_timeout_ms);
+        return false;
+    }
+    return connection_limit(o->max_connections, &o->max_connections);
+}
+
+/* Runs libmicrohttpd on the listening socket fd: epoll threads (no
+ * select() ceiling on descriptors, and idle connections cost nothing),
+ * each connection registered for the header deadline, each request line
+ * and response end reported. */
+static struct MHD_Daemon *start_mhd(gb_board *b, int fd, const gb_board_options *o) {
+    return MHD_start_daemon(
+        MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, on_request, b,
+        MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)o->threads,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->max_connections,
+        /* Silence, e.g. a client that stops reading its response. */
+        MHD_OPTION_CONNECTION_TIMEOUT, 30u,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)GB__CONNECTION_MEMORY,
+        MHD_OPTION_NOTIFY_CONNECTION, gb__conns_notify, b->conns,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, b,
+        MHD_OPTION_URI_LOG_CALLBACK, on_request_line, b, MHD_OPTION_END);
+}
+
 gb_board *gb_board_start(const char *db_path, const char *host, int port,
                          const gb_board_options *options) {
     last_error[0] = '\0';
-    gb_board_options o = options ? *options : (gb_board_options){0};
-    if (o.threads <= 0) o.threads = 4;
-    if (o.poll_ms <= 0) o.poll_ms = 100;
-    if (o.max_connections <= 0) o.max_connections = 256;
+    gb_board_options o;
     if (!host) host = "127.0.0.1";
     if (!db_path || !*db_path) return start_failed(NULL, "no store given (db_path is empty)");
     if (port < 0 || port > 65535) return start_failed(NULL, "port %d is out of range 0..65535", port);
-    if (o.threads > 64) return start_failed(NULL, "threads %d is more than 64", o.threads);
+    char err[sizeof last_error];
+    if (!resolve_options(options, &o)) {
+        snprintf(err, sizeof err, "%s", last_error);
+        return start_failed(NULL, "%s", err);
+    }
     struct stat st;
     if (stat(db_path, &st)) return start_failed(NULL, "cannot open store '%s': %s", db_path, strerror(errno));
     if (!S_ISREG(st.st_mode)) return start_failed(NULL, "store '%s' is not a regular file", db_path);
 
     gb_board *b = calloc(1, sizeof *b);
     if (!b) return start_failed(NULL, "out of memory");
-    char err[sizeof last_error];
+    if (!gb__hosts_init(&b->hosts, host, o.allow_hosts, err, sizeof err))
+        return start_failed(b, "%s", err);
     b->pool = gb__pool_new(db_path, o.threads, err, sizeof err);
     if (!b->pool) return start_failed(b, "%s", err);
     b->live = gb__live_start(db_path, o.poll_ms, err, sizeof err);
     if (!b->live) return start_failed(b, "%s", err);
+    b->conns = gb__conns_start(o.header_timeout_ms, err, sizeof err);
+    if (!b->conns) return start_failed(b, "%s", err);
     int fd = listen_on(b, host, port);
     if (fd < 0) {
         snprintf(err, sizeof err, "%s", last_error);
         return start_failed(b, "%s", err);
     }
-    b->mhd = MHD_start_daemon(
-        MHD_USE_AUTO_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, on_request, b,
-        MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)o.threads,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)o.max_connections,
-        MHD_OPTION_CONNECTION_TIMEOUT, 30u,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024, MHD_OPTION_END);
+    b->mhd = start_mhd(b, fd, &o);
     if (!b->mhd) {
         close(fd);
         return start_failed(b, "cannot start the HTTP server on %s:%d", host, b->port);
@@ -307,13 +426,23 @@ int gb_board_port(const gb_board *board) { return board ? board->port : 0; }
 
 const char *gb_board_url(const gb_board *board) { return board ? board->url : ""; }
 
+/* How long stopping waits for connections reading a request head to close
+ * (they close at once; the bound is for a libmicrohttpd that does not). */
+#define STOP_DRAIN_MS 1000
+
 void gb_board_stop(gb_board *b) {
     if (!b) return;
+    /* No new connections; the listening socket is ours to close again. */
+    MHD_socket listen_fd = b->mhd ? MHD_quiesce_daemon(b->mhd) : MHD_INVALID_SOCKET;
     if (b->live) gb__live_shutdown(b->live);
+    gb__conns_stop(b->conns);
     if (b->mhd) {
-        /* MHD closes the socket it was given when it stops. */
+        gb__conns_drain(b->conns, STOP_DRAIN_MS);
+        /* Reports every connection closed to the register. */
         MHD_stop_daemon(b->mhd);
     }
+    if (listen_fd != MHD_INVALID_SOCKET) close(listen_fd);
+    gb__conns_free(b->conns);
     gb__live_free(b->live);
     gb__pool_free(b->pool);
     free(b);

@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "gb_json.h"
 #include "gb_reader.h"
@@ -31,6 +32,31 @@
 #define GB__MAX_RESPONSE (16u * 1024 * 1024)  /* bytes of any JSON response */
 #define GB__MAX_POINTS 10000                  /* points per series request */
 #define GB__DEFAULT_POINTS 1000
+
+/* ---- limits on what a client sends (http_api.md, "Limits") -------------------
+ * Each is checked as soon as what it bounds has arrived, and refused at once
+ * with the status given. */
+#define GB__MAX_TARGET 8192          /* bytes of the request target (path and query): 414 */
+#define GB__MAX_QUERY_PARAMS (2 * GB__MAX_PARAMS) /* query parameters (twice what a
+                                                    route takes): 400 */
+#define GB__MAX_HEADER_FIELDS 100    /* header fields: 431 */
+#define GB__MAX_HEAD 16384           /* bytes of the request line and headers: 431 */
+/* libmicrohttpd's memory per connection, which holds the request head as
+ * it comes in. It must hold a head within the limits above whole (with one
+ * 64-byte record per parameter and header field), and is generous beyond
+ * that so that most heads over them are still read whole and refused by
+ * our checks, with a JSON body; a head that does not fit at all is refused
+ * by libmicrohttpd itself (414 or 431, a short HTML body). */
+#define GB__CONNECTION_MEMORY (64u * 1024)
+#define GB__DEFAULT_HEADER_TIMEOUT_MS 10000   /* the header deadline (gb_board_options) */
+#define GB__DEFAULT_MAX_CONNECTIONS 1024
+
+/* Milliseconds on the monotonic clock, for deadlines and keep-alives. */
+static inline int64_t gb__now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 /* ---- parameters ------------------------------------------------------------ */
 typedef enum gb__param_kind {

@@ -13,8 +13,11 @@
  * the summary reader API) and serves pages embedded in the binary at build
  * time: it needs no file beside it and never touches the file system
  * otherwise. It binds the loopback interface unless another host is asked
- * for explicitly. Errors never exit the process: gb_board_start returns
- * NULL and gb_board_last_error() says why (port in use, missing store...).
+ * for explicitly, and whatever it binds it answers only requests whose Host
+ * header names it (loopback names, the address bound, allow_hosts below).
+ * Every request is bounded (webui/http_api.md, "Limits"). Errors never exit
+ * the process: gb_board_start returns NULL and gb_board_last_error() says
+ * why (port in use, missing store...).
  */
 #ifndef GB_BOARD_H
 #define GB_BOARD_H
@@ -31,7 +34,22 @@ typedef struct gb_board_options {
     int poll_ms;        /* how often the store is checked for new events
                            (default 100 ms; live updates reach the browser
                            within this plus one round trip) */
-    int max_connections; /* default 256 */
+    int max_connections; /* connections open at once (default 1024, or
+                            fewer if the process may not open that many
+                            files: see `ulimit -n`); more are closed at
+                            once */
+    int header_timeout_ms; /* a request's head (request line and headers)
+                              must be in within this of the connection
+                              opening or of the previous response, however
+                              it trickles in; slower connections are closed
+                              (default 10000) */
+    const char *allow_hosts; /* comma-separated host names or addresses
+                                that Host headers may name besides the
+                                loopback names and the address bound, e.g.
+                                "dash.example.com,10.0.0.5" (default none):
+                                other Host headers are refused (403), so a
+                                page elsewhere cannot reach the dashboard
+                                through DNS rebinding */
 } gb_board_options;
 
 /* Starts serving the store at db_path on host:port in background threads.

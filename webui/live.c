@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "board_internal.h"
+#include "respond.h"
 
 #define KEEPALIVE_MS 10000
 
@@ -47,12 +48,6 @@ struct gb__live {
     stream *streams;
 };
 
-static int64_t now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Resumes every suspended stream; mu must be held. */
 static void resume_all(gb__live *live) {
     for (stream *s = live->streams; s; s = s->next)
@@ -64,7 +59,7 @@ static void resume_all(gb__live *live) {
 
 static void *watch(void *arg) {
     gb__live *live = arg;
-    int64_t last_wake = now_ms();
+    int64_t last_wake = gb__now_ms();
     pthread_mutex_lock(&live->mu);
     while (!live->stopping) {
         struct timespec until;
@@ -82,9 +77,9 @@ static void *watch(void *arg) {
         live->version = version;
         pthread_mutex_lock(&live->mu);
         if (changed) live->generation++;
-        if (changed || now_ms() - last_wake >= KEEPALIVE_MS) {
+        if (changed || gb__now_ms() - last_wake >= KEEPALIVE_MS) {
             resume_all(live);
-            last_wake = now_ms();
+            last_wake = gb__now_ms();
         }
     }
     pthread_mutex_unlock(&live->mu);
@@ -123,7 +118,7 @@ static ssize_t emit(stream *s, char *buf, size_t max, const char *text) {
         snprintf(s->out, sizeof s->out, "%s", text);
         s->out_len = strlen(s->out);
         s->out_off = 0;
-        s->last_write_ms = now_ms();
+        s->last_write_ms = gb__now_ms();
     }
     size_t n = s->out_len - s->out_off;
     if (n > max) n = max;
@@ -151,7 +146,7 @@ static ssize_t next_chunk(void *cls, uint64_t pos, char *buf, size_t max) {
         s->hello_sent = true;
         s->sent = live->generation;
         n = emit(s, buf, max, text);
-    } else if (now_ms() - s->last_write_ms >= KEEPALIVE_MS) {
+    } else if (gb__now_ms() - s->last_write_ms >= KEEPALIVE_MS) {
         n = emit(s, buf, max, ": keep-alive\n\n");
     } else {
         s->suspended = true;
@@ -188,9 +183,8 @@ enum MHD_Result gb__live_respond(gb__live *live, struct MHD_Connection *connecti
     if (s->next) s->next->prev = s;
     live->streams = s;
     pthread_mutex_unlock(&live->mu);
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
+    gb__common_headers(r, "text/event-stream");
     MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
     enum MHD_Result ok = MHD_queue_response(connection, MHD_HTTP_OK, r);
     MHD_destroy_response(r);
     return ok;

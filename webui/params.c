@@ -98,7 +98,10 @@ bool gb__validate_params(gb__request *req,
     const gb__route *route = req->route;
     const char *name, *value;
     for (size_t i = 0; get(ctx, i, &name, &value); i++) {
-        if (i >= 2 * GB__MAX_PARAMS) return gb__fail(req, 400, "too many parameters"), false;
+        if (i >= GB__MAX_QUERY_PARAMS) {
+            gb__fail(req, 400, "more than %d query parameters", GB__MAX_QUERY_PARAMS);
+            return false;
+        }
         if (check_text(name, &(gb__param_spec){.min = 1, .max = 64})) {
             gb__fail(req, 400, "malformed parameter name");
             return false;

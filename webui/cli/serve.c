@@ -1,5 +1,6 @@
 /* cli/serve.c — `glassbox serve --db FILE [--host 127.0.0.1] [--port 6006]
- * [--threads 4]`: runs the dashboard server until SIGINT or SIGTERM.
+ * [--threads 4] [--allow-host NAME[,NAME...]]`: runs the dashboard server
+ * until SIGINT or SIGTERM.
  *
  * The first line on stdout is "glassbox: serving http://HOST:PORT/ ...",
  * printed once the socket listens (scripts and tests that pass --port 0
@@ -13,7 +14,7 @@
 #include "cli/cli.h"
 #include "gb_board.h"
 
-enum { DB, HOST, PORT, THREADS };   /* options[] and values[] */
+enum { DB, HOST, PORT, THREADS, ALLOW_HOST };   /* options[] and values[] */
 
 static bool is_loopback(const char *host) {
     return !strcmp(host, "127.0.0.1") || !strcmp(host, "localhost") || !strcmp(host, "::1");
@@ -22,7 +23,7 @@ static bool is_loopback(const char *host) {
 static int serve(const gb__cli_command *cmd, const char *const *values) {
     const char *db = values[DB], *host = values[HOST];
     int port;
-    gb_board_options opts = {0};
+    gb_board_options opts = {.allow_hosts = values[ALLOW_HOST]};
     if (!gb__cli_int(cmd, values, PORT, 0, 65535, &port) ||
         !gb__cli_int(cmd, values, THREADS, 1, 64, &opts.threads))
         return GB__CLI_USAGE;
@@ -43,7 +44,9 @@ static int serve(const gb__cli_command *cmd, const char *const *values) {
     gb__cli_print(stdout, "glassbox: serving %s (store %s); Ctrl-C stops", gb_board_url(board), db);
     if (!is_loopback(host))
         gb__cli_print(stderr, "glassbox %s: warning: listening on %s, reachable from other "
-                              "machines; the dashboard has no authentication", cmd->name, host);
+                              "machines; the dashboard has no authentication. Browsers that "
+                              "reach it by a name or address other than %s need --allow-host NAME",
+                      cmd->name, host, host);
     fflush(stdout);
     int sig = 0;
     sigwait(&stop, &sig);
@@ -56,6 +59,8 @@ static const gb__cli_option options[] = {
     [HOST] = {"--host", "HOST", "the address to listen on", .fallback = "127.0.0.1"},
     [PORT] = {"--port", "PORT", "the TCP port; 0 picks a free one", .fallback = "6006"},
     [THREADS] = {"--threads", "N", "HTTP worker threads, 1..64", .fallback = "4"},
+    [ALLOW_HOST] = {"--allow-host", "NAMES",
+                    "other names or addresses requests may give in Host, comma-separated"},
 };
 
 const gb__cli_command gb__cli_serve = {
@@ -63,7 +68,13 @@ const gb__cli_command gb__cli_serve = {
     .summary = "Serves the live dashboard of a store until Ctrl-C",
     .details = "It binds the loopback interface unless --host names another address\n"
                "(--host 0.0.0.0 lets other machines in; the dashboard has no\n"
-               "authentication). New events reach the open pages within a second.\n",
+               "authentication). New events reach the open pages within a second.\n"
+               "\n"
+               "Requests must name the server in their Host header: localhost,\n"
+               "127.0.0.1, [::1], the --host address, or a name given with\n"
+               "--allow-host (e.g. --allow-host dash.example.com,10.0.0.5 when\n"
+               "browsers reach it by that name); others are refused (403), so a\n"
+               "web page elsewhere cannot reach the dashboard by DNS rebinding.\n",
     .options = options,
     .noptions = sizeof options / sizeof options[0],
     .run = serve,
