@@ -25,11 +25,6 @@ typedef struct tape_rec {
     const char *name;             /* "<scope>/<Type>" for errors */
 } tape_rec;
 
-typedef struct mem_chunk {
-    struct mem_chunk *next;
-    size_t used, cap;
-    max_align_t data[];
-} mem_chunk;
 
 struct gb_tape {
     int slot;
@@ -41,7 +36,7 @@ struct gb_tape {
     char expired_why[200];
     tape_rec **recs;
     int nrecs, caprecs;
-    mem_chunk *mem;
+    gb_bump mem;              /* the records */
     uint64_t *old_ids;         /* explicitly watched tensors older than the tape */
     int nold, capold;
     struct gb_variable **vars; /* watched variables, first-watched order */

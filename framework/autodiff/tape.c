@@ -30,23 +30,7 @@ void gb__tape_update_recording(void) {
 }
 
 void *gb__tape_alloc(gb_tape *t, size_t n) {
-    n = (n + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
-    mem_chunk *c = t->mem;
-    if (!c || c->cap - c->used < n) {
-        size_t cap = n > 32768 ? n : 32768;
-        c = malloc(sizeof *c + cap);
-        if (!c) {
-            gb__error(GB_ERR_MEMORY, NULL, "out of memory recording on a GradientTape");
-            return NULL;
-        }
-        c->cap = cap;
-        c->used = 0;
-        c->next = t->mem;
-        t->mem = c;
-    }
-    void *p = (char *)c->data + c->used;
-    c->used += n;
-    return p;
+    return gb__bump_alloc(&t->mem, n, "recording on a GradientTape");
 }
 
 bool gb__tape_grow(void **arr, int *cap, size_t elem) {
@@ -62,11 +46,7 @@ bool gb__tape_grow(void **arr, int *cap, size_t elem) {
 }
 
 void gb__tape_drop_records(gb_tape *t) {
-    while (t->mem) {
-        mem_chunk *next = t->mem->next;
-        free(t->mem);
-        t->mem = next;
-    }
+    gb__bump_free(&t->mem);
     free(t->recs);
     t->recs = NULL;
     t->nrecs = t->caprecs = 0;
@@ -122,6 +102,7 @@ gb_tape *gb_tape_begin_ex(bool persistent, bool watch_accessed_variables) {
     gb_tape *t = gb__scope_alloc(sizeof *t);
     if (!t) return NULL;
     memset(t, 0, sizeof *t);
+    t->mem.min_chunk = 32768;
     t->slot = slot;
     t->bit = (uint64_t)1 << slot;
     t->start_id = gb__next_tensor_id();

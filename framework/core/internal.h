@@ -90,6 +90,18 @@ void gb__buffer_unref(gb_buffer *b);
 double gb__load(gb_dtype dt, const void *data, int64_t i);
 void gb__store(gb_dtype dt, void *data, int64_t i, double v);
 
+/* ---- bump arenas --------------------------------------------------------------- */
+
+/* A bump allocator owned by an object (a tape, a graph) and freed with it
+ * (core/bump.c). Zero-initialize with the chunk size wanted. */
+typedef struct gb_bump {
+    struct gb_bump_chunk *head;
+    size_t min_chunk;
+} gb_bump;
+/* n bytes, max_align_t-aligned; NULL after an error "out of memory <what>". */
+void *gb__bump_alloc(gb_bump *a, size_t n, const char *what);
+void gb__bump_free(gb_bump *a);
+
 /* ---- errors ---------------------------------------------------------------------- */
 
 /* Records the first error of the thread; later ones are dropped. */

@@ -16,15 +16,12 @@
 
 void gb__graph_init(gb_graph *g) {
     memset(g, 0, sizeof *g);
+    g->mem.min_chunk = 16384;
     g->last_stateful = -1;
 }
 
 void gb__graph_free(gb_graph *g) {
-    while (g->mem) {
-        gb_graph_chunk *next = g->mem->next;
-        free(g->mem);
-        g->mem = next;
-    }
+    gb__bump_free(&g->mem);
     free(g->nodes);
     free(g->names);
     free(g->name_counts);
@@ -32,23 +29,7 @@ void gb__graph_free(gb_graph *g) {
 }
 
 void *gb__graph_alloc(gb_graph *g, size_t n) {
-    n = (n + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
-    gb_graph_chunk *c = g->mem;
-    if (!c || c->cap - c->used < n) {
-        size_t cap = n > 16384 ? n : 16384;
-        c = malloc(sizeof *c + cap);
-        if (!c) {
-            gb__error(GB_ERR_MEMORY, NULL, "out of memory building a graph");
-            return NULL;
-        }
-        c->cap = cap;
-        c->used = 0;
-        c->next = g->mem;
-        g->mem = c;
-    }
-    void *p = (char *)c->data + c->used;
-    c->used += n;
-    return p;
+    return gb__bump_alloc(&g->mem, n, "building a graph");
 }
 
 const char *gb__graph_strdup(gb_graph *g, const char *s) {

@@ -47,18 +47,11 @@ typedef struct gb_node {
     void *const_data;            /* Const: the value's bytes (owned by the graph) */
 } gb_node;
 
-/* A chunked arena for the graph's strings, edges and constants. */
-typedef struct gb_graph_chunk {
-    struct gb_graph_chunk *next;
-    size_t used, cap;
-    max_align_t data[];
-} gb_graph_chunk;
-
 typedef struct gb_graph {
     gb_node *nodes;
     int n, cap;
     int nvalues;                 /* sum of the nodes' outputs */
-    gb_graph_chunk *mem;
+    gb_bump mem;                /* strings, edges, constants */
     /* name -> count, for unique names (open addressing over the arena) */
     const char **names;
     int *name_counts;
