@@ -26,3 +26,20 @@ set_tests_properties(nan_hunt_raise PROPERTIES WILL_FAIL FALSE
 # checked (and screenshotted) in chromium, as `make demo` shows it.
 include(${CMAKE_CURRENT_LIST_DIR}/browser/node_test.cmake)
 gb_node_test(demo_browser ${CMAKE_CURRENT_LIST_DIR}/browser/demo.test.mjs 240)
+
+# retracing: the example shows every cause of a trace and both fixes; each
+# cause's reason (and both warnings) must appear in its output.
+add_test(NAME retracing_example
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/expect_output.sh
+                 ${CMAKE_BINARY_DIR}/examples/retracing --
+                 "traced: first call at retracing.c:"
+                 "changed dtype: float32 -> float64"
+                 "changed rank: 1 -> 2 (float32[3] -> float32[3,1])"
+                 "changed dim 0: 3 -> 4 (float32[3] -> float32[4])"
+                 "static argument 'exponent' changed value: 2 -> 3"
+                 "a variable its graph captured was freed"
+                 "its C function was wrapped in a new gb_function"
+                 "WARNING: function 'negate' traced 5 times in its last 5 calls, each time wrapped"
+                 "WARNING: function 'mean' traced 5 times in its last 5 calls; the argument that varies is input 0 'x' dim 0 (values seen: 1, 2, 3, 4, 5)"
+                 "1 trace(s) for 5 calls; cached: center(x: float32[-1]) -> (float32[-1])"
+                 "2 trace(s) for 5 calls; cached: sum_of_squares(x: float32[-1]) -> (float32[])")
