@@ -1,7 +1,10 @@
 # Tests that run the example programs as a person would.
 #
 # fmnist_mlp_quick: one epoch of the MLP on 20,000 training images must
-# reach 80 % test accuracy (the full run reaches 87.5 % in 5 epochs).
+# reach 80 % test accuracy (the full run reaches 87.5 % in 5 epochs);
+# fmnist_mlp_quick_traced: the same with the train step traced into one
+# graph, which must trace twice only (without and with the gradients the
+# histograms need), the last, smaller batch included.
 # fmnist_bad_inputs: a missing data directory, a truncated IDX file and a
 # label file whose count differs each give a clear message and a non-zero
 # exit.
@@ -9,6 +12,12 @@ add_test(NAME fmnist_mlp_quick
          COMMAND ${CMAKE_BINARY_DIR}/examples/fashion_mnist_mlp --epochs 1 --limit 20000
                  --min-accuracy 0.80)
 set_tests_properties(fmnist_mlp_quick PROPERTIES TIMEOUT 600)
+add_test(NAME fmnist_mlp_quick_traced
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/expect_output.sh
+                 ${CMAKE_BINARY_DIR}/examples/fashion_mnist_mlp --epochs 1 --limit 20000
+                 --min-accuracy 0.80 --traced --
+                 "traced train step: 2 traces")
+set_tests_properties(fmnist_mlp_quick_traced PROPERTIES TIMEOUT 600)
 add_test(NAME fmnist_bad_inputs
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/fmnist_bad_inputs.sh
                  ${CMAKE_BINARY_DIR}/examples/fashion_mnist_mlp)
