@@ -42,17 +42,19 @@ static void section(const char *title, const char *what) {
     print_wrapped(0, "", what);
 }
 
-/* "square(float32[3], exponent=2)": the call as its signature sees it. */
+/* "square(float32[3], exponent=2)": the call as its signature sees it
+ * (this example's static arguments are all ints). */
 static const char *call_text(const gb_function *f, const gb_tensor *x, const gb_value *statics,
                              int nstatics, char *buf, size_t n) {
     size_t k = (size_t)snprintf(buf, n, "%s(%s[", gb_function_name(f),
                                 gb_dtype_name(gb_tensor_dtype(x)));
     for (int d = 0; d < gb_rank(x) && k < n; d++)
         k += (size_t)snprintf(buf + k, n - k, "%s%lld", d ? "," : "", (long long)gb_dim(x, d));
+    if (k < n) k += (size_t)snprintf(buf + k, n - k, "]");
     for (int i = 0; i < nstatics && k < n; i++)
-        k += (size_t)snprintf(buf + k, n - k, "], %s=%lld", statics[i].name,
+        k += (size_t)snprintf(buf + k, n - k, ", %s=%lld", statics[i].name,
                               (long long)statics[i].as.i);
-    if (k < n) snprintf(buf + k, n - k, "%s)", nstatics ? "" : "]");
+    if (k < n) snprintf(buf + k, n - k, ")");
     return buf;
 }
 
@@ -65,9 +67,11 @@ static void call_and_explain(gb_function *f, gb_tensor *x, const gb_value *stati
     printf("  %s\n", call_text(f, x, statics, nstatics, call, sizeof call));
     gb_tensor *y;
     gb_scope_begin();
-    gb_function_call(f, &x, 1, statics, nstatics, &y);
+    int n = gb_function_call(f, &x, 1, statics, nstatics, &y);
     gb_scope_end();
-    if (gb_function_tracing_count(f) > traces)
+    if (n < 0)
+        printf("    failed: %s\n", gb_error_string());
+    else if (gb_function_tracing_count(f) > traces)
         print_wrapped(4, "traced: ", gb_function_last_trace_reason(f));
     else
         printf("    no trace: the cached graph ran\n");
