@@ -9,6 +9,7 @@
  * is against the faster of the two.
  */
 #include "bench_util.h"
+#include "example_rate.h"
 
 enum { REPEATS = 3 };
 
@@ -30,22 +31,6 @@ static const workload workloads[] = {
     {"fmnist_cnn", "fashion_mnist_cnn", 12800, "--threads 2",
      TUNED_MALLOC "OPENBLAS_NUM_THREADS=1 :--threads 2 --channels-last"},
 };
-
-/* samples/s of one epoch of the example, parsed from its progress line. */
-static double glassbox_rate(const workload *w) {
-    char cmd[512], out[8192];
-    snprintf(cmd, sizeof cmd, "%s/examples/%s --epochs 1 --limit %ld 2>&1", GB_BUILD_DIR,
-             w->example, w->images);
-    if (!bench_run_peer(cmd, out, sizeof out)) {
-        fprintf(stderr, "%s failed:\n%s\n", w->example, out);
-        return -1;
-    }
-    const char *p = strstr(out, "samples/s");
-    if (!p) return -1;
-    while (p > out && p[-1] == ' ') p--;
-    while (p > out && (p[-1] == '.' || (p[-1] >= '0' && p[-1] <= '9'))) p--;
-    return atof(p);
-}
 
 /* spec is "ENV... :FLAGS" (the colon separates environment from flags). */
 static double peer_rate(const workload *w, const char *spec) {
@@ -70,7 +55,7 @@ int main(void) {
     for (size_t i = 0; i < sizeof workloads / sizeof workloads[0]; i++) {
         const workload *w = &workloads[i];
         double ours[REPEATS];
-        for (int r = 0; r < REPEATS; r++) ours[r] = glassbox_rate(w);
+        for (int r = 0; r < REPEATS; r++) ours[r] = bench_example_rate(w->example, w->images, "");
         double plain = peer_rate(w, w->peer_plain);
         double tuned = peer_rate(w, w->peer_tuned);
         fprintf(stderr, "%s: pytorch plain %.0f, tuned %.0f samples/s\n", w->name, plain, tuned);

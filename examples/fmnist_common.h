@@ -10,6 +10,14 @@
  *              predicted labels in the text
  *   per run    the hyperparameters
  * Progress goes to stdout once per epoch, with samples/s.
+ *
+ * With --traced the step's computation — forward, tape, gradients, Adam
+ * update — is a gb_function (tf.function): traced into one graph on the
+ * first step, then run as that graph. Its input signature leaves the batch
+ * dim -1, so the epoch's last, smaller batch runs the same graph; a static
+ * with_grads also returns the gradients, for the histogram step (a second
+ * trace, once). The metric and the summaries stay outside, eager, fed
+ * from the function's outputs.
  */
 #ifndef FMNIST_COMMON_H
 #define FMNIST_COMMON_H
@@ -45,13 +53,14 @@ typedef struct fmnist_config {
     int serve_port;            /* -1: no dashboard; 0: any free port */
     bool keep_serving;         /* after training, serve until Ctrl-C */
     double min_test_accuracy;  /* exit non-zero below it (0: no check) */
+    bool traced;               /* run the train step as a traced gb_function */
 } fmnist_config;
 
 static int fmnist_usage(const char *prog) {
     fprintf(stderr,
             "usage: %s [--epochs N] [--batch N] [--lr X] [--seed N] [--limit N]\n"
             "          [--data DIR] [--db FILE] [--run NAME] [--serve PORT] [--keep-serving]\n"
-            "          [--min-accuracy X]\n",
+            "          [--min-accuracy X] [--traced]\n",
             prog);
     return 2;
 }
@@ -64,6 +73,9 @@ static bool fmnist_parse(int argc, char **argv, fmnist_config *cfg) {
         bool takes = true;
         if (!strcmp(a, "--keep-serving")) {
             cfg->keep_serving = true;
+            takes = false;
+        } else if (!strcmp(a, "--traced")) {
+            cfg->traced = true;
             takes = false;
         } else if (!v) {
             fprintf(stderr, "%s: %s needs a value\n", argv[0], a);
@@ -122,6 +134,7 @@ typedef struct fmnist_run {
     gb_image_layout layout;
     gb_summary_writer *writer;
     gb_board *board;
+    gb_function *train_step;   /* with --traced: the step as a traced function */
     int64_t step;
 } fmnist_run;
 
@@ -143,6 +156,7 @@ static bool fmnist_open_outputs(fmnist_run *r) {
     gb_summary_hparam_num(NULL, "batch_size", (double)c->batch);
     gb_summary_hparam_num(NULL, "epochs", c->epochs);
     gb_summary_hparam_num(NULL, "seed", (double)c->seed);
+    gb_summary_hparam_str(NULL, "train_step", c->traced ? "traced" : "eager");
     if (c->serve_port >= 0) {
         r->board = gb_board_start(c->db, "127.0.0.1", c->serve_port, NULL);
         if (!r->board) {
@@ -161,20 +175,75 @@ static gb_tensor *fmnist_loss(gb_tensor *labels, gb_tensor *logits) {
     return gb_loss_sparse_categorical_crossentropy(labels, logits, true, GB_REDUCTION_MEAN);
 }
 
-/* One optimizer step on a batch; grads_out (optional) receives the
- * gradients, kept alive by the caller's scope. */
-static bool fmnist_train_step(fmnist_run *r, gb_tensor *x, gb_tensor *y, gb_metric *acc,
-                              gb_tensor **grads_out) {
+enum { FMNIST_MAX_VARS = 32 };
+
+/* Forward, tape, gradients and the Adam update on a batch: the part of a
+ * step that runs eagerly or traced alike. Returns the loss (NULL after an
+ * error) and writes the logits and the gradients, one per trainable
+ * variable (*nvars of them). */
+static gb_tensor *fmnist_update(fmnist_run *r, gb_tensor *x, gb_tensor *y, gb_tensor **logits,
+                                gb_tensor **grads, int *nvars) {
     gb_tape *tape = gb_tape_begin();
-    gb_tensor *logits = gb_module_call(r->model, x, true);
-    gb_tensor *loss = fmnist_loss(y, logits);
+    *logits = gb_module_call(r->model, x, true);
+    gb_tensor *loss = fmnist_loss(y, *logits);
     gb_tape_end(tape);
-    int n = 0;
-    gb_variable *const *vars = gb_module_trainable_variables(r->model, &n);
-    gb_tensor *grads_small[32], **grads = grads_out ? grads_out : grads_small;
-    if (n > 32) return fmnist_fail("model has too many variables for this example");
-    gb_tape_gradient_vars(tape, loss, vars, n, grads);
-    gb_optimizer_apply_gradients(r->opt, grads, n, vars, n);
+    gb_variable *const *vars = gb_module_trainable_variables(r->model, nvars);
+    if (*nvars > FMNIST_MAX_VARS) {
+        fmnist_fail("model has too many variables for this example");
+        return NULL;
+    }
+    gb_tape_gradient_vars(tape, loss, vars, *nvars, grads);
+    gb_optimizer_apply_gradients(r->opt, grads, *nvars, vars, *nvars);
+    return gb_ok() ? loss : NULL;
+}
+
+/* The traced step, as a gb_function: inputs images and labels; outputs the
+ * loss, the logits and, when the static with_grads is true, the gradients. */
+static int fmnist_step_fn(void *user, gb_tensor *const *in, int nin, const gb_value *st,
+                          int nst, gb_tensor **out) {
+    (void)nin, (void)nst;
+    int nvars = 0;
+    out[0] = fmnist_update(user, in[0], in[1], &out[1], out + 2, &nvars);
+    if (!out[0]) return -1;
+    return st[0].as.b ? 2 + nvars : 2;
+}
+
+/* The step function for r's data: the batch dim -1 in the input signature,
+ * the other dims as the test set has them. */
+static gb_function *fmnist_traced_step_new(fmnist_run *r) {
+    gb_tensor_spec sig[2] = {{.name = "images", .dtype = gb_tensor_dtype(r->test_x),
+                              .rank = gb_rank(r->test_x)},
+                             {.name = "labels", .dtype = gb_tensor_dtype(r->data.test_labels),
+                              .rank = 1, .shape = {-1}}};
+    for (int d = 0; d < sig[0].rank; d++) sig[0].shape[d] = d ? gb_dim(r->test_x, d) : -1;
+    gb_function_options o = {.user = r, .input_signature = sig, .ninput_signature = 2};
+    return gb_function_new("train_step", fmnist_step_fn, &o);
+}
+
+/* The traced step: same outputs as the eager one, from the graph. */
+static gb_tensor *fmnist_update_traced(fmnist_run *r, gb_tensor *x, gb_tensor *y,
+                                       gb_tensor **logits, gb_tensor **grads, bool with_grads) {
+    gb_tensor *out[2 + FMNIST_MAX_VARS];
+    int n = gb_function_call(r->train_step, (gb_tensor *[]){x, y}, 2,
+                             (gb_value[]){GB_BOOL("with_grads", with_grads)}, 1, out);
+    if (n < 2) return NULL;
+    *logits = out[1];
+    if (with_grads) memcpy(grads, out + 2, (size_t)(n - 2) * sizeof *grads);
+    return out[0];
+}
+
+/* One optimizer step on a batch, then what people watch of it: accuracy,
+ * loss, learning rate. with_grads: write the gradients into grads (the
+ * caller's scope keeps them). */
+static bool fmnist_train_step(fmnist_run *r, gb_tensor *x, gb_tensor *y, gb_metric *acc,
+                              gb_tensor **grads, bool with_grads) {
+    gb_tensor *logits = NULL, *loss;
+    int nvars = 0;
+    if (r->train_step)
+        loss = fmnist_update_traced(r, x, y, &logits, grads, with_grads);
+    else
+        loss = fmnist_update(r, x, y, &logits, grads, &nvars);
+    if (!loss) return fmnist_fail("training step");
     gb_metric_update_state(acc, y, logits);
     if (!gb_ok()) return fmnist_fail("training step");
     gb_summary_scalar(NULL, "train/loss", gb_item(loss), r->step);
@@ -248,7 +317,7 @@ static bool fmnist_epoch(fmnist_run *r, gb_dataset *ds, int epoch, double *test_
     gb_metric *acc = gb_metric_sparse_categorical_accuracy_new("train_accuracy");
     gb_iterator *it = gb_iterator_new(ds);
     int64_t steps = gb_dataset_cardinality(ds), samples = 0;
-    gb_tensor *b[2], *grads[32];
+    gb_tensor *b[2], *grads[FMNIST_MAX_VARS];
     double t0 = fmnist_now();
     bool ok = it != NULL;
     for (int64_t i = 0; ok; i++) {
@@ -258,8 +327,9 @@ static bool fmnist_epoch(fmnist_run *r, gb_dataset *ds, int epoch, double *test_
             break;
         }
         samples += gb_dim(b[0], 0);
-        ok = fmnist_train_step(r, b[0], b[1], acc, grads);
-        if (ok && i == steps - 1) fmnist_log_histograms(r, grads); /* the epoch's last step */
+        bool last = i == steps - 1; /* the epoch's last step also logs histograms */
+        ok = fmnist_train_step(r, b[0], b[1], acc, grads, last);
+        if (ok && last) fmnist_log_histograms(r, grads);
         gb_scope_end();
     }
     double secs = fmnist_now() - t0;
@@ -277,6 +347,14 @@ static bool fmnist_epoch(fmnist_run *r, gb_dataset *ds, int epoch, double *test_
     gb_iterator_free(it);
     gb_metric_free(acc);
     return ok && gb_ok();
+}
+
+/* How often the traced step traced (twice: without and with gradients)
+ * against how many steps it served. */
+static void fmnist_print_trace_stats(const gb_function *f) {
+    gb_function_stats s = gb_function_get_stats(f);
+    printf("traced train step: %lld traces (%.0f ms) for %lld steps\n", (long long)s.traces,
+           s.trace_ms, (long long)s.calls);
 }
 
 static volatile sig_atomic_t fmnist_stop;
@@ -321,13 +399,14 @@ static int fmnist_main(const fmnist_config *cfg, gb_module *model, gb_image_layo
     r.test_x = gb_images_to_float(r.data.test_images, layout);
     r.opt = gb_adam(cfg->lr);
     gb_dataset *ds = fmnist_train_dataset(&r);
-    if (!ds || !r.opt || !r.test_x) {
+    if (cfg->traced && r.test_x) r.train_step = fmnist_traced_step_new(&r);
+    if (!ds || !r.opt || !r.test_x || (cfg->traced && !r.train_step)) {
         fmnist_fail("setting up");
         goto done;
     }
-    printf("training %s on %lld images, batch %lld, Adam lr %g, %d epochs\n", cfg->model_name,
-           (long long)(cfg->limit ? cfg->limit : gb_dim(r.data.train_images, 0)),
-           (long long)cfg->batch, cfg->lr, cfg->epochs);
+    printf("training %s on %lld images, batch %lld, Adam lr %g, %d epochs, %s train step\n",
+           cfg->model_name, (long long)(cfg->limit ? cfg->limit : gb_dim(r.data.train_images, 0)),
+           (long long)cfg->batch, cfg->lr, cfg->epochs, cfg->traced ? "traced" : "eager");
     bool ok = true;
     for (int e = 0; ok && e < cfg->epochs; e++) ok = fmnist_epoch(&r, ds, e, &test_acc);
     gb_dataset_free(ds);
@@ -336,6 +415,7 @@ static int fmnist_main(const fmnist_config *cfg, gb_module *model, gb_image_layo
         goto done;
     }
     gb_module_summary(model, stdout);
+    if (r.train_step) fmnist_print_trace_stats(r.train_step);
     printf("final test accuracy %.4f\n", test_acc);
     code = 0;
     if (cfg->min_test_accuracy > 0 && test_acc < cfg->min_test_accuracy) {
@@ -348,6 +428,7 @@ static int fmnist_main(const fmnist_config *cfg, gb_module *model, gb_image_layo
 done:
     gb_board_stop(r.board);
     if (r.writer) gb_summary_writer_close(r.writer);
+    gb_function_free(r.train_step);
     gb_optimizer_free(r.opt);
     gb_module_free(model);
     gb_scope_end();

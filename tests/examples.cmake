@@ -1,7 +1,10 @@
 # Tests that run the example programs as a person would.
 #
 # fmnist_mlp_quick: one epoch of the MLP on 20,000 training images must
-# reach 80 % test accuracy (the full run reaches 87.5 % in 5 epochs).
+# reach 80 % test accuracy (the full run reaches 87.5 % in 5 epochs);
+# fmnist_mlp_quick_traced: the same with the train step traced into one
+# graph, which must trace twice only (without and with the gradients the
+# histograms need), the last, smaller batch included.
 # fmnist_bad_inputs: a missing data directory, a truncated IDX file, a
 # label file whose count differs, a test label outside the 10 classes and a
 # FIFO in place of a file each give a clear message and a non-zero exit.
@@ -9,6 +12,12 @@ add_test(NAME fmnist_mlp_quick
          COMMAND ${CMAKE_BINARY_DIR}/examples/fashion_mnist_mlp --epochs 1 --limit 20000
                  --min-accuracy 0.80)
 set_tests_properties(fmnist_mlp_quick PROPERTIES TIMEOUT 600)
+add_test(NAME fmnist_mlp_quick_traced
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/expect_output.sh
+                 ${CMAKE_BINARY_DIR}/examples/fashion_mnist_mlp --epochs 1 --limit 20000
+                 --min-accuracy 0.80 --traced --
+                 "traced train step: 2 traces")
+set_tests_properties(fmnist_mlp_quick_traced PROPERTIES TIMEOUT 600)
 add_test(NAME fmnist_bad_inputs
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/fmnist_bad_inputs.sh
                  ${CMAKE_BINARY_DIR}/examples/fashion_mnist_mlp)
@@ -26,3 +35,20 @@ set_tests_properties(nan_hunt_raise PROPERTIES WILL_FAIL FALSE
 # checked (and screenshotted) in chromium, as `make demo` shows it.
 include(${CMAKE_CURRENT_LIST_DIR}/browser/node_test.cmake)
 gb_node_test(demo_browser ${CMAKE_CURRENT_LIST_DIR}/browser/demo.test.mjs 240)
+
+# retracing: the example shows every cause of a trace and both fixes; each
+# cause's reason (and both warnings) must appear in its output.
+add_test(NAME retracing_example
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/expect_output.sh
+                 ${CMAKE_BINARY_DIR}/examples/retracing --
+                 "traced: first call at retracing.c:"
+                 "changed dtype: float32 -> float64"
+                 "changed rank: 1 -> 2 (float32[3] -> float32[3,1])"
+                 "changed dim 0: 3 -> 4 (float32[3] -> float32[4])"
+                 "static argument 'exponent' changed value: 2 -> 3"
+                 "a variable its graph captured was freed"
+                 "its C function was wrapped in a new gb_function"
+                 "WARNING: function 'negate' traced 5 times in its last 5 calls, each time wrapped"
+                 "WARNING: function 'mean' traced 5 times in its last 5 calls; the argument that varies is input 0 'x' dim 0 (values seen: 1, 2, 3, 4, 5)"
+                 "1 trace(s) for 5 calls; cached: center(x: float32[-1]) -> (float32[-1])"
+                 "2 trace(s) for 5 calls; cached: sum_of_squares(x: float32[-1]) -> (float32[])")

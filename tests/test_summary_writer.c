@@ -4,8 +4,9 @@
  * statistics and buckets, distributions, images decoded back from their
  * PNG, text, graphs, hyperparameters and run metadata, engine events via
  * the default writer's observer (the numerics detail parsed back by the
- * reader), the global step, flush and batching, and every bad input with
- * its exact status and message. Distributions by hand: test_summary_reader.c.
+ * reader; a gb_function's traces with their reasons), the global step,
+ * flush and batching, and every bad input with its exact status and
+ * message. Distributions by hand: test_summary_reader.c.
  */
 #include <check.h>
 #include <math.h>
@@ -606,6 +607,39 @@ START_TEST(test_engine_events_end_to_end) {
 }
 END_TEST
 
+static int negate_fn(void *user, gb_tensor *const *in, int nin, const gb_value *st, int nst,
+                     gb_tensor **out) {
+    (void)user, (void)nin, (void)st, (void)nst;
+    out[0] = gb_neg(in[0]);
+    return 1;
+}
+
+/* A gb_function's traces reach the store with what the graph layer knows:
+ * function, reason, signature, cost, node count, retrace or not. */
+START_TEST(test_function_traces_end_to_end) {
+    gb_summary_writer *w = open_writer("run");
+    gb_summary_set_default(w);
+    gb_function *f = gb_function_new("negate", negate_fn, NULL);
+    gb_tensor *y;
+    gb_function_call(f, (gb_tensor *[]){gb_zeros(GB_F32, GB_SHAPE(2))}, 1, NULL, 0, &y);
+    gb_function_call(f, (gb_tensor *[]){gb_zeros(GB_F32, GB_SHAPE(3))}, 1, NULL, 0, &y);
+    ck_assert(gb_ok());
+    ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
+    gb_store *s = open_store();
+    gb_traces *t;
+    ck_assert_int_eq(gb_store_traces(s, "run", NULL, NULL, &t), GB_STORE_OK);
+    ck_assert_int_eq(t->count, 2);
+    ck_assert_str_eq(t->rows[0].function, "negate");
+    ck_assert(!t->rows[0].is_retrace && t->rows[1].is_retrace);
+    ck_assert_str_eq(t->rows[0].signature, "negate(x0: float32[2]) -> (float32[2])");
+    ck_assert_str_eq(t->rows[1].reason, gb_function_last_trace_reason(f));
+    ck_assert(t->rows[1].duration_us >= 0 && t->rows[1].nodes_after == 2);
+    gb_store_free(t);
+    gb_store_close(s);
+    gb_function_free(f);
+}
+END_TEST
+
 START_TEST(test_trace_and_numerics_records_paged) {
     gb_summary_writer *w = open_writer("run");
     for (int i = 0; i < 5; i++) {
@@ -737,6 +771,7 @@ int main(void) {
     tcase_add_test(tc, test_default_writer_and_global_step);
     tcase_add_test(tc, test_observer_events_reach_the_default_writer);
     tcase_add_test(tc, test_engine_events_end_to_end);
+    tcase_add_test(tc, test_function_traces_end_to_end);
     tcase_add_test(tc, test_trace_and_numerics_records_paged);
     tcase_add_test(tc, test_flush_makes_events_visible);
     tcase_add_test(tc, test_timer_and_count_trigger_commits);

@@ -68,11 +68,17 @@ static bool check_dtypes(const gb_op_call *c, const gb_tensor *a, const gb_tenso
     return false;
 }
 
-/* The shape attribute of the backprop ops, checked. */
-static bool attr_shape(const gb_op_call *c, const char *what, int64_t *s) {
+/* The shape attribute of the backprop ops, checked. With batch_of (for
+ * BackpropInput), a batch dim of -1 — an input traced with its batch
+ * unknown — is batch_of's batch, the same by construction: -1 too while
+ * tracing, the real size when the graph runs. */
+static bool attr_shape(const gb_op_call *c, const char *what, const gb_tensor *batch_of,
+                       int64_t *s) {
     for (int d = 0; d < 4; d++) {
         s[d] = c->attrs->i[A_SHAPE + d];
-        if (s[d] < 0) {
+        if (d == 0 && s[d] == -1 && batch_of) {
+            s[d] = batch_of->shape[0];
+        } else if (s[d] < 0) {
             char b[96];
             gb__op_error(c, GB_ERR_SHAPE, "%s: negative dimension in the %s shape %s", c->def->name,
                          what, fmt4(c->attrs->i + A_SHAPE, b, sizeof b));
@@ -117,7 +123,7 @@ static int infer_backprop_input(const gb_op_call *c, gb_out_desc *out) {
     int64_t xs[4];
     gb_window g;
     if (!check_rank4(c, f, "filter") || !check_rank4(c, dy, "out_backprop") ||
-        !check_dtypes(c, f, dy) || !attr_shape(c, "input", xs) ||
+        !check_dtypes(c, f, dy) || !attr_shape(c, "input", dy, xs) ||
         !conv_window(c, xs, f->shape, &g) || !check_dy(c, dy, &g, f->shape[3]))
         return -1;
     set_out4(&out[0], f->dtype, xs[0], xs[1], xs[2], xs[3]);
@@ -130,7 +136,7 @@ static int infer_backprop_filter(const gb_op_call *c, gb_out_desc *out) {
     int64_t fs[4];
     gb_window g;
     if (!check_rank4(c, x, "input") || !check_rank4(c, dy, "out_backprop") ||
-        !check_dtypes(c, x, dy) || !attr_shape(c, "filter", fs) ||
+        !check_dtypes(c, x, dy) || !attr_shape(c, "filter", NULL, fs) ||
         !conv_window(c, x->shape, fs, &g) || !check_dy(c, dy, &g, fs[3]))
         return -1;
     set_out4(&out[0], x->dtype, fs[0], fs[1], fs[2], fs[3]);

@@ -139,7 +139,7 @@ static int64_t offset_of(int rank, const int64_t *strides, const int64_t *index)
 
 /* ---- Reshape ------------------------------------------------------------------- */
 
-/* Resolves a target shape with at most one -1 against n elements. */
+/* Resolves a target shape with at most one -1 against x's elements. */
 static bool resolve_shape(const gb_op_call *c, const gb_tensor *x, int rank, const int64_t *dims,
                           int64_t *out) {
     int unknown = -1;
@@ -160,6 +160,12 @@ static bool resolve_shape(const gb_op_call *c, const gb_tensor *x, int rank, con
         }
         known *= dims[i];
         out[i] = dims[i];
+    }
+    /* A traced input with an unknown dim (size -1): the -1 stays unknown
+     * until the graph runs, when this is inferred again on real shapes. */
+    if (x->size < 0) {
+        if (unknown >= 0) out[unknown] = -1;
+        return true;
     }
     if (unknown >= 0) {
         if (known == 0 || x->size % known != 0) {

@@ -417,17 +417,40 @@ static int64_t reduced_count(const gb_tensor *x, int64_t mask) {
 
 static gb_tensor *reduce_by_mask(gb_op_id op, gb_tensor *x, int64_t mask, bool keepdims);
 
+/* A traced x may have dims of unknown size (-1) until the graph runs. */
+static bool has_unknown_dim(const gb_tensor *x) {
+    for (int i = 0; i < x->rank; i++)
+        if (x->shape[i] < 0) return true;
+    return false;
+}
+
+/* dy (keepdims form) spread over x's shape. BroadcastTo takes the shape as
+ * an attribute; with unknown dims, multiplying by ones of x's shape gets
+ * it when the graph runs. */
+static gb_tensor *spread_over(gb_tensor *dy, gb_tensor *x) {
+    if (!has_unknown_dim(x)) return gb_broadcast_to(dy, x->rank, x->shape);
+    return gb_mul(dy, gb_ones_like(x));
+}
+
 static bool grad_sum(const gb_grad_ctx *ctx, gb_tensor **dx) {
-    const gb_tensor *x = ctx->inputs[0];
-    dx[0] = gb_broadcast_to(dy_keepdims(ctx), x->rank, x->shape);
+    dx[0] = spread_over(dy_keepdims(ctx), ctx->inputs[0]);
     return dx[0] != NULL;
 }
 
+/* 1/n for the reduced element count n: a constant, or with unknown dims a
+ * tensor counted when the graph runs (a -1 in n would flip the sign). */
+static gb_tensor *mean_scaled(const gb_grad_ctx *ctx, gb_tensor *dy) {
+    gb_tensor *x = ctx->inputs[0];
+    int64_t mask = ctx->attrs->i[0];
+    if (!has_unknown_dim(x)) {
+        int64_t n = reduced_count(x, mask);
+        return gb_mul_scalar(dy, n ? 1.0 / (double)n : 0.0);
+    }
+    return gb_mul(dy, gb_reciprocal(reduce_by_mask(GB_OP_SUM, gb_ones_like(x), mask, true)));
+}
+
 static bool grad_mean(const gb_grad_ctx *ctx, gb_tensor **dx) {
-    const gb_tensor *x = ctx->inputs[0];
-    int64_t n = reduced_count(x, ctx->attrs->i[0]);
-    gb_tensor *scaled = gb_mul_scalar(dy_keepdims(ctx), n ? 1.0 / (double)n : 0.0);
-    dx[0] = gb_broadcast_to(scaled, x->rank, x->shape);
+    dx[0] = spread_over(mean_scaled(ctx, dy_keepdims(ctx)), ctx->inputs[0]);
     return dx[0] != NULL;
 }
 

@@ -10,6 +10,7 @@
 #include <math.h>
 
 #include "gb_debug.h"
+#include "gb_function.h"
 #include "gb_observer.h"
 #include "writer/internal.h"
 
@@ -59,6 +60,25 @@ static void on_numerics(gb_summary_writer *w, const gb_event *ev) {
     gb_summary_numerics(w, &r, a && a->has_step ? a->step : GB_STEP_DEFAULT);
 }
 
+/* A trace: the graph layer's gb_trace_event detail gives the function,
+ * reason, signature, cost and node count; an event without one names the
+ * function in op_name and the reason in its message. */
+static void on_trace(gb_summary_writer *w, const gb_event *ev) {
+    const gb_trace_event *t = ev->detail;
+    const char *fn = ev->op_name ? ev->op_name : ev->op_type ? ev->op_type : "unknown";
+    gb_trace_record r = {.function = fn, .reason = ev->message, .duration_us = NAN,
+                         .nodes_before = -1, .nodes_after = -1};
+    if (t) {
+        r.function = t->function;
+        r.is_retrace = t->trace_number > 1;
+        r.reason = t->reason;
+        r.signature = t->signature;
+        r.duration_us = t->duration_ms * 1e3;
+        r.nodes_after = t->nodes;
+    }
+    gb_summary_trace(w, &r, GB_STEP_DEFAULT);
+}
+
 static void on_event(const gb_event *ev, void *user) {
     gb_summary_writer *w = user;
     switch (ev->kind) {
@@ -72,13 +92,7 @@ static void on_event(const gb_event *ev, void *user) {
                      (const char *[]){ev->kind == GB_EVENT_WARNING ? "warning" : "placement",
                                       ev->op_type, ev->op_name, ev->device, ev->message});
         break;
-    case GB_EVENT_TRACE: {
-        const char *fn = ev->op_name ? ev->op_name : ev->op_type ? ev->op_type : "unknown";
-        gb_trace_record r = {.function = fn, .reason = ev->message, .duration_us = NAN,
-                             .nodes_before = -1, .nodes_after = -1};
-        gb_summary_trace(w, &r, GB_STEP_DEFAULT);
-        break;
-    }
+    case GB_EVENT_TRACE: on_trace(w, ev); break;
     case GB_EVENT_NUMERICS: on_numerics(w, ev); break;
     default: break;
     }

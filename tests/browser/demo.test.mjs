@@ -18,7 +18,7 @@ function startTraining() {
   const child = spawn(path.join(BUILD, 'examples/fashion_mnist_mlp'),
     // Long enough that it is still training when the checks run; the test
     // stops it at the end.
-    ['--epochs', '30', '--limit', '20000', '--db', db, '--run', 'demo-mlp', '--serve', '0'],
+    ['--epochs', '30', '--limit', '20000', '--db', db, '--run', 'demo-mlp', '--serve', '0', '--traced'],
     { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   return new Promise((resolve, reject) => {
