@@ -18,6 +18,7 @@ static _Atomic int64_t next_concrete_id;
 void gb__concrete_free(gb_concrete_function *cf) {
     if (!cf) return;
     gb__concrete_free(cf->backward);
+    gb__specializations_free(cf);
     gb__plan_free(cf->plan);
     gb__graph_free(&cf->graph);
     free(cf->input_nodes);

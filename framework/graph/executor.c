@@ -110,6 +110,8 @@ typedef struct run_saved {
 } run_saved;
 
 int gb__execute(gb_concrete_function *cf, gb_tensor *const *in, int nin, gb_tensor **out) {
+    /* -1 dims: run the static plan made for these input shapes. */
+    if (cf->dynamic && !(cf = gb__specialize(cf, in))) return -1;
     gb_plan *p = cf->plan;
     (void)nin;
     /* Plain loads and stores: this catches recursion and careless sharing

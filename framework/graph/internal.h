@@ -12,6 +12,7 @@
  *   retrace.c     why a trace happened, and the excessive-retracing warning
  *   plan.c        buffer lifetimes and the arena of a concrete function
  *   executor.c    running a planned graph
+ *   specialize.c  static plans of a graph with -1 dims, per input shapes
  *   graph_text.c  the graph and signatures as text
  *   function_grad.c  differentiating through a call of a function
  */
@@ -20,6 +21,8 @@
 
 #include "autodiff/internal.h"
 #include "gb_function.h"
+
+typedef struct gb_specialization gb_specialization;
 
 /* ---- the graph IR ---------------------------------------------------------------- */
 
@@ -163,7 +166,14 @@ struct gb_concrete_function {
     double trace_ms;
     struct gb_function *owned_function; /* a backward's own function, freed with it */
     void *owned_ctx;
+    struct gb_specialization **specs;   /* static plans per input shapes (dynamic only) */
+    int nspecs;
 };
+
+/* The static copy of dynamic cf planned for the shapes of `in`, made on
+ * first use and cached (graph/specialize.c); NULL after an error. */
+gb_concrete_function *gb__specialize(gb_concrete_function *cf, gb_tensor *const *in);
+void gb__specializations_free(gb_concrete_function *cf);
 
 struct gb_function {
     char name[64];
