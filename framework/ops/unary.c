@@ -177,7 +177,7 @@ static int infer_pair(const gb_op_call *c, gb_out_desc *out) {
         gb__ew_dtype_error(c, a->dtype);
         return -1;
     }
-    if (!gb__ew_same_shape(a, b)) {
+    if (!gb__shapes_match(a->rank, a->shape, b->rank, b->shape)) {
         char sa[128], sb[128];
         gb__op_error(c, GB_ERR_SHAPE, "%s: shapes must be equal, got %s and %s", c->def->name,
                      gb__shape_fmt(a->rank, a->shape, sa, sizeof sa),
@@ -185,6 +185,7 @@ static int infer_pair(const gb_op_call *c, gb_out_desc *out) {
         return -1;
     }
     gb__ew_desc_like(out, a, a->dtype);
+    for (int i = 0; i < a->rank; i++) out->shape[i] = gb__dims_merge(a->shape[i], b->shape[i]);
     return 1;
 }
 
