@@ -23,6 +23,7 @@
 
 #include "glassbox.h"
 #include "gradcheck.h"
+#include "graph_test_util.h"
 #include "op_cases.h"
 #include "test_util.h"
 
@@ -110,27 +111,16 @@ static void run_traced(gb_function *f, const op_case *c, run_result *r) {
                   gb_error_string());
 }
 
-static void assert_bitwise(const gb_tensor *a, const gb_tensor *b, const char *op, int k,
-                           const char *when) {
-    char sa[64], sb[64];
-    ck_assert_msg(gb_tensor_dtype(a) == gb_tensor_dtype(b) && gb_same_shape(a, b),
-                  "%s%s: output %d is %s %s traced, %s %s eager", op, when, k,
-                  gb_dtype_name(gb_tensor_dtype(b)), gb_shape_str(b, sb, sizeof sb),
-                  gb_dtype_name(gb_tensor_dtype(a)), gb_shape_str(a, sa, sizeof sa));
-    size_t es = gb_dtype_size(gb_tensor_dtype(a));
-    const char *da = gb_data(a), *db = gb_data(b);
-    for (int64_t i = 0; i < gb_size(a); i++)
-        ck_assert_msg(memcmp(da + (size_t)i * es, db + (size_t)i * es, es) == 0,
-                      "%s%s: output %d element %lld is %.17g traced, %.17g eager", op, when, k,
-                      (long long)i, gb_get(b, i), gb_get(a, i));
-}
-
 static void assert_same_runs(const op_case *c, const run_result *eager, const run_result *traced,
                              const char *when) {
     const char *op = gb_op_type_name(c->op);
     ck_assert_msg(traced->n == eager->n, "%s%s: %d outputs traced, %d eager", op, when, traced->n,
                   eager->n);
-    for (int k = 0; k < eager->n; k++) assert_bitwise(eager->out[k], traced->out[k], op, k, when);
+    for (int k = 0; k < eager->n; k++) {
+        char what[128];
+        snprintf(what, sizeof what, "%s%s: output %d", op, when, k);
+        assert_bitwise(eager->out[k], traced->out[k], what);
+    }
     ck_assert_msg(strcmp(traced->printed, eager->printed) == 0,
                   "%s%s: printed '%s' traced, '%s' eager", op, when, traced->printed,
                   eager->printed);
