@@ -348,6 +348,41 @@ START_TEST(test_gradients_of_unknown_batch) {
 }
 END_TEST
 
+/* A train step's gradients with a -1 batch: a mean loss over the batch
+ * (its count known only when the graph runs), a sum and a max over it;
+ * their gradients spread dy with BroadcastTo given x as shape donor. */
+BODY(batch_gradients) {
+    gb_tensor *x = in[0], *labels = in[1], *w = in[2], *b = in[3];
+    gb_tape *tape = gb_tape_begin();
+    gb_tape_watch(tape, x);
+    gb_tape_watch(tape, w);
+    gb_tape_watch(tape, b);
+    gb_tensor *xent = gb_sparse_softmax_cross_entropy_with_logits(labels,
+                                                                  gb_add(gb_matmul(x, w), b));
+    gb_tensor *penalty = gb_add(gb_reduce_sum(gb_square(x), GB_ALL_AXES, false),
+                                gb_reduce_sum(gb_reduce_max(x, GB_AXES(0), false), GB_ALL_AXES,
+                                              false));
+    out[0] = gb_add(gb_reduce_mean(xent, GB_ALL_AXES, false), gb_mul_scalar(penalty, 0.01));
+    gb_tape_end(tape);
+    return gb_tape_gradients(tape, out[0], (gb_tensor *[]){x, w, b}, 3, out + 1) ? 4 : -1;
+}
+
+START_TEST(test_reduction_gradients_of_unknown_batch) {
+    gb_tensor_spec sig[] = {GB_SPEC("x", GB_F64, -1, 5), GB_SPEC("labels", GB_I64, -1),
+                            GB_SPEC("w", GB_F64, 5, 3), GB_SPEC("b", GB_F64, 3)};
+    gb_function *f = traced("batch_gradients", batch_gradients, sig, 4);
+    gb_tensor *w = f64(2, GB_SHAPE(5, 3)), *b = f64(3, GB_SHAPE(3));
+    for (int64_t n = 1; n <= 6; n += 5) {
+        gb_tensor *labels = gb_random_uniform(GB_I64, GB_SHAPE(n), 0, 3, 4);
+        assert_calls_like_eager(f, batch_gradients, NULL,
+                                (gb_tensor *[]){f64(1, GB_SHAPE(n, 5)), labels, w, b}, 4);
+    }
+    assert_graph_line(f, "-> float64[-1,5]");
+    ck_assert_int_eq(gb_function_tracing_count(f), 1);
+    gb_function_free(f);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("graph_unknown_dims");
     TCase *tc = tcase_create("unknown_dims");
@@ -365,6 +400,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_losses_with_unknown_classes);
     tcase_add_test(tc, test_assign_value_of_unknown_batch);
     tcase_add_test(tc, test_gradients_of_unknown_batch);
+    tcase_add_test(tc, test_reduction_gradients_of_unknown_batch);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -159,6 +159,10 @@ bool gb__broadcast_dim(int64_t a, int64_t b, int64_t *out);
 /* NumPy broadcasting of two shapes into out; false after an error. */
 bool gb__broadcast_shapes(const gb_op_call *c, int ra, const int64_t *sa, int rb,
                           const int64_t *sb, int *rout, int64_t *sout);
+/* x broadcast to like's shape, known only when a graph runs if like's has
+ * an unknown dim (then like is BroadcastTo's shape donor); the gradients
+ * of reductions use it. */
+gb_tensor *gb__broadcast_like(gb_tensor *x, gb_tensor *like);
 /* Sums g down to the given shape (undoing broadcasting); used by gradients. */
 gb_tensor *gb__sum_to_shape(gb_tensor *g, int rank, const int64_t *shape);
 gb_tensor *gb__sum_to(gb_tensor *g, const gb_tensor *like);

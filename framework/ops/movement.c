@@ -337,11 +337,33 @@ gb_tensor *gb_transpose(gb_tensor *x, const int64_t *perm, int nperm) {
 
 /* ---- BroadcastTo --------------------------------------------------------------- */
 
-static int infer_broadcast_to(const gb_op_call *c, gb_out_desc *out) {
-    const gb_tensor *x = c->in[0];
+/* The target shape: the attribute, where a second input (a shape donor)
+ * gives the dims the attribute leaves -1. */
+static bool broadcast_target(const gb_op_call *c, int64_t *dims) {
     int rank = c->attrs->ni;
-    const int64_t *dims = c->attrs->i;
+    const gb_tensor *like = c->nin == 2 ? c->in[1] : NULL;
+    if (c->nin < 1 || c->nin > 2) {
+        gb__op_error(c, GB_ERR_VALUE, "%s: takes x and an optional shape donor, got %d inputs",
+                     c->def->name, c->nin);
+        return false;
+    }
+    if (like && like->rank != rank) {
+        char s[128];
+        gb__op_error(c, GB_ERR_SHAPE, "%s: the shape donor %s does not have the target's rank %d",
+                     c->def->name, gb__shape_fmt(like->rank, like->shape, s, sizeof s), rank);
+        return false;
+    }
+    for (int i = 0; i < rank && i < GB_MAX_RANK; i++)
+        dims[i] = like && c->attrs->i[i] == -1 ? like->shape[i] : c->attrs->i[i];
+    return true;
+}
+
+static int infer_broadcast_to(const gb_op_call *c, gb_out_desc *out) {
+    int rank = c->attrs->ni;
+    int64_t dims[GB_MAX_RANK];
     char a[128], b[128];
+    if (!broadcast_target(c, dims)) return -1;
+    const gb_tensor *x = c->in[0];
     if (rank < x->rank || rank > GB_MAX_RANK) {
         gb__op_error(c, GB_ERR_SHAPE, "%s: cannot broadcast shape %s to a rank-%d shape%s",
                      c->def->name, gb__shape_fmt(x->rank, x->shape, a, sizeof a), rank,
@@ -351,7 +373,9 @@ static int infer_broadcast_to(const gb_op_call *c, gb_out_desc *out) {
     int lead = rank - x->rank;
     for (int i = 0; i < rank; i++) {
         int64_t from = i < lead ? 1 : x->shape[i - lead];
-        bool ok = dims[i] >= 0 && (from == dims[i] || from == 1 || from < 0);
+        /* an unknown target dim (from the donor, while tracing) accepts any */
+        bool ok = (dims[i] >= 0 || (c->nin == 2 && dims[i] == -1)) &&
+                  (gb__dims_match(from, dims[i]) || from == 1);
         if (!ok) {
             gb__op_error(c, GB_ERR_SHAPE, "%s: cannot broadcast shape %s to shape %s (dimension %d)",
                          c->def->name, gb__shape_fmt(x->rank, x->shape, a, sizeof a),
@@ -377,15 +401,19 @@ static bool kernel_broadcast_to(const gb_op_call *c, gb_tensor **out) {
     return true;
 }
 
+/* The shape donor gets no gradient: only its shape is read. */
 static bool grad_broadcast_to(const gb_grad_ctx *ctx, gb_tensor **dx) {
     dx[0] = gb__sum_to(ctx->dys[0], ctx->inputs[0]);
+    if (ctx->nin == 2) dx[1] = NULL;
     return dx[0] != NULL;
 }
 
 const gb_op_def gb_opdef_broadcast_to = {
     .name = "BroadcastTo",
-    .arity = 1,
-    .attrs_doc = "i[0..ni-1]: target dims, ni: target rank",
+    .arity = -1,
+    .attrs_doc = "i[0..ni-1]: target dims, ni: target rank; input 1 (optional): a shape donor "
+                 "of the target's rank whose dims replace the target's -1 dims (TF's "
+                 "BroadcastTo(x, Shape(like)), for shapes unknown until a graph runs)",
     .infer = infer_broadcast_to,
     .kernel = kernel_broadcast_to,
     .grad = grad_broadcast_to,
@@ -401,6 +429,15 @@ gb_tensor *gb_broadcast_to(gb_tensor *x, int rank, const int64_t *dims) {
     gb_attrs a = {.ni = rank};
     for (int i = 0; i < rank; i++) a.i[i] = dims[i];
     return gb__op1(GB_OP_BROADCAST_TO, &x, 1, &a);
+}
+
+gb_tensor *gb__broadcast_like(gb_tensor *x, gb_tensor *like) {
+    gb_tensor *in[2] = {x, like};
+    if (!like) return gb__op1(GB_OP_BROADCAST_TO, in, 2, NULL); /* keeps the earlier error */
+    gb_attrs a = {.ni = like->rank};
+    bool unknown = false;
+    for (int i = 0; i < like->rank; i++) unknown |= (a.i[i] = like->shape[i]) < 0;
+    return gb__op1(GB_OP_BROADCAST_TO, in, unknown ? 2 : 1, &a);
 }
 
 /* ---- Slice ---------------------------------------------------------------------- */

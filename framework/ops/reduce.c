@@ -408,26 +408,41 @@ static gb_tensor *dy_keepdims(const gb_grad_ctx *ctx) {
     return gb_reshape(ctx->dys[0], x->rank, ks);
 }
 
+/* Elements per reduction group; -1 when a reduced dim is unknown (a traced
+ * shape with -1). */
 static int64_t reduced_count(const gb_tensor *x, int64_t mask) {
     int64_t n = 1;
-    for (int i = 0; i < x->rank; i++)
-        if ((mask >> i) & 1) n *= x->shape[i];
+    for (int i = 0; i < x->rank; i++) {
+        if (!((mask >> i) & 1)) continue;
+        if (x->shape[i] < 0) return -1;
+        n *= x->shape[i];
+    }
     return n;
 }
 
 static gb_tensor *reduce_by_mask(gb_op_id op, gb_tensor *x, int64_t mask, bool keepdims);
 
+/* dy spread back over x's shape (which a traced graph may know only when
+ * it runs: gb__broadcast_like). */
 static bool grad_sum(const gb_grad_ctx *ctx, gb_tensor **dx) {
-    const gb_tensor *x = ctx->inputs[0];
-    dx[0] = gb_broadcast_to(dy_keepdims(ctx), x->rank, x->shape);
+    dx[0] = gb__broadcast_like(dy_keepdims(ctx), ctx->inputs[0]);
     return dx[0] != NULL;
 }
 
+/* The sum's gradient over the count. A count unknown while tracing (a
+ * reduced dim of -1, the batch of a mean loss) is computed when the graph
+ * runs: the sum of ones spread like x. */
 static bool grad_mean(const gb_grad_ctx *ctx, gb_tensor **dx) {
-    const gb_tensor *x = ctx->inputs[0];
-    int64_t n = reduced_count(x, ctx->attrs->i[0]);
-    gb_tensor *scaled = gb_mul_scalar(dy_keepdims(ctx), n ? 1.0 / (double)n : 0.0);
-    dx[0] = gb_broadcast_to(scaled, x->rank, x->shape);
+    gb_tensor *x = ctx->inputs[0];
+    int64_t mask = ctx->attrs->i[0], n = reduced_count(x, mask);
+    if (n >= 0) {
+        gb_tensor *scaled = gb_mul_scalar(dy_keepdims(ctx), n ? 1.0 / (double)n : 0.0);
+        dx[0] = gb__broadcast_like(scaled, x);
+    } else {
+        gb_tensor *ones = gb__broadcast_like(gb_scalar(x->dtype, 1.0), x);
+        dx[0] = gb_div(gb__broadcast_like(dy_keepdims(ctx), x),
+                       reduce_by_mask(GB_OP_SUM, ones, mask, true));
+    }
     return dx[0] != NULL;
 }
 
