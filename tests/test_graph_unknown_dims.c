@@ -7,8 +7,10 @@
  * convolution and pooling windows over unknown sizes), calls of several
  * sizes against eager, trace-time errors that name the op and the shapes,
  * and run-time errors — not out-of-bounds reads — when a call's real
- * shapes do not fit what the trace settled. Gradients with a -1 batch
- * reach the backprop ops whose shape attribute has a -1 batch.
+ * shapes do not fit what the trace settled. Gradients with a -1 batch:
+ * the backprop ops whose shape attribute has a -1 batch, the reductions'
+ * (spreading dy like x, a mean's count known only when the graph runs),
+ * the zeros and ones a tape fills in; and dropout's noise shaped like x.
  */
 #include <check.h>
 #include <string.h>
@@ -383,6 +385,60 @@ START_TEST(test_reduction_gradients_of_unknown_batch) {
 }
 END_TEST
 
+/* Zeros and ones of a shape known only when the graph runs: the ones a
+ * tape seeds a non-scalar target with, the zeros of an unconnected source
+ * and of Sign's gradient; and logsumexp's forward pass over such a shape. */
+BODY(filled_like) {
+    gb_tensor *x = in[0], *labels = in[1], *unused = in[2];
+    gb_tape *tape = gb_tape_begin();
+    gb_tape_watch(tape, x);
+    gb_tape_watch(tape, unused);
+    gb_tensor *per_example = gb_add(gb_sparse_softmax_cross_entropy_with_logits(labels, x),
+                                    gb_reduce_sum(gb_mul(gb_sign(x), x), GB_AXES(1), false));
+    out[0] = gb_reduce_logsumexp(x, GB_AXES(1), false);
+    gb_tape_end(tape);
+    gb_source src[2] = {GB_SRC(x), GB_SRC(unused)};
+    return gb_tape_gradient_ex(tape, &per_example, 1, NULL, src, 2, GB_UNCONNECTED_ZERO, out + 1)
+               ? 3
+               : -1;
+}
+
+START_TEST(test_zeros_and_ones_of_unknown_batch) {
+    gb_tensor_spec sig[] = {GB_SPEC("x", GB_F64, -1, 4), GB_SPEC("labels", GB_I64, -1),
+                            GB_SPEC("unused", GB_F64, -1, 2)};
+    gb_function *f = traced("filled_like", filled_like, sig, 3);
+    for (int64_t n = 1; n <= 4; n += 3)
+        assert_calls_like_eager(f, filled_like, NULL,
+                                (gb_tensor *[]){f64(1, GB_SHAPE(n, 4)),
+                                                gb_random_uniform(GB_I64, GB_SHAPE(n), 0, 4, 2),
+                                                f64(3, GB_SHAPE(n, 2))},
+                                3);
+    ck_assert_int_eq(gb_function_tracing_count(f), 1);
+    gb_function_free(f);
+}
+END_TEST
+
+BODY(dropped) {
+    out[0] = gb_dropout(in[0], 0.5, 7);
+    return 1;
+}
+
+/* Dropout's noise takes the shape of x when the graph runs. The first run
+ * draws what eager draws; later ones draw anew (kept elements doubled). */
+START_TEST(test_dropout_of_unknown_batch) {
+    gb_tensor_spec sig[] = {GB_SPEC("x", GB_F64, -1, 5)};
+    gb_function *f = traced("dropped", dropped, sig, 1);
+    assert_calls_like_eager(f, dropped, NULL, (gb_tensor *[]){f64(1, GB_SHAPE(4, 5))}, 1);
+    gb_tensor *x = f64(2, GB_SHAPE(2, 5)), *y;
+    ck_assert_int_eq(gb_function_call(f, &x, 1, NULL, 0, &y), 1);
+    ck_assert(gb_same_shape(x, y));
+    for (int64_t i = 0; i < gb_size(x); i++)
+        ck_assert(gb_get(y, i) == 0 || gb_get(y, i) == 2 * gb_get(x, i));
+    assert_graph_line(f, "RandomUniform = RandomUniform(x) {i=[1,7,2,-1,5]} -> float64[-1,5]");
+    gb_function_free(f);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("graph_unknown_dims");
     TCase *tc = tcase_create("unknown_dims");
@@ -401,6 +457,8 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_assign_value_of_unknown_batch);
     tcase_add_test(tc, test_gradients_of_unknown_batch);
     tcase_add_test(tc, test_reduction_gradients_of_unknown_batch);
+    tcase_add_test(tc, test_zeros_and_ones_of_unknown_batch);
+    tcase_add_test(tc, test_dropout_of_unknown_batch);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -163,6 +163,9 @@ bool gb__broadcast_shapes(const gb_op_call *c, int ra, const int64_t *sa, int rb
  * an unknown dim (then like is BroadcastTo's shape donor); the gradients
  * of reductions use it. */
 gb_tensor *gb__broadcast_like(gb_tensor *x, gb_tensor *like);
+/* gb_fill of t's dtype and shape; for a traced t with an unknown dim, the
+ * value broadcast like t (gradients' zeros and ones). NULL for NULL. */
+gb_tensor *gb__fill_like(gb_tensor *t, double value);
 /* Sums g down to the given shape (undoing broadcasting); used by gradients. */
 gb_tensor *gb__sum_to_shape(gb_tensor *g, int rank, const int64_t *shape);
 gb_tensor *gb__sum_to(gb_tensor *g, const gb_tensor *like);

@@ -440,6 +440,12 @@ gb_tensor *gb__broadcast_like(gb_tensor *x, gb_tensor *like) {
     return gb__op1(GB_OP_BROADCAST_TO, in, unknown ? 2 : 1, &a);
 }
 
+gb_tensor *gb__fill_like(gb_tensor *t, double value) {
+    if (!t) return NULL;
+    if (gb__shape_size(t->rank, t->shape) >= 0) return gb_fill(t->dtype, t->rank, t->shape, value);
+    return gb__broadcast_like(gb_scalar(t->dtype, value), t);
+}
+
 /* ---- Slice ---------------------------------------------------------------------- */
 
 /* The size of one sliced axis (size -1: to the end) into *s; false when

@@ -502,7 +502,7 @@ static gb_tensor *product_of_others(gb_tensor *x, int64_t mask) {
 static bool grad_prod(const gb_grad_ctx *ctx, gb_tensor **dx) {
     gb_tensor *x = ctx->inputs[0];
     if (x->size == 0) {
-        dx[0] = gb_zeros_like(x);
+        dx[0] = gb__fill_like(x, 0.0);
     } else {
         dx[0] = gb_mul(product_of_others(x, ctx->attrs->i[0]), dy_keepdims(ctx));
     }
@@ -656,8 +656,9 @@ gb_tensor *gb_argmin(gb_tensor *x, int64_t axis) { return arg_extreme(GB_OP_ARGM
 gb_tensor *gb_reduce_logsumexp(gb_tensor *x, const int64_t *axes, int naxes, bool keepdims) {
     gb_tensor *raw = gb_reduce_max(x, axes, naxes, true);
     if (!raw) return NULL;
-    gb_tensor *finite = gb_equal(gb_sub(raw, raw), gb_zeros_like(raw)); /* inf-inf is NaN */
-    gb_tensor *m = gb_stop_gradient(gb_where(finite, raw, gb_zeros_like(raw)));
+    gb_tensor *zero = gb_scalar(raw->dtype, 0.0);
+    gb_tensor *finite = gb_equal(gb_sub(raw, raw), zero); /* inf-inf is NaN */
+    gb_tensor *m = gb_stop_gradient(gb_where(finite, raw, zero));
     gb_tensor *sum = gb_reduce_sum(gb_exp(gb_sub(x, m)), axes, naxes, true);
     gb_tensor *lse = gb_add(gb_log(sum), m);
     if (!lse || keepdims) return lse;
