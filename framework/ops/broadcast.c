@@ -22,10 +22,15 @@ bool gb__shapes_match(int ra, const int64_t *a, int rb, const int64_t *b) {
 }
 
 bool gb__broadcast_dim(int64_t a, int64_t b, int64_t *out) {
-    if (a == b || b == 1) *out = a;
-    else if (a == 1) *out = b;
-    else if (a < 0 || b < 0) *out = a < 0 ? b : a; /* the unknown one must be 1 or the other */
-    else return false;
+    if (a == b || b == 1) {
+        *out = a;
+    } else if (a == 1) {
+        *out = b;
+    } else if (a < 0 || b < 0) { /* the unknown one must turn out 1 or the other */
+        *out = a < 0 ? b : a;
+    } else {
+        return false;
+    }
     return true;
 }
 
