@@ -49,7 +49,7 @@ struct op_case {
 
 typedef void (*op_case_gen)(op_case *c, int64_t batch);
 
-/* ---- inputs ----------------------------------------------------------------------- */
+/* ---- inputs -------------------------------------------------------------------------- */
 
 /* float64 values in [lo, hi) from stream `seed`. */
 static gb_tensor *oc_uniform(double lo, double hi, uint64_t seed, int rank, const int64_t *dims) {
@@ -81,11 +81,15 @@ static void oc_set_inputs(op_case *c, unsigned batched, int n, gb_tensor *const 
 
 /* ---- elementwise unary, Cast, Identity, StopGradient, CheckNumerics ------------------ */
 
-static void gen_unary(op_case *c, int64_t b) { OC_INPUTS(c, 1, oc_uniform(-2, 2, 1, GB_SHAPE(b, 3))); }
+static void gen_unary(op_case *c, int64_t b) {
+    OC_INPUTS(c, 1, oc_uniform(-2, 2, 1, GB_SHAPE(b, 3)));
+}
 static void gen_unary_positive(op_case *c, int64_t b) {
     OC_INPUTS(c, 1, oc_uniform(0.5, 2, 2, GB_SHAPE(b, 3)));
 }
-static void gen_unary_nonzero(op_case *c, int64_t b) { OC_INPUTS(c, 1, oc_nonzero(3, GB_SHAPE(b, 3))); }
+static void gen_unary_nonzero(op_case *c, int64_t b) {
+    OC_INPUTS(c, 1, oc_nonzero(3, GB_SHAPE(b, 3)));
+}
 
 static void gen_leaky_relu(op_case *c, int64_t b) {
     gen_unary_nonzero(c, b);
@@ -109,7 +113,7 @@ static void gen_check_numerics(op_case *c, int64_t b) {
     snprintf(c->attrs.s, sizeof c->attrs.s, "activations");
 }
 
-/* ---- the fused gradient helpers ---------------------------------------------------------- */
+/* ---- the fused gradient helpers ------------------------------------------------------ */
 
 static void gen_relu_grad(op_case *c, int64_t b) { /* (dy, x) */
     OC_INPUTS(c, 3, oc_uniform(-2, 2, 4, GB_SHAPE(b, 3)), oc_nonzero(5, GB_SHAPE(b, 3)));
@@ -121,7 +125,7 @@ static void gen_tanh_grad(op_case *c, int64_t b) { /* (y, dy) */
     OC_INPUTS(c, 3, oc_uniform(-0.9, 0.9, 8, GB_SHAPE(b, 3)), oc_uniform(-2, 2, 9, GB_SHAPE(b, 3)));
 }
 
-/* ---- binary (broadcasting [B,3] against [3]) and Select ------------------------------------ */
+/* ---- binary (broadcasting [B,3] against [3]) and Select ------------------------------ */
 
 static void gen_binary(op_case *c, int64_t b) {
     OC_INPUTS(c, 1, oc_uniform(-2, 2, 10, GB_SHAPE(b, 3)), oc_uniform(-2, 2, 11, GB_SHAPE(3)));
@@ -139,10 +143,11 @@ static void gen_compare(op_case *c, int64_t b) {
 }
 static void gen_select(op_case *c, int64_t b) {
     gb_tensor *cond = gb_greater(oc_uniform(-1, 1, 18, GB_SHAPE(b, 3)), gb_scalar(GB_F64, 0));
-    OC_INPUTS(c, 3, cond, oc_uniform(-2, 2, 19, GB_SHAPE(b, 3)), oc_uniform(-2, 2, 20, GB_SHAPE(3)));
+    OC_INPUTS(c, 3, cond, oc_uniform(-2, 2, 19, GB_SHAPE(b, 3)),
+              oc_uniform(-2, 2, 20, GB_SHAPE(3)));
 }
 
-/* ---- reductions ---------------------------------------------------------------------------- */
+/* ---- reductions ---------------------------------------------------------------------- */
 
 /* [B,3,4] in [0.5, 1.5) (products stay tame); each op its own axes, the
  * batch axis among them for some (a static result of a dynamic input). */
@@ -164,7 +169,7 @@ static void gen_arg(op_case *c, int64_t b) {
     c->attrs = (gb_attrs){.i = {1}, .ni = 1};
 }
 
-/* ---- shape and movement ---------------------------------------------------------------------- */
+/* ---- shape and movement -------------------------------------------------------------- */
 
 static void gen_reshape(op_case *c, int64_t b) {
     OC_INPUTS(c, 1, oc_uniform(-2, 2, 23, GB_SHAPE(b, 6)));
@@ -206,7 +211,7 @@ static void gen_one_hot(op_case *c, int64_t b) {
     c->attrs = (gb_attrs){.i = {4, GB_F64}, .ni = 2, .f = {1.0, -0.5}};
 }
 
-/* ---- matmul, convolution, pooling (NHWC) ------------------------------------------------------ */
+/* ---- matmul, convolution, pooling (NHWC) --------------------------------------------- */
 
 static void gen_matmul(op_case *c, int64_t b) { /* [B,3] x [4,3]^T */
     OC_INPUTS(c, 1, oc_uniform(-2, 2, 35, GB_SHAPE(b, 3)), oc_uniform(-2, 2, 36, GB_SHAPE(4, 3)));
@@ -261,7 +266,7 @@ static void gen_avg_pool_grad(op_case *c, int64_t b) { /* (dy) */
     c->attrs = (gb_attrs){.i = {3, 3, 2, 2, GB_PADDING_SAME, -1, 5, 5, 2}, .ni = 9};
 }
 
-/* ---- softmax and the losses ---------------------------------------------------------------------- */
+/* ---- softmax and the losses ---------------------------------------------------------- */
 
 static void gen_softmax(op_case *c, int64_t b) {
     OC_INPUTS(c, 1, oc_uniform(-2, 2, 45, GB_SHAPE(b, 4)));
@@ -279,7 +284,7 @@ static void gen_softmax_xent(op_case *c, int64_t b) { /* (label distributions, l
               oc_uniform(-2, 2, 50, GB_SHAPE(b, 4)));
 }
 
-/* ---- random numbers: no inputs; the first run of a graph draws what eager does ----------------- */
+/* ---- random numbers: no inputs; the first run of a graph draws what eager does ------- */
 
 static void gen_random(op_case *c, int64_t b) {
     (void)b;
@@ -287,7 +292,7 @@ static void gen_random(op_case *c, int64_t b) {
     c->attrs = (gb_attrs){.i = {GB_F64, 51, 2, 2, 3}, .ni = 5, .f = {uniform ? -1 : 0.5, 2}};
 }
 
-/* ---- variables: each world reads and writes its own ------------------------------------------------ */
+/* ---- variables: each world reads and writes its own ---------------------------------- */
 
 static void make_variables(op_case *c, gb_tensor *initial) {
     c->var[0] = gb_variable_new("eager", initial, true);
@@ -322,7 +327,7 @@ static void gen_assign(op_case *c, int64_t b) {
     c->run = run_assign;
 }
 
-/* ---- fused optimizer updates: an optimizer step in each world ---------------------------------------- */
+/* ---- fused optimizer updates: an optimizer step in each world ------------------------ */
 
 /* The optimizer whose step is the case's op, with its options off the
  * defaults where that runs more of the update (momentum, Nesterov, decay,
@@ -366,7 +371,7 @@ static void gen_apply(op_case *c, int64_t b) {
     c->run = run_apply;
 }
 
-/* ---- graph-only nodes, and Print ------------------------------------------------------------------------ */
+/* ---- graph-only nodes, and Print ----------------------------------------------------- */
 
 static int run_placeholder(const op_case *c, int world, gb_tensor *const *in, gb_tensor **out) {
     (void)c, (void)world;
@@ -398,7 +403,7 @@ static void gen_print(op_case *c, int64_t b) {
     snprintf(c->attrs.s, sizeof c->attrs.s, "x:");
 }
 
-/* ---- the table ------------------------------------------------------------------------------------------- */
+/* ---- the table ----------------------------------------------------------------------- */
 
 static const op_case_gen op_cases[GB_OP_COUNT] = {
     [GB_OP_NEG] = gen_unary,
@@ -485,7 +490,7 @@ static const op_case_gen op_cases[GB_OP_COUNT] = {
     [GB_OP_PRINT] = gen_print,
 };
 
-/* ---- making, running and freeing cases ------------------------------------------------------------------ */
+/* ---- making, running and freeing cases ----------------------------------------------- */
 
 /* The case of op for a batch size; false (an assertion's message in
  * why) when op has no generator or generating failed. */

@@ -38,7 +38,7 @@ static void mlp_inputs(gb_tensor **in) {
     in[LABELS] = gb_tensor_from(GB_I64, (const int64_t[]){2, 0, 1, 2}, GB_SHAPE(4));
 }
 
-/* ---- the tensor form: every parameter an input -------------------------------------------- */
+/* ---- the tensor form: every parameter an input --------------------------------------- */
 
 static int loss_body(void *user, gb_tensor *const *in, int nin, const gb_value *st, int nst,
                      gb_tensor **out) {
@@ -117,7 +117,7 @@ START_TEST(test_inside_function_finite_differences) {
 }
 END_TEST
 
-/* ---- the variable form: parameters captured by the function ------------------------------------ */
+/* ---- the variable form: parameters captured by the function -------------------------- */
 
 typedef struct model {
     gb_variable *params[NPARAMS];
@@ -225,7 +225,8 @@ START_TEST(test_inside_function_to_variables) {
                                          &(gb_function_options){.user = &m});
     assert_calls_like_eager(grads, model_gradients, &m, xy, 2);
     ck_assert_int_eq(gb_function_call(grads, xy, 2, NULL, 0, out), 1 + NPARAMS);
-    gb_function *loss = gb_function_new("model_loss", model_loss, &(gb_function_options){.user = &m});
+    gb_function *loss =
+        gb_function_new("model_loss", model_loss, &(gb_function_options){.user = &m});
     assert_variable_gradients(loss, xy, &m, out + 1);
     gb_function_free(loss);
     gb_function_free(grads);

@@ -31,7 +31,7 @@ enum { BATCH = 3 };
 /* Besides BATCH, for the trace with a -1 batch: 1 broadcasts like no other. */
 static const int64_t other_batches[] = {1, 5};
 
-/* ---- cases ----------------------------------------------------------------------------- */
+/* ---- cases --------------------------------------------------------------------------- */
 
 static void make_case(gb_op_id op, int64_t batch, op_case *c) {
     char why[256];
@@ -41,10 +41,11 @@ static void make_case(gb_op_id op, int64_t batch, op_case *c) {
 static bool attrs_equal(const gb_attrs *a, const gb_attrs *b) {
     return a->ni == b->ni && memcmp(a->i, b->i, sizeof a->i) == 0 &&
            memcmp(a->f, b->f, sizeof a->f) == 0 && strcmp(a->s, b->s) == 0 &&
-           a->nvars == b->nvars && memcmp(a->vars, b->vars, sizeof a->vars) == 0 && a->ptr == b->ptr;
+           a->nvars == b->nvars && memcmp(a->vars, b->vars, sizeof a->vars) == 0 &&
+           a->ptr == b->ptr;
 }
 
-/* ---- stdout, captured ----------------------------------------------------------------------- */
+/* ---- stdout, captured ---------------------------------------------------------------- */
 
 typedef struct capture {
     int saved;
@@ -70,7 +71,7 @@ static void capture_end(capture *cp, char *buf, size_t n) {
     fclose(cp->file);
 }
 
-/* ---- runs --------------------------------------------------------------------------------- */
+/* ---- runs ---------------------------------------------------------------------------- */
 
 /* What one run of a case left: its outputs and what it printed. */
 typedef struct run_result {
@@ -96,7 +97,8 @@ static int traced_body(void *user, gb_tensor *const *in, int nin, const gb_value
 }
 
 static gb_function *traced_op(const op_case *c, const gb_tensor_spec *signature, int n) {
-    gb_function_options o = {.user = (void *)c, .input_signature = signature, .ninput_signature = n};
+    gb_function_options o = {
+        .user = (void *)c, .input_signature = signature, .ninput_signature = n};
     gb_function *f = gb_function_new(gb_op_type_name(c->op), traced_body, &o);
     ck_assert_ptr_nonnull(f);
     return f;
@@ -153,7 +155,7 @@ static void assert_refuses_eager(const op_case *c) {
     gb_clear_error();
 }
 
-/* ---- the generators -------------------------------------------------------------------------- */
+/* ---- the generators ------------------------------------------------------------------ */
 
 START_TEST(test_every_op_has_a_generator) {
     for (int op = 0; op < GB_OP_COUNT; op++)
@@ -163,7 +165,7 @@ START_TEST(test_every_op_has_a_generator) {
 }
 END_TEST
 
-/* ---- traced against eager ------------------------------------------------------------------------ */
+/* ---- traced against eager ------------------------------------------------------------ */
 
 START_TEST(test_traced_matches_eager) {
     op_case c;
@@ -180,7 +182,7 @@ START_TEST(test_traced_matches_eager) {
 }
 END_TEST
 
-/* ---- a -1 batch ---------------------------------------------------------------------------------- */
+/* ---- a -1 batch ---------------------------------------------------------------------- */
 
 /* The inputs' specs with dim 0 of the batched ones unknown. */
 static void batch_signature(const op_case *c, gb_tensor_spec *spec) {
@@ -225,7 +227,7 @@ START_TEST(test_unknown_batch_matches_eager) {
 }
 END_TEST
 
-/* ---- gradients ------------------------------------------------------------------------------------- */
+/* ---- gradients ----------------------------------------------------------------------- */
 
 /* A differentiable op's case dispatches it (no run of its own), in any
  * world; gradcheck's view of it. */
@@ -299,7 +301,7 @@ START_TEST(test_gradient_inside_function_matches_eager) {
 }
 END_TEST
 
-/* ---- what the table cannot say -------------------------------------------------------------------- */
+/* ---- what the table cannot say ------------------------------------------------------- */
 
 static int print_twice(void *user, gb_tensor *const *in, int nin, const gb_value *st, int nst,
                        gb_tensor **out) {

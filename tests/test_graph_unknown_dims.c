@@ -57,7 +57,7 @@ static void assert_call_fails(gb_function *f, gb_tensor *const *in, int nin, gb_
     assert_error(code, part);
 }
 
-/* ---- broadcasting ------------------------------------------------------------------------ */
+/* ---- broadcasting -------------------------------------------------------------------- */
 
 BODY(add_three) {
     out[0] = gb_add(in[0], in[1]); /* [-1,3] + [5,3]: [5,3] */
@@ -97,7 +97,7 @@ START_TEST(test_trace_time_errors_name_op_and_shapes) {
 }
 END_TEST
 
-/* ---- matmul ---------------------------------------------------------------------------------- */
+/* ---- matmul -------------------------------------------------------------------------- */
 
 BODY(matmul_two) {
     out[0] = gb_matmul(in[0], in[1]);
@@ -135,7 +135,7 @@ START_TEST(test_matmul_batch_dims_broadcast) {
 }
 END_TEST
 
-/* ---- reshape ----------------------------------------------------------------------------------- */
+/* ---- reshape ------------------------------------------------------------------------- */
 
 BODY(reshapes) {
     out[0] = gb_reshape(in[0], GB_SHAPE(-1, 2, 3)); /* -1 stays -1 */
@@ -171,7 +171,7 @@ START_TEST(test_reshape_error_at_trace_time) {
 }
 END_TEST
 
-/* ---- movement ---------------------------------------------------------------------------------- */
+/* ---- movement ------------------------------------------------------------------------ */
 
 BODY(movements) {
     gb_tensor *x = in[0], *y = in[1];
@@ -228,7 +228,7 @@ START_TEST(test_split_along_known_axis) {
 }
 END_TEST
 
-/* ---- windows ------------------------------------------------------------------------------------ */
+/* ---- windows ------------------------------------------------------------------------- */
 
 BODY(windows) {
     gb_tensor *x = in[0], *filter = in[1];
@@ -257,7 +257,7 @@ START_TEST(test_windows_over_unknown_sizes) {
 }
 END_TEST
 
-/* ---- losses and variables ------------------------------------------------------------------------- */
+/* ---- losses and variables ------------------------------------------------------------ */
 
 BODY(losses) {
     out[0] = gb_sparse_softmax_cross_entropy_with_logits(in[0], in[1]);
@@ -310,7 +310,7 @@ START_TEST(test_assign_value_of_unknown_batch) {
 }
 END_TEST
 
-/* ---- gradients of a batch of unknown size --------------------------------------------------------- */
+/* ---- gradients of a batch of unknown size -------------------------------------------- */
 
 /* dL/dx and dL/dfilter of a convolution and a gather along axis 1, for
  * given output gradients (in[2], in[4]): Conv2DBackpropInput's shape
