@@ -67,7 +67,8 @@ bool gb_check_numerics_enabled(void);
 int64_t gb_numerics_alert_count(void);
 
 /* tf.debugging.check_numerics: t unchanged, or an error naming `message`
- * if t holds a NaN or Inf. Its gradient is checked the same way. */
+ * if t holds a NaN or Inf. Its gradient is checked the same way. Messages
+ * longer than 63 bytes are cut (the op keeps it as plain data). */
 gb_tensor *gb_check_numerics(gb_tensor *t, const char *message);
 
 #if !defined(GB_BUILDING_LIBRARY)

@@ -5,6 +5,8 @@
  * gradient) with central differences in float64, using PyTorch
  * gradcheck's defaults: eps 1e-6, atol 1e-5, rtol 1e-3. Integer inputs
  * (labels, indices) are passed through and not differentiated.
+ * gc_compare() is its second half, for gradients computed some other way
+ * (inside a traced function).
  *
  * Usage in a Check test:
  *     static gb_tensor *f(gb_tensor *const *x, int n, void *u) { return gb_exp(x[0]); }
@@ -49,18 +51,47 @@ static inline double gc_eval(gc_fn f, gb_tensor *const *xs, int n, void *user, i
     return y ? gc_weighted_sum(y, w) : NAN;
 }
 
-/* Returns true when analytic and numeric gradients agree; otherwise false
- * with the first disagreement described in msg. */
+/* Compares analytic gradients of L = sum(w * f(xs)) — grads[i] for each
+ * float input i, NULL meaning zero — with central differences; false with
+ * the first disagreement described in msg. */
+static inline bool gc_compare(gc_fn f, gb_tensor *const *xs, int n, void *user,
+                              const gb_tensor *w, gb_tensor *const *grads, char *msg,
+                              size_t msgn) {
+    for (int i = 0; i < n; i++) {
+        if (!gb_dtype_is_float(gb_tensor_dtype(xs[i]))) continue;
+        for (int64_t j = 0; j < gb_size(xs[i]); j++) {
+            gb_scope_begin();
+            double hi = gc_eval(f, xs, n, user, i, j, GC_EPS, w);
+            double lo = gc_eval(f, xs, n, user, i, j, -GC_EPS, w);
+            gb_scope_end();
+            double numeric = (hi - lo) / (2 * GC_EPS);
+            double analytic = grads[i] ? gb_get(grads[i], j) : 0.0;
+            if (!(fabs(analytic - numeric) <= GC_ATOL + GC_RTOL * fabs(numeric))) {
+                snprintf(msg, msgn, "input %d element %lld: analytic %.9g vs numeric %.9g", i,
+                         (long long)j, analytic, numeric);
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+/* The fixed random weights w of L = sum(w * y). */
+static inline gb_tensor *gc_weights(const gb_tensor *y) {
+    return gb_random_uniform(GB_F64, gb_rank(y), gb_shape(y), 0.5, 1.5, 1234);
+}
+
+/* Returns true when the tape's gradients and numeric ones agree; otherwise
+ * false with the first disagreement described in msg. */
 static inline bool gc_check(gc_fn f, gb_tensor *const *xs, int n, void *user, char *msg,
                             size_t msgn) {
-    bool ok = true;
     msg[0] = '\0';
     gb_scope_begin();
     gb_tape *tape = gb_tape_begin();
     for (int i = 0; i < n; i++)
         if (gb_dtype_is_float(gb_tensor_dtype(xs[i]))) gb_tape_watch(tape, xs[i]);
     gb_tensor *y = f(xs, n, user);
-    gb_tensor *w = y ? gb_random_uniform(GB_F64, gb_rank(y), gb_shape(y), 0.5, 1.5, 1234) : NULL;
+    gb_tensor *w = y ? gc_weights(y) : NULL;
     gb_tensor *loss = y ? gb_reduce_sum(gb_mul(y, w), GB_ALL_AXES, false) : NULL;
     gb_tape_end(tape);
     /* Only float inputs are sources (integer ones would warn). */
@@ -76,22 +107,7 @@ static inline bool gc_check(gc_fn f, gb_tensor *const *xs, int n, void *user, ch
         gb_scope_end();
         return false;
     }
-    for (int i = 0; i < n && ok; i++) {
-        if (!gb_dtype_is_float(gb_tensor_dtype(xs[i]))) continue;
-        for (int64_t j = 0; j < gb_size(xs[i]) && ok; j++) {
-            gb_scope_begin();
-            double hi = gc_eval(f, xs, n, user, i, j, GC_EPS, w);
-            double lo = gc_eval(f, xs, n, user, i, j, -GC_EPS, w);
-            gb_scope_end();
-            double numeric = (hi - lo) / (2 * GC_EPS);
-            double analytic = grads[i] ? gb_get(grads[i], j) : 0.0;
-            if (!(fabs(analytic - numeric) <= GC_ATOL + GC_RTOL * fabs(numeric))) {
-                snprintf(msg, msgn, "input %d element %lld: analytic %.9g vs numeric %.9g", i,
-                         (long long)j, analytic, numeric);
-                ok = false;
-            }
-        }
-    }
+    bool ok = gc_compare(f, xs, n, user, w, grads, msg, msgn);
     gb_scope_end();
     return ok;
 }

@@ -163,7 +163,7 @@ static bool backprop_record(grad_map *m, const tape_rec *r) {
     }
     bool ok = true;
     for (int k = 0; needed && k < r->nout; k++)
-        if (!dys[k]) ok = (dys[k] = gb_zeros_like(r->out[k])) != NULL;
+        if (!dys[k]) ok = (dys[k] = gb__fill_like(r->out[k], 0.0)) != NULL;
     ok = ok && (!needed || record_backward(r, dys, needs, dx));
     for (int j = 0; ok && needed && j < r->nin; j++) {
         gb_tensor *x = r->in[j];
@@ -188,7 +188,7 @@ static bool backprop_record(grad_map *m, const tape_rec *r) {
 static bool seed_targets(grad_map *m, const grad_request *q) {
     for (int i = 0; i < q->ntargets; i++) {
         gb_tensor *y = q->targets[i];
-        gb_tensor *dy = q->output_gradients ? q->output_gradients[i] : gb_ones_like(y);
+        gb_tensor *dy = q->output_gradients ? q->output_gradients[i] : gb__fill_like(y, 1.0);
         if (!dy) {
             if (gb_ok())
                 gb__error(GB_ERR_VALUE, NULL, "gradient: output gradient %d is NULL", i);
@@ -221,7 +221,7 @@ static gb_tensor *source_gradient(const gb_tape *t, grad_map *m, const gb_source
 
 static gb_tensor *unconnected_value(const gb_source *s, gb_unconnected mode) {
     if (mode != GB_UNCONNECTED_ZERO) return NULL;
-    if (s->tensor) return gb_zeros_like(s->tensor);
+    if (s->tensor) return gb__fill_like(s->tensor, 0.0);
     return gb_zeros(gb_variable_dtype(s->variable), gb_variable_rank(s->variable),
                     gb_variable_shape(s->variable));
 }

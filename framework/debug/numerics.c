@@ -230,7 +230,7 @@ static bool kernel_check(const gb_op_call *c, gb_tensor **out) {
         gb__op_error(c, GB_ERR_NUMERIC,
                      "CheckNumerics: %s: tensor had %lld NaN, %lld +Inf, %lld -Inf values, "
                      "first at index %lld",
-                     (const char *)c->attrs->ptr, (long long)a.nan_count,
+                     c->attrs->s, (long long)a.nan_count,
                      (long long)a.pos_inf_count, (long long)a.neg_inf_count,
                      (long long)a.first_index);
         return false;
@@ -238,10 +238,14 @@ static bool kernel_check(const gb_op_call *c, gb_tensor **out) {
     return gb__view_into(out[0], x);
 }
 
+static gb_tensor *check_op(gb_tensor *t, const gb_attrs *a) {
+    return gb__op1(GB_OP_CHECK_NUMERICS, &t, 1, a);
+}
+
 static bool grad_check(const gb_grad_ctx *g, gb_tensor **dx) {
-    char msg[320];
-    snprintf(msg, sizeof msg, "gradient of: %s", (const char *)g->attrs->ptr);
-    dx[0] = gb_check_numerics(g->dys[0], msg);
+    gb_attrs a = {0};
+    snprintf(a.s, sizeof a.s, "gradient of: %.50s", g->attrs->s);
+    dx[0] = check_op(g->dys[0], &a);
     return dx[0] != NULL;
 }
 
@@ -249,19 +253,16 @@ const gb_op_def gb_opdef_check_numerics = {
     .name = "CheckNumerics",
     .arity = 1,
     .flags = GB_OPF_STATEFUL | GB_OPF_VIEW,
-    .attrs_doc = "ptr: the message (a string kept in scope memory)",
+    .attrs_doc = "s: the message (at most 63 bytes)",
     .infer = infer_check,
     .kernel = kernel_check,
     .grad = grad_check,
 };
 
 gb_tensor *gb_check_numerics(gb_tensor *t, const char *message) {
-    if (!message) message = "";
-    /* The message must live as long as tapes that record this call. */
-    size_t n = strlen(message) + 1;
-    char *copy = gb__scope_alloc(n);
-    if (!copy) return NULL;
-    memcpy(copy, message, n);
-    gb_attrs a = {.ptr = copy};
-    return gb__op1(GB_OP_CHECK_NUMERICS, &t, 1, &a);
+    /* In the attributes by value, as plain data: tapes and traced graphs
+     * copy them, and a graph outlives the scope of the call that made it. */
+    gb_attrs a = {0};
+    snprintf(a.s, sizeof a.s, "%.63s", message ? message : "");
+    return check_op(t, &a);
 }

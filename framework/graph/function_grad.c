@@ -25,12 +25,20 @@ static int trainable_captures(const gb_concrete_function *cf, gb_variable **vars
     return n;
 }
 
+/* Integer and bool inputs (labels, indices) get no gradient: the backward
+ * graph returns the float inputs' only (a graph output cannot be NULL),
+ * and the call's record gives the others NULL. */
+static bool differentiable(const gb_concrete_function *cf, int i) {
+    return gb_dtype_is_float(cf->sig.in[i].dtype);
+}
+
 typedef struct backward_ctx {
     gb_concrete_function *forward;
 } backward_ctx;
 
 /* The body of the backward graph: inputs are the forward inputs, then
- * the output gradients; outputs are d/d(inputs), then d/d(variables). */
+ * the output gradients; outputs are d/d(float inputs), then
+ * d/d(variables). */
 static int backward_body(void *user, gb_tensor *const *in, int nin, const gb_value *st, int nst,
                          gb_tensor **out) {
     gb_concrete_function *cf = ((backward_ctx *)user)->forward;
@@ -40,7 +48,8 @@ static int backward_body(void *user, gb_tensor *const *in, int nin, const gb_val
     gb_variable *vars[GB_FUNCTION_MAX_INPUTS];
     int nv = trainable_captures(cf, vars);
     gb_tape *tape = gb_tape_begin();
-    for (int i = 0; i < nx; i++) gb_tape_watch(tape, in[i]);
+    for (int i = 0; i < nx; i++)
+        if (differentiable(cf, i)) gb_tape_watch(tape, in[i]);
     gb_tensor *y[GB_FUNCTION_MAX_OUTPUTS];
     int n = f->fn(f->user, in, nx, st, nst, y);
     gb_tape_end(tape);
@@ -52,11 +61,12 @@ static int backward_body(void *user, gb_tensor *const *in, int nin, const gb_val
         return -1;
     }
     gb_source src[2 * GB_FUNCTION_MAX_INPUTS];
-    for (int i = 0; i < nx; i++) src[i] = GB_SRC(in[i]);
-    for (int j = 0; j < nv; j++) src[nx + j] = GB_SRC_VAR(vars[j]);
-    if (!gb_tape_gradient_ex(tape, y, ny, in + nx, src, nx + nv, GB_UNCONNECTED_ZERO, out))
-        return -1;
-    return nx + nv;
+    int ns = 0;
+    for (int i = 0; i < nx; i++)
+        if (differentiable(cf, i)) src[ns++] = GB_SRC(in[i]);
+    for (int j = 0; j < nv; j++) src[ns++] = GB_SRC_VAR(vars[j]);
+    if (!gb_tape_gradient_ex(tape, y, ny, in + nx, src, ns, GB_UNCONNECTED_ZERO, out)) return -1;
+    return ns;
 }
 
 /* Traces cf's backward graph on first use. */
@@ -107,13 +117,17 @@ static bool forward_fn(gb_tensor *const *in, int nin, gb_tensor **out, int nout,
 static bool backward_fn(gb_tensor *const *in, int nin, gb_tensor *const *out,
                         gb_tensor *const *dys, int nout, gb_tensor **dx, void *user) {
     gb_concrete_function *cf = user;
-    (void)out, (void)nin;
+    (void)out;
     gb_concrete_function *bw = backward_of(cf);
     if (!bw) return false;
     gb_tensor *args[GB_FUNCTION_MAX_INPUTS + GB_FUNCTION_MAX_OUTPUTS];
     for (int i = 0; i < cf->nin; i++) args[i] = in[i];
     for (int k = 0; k < nout; k++) args[cf->nin + k] = dys[k];
-    return gb__execute(bw, args, cf->nin + nout, dx) >= 0;
+    gb_tensor *grads[2 * GB_FUNCTION_MAX_INPUTS];
+    if (gb__execute(bw, args, cf->nin + nout, grads) < 0) return false;
+    for (int i = 0, k = 0; i < nin; i++) /* inputs, then the variables' reads */
+        dx[i] = i >= cf->nin || differentiable(cf, i) ? grads[k++] : NULL;
+    return true;
 }
 
 int gb__call_recorded(gb_concrete_function *cf, gb_tensor *const *in, int nin, gb_tensor **out) {

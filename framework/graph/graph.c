@@ -108,6 +108,12 @@ static const char *unique_name(gb_graph *g, const char *base) {
 
 /* ---- nodes --------------------------------------------------------------------------- */
 
+static bool has_unknown_dim(const gb_out_desc *d) {
+    for (int i = 0; i < d->rank; i++)
+        if (d->shape[i] < 0) return true;
+    return false;
+}
+
 int gb__graph_add(gb_graph *g, gb_op_id op, const char *base_name, const gb_edge *in, int nin,
                   const gb_out_desc *out, int nout, const gb_attrs *attrs) {
     if (g->n == g->cap) {
@@ -140,9 +146,14 @@ int gb__graph_add(gb_graph *g, gb_op_id op, const char *base_name, const gb_edge
         nd->after = g->last_stateful;
         g->last_stateful = g->n;
     }
+    /* An unknown dim in or out: the executor infers the node again at every
+     * run, for its outputs' real shapes, and to check its inputs' (the
+     * trace's inference skipped what it could not know: an output may be
+     * static while an input is not, as [-1,3] + [5,3] is [5,3]). */
     for (int k = 0; k < nout; k++)
-        for (int d = 0; d < out[k].rank; d++)
-            if (out[k].shape[d] < 0) nd->flags |= GB_NODE_DYNAMIC;
+        if (has_unknown_dim(&out[k])) nd->flags |= GB_NODE_DYNAMIC;
+    for (int i = 0; i < nin; i++)
+        if (has_unknown_dim(gb__graph_desc(g, in[i]))) nd->flags |= GB_NODE_DYNAMIC;
     return g->n++;
 }
 

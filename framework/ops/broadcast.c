@@ -1,5 +1,5 @@
-/* ops/broadcast.c — what op families share about shapes: axes,
- * NumPy broadcasting, and undoing broadcasting in gradients. */
+/* ops/broadcast.c — what op families share about shapes: axes, unknown
+ * (-1) dims, NumPy broadcasting, and undoing broadcasting in gradients. */
 #include <stdio.h>
 
 #include "ops/internal.h"
@@ -14,20 +14,39 @@ int gb__norm_axis(const gb_op_call *c, int64_t axis, int rank) {
     return (int)a;
 }
 
+bool gb__shapes_match(int ra, const int64_t *a, int rb, const int64_t *b) {
+    if (ra != rb) return false;
+    for (int i = 0; i < ra; i++)
+        if (!gb__dims_match(a[i], b[i])) return false;
+    return true;
+}
+
+bool gb__broadcast_dim(int64_t a, int64_t b, int64_t *out) {
+    if (a == b || b == 1) {
+        *out = a;
+    } else if (a == 1) {
+        *out = b;
+    } else if (a < 0 || b < 0) { /* the unknown one must turn out 1 or the other */
+        *out = a < 0 ? b : a;
+    } else {
+        return false;
+    }
+    return true;
+}
+
 bool gb__broadcast_shapes(const gb_op_call *c, int ra, const int64_t *sa, int rb,
                           const int64_t *sb, int *rout, int64_t *sout) {
     int r = ra > rb ? ra : rb;
     for (int i = 0; i < r; i++) {
         int64_t da = i < r - ra ? 1 : sa[i - (r - ra)];
         int64_t db = i < r - rb ? 1 : sb[i - (r - rb)];
-        if (da != db && da != 1 && db != 1) {
+        if (!gb__broadcast_dim(da, db, &sout[i])) {
             char a[128], b[128];
             gb__op_error(c, GB_ERR_SHAPE, "%s: incompatible shapes %s and %s (dimension %d: %lld vs %lld)",
                          c->def->name, gb__shape_fmt(ra, sa, a, sizeof a),
                          gb__shape_fmt(rb, sb, b, sizeof b), i, (long long)da, (long long)db);
             return false;
         }
-        sout[i] = da == 1 ? db : da;
     }
     *rout = r;
     return true;

@@ -30,7 +30,7 @@ static const char *fmt4(const int64_t *s, char *buf, size_t n) {
  * fs [KH,KW,C',OC] and the attrs; checks ranks, depth and attrs. */
 static bool conv_window(const gb_op_call *c, const int64_t *xs, const int64_t *fs, gb_window *g) {
     const gb_attrs *a = c->attrs;
-    if (xs[3] != fs[2]) {
+    if (!gb__dims_match(xs[3], fs[2])) {
         char x[96], f[96];
         gb__op_error(c, GB_ERR_SHAPE,
                      "%s: input depth %lld does not match the filter's input channels %lld: "
@@ -68,30 +68,10 @@ static bool check_dtypes(const gb_op_call *c, const gb_tensor *a, const gb_tenso
     return false;
 }
 
-/* The shape attribute of the backprop ops, checked. With batch_of (for
- * BackpropInput), a batch dim of -1 — an input traced with its batch
- * unknown — is batch_of's batch, the same by construction: -1 too while
- * tracing, the real size when the graph runs. */
-static bool attr_shape(const gb_op_call *c, const char *what, const gb_tensor *batch_of,
-                       int64_t *s) {
-    for (int d = 0; d < 4; d++) {
-        s[d] = c->attrs->i[A_SHAPE + d];
-        if (d == 0 && s[d] == -1 && batch_of) {
-            s[d] = batch_of->shape[0];
-        } else if (s[d] < 0) {
-            char b[96];
-            gb__op_error(c, GB_ERR_SHAPE, "%s: negative dimension in the %s shape %s", c->def->name,
-                         what, fmt4(c->attrs->i + A_SHAPE, b, sizeof b));
-            return false;
-        }
-    }
-    return true;
-}
-
 /* The backprop ops' incoming gradient must have the forward output's shape. */
 static bool check_dy(const gb_op_call *c, const gb_tensor *dy, const gb_window *g, int64_t oc) {
     int64_t want[4] = {g->n, g->oh, g->ow, oc};
-    if (memcmp(dy->shape, want, sizeof want) == 0) return true;
+    if (gb__shapes_match(4, dy->shape, 4, want)) return true;
     char a[96], b[96];
     gb__op_error(c, GB_ERR_SHAPE, "%s: out_backprop has shape %s but the convolution output is %s",
                  c->def->name, fmt4(dy->shape, a, sizeof a), fmt4(want, b, sizeof b));
@@ -123,7 +103,8 @@ static int infer_backprop_input(const gb_op_call *c, gb_out_desc *out) {
     int64_t xs[4];
     gb_window g;
     if (!check_rank4(c, f, "filter") || !check_rank4(c, dy, "out_backprop") ||
-        !check_dtypes(c, f, dy) || !attr_shape(c, "input", dy, xs) ||
+        !check_dtypes(c, f, dy) ||
+        !gb__window_shape_attr(c, c->attrs->i + A_SHAPE, "input", dy, xs) ||
         !conv_window(c, xs, f->shape, &g) || !check_dy(c, dy, &g, f->shape[3]))
         return -1;
     set_out4(&out[0], f->dtype, xs[0], xs[1], xs[2], xs[3]);
@@ -136,7 +117,8 @@ static int infer_backprop_filter(const gb_op_call *c, gb_out_desc *out) {
     int64_t fs[4];
     gb_window g;
     if (!check_rank4(c, x, "input") || !check_rank4(c, dy, "out_backprop") ||
-        !check_dtypes(c, x, dy) || !attr_shape(c, "filter", NULL, fs) ||
+        !check_dtypes(c, x, dy) ||
+        !gb__window_shape_attr(c, c->attrs->i + A_SHAPE, "filter", NULL, fs) ||
         !conv_window(c, x->shape, fs, &g) || !check_dy(c, dy, &g, fs[3]))
         return -1;
     set_out4(&out[0], x->dtype, fs[0], fs[1], fs[2], fs[3]);

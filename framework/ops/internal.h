@@ -147,9 +147,29 @@ bool gb__run_post_hooks(const gb_op_call *c, unsigned hooks, gb_tensor **out, in
 
 /* Normalizes a possibly negative axis against rank; -1 after an error. */
 int gb__norm_axis(const gb_op_call *c, int64_t axis, int rank);
+/* Unknown dims. A traced shape may hold -1 for a dim known only when the
+ * graph runs (an input signature's -1). Inference reads it as "any size":
+ * a check that needs the size is skipped — the executor infers such
+ * nodes again at every call, with the real shapes, and reports it then —
+ * and a result that depends on it is -1. */
+static inline bool gb__dims_match(int64_t a, int64_t b) { return a == b || a < 0 || b < 0; }
+/* The dim two matching dims stand for: the known one, else -1. */
+static inline int64_t gb__dims_merge(int64_t a, int64_t b) { return a >= 0 ? a : b; }
+/* Same rank and every dim matching. */
+bool gb__shapes_match(int ra, const int64_t *a, int rb, const int64_t *b);
+/* NumPy broadcasting of one dim pair into *out (-1 against 1 stays -1,
+ * -1 against n is n); false when they cannot broadcast. */
+bool gb__broadcast_dim(int64_t a, int64_t b, int64_t *out);
 /* NumPy broadcasting of two shapes into out; false after an error. */
 bool gb__broadcast_shapes(const gb_op_call *c, int ra, const int64_t *sa, int rb,
                           const int64_t *sb, int *rout, int64_t *sout);
+/* x broadcast to like's shape, known only when a graph runs if like's has
+ * an unknown dim (then like is BroadcastTo's shape donor); the gradients
+ * of reductions use it. */
+gb_tensor *gb__broadcast_like(gb_tensor *x, gb_tensor *like);
+/* gb_fill of t's dtype and shape; for a traced t with an unknown dim, the
+ * value broadcast like t (gradients' zeros and ones). NULL for NULL. */
+gb_tensor *gb__fill_like(gb_tensor *t, double value);
 /* Sums g down to the given shape (undoing broadcasting); used by gradients. */
 gb_tensor *gb__sum_to_shape(gb_tensor *g, int rank, const int64_t *shape);
 gb_tensor *gb__sum_to(gb_tensor *g, const gb_tensor *like);

@@ -83,7 +83,7 @@ static bool geometry(const gb_op_call *c, mm_geom *g) {
     g->k = ta ? as[0] : as[1];
     int64_t kb = tb ? bs[1] : bs[0];
     g->n = tb ? bs[0] : bs[1];
-    if (g->k != kb) {
+    if (!gb__dims_match(g->k, kb)) {
         shape_pair(a, b, pair, sizeof pair);
         gb__op_error(c, GB_ERR_SHAPE, "MatMul: inner dimensions differ: %s (%lld vs %lld%s%s)",
                      pair, (long long)g->k, (long long)kb, ta ? ", transpose_a" : "",
@@ -96,14 +96,13 @@ static bool geometry(const gb_op_call *c, mm_geom *g) {
     for (int d = 0; d < g->nb; d++) {
         int64_t da = d < g->nb - ra ? 1 : a->shape[d - (g->nb - ra)];
         int64_t db = d < g->nb - rb ? 1 : b->shape[d - (g->nb - rb)];
-        if (da != db && da != 1 && db != 1) {
+        if (!gb__broadcast_dim(da, db, &g->batch[d])) {
             shape_pair(a, b, pair, sizeof pair);
             gb__op_error(c, GB_ERR_SHAPE,
                          "MatMul: batch dimensions do not broadcast: %s (%lld vs %lld)", pair,
                          (long long)da, (long long)db);
             return false;
         }
-        g->batch[d] = da == 1 ? db : da;
         g->nbatch *= g->batch[d];
     }
     batch_strides(a, g, g->sa);

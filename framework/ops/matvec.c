@@ -39,7 +39,7 @@ static bool check_operands(const matvec_kind *k, const gb_tensor *m, const gb_te
         return false;
     }
     int64_t km = m->shape[m->rank + k->axis], kv = v->shape[v->rank - 1];
-    if (km != kv) {
+    if (!gb__dims_match(km, kv)) {
         char why[160];
         snprintf(why, sizeof why, "the matrix has %lld %s but the vector has %lld elements",
                  (long long)km, k->axis == -1 ? "columns" : "rows", (long long)kv);
@@ -48,8 +48,8 @@ static bool check_operands(const matvec_kind *k, const gb_tensor *m, const gb_te
     }
     int mb = m->rank - 2, vb = v->rank - 1;
     for (int i = 1; i <= mb && i <= vb; i++) {
-        int64_t dm = m->shape[mb - i], dv = v->shape[vb - i];
-        if (dm != dv && dm != 1 && dv != 1) {
+        int64_t dm = m->shape[mb - i], dv = v->shape[vb - i], d;
+        if (!gb__broadcast_dim(dm, dv, &d)) {
             fail(k, m, v, "the batch dimensions do not broadcast");
             return false;
         }

@@ -139,7 +139,30 @@ static int64_t offset_of(int rank, const int64_t *strides, const int64_t *index)
 
 /* ---- Reshape ------------------------------------------------------------------- */
 
-/* Resolves a target shape with at most one -1 against x's elements. */
+/* A target shape for an input with an unknown dim (size -1): a -1 in the
+ * target stays -1, resolved per call; a target without one must hold a
+ * multiple of the input's known dims. */
+static bool resolve_against_unknown(const gb_op_call *c, const gb_tensor *x, int rank,
+                                    const int64_t *dims, int unknown, int64_t known,
+                                    int64_t *out) {
+    if (unknown >= 0) {
+        out[unknown] = -1;
+        return true;
+    }
+    int64_t part = 1;
+    for (int i = 0; i < x->rank; i++)
+        if (x->shape[i] >= 0) part *= x->shape[i];
+    if (part == 0 ? known == 0 : known % part == 0) return true;
+    char a[128], b[128];
+    gb__op_error(c, GB_ERR_SHAPE,
+                 "%s: cannot reshape a tensor of shape %s into shape %s (%lld elements, not a "
+                 "multiple of the %lld the known dimensions hold)",
+                 c->def->name, gb__shape_fmt(x->rank, x->shape, a, sizeof a),
+                 gb__shape_fmt(rank, dims, b, sizeof b), (long long)known, (long long)part);
+    return false;
+}
+
+/* Resolves a target shape with at most one -1 against n elements. */
 static bool resolve_shape(const gb_op_call *c, const gb_tensor *x, int rank, const int64_t *dims,
                           int64_t *out) {
     int unknown = -1;
@@ -161,12 +184,7 @@ static bool resolve_shape(const gb_op_call *c, const gb_tensor *x, int rank, con
         known *= dims[i];
         out[i] = dims[i];
     }
-    /* A traced input with an unknown dim (size -1): the -1 stays unknown
-     * until the graph runs, when this is inferred again on real shapes. */
-    if (x->size < 0) {
-        if (unknown >= 0) out[unknown] = -1;
-        return true;
-    }
+    if (x->size < 0) return resolve_against_unknown(c, x, rank, dims, unknown, known, out);
     if (unknown >= 0) {
         if (known == 0 || x->size % known != 0) {
             gb__op_error(c, GB_ERR_SHAPE,
@@ -319,11 +337,33 @@ gb_tensor *gb_transpose(gb_tensor *x, const int64_t *perm, int nperm) {
 
 /* ---- BroadcastTo --------------------------------------------------------------- */
 
-static int infer_broadcast_to(const gb_op_call *c, gb_out_desc *out) {
-    const gb_tensor *x = c->in[0];
+/* The target shape: the attribute, where a second input (a shape donor)
+ * gives the dims the attribute leaves -1. */
+static bool broadcast_target(const gb_op_call *c, int64_t *dims) {
     int rank = c->attrs->ni;
-    const int64_t *dims = c->attrs->i;
+    const gb_tensor *like = c->nin == 2 ? c->in[1] : NULL;
+    if (c->nin < 1 || c->nin > 2) {
+        gb__op_error(c, GB_ERR_VALUE, "%s: takes x and an optional shape donor, got %d inputs",
+                     c->def->name, c->nin);
+        return false;
+    }
+    if (like && like->rank != rank) {
+        char s[128];
+        gb__op_error(c, GB_ERR_SHAPE, "%s: the shape donor %s does not have the target's rank %d",
+                     c->def->name, gb__shape_fmt(like->rank, like->shape, s, sizeof s), rank);
+        return false;
+    }
+    for (int i = 0; i < rank && i < GB_MAX_RANK; i++)
+        dims[i] = like && c->attrs->i[i] == -1 ? like->shape[i] : c->attrs->i[i];
+    return true;
+}
+
+static int infer_broadcast_to(const gb_op_call *c, gb_out_desc *out) {
+    int rank = c->attrs->ni;
+    int64_t dims[GB_MAX_RANK];
     char a[128], b[128];
+    if (!broadcast_target(c, dims)) return -1;
+    const gb_tensor *x = c->in[0];
     if (rank < x->rank || rank > GB_MAX_RANK) {
         gb__op_error(c, GB_ERR_SHAPE, "%s: cannot broadcast shape %s to a rank-%d shape%s",
                      c->def->name, gb__shape_fmt(x->rank, x->shape, a, sizeof a), rank,
@@ -332,8 +372,10 @@ static int infer_broadcast_to(const gb_op_call *c, gb_out_desc *out) {
     }
     int lead = rank - x->rank;
     for (int i = 0; i < rank; i++) {
-        bool ok = dims[i] >= 0 && (i < lead || x->shape[i - lead] == dims[i] ||
-                                   x->shape[i - lead] == 1);
+        int64_t from = i < lead ? 1 : x->shape[i - lead];
+        /* an unknown target dim (from the donor, while tracing) accepts any */
+        bool ok = (dims[i] >= 0 || (c->nin == 2 && dims[i] == -1)) &&
+                  (gb__dims_match(from, dims[i]) || from == 1);
         if (!ok) {
             gb__op_error(c, GB_ERR_SHAPE, "%s: cannot broadcast shape %s to shape %s (dimension %d)",
                          c->def->name, gb__shape_fmt(x->rank, x->shape, a, sizeof a),
@@ -359,15 +401,19 @@ static bool kernel_broadcast_to(const gb_op_call *c, gb_tensor **out) {
     return true;
 }
 
+/* The shape donor gets no gradient: only its shape is read. */
 static bool grad_broadcast_to(const gb_grad_ctx *ctx, gb_tensor **dx) {
     dx[0] = gb__sum_to(ctx->dys[0], ctx->inputs[0]);
+    if (ctx->nin == 2) dx[1] = NULL;
     return dx[0] != NULL;
 }
 
 const gb_op_def gb_opdef_broadcast_to = {
     .name = "BroadcastTo",
-    .arity = 1,
-    .attrs_doc = "i[0..ni-1]: target dims, ni: target rank",
+    .arity = -1,
+    .attrs_doc = "i[0..ni-1]: target dims, ni: target rank; input 1 (optional): a shape donor "
+                 "of the target's rank whose dims replace the target's -1 dims (TF's "
+                 "BroadcastTo(x, Shape(like)), for shapes unknown until a graph runs)",
     .infer = infer_broadcast_to,
     .kernel = kernel_broadcast_to,
     .grad = grad_broadcast_to,
@@ -385,7 +431,34 @@ gb_tensor *gb_broadcast_to(gb_tensor *x, int rank, const int64_t *dims) {
     return gb__op1(GB_OP_BROADCAST_TO, &x, 1, &a);
 }
 
+gb_tensor *gb__broadcast_like(gb_tensor *x, gb_tensor *like) {
+    gb_tensor *in[2] = {x, like};
+    if (!like) return gb__op1(GB_OP_BROADCAST_TO, in, 2, NULL); /* keeps the earlier error */
+    gb_attrs a = {.ni = like->rank};
+    bool unknown = false;
+    for (int i = 0; i < like->rank; i++) unknown |= (a.i[i] = like->shape[i]) < 0;
+    return gb__op1(GB_OP_BROADCAST_TO, in, unknown ? 2 : 1, &a);
+}
+
+gb_tensor *gb__fill_like(gb_tensor *t, double value) {
+    if (!t) return NULL;
+    if (gb__shape_size(t->rank, t->shape) >= 0) return gb_fill(t->dtype, t->rank, t->shape, value);
+    return gb__broadcast_like(gb_scalar(t->dtype, value), t);
+}
+
 /* ---- Slice ---------------------------------------------------------------------- */
+
+/* The size of one sliced axis (size -1: to the end) into *s; false when
+ * begin and size do not fit an axis of d elements. Along an unknown axis
+ * only their signs can be checked before the graph runs. */
+static bool slice_axis(int64_t d, int64_t begin, int64_t size, int64_t *s) {
+    if (d < 0) {
+        *s = size;
+        return begin >= 0 && size >= -1;
+    }
+    *s = size == -1 ? d - begin : size;
+    return begin >= 0 && begin <= d && *s >= 0 && begin + *s <= d;
+}
 
 static int infer_slice(const gb_op_call *c, gb_out_desc *out) {
     const gb_tensor *x = c->in[0];
@@ -396,17 +469,15 @@ static int infer_slice(const gb_op_call *c, gb_out_desc *out) {
         return -1;
     }
     for (int i = 0; i < x->rank; i++) {
-        int64_t d = x->shape[i], b = begin[i], s = size[i] == -1 ? d - b : size[i];
-        if (b < 0 || b > d || s < 0 || b + s > d) {
+        if (!slice_axis(x->shape[i], begin[i], size[i], &out[0].shape[i])) {
             char sh[128];
             gb__op_error(c, GB_ERR_VALUE,
                          "%s: begin %lld and size %lld are out of range for axis %d of size %lld "
                          "(input shape %s)",
-                         c->def->name, (long long)b, (long long)size[i], i, (long long)d,
-                         gb__shape_fmt(x->rank, x->shape, sh, sizeof sh));
+                         c->def->name, (long long)begin[i], (long long)size[i], i,
+                         (long long)x->shape[i], gb__shape_fmt(x->rank, x->shape, sh, sizeof sh));
             return -1;
         }
-        out[0].shape[i] = s;
     }
     out[0].dtype = x->dtype;
     out[0].rank = x->rank;
@@ -480,6 +551,9 @@ static int infer_concat(const gb_op_call *c, gb_out_desc *out) {
     const gb_tensor *x0 = c->in[0];
     int axis = gb__norm_axis(c, c->attrs->i[0], x0->rank);
     if (axis < 0) return -1;
+    /* The output: every dim merged over the inputs (known where any input
+     * knows it), the axis their sum (unknown when any part is). */
+    set_desc(&out[0], x0->dtype, x0->rank, x0->shape);
     int64_t total = 0;
     for (int k = 0; k < c->nin; k++) {
         const gb_tensor *x = c->in[k];
@@ -490,7 +564,8 @@ static int infer_concat(const gb_op_call *c, gb_out_desc *out) {
             return -1;
         }
         bool ok = x->rank == x0->rank;
-        for (int i = 0; ok && i < x->rank; i++) ok = i == axis || x->shape[i] == x0->shape[i];
+        for (int i = 0; ok && i < x->rank; i++)
+            ok = i == axis || gb__dims_match(x->shape[i], out[0].shape[i]);
         if (!ok) {
             gb__op_error(c, GB_ERR_SHAPE,
                          "%s: input %d has shape %s but input 0 has shape %s; all dimensions "
@@ -499,9 +574,10 @@ static int infer_concat(const gb_op_call *c, gb_out_desc *out) {
                          gb__shape_fmt(x0->rank, x0->shape, b, sizeof b), axis);
             return -1;
         }
-        total += x->shape[axis];
+        for (int i = 0; i < x->rank; i++)
+            out[0].shape[i] = gb__dims_merge(out[0].shape[i], x->shape[i]);
+        total = total < 0 || x->shape[axis] < 0 ? -1 : total + x->shape[axis];
     }
-    set_desc(&out[0], x0->dtype, x0->rank, x0->shape);
     out[0].shape[axis] = total;
     return 1;
 }
@@ -573,7 +649,7 @@ static int infer_pad(const gb_op_call *c, gb_out_desc *out) {
                          c->def->name, i, (long long)before, (long long)after);
             return -1;
         }
-        out[0].shape[i] = x->shape[i] + before + after;
+        out[0].shape[i] = x->shape[i] < 0 ? -1 : x->shape[i] + before + after;
     }
     out[0].dtype = x->dtype;
     out[0].rank = x->rank;

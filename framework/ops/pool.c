@@ -72,7 +72,7 @@ static bool check_dy(const gb_op_call *c, const gb_tensor *dy, const char *what,
                      gb_dtype_name(dy->dtype), gb_dtype_name(dt));
         return false;
     }
-    if (memcmp(dy->shape, want, sizeof want) == 0) return true;
+    if (gb__shapes_match(4, dy->shape, 4, want)) return true;
     char a[96], b[96];
     gb__op_error(c, GB_ERR_SHAPE, "%s: the %s has shape %s but the pooling output is %s",
                  c->def->name, what, gb__shape_fmt(4, dy->shape, a, sizeof a),
@@ -109,17 +109,11 @@ static int infer_max_pool_grad(const gb_op_call *c, gb_out_desc *out) {
 /* AvgPoolGrad(dy) -> dx of the input shape in the attrs */
 static int infer_avg_pool_grad(const gb_op_call *c, gb_out_desc *out) {
     const gb_tensor *dy = c->in[0];
-    const int64_t *xs = c->attrs->i + A_SHAPE;
+    int64_t xs[4];
     gb_window g;
-    for (int d = 0; d < 4; d++)
-        if (xs[d] < 0) {
-            char b[96];
-            gb__op_error(c, GB_ERR_SHAPE, "%s: negative dimension in the input shape %s",
-                         c->def->name, gb__shape_fmt(4, xs, b, sizeof b));
-            return -1;
-        }
-    if (!check_input(c, dy, "gradient") || !pool_window(c, xs, &g) ||
-        !check_dy(c, dy, "gradient", &g, dy->dtype))
+    if (!check_input(c, dy, "gradient") ||
+        !gb__window_shape_attr(c, c->attrs->i + A_SHAPE, "input", dy, xs) ||
+        !pool_window(c, xs, &g) || !check_dy(c, dy, "gradient", &g, dy->dtype))
         return -1;
     set_out(&out[0], dy->dtype, xs);
     return 1;

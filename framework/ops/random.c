@@ -8,10 +8,13 @@
  * pairs of uniforms; truncated normals re-draw (with fresh counters)
  * values beyond two standard deviations, as TensorFlow does.
  *
- * The ops take no inputs; everything is in the attributes:
+ * Everything is in the attributes:
  *   i[0] dtype, i[1] seed (the uint64 bit pattern), i[2] rank,
  *   i[3 .. 3+rank) the shape; f[0], f[1] minval/maxval (uniform) or
  *   mean/stddev (normals).
+ * An optional input, a shape donor, gives the dims the shape leaves -1:
+ * noise shaped like a tensor known only when a graph runs (dropout in a
+ * function traced for a -1 batch). Tapes never see through them.
  */
 #include <math.h>
 #include <stdio.h>
@@ -70,14 +73,23 @@ static int infer_random(const gb_op_call *c, gb_out_desc *out) {
                      (long long)rank, GB_MAX_RANK);
         return -1;
     }
+    const gb_tensor *like = c->nin == 1 ? c->in[0] : NULL;
+    if (c->nin > 1 || (like && like->rank != rank)) {
+        gb__op_error(c, GB_ERR_SHAPE, "%s: takes no input or a shape donor of rank %lld",
+                     c->def->name, (long long)rank);
+        return -1;
+    }
     for (int d = 0; d < rank; d++) {
-        if (a->i[A_SHAPE + d] < 0) {
+        int64_t dim = a->i[A_SHAPE + d];
+        if (like && dim == -1) {
+            dim = like->shape[d];
+        } else if (dim < 0) {
             char buf[128];
             gb__op_error(c, GB_ERR_SHAPE, "%s: negative dimension in shape %s", c->def->name,
                          gb__shape_fmt((int)rank, a->i + A_SHAPE, buf, sizeof buf));
             return -1;
         }
-        out[0].shape[d] = a->i[A_SHAPE + d];
+        out[0].shape[d] = dim;
     }
     if (!check_params(c, dt)) return -1;
     out[0].dtype = dt;
@@ -161,9 +173,10 @@ static bool kernel_truncated(const gb_op_call *c, gb_tensor **out) {
 #define RANDOM_OP(sym, type_name, kernel_fn, params)                                               \
     const gb_op_def gb_opdef_##sym = {                                                             \
         .name = type_name,                                                                         \
-        .arity = 0,                                                                                \
-        .flags = GB_OPF_RANDOM | GB_OPF_STATEFUL,                                                  \
-        .attrs_doc = "i[0] dtype, i[1] seed, i[2] rank, i[3..] shape; f[0], f[1] " params,         \
+        .arity = -1,                                                                               \
+        .flags = GB_OPF_RANDOM | GB_OPF_STATEFUL | GB_OPF_NO_RECORD,                               \
+        .attrs_doc = "i[0] dtype, i[1] seed, i[2] rank, i[3..] shape; f[0], f[1] " params         \
+                     "; input 0 (optional): a shape donor for the shape's -1 dims",                \
         .infer = infer_random,                                                                     \
         .kernel = kernel_fn,                                                                       \
         .grad = NULL,                                                                              \
@@ -174,8 +187,10 @@ RANDOM_OP(truncated_normal, "TruncatedNormal", kernel_truncated, "mean, stddev")
 
 /* ---- public API ---------------------------------------------------------------------- */
 
-static gb_tensor *random_op(gb_op_id op, gb_dtype dt, int rank, const int64_t *dims, double p0,
-                            double p1, uint64_t seed) {
+/* The call of a random op; with a shape donor (like: NULL for none), the
+ * dims of dims that are -1 come from it. */
+static gb_tensor *random_call(gb_op_id op, gb_dtype dt, int rank, const int64_t *dims, double p0,
+                              double p1, uint64_t seed, gb_tensor *like) {
     gb_attrs a = {.f = {p0, p1}};
     a.i[A_DTYPE] = dt;
     a.i[A_SEED] = (int64_t)seed;
@@ -187,7 +202,12 @@ static gb_tensor *random_op(gb_op_id op, gb_dtype dt, int rank, const int64_t *d
     }
     for (int d = 0; d < rank && d < GB_MAX_RANK; d++) a.i[A_SHAPE + d] = dims[d];
     a.ni = A_SHAPE + (rank > 0 && rank <= GB_MAX_RANK ? rank : 0);
-    return gb__op1(op, NULL, 0, &a);
+    return gb__op1(op, &like, like ? 1 : 0, &a);
+}
+
+static gb_tensor *random_op(gb_op_id op, gb_dtype dt, int rank, const int64_t *dims, double p0,
+                            double p1, uint64_t seed) {
+    return random_call(op, dt, rank, dims, p0, p1, seed, NULL);
 }
 
 gb_tensor *gb_random_uniform(gb_dtype dt, int rank, const int64_t *dims, double minval,
@@ -225,7 +245,10 @@ gb_tensor *gb_dropout(gb_tensor *x, double rate, uint64_t seed) {
         return NULL;
     }
     if (rate == 0.0) return x;
-    gb_tensor *u = gb_random_uniform(x->dtype, x->rank, x->shape, 0.0, 1.0, seed);
+    /* x lends its shape when a traced graph knows it only when it runs. */
+    bool known = gb__shape_size(x->rank, x->shape) >= 0;
+    gb_tensor *u = random_call(GB_OP_RANDOM_UNIFORM, x->dtype, x->rank, x->shape, 0.0, 1.0, seed,
+                               known ? NULL : x);
     gb_tensor *keep = gb_greater_equal(u, gb_scalar(x->dtype, rate));
     gb_tensor *scale = gb_mul_scalar(gb_cast(keep, x->dtype), 1.0 / (1.0 - rate));
     return gb_mul(x, scale);

@@ -408,49 +408,41 @@ static gb_tensor *dy_keepdims(const gb_grad_ctx *ctx) {
     return gb_reshape(ctx->dys[0], x->rank, ks);
 }
 
+/* Elements per reduction group; -1 when a reduced dim is unknown (a traced
+ * shape with -1). */
 static int64_t reduced_count(const gb_tensor *x, int64_t mask) {
     int64_t n = 1;
-    for (int i = 0; i < x->rank; i++)
-        if ((mask >> i) & 1) n *= x->shape[i];
+    for (int i = 0; i < x->rank; i++) {
+        if (!((mask >> i) & 1)) continue;
+        if (x->shape[i] < 0) return -1;
+        n *= x->shape[i];
+    }
     return n;
 }
 
 static gb_tensor *reduce_by_mask(gb_op_id op, gb_tensor *x, int64_t mask, bool keepdims);
 
-/* A traced x may have dims of unknown size (-1) until the graph runs. */
-static bool has_unknown_dim(const gb_tensor *x) {
-    for (int i = 0; i < x->rank; i++)
-        if (x->shape[i] < 0) return true;
-    return false;
-}
-
-/* dy (keepdims form) spread over x's shape. BroadcastTo takes the shape as
- * an attribute; with unknown dims, multiplying by ones of x's shape gets
- * it when the graph runs. */
-static gb_tensor *spread_over(gb_tensor *dy, gb_tensor *x) {
-    if (!has_unknown_dim(x)) return gb_broadcast_to(dy, x->rank, x->shape);
-    return gb_mul(dy, gb_ones_like(x));
-}
-
+/* dy spread back over x's shape (which a traced graph may know only when
+ * it runs: gb__broadcast_like). */
 static bool grad_sum(const gb_grad_ctx *ctx, gb_tensor **dx) {
-    dx[0] = spread_over(dy_keepdims(ctx), ctx->inputs[0]);
+    dx[0] = gb__broadcast_like(dy_keepdims(ctx), ctx->inputs[0]);
     return dx[0] != NULL;
 }
 
-/* 1/n for the reduced element count n: a constant, or with unknown dims a
- * tensor counted when the graph runs (a -1 in n would flip the sign). */
-static gb_tensor *mean_scaled(const gb_grad_ctx *ctx, gb_tensor *dy) {
-    gb_tensor *x = ctx->inputs[0];
-    int64_t mask = ctx->attrs->i[0];
-    if (!has_unknown_dim(x)) {
-        int64_t n = reduced_count(x, mask);
-        return gb_mul_scalar(dy, n ? 1.0 / (double)n : 0.0);
-    }
-    return gb_mul(dy, gb_reciprocal(reduce_by_mask(GB_OP_SUM, gb_ones_like(x), mask, true)));
-}
-
+/* The sum's gradient over the count. A count unknown while tracing (a
+ * reduced dim of -1, the batch of a mean loss) is computed when the graph
+ * runs: the sum of ones spread like x. */
 static bool grad_mean(const gb_grad_ctx *ctx, gb_tensor **dx) {
-    dx[0] = spread_over(mean_scaled(ctx, dy_keepdims(ctx)), ctx->inputs[0]);
+    gb_tensor *x = ctx->inputs[0];
+    int64_t mask = ctx->attrs->i[0], n = reduced_count(x, mask);
+    if (n >= 0) {
+        gb_tensor *scaled = gb_mul_scalar(dy_keepdims(ctx), n ? 1.0 / (double)n : 0.0);
+        dx[0] = gb__broadcast_like(scaled, x);
+    } else {
+        gb_tensor *ones = gb__broadcast_like(gb_scalar(x->dtype, 1.0), x);
+        dx[0] = gb_div(gb__broadcast_like(dy_keepdims(ctx), x),
+                       reduce_by_mask(GB_OP_SUM, ones, mask, true));
+    }
     return dx[0] != NULL;
 }
 
@@ -510,7 +502,7 @@ static gb_tensor *product_of_others(gb_tensor *x, int64_t mask) {
 static bool grad_prod(const gb_grad_ctx *ctx, gb_tensor **dx) {
     gb_tensor *x = ctx->inputs[0];
     if (x->size == 0) {
-        dx[0] = gb_zeros_like(x);
+        dx[0] = gb__fill_like(x, 0.0);
     } else {
         dx[0] = gb_mul(product_of_others(x, ctx->attrs->i[0]), dy_keepdims(ctx));
     }
@@ -664,8 +656,9 @@ gb_tensor *gb_argmin(gb_tensor *x, int64_t axis) { return arg_extreme(GB_OP_ARGM
 gb_tensor *gb_reduce_logsumexp(gb_tensor *x, const int64_t *axes, int naxes, bool keepdims) {
     gb_tensor *raw = gb_reduce_max(x, axes, naxes, true);
     if (!raw) return NULL;
-    gb_tensor *finite = gb_equal(gb_sub(raw, raw), gb_zeros_like(raw)); /* inf-inf is NaN */
-    gb_tensor *m = gb_stop_gradient(gb_where(finite, raw, gb_zeros_like(raw)));
+    gb_tensor *zero = gb_scalar(raw->dtype, 0.0);
+    gb_tensor *finite = gb_equal(gb_sub(raw, raw), zero); /* inf-inf is NaN */
+    gb_tensor *m = gb_stop_gradient(gb_where(finite, raw, zero));
     gb_tensor *sum = gb_reduce_sum(gb_exp(gb_sub(x, m)), axes, naxes, true);
     gb_tensor *lse = gb_add(gb_log(sum), m);
     if (!lse || keepdims) return lse;

@@ -40,7 +40,7 @@ gb_tensor *gb_squeeze(gb_tensor *x, const int64_t *axes, int naxes) {
             gb__error(GB_ERR_VALUE, "Squeeze", "Squeeze: axis %lld is given twice", (long long)a);
             return NULL;
         }
-        if (x->shape[a] != 1) {
+        if (x->shape[a] != 1 && x->shape[a] >= 0) { /* an unknown size is checked per call */
             char s[128];
             gb__error(GB_ERR_SHAPE, "Squeeze",
                       "Squeeze: cannot squeeze axis %lld of shape %s: its size is %lld, not 1",
@@ -144,9 +144,21 @@ static bool slice_parts(gb_tensor *x, int a, const int64_t *sizes, int64_t each,
     return true;
 }
 
+/* A split needs the axis' length to place its slices (their begins are
+ * attributes): an unknown one (-1, in a traced function) is an error. */
+static bool split_axis_known(const char *op, const gb_tensor *x, int a) {
+    if (x->shape[a] >= 0) return true;
+    char s[128];
+    gb__error(GB_ERR_SHAPE, op,
+              "%s: cannot split axis %d of shape %s: its size is unknown until the graph runs; "
+              "split a known axis, or declare its size in the input signature",
+              op, a, gb__shape_fmt(x->rank, x->shape, s, sizeof s));
+    return false;
+}
+
 bool gb_split(gb_tensor *x, int num, int64_t axis, gb_tensor **out) {
     int a = split_start("Split", x, num, axis, out);
-    if (a < 0) return false;
+    if (a < 0 || !split_axis_known("Split", x, a)) return false;
     if (num < 1 || x->shape[a] % num != 0) {
         char s[128];
         gb__error(GB_ERR_VALUE, "Split",
@@ -197,7 +209,7 @@ bool gb_split_sizes(gb_tensor *x, const int64_t *sizes, int nsizes, int64_t axis
         return false;
     }
     int a = split_start("SplitV", x, nsizes, axis, out);
-    if (a < 0) return false;
+    if (a < 0 || !split_axis_known("SplitV", x, a)) return false;
     int64_t small[16], *resolved = nsizes <= 16 ? small : malloc((size_t)nsizes * sizeof *resolved);
     if (!resolved) {
         gb__error(GB_ERR_MEMORY, "SplitV", "SplitV: out of memory for %d sizes", nsizes);

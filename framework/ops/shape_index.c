@@ -142,16 +142,29 @@ static int infer_scatter_add(const gb_op_call *c, gb_out_desc *out) {
         return -1;
     }
     const int64_t *shape = c->attrs->i + 2;
+    if (shape[axis] < 0) {
+        char a[128];
+        gb__op_error(c, GB_ERR_SHAPE,
+                     "%s: the output shape %s must have a known size along axis %d (the axis "
+                     "the indices address)",
+                     c->def->name, gb__shape_fmt(rank, shape, a, sizeof a), axis);
+        return -1;
+    }
     gb_out_desc want;
     if (!gathered_shape(c, rank, shape, axis, indices, &want)) return -1;
-    if (!shapes_equal(want.rank, want.shape, updates->rank, updates->shape)) {
+    if (!gb__shapes_match(want.rank, want.shape, updates->rank, updates->shape)) {
         char a[128], b[128];
         gb__op_error(c, GB_ERR_SHAPE, "%s: updates have shape %s but the indices need %s",
                      c->def->name, gb__shape_fmt(updates->rank, updates->shape, a, sizeof a),
                      gb__shape_fmt(want.rank, want.shape, b, sizeof b));
         return -1;
     }
+    /* Another unknown output dim (the gradient of a gather from params
+     * with one) is the updates' dim there, known when the graph runs. */
     set_desc(&out[0], updates->dtype, rank, shape);
+    for (int d = 0; d < rank; d++)
+        if (d != axis && shape[d] < 0)
+            out[0].shape[d] = updates->shape[d < axis ? d : d - 1 + indices->rank];
     return 1;
 }
 

@@ -37,10 +37,6 @@ static inline void fill_value(gb_tensor *t, double value) {
     }
 }
 
-static inline bool shapes_equal(int ra, const int64_t *a, int rb, const int64_t *b) {
-    return ra == rb && (ra == 0 || memcmp(a, b, (size_t)ra * sizeof *a) == 0);
-}
-
 /* The dispatcher's view of a public call, for errors raised before it. */
 static inline gb_op_call call_of(gb_op_id op) {
     return (gb_op_call){.op = op, .def = gb_op_table[op]};

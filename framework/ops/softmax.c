@@ -156,7 +156,7 @@ static bool check_logits(const gb_op_call *c, const gb_tensor *logits) {
                      gb_dtype_name(logits->dtype));
         return false;
     }
-    if (logits->rank < 1 || logits->shape[logits->rank - 1] < 1) {
+    if (logits->rank < 1 || logits->shape[logits->rank - 1] == 0) { /* -1: known per call */
         gb__op_error(c, GB_ERR_SHAPE, "%s: logits %s need a last (class) axis of size >= 1",
                      c->def->name, gb__shape_fmt(logits->rank, logits->shape, s, sizeof s));
         return false;
@@ -164,11 +164,13 @@ static bool check_logits(const gb_op_call *c, const gb_tensor *logits) {
     return true;
 }
 
-/* The loss has the logits' shape without the class axis. */
-static int loss_shape(const gb_tensor *logits, gb_out_desc *out) {
+/* The loss has the logits' shape without the class axis, each dim known
+ * when either input knows it. */
+static int loss_shape(const gb_tensor *labels, const gb_tensor *logits, gb_out_desc *out) {
     out[0].dtype = logits->dtype;
     out[0].rank = logits->rank - 1;
-    memcpy(out[0].shape, logits->shape, (size_t)out[0].rank * sizeof(int64_t));
+    for (int i = 0; i < out[0].rank; i++)
+        out[0].shape[i] = gb__dims_merge(logits->shape[i], labels->shape[i]);
     return 1;
 }
 
@@ -181,8 +183,7 @@ static int infer_sparse_xent(const gb_op_call *c, gb_out_desc *out) {
                      gb_dtype_name(labels->dtype));
         return -1;
     }
-    bool fits = labels->rank == logits->rank - 1 &&
-                memcmp(labels->shape, logits->shape, (size_t)labels->rank * sizeof(int64_t)) == 0;
+    bool fits = gb__shapes_match(labels->rank, labels->shape, logits->rank - 1, logits->shape);
     if (!fits) {
         char a[96], b[96];
         gb__op_error(c, GB_ERR_SHAPE,
@@ -191,7 +192,7 @@ static int infer_sparse_xent(const gb_op_call *c, gb_out_desc *out) {
                      gb__shape_fmt(logits->rank, logits->shape, b, sizeof b));
         return -1;
     }
-    return loss_shape(logits, out);
+    return loss_shape(labels, logits, out);
 }
 
 /* labels and logits [d0..dk, C], same dtype */
@@ -203,14 +204,14 @@ static int infer_dense_xent(const gb_op_call *c, gb_out_desc *out) {
                      gb_dtype_name(labels->dtype), gb_dtype_name(logits->dtype));
         return -1;
     }
-    if (!gb_same_shape(labels, logits)) {
+    if (!gb__shapes_match(labels->rank, labels->shape, logits->rank, logits->shape)) {
         char a[96], b[96];
         gb__op_error(c, GB_ERR_SHAPE, "%s: labels %s and logits %s must have the same shape",
                      c->def->name, gb__shape_fmt(labels->rank, labels->shape, a, sizeof a),
                      gb__shape_fmt(logits->rank, logits->shape, b, sizeof b));
         return -1;
     }
-    return loss_shape(logits, out);
+    return loss_shape(labels, logits, out);
 }
 
 /* Row kernels: lse(x) once, then the loss. A label out of [0, C) stops

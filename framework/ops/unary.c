@@ -177,7 +177,7 @@ static int infer_pair(const gb_op_call *c, gb_out_desc *out) {
         gb__ew_dtype_error(c, a->dtype);
         return -1;
     }
-    if (!gb__ew_same_shape(a, b)) {
+    if (!gb__shapes_match(a->rank, a->shape, b->rank, b->shape)) {
         char sa[128], sb[128];
         gb__op_error(c, GB_ERR_SHAPE, "%s: shapes must be equal, got %s and %s", c->def->name,
                      gb__shape_fmt(a->rank, a->shape, sa, sizeof sa),
@@ -185,6 +185,7 @@ static int infer_pair(const gb_op_call *c, gb_out_desc *out) {
         return -1;
     }
     gb__ew_desc_like(out, a, a->dtype);
+    for (int i = 0; i < a->rank; i++) out->shape[i] = gb__dims_merge(a->shape[i], b->shape[i]);
     return 1;
 }
 
@@ -285,7 +286,7 @@ static gb_tensor *tanh_grad(gb_tensor *y, gb_tensor *dy) {
 
 GRAD1(grad_neg, gb_neg(DY))
 GRAD1(grad_abs, gb_mul(DY, gb_sign(X0)))
-GRAD1(grad_sign, gb_zeros_like(X0))
+GRAD1(grad_sign, gb__fill_like(X0, 0.0))
 GRAD1(grad_exp, gb_mul(DY, Y0))
 GRAD1(grad_log, gb_div(DY, X0))
 GRAD1(grad_log1p, gb_div(DY, gb_add_scalar(X0, 1.0)))
@@ -353,7 +354,7 @@ static bool grad_cast(const gb_grad_ctx *g, gb_tensor **dx) {
 /* ReluGrad(dy, x) is linear in dy and piecewise constant in x. */
 static bool grad_relu_grad(const gb_grad_ctx *g, gb_tensor **dx) {
     dx[0] = relu_grad(DY, g->inputs[1]);
-    dx[1] = gb_zeros_like(g->inputs[1]);
+    dx[1] = gb__fill_like(g->inputs[1], 0.0);
     return dx[0] && dx[1];
 }
 

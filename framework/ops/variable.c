@@ -157,8 +157,7 @@ static int infer_assign(const gb_op_call *c, gb_out_desc *out) {
     const gb_variable *v = live_variable(c);
     if (!v) return -1;
     const gb_tensor *x = c->in[0];
-    bool same = x->rank == v->rank && x->dtype == v->dtype;
-    for (int i = 0; same && i < v->rank; i++) same = x->shape[i] == v->shape[i];
+    bool same = x->dtype == v->dtype && gb__shapes_match(x->rank, x->shape, v->rank, v->shape);
     if (!same) {
         char a[96], b[96];
         gb__op_error(c, GB_ERR_SHAPE, "%s: variable '%s' is %s %s but the value is %s %s",

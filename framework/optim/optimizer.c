@@ -181,9 +181,9 @@ gb_status gb__optim_gradient_fits(const gb_variable *v, const gb_tensor *g, char
                  gb_variable_name(v), gb_dtype_name(vt));
         return GB_ERR_DTYPE;
     }
-    bool same_shape = gb_rank(g) == gb_variable_rank(v) &&
-                      memcmp(gb_shape(g), gb_variable_shape(v),
-                             (size_t)gb_rank(g) * sizeof(int64_t)) == 0;
+    /* A traced gradient's unknown dims are checked when the graph runs. */
+    bool same_shape = gb__shapes_match(gb_rank(g), gb_shape(g), gb_variable_rank(v),
+                                       gb_variable_shape(v));
     if (gb_tensor_dtype(g) == vt && same_shape) return GB_OK;
     snprintf(why, n, "the gradient for variable '%s' is %s %s but the variable is %s %s",
              gb_variable_name(v), gb_dtype_name(gb_tensor_dtype(g)),

@@ -16,6 +16,11 @@
 static bool window_axis(const gb_op_call *c, const gb_window *g, const char *axis, int64_t in,
                         int64_t k, int64_t s, int64_t d, int64_t *out, int64_t *pad) {
     int64_t eff = (k - 1) * d + 1;
+    if (in < 0) { /* unknown until the graph runs, and so is the output */
+        *out = -1;
+        *pad = 0;
+        return true;
+    }
     if (g->padding == GB_PADDING_SAME) {
         *out = (in + s - 1) / s;
         int64_t total = (*out - 1) * s + eff - in;
@@ -90,6 +95,22 @@ bool gb__window_pair(gb_op_id op, const char *what, const int64_t *v, int n, con
     }
     out[0] = v[n == 4 ? 1 : 0];
     out[1] = v[n == 1 ? 0 : n == 2 ? 1 : 2];
+    return true;
+}
+
+bool gb__window_shape_attr(const gb_op_call *c, const int64_t *attr, const char *what,
+                           const gb_tensor *batch_from, int64_t s[4]) {
+    for (int d = 0; d < 4; d++) {
+        s[d] = attr[d];
+        if (d == 0 && s[d] == -1 && batch_from) {
+            s[d] = batch_from->shape[0];
+        } else if (s[d] < 0) {
+            char b[96];
+            gb__op_error(c, GB_ERR_SHAPE, "%s: negative dimension in the %s shape %s",
+                         c->def->name, what, gb__shape_fmt(4, attr, b, sizeof b));
+            return false;
+        }
+    }
     return true;
 }
 

@@ -47,6 +47,13 @@ static inline int64_t gb__window_cols(const gb_window *g) { return g->kh * g->kw
 bool gb__window_pair(gb_op_id op, const char *what, const int64_t *v, int n, const int64_t *dflt,
                      int64_t out[2]);
 
+/* The 4-d shape attribute `attr` of a backprop op (the shape it produces:
+ * the input's, or the filter's), checked into s. With batch_from, its batch may be -1: the
+ * gradient of a batch of unknown size (in a traced function) has
+ * batch_from's batch. false after an error naming the op and `what`. */
+bool gb__window_shape_attr(const gb_op_call *c, const int64_t *attr, const char *what,
+                           const gb_tensor *batch_from, int64_t s[4]);
+
 /* Whether im2col would be the identity (1x1 window, stride 1, no padding):
  * then the input itself is the matrix. */
 bool gb__window_is_pointwise(const gb_window *g);

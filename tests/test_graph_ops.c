@@ -1,0 +1,397 @@
+/* test_graph_ops.c — every op of ops.def, traced against eager, driven by
+ * the one input generator per op of op_cases.h.
+ *
+ * For each op (a loop test over gb_op_id, so a failure names the op):
+ *   - traced (called on a function's symbolic inputs) and eager runs give
+ *     the same outputs bit for bit and print the same (only Print prints),
+ *     and the graph holds a node of the op; Placeholder and Const refuse
+ *     to run eagerly;
+ *   - with a -1 batch in the input signature, one trace serves three batch
+ *     sizes, each bit for bit as eager;
+ *   - an op with a gradient passes a finite-difference check, and the same
+ *     gradient taken by a tape inside a traced function is bit for bit the
+ *     eager one.
+ * The executor runs the kernels the dispatcher runs, on the same inputs,
+ * so no tolerance is needed anywhere. Random ops compare the graph's first
+ * run (later runs draw anew, checked apart); stateful ops compare the
+ * variables they leave. An op without a generator fails every test.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "glassbox.h"
+#include "gradcheck.h"
+#include "graph_test_util.h"
+#include "op_cases.h"
+#include "test_util.h"
+
+enum { BATCH = 3 };
+/* Besides BATCH, for the trace with a -1 batch: 1 broadcasts like no other. */
+static const int64_t other_batches[] = {1, 5};
+
+/* ---- cases --------------------------------------------------------------------------- */
+
+static void make_case(gb_op_id op, int64_t batch, op_case *c) {
+    char why[256];
+    ck_assert_msg(op_case_make(op, batch, c, why, sizeof why), "%s", why);
+}
+
+static bool attrs_equal(const gb_attrs *a, const gb_attrs *b) {
+    return a->ni == b->ni && memcmp(a->i, b->i, sizeof a->i) == 0 &&
+           memcmp(a->f, b->f, sizeof a->f) == 0 && strcmp(a->s, b->s) == 0 &&
+           a->nvars == b->nvars && memcmp(a->vars, b->vars, sizeof a->vars) == 0 &&
+           a->ptr == b->ptr;
+}
+
+/* ---- stdout, captured ---------------------------------------------------------------- */
+
+typedef struct capture {
+    int saved;
+    FILE *file;
+} capture;
+
+static void capture_begin(capture *cp) {
+    fflush(stdout);
+    cp->file = tmpfile();
+    ck_assert_ptr_nonnull(cp->file);
+    cp->saved = dup(STDOUT_FILENO);
+    ck_assert_int_ge(cp->saved, 0);
+    ck_assert_int_ge(dup2(fileno(cp->file), STDOUT_FILENO), 0);
+}
+
+static void capture_end(capture *cp, char *buf, size_t n) {
+    fflush(stdout);
+    dup2(cp->saved, STDOUT_FILENO);
+    close(cp->saved);
+    rewind(cp->file);
+    size_t len = fread(buf, 1, n - 1, cp->file);
+    buf[len] = '\0';
+    fclose(cp->file);
+}
+
+/* ---- runs ---------------------------------------------------------------------------- */
+
+/* What one run of a case left: its outputs and what it printed. */
+typedef struct run_result {
+    int n;
+    gb_tensor *out[OC_MAX_OUT];
+    char printed[512];
+} run_result;
+
+static void run_eager(const op_case *c, run_result *r) {
+    capture cp;
+    capture_begin(&cp);
+    r->n = op_case_run(c, 0, c->in, r->out);
+    capture_end(&cp, r->printed, sizeof r->printed);
+    ck_assert_msg(r->n >= 0 && gb_ok(), "%s eagerly: %s", gb_op_type_name(c->op),
+                  gb_error_string());
+}
+
+/* The case run in the traced world, on the function's symbolic inputs. */
+static int traced_body(void *user, gb_tensor *const *in, int nin, const gb_value *st, int nst,
+                       gb_tensor **out) {
+    (void)nin, (void)st, (void)nst;
+    return op_case_run(user, 1, in, out);
+}
+
+static gb_function *traced_op(const op_case *c, const gb_tensor_spec *signature, int n) {
+    gb_function_options o = {
+        .user = (void *)c, .input_signature = signature, .ninput_signature = n};
+    gb_function *f = gb_function_new(gb_op_type_name(c->op), traced_body, &o);
+    ck_assert_ptr_nonnull(f);
+    return f;
+}
+
+static void run_traced(gb_function *f, const op_case *c, run_result *r) {
+    capture cp;
+    capture_begin(&cp);
+    r->n = gb_function_call(f, c->in, c->nin, NULL, 0, r->out);
+    capture_end(&cp, r->printed, sizeof r->printed);
+    ck_assert_msg(r->n >= 0 && gb_ok(), "%s traced: %s", gb_op_type_name(c->op),
+                  gb_error_string());
+}
+
+static void assert_same_outputs(const op_case *c, const run_result *eager,
+                                const run_result *traced, const char *when) {
+    const char *op = gb_op_type_name(c->op);
+    ck_assert_msg(traced->n == eager->n, "%s%s: %d outputs traced, %d eager", op, when, traced->n,
+                  eager->n);
+    for (int k = 0; k < eager->n; k++) {
+        char what[128];
+        snprintf(what, sizeof what, "%s%s: output %d", op, when, k);
+        assert_bitwise(eager->out[k], traced->out[k], what);
+    }
+}
+
+/* The same outputs, and the same printed (only Print prints). */
+static void assert_same_runs(const op_case *c, const run_result *eager, const run_result *traced,
+                             const char *when) {
+    const char *op = gb_op_type_name(c->op);
+    assert_same_outputs(c, eager, traced, when);
+    ck_assert_msg(strcmp(traced->printed, eager->printed) == 0,
+                  "%s%s: printed '%s' traced, '%s' eager", op, when, traced->printed,
+                  eager->printed);
+    ck_assert_msg((eager->printed[0] != '\0') == (c->op == GB_OP_PRINT),
+                  "%s%s: printed '%s' (only Print prints)", op, when, eager->printed);
+}
+
+/* The graph of f's latest trace has a node of c's op. */
+static void assert_graph_has_op(gb_function *f, const op_case *c) {
+    char node[96];
+    snprintf(node, sizeof node, " = %s(", gb_op_type_name(c->op));
+    const char *graph = gb_function_graph_text(f);
+    ck_assert_msg(strstr(graph, node), "%s: no such node in the traced graph:\n%s",
+                  gb_op_type_name(c->op), graph);
+}
+
+/* Placeholder and Const exist only in graphs. */
+static void assert_refuses_eager(const op_case *c) {
+    gb_tensor *out[OC_MAX_OUT];
+    ck_assert_int_eq(gb__dispatch(c->op, NULL, 0, &c->attrs, out), -1);
+    const gb_error *e = check_error(GB_ERR_STATE, "exists only in traced graphs");
+    ck_assert_str_eq(e->op_type, gb_op_type_name(c->op));
+    gb_clear_error();
+}
+
+/* ---- the generators ------------------------------------------------------------------ */
+
+START_TEST(test_every_op_has_a_generator) {
+    for (int op = 0; op < GB_OP_COUNT; op++)
+        ck_assert_msg(op_cases[op] != NULL,
+                      "op %s has no input generator: add one to op_cases[] in tests/op_cases.h",
+                      gb_op_type_name((gb_op_id)op));
+}
+END_TEST
+
+/* ---- traced against eager ------------------------------------------------------------ */
+
+START_TEST(test_traced_matches_eager) {
+    op_case c;
+    make_case((gb_op_id)_i, BATCH, &c);
+    if (c.graph_only) assert_refuses_eager(&c);
+    run_result eager, traced;
+    run_eager(&c, &eager);
+    gb_function *f = traced_op(&c, NULL, 0);
+    run_traced(f, &c, &traced);
+    assert_same_runs(&c, &eager, &traced, "");
+    assert_graph_has_op(f, &c);
+    gb_function_free(f);
+    op_case_free(&c);
+}
+END_TEST
+
+/* ---- a -1 batch ---------------------------------------------------------------------- */
+
+/* The inputs' specs with dim 0 of the batched ones unknown. */
+static void batch_signature(const op_case *c, gb_tensor_spec *spec) {
+    for (int i = 0; i < c->nin; i++) {
+        spec[i] = (gb_tensor_spec){.dtype = gb_tensor_dtype(c->in[i]), .rank = gb_rank(c->in[i])};
+        memcpy(spec[i].shape, gb_shape(c->in[i]), (size_t)spec[i].rank * sizeof(int64_t));
+        if (c->batched >> i & 1) spec[i].shape[0] = -1;
+    }
+}
+
+static void assert_batch_runs_like_eager(gb_function *f, const op_case *c) {
+    char when[48];
+    snprintf(when, sizeof when, " (batch %lld of a -1 trace)", (long long)gb_dim(c->in[0], 0));
+    run_result eager, traced;
+    run_eager(c, &eager);
+    run_traced(f, c, &traced);
+    assert_same_runs(c, &eager, &traced, when);
+}
+
+START_TEST(test_unknown_batch_matches_eager) {
+    op_case c;
+    make_case((gb_op_id)_i, BATCH, &c);
+    if (!c.batched) { /* its shapes are attributes (random ops, BroadcastTo) or variables' */
+        op_case_free(&c);
+        return;
+    }
+    gb_tensor_spec spec[OC_MAX_IN];
+    batch_signature(&c, spec);
+    gb_function *f = traced_op(&c, spec, c.nin);
+    assert_batch_runs_like_eager(f, &c);
+    for (size_t k = 0; k < sizeof other_batches / sizeof other_batches[0]; k++) {
+        op_case d;
+        make_case(c.op, other_batches[k], &d);
+        ck_assert_msg(attrs_equal(&c.attrs, &d.attrs), "%s: the generator's attributes depend "
+                      "on the batch size; one trace cannot serve them all", gb_op_type_name(c.op));
+        assert_batch_runs_like_eager(f, &d);
+        op_case_free(&d);
+    }
+    ck_assert_int_eq(gb_function_tracing_count(f), 1);
+    gb_function_free(f);
+    op_case_free(&c);
+}
+END_TEST
+
+/* ---- gradients ----------------------------------------------------------------------- */
+
+/* A differentiable op's case dispatches it (no run of its own), in any
+ * world; gradcheck's view of it. */
+static gb_tensor *op_output(gb_tensor *const *xs, int n, void *user) {
+    (void)n;
+    gb_tensor *out[OC_MAX_OUT];
+    return op_case_run(user, 0, xs, out) == 1 ? out[0] : NULL;
+}
+
+/* The case of op _i when the op has a gradient; false (nothing to check)
+ * otherwise. */
+static bool make_differentiable_case(gb_op_id op, op_case *c) {
+    make_case(op, BATCH, c);
+    if (!gb_op_table[op]->grad) {
+        op_case_free(c);
+        return false;
+    }
+    ck_assert_msg(!c->run, "%s has a gradient: its case must dispatch it", gb_op_type_name(op));
+    return true;
+}
+
+START_TEST(test_gradient_finite_differences) {
+    op_case c;
+    if (!make_differentiable_case((gb_op_id)_i, &c)) return;
+    char msg[256];
+    bool ok = gc_check(op_output, c.in, c.nin, &c, msg, sizeof msg);
+    ck_assert_msg(ok, "%s: gradient check failed: %s", gb_op_type_name(c.op), msg);
+    op_case_free(&c);
+}
+END_TEST
+
+/* Inputs: the case's, then the weights w of L = sum(w * y). Outputs: dL
+ * for each float input, from a tape begun here (inside the function when
+ * traced). */
+static int gradient_body(void *user, gb_tensor *const *in, int nin, const gb_value *st, int nst,
+                         gb_tensor **out) {
+    (void)nin, (void)st, (void)nst;
+    const op_case *c = user;
+    gb_tape *tape = gb_tape_begin();
+    gb_source src[OC_MAX_IN];
+    int nsrc = 0;
+    for (int i = 0; i < c->nin; i++) {
+        if (!gb_dtype_is_float(gb_tensor_dtype(in[i]))) continue;
+        gb_tape_watch(tape, in[i]);
+        src[nsrc++] = GB_SRC(in[i]);
+    }
+    gb_tensor *loss = gb_reduce_sum(gb_mul(op_output(in, c->nin, user), in[c->nin]), GB_ALL_AXES,
+                                    false);
+    gb_tape_end(tape);
+    if (!loss) return -1;
+    return gb_tape_gradient_ex(tape, &loss, 1, NULL, src, nsrc, GB_UNCONNECTED_ZERO, out) ? nsrc
+                                                                                           : -1;
+}
+
+START_TEST(test_gradient_inside_function_matches_eager) {
+    op_case c;
+    if (!make_differentiable_case((gb_op_id)_i, &c)) return;
+    const char *op = gb_op_type_name(c.op);
+    gb_tensor *args[OC_MAX_IN + 1];
+    memcpy(args, c.in, (size_t)c.nin * sizeof *args);
+    args[c.nin] = gc_weights(op_output(c.in, c.nin, &c));
+    run_result eager, traced;
+    eager.n = gradient_body(&c, args, c.nin + 1, NULL, 0, eager.out);
+    ck_assert_msg(eager.n >= 0, "%s: eager gradient: %s", op, gb_error_string());
+    gb_function *f = gb_function_new(op, gradient_body, &(gb_function_options){.user = &c});
+    traced.n = gb_function_call(f, args, c.nin + 1, NULL, 0, traced.out);
+    ck_assert_msg(traced.n >= 0, "%s: gradient in a function: %s", op, gb_error_string());
+    assert_same_outputs(&c, &eager, &traced, " (gradient)");
+    gb_function_free(f);
+    op_case_free(&c);
+}
+END_TEST
+
+/* ---- what the table cannot say ------------------------------------------------------- */
+
+static int print_twice(void *user, gb_tensor *const *in, int nin, const gb_value *st, int nst,
+                       gb_tensor **out) {
+    (void)user, (void)nin, (void)st, (void)nst, (void)out;
+    printf("tracing\n"); /* plain C: runs while tracing only */
+    gb_print("x:", in[0]);
+    gb_print("done", NULL);
+    return 0;
+}
+
+/* Print prints at every run of the graph, in program order; printf in the
+ * function's C code only while it traces. */
+START_TEST(test_print_prints_at_every_run) {
+    gb_tensor *x = gb_tensor_from(GB_I64, (const int64_t[]){1, 2, 3, 4, 5, 6}, GB_SHAPE(2, 3));
+    gb_function *f = gb_function_new("print_twice", print_twice, NULL);
+    char first[128], second[128];
+    capture cp;
+    capture_begin(&cp);
+    ck_assert_int_eq(gb_function_call(f, &x, 1, NULL, 0, NULL), 0);
+    capture_end(&cp, first, sizeof first);
+    capture_begin(&cp);
+    ck_assert_int_eq(gb_function_call(f, &x, 1, NULL, 0, NULL), 0);
+    capture_end(&cp, second, sizeof second);
+    ck_assert_str_eq(first, "tracing\nx: [[1 2 3] [4 5 6]]\ndone\n");
+    ck_assert_str_eq(second, "x: [[1 2 3] [4 5 6]]\ndone\n");
+    gb_function_free(f);
+}
+END_TEST
+
+/* The first run of a graph draws what eager draws (the table checks it);
+ * each later run draws anew, as a stateful random op in a tf.function. */
+START_TEST(test_random_ops_draw_anew_after_the_first_run) {
+    op_case c;
+    make_case((gb_op_id)_i, BATCH, &c);
+    if (!(gb_op_table[c.op]->flags & GB_OPF_RANDOM)) {
+        op_case_free(&c);
+        return;
+    }
+    gb_function *f = traced_op(&c, NULL, 0);
+    run_result first, second;
+    run_traced(f, &c, &first);
+    run_traced(f, &c, &second);
+    ck_assert_int_eq(first.n, 1);
+    ck_assert_int_eq(gb_size(first.out[0]), 6);
+    for (int64_t i = 0; i < 6; i++)
+        ck_assert_msg(gb_get(first.out[0], i) != gb_get(second.out[0], i),
+                      "%s: element %lld drawn again", gb_op_type_name(c.op), (long long)i);
+    gb_function_free(f);
+    op_case_free(&c);
+}
+END_TEST
+
+static int checked(void *user, gb_tensor *const *in, int nin, const gb_value *st, int nst,
+                   gb_tensor **out) {
+    (void)user, (void)nin, (void)st, (void)nst;
+    out[0] = gb_check_numerics(gb_log(in[0]), "log of the input");
+    return 1;
+}
+
+/* CheckNumerics in a graph names its message (kept in its attributes,
+ * not in the memory of the scope that traced it) and the node. */
+START_TEST(test_check_numerics_in_a_graph_names_its_message) {
+    gb_function *f = gb_function_new("checked", checked, NULL);
+    gb_tensor *y, *ok = gb_from_f64((const double[]){1, 2}, GB_SHAPE(2));
+    ck_assert_int_eq(gb_function_call(f, &ok, 1, NULL, 0, &y), 1);
+    gb_tensor *bad = gb_from_f64((const double[]){1, -2}, GB_SHAPE(2));
+    ck_assert_int_eq(gb_function_call(f, &bad, 1, NULL, 0, &y), -1);
+    const gb_error *e = check_error(GB_ERR_NUMERIC,
+                                    "CheckNumerics: log of the input: tensor had 1 NaN, 0 +Inf, "
+                                    "0 -Inf values, first at index 1");
+    ck_assert_str_eq(e->op_type, "CheckNumerics");
+    gb_clear_error();
+    gb_function_free(f);
+}
+END_TEST
+
+static Suite *suite(void) {
+    Suite *s = suite_create("graph_ops");
+    TCase *tc = tcase_create("ops");
+    tcase_add_checked_fixture(tc, scope_setup, scope_teardown);
+    tcase_add_test(tc, test_every_op_has_a_generator);
+    tcase_add_loop_test(tc, test_traced_matches_eager, 0, GB_OP_COUNT);
+    tcase_add_loop_test(tc, test_unknown_batch_matches_eager, 0, GB_OP_COUNT);
+    tcase_add_loop_test(tc, test_gradient_finite_differences, 0, GB_OP_COUNT);
+    tcase_add_loop_test(tc, test_gradient_inside_function_matches_eager, 0, GB_OP_COUNT);
+    tcase_add_loop_test(tc, test_random_ops_draw_anew_after_the_first_run, 0, GB_OP_COUNT);
+    tcase_add_test(tc, test_print_prints_at_every_run);
+    tcase_add_test(tc, test_check_numerics_in_a_graph_names_its_message);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return run_suite(suite()); }
