@@ -446,6 +446,12 @@ gb_tensor *gb__fill_like(gb_tensor *t, double value) {
     return gb__broadcast_like(gb_scalar(t->dtype, value), t);
 }
 
+/* The public forms (gb_tensor.h) live here, not with the other creators in
+ * core/: a traced tensor with an unknown dim needs the op above. */
+gb_tensor *gb_zeros_like(gb_tensor *t) { return gb__fill_like(t, 0.0); }
+
+gb_tensor *gb_ones_like(gb_tensor *t) { return gb__fill_like(t, 1.0); }
+
 /* ---- Slice ---------------------------------------------------------------------- */
 
 /* The size of one sliced axis (size -1: to the end) into *s; false when
