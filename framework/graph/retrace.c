@@ -318,6 +318,7 @@ void gb__report_trace(gb_function *f, gb_concrete_function *cf, const gb_retrace
     }
     const char *warn = gb__history_note_call(f->history, true);
     if (warn[0]) gb__warn("%s", warn);
+    if (!gb_observer_wants(GB_EVENT_TRACE)) return; /* the texts cost half a trace */
     char site[160];
     gb__call_site_text(site, sizeof site);
     gb_trace_event detail = {
