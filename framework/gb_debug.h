@@ -70,6 +70,7 @@ int64_t gb_numerics_alert_count(void);
  * if t holds a NaN or Inf. Its gradient is checked the same way. */
 gb_tensor *gb_check_numerics(gb_tensor *t, const char *message);
 
+/* ---- call sites (GB_AT, gb_base.h) ------------------------------------------------------ */
 #if !defined(GB_BUILDING_LIBRARY)
 #define gb_check_numerics(...) GB_AT(gb_check_numerics, __VA_ARGS__)
 #endif

@@ -52,6 +52,10 @@ void gb_set_call_site(const char *file, int line) {
     tl_site_line = line;
 }
 
+gb_call_site gb__call_site(void) { return (gb_call_site){tl_site_file, tl_site_line}; }
+
+void gb__call_site_restore(gb_call_site site) { gb_set_call_site(site.file, site.line); }
+
 const char *gb_error_string(void) {
     if (!tl_has_error) return "";
     const gb_error *e = &tl_error;

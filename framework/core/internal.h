@@ -93,6 +93,18 @@ void gb__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Formats a shape as "[2,3]" into buf. */
 const char *gb__shape_fmt(int rank, const int64_t *shape, char *buf, size_t n);
 
+/* The call site the last GB_AT macro recorded (gb_base.h). User code the
+ * library calls back (observers, custom layers, gradient functions, map
+ * and generator functions, learning-rate schedules) makes wrapped calls
+ * that move it; the library puts it back after each callback, so an
+ * error the outer call records later still names the outer call's line. */
+typedef struct gb_call_site {
+    const char *file;
+    int line;
+} gb_call_site;
+gb_call_site gb__call_site(void);
+void gb__call_site_restore(gb_call_site site);
+
 /* ---- the thread's execution state ------------------------------------------------ */
 
 /* Written by the layers above, read here and by the dispatcher with one
