@@ -78,6 +78,10 @@ int64_t gb__shape_size(int rank, const int64_t *shape);
 gb_buffer *gb__buffer_new_heap(size_t nbytes);
 void gb__buffer_unref(gb_buffer *b);
 
+/* Whether elements [begin, end) of data (float32 or float64) hold a NaN
+ * or an Inf: one vectorized pass (core/nonfinite.c). */
+bool gb__nonfinite_in(gb_dtype dt, const void *data, int64_t begin, int64_t end);
+
 /* Element i of data (of dtype dt) as a double, and the reverse. */
 double gb__load(gb_dtype dt, const void *data, int64_t i);
 void gb__store(gb_dtype dt, void *data, int64_t i, double v);
