@@ -117,6 +117,29 @@ bool gb_custom_gradient(const char *name, gb_custom_forward_fn forward,
                         gb_custom_backward_fn backward, void *user,
                         gb_tensor *const *inputs, int nin, gb_tensor **outputs, int nout);
 
+/* ---- call sites (GB_AT, gb_base.h) ---------------------------------------------- */
+#if !defined(GB_BUILDING_LIBRARY)
+#define gb_variable_new(...) GB_AT(gb_variable_new, __VA_ARGS__)
+#define gb_variable_value(...) GB_AT(gb_variable_value, __VA_ARGS__)
+#define gb_variable_assign(...) GB_AT(gb_variable_assign, __VA_ARGS__)
+#define gb_variable_assign_add(...) GB_AT(gb_variable_assign_add, __VA_ARGS__)
+#define gb_variable_assign_sub(...) GB_AT(gb_variable_assign_sub, __VA_ARGS__)
+#define gb_tape_begin(...) GB_AT(gb_tape_begin, __VA_ARGS__)
+#define gb_tape_begin_ex(...) GB_AT(gb_tape_begin_ex, __VA_ARGS__)
+#define gb_tape_end(...) GB_AT(gb_tape_end, __VA_ARGS__)
+#define gb_tape_stop_recording(...) GB_AT(gb_tape_stop_recording, __VA_ARGS__)
+#define gb_tape_resume_recording(...) GB_AT(gb_tape_resume_recording, __VA_ARGS__)
+#define gb_tape_watch(...) GB_AT(gb_tape_watch, __VA_ARGS__)
+#define gb_tape_watch_variable(...) GB_AT(gb_tape_watch_variable, __VA_ARGS__)
+#define gb_tape_gradient_ex(...) GB_AT(gb_tape_gradient_ex, __VA_ARGS__)
+#define gb_tape_gradient(...) GB_AT(gb_tape_gradient, __VA_ARGS__)
+#define gb_tape_gradients(...) GB_AT(gb_tape_gradients, __VA_ARGS__)
+#define gb_tape_gradient_vars(...) GB_AT(gb_tape_gradient_vars, __VA_ARGS__)
+#define gb_tape_jacobian(...) GB_AT(gb_tape_jacobian, __VA_ARGS__)
+#define gb_tape_batch_jacobian(...) GB_AT(gb_tape_batch_jacobian, __VA_ARGS__)
+#define gb_custom_gradient(...) GB_AT(gb_custom_gradient, __VA_ARGS__)
+#endif
+
 #ifdef __cplusplus
 }
 #endif

@@ -88,9 +88,23 @@ void gb_set_error_mode(gb_error_mode mode);
 const char *gb_last_warning(void);        /* "" when none */
 int gb_warning_count(void);
 
-/* Call sites: gb_ops.h wraps each op in a macro that records __FILE__ and
- * __LINE__ here first, so an error names the user's line, not ours. */
+/* Call sites. Every public function that can fail is wrapped, in user
+ * code, in a macro of its own name that records __FILE__ and __LINE__
+ * here before the call, so an error names the line that made the failing
+ * call, not the last op before it:
+ *   #define gb_tape_gradient(...) GB_AT(gb_tape_gradient, __VA_ARGS__)
+ * The macros are function-like, so taking a function's address
+ * (`&gb_add`, or `gb_add` passed as a pointer) still works; a call through
+ * such a pointer (or written `(gb_add)(a, b)`) skips the macro and its
+ * error names the last wrapped call instead: call gb_set_call_site()
+ * first if that matters. The library is built with GB_BUILDING_LIBRARY
+ * and calls its functions directly, so internal calls never move the
+ * call site; tests/call_sites checks that no fallible function lacks
+ * its macro. */
 void gb_set_call_site(const char *file, int line);
+#if !defined(GB_BUILDING_LIBRARY)
+#define GB_AT(fn, ...) (gb_set_call_site(__FILE__, __LINE__), fn(__VA_ARGS__))
+#endif
 
 /* ---- memory scopes ------------------------------------------------------ */
 
@@ -110,6 +124,15 @@ size_t gb_scope_bytes_in_use(void);
 void gb_name_scope_push(const char *name);
 void gb_name_scope_pop(void);
 const char *gb_name_scope_path(void);     /* "" at top level */
+
+/* ---- call sites (GB_AT above) ------------------------------------------- */
+#if !defined(GB_BUILDING_LIBRARY)
+#define gb_scope_begin(...) GB_AT(gb_scope_begin, __VA_ARGS__)
+#define gb_scope_end(...) GB_AT(gb_scope_end, __VA_ARGS__)
+#define gb_keep(...) GB_AT(gb_keep, __VA_ARGS__)
+#define gb_name_scope_push(...) GB_AT(gb_name_scope_push, __VA_ARGS__)
+#define gb_name_scope_pop(...) GB_AT(gb_name_scope_pop, __VA_ARGS__)
+#endif
 
 #ifdef __cplusplus
 }

@@ -184,11 +184,8 @@ typedef enum gb_image_layout {
 /* uint8 images [N,H,W] as float32 in [0,1] (pixel / 255) in `layout`. */
 gb_tensor *gb_images_to_float(gb_tensor *images, gb_image_layout layout);
 
-/* ---- call sites -------------------------------------------------------------------------------- */
+/* ---- call sites (GB_AT, gb_base.h) ------------------------------------------------------------ */
 #if !defined(GB_BUILDING_LIBRARY)
-#ifndef GB_AT
-#define GB_AT(fn, ...) (gb_set_call_site(__FILE__, __LINE__), fn(__VA_ARGS__))
-#endif
 #define gb_dataset_from_tensor_slices(...) GB_AT(gb_dataset_from_tensor_slices, __VA_ARGS__)
 #define gb_dataset_from_tensors(...) GB_AT(gb_dataset_from_tensors, __VA_ARGS__)
 #define gb_dataset_from_generator(...) GB_AT(gb_dataset_from_generator, __VA_ARGS__)

@@ -9,7 +9,10 @@
  * step, the output's NaN/+Inf/-Inf counts and first bad index, and each
  * input's shape and range — so you see at once whether the op created the
  * NaN or received it — and, in a backward pass, the forward op whose
- * gradient produced it.
+ * gradient produced it. Variables are checked when they are written (an
+ * assign, an optimizer's update: the alert names the op, the variable and
+ * the step) and when they are read (the alert says what the variable
+ * holds and which checked write put it there).
  */
 #ifndef GB_DEBUG_H
 #define GB_DEBUG_H
@@ -55,6 +58,17 @@ typedef struct gb_numerics_alert {
     int ninputs;              /* summarized inputs (at most GB_NUMERICS_MAX_INPUTS) */
     gb_numerics_input inputs[GB_NUMERICS_MAX_INPUTS];
     const char *message;      /* the whole report as one line */
+    /* Variables. An op that writes one (Assign*VariableOp, an optimizer's
+     * fused update) has no output: the variable's new value is checked,
+     * one alert per variable it wrote (output_index -1, dtype and shape
+     * the variable's). A ReadVariableOp's alert is about what the
+     * variable holds (reading creates nothing: created is false) and, when
+     * a write checked while checks were on put it there, names that op. */
+    const char *variable;     /* the variable written or read; NULL for other ops */
+    bool variable_written;    /* true: this op wrote it; false: read it */
+    const char *written_by;   /* a read: the op type of that checked write, or NULL */
+    bool written_has_step;
+    int64_t written_step;     /* the step that write ran at */
 } gb_numerics_alert;
 
 /* RAISE mode. */
@@ -71,6 +85,7 @@ int64_t gb_numerics_alert_count(void);
  * longer than 63 bytes are cut (the op keeps it as plain data). */
 gb_tensor *gb_check_numerics(gb_tensor *t, const char *message);
 
+/* ---- call sites (GB_AT, gb_base.h) ------------------------------------------------------ */
 #if !defined(GB_BUILDING_LIBRARY)
 #define gb_check_numerics(...) GB_AT(gb_check_numerics, __VA_ARGS__)
 #endif

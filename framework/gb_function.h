@@ -179,6 +179,10 @@ typedef struct gb_function_event {
 #define gb_function_call(...) GB_AT(gb_function_call, __VA_ARGS__)
 #define gb_function_get_concrete(...) GB_AT(gb_function_get_concrete, __VA_ARGS__)
 #define gb_concrete_call(...) GB_AT(gb_concrete_call, __VA_ARGS__)
+#define gb_function_concrete_signatures(...) GB_AT(gb_function_concrete_signatures, __VA_ARGS__)
+#define gb_function_graph_text(...) GB_AT(gb_function_graph_text, __VA_ARGS__)
+#define gb_concrete_signature_text(...) GB_AT(gb_concrete_signature_text, __VA_ARGS__)
+#define gb_concrete_graph_text(...) GB_AT(gb_concrete_graph_text, __VA_ARGS__)
 #endif
 
 #ifdef __cplusplus

@@ -349,11 +349,33 @@ double gb_metric_result(const gb_metric *m);
 gb_tensor *gb_metric_result_tensor(const gb_metric *m);
 void gb_metric_reset_state(gb_metric *m);
 
-/* ---- call sites ------------------------------------------------------------------------ */
-/* As for ops: an error names the user's line, not the library's. */
+/* ---- call sites (GB_AT, gb_base.h) ------------------------------------------------------ */
 #if !defined(GB_BUILDING_LIBRARY)
+#define gb_activation_from_name(...) GB_AT(gb_activation_from_name, __VA_ARGS__)
+#define gb_activation_apply(...) GB_AT(gb_activation_apply, __VA_ARGS__)
+#define gb_initializer_make(...) GB_AT(gb_initializer_make, __VA_ARGS__)
+#define gb_module_new(...) GB_AT(gb_module_new, __VA_ARGS__)
 #define gb_module_call(...) GB_AT(gb_module_call, __VA_ARGS__)
 #define gb_module_build(...) GB_AT(gb_module_build, __VA_ARGS__)
+#define gb_module_add_weight(...) GB_AT(gb_module_add_weight, __VA_ARGS__)
+#define gb_module_add_variable(...) GB_AT(gb_module_add_variable, __VA_ARGS__)
+#define gb_module_add_submodule(...) GB_AT(gb_module_add_submodule, __VA_ARGS__)
+#define gb_module_variables(...) GB_AT(gb_module_variables, __VA_ARGS__)
+#define gb_module_trainable_variables(...) GB_AT(gb_module_trainable_variables, __VA_ARGS__)
+#define gb_module_non_trainable_variables(...) \
+    GB_AT(gb_module_non_trainable_variables, __VA_ARGS__)
+#define gb_module_count_params(...) GB_AT(gb_module_count_params, __VA_ARGS__)
+#define gb_module_count_trainable_params(...) GB_AT(gb_module_count_trainable_params, __VA_ARGS__)
+#define gb_module_summary(...) GB_AT(gb_module_summary, __VA_ARGS__)
+#define gb_dense_new(...) GB_AT(gb_dense_new, __VA_ARGS__)
+#define gb_conv2d_new(...) GB_AT(gb_conv2d_new, __VA_ARGS__)
+#define gb_max_pool2d_new(...) GB_AT(gb_max_pool2d_new, __VA_ARGS__)
+#define gb_avg_pool2d_new(...) GB_AT(gb_avg_pool2d_new, __VA_ARGS__)
+#define gb_flatten_new(...) GB_AT(gb_flatten_new, __VA_ARGS__)
+#define gb_dropout_new(...) GB_AT(gb_dropout_new, __VA_ARGS__)
+#define gb_activation_new(...) GB_AT(gb_activation_new, __VA_ARGS__)
+#define gb_relu_new(...) GB_AT(gb_relu_new, __VA_ARGS__)
+#define gb_sequential_new(...) GB_AT(gb_sequential_new, __VA_ARGS__)
 #define gb_sequential_add(...) GB_AT(gb_sequential_add, __VA_ARGS__)
 #define gb_loss_mean_squared_error(...) GB_AT(gb_loss_mean_squared_error, __VA_ARGS__)
 #define gb_loss_mean_absolute_error(...) GB_AT(gb_loss_mean_absolute_error, __VA_ARGS__)
@@ -362,8 +384,15 @@ void gb_metric_reset_state(gb_metric *m);
     GB_AT(gb_loss_sparse_categorical_crossentropy, __VA_ARGS__)
 #define gb_loss_categorical_crossentropy(...) GB_AT(gb_loss_categorical_crossentropy, __VA_ARGS__)
 #define gb_loss_binary_crossentropy(...) GB_AT(gb_loss_binary_crossentropy, __VA_ARGS__)
+#define gb_metric_mean_new(...) GB_AT(gb_metric_mean_new, __VA_ARGS__)
+#define gb_metric_sparse_categorical_accuracy_new(...) \
+    GB_AT(gb_metric_sparse_categorical_accuracy_new, __VA_ARGS__)
+#define gb_metric_categorical_accuracy_new(...) \
+    GB_AT(gb_metric_categorical_accuracy_new, __VA_ARGS__)
 #define gb_metric_update_state(...) GB_AT(gb_metric_update_state, __VA_ARGS__)
 #define gb_metric_update_state_weighted(...) GB_AT(gb_metric_update_state_weighted, __VA_ARGS__)
+#define gb_metric_update_value(...) GB_AT(gb_metric_update_value, __VA_ARGS__)
+#define gb_metric_result_tensor(...) GB_AT(gb_metric_result_tensor, __VA_ARGS__)
 #endif
 
 #ifdef __cplusplus

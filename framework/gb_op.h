@@ -60,6 +60,11 @@ bool gb_register_gradient(const char *op_type, gb_grad_fn fn);
 int gb_op_lookup(const char *op_type);
 const char *gb_op_type_name(gb_op_id op);
 
+/* ---- call sites (GB_AT, gb_base.h) ---------------------------------------------- */
+#if !defined(GB_BUILDING_LIBRARY)
+#define gb_register_gradient(...) GB_AT(gb_register_gradient, __VA_ARGS__)
+#endif
+
 #ifdef __cplusplus
 }
 #endif

@@ -187,12 +187,8 @@ gb_tensor *gb_dropout(gb_tensor *x, double rate, uint64_t seed);
  * printf runs only while tracing. Messages longer than 63 bytes are cut. */
 bool gb_print(const char *message, gb_tensor *x);
 
-/* ---- call sites ----------------------------------------------------------------- */
-/* In user code each op records its __FILE__:__LINE__ before it runs, so a
- * sticky error points at the user's line. The library itself is built
- * with GB_BUILDING_LIBRARY and calls the functions directly. */
+/* ---- call sites (GB_AT, gb_base.h) ---------------------------------------------- */
 #if !defined(GB_BUILDING_LIBRARY)
-#define GB_AT(fn, ...) (gb_set_call_site(__FILE__, __LINE__), fn(__VA_ARGS__))
 #define gb_neg(...) GB_AT(gb_neg, __VA_ARGS__)
 #define gb_abs(...) GB_AT(gb_abs, __VA_ARGS__)
 #define gb_sign(...) GB_AT(gb_sign, __VA_ARGS__)

@@ -196,12 +196,14 @@ gb_variable *gb_optimizer_slot(const gb_optimizer *opt, const gb_variable *var,
  * slots in order); returns the total number. */
 int gb_optimizer_slot_variables(const gb_optimizer *opt, gb_variable **out, int cap);
 
+/* ---- call sites (GB_AT, gb_base.h) ------------------------------------------------------ */
 #if !defined(GB_BUILDING_LIBRARY)
 #define gb_lr_constant(...) GB_AT(gb_lr_constant, __VA_ARGS__)
 #define gb_lr_exponential_decay(...) GB_AT(gb_lr_exponential_decay, __VA_ARGS__)
 #define gb_lr_cosine_decay(...) GB_AT(gb_lr_cosine_decay, __VA_ARGS__)
 #define gb_lr_cosine_decay_warmup(...) GB_AT(gb_lr_cosine_decay_warmup, __VA_ARGS__)
 #define gb_lr_custom(...) GB_AT(gb_lr_custom, __VA_ARGS__)
+#define gb_lr_schedule_value(...) GB_AT(gb_lr_schedule_value, __VA_ARGS__)
 #define gb_sgd(...) GB_AT(gb_sgd, __VA_ARGS__)
 #define gb_sgd_momentum(...) GB_AT(gb_sgd_momentum, __VA_ARGS__)
 #define gb_sgd_ex(...) GB_AT(gb_sgd_ex, __VA_ARGS__)
@@ -212,6 +214,8 @@ int gb_optimizer_slot_variables(const gb_optimizer *opt, gb_variable **out, int 
 #define gb_rmsprop_ex(...) GB_AT(gb_rmsprop_ex, __VA_ARGS__)
 #define gb_optimizer_apply_gradients(...) GB_AT(gb_optimizer_apply_gradients, __VA_ARGS__)
 #define gb_optimizer_build(...) GB_AT(gb_optimizer_build, __VA_ARGS__)
+#define gb_optimizer_exclude_from_weight_decay(...) \
+    GB_AT(gb_optimizer_exclude_from_weight_decay, __VA_ARGS__)
 #define gb_optimizer_set_learning_rate(...) GB_AT(gb_optimizer_set_learning_rate, __VA_ARGS__)
 #define gb_optimizer_set_iterations(...) GB_AT(gb_optimizer_set_iterations, __VA_ARGS__)
 #endif

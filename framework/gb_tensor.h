@@ -77,6 +77,24 @@ bool gb_to_f64(const gb_tensor *t, double *out);
  * tf.function. gb_print (gb_ops.h) is the op that prints at every run. */
 void gb_describe(const char *label, const gb_tensor *t);
 
+/* ---- call sites (GB_AT, gb_base.h) ---------------------------------------------- */
+#if !defined(GB_BUILDING_LIBRARY)
+#define gb_tensor_from(...) GB_AT(gb_tensor_from, __VA_ARGS__)
+#define gb_from_f32(...) GB_AT(gb_from_f32, __VA_ARGS__)
+#define gb_from_f64(...) GB_AT(gb_from_f64, __VA_ARGS__)
+#define gb_zeros(...) GB_AT(gb_zeros, __VA_ARGS__)
+#define gb_ones(...) GB_AT(gb_ones, __VA_ARGS__)
+#define gb_fill(...) GB_AT(gb_fill, __VA_ARGS__)
+#define gb_scalar(...) GB_AT(gb_scalar, __VA_ARGS__)
+#define gb_zeros_like(...) GB_AT(gb_zeros_like, __VA_ARGS__)
+#define gb_ones_like(...) GB_AT(gb_ones_like, __VA_ARGS__)
+#define gb_arange(...) GB_AT(gb_arange, __VA_ARGS__)
+#define gb_linspace(...) GB_AT(gb_linspace, __VA_ARGS__)
+#define gb_random_uniform(...) GB_AT(gb_random_uniform, __VA_ARGS__)
+#define gb_random_normal(...) GB_AT(gb_random_normal, __VA_ARGS__)
+#define gb_truncated_normal(...) GB_AT(gb_truncated_normal, __VA_ARGS__)
+#endif
+
 #ifdef __cplusplus
 }
 #endif

@@ -103,7 +103,7 @@ static bool no_gradient_error(const tape_rec *r) {
 }
 
 /* Runs one record's gradient function; writes dx[r->nin]. */
-static bool run_backward(const tape_rec *r, gb_tensor **dys, const bool *needs, gb_tensor **dx) {
+static bool call_backward(const tape_rec *r, gb_tensor **dys, const bool *needs, gb_tensor **dx) {
     for (int j = 0; j < r->nin; j++) dx[j] = NULL;
     if (r->op == CUSTOM_OP)
         return r->custom(r->in, r->nin, r->out, dys, r->nout, dx, r->custom_user) && gb_ok();
@@ -121,6 +121,15 @@ static bool run_backward(const tape_rec *r, gb_tensor **dys, const bool *needs, 
         .needs_grad = needs,
     };
     return fn(&ctx, dx) && gb_ok();
+}
+
+/* Gradient functions may be the user's (registered or custom): their
+ * wrapped calls must not leave their lines as the call site. */
+static bool run_backward(const tape_rec *r, gb_tensor **dys, const bool *needs, gb_tensor **dx) {
+    gb_call_site site = gb__call_site();
+    bool ok = call_backward(r, dys, needs, dx);
+    gb__call_site_restore(site);
+    return ok;
 }
 
 /* Runs the gradient function with the forward op's name published for

@@ -30,7 +30,9 @@ bool gb_custom_gradient(const char *name, gb_custom_forward_fn forward,
      * gradient. */
     uint64_t saved = gb__tl_recording;
     gb__tl_recording = 0;
+    gb_call_site site = gb__call_site();
     bool ok = forward(inputs, nin, outputs, nout, user) && gb_ok();
+    gb__call_site_restore(site);
     for (int k = 0; ok && k < nout; k++) {
         ok = outputs[k] != NULL;
         /* An output that is an input would alias their gradients. */

@@ -62,6 +62,10 @@ const char *gb__call_site_text(char *buf, size_t n) {
     return buf;
 }
 
+gb_call_site gb__call_site(void) { return (gb_call_site){tl_site_file, tl_site_line}; }
+
+void gb__call_site_restore(gb_call_site site) { gb_set_call_site(site.file, site.line); }
+
 const char *gb_error_string(void) {
     if (!tl_has_error) return "";
     const gb_error *e = &tl_error;

@@ -86,6 +86,10 @@ int64_t gb__shape_size(int rank, const int64_t *shape);
 gb_buffer *gb__buffer_new_heap(size_t nbytes);
 void gb__buffer_unref(gb_buffer *b);
 
+/* Whether elements [begin, end) of data (float32 or float64) hold a NaN
+ * or an Inf: one vectorized pass (core/nonfinite.c). */
+bool gb__nonfinite_in(gb_dtype dt, const void *data, int64_t begin, int64_t end);
+
 /* Element i of data (of dtype dt) as a double, and the reverse. */
 double gb__load(gb_dtype dt, const void *data, int64_t i);
 void gb__store(gb_dtype dt, void *data, int64_t i, double v);
@@ -123,6 +127,18 @@ const char *gb__shape_fmt(int rank, const int64_t *shape, char *buf, size_t n);
  * regular file ("is a FIFO, not <what>"; what: "an IDX file"). Never
  * blocks on a FIFO or device. */
 void *gb__file_read(const char *path, const char *what, size_t *size);
+
+/* The call site the last GB_AT macro recorded (gb_base.h). User code the
+ * library calls back (observers, custom layers, gradient functions, map
+ * and generator functions, learning-rate schedules) makes wrapped calls
+ * that move it; the library puts it back after each callback, so an
+ * error the outer call records later still names the outer call's line. */
+typedef struct gb_call_site {
+    const char *file;
+    int line;
+} gb_call_site;
+gb_call_site gb__call_site(void);
+void gb__call_site_restore(gb_call_site site);
 
 /* ---- the thread's execution state ------------------------------------------------ */
 

@@ -84,7 +84,9 @@ void gb_observer_emit(const gb_event *ev) {
     gb_event copy = *ev;
     if (copy.wall_time == 0) copy.wall_time = wall_now();
     if (!copy.message) copy.message = "";
+    gb_call_site site = gb__call_site();
     for (int i = 0; i < n; i++) snapshot[i].fn(&copy, snapshot[i].user);
+    gb__call_site_restore(site);
 }
 
 static _Atomic int64_t current_step;

@@ -29,7 +29,9 @@ static bool generator_next(gb__iter *base, gb__element *out) {
     if (it->ended) return false;
     gb_tensor *res[GB_DATA_MAX_COMPONENTS] = {0};
     gb_scope_begin();
+    gb_call_site site = gb__call_site();
     bool more = ds->fn(ds->ctx, it->index, res);
+    gb__call_site_restore(site);
     bool ok = more && gb_ok() &&
               gb__element_from_tensors(base->pool, "GeneratorDataset: the generator", it->index,
                                        res, ds->base.ncomp, out);

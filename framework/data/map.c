@@ -36,7 +36,10 @@ static bool apply(map_iter *it, const gb__element *e, gb__element *out) {
         if (in[k]) memcpy(in[k]->data, c->data, gb__component_nbytes(c));
         ok = in[k] != NULL;
     }
-    if (ok && !ds->fn(ds->ctx, in, e->n, res) && gb_ok())
+    gb_call_site site = gb__call_site();
+    bool mapped = ok && ds->fn(ds->ctx, in, e->n, res);
+    gb__call_site_restore(site);
+    if (ok && !mapped && gb_ok())
         gb__error(GB_ERR_VALUE, "MapDataset",
                   "MapDataset: the map function failed on element %lld", (long long)it->index);
     ok = ok && gb_ok() &&

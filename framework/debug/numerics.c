@@ -4,13 +4,14 @@
  * on. A first pass counts non-finite elements with integer bit tests (it
  * vectorizes, so a clean output costs about one read of its memory); only
  * a bad output gets the slower second pass that classifies NaN/+Inf/-Inf,
- * finds the first index and summarizes the inputs.
+ * finds the first index and summarizes the inputs. Variables, read and
+ * written, get reports of their own (numerics_variables.c).
  */
 #include <math.h>
 #include <stdio.h>
 
-#include "ops/internal.h"
 #include "core/parallel.h"
+#include "debug/internal.h"
 
 /* Set by the switches on one thread, read by checks on every thread. */
 static _Atomic gb_numerics_mode mode;
@@ -18,28 +19,6 @@ static _Atomic int max_alerts = 1000;
 static _Atomic int64_t alert_count;
 
 /* ---- scanning -------------------------------------------------------------------- */
-
-/* Whether [b, e) holds an exponent field of all ones (a NaN or an Inf):
- * the largest exponent field, a max reduction that vectorizes, so a clean
- * output costs one pass over memory the kernel just wrote. */
-static bool any_nonfinite_in(const gb_tensor *t, int64_t b, int64_t e) {
-    if (t->dtype == GB_F32) {
-        const uint32_t *u = t->data;
-        uint32_t m = 0;
-        for (int64_t i = b; i < e; i++) {
-            uint32_t x = u[i] & 0x7f800000u;
-            m = x > m ? x : m;
-        }
-        return m == 0x7f800000u;
-    }
-    const uint64_t *u = t->data, mask = 0x7ff0000000000000ull;
-    uint64_t m = 0;
-    for (int64_t i = b; i < e; i++) {
-        uint64_t x = u[i] & mask;
-        m = x > m ? x : m;
-    }
-    return m == mask;
-}
 
 typedef struct scan {
     const gb_tensor *t;
@@ -49,14 +28,14 @@ typedef struct scan {
 static void scan_part(void *ctx, int64_t b, int64_t e, int worker) {
     (void)worker;
     scan *s = ctx;
-    if (any_nonfinite_in(s->t, b, e)) s->bad = true;
+    if (gb__nonfinite_in(s->t->dtype, s->t->data, b, e)) s->bad = true;
 }
 
-/* Whether t (float32/float64) holds a NaN or an Inf; big outputs are
- * scanned on every core, as the kernels that made them ran. */
-static bool has_nonfinite(const gb_tensor *t) {
+/* Big tensors are scanned on every core, as the kernels that made them
+ * ran; a clean output costs one pass over memory the kernel just wrote. */
+bool gb__numerics_has_nonfinite(const gb_tensor *t) {
     enum { GRAIN = 1 << 16 };
-    if (t->size < 2 * GRAIN) return any_nonfinite_in(t, 0, t->size);
+    if (t->size < 2 * GRAIN) return gb__nonfinite_in(t->dtype, t->data, 0, t->size);
     scan s = {.t = t, .bad = false};
     gb__parallel_for(t->size, GRAIN, scan_part, &s);
     return s.bad;
@@ -98,11 +77,38 @@ static void summarize_input(const gb_tensor *t, gb_numerics_input *s) {
     if (s->min > s->max) s->min = s->max = NAN;
 }
 
-/* ---- reports ----------------------------------------------------------------------- */
+/* ---- alerts --------------------------------------------------------------------------- */
 
-static size_t append(char *buf, size_t n, size_t used, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static size_t append(char *buf, size_t n, size_t used, const char *fmt, ...) {
+void gb__numerics_alert_begin(gb_numerics_alert *a, const gb_op_call *c,
+                              const gb_tensor *values, char *name, size_t n) {
+    memset(a, 0, sizeof *a);
+    a->op_type = c->def->name;
+    a->op_name = gb__op_display_name(c, name, n);
+    a->scope = gb_name_scope_path();
+    a->function = gb__tl_function;
+    a->has_step = gb_get_step(&a->step);
+    a->backward = gb__tl_backward_of != NULL;
+    a->forward_op = gb__tl_backward_of;
+    a->forward_op_type = gb__tl_backward_of_type;
+    a->dtype = values->dtype;
+    a->rank = values->rank;
+    memcpy(a->shape, values->shape, sizeof a->shape);
+    classify(values, a);
+}
+
+bool gb__numerics_alert_inputs(gb_numerics_alert *a, const gb_op_call *c) {
+    bool finite = true;
+    a->ninputs = c->nin < GB_NUMERICS_MAX_INPUTS ? c->nin : GB_NUMERICS_MAX_INPUTS;
+    for (int i = 0; i < a->ninputs; i++) {
+        summarize_input(c->in[i], &a->inputs[i]);
+        if (a->inputs[i].nan_count || a->inputs[i].inf_count) finite = false;
+    }
+    return finite;
+}
+
+/* ---- messages ----------------------------------------------------------------------------- */
+
+size_t gb__numerics_append(char *buf, size_t n, size_t used, const char *fmt, ...) {
     if (used >= n) return used;
     va_list ap;
     va_start(ap, fmt);
@@ -111,82 +117,87 @@ static size_t append(char *buf, size_t n, size_t used, const char *fmt, ...) {
     return k < 0 ? used : used + (size_t)k;
 }
 
-static void describe(const gb_numerics_alert *a, char *buf, size_t n) {
-    char shape[96];
-    size_t u = append(buf, n, 0, "%lld NaN, %lld +Inf, %lld -Inf in output %d (%s %s) of op '%s' (type %s)",
-                      (long long)a->nan_count, (long long)a->pos_inf_count,
-                      (long long)a->neg_inf_count, a->output_index, gb_dtype_name(a->dtype),
-                      gb__shape_fmt(a->rank, a->shape, shape, sizeof shape), a->op_name,
-                      a->op_type);
+size_t gb__numerics_append_counts(const gb_numerics_alert *a, char *buf, size_t n, size_t u) {
+    return gb__numerics_append(buf, n, u, "%lld NaN, %lld +Inf, %lld -Inf",
+                               (long long)a->nan_count, (long long)a->pos_inf_count,
+                               (long long)a->neg_inf_count);
+}
+
+size_t gb__numerics_append_site(const gb_numerics_alert *a, char *buf, size_t n, size_t u) {
     if (a->backward)
-        u = append(buf, n, u, " in the backward pass of '%s' (type %s)", a->forward_op,
-                   a->forward_op_type);
-    if (a->function) u = append(buf, n, u, " in function '%s'", a->function);
-    u = append(buf, n, u, ", first at index %lld", (long long)a->first_index);
-    if (a->has_step) u = append(buf, n, u, ", step %lld", (long long)a->step);
-    u = append(buf, n, u, a->created ? ". The op created them: its inputs are finite"
-                                     : ". The op received them: an input is already non-finite");
+        u = gb__numerics_append(buf, n, u, " in the backward pass of '%s' (type %s)",
+                                a->forward_op, a->forward_op_type);
+    if (a->function) u = gb__numerics_append(buf, n, u, " in function '%s'", a->function);
+    u = gb__numerics_append(buf, n, u, ", first at index %lld", (long long)a->first_index);
+    if (a->has_step) u = gb__numerics_append(buf, n, u, ", step %lld", (long long)a->step);
+    return u;
+}
+
+size_t gb__numerics_append_inputs(const gb_numerics_alert *a, char *buf, size_t n, size_t u) {
+    char shape[96];
     for (int i = 0; i < a->ninputs; i++) {
         const gb_numerics_input *s = &a->inputs[i];
-        u = append(buf, n, u, "%s input %d: %s %s min %g max %g NaN %lld Inf %lld",
-                   i ? ";" : " —", i, gb_dtype_name(s->dtype),
-                   gb__shape_fmt(s->rank, s->shape, shape, sizeof shape), s->min, s->max,
-                   (long long)s->nan_count, (long long)s->inf_count);
+        u = gb__numerics_append(buf, n, u, "%s input %d: %s %s min %g max %g NaN %lld Inf %lld",
+                                i ? ";" : " —", i, gb_dtype_name(s->dtype),
+                                gb__shape_fmt(s->rank, s->shape, shape, sizeof shape), s->min,
+                                s->max, (long long)s->nan_count, (long long)s->inf_count);
     }
+    return u;
 }
 
-static void fill_alert(const gb_op_call *c, const gb_tensor *out, int k, gb_numerics_alert *a,
-                       char *name, size_t nname) {
-    memset(a, 0, sizeof *a);
-    a->op_type = c->def->name;
-    a->op_name = gb__op_display_name(c, name, nname);
-    a->scope = gb_name_scope_path();
-    a->function = gb__tl_function;
-    a->has_step = gb_get_step(&a->step);
-    a->backward = gb__tl_backward_of != NULL;
-    a->forward_op = gb__tl_backward_of;
-    a->forward_op_type = gb__tl_backward_of_type;
-    a->output_index = k;
-    a->dtype = out->dtype;
-    a->rank = out->rank;
-    memcpy(a->shape, out->shape, sizeof a->shape);
-    classify(out, a);
-    a->created = true;
-    a->ninputs = c->nin < GB_NUMERICS_MAX_INPUTS ? c->nin : GB_NUMERICS_MAX_INPUTS;
-    for (int i = 0; i < a->ninputs; i++) {
-        summarize_input(c->in[i], &a->inputs[i]);
-        if (a->inputs[i].nan_count || a->inputs[i].inf_count) a->created = false;
-    }
+/* "1 NaN, 0 +Inf, 0 -Inf in output 0 (float32 [3]) of op 'loss/Log' (type
+ * Log), first at index 1, step 4. The op created them: ..." */
+static void describe_output(const gb_numerics_alert *a, char *buf, size_t n) {
+    char shape[96];
+    size_t u = gb__numerics_append_counts(a, buf, n, 0);
+    u = gb__numerics_append(buf, n, u, " in output %d (%s %s) of op '%s' (type %s)",
+                            a->output_index, gb_dtype_name(a->dtype),
+                            gb__shape_fmt(a->rank, a->shape, shape, sizeof shape), a->op_name,
+                            a->op_type);
+    u = gb__numerics_append_site(a, buf, n, u);
+    u = gb__numerics_append(buf, n, u,
+                            a->created ? ". The op created them: its inputs are finite"
+                                       : ". The op received them: an input is already non-finite");
+    gb__numerics_append_inputs(a, buf, n, u);
 }
 
-/* Reports one bad output; false when the op must fail (RAISE). */
-static bool report(const gb_op_call *c, const gb_tensor *out, int k) {
-    gb_numerics_alert a;
-    char name[192], text[1400];
-    fill_alert(c, out, k, &a, name, sizeof name);
-    describe(&a, text, sizeof text);
-    a.message = text;
-    int64_t n = ++alert_count;
+/* ---- reports ---------------------------------------------------------------------------- */
+
+bool gb__numerics_report(const gb_op_call *c, gb_numerics_alert *a, const char *text) {
+    a->message = text;
+    int64_t count = ++alert_count;
     if (mode == GB_NUMERICS_RAISE) {
         gb__op_error(c, GB_ERR_NUMERIC, "check_numerics: %s", text);
         return false;
     }
-    if (n <= max_alerts) {
-        gb_event ev = {.kind = GB_EVENT_NUMERICS, .op_type = a.op_type, .op_name = a.op_name,
-                       .message = text, .detail = &a};
+    if (count <= max_alerts) {
+        gb_event ev = {.kind = GB_EVENT_NUMERICS, .op_type = a->op_type, .op_name = a->op_name,
+                       .message = text, .detail = a};
         gb_observer_emit(&ev);
     }
     return true;
 }
 
+/* Reports output k of c, which holds a NaN or an Inf. */
+static bool report_output(const gb_op_call *c, const gb_tensor *out, int k) {
+    gb_numerics_alert a;
+    char name[192], text[1400];
+    gb__numerics_alert_begin(&a, c, out, name, sizeof name);
+    a.output_index = k;
+    a.created = gb__numerics_alert_inputs(&a, c);
+    describe_output(&a, text, sizeof text);
+    return gb__numerics_report(c, &a, text);
+}
+
 static bool check_outputs(const gb_op_call *c, gb_tensor **out, int nout) {
     if (c->op == GB_OP_CHECK_NUMERICS) return true; /* it reports for itself */
+    if (c->op == GB_OP_READ_VARIABLE) return gb__numerics_check_read(c, out[0]);
     for (int k = 0; k < nout; k++) {
         const gb_tensor *t = out[k];
-        if (!t->data || !gb_dtype_is_float(t->dtype) || !has_nonfinite(t)) continue;
-        if (!report(c, t, k)) return false;
+        if (!t->data || !gb_dtype_is_float(t->dtype) || !gb__numerics_has_nonfinite(t)) continue;
+        if (!report_output(c, t, k)) return false;
     }
-    return true;
+    return !c->def->written || gb__numerics_check_written(c);
 }
 
 /* ---- switches ------------------------------------------------------------------------- */
@@ -224,7 +235,7 @@ static int infer_check(const gb_op_call *c, gb_out_desc *out) {
 
 static bool kernel_check(const gb_op_call *c, gb_tensor **out) {
     gb_tensor *x = c->in[0];
-    if (has_nonfinite(x)) {
+    if (gb__numerics_has_nonfinite(x)) {
         gb_numerics_alert a = {0};
         classify(x, &a);
         gb__op_error(c, GB_ERR_NUMERIC,

@@ -155,7 +155,9 @@ static bool run_traced(gb_trace *t) {
     gb_value st[GB_FUNCTION_MAX_STATICS];
     statics_of_sig(&t->cf->sig, st);
     gb_function *f = t->function;
+    gb_call_site site = gb__call_site(); /* the user code moves it */
     int n = f->fn(f->user, in, t->cf->nin, st, t->cf->sig.nstatic, out);
+    gb__call_site_restore(site);
     if (!gb_ok()) return false;
     if (n < 0) {
         gb__error(GB_ERR_VALUE, NULL, "function '%s' returned -1 without an error", f->name);

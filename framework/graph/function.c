@@ -261,7 +261,9 @@ static int counted(gb_function *f, int rc) {
 
 static int call_eagerly(gb_function *f, gb_tensor *const *in, int nin, const gb_value *st,
                         int nst, gb_tensor **out) {
+    gb_call_site site = gb__call_site(); /* the user code moves it */
     int n = f->fn(f->user, in, nin, st, nst, out);
+    gb__call_site_restore(site);
     if (n < 0 || !gb_ok()) return -1;
     return n;
 }

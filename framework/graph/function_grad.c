@@ -51,7 +51,9 @@ static int backward_body(void *user, gb_tensor *const *in, int nin, const gb_val
     for (int i = 0; i < nx; i++)
         if (differentiable(cf, i)) gb_tape_watch(tape, in[i]);
     gb_tensor *y[GB_FUNCTION_MAX_OUTPUTS];
+    gb_call_site site = gb__call_site(); /* the user code moves it */
     int n = f->fn(f->user, in, nx, st, nst, y);
+    gb__call_site_restore(site);
     gb_tape_end(tape);
     if (n != ny || !gb_ok()) {
         if (gb_ok())

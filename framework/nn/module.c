@@ -399,6 +399,16 @@ void gb_module_set_trainable(gb_module *m, bool trainable) {
 
 /* ---- build and call --------------------------------------------------------------------- */
 
+/* The type's forward pass. A user's layer makes wrapped calls; their
+ * lines must not stay the call site for what the caller does next (the
+ * next layer of a model, say). */
+static gb_tensor *run_call(gb_module *m, gb_tensor *x, bool training) {
+    gb_call_site site = gb__call_site();
+    gb_tensor *y = m->type->call(m, x, training);
+    gb__call_site_restore(site);
+    return y;
+}
+
 /* The type's input check and output shape; false after an error. Types
  * without one accept any input. */
 static bool check_input(gb_module *m, int rank, const int64_t *in, int *out_rank, int64_t *out) {
@@ -441,7 +451,9 @@ static bool build_here(gb_module *m, gb_dtype dt, int rank, const int64_t *shape
     bool ok = true;
     if (m->type->build) {
         gb_init_scope s = gb__init_scope_begin();
+        gb_call_site site = gb__call_site();
         ok = m->type->build(m, dt, rank, in) && gb_ok();
+        gb__call_site_restore(site);
         gb__init_scope_end(s);
     }
     if (!ok) return false;
@@ -464,7 +476,7 @@ static bool probe_output(gb_module *m) {
     int64_t dims[GB_MAX_RANK];
     for (int i = 0; i < m->in_rank; i++) dims[i] = m->in_shape[i] < 0 ? 1 : m->in_shape[i];
     gb_init_scope s = gb__init_scope_begin();
-    gb_tensor *y = m->type->call(m, gb_zeros(m->dtype, m->in_rank, dims), false);
+    gb_tensor *y = run_call(m, gb_zeros(m->dtype, m->in_rank, dims), false);
     if (y) record_output(m, y->rank, y->shape);
     gb__init_scope_end(s);
     return y != NULL;
@@ -512,7 +524,7 @@ gb_tensor *gb_module_call(gb_module *m, gb_tensor *x, bool training) {
     bool ready = m->built ? check_dtype(m, x->dtype) &&
                                 check_input(m, x->rank, x->shape, &out_rank, out)
                           : build_here(m, x->dtype, x->rank, x->shape);
-    if (ready) y = m->type->call(m, x, training);
+    if (ready) y = run_call(m, x, training);
     if (y && !m->out_known) record_output(m, y->rank, y->shape);
     leave(m, was_in);
     return y;

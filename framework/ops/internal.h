@@ -47,6 +47,16 @@ enum {
     GB_OPF_NO_RECORD = 1u << 4,   /* tapes do not see through it (StopGradient) */
 };
 
+/* Ops that write variables (Assign*VariableOp, the optimizers' fused
+ * updates) have no outputs to check; this names the variables a call
+ * wrote, its own variable first, so the numerics check can look at their
+ * new values. nonfinite[i] says whether the kernel found a NaN/Inf in
+ * vars[i] while writing it (1 or 0), or -1 when it did not look (the
+ * check scans it then). Writes at most GB_MAX_WRITTEN; returns the count. */
+#define GB_MAX_WRITTEN 8
+typedef int (*gb_written_fn)(const gb_op_call *c, struct gb_variable **vars,
+                             signed char *nonfinite);
+
 typedef struct gb_op_def {
     const char *name;       /* the op type, "MatMul" */
     int arity;              /* number of inputs; -1 variadic */
@@ -55,6 +65,7 @@ typedef struct gb_op_def {
     gb_infer_fn infer;
     gb_kernel_fn kernel;
     gb_grad_fn grad;        /* NULL: no gradient */
+    gb_written_fn written;  /* NULL: writes no variable */
 } gb_op_def;
 
 #define GB_OP(id, type_name, sym) extern const gb_op_def gb_opdef_##sym;
@@ -83,9 +94,11 @@ const char *gb__op_display_name(const gb_op_call *c, char *buf, size_t n);
 
 /* ---- variables as ops see them ---------------------------------------------------- */
 
-/* A variable's current value buffer, and replacing it (the old one loses
- * the variable's reference): for kernels that update variables in place
- * or copy on write (the fused optimizer updates). */
+/* A variable's current value buffer, and installing its new value: a
+ * fresh buffer (the old one loses the variable's reference) or the
+ * current one, written in place. Every write of a variable goes through
+ * gb__variable_install, which counts it: for kernels that update
+ * variables in place or copy on write (the fused optimizer updates). */
 gb_buffer *gb__variable_buffer(struct gb_variable *v);
 void gb__variable_install(struct gb_variable *v, gb_buffer *b);
 /* The registry of variables by id (ops/variable_registry.c): ids are
@@ -105,6 +118,21 @@ extern _Atomic(gb_variable_created_fn) gb__variable_created_hook;
  * while it is used: out views the variable's memory, taking no reference;
  * false (error) when the variable was freed. */
 bool gb__variable_borrow(const gb_op_call *c, gb_tensor *out);
+/* Writes so far; a new variable's initial value is write 1. */
+uint64_t gb__variable_writes(const struct gb_variable *v);
+
+/* What numerics checks (debug/) last learned about a variable's value:
+ * the write it is about, whether that value held a NaN/Inf, and, when a
+ * checked write made it, the writing op's type and step. Kept with the
+ * variable so a later read can say where its NaN came from. */
+typedef struct gb_variable_numerics {
+    uint64_t write;        /* the gb__variable_writes() it is about; 0: nothing known */
+    bool nonfinite;
+    const char *writer;    /* op type of the checked write; NULL: learned from a read */
+    bool has_step;
+    int64_t step;
+} gb_variable_numerics;
+gb_variable_numerics *gb__variable_numerics(struct gb_variable *v);
 /* The variable behind a ReadVariableOp / Assign*VariableOp call. */
 struct gb_variable *gb__call_variable(const gb_op_call *c);
 bool gb__variable_is_trainable(const struct gb_variable *v);

@@ -21,6 +21,8 @@ struct gb_variable {
     int64_t size;
     bool trainable;
     gb_buffer *buf;
+    uint64_t writes;              /* the initial value is write 1 */
+    gb_variable_numerics numerics; /* kept by debug/'s numerics check */
 };
 
 /* Variable ops name their variable by id (attrs.vars[0]): a graph holds
@@ -75,6 +77,7 @@ gb_variable *gb_variable_new(const char *name, gb_tensor *initial, bool trainabl
         return NULL;
     }
     memcpy(v->buf->data, initial->data, gb_nbytes(initial));
+    v->writes = 1;
     return v;
 }
 
@@ -179,10 +182,15 @@ static gb_buffer *writable_buffer(gb_variable *v) {
 gb_buffer *gb__variable_buffer(gb_variable *v) { return v->buf; }
 
 void gb__variable_install(gb_variable *v, gb_buffer *b) {
+    v->writes++;
     if (b == v->buf) return;
     gb__buffer_unref(v->buf);
     v->buf = b;
 }
+
+uint64_t gb__variable_writes(const gb_variable *v) { return v->writes; }
+
+gb_variable_numerics *gb__variable_numerics(gb_variable *v) { return &v->numerics; }
 
 #define UPDATE_LOOP(T, OP)                                                                    \
     do {                                                                                      \
@@ -229,6 +237,12 @@ static bool kernel_assign_sub(const gb_op_call *c, gb_tensor **out) {
     return kernel_assign_update(c, -1);
 }
 
+static int written_assign(const gb_op_call *c, gb_variable **vars, signed char *nonfinite) {
+    vars[0] = gb__call_variable(c);
+    nonfinite[0] = -1;
+    return 1;
+}
+
 #define ASSIGN_OP(sym, type_name, kernel_fn)                                                  \
     const gb_op_def gb_opdef_##sym = {                                                        \
         .name = type_name,                                                                    \
@@ -237,6 +251,7 @@ static bool kernel_assign_sub(const gb_op_call *c, gb_tensor **out) {
         .attrs_doc = "vars[0]: the variable's id",                                                     \
         .infer = infer_assign,                                                                \
         .kernel = kernel_fn,                                                                  \
+        .written = written_assign,                                                            \
     };
 ASSIGN_OP(assign_variable, "AssignVariableOp", kernel_assign)
 ASSIGN_OP(assign_add_variable, "AssignAddVariableOp", kernel_assign_add)

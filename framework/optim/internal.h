@@ -36,6 +36,9 @@ typedef struct gb__optim_var {
      * is rewritten instead of allocating (and page-faulting) a fresh one
      * every step of a loop whose reads are alive at update time. */
     gb_buffer *spare[1 + GB__OPTIM_MAX_SLOTS];
+    /* What the last update found in each array's new values while
+     * numerics checks were on: 1 a NaN/Inf, 0 none, -1 not scanned. */
+    signed char nonfinite[1 + GB__OPTIM_MAX_SLOTS];
     bool decay;          /* weight decay applies (not excluded by name) */
     bool warned_no_grad; /* the NULL-gradient warning was given */
 } gb__optim_var;

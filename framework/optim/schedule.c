@@ -90,12 +90,20 @@ static double cosine(const gb_lr_schedule *s, int64_t step) {
     return cosine_part(s, s->warmup_target, step - s->warmup_steps);
 }
 
+/* The user's function, which must not leave its lines as the call site. */
+static double custom(const gb_lr_schedule *s, int64_t step) {
+    gb_call_site site = gb__call_site();
+    double lr = s->fn(step, s->user);
+    gb__call_site_restore(site);
+    return lr;
+}
+
 double gb__lr_schedule_eval(const gb_lr_schedule *s, int64_t step) {
     switch (s->kind) {
     case GB_LR_CONSTANT: return s->initial_learning_rate;
     case GB_LR_EXPONENTIAL_DECAY: return exponential(s, step);
     case GB_LR_COSINE_DECAY: return cosine(s, step);
-    case GB_LR_CUSTOM: return s->fn(step, s->user);
+    case GB_LR_CUSTOM: return custom(s, step);
     }
     return NAN;
 }

@@ -227,17 +227,58 @@ static bool open_targets(gb__optim_var *s, update *u, targets *tg) {
     return true;
 }
 
-/* Installs the fresh buffers; each replaced one becomes the spare (the
- * optimizer's reference keeps it, its readers still see the old value). */
+/* Installs every new value: a fresh buffer, whose replaced one becomes
+ * the spare (the optimizer's reference keeps it, its readers still see
+ * the old value), or the buffer written in place (which counts the
+ * write). */
 static void commit_targets(gb__optim_var *s, const targets *tg) {
     for (int k = 0; k < MAX_ARRAYS; k++) {
-        if (!tg->fresh[k]) continue;
+        if (!tg->var[k]) continue;
         gb_buffer *old = gb__variable_buffer(tg->var[k]);
-        old->refcount++;
-        gb__buffer_unref(s->spare[k]);
-        s->spare[k] = old;
-        gb__variable_install(tg->var[k], tg->fresh[k]);
+        if (tg->fresh[k]) {
+            old->refcount++;
+            gb__buffer_unref(s->spare[k]);
+            s->spare[k] = old;
+        }
+        gb__variable_install(tg->var[k], tg->fresh[k] ? tg->fresh[k] : old);
     }
+}
+
+/* ---- numerics checks ------------------------------------------------------------------------ */
+
+/* With numerics checks on, the new values are scanned block by block
+ * while still in cache: the variable and its slots, which the check must
+ * see (an Adam v that overflows to Inf leaves the variable finite and
+ * stalls it). Scanning them afterwards, one more pass over memory per
+ * array, made the checked MLP step's overhead about twice as large. */
+enum { SCAN_BLOCK = 2048 };
+
+static void run_scanned(loop_fn loop, const update *u, gb_dtype dt, signed char *nonfinite) {
+    for (int k = 0; k < MAX_ARRAYS; k++) nonfinite[k] = u->dst[k] ? 0 : -1;
+    for (int64_t b = 0; b < u->n; b += SCAN_BLOCK) {
+        int64_t e = b + SCAN_BLOCK < u->n ? b + SCAN_BLOCK : u->n;
+        loop(u, b, e);
+        for (int k = 0; k < MAX_ARRAYS; k++)
+            if (nonfinite[k] == 0 && gb__nonfinite_in(dt, u->dst[k], b, e)) nonfinite[k] = 1;
+    }
+}
+
+static bool numerics_on(void) {
+    return atomic_load_explicit(&gb__hook_flags, memory_order_relaxed) & GB_HOOK_NUMERICS;
+}
+
+/* The variable, then its slots, with what the kernel found in them. */
+static int written_update(const gb_op_call *c, gb_variable **vars, signed char *nonfinite) {
+    static_assert(MAX_ARRAYS <= GB_MAX_WRITTEN, "more arrays than the numerics check takes");
+    const gb__optim_var *s = c->attrs->ptr;
+    int n = 0;
+    for (int k = 0; k < MAX_ARRAYS; k++) {
+        gb_variable *v = k ? s->slot[k - 1] : s->var;
+        if (!v) continue;
+        vars[n] = v;
+        nonfinite[n++] = s->nonfinite[k];
+    }
+    return n;
 }
 
 /* ---- the ops ------------------------------------------------------------------------------- */
@@ -283,7 +324,13 @@ static bool run_update(const gb_op_call *c, pick_fn pick) {
      * measured slower (waking a worker costs what the second core saves,
      * and far more when the machine is busy). The ranged loops make a
      * split a one-line change should bigger variables want it. */
-    pick(c->attrs, grad->dtype)(&u, 0, u.n);
+    loop_fn loop = pick(c->attrs, grad->dtype);
+    if (numerics_on()) {
+        run_scanned(loop, &u, grad->dtype, s->nonfinite);
+    } else {
+        loop(&u, 0, u.n);
+        memset(s->nonfinite, -1, sizeof s->nonfinite);
+    }
     commit_targets(s, &tg);
     if (c->attrs->i[GB__OPTIM_I_ADVANCE]) gb__optimizer_advance(s->opt);
     return true;
@@ -321,6 +368,7 @@ static bool kernel_rmsprop(const gb_op_call *c, gb_tensor **out) {
         .attrs_doc = STATE_DOC doc,                                                           \
         .infer = infer_update,                                                                \
         .kernel = kernel_fn,                                                                  \
+        .written = written_update,                                                            \
     };
 
 UPDATE_OP(apply_gradient_descent, "ResourceApplyGradientDescent", "No slots.", kernel_sgd)
