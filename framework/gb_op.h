@@ -34,7 +34,6 @@ typedef struct gb_attrs {
     char s[64];              /* a string (Print's message, CheckNumerics' text) */
     int64_t vars[4];         /* resource handles: ids of the variables it touches */
     int nvars;
-    void *ptr;               /* the fused optimizer updates: their optimizer state */
 } gb_attrs;
 
 /* What a gradient function sees: the forward call and its results. */

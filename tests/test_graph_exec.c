@@ -241,6 +241,30 @@ START_TEST(test_traced_step_allocates_nothing_per_call) {
 }
 END_TEST
 
+/* A graph names its optimizer by id: once the optimizer is freed, running
+ * the graph is a clear error, not a read of freed memory (plain SGD has no
+ * slot variables the graph would capture). */
+START_TEST(test_freed_optimizer_is_an_error) {
+    model m = make_model();
+    gb_optimizer_free(m.opt);
+    m.opt = gb_sgd(0.1);
+    gb_function *step = gb_function_new("train_step", step_fn, &(gb_function_options){.user = &m});
+    gb_tensor *x, *y, *loss;
+    batch(0, &x, &y);
+    ck_assert_int_eq(gb_function_call(step, (gb_tensor *[]){x, y}, 2, NULL, 0, &loss), 1);
+    gb_optimizer_free(m.opt);
+    ck_assert_int_eq(gb_function_call(step, (gb_tensor *[]){x, y}, 2, NULL, 0, &loss), -1);
+    const gb_error *e = gb_last_error();
+    ck_assert_ptr_nonnull(e);
+    ck_assert_msg(strstr(e->message, "ResourceApplyGradientDescent: its optimizer (id ") &&
+                      strstr(e->message, ") was freed"),
+                  "%s", e->message);
+    gb_clear_error();
+    gb_function_free(step);
+    gb_module_free(m.net);
+}
+END_TEST
+
 /* ---- gradients through a call ------------------------------------------------------------------ */
 
 static gb_variable *scale;
@@ -343,6 +367,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_call_inside_trace_is_inlined);
     tcase_add_test(tc, test_traced_train_step_equals_eager);
     tcase_add_test(tc, test_traced_step_allocates_nothing_per_call);
+    tcase_add_test(tc, test_freed_optimizer_is_an_error);
     tcase_add_test(tc, test_tape_outside_differentiates_through_call);
     tcase_add_test(tc, test_nested_tapes_inside_function);
     tcase_add_test(tc, test_numerics_alert_names_function_and_node);

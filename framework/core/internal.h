@@ -106,6 +106,21 @@ typedef struct gb_bump {
 void *gb__bump_alloc(gb_bump *a, size_t n, const char *what);
 void gb__bump_free(gb_bump *a);
 
+/* ---- handles ------------------------------------------------------------------ */
+
+/* Objects by id, for graphs to name them (core/handles.c). A table is a
+ * zero-initialized static; ids start at 1 and are never reused. */
+enum { GB_HANDLE_PAGE = 1024, GB_HANDLE_PAGES = 4096 };
+typedef struct gb_handles {
+    _Atomic(void *) *_Atomic pages[GB_HANDLE_PAGES];
+    _Atomic int64_t next_id;
+} gb_handles;
+/* A new id for obj; 0 after an error ("no room for <what> ..."). */
+int64_t gb__handle_add(gb_handles *t, void *obj, const char *what);
+void gb__handle_remove(gb_handles *t, int64_t id);
+/* The object, or NULL for an id removed or never given. */
+void *gb__handle_get(gb_handles *t, int64_t id);
+
 /* ---- errors ---------------------------------------------------------------------- */
 
 /* Records the first error of the thread; later ones are dropped. */

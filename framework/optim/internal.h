@@ -3,9 +3,11 @@
  * An optimizer is one generic core (optim/optimizer.c) plus a constructor per
  * kind (optim/sgd.c, optim/adam.c, optim/rmsprop.c) that validates its
  * hyperparameters and picks one fused update op with an attribute
- * template. The fused kernels (optim/update_ops.c) find the variable, its slot
- * variables and the optimizer through the op's `ptr` attribute, which
- * points at a gb__optim_var owned by the optimizer.
+ * template. The fused kernels (optim/update_ops.c) find the optimizer by
+ * its id (attribute i[GB__OPTIM_I_OPTIMIZER]) and the variable by its id
+ * (attrs.vars[0]), then the variable's state (gb__optim_var, slots
+ * included) through the optimizer: plain data, so graphs can hold the
+ * update, and a freed optimizer is an error, not a dangling pointer.
  */
 #ifndef GB_OPTIM_INTERNAL_H
 #define GB_OPTIM_INTERNAL_H
@@ -22,11 +24,11 @@ enum {
     GB__OPTIM_F_WEIGHT_DECAY = 3, /* f[3]: decoupled weight decay rate */
     GB__OPTIM_I_ADVANCE = 0,      /* i[0]: 1 on the step's last update */
     GB__OPTIM_I_FLAG = 1,         /* i[1]: nesterov (momentum), centered (RMSprop) */
-    GB__OPTIM_NI = 2,
+    GB__OPTIM_I_OPTIMIZER = 2,    /* i[2]: the optimizer's id */
+    GB__OPTIM_NI = 3,
 };
 
-/* One variable's optimizer state. Allocated once and never moved, because
- * op calls (and graphs traced from them) keep a pointer to it. */
+/* One variable's optimizer state, owned by the optimizer. */
 typedef struct gb__optim_var {
     struct gb_optimizer *opt;
     gb_variable *var;
@@ -83,5 +85,9 @@ double gb__lr_schedule_eval(const gb_lr_schedule *s, int64_t step);
  * (gb__variable_buffer / gb__variable_install in core/internal.h), with the
  * copy-on-write rule of AssignVariableOp: in place when the variable holds
  * the only reference, into a fresh buffer when a read is still alive. */
+
+/* The state of the variable an update op call writes, found by the ids in
+ * its attributes; NULL after an error naming what was freed. */
+gb__optim_var *gb__optim_state_of(const gb_op_call *c);
 
 #endif

@@ -16,6 +16,7 @@
 #include "optim/internal.h"
 
 struct gb_optimizer {
+    int64_t id;           /* its handle in update ops and graphs */
     char name[64];
     gb_lr_schedule schedule;
     int64_t iterations;
@@ -29,6 +30,9 @@ struct gb_optimizer {
     char **no_decay;      /* name parts excluded from weight decay */
     int nno_decay;
 };
+
+/* Optimizers by id (core/handles.c), for the update ops' attributes. */
+static gb_handles optimizers;
 
 /* ---- life cycle ------------------------------------------------------------------------- */
 
@@ -44,6 +48,11 @@ gb_optimizer *gb__optimizer_new(const gb__optim_spec *spec) {
     o->op = spec->op;
     o->attrs = spec->attrs;
     o->attrs.ni = GB__OPTIM_NI;
+    if (!(o->id = gb__handle_add(&optimizers, o, "optimizer"))) {
+        free(o);
+        return NULL;
+    }
+    o->attrs.i[GB__OPTIM_I_OPTIMIZER] = o->id;
     memcpy(o->slot_names, spec->slot_names, sizeof o->slot_names);
     return o;
 }
@@ -57,6 +66,7 @@ static void free_entry(gb__optim_var *e) {
 
 void gb_optimizer_free(gb_optimizer *opt) {
     if (!opt) return;
+    gb__handle_remove(&optimizers, opt->id);
     for (int i = 0; i < opt->nvars; i++) free_entry(opt->vars[i]);
     for (int i = 0; i < opt->nno_decay; i++) free(opt->no_decay[i]);
     free(opt->no_decay);
@@ -78,6 +88,22 @@ static gb__optim_var *find(const gb_optimizer *o, const gb_variable *v) {
         if (pos == 0) return NULL;
         if (o->vars[pos - 1]->var == v) return o->vars[pos - 1];
     }
+}
+
+gb__optim_var *gb__optim_state_of(const gb_op_call *c) {
+    int64_t id = c->attrs->i[GB__OPTIM_I_OPTIMIZER];
+    gb_optimizer *o = gb__handle_get(&optimizers, id);
+    if (!o) {
+        gb__op_error(c, GB_ERR_STATE, "%s: its optimizer (id %lld) was freed", c->def->name,
+                     (long long)id);
+        return NULL;
+    }
+    gb_variable *v = gb__variable_by_id(c->attrs->vars[0]);
+    gb__optim_var *e = v ? find(o, v) : NULL;
+    if (!e)
+        gb__op_error(c, GB_ERR_STATE, "%s: optimizer '%s' has no state for variable %lld (freed?)",
+                     c->def->name, o->name, (long long)c->attrs->vars[0]);
+    return e;
 }
 
 /* Rebuilds the index with room for twice the variables. */
@@ -254,7 +280,6 @@ bool gb_optimizer_apply_gradients(gb_optimizer *opt, gb_tensor *const *grads, in
             continue;
         }
         gb_attrs a = opt->attrs;
-        a.ptr = e;
         /* The variables it writes, by id, so a traced graph captures them. */
         a.vars[a.nvars++] = gb__variable_id(e->var);
         for (int k = 0; k < GB__OPTIM_MAX_SLOTS && a.nvars < 4; k++)

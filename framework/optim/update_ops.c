@@ -270,8 +270,9 @@ static bool numerics_on(void) {
 /* The variable, then its slots, with what the kernel found in them. */
 static int written_update(const gb_op_call *c, gb_variable **vars, signed char *nonfinite) {
     static_assert(MAX_ARRAYS <= GB_MAX_WRITTEN, "more arrays than the numerics check takes");
-    const gb__optim_var *s = c->attrs->ptr;
+    const gb__optim_var *s = gb__optim_state_of(c);
     int n = 0;
+    if (!s) return 0;
     for (int k = 0; k < MAX_ARRAYS; k++) {
         gb_variable *v = k ? s->slot[k - 1] : s->var;
         if (!v) continue;
@@ -286,12 +287,8 @@ static int written_update(const gb_op_call *c, gb_variable **vars, signed char *
 /* No outputs: the gradient must fit the variable. */
 static int infer_update(const gb_op_call *c, gb_out_desc *out) {
     (void)out;
-    const gb__optim_var *s = c->attrs->ptr;
-    if (!s || !s->opt || !s->var) {
-        gb__op_error(c, GB_ERR_INTERNAL, "%s: no optimizer state in the ptr attribute",
-                     c->def->name);
-        return -1;
-    }
+    const gb__optim_var *s = gb__optim_state_of(c);
+    if (!s) return -1;
     char why[512];
     gb_status st = gb__optim_gradient_fits(s->var, c->in[0], why, sizeof why);
     if (st != GB_OK) {
@@ -304,7 +301,8 @@ static int infer_update(const gb_op_call *c, gb_out_desc *out) {
 typedef loop_fn (*pick_fn)(const gb_attrs *a, gb_dtype dt);
 
 static bool run_update(const gb_op_call *c, pick_fn pick) {
-    gb__optim_var *s = c->attrs->ptr;
+    gb__optim_var *s = gb__optim_state_of(c);
+    if (!s) return false;
     const gb_tensor *grad = c->in[0];
     update u = {.n = grad->size, .g = grad->data, .f = c->attrs->f};
     u.lr = gb__optimizer_step_lr(s->opt);
