@@ -68,7 +68,7 @@ static bool infer_all(gb_concrete_function *spec, gb_tensor *const *in) {
             desc[0] = (gb_out_desc){.dtype = x->dtype, .rank = x->rank};
             memcpy(desc[0].shape, x->shape, (size_t)x->rank * sizeof *x->shape);
         } else if (nd->op == GB_OP_CONST || !(nd->flags & GB_NODE_DYNAMIC)) {
-            memcpy(desc, nd->out, (size_t)nd->nout * sizeof *desc);
+            if (nd->nout) memcpy(desc, nd->out, (size_t)nd->nout * sizeof *desc);
         } else {
             gb_tensor *ins[GB_FUNCTION_MAX_INPUTS];
             for (int k = 0; k < nd->nin; k++)
