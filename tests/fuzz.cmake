@@ -25,6 +25,9 @@
 #   4. When the fuzzer finds a crash: fix it, and copy the input it wrote
 #      (build-fuzz/fuzz-crashes/<name>/crash-*) into
 #      tests/fuzz/regressions/<name>/ under a name saying what it was.
+# Files a target reads besides its input live in tests/fuzz/ (stores/: the
+# base store of the store and server targets, written by make_fuzz_store);
+# every target is compiled with GB_FUZZ_DIR, that folder's absolute path.
 file(GLOB fuzz_srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/fuzz/fuzz_*.c)
 if(GB_FUZZ)
   add_custom_target(fuzzers)
@@ -54,5 +57,15 @@ foreach(src ${fuzz_srcs})
   gb_libs_for(${name} libs)
   target_link_libraries(${exe} PRIVATE ${libs})
   target_include_directories(${exe} PRIVATE ${CMAKE_CURRENT_LIST_DIR}/fuzz)
+  target_compile_definitions(${exe} PRIVATE GB_FUZZ_DIR="${CMAKE_CURRENT_LIST_DIR}/fuzz")
   set_target_properties(${exe} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/fuzz)
 endforeach()
+
+# The program that writes tests/fuzz/stores/every_kind.sqlite (see its
+# header): built with everything so it cannot rot, run by hand when the
+# schema changes. It links the writer, which the targets must not.
+if(TARGET glassbox_writer)
+  add_executable(make_fuzz_store ${CMAKE_CURRENT_LIST_DIR}/fuzz/make_store.c)
+  target_link_libraries(make_fuzz_store PRIVATE glassbox_writer)
+  set_target_properties(make_fuzz_store PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+endif()

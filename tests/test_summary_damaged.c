@@ -6,8 +6,10 @@
  * once made the reader memcpy from a NULL pointer), bytes that are no
  * PNG, histogram buckets of the wrong size, a negative or huge
  * bucket_count, text stored as a BLOB or holding a NUL byte, a graph
- * likewise, hyperparameters that are not what they claim, and a scalar
- * chunk whose BLOB lost its points. Each query that meets the row fails
+ * likewise, hyperparameters that are not what they claim, a scalar
+ * chunk whose BLOB lost its points, scalar rollups whose counts are wrong,
+ * and a tag whose steps span all of int64 (which once divided by zero
+ * when downsampled). Each query that meets the row fails
  * with GB_STORE_ERR_DATA and a message naming the table, run, tag and
  * step; queries of the other rows still answer.
  */
@@ -27,7 +29,8 @@ static gb_store *store;
 
 /* Run "r": hparams lr (number) and opt (text); at steps 0 and 1 two
  * images "img", a histogram "h", a text "t" and a graph "g"; scalars "x"
- * at steps 0..2. */
+ * at steps 0..2, and "wide" at steps 0, 1 and 1000 (far enough apart that
+ * downsampling reads its rollups). */
 static void write_store(void) {
     gb_summary_writer *w;
     ck_assert_int_eq(gb_summary_writer_open(db, "r", NULL, &w), GB_OK);
@@ -46,6 +49,8 @@ static void write_store(void) {
     gb_scope_end();
     for (int64_t step = 0; step < 3; step++)
         ck_assert_int_eq(gb_summary_scalar(w, "x", (double)step, step), GB_OK);
+    for (int64_t step = 0; step < 3; step++)
+        ck_assert_int_eq(gb_summary_scalar(w, "wide", 1, step == 2 ? 1000 : step), GB_OK);
     ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
 }
 
@@ -230,7 +235,8 @@ static bool count_point(void *user, int64_t step, double wall_time, double value
 }
 
 START_TEST(scalar_chunk_that_lost_its_points) {
-    damage("UPDATE scalar_chunks SET points = x''");
+    damage("UPDATE scalar_chunks SET points = x'' "
+           "WHERE tag_id = (SELECT id FROM tags WHERE name = 'x')");
     const char *rest =
         "scalar_chunks row (run 'r', tag 'x', chunk from step 0): 3 points need 72 bytes, "
         "the BLOB holds 0";
@@ -242,6 +248,63 @@ START_TEST(scalar_chunk_that_lost_its_points) {
                                           &points),
                    rest);
     ck_assert_int_eq(points, 0);
+}
+END_TEST
+
+/* Level 2 (256-step blocks), bucket 0 of "wide": its points at steps 0 and 1. */
+#define WIDE_BUCKET_0                                                                         \
+    "WHERE level = 2 AND bucket = 0 AND tag_id = (SELECT id FROM tags WHERE name = 'wide')"
+
+START_TEST(scalar_rollup_whose_counts_do_not_add_up) {
+    damage("UPDATE scalar_rollups SET nan_count = 3 " WIDE_BUCKET_0);
+    gb_scalar_series *sc = (gb_scalar_series *)1;
+    gb_query one = {GB_STEP_MIN, GB_STEP_MAX, 1};
+    ASSERT_DAMAGED(gb_store_scalars(store, "r", "wide", &one, &sc),
+                   "scalar_rollups row (run 'r', tag 'wide', level 2, bucket 0): its point counts "
+                   "do not add up");
+    ck_assert_ptr_null(sc);
+    /* The raw points do not need the rollups. */
+    ck_assert_int_eq(gb_store_scalars(store, "r", "wide", NULL, &sc), GB_STORE_OK);
+    ck_assert_int_eq(sc->count, 3);
+    gb_store_free(sc);
+}
+END_TEST
+
+START_TEST(scalar_rollup_outside_its_bucket) {
+    damage("UPDATE scalar_rollups SET last_step = 256 " WIDE_BUCKET_0);
+    gb_scalar_series *sc;
+    gb_query one = {GB_STEP_MIN, GB_STEP_MAX, 1};
+    ASSERT_DAMAGED(gb_store_scalars(store, "r", "wide", &one, &sc),
+                   "scalar_rollups row (run 'r', tag 'wide', level 2, bucket 0): its steps are not "
+                   "inside its bucket");
+}
+END_TEST
+
+START_TEST(scalar_rollups_that_count_too_few) {
+    /* 2 points by the rollups: few enough to read raw for 2 rows, where
+     * the chunks hold 3; returning 3 rows would break the budget. */
+    damage("UPDATE scalar_rollups SET count = 1 " WIDE_BUCKET_0);
+    gb_scalar_series *sc = (gb_scalar_series *)1;
+    gb_query two = {GB_STEP_MIN, GB_STEP_MAX, 2};
+    ASSERT_DAMAGED(gb_store_scalars(store, "r", "wide", &two, &sc),
+                   "scalar_rollups row (run 'r', tag 'wide', steps 0 to 1000): they count at most "
+                   "2 points, the scalar_chunks rows hold more");
+    ck_assert_ptr_null(sc);
+}
+END_TEST
+
+START_TEST(scalar_tag_spanning_all_of_int64) {
+    damage("UPDATE tags SET min_step = -9223372036854775808, max_step = 9223372036854775807 "
+           "WHERE name = 'x'");
+    for (size_t n = 1; n <= 4; n++) {
+        gb_scalar_series *sc;
+        gb_query q = {GB_STEP_MIN, GB_STEP_MAX, n};
+        ck_assert_msg(gb_store_scalars(store, "r", "x", &q, &sc) == GB_STORE_OK, "%s",
+                      gb_store_last_error());
+        ck_assert_int_eq(sc->total_points, 3);
+        ck_assert_uint_le(sc->count, n);
+        gb_store_free(sc);
+    }
 }
 END_TEST
 
@@ -264,6 +327,10 @@ int main(void) {
     tcase_add_test(tc, hparam_flag_that_is_no_flag);
     tcase_add_test(tc, hparam_number_that_is_text);
     tcase_add_test(tc, scalar_chunk_that_lost_its_points);
+    tcase_add_test(tc, scalar_rollup_whose_counts_do_not_add_up);
+    tcase_add_test(tc, scalar_rollup_outside_its_bucket);
+    tcase_add_test(tc, scalar_rollups_that_count_too_few);
+    tcase_add_test(tc, scalar_tag_spanning_all_of_int64);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

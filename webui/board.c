@@ -1,9 +1,10 @@
 /* board.c — the dashboard server's life cycle and request dispatch
  * (gb_board.h): binds the listening socket itself (so "port in use" and
  * port 0 are reported exactly), runs libmicrohttpd with a pool of epoll
- * threads, checks each request's head (request_head.c, host.c) and sends
- * it to the live stream, a plugin route, or an embedded file. Only GET and
- * HEAD exist; everything else is 405.
+ * threads, reads each request out of libmicrohttpd and sends what
+ * answer.c decides for it: the live stream, a plugin route's answer, an
+ * embedded file, or an error. Only GET and HEAD exist; everything else is
+ * 405.
  *
  * libmicrohttpd calls back at three points of a request, and each check
  * runs at the first point where what it reads is there:
@@ -12,13 +13,13 @@
  *       request_head.c), %00 in the path;
  *   the head is in (the access handler's first call)  the header deadline
  *       stops (connections.c); a request with a body is answered now;
- *   the request is in (its last call)  header fields, method, Host, then
- *       the route. Answering here, not earlier, is what keeps the
- *       connection open: libmicrohttpd closes a connection after a
- *       response queued on the first call (an "early" response, after which
- *       it will not read the rest of the request), so answering there made
- *       every response "Connection: close" and left pipelined requests
- *       unanswered.
+ *   the request is in (its last call)  header fields, then answer.c:
+ *       method, Host, %00 in the path, the route. Answering here, not
+ *       earlier, is what keeps the connection open: libmicrohttpd closes
+ *       a connection after a response queued on the first call (an
+ *       "early" response, after which it will not read the rest of the
+ *       request), so answering there made every response "Connection:
+ *       close" and left pipelined requests unanswered.
  * Errors found at the request line are answered there, on the socket
  * (gb__conn_refuse); every other answer goes through libmicrohttpd.
  */
@@ -38,6 +39,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "answer.h"
 #include "board_internal.h"
 #include "connections.h"
 #include "host.h"
@@ -71,105 +73,25 @@ static gb_board *start_failed(gb_board *b, const char *fmt, ...) {
     return NULL;
 }
 
-/* ---- API requests ------------------------------------------------------------- */
-
-/* One more than the request line lets through, so params.c sees any excess. */
-#define MAX_RAW_PARAMS (GB__MAX_QUERY_PARAMS + 1)
-
-typedef struct raw_params {
-    size_t n;
-    bool bad;    /* a value held a NUL byte */
-    const char *name[MAX_RAW_PARAMS], *value[MAX_RAW_PARAMS];
-} raw_params;
+/* ---- answers ------------------------------------------------------------------- */
 
 static enum MHD_Result collect_param(void *cls, enum MHD_ValueKind kind, const char *key,
                                      size_t key_size, const char *value, size_t value_size) {
     (void)kind;
-    raw_params *p = cls;
-    if (strlen(key) != key_size || (value && strlen(value) != value_size)) p->bad = true;
-    if (p->n < MAX_RAW_PARAMS) {
-        p->name[p->n] = key;
-        p->value[p->n] = value;
-    }
-    p->n++;
+    gb__head_add_param(cls, key, key_size, value, value_size);
     return MHD_YES;
 }
 
-static bool raw_param(void *ctx, size_t i, const char **name, const char **value) {
-    raw_params *p = ctx;
-    if (i >= p->n || i >= MAX_RAW_PARAMS) return false;
-    *name = p->name[i];
-    *value = p->value[i];
-    return true;
+/* What answer.c decides on: the request as libmicrohttpd parsed it. */
+static void read_head(struct MHD_Connection *c, const char *url, const char *method,
+                      const char *version, gb__head *head) {
+    *head = (gb__head){.method = method, .version = version, .path = url,
+                       .nul_in_path = gb__conn_bad_path(gb__conn_of(c))};
+    gb__host_fields(c, &head->host_count, &head->host);
+    MHD_get_connection_values_n(c, MHD_GET_ARGUMENT_KIND, collect_param, head);
 }
 
-/* Collects the query parameters and checks them against req->route's
- * declaration; false (the reason in req->error) if they do not match it. */
-static bool params_valid(struct MHD_Connection *c, gb__request *req) {
-    raw_params raw = {0};
-    MHD_get_connection_values_n(c, MHD_GET_ARGUMENT_KIND, collect_param, &raw);
-    if (raw.bad) {
-        gb__fail(req, 400, "a parameter contains a NUL byte");
-        return false;
-    }
-    return gb__validate_params(req, raw_param, &raw);
-}
-
-static enum MHD_Result serve_api(gb_board *b, struct MHD_Connection *c, const char *url) {
-    gb__request *req = calloc(1, sizeof *req);
-    if (!req) return MHD_NO;
-    req->route = gb__find_route(url);
-    if (!req->route) {
-        free(req);
-        return gb__send_error(c, MHD_HTTP_NOT_FOUND, "no such API route");
-    }
-    int status = 400;
-    if (params_valid(c, req)) {
-        req->store = gb__pool_acquire(b->pool);
-        gb__json_init(&req->json, GB__MAX_RESPONSE);
-        status = req->store ? req->route->handle(req)
-                            : gb__fail(req, 503, "cannot open the store");
-        gb__pool_release(b->pool, req->store);
-    }
-    enum MHD_Result ok;
-    if (status != 200) {
-        ok = gb__send_error(c, (unsigned)status, req->error[0] ? req->error : "error");
-    } else if (req->body) {
-        ok = gb__send_buffer(c, 200, req->body, req->body_len, MHD_RESPMEM_MUST_FREE,
-                             req->content_type, "no-store");
-        req->body = NULL;
-    } else {
-        size_t len;
-        char *body = gb__json_finish(&req->json, &len);
-        ok = body ? gb__send_buffer(c, 200, body, len, MHD_RESPMEM_MUST_FREE,
-                                    "application/json; charset=utf-8", "no-store")
-                  : gb__send_error(c, 500, "response too large; ask for fewer points");
-    }
-    gb__json_free(&req->json);
-    free(req->body);
-    free(req);
-    return ok;
-}
-
-/* /api/events takes no parameters, and says so like every route does. */
-static enum MHD_Result serve_events(gb_board *b, struct MHD_Connection *c) {
-    static const gb__route events = {.path = "events", .params = {GB__P_END}};
-    gb__request *req = calloc(1, sizeof *req);
-    if (!req) return MHD_NO;
-    req->route = &events;
-    enum MHD_Result ok = params_valid(c, req) ? gb__live_respond(b->live, c)
-                                              : gb__send_error(c, 400, req->error);
-    free(req);
-    return ok;
-}
-
-/* ---- static files --------------------------------------------------------------- */
-
-static enum MHD_Result serve_static(struct MHD_Connection *c, const char *url) {
-    const char *name = !strcmp(url, "/") ? "index.html"
-                       : !strncmp(url, "/static/", 8) ? url + 8 : NULL;
-    const gb__static_file *f = name ? gb__find_static(name) : NULL;
-    if (!f) return gb__send_error(c, MHD_HTTP_NOT_FOUND, "not found");
+static enum MHD_Result send_file(struct MHD_Connection *c, const gb__static_file *f) {
     struct MHD_Response *r =
         MHD_create_response_from_buffer(f->size, (void *)f->data, MHD_RESPMEM_PERSISTENT);
     if (!r) return MHD_NO;
@@ -184,6 +106,19 @@ static enum MHD_Result serve_static(struct MHD_Connection *c, const char *url) {
     enum MHD_Result ok = MHD_queue_response(c, MHD_HTTP_OK, r);
     MHD_destroy_response(r);
     return ok;
+}
+
+static enum MHD_Result send_answer(gb_board *b, struct MHD_Connection *c, gb__answer *a) {
+    switch (a->kind) {
+    case GB__ANSWER_EVENTS: return gb__live_respond(b->live, c);
+    case GB__ANSWER_FILE: return send_file(c, a->file);
+    case GB__ANSWER_BODY: break;
+    }
+    /* The body is libmicrohttpd's to free from here, even on failure. */
+    char *body = a->body;
+    a->body = NULL;
+    return gb__send_buffer(c, a->status, body, a->len, MHD_RESPMEM_MUST_FREE, a->content_type,
+                           "no-store");
 }
 
 /* ---- dispatch ------------------------------------------------------------------- */
@@ -229,32 +164,18 @@ static bool has_body(struct MHD_Connection *c) {
            MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
 }
 
-/* The checks of a request's head, in order; 0 and the route may answer. */
-static int check_head(gb_board *b, struct MHD_Connection *c, const char *method,
-                      const char *version, char *msg, size_t msg_size) {
-    int status = gb__check_header_fields(c, msg, msg_size);
-    if (status) return status;
-    if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD)) {
-        snprintf(msg, msg_size, "only GET and HEAD are allowed");
-        return MHD_HTTP_METHOD_NOT_ALLOWED;
-    }
-    status = gb__check_host(&b->hosts, c, version, msg, msg_size);
-    if (status) return status;
-    if (gb__conn_bad_path(gb__conn_of(c))) {
-        snprintf(msg, msg_size, "the path contains a NUL byte");
-        return MHD_HTTP_BAD_REQUEST;
-    }
-    return 0;
-}
-
+/* The header fields (only libmicrohttpd can count them), then what
+ * answer.c decides. */
 static enum MHD_Result answer(gb_board *b, struct MHD_Connection *c, const char *url,
                               const char *method, const char *version) {
     char msg[320];
-    int status = check_head(b, c, method, version, msg, sizeof msg);
+    int status = gb__check_header_fields(c, msg, sizeof msg);
     if (status) return gb__send_error(c, (unsigned)status, msg);
-    if (!strcmp(url, "/api/events")) return serve_events(b, c);
-    if (!strncmp(url, "/api/", 5) || !strcmp(url, "/api")) return serve_api(b, c, url);
-    return serve_static(c, url);
+    gb__head head;
+    read_head(c, url, method, version, &head);
+    gb__answer a;
+    if (!gb__answer_request(&b->hosts, b->pool, &head, &a)) return MHD_NO;
+    return send_answer(b, c, &a);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,

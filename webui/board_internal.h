@@ -80,9 +80,15 @@ typedef struct gb__param_spec {
 /* points: rows wanted (scalar points/buckets, or steps for other kinds). */
 #define GB__P_POINTS_UPTO(max, fallback) {"points", GB__PARAM_INT, false, 1, max, fallback}
 #define GB__P_POINTS GB__P_POINTS_UPTO(GB__MAX_POINTS, GB__DEFAULT_POINTS)
-#define GB__P_SINCE {"since", GB__PARAM_INT, false, -1, INT64_MAX, -1}
-#define GB__P_STEP_MIN {"min_step", GB__PARAM_INT, false, INT64_MIN, INT64_MAX, INT64_MIN}
-#define GB__P_STEP_MAX {"max_step", GB__PARAM_INT, false, INT64_MIN, INT64_MAX, INT64_MAX}
+/* The int64 extremes as bounds: (double)INT64_MAX is 2^63, which params.c
+ * reads as "no upper bound" (and clang would warn about the rounding). */
+#define GB__P_INT64_MIN ((double)INT64_MIN)
+#define GB__P_INT64_MAX ((double)INT64_MAX)
+#define GB__P_SINCE {"since", GB__PARAM_INT, false, -1, GB__P_INT64_MAX, -1}
+#define GB__P_STEP_MIN                                                                      \
+    {"min_step", GB__PARAM_INT, false, GB__P_INT64_MIN, GB__P_INT64_MAX, GB__P_INT64_MIN}
+#define GB__P_STEP_MAX                                                                      \
+    {"max_step", GB__PARAM_INT, false, GB__P_INT64_MIN, GB__P_INT64_MAX, GB__P_INT64_MAX}
 /* since, min_step, max_step: the step range of a series route. */
 #define GB__P_STEP_RANGE GB__P_SINCE, GB__P_STEP_MIN, GB__P_STEP_MAX
 #define GB__P_END {NULL, 0, false, 0, 0, 0}

@@ -138,21 +138,26 @@ static enum MHD_Result count_host(void *cls, enum MHD_ValueKind kind, const char
     return MHD_YES;
 }
 
-int gb__check_host(const gb__hosts *h, struct MHD_Connection *connection, const char *version,
-                   char *msg, size_t msg_size) {
+void gb__host_fields(struct MHD_Connection *connection, size_t *count, const char **first) {
     host_fields f = {0};
     MHD_get_connection_values(connection, MHD_HEADER_KIND, count_host, &f);
+    *count = f.count;
+    *first = f.value;
+}
+
+int gb__check_host(const gb__hosts *h, size_t count, const char *value, const char *version,
+                   char *msg, size_t msg_size) {
     char host[GB__MAX_HOST_NAME + 1];
-    if (!f.count) {
+    if (!count) {
         if (!strcmp(version, MHD_HTTP_VERSION_1_0)) return 0;
         snprintf(msg, msg_size, "missing Host header (HTTP/1.1 requires one)");
         return 400;
     }
-    if (f.count > 1) {
+    if (count > 1) {
         snprintf(msg, msg_size, "more than one Host header");
         return 400;
     }
-    if (!parse_host_header(f.value ? f.value : "", host)) {
+    if (!parse_host_header(value ? value : "", host)) {
         snprintf(msg, msg_size, "malformed Host header (expected host or host:port)");
         return 400;
     }

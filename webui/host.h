@@ -42,10 +42,15 @@ bool gb__hosts_init(gb__hosts *h, const char *bound, const char *extra, char *er
 /* Adds the address actually bound, numeric (as getnameinfo gives it). */
 void gb__hosts_add_bound(gb__hosts *h, const char *numeric);
 
-/* Checks the Host header(s) of a request whose head is in. Returns 0 when
- * it names an allowed host; otherwise 400 (missing in HTTP/1.1, given more
- * than once, malformed) or 403 (another host), with the message in msg. */
-int gb__check_host(const gb__hosts *h, struct MHD_Connection *connection, const char *version,
+/* The Host header fields of a request whose head is in: how many, and
+ * the first one's value (NULL when none). */
+void gb__host_fields(struct MHD_Connection *connection, size_t *count, const char **first);
+
+/* Checks a request's Host header fields (count of them, the first one's
+ * value) for its HTTP version. Returns 0 when they name an allowed host;
+ * otherwise 400 (missing in HTTP/1.1, given more than once, malformed) or
+ * 403 (another host), with the message in msg. */
+int gb__check_host(const gb__hosts *h, size_t count, const char *value, const char *version,
                    char *msg, size_t msg_size);
 
 #endif

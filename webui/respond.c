@@ -17,8 +17,6 @@ static const char *const common[][2] = {
     {"Referrer-Policy", "no-referrer"},
 };
 
-#define JSON_TYPE "application/json; charset=utf-8"
-
 void gb__common_headers(struct MHD_Response *r, const char *content_type) {
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
     for (size_t i = 0; i < sizeof common / sizeof common[0]; i++)
@@ -41,8 +39,7 @@ enum MHD_Result gb__send_buffer(struct MHD_Connection *c, unsigned status, void 
     return ok;
 }
 
-/* {"error": msg, "status": status}, malloc'ed. */
-static char *error_body(unsigned status, const char *msg, size_t *len) {
+char *gb__error_body(unsigned status, const char *msg, size_t *len) {
     gb__json j;
     gb__json_init(&j, 4096);
     gb__json_obj(&j);
@@ -54,14 +51,14 @@ static char *error_body(unsigned status, const char *msg, size_t *len) {
 
 enum MHD_Result gb__send_error(struct MHD_Connection *c, unsigned status, const char *msg) {
     size_t len;
-    char *body = error_body(status, msg, &len);
+    char *body = gb__error_body(status, msg, &len);
     if (!body) return MHD_NO;
-    return gb__send_buffer(c, status, body, len, MHD_RESPMEM_MUST_FREE, JSON_TYPE, "no-store");
+    return gb__send_buffer(c, status, body, len, MHD_RESPMEM_MUST_FREE, GB__JSON_TYPE, "no-store");
 }
 
 char *gb__raw_error(unsigned status, const char *msg, size_t *len) {
     size_t body_len;
-    char *body = error_body(status, msg, &body_len);
+    char *body = gb__error_body(status, msg, &body_len);
     if (!body) return NULL;
     char date[64];
     struct tm tm;
@@ -70,7 +67,7 @@ char *gb__raw_error(unsigned status, const char *msg, size_t *len) {
     char head[512];
     size_t n = (size_t)snprintf(head, sizeof head,
                                 "HTTP/1.1 %u %s\r\nDate: %s\r\nConnection: close\r\n"
-                                "Content-Type: " JSON_TYPE "\r\n",
+                                "Content-Type: " GB__JSON_TYPE "\r\n",
                                 status, MHD_get_reason_phrase_for(status), date);
     for (size_t i = 0; i < sizeof common / sizeof common[0]; i++)
         n += (size_t)snprintf(head + n, sizeof head - n, "%s: %s\r\n", common[i][0], common[i][1]);

@@ -7,6 +7,12 @@
 #include <microhttpd.h>
 #include <stddef.h>
 
+#define GB__JSON_TYPE "application/json; charset=utf-8"
+
+/* {"error": msg, "status": status}, malloc'ed (*len bytes); NULL when
+ * out of memory. Every refusal's body. */
+char *gb__error_body(unsigned status, const char *msg, size_t *len);
+
 /* Content-Type and the headers every response carries. */
 void gb__common_headers(struct MHD_Response *r, const char *content_type);
 

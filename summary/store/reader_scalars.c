@@ -25,12 +25,17 @@
 
 #include "store/internal.h"
 
+/* Rounding divisions by b > 0, for any a: no intermediate overflows,
+ * whatever a damaged store says the steps are. */
 static int64_t floor_div(int64_t a, int64_t b) {
     int64_t q = a / b;
-    return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+    return a % b < 0 ? q - 1 : q;
 }
 
-static int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
+static int64_t ceil_div(int64_t a, int64_t b) {
+    int64_t q = a / b;
+    return a % b > 0 ? q + 1 : q;
+}
 
 static gb_store_status tag_info(gb_store *s, int64_t tag_id, gb__tag_info *ti) {
     sqlite3_stmt *st = gb__store_stmt(
@@ -101,15 +106,22 @@ static bool absorb(point_buffer *b, const unsigned char *blob, size_t count, int
     return true;
 }
 
+/* The most points a chunk row may say it holds (the writer puts at most
+ * GB__CHUNK_POINTS in one); below it, count * 24 cannot overflow. */
+#define MAX_CHUNK_COUNT (1 << 20)
+
 /* A chunk whose BLOB does not hold its `count` points of 24 bytes. */
 static gb_store_status chunk_damaged(gb_store *s, const gb__tag_info *ti, sqlite3_stmt *st) {
     char where[700], why[160];
+    long long count = (long long)sqlite3_column_int64(st, 1);
     snprintf(where, sizeof where, "run '%s', tag '%s', chunk from step %lld", ti->run, ti->tag,
              (long long)sqlite3_column_int64(st, 0));
-    snprintf(why, sizeof why, "%lld points need %lld bytes, the BLOB holds %d",
-             (long long)sqlite3_column_int64(st, 1),
-             (long long)sqlite3_column_int64(st, 1) * (long long)sizeof(gb__point),
-             sqlite3_column_bytes(st, 2));
+    if (count < 0 || count >= MAX_CHUNK_COUNT)
+        snprintf(why, sizeof why, "its count %lld is not a number of points (0 to %d)", count,
+                 MAX_CHUNK_COUNT - 1);
+    else
+        snprintf(why, sizeof why, "%lld points need %lld bytes, the BLOB holds %d", count,
+                 count * (long long)sizeof(gb__point), sqlite3_column_bytes(st, 2));
     return gb__store_damaged(s, "scalar_chunks", where, why);
 }
 
@@ -135,8 +147,8 @@ static gb_store_status each_point(gb_store *s, const gb__tag_info *ti, int64_t a
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t count = sqlite3_column_int64(st, 1);
         const unsigned char *blob = sqlite3_column_blob(st, 2);
-        /* count < 2^20 first: then count * 24 cannot overflow. */
-        if (count < 0 || count >= (1 << 20) ||
+        /* count < MAX_CHUNK_COUNT first: then count * 24 cannot overflow. */
+        if (count < 0 || count >= MAX_CHUNK_COUNT ||
             sqlite3_column_bytes(st, 2) != count * (int64_t)sizeof(gb__point)) {
             damage = chunk_damaged(s, ti, st);
             break;
@@ -170,11 +182,13 @@ static void row_from_rollup(gb_scalar_row *row, const gb__rollup *r) {
 
 typedef struct raw_rows {
     gb__rows rows;
-    bool failed;
+    size_t limit;   /* 0, or the most points there may be (see downsampled) */
+    bool failed, over;
 } raw_rows;
 
 static bool push_raw(void *user, const gb__point *p) {
     raw_rows *rr = user;
+    if (rr->limit && rr->rows.count == rr->limit) return !(rr->over = true);
     gb_scalar_row *row = gb__rows_push(&rr->rows);
     if (!row) return !(rr->failed = true);
     gb__rollup r;
@@ -184,11 +198,26 @@ static bool push_raw(void *user, const gb__point *p) {
     return true;
 }
 
+/* The rollups said the range holds at most `limit` points; its chunks hold more. */
+static gb_store_status rollups_disagree(gb_store *s, const gb__tag_info *ti, int64_t a, int64_t b,
+                                        size_t limit) {
+    char where[700], why[160];
+    snprintf(where, sizeof where, "run '%s', tag '%s', steps %lld to %lld", ti->run, ti->tag,
+             (long long)a, (long long)b);
+    snprintf(why, sizeof why, "they count at most %zu points, the scalar_chunks rows hold more",
+             limit);
+    return gb__store_damaged(s, "scalar_rollups", where, why);
+}
+
+/* The raw points of [a, b] as rows. limit > 0: the rollups counted at
+ * most that many, and more is a damaged store (not a reason to return
+ * more rows than asked for). */
 static gb_store_status raw_series(gb_store *s, const gb__tag_info *ti, int64_t a, int64_t b,
-                                  gb__arena *arena, gb_scalar_series *res) {
-    raw_rows rr = {.rows = {.elem = sizeof(gb_scalar_row)}};
+                                  size_t limit, gb__arena *arena, gb_scalar_series *res) {
+    raw_rows rr = {.rows = {.elem = sizeof(gb_scalar_row)}, .limit = limit};
     gb_store_status st = each_point(s, ti, a, b, push_raw, &rr);
     if (st == GB_STORE_OK && rr.failed) st = gb__store_done(s, SQLITE_NOMEM, "reading scalars");
+    if (st == GB_STORE_OK && rr.over) st = rollups_disagree(s, ti, a, b, limit);
     res->downsampled = false;
     res->total_points = (int64_t)rr.rows.count;
     res->count = rr.rows.count;
@@ -229,17 +258,43 @@ static bool add_point(void *user, const gb__point *p) {
     return true;
 }
 
+/* Why a rollup row (its level and bucket, r as read) cannot be what the
+ * writer stores, or NULL: its steps lie in its bucket, first before last,
+ * and its counts are whole and add up. Without this, counts near
+ * INT64_MAX would overflow the sums, and steps outside the bucket would
+ * make rows overlap. */
+static const char *rollup_damage(int level, int64_t bucket, const gb__rollup *r) {
+    /* More points than any run writes, few enough that no sum overflows. */
+    const int64_t most = (int64_t)1 << 40;
+    if (r->first_step > r->last_step || gb__rollup_bucket(r->first_step, level) != bucket ||
+        gb__rollup_bucket(r->last_step, level) != bucket)
+        return "its steps are not inside its bucket";
+    if (r->count < 1 || r->count > most || r->nan_count < 0 || r->posinf_count < 0 ||
+        r->neginf_count < 0 || r->nan_count > r->count || r->posinf_count > r->count ||
+        r->neginf_count > r->count || gb__rollup_finite(r) < 0)
+        return "its point counts do not add up";
+    return NULL;
+}
+
+static gb_store_status rollup_damaged(buckets *bk, int level, int64_t bucket, const char *why) {
+    char where[700];
+    snprintf(where, sizeof where, "run '%s', tag '%s', level %d, bucket %lld", bk->ti->run,
+             bk->ti->tag, level, (long long)bucket);
+    return gb__store_damaged(bk->s, "scalar_rollups", where, why);
+}
+
 /* Adds the level-`level` rollup rows of buckets first..last. */
 static gb_store_status add_blocks(buckets *bk, int level, int64_t first, int64_t last) {
     sqlite3_stmt *st = gb__store_stmt(
         bk->s, "SELECT first_step, last_step, first_value, last_value, min, max, sum, count, "
-               "nan_count, posinf_count, neginf_count, last_wall_time FROM scalar_rollups "
+               "nan_count, posinf_count, neginf_count, last_wall_time, bucket FROM scalar_rollups "
                "WHERE tag_id = ?1 AND level = ?2 AND bucket BETWEEN ?3 AND ?4");
     if (!st) return GB_STORE_ERR_IO;
     sqlite3_bind_int64(st, 1, bk->ti->id);
     sqlite3_bind_int(st, 2, level);
     sqlite3_bind_int64(st, 3, first);
     sqlite3_bind_int64(st, 4, last);
+    gb_store_status damage = GB_STORE_OK;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         gb__rollup r = {
@@ -250,37 +305,49 @@ static gb_store_status add_blocks(buckets *bk, int level, int64_t first, int64_t
             .nan_count = sqlite3_column_int64(st, 8), .posinf_count = sqlite3_column_int64(st, 9),
             .neginf_count = sqlite3_column_int64(st, 10),
             .last_wall_time = sqlite3_column_double(st, 11)};
+        int64_t bucket = sqlite3_column_int64(st, 12);
+        const char *why = rollup_damage(level, bucket, &r);
+        if (why) {
+            damage = rollup_damaged(bk, level, bucket, why);
+            break;
+        }
         add(bk, &r);
     }
     sqlite3_reset(st);
-    return gb__store_done(bk->s, rc, "reading scalar rollups");
+    return damage != GB_STORE_OK ? damage : gb__store_done(bk->s, rc, "reading scalar rollups");
 }
 
-/* Covers [lo, hi] with whole blocks of `level` and finer pieces at the ends. */
+/* Covers [lo, hi] with whole blocks of `level` and finer pieces at the
+ * ends. Blocks first..last lie whole inside [lo, hi], and every bound is
+ * computed without leaving int64, so ranges reaching INT64_MIN or
+ * INT64_MAX (steps only a damaged store has) are covered too. */
 static gb_store_status cover(buckets *bk, int level, int64_t lo, int64_t hi) {
-    if (lo > hi) return GB_STORE_OK;
     if (level < GB__ROLLUP_MIN_LEVEL) return each_point(bk->s, bk->ti, lo, hi, add_point, bk);
     int64_t u = (int64_t)1 << (GB__ROLLUP_SHIFT * level);
-    int64_t first = ceil_div(lo, u), last = floor_div(hi + 1, u) - 1;
+    int64_t first = ceil_div(lo, u), last = floor_div(hi, u);
+    if (hi - last * u != u - 1) last--;   /* the block holding hi ends after it */
     if (first > last) return cover(bk, level - 1, lo, hi);
-    gb_store_status st = cover(bk, level - 1, lo, first * u - 1);
+    int64_t start = first * u, end = last * u + (u - 1);   /* both within [lo, hi] */
+    gb_store_status st = start > lo ? cover(bk, level - 1, lo, start - 1) : GB_STORE_OK;
     if (st == GB_STORE_OK) st = add_blocks(bk, level, first, last);
-    if (st == GB_STORE_OK) st = cover(bk, level - 1, (last + 1) * u, hi);
+    if (st == GB_STORE_OK && end < hi) st = cover(bk, level - 1, end + 1, hi);
     return st;
 }
 
 /* Chooses the interval width for n rows and the rollup level to read:
  * the coarsest whose blocks are no wider than an interval. */
 static int plan(buckets *bk, int64_t a, int64_t b, size_t n) {
-    uint64_t span = (uint64_t)(b - a) + 1, w = (span + n - 1) / n;
-    if (w > ((uint64_t)1 << 62)) w = (uint64_t)1 << 62;   /* only for |steps| near 2^62 */
+    /* The range holds d + 1 steps, up to 2^64 when a damaged store's steps
+     * reach both ends of int64: ceil((d + 1) / x) = d / x + 1 never overflows. */
+    uint64_t d = (uint64_t)b - (uint64_t)a, w = d / n;
+    w = w >= ((uint64_t)1 << 62) ? (uint64_t)1 << 62 : w + 1;   /* only for |steps| near 2^62 */
     int level = 0;
     while (level < GB__ROLLUP_LEVELS && ((uint64_t)1 << (GB__ROLLUP_SHIFT * (level + 1))) <= w)
         level++;
     bk->width = (int64_t)w;
     bk->base = a;
-    size_t intervals = (size_t)((span + w - 1) / w);
-    bk->n = intervals < n ? intervals : n;
+    uint64_t intervals = d / w + 1;
+    bk->n = intervals < n ? (size_t)intervals : n;
     return level;
 }
 
@@ -293,7 +360,7 @@ static gb_store_status downsampled(gb_store *s, const gb__tag_info *ti, int64_t 
     gb_store_status st = cover(&bk, level, a, b);
     if (st == GB_STORE_OK && bk.total <= (int64_t)n) {   /* few points: give them all */
         free(bk.out);
-        return raw_series(s, ti, a, b, arena, res);
+        return raw_series(s, ti, a, b, n, arena, res);
     }
     gb_scalar_row *rows = st == GB_STORE_OK ? gb__arena_alloc(arena, bk.n * sizeof *rows) : NULL;
     if (st == GB_STORE_OK && !rows) st = gb__store_done(s, SQLITE_NOMEM, "downsampling");
@@ -333,7 +400,7 @@ static gb_store_status scalars(gb_store *s, const char *run, const char *tag, co
         int64_t b = q->step_max < ti.max_step ? q->step_max : ti.max_step;
         if (ti.count > 0 && a <= b)
             st = q->max_rows ? downsampled(s, &ti, a, b, q->max_rows, arena, res)
-                             : raw_series(s, &ti, a, b, arena, res);
+                             : raw_series(s, &ti, a, b, 0, arena, res);
     }
     gb__store_read_end(s);
     if (st != GB_STORE_OK) {

@@ -1,0 +1,151 @@
+/* make_store.c — writes the store the store and server fuzz targets start
+ * from: tests/fuzz/stores/every_kind.sqlite.
+ *
+ *   make_fuzz_store FILE
+ *
+ * Two runs written through the summary writer, together holding every
+ * kind of row the reader returns: hyperparameters (a number, a string),
+ * scalars with NaN and +-Inf at steps spread far enough apart that the
+ * rollup levels hold rows, histograms, images (several samples a step),
+ * text, a graph, traces (a retrace with a detail), numerics alerts (with a
+ * detail, without, and with a damaged one), op timings, a warning and a
+ * placement. fuzz_summary_reader_store.c damages a copy of it row by row;
+ * fuzz_webui_router.c serves it as it is.
+ *
+ * Kept small (a few dozen 512-byte pages) so libFuzzer's byte patches land
+ * on rows often: the file is then rewritten with 512-byte pages, a
+ * rollback journal (a read-only reader opens it without side files, even
+ * in the source tree) and no free pages. The run's host, pid and command
+ * line are fixed so the file says nothing of the machine that wrote it.
+ * Run it again when the schema changes (the targets refuse a base store of
+ * another schema version), and copy FILE over the old one.
+ */
+#include <errno.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gb_observer.h"
+#include "gb_summary.h"
+#include "glassbox.h"
+
+#define CHECK(call)                                                                      \
+    do {                                                                                 \
+        if ((call) != GB_OK) {                                                           \
+            fprintf(stderr, "make_fuzz_store: %s: %s\n", #call, gb_summary_last_error()); \
+            return false;                                                                \
+        }                                                                                \
+    } while (0)
+
+/* Steps that reach rollup levels 2 to 5 (blocks of 256 to 1M steps). */
+static const int64_t loss_steps[] = {0, 1, 2, 3, 300, 301, 4096, 70000, 1048576, 1048577};
+
+static bool write_summaries(gb_summary_writer *w) {
+    CHECK(gb_summary_hparam_num(w, "learning_rate", 0.001));
+    CHECK(gb_summary_hparam_str(w, "optimizer", "adam"));
+    for (size_t i = 0; i < sizeof loss_steps / sizeof loss_steps[0]; i++) {
+        double v = i == 2 ? NAN : i == 5 ? INFINITY : i == 7 ? -INFINITY : 1.0 / (double)(i + 1);
+        CHECK(gb_summary_scalar(w, "loss", v, loss_steps[i]));
+    }
+    for (int64_t s = 0; s < 3; s++) CHECK(gb_summary_scalar(w, "accuracy", 0.25 * (double)s, s));
+    gb_scope_begin();
+    bool ok = true;
+    for (int64_t s = 0; s < 3 && ok; s++) {
+        float values[6] = {0, 1, 2, 3, (float)s, s == 1 ? NAN : 5};
+        unsigned char pixels[2 * 2 * 2 * 1];
+        for (int i = 0; i < 8; i++) pixels[i] = (unsigned char)(i * 30 + s);
+        ok = gb_summary_histogram(w, "weights", gb_tensor_from(GB_F32, values, 1, (int64_t[]){6}),
+                                  s * 10) == GB_OK &&
+             gb_summary_image(w, "inputs", gb_tensor_from(GB_U8, pixels, 4, (int64_t[]){2, 2, 2, 1}),
+                              2, s * 10) == GB_OK &&
+             gb_summary_text(w, "notes", s == 2 ? "caf\xc3\xa9 <b>\"x\"</b>\n" : "note", s * 10) ==
+                 GB_OK;
+    }
+    gb_scope_end();
+    if (!ok) {
+        fprintf(stderr, "make_fuzz_store: %s\n", gb_summary_last_error());
+        return false;
+    }
+    CHECK(gb_summary_graph(w, "model", "text", "x -> Dense -> y", 0));
+    return true;
+}
+
+static bool write_events(gb_summary_writer *w) {
+    CHECK(gb_summary_trace(w, &(gb_trace_record){.function = "train_step", .duration_us = 120,
+                                                  .nodes_before = 9, .nodes_after = 7}, 0));
+    CHECK(gb_summary_trace(w, &(gb_trace_record){.function = "train_step", .is_retrace = true,
+                                                  .reason = "new shape", .signature = "(f32[4])",
+                                                  .duration_us = NAN, .nodes_before = -1,
+                                                  .nodes_after = -1,
+                                                  .detail_json = "{\"calls\":2}"}, 1));
+    CHECK(gb_summary_numerics(
+        w, &(gb_numerics_record){
+               .op_type = "Log", .op_name = "loss/Log", .function = "train_step",
+               .scope_path = "loss", .neginf_count = 1, .message = "Log made -Inf",
+               .detail_json = "{\"output_index\":0,\"dtype\":\"float32\",\"shape\":[2],"
+                              "\"first_index\":1,\"created\":true,\"backward\":false,"
+                              "\"forward_op_type\":\"\",\"inputs\":[{\"dtype\":\"float32\","
+                              "\"shape\":[2],\"min\":0,\"max\":1.5,\"nan_count\":0,"
+                              "\"inf_count\":0}]}"},
+        3));
+    CHECK(gb_summary_numerics(w, &(gb_numerics_record){.op_type = "Mul", .nan_count = 2}, 2));
+    CHECK(gb_summary_numerics(w, &(gb_numerics_record){.op_type = "Div", .forward_op = "loss/Log",
+                                                        .posinf_count = 1,
+                                                        .detail_json = "{\"created\": tru}"},
+                              GB_STEP_DEFAULT));
+    /* Op timings, a placement and a warning arrive as the engine's events. */
+    gb_summary_set_default(w);
+    gb_set_step(5);
+    static const gb_event events[] = {
+        {GB_EVENT_OP, 1e9, "MatMul", "dense/MatMul", "/device:CPU:0", "MatMul", 12.5, NULL},
+        {GB_EVENT_OP, 1e9, "MatMul", "dense/MatMul", "/device:CPU:0", "MatMul", 7.5, NULL},
+        {GB_EVENT_PLACEMENT, 1e9, "Add", "dense/Add", "/device:CPU:0", "Add on CPU", 0, NULL},
+        {GB_EVENT_WARNING, 1e9, NULL, NULL, NULL, "5 retraces of train_step", 0, NULL},
+    };
+    for (size_t i = 0; i < sizeof events / sizeof events[0]; i++) gb_observer_emit(&events[i]);
+    gb_clear_step();
+    gb_summary_set_default(NULL);
+    return true;
+}
+
+static bool write_runs(const char *path) {
+    gb_summary_writer *w = NULL;
+    gb_summary_options opts = {.histogram_buckets = 3};
+    CHECK(gb_summary_writer_open(path, "alpha", &opts, &w));
+    bool ok = write_summaries(w) && write_events(w);
+    CHECK(gb_summary_writer_close(w));
+    if (!ok) return false;
+    CHECK(gb_summary_writer_open(path, "beta", &opts, &w));
+    CHECK(gb_summary_hparam_num(w, "learning_rate", 0.01));
+    CHECK(gb_summary_scalar(w, "loss", 0.5, 7));
+    CHECK(gb_summary_writer_close(w));
+    return true;
+}
+
+/* Small pages, a rollback journal, no free pages, no trace of this machine. */
+static bool compact(const char *path) {
+    sqlite3 *db = NULL;
+    int rc = sqlite3_open(path, &db);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(db,
+                          "UPDATE runs SET host = 'fuzz-host', pid = 1, "
+                          "command_line = 'make_fuzz_store every_kind.sqlite';"
+                          "PRAGMA journal_mode = DELETE; PRAGMA page_size = 512; VACUUM;",
+                          NULL, NULL, NULL);
+    if (rc != SQLITE_OK) fprintf(stderr, "make_fuzz_store: %s: %s\n", path, sqlite3_errmsg(db));
+    sqlite3_close(db);
+    return rc == SQLITE_OK;
+}
+
+int main(int argc, char **argv) {
+    if (argc != 2) {
+        fprintf(stderr, "usage: make_fuzz_store FILE (a new file: the fuzz targets' base store)\n");
+        return 2;
+    }
+    if (remove(argv[1]) != 0 && errno != ENOENT) {
+        fprintf(stderr, "make_fuzz_store: cannot replace %s: %s\n", argv[1], strerror(errno));
+        return 1;
+    }
+    return write_runs(argv[1]) && compact(argv[1]) ? 0 : 1;
+}
