@@ -41,6 +41,9 @@ export async function startApp(pageModules) {
     current?.page.destroy?.();
     const page = modules.get(name).createPage(ctx);
     current = { name, page };
+    // Which dashboard the shown page is: the hash changes before the old
+    // page is replaced, so "loaded" alone could be the previous page's.
+    page.view.dataset.tab = name;
     $('page-controls').replaceChildren(...(page.controls ? [page.controls] : []));
     $('main').replaceChildren(page.view);
     tabs();

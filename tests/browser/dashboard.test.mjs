@@ -11,7 +11,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { checkBelowFold, checkEmptyBlock, checkFetchedOnce, countSeriesRequests, scrollThrough } from './lazy.mjs';
-import { ARTIFACTS, BUILD, check, finishSuite, launchBrowser, requireBrowser, run, startServer, tempDir, until } from './lib.mjs';
+import { ARTIFACTS, BUILD, check, finishSuite, launchBrowser, requireBrowser, run, startServer, tabLoaded, tempDir, until } from './lib.mjs';
 
 requireBrowser('webui_browser');
 const work = tempDir('gb-browser-');
@@ -45,7 +45,7 @@ const LOSS_CANVAS = '.card[data-tag="loss"] .u-wrap canvas';
 
 async function openTab(name) {
   await page.click(`a[data-tab="${name}"]`);
-  const ok = await until(page, (n) => location.hash === `#${n}` && document.querySelector('.page')?.dataset.loaded === 'true', name);
+  const ok = await tabLoaded(page, name);
   check(`${name}: page loads`, ok);
 }
 
@@ -287,7 +287,9 @@ async function checkText() {
   const textTags = (await api('text/tags')).runs;
   const [tRun, tTags] = Object.entries(textTags)[0];
   const rows = (await api(`text/series?run=${encodeURIComponent(tRun)}&tag=${encodeURIComponent(tTags[0].tag)}`)).rows;
-  const shown = await page.$$eval(`.card[data-tag="${tTags[0].tag}"] .run-block[data-run="${tRun}"] .text-body`,
+  const sel = `.card[data-tag="${tTags[0].tag}"] .run-block[data-run="${tRun}"]`;
+  await until(page, ([s, n]) => document.querySelector(s)?.dataset.entries === String(n), [sel, rows.length]);
+  const shown = await page.$$eval(`${sel} .text-body`,
     (ps) => ps.map((p) => ({ text: p.textContent, children: p.children.length })));
   check('text: every entry shown', shown.length === rows.length, `${shown.length}`);
   check('text: shown as plain text', shown.length > 0 && shown.every((s, i) => s.children === 0 && s.text === rows[rows.length - 1 - i].text));

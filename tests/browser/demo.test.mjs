@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ARTIFACTS, BUILD, check, launchBrowser, requireBrowser, summary, tempDir, until } from './lib.mjs';
+import { ARTIFACTS, BUILD, check, launchBrowser, requireBrowser, summary, tabLoaded, tempDir, until } from './lib.mjs';
 
 requireBrowser('demo_browser');
 const work = tempDir('gb-demo-');
@@ -55,7 +55,8 @@ async function main() {
     check('demo: test/accuracy after an epoch', await until(page, () => !!document.querySelector('.card[data-tag="test/accuracy"]'), null, 60000));
     await page.screenshot({ path: path.join(ARTIFACTS, 'demo-scalars.png') });
     await page.click('a[data-tab="histograms"]');
-    const hist = await until(page, () => document.querySelector('.page')?.dataset.loaded === 'true' && document.querySelectorAll('[data-tag^="weights/"]').length, null, 15000);
+    await tabLoaded(page, 'histograms', 15000);
+    const hist = await until(page, () => document.querySelectorAll('[data-tag^="weights/"]').length, null, 15000);
     check('demo: weight histograms of every layer', hist >= 6, `${hist}`);
     await page.screenshot({ path: path.join(ARTIFACTS, 'demo-histograms.png') });
     check('demo: no console errors', errors.length === 0, errors.join(' | '));

@@ -95,6 +95,13 @@ export async function until(page, fn, arg, timeoutMs = 5000) {
   }
 }
 
+// Waits until the dashboard `name` is the page shown and has loaded (not
+// the page it replaces, which stays "loaded" until the switch).
+export function tabLoaded(page, name, timeoutMs = 5000) {
+  return until(page, (n) => location.hash === `#${n}` && document.querySelector('.page')?.dataset.tab === n
+    && document.querySelector('.page')?.dataset.loaded === 'true', name, timeoutMs);
+}
+
 // Runs a suite's main() and then always cleans up, even after an exception:
 // closes the browser, stops the server (which must exit cleanly on SIGTERM)
 // and removes the work folder, so a failed run leaves no chromium or server

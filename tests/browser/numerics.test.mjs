@@ -12,7 +12,7 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import { ARTIFACTS, BUILD, check, finishSuite, launchBrowser, requireBrowser, run, startServer, tempDir, until } from './lib.mjs';
+import { ARTIFACTS, BUILD, check, finishSuite, launchBrowser, requireBrowser, run, startServer, tabLoaded, tempDir, until } from './lib.mjs';
 
 const RUN = 'nan_hunt';
 requireBrowser('webui_numerics_browser');
@@ -42,7 +42,7 @@ const pageState = () => page.$eval('.numerics-page', (v) => ({ ...v.dataset }));
 
 async function openTab(name) {
   await page.click(`a[data-tab="${name}"]`);
-  return until(page, (n) => location.hash === `#${n}` && document.querySelector('.page')?.dataset.loaded === 'true', name, 10000);
+  return tabLoaded(page, name, 10000);
 }
 
 async function main() {
