@@ -97,10 +97,26 @@ typedef struct gb_function_options {
     /* On a second distinct shape, trace once with the differing dims
      * relaxed to -1 and serve both (PyTorch's automatic dynamic shapes). */
     bool reduce_retracing;
+    /* Graph passes to skip, a mask of gb_graph_pass (for debugging: the
+     * graph then runs closer to how it was traced); 0 runs them all. */
+    unsigned passes_off;
 } gb_function_options;
 
 typedef struct gb_function gb_function;
 typedef struct gb_concrete_function gb_concrete_function;
+
+/* The graph passes run on every trace, in this order (after Grappler's
+ * default pipeline). Each keeps stateful ops (assignments, prints, random
+ * draws) and their program order. */
+typedef enum gb_graph_pass {
+    GB_PASS_PRUNING = 1u << 0,           /* drop what no output or stateful op needs */
+    GB_PASS_CSE = 1u << 1,               /* merge identical nodes */
+    GB_PASS_CONSTANT_FOLDING = 1u << 2,  /* evaluate subgraphs of constants once */
+    GB_PASS_ARITHMETIC = 1u << 3,        /* x*1, x+0, neg(neg x), transpose pairs, ... */
+    GB_PASS_FUSION = 1u << 4,            /* elementwise chains -> one loop */
+    GB_PASS_MEMORY_PLAN = 1u << 5,       /* reuse buffers that died; in place */
+} gb_graph_pass;
+#define GB_GRAPH_PASSES 6
 
 gb_function *gb_function_new(const char *name, gb_function_fn fn, const gb_function_options *opts);
 void gb_function_free(gb_function *f);
@@ -148,6 +164,28 @@ const char *gb_function_graph_text(gb_function *f);
 const char *gb_concrete_signature_text(const gb_concrete_function *cf);
 const char *gb_concrete_graph_text(const gb_concrete_function *cf);
 int gb_concrete_node_count(const gb_concrete_function *cf);
+/* The graph as traced, before the passes (every node, needed or not). */
+const char *gb_concrete_traced_graph_text(const gb_concrete_function *cf);
+const char *gb_function_traced_graph_text(gb_function *f);
+
+/* What the passes made of one concrete function's graph. */
+typedef struct gb_pass_stats {
+    const char *pass;        /* "pruning", "cse", ... */
+    bool ran;                /* false: turned off */
+    int nodes;               /* nodes after it */
+    double ms;               /* its cost */
+} gb_pass_stats;
+typedef struct gb_graph_stats {
+    int nodes_traced;                    /* before the passes */
+    gb_pass_stats passes[GB_GRAPH_PASSES - 1];  /* in order; the memory plan is below */
+    int npasses;
+    size_t arena_bytes;                  /* the planned arena */
+    size_t naive_bytes;                  /* every planned value in its own buffer */
+    int inplace;                         /* outputs written over an input that died */
+} gb_graph_stats;
+gb_graph_stats gb_concrete_graph_stats(const gb_concrete_function *cf);
+/* The stats of the most recently traced concrete function. */
+gb_graph_stats gb_function_graph_stats(const gb_function *f);
 
 /* ---- trace events ------------------------------------------------------------------- */
 
@@ -162,6 +200,8 @@ typedef struct gb_trace_event {
     double duration_ms;       /* the trace's cost */
     int nodes;                /* nodes in the graph */
     const char *graph;        /* the graph as text (gb_concrete_graph_text) */
+    const char *graph_traced; /* the graph before the passes (NULL: not kept) */
+    const gb_graph_stats *stats; /* node counts per pass, planned bytes */
     bool warning;             /* this trace raised the excessive-retracing warning */
 } gb_trace_event;
 
@@ -183,6 +223,8 @@ typedef struct gb_function_event {
 #define gb_function_graph_text(...) GB_AT(gb_function_graph_text, __VA_ARGS__)
 #define gb_concrete_signature_text(...) GB_AT(gb_concrete_signature_text, __VA_ARGS__)
 #define gb_concrete_graph_text(...) GB_AT(gb_concrete_graph_text, __VA_ARGS__)
+#define gb_concrete_traced_graph_text(...) GB_AT(gb_concrete_traced_graph_text, __VA_ARGS__)
+#define gb_function_traced_graph_text(...) GB_AT(gb_function_traced_graph_text, __VA_ARGS__)
 #endif
 
 #ifdef __cplusplus

@@ -398,6 +398,22 @@ static void gen_const(op_case *c, int64_t b) {
     c->graph_only = true;
 }
 
+/* FusedElementwise exists only after the fusion pass: the case writes a
+ * chain the pass fuses (an input read in place, a broadcast row gathered,
+ * a scalar spread), and eagerly runs the same chain unfused. */
+static int run_fused(const op_case *c, int world, gb_tensor *const *in, gb_tensor **out) {
+    (void)c, (void)world;
+    gb_tensor *x = in[0], *row = in[1];
+    out[0] = gb_mul_scalar(gb_tanh(gb_add(gb_mul(x, row), x)), 0.5);
+    return out[0] ? 1 : -1;
+}
+
+static void gen_fused(op_case *c, int64_t b) {
+    OC_INPUTS(c, 1, oc_uniform(-2, 2, 60, GB_SHAPE(b, 3)), oc_uniform(-2, 2, 61, GB_SHAPE(3)));
+    c->run = run_fused;
+    c->graph_only = true;
+}
+
 static void gen_print(op_case *c, int64_t b) {
     OC_INPUTS(c, 1, oc_ints(10, 59, GB_SHAPE(b, 3)));
     snprintf(c->attrs.s, sizeof c->attrs.s, "x:");
@@ -488,6 +504,7 @@ static const op_case_gen op_cases[GB_OP_COUNT] = {
     [GB_OP_PLACEHOLDER] = gen_placeholder,
     [GB_OP_CONST] = gen_const,
     [GB_OP_PRINT] = gen_print,
+    [GB_OP_FUSED_ELEMENTWISE] = gen_fused,
 };
 
 /* ---- making, running and freeing cases ----------------------------------------------- */

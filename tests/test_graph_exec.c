@@ -126,7 +126,7 @@ START_TEST(test_call_inside_trace_is_inlined) {
     gb_function_call(outer, &x, 1, NULL, 0, &y);
     gb_function_call(outer, &x, 1, NULL, 0, &y);
     ck_assert_double_eq(gb_item(y), 10);
-    ck_assert_ptr_nonnull(strstr(gb_function_graph_text(outer), "Square = Square(x0)"));
+    ck_assert_ptr_nonnull(strstr(gb_function_traced_graph_text(outer), "Square = Square(x0)"));
     ck_assert_int_eq(gb_function_tracing_count(inner), 0);
     gb_function_free(outer);
     gb_function_free(inner);

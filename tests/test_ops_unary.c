@@ -204,6 +204,31 @@ START_TEST(test_dtype_errors) {
 }
 END_TEST
 
+/* float32 Tanh is a vectorized approximation (ops/fast_math.h): within
+ * 1e-7 of float64 tanh over [-20, 20] in steps of 1/1024, odd, saturating
+ * to ±1, NaN kept. */
+START_TEST(test_tanh_float32_accuracy) {
+    gb_scope_begin();
+    enum { N = 40 * 1024 + 1 };
+    float *v = malloc(N * sizeof *v);
+    for (int i = 0; i < N; i++) v[i] = (float)(-20.0 + i / 1024.0);
+    int64_t dims[1] = {N};
+    gb_tensor *y = gb_tanh(gb_tensor_from(GB_F32, v, 1, dims));
+    double worst = 0;
+    for (int i = 0; i < N; i++) {
+        double err = fabs(gb_get(y, i) - tanh((double)v[i]));
+        worst = err > worst ? err : worst;
+    }
+    ck_assert_msg(worst < 1e-7, "worst error %g", worst);
+    gb_tensor *edge = gb_tanh(F32((5), NAN, INFINITY, -INFINITY, 0, -1e-30f));
+    ck_assert(isnan(gb_get(edge, 0)));
+    ck_assert(gb_get(edge, 1) == 1 && gb_get(edge, 2) == -1 && gb_get(edge, 3) == 0);
+    ck_assert(gb_get(edge, 4) == (double)-1e-30f);
+    free(v);
+    gb_scope_end();
+}
+END_TEST
+
 START_TEST(test_null_inputs_keep_first_error) {
     gb_scope_begin();
     ck_assert_ptr_null(gb_exp(NULL));
@@ -503,6 +528,7 @@ static Suite *unary_suite(void) {
     tcase_add_test(fwd, test_sign_family_all_dtypes);
     tcase_add_test(fwd, test_math_float64);
     tcase_add_test(fwd, test_math_float32);
+    tcase_add_test(fwd, test_tanh_float32_accuracy);
     tcase_add_test(fwd, test_cast);
     tcase_add_test(fwd, test_identity_copies);
     tcase_add_test(fwd, test_stop_gradient_shares_memory);

@@ -7,6 +7,8 @@
  * its nodes from the root name scope, and hides the tapes begun outside it
  * (they see the call, not its insides: function_grad.c); tapes begun
  * inside record, so a gradient taken inside becomes nodes of the graph.
+ * The graph then goes through the passes (passes/pipeline.c) and is
+ * planned.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +23,9 @@ void gb__concrete_free(gb_concrete_function *cf) {
     gb__specializations_free(cf);
     gb__plan_free(cf->plan);
     gb__graph_free(&cf->graph);
+    gb__graph_free(&cf->traced);
+    free(cf->traced_outputs);
+    free(cf->traced_text);
     free(cf->input_nodes);
     free(cf->outputs);
     free(cf->captures);
@@ -136,6 +141,7 @@ static gb_concrete_function *concrete_new(gb_function *f, const gb_signature *si
     if (!cf) return NULL;
     cf->id = atomic_fetch_add(&next_concrete_id, 1) + 1;
     cf->owner = f;
+    cf->passes_off = f->passes_off;
     cf->sig = *sig;
     cf->nin = sig->nin;
     gb__graph_init(&cf->graph);
@@ -182,7 +188,12 @@ gb_concrete_function *gb__trace(gb_function *f, const gb_signature *sig) {
     free(t.const_nodes);
     for (int i = 0; ok && i < cf->graph.n; i++)
         if (cf->graph.nodes[i].flags & GB_NODE_DYNAMIC) cf->dynamic = true;
-    ok = ok && gb__plan_build(cf);
+    ok = ok && gb__optimize(cf) && gb__plan_build(cf);
+    if (ok) {
+        cf->stats.arena_bytes = cf->plan->arena_bytes;
+        cf->stats.naive_bytes = cf->plan->naive_bytes;
+        cf->stats.inplace = cf->plan->inplace;
+    }
     cf->trace_ms = (gb__now_us() - t0) / 1000.0;
     if (!ok) {
         gb__concrete_free(cf);

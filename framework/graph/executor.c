@@ -63,7 +63,7 @@ static bool run_steps(gb_plan *p, unsigned hooks) {
         gb_attrs scratch;
         const gb_attrs *attrs = st->random ? random_attrs(st->node, p->runs, &scratch)
                                            : &st->node->attrs;
-        gb_op_call c = {st->op, st->def, ins, st->nin, attrs};
+        gb_op_call c = {st->op, st->def, ins, st->nin, attrs, st->node->payload};
         gb__tl_node_name = st->node->name;
         if (st->dynamic && !dynamic_outputs(p, st, &c)) return false;
         gb_tensor **outs = values + st->out0;

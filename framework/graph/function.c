@@ -32,6 +32,7 @@ static char *dup_str(const char *s) {
 static bool copy_options(gb_function *f, const gb_function_options *o) {
     f->user = o->user;
     f->reduce_retracing = o->reduce_retracing;
+    f->passes_off = o->passes_off;
     if (o->ninput_names > 0) {
         f->input_names = calloc((size_t)o->ninput_names, sizeof *f->input_names);
         if (!f->input_names) return false;

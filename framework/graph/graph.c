@@ -166,6 +166,6 @@ int gb__graph_add_const(gb_graph *g, const gb_tensor *t, const char *base_name) 
     void *data = gb__graph_alloc(g, nbytes ? nbytes : 1);
     if (!data) return -1;
     memcpy(data, t->data, nbytes);
-    g->nodes[id].const_data = data;
+    g->nodes[id].payload = data;
     return id;
 }

@@ -128,7 +128,26 @@ const char *gb_function_concrete_signatures(gb_function *f) {
 
 /* ---- graphs ------------------------------------------------------------------------------ */
 
+/* A fused node's program: the ops it replaced, by name, each with its
+ * operands (s<k>: step k's result, in<k>: the node's input k). */
+static void put_program(text *t, const gb_fused_program *p) {
+    put(t, " {steps=[");
+    for (int s = 0; s < p->nsteps; s++) {
+        const gb_fused_step *st = &p->steps[s];
+        put(t, "%s%s(%s%d", s ? ", " : "", gb_op_type_name(st->op), st->a < 0 ? "in" : "s",
+            st->a < 0 ? -1 - st->a : st->a);
+        if (st->kind != GB_FUSED_MAP)
+            put(t, ",%s%d", st->b < 0 ? "in" : "s", st->b < 0 ? -1 - st->b : st->b);
+        put(t, ") \"%s\"", st->name);
+    }
+    put(t, "]}");
+}
+
 static void put_attrs(text *t, const gb_node *nd) {
+    if (nd->op == GB_OP_FUSED_ELEMENTWISE && nd->payload) {
+        put_program(t, nd->payload);
+        return;
+    }
     const gb_attrs *a = &nd->attrs;
     bool any = a->ni > 0 || a->s[0];
     if (!any) return;
@@ -173,6 +192,38 @@ const char *gb__concrete_graph(gb_concrete_function *cf) {
     put(&t, ")\n");
     cf->graph_text = finish(&t);
     return cf->graph_text ? cf->graph_text : "";
+}
+
+/* The graph as traced: every node, in program order. */
+static const char *traced_text(gb_concrete_function *cf) {
+    if (cf->traced_text) return cf->traced_text;
+    text t = {0};
+    const gb_graph *g = &cf->traced;
+    for (int i = 0; i < g->n; i++) put_node(&t, g, &g->nodes[i]);
+    put(&t, "return (");
+    for (int k = 0; k < cf->nout; k++) {
+        if (k) put(&t, ", ");
+        put_edge(&t, g, cf->traced_outputs[k]);
+    }
+    put(&t, ")\n");
+    cf->traced_text = finish(&t);
+    return cf->traced_text ? cf->traced_text : "";
+}
+
+const char *gb_concrete_traced_graph_text(const gb_concrete_function *cf) {
+    return cf ? traced_text((gb_concrete_function *)cf) : "";
+}
+
+const char *gb_function_traced_graph_text(gb_function *f) {
+    return f && f->latest ? traced_text(f->latest) : "";
+}
+
+gb_graph_stats gb_concrete_graph_stats(const gb_concrete_function *cf) {
+    return cf ? cf->stats : (gb_graph_stats){0};
+}
+
+gb_graph_stats gb_function_graph_stats(const gb_function *f) {
+    return f && f->latest ? f->latest->stats : (gb_graph_stats){0};
 }
 
 const char *gb_concrete_graph_text(const gb_concrete_function *cf) {

@@ -47,7 +47,8 @@ typedef struct gb_node {
     gb_out_desc *out;
     int32_t after;               /* the previous stateful node (control edge), -1 */
     int32_t value0;              /* index of output 0 in the graph's value table */
-    void *const_data;            /* Const: the value's bytes (owned by the graph) */
+    void *payload;               /* beyond the attributes, in the graph arena: a Const's
+                                  * value bytes, a FusedElementwise's program */
 } gb_node;
 
 typedef struct gb_graph {
@@ -75,6 +76,16 @@ int gb__graph_add_const(gb_graph *g, const gb_tensor *t, const char *base_name);
 static inline const gb_out_desc *gb__graph_desc(const gb_graph *g, gb_edge e) {
     return &g->nodes[e.node].out[e.out];
 }
+/* The value-table index of an edge. */
+static inline int32_t gb__value_of(const gb_graph *g, gb_edge e) {
+    return g->nodes[e.node].value0 + e.out;
+}
+static inline bool gb__edge_eq(gb_edge a, gb_edge b) { return a.node == b.node && a.out == b.out; }
+/* live[i]: node i is needed by an output or is stateful (or needed by
+ * one); Placeholders are the caller's to add. */
+void gb__graph_live(const gb_graph *g, const gb_edge *outputs, int nout, bool *live);
+/* uses[v]: how many node inputs and function outputs read value v. */
+void gb__graph_uses(const gb_graph *g, const gb_edge *outputs, int nout, int32_t *uses);
 
 /* ---- signatures ---------------------------------------------------------------------- */
 
@@ -142,6 +153,7 @@ typedef struct gb_plan {
     int32_t *last_use;           /* per value: position of its last reader */
     size_t *bytes;               /* per value: planned bytes (0: not planned) */
     size_t arena_bytes, naive_bytes;
+    int inplace;                 /* outputs planned over an input that died at them */
     gb_tensor *headers;          /* per value: its reusable header */
     gb_tensor **values;          /* per value: the tensor of this run */
     void *arena;
@@ -168,6 +180,13 @@ struct gb_concrete_function {
     void *owned_ctx;
     struct gb_specialization **specs;   /* static plans per input shapes (dynamic only) */
     int nspecs;
+    /* The graph as traced, before the passes (kept for the dashboards). */
+    gb_graph traced;
+    gb_edge *traced_outputs;
+    char *traced_text;
+    gb_graph_stats stats;        /* what the passes did */
+    unsigned passes_off;
+    bool prune;                  /* rebuilds drop nodes nothing needs (pruning on) */
 };
 
 /* The static copy of dynamic cf planned for the shapes of `in`, made on
@@ -184,6 +203,7 @@ struct gb_function {
     gb_tensor_spec *input_signature;
     int ninput_signature;
     bool reduce_retracing;
+    unsigned passes_off;         /* gb_graph_pass mask */
     gb_concrete_function **cache;
     int ncache, capcache;
     gb_function_stats stats;
@@ -204,6 +224,43 @@ int gb__execute(gb_concrete_function *cf, gb_tensor *const *in, int nin, gb_tens
 /* The plan of cf (buffer offsets, arena size); false after an error. */
 bool gb__plan_build(gb_concrete_function *cf);
 void gb__plan_free(gb_plan *p);
+
+/* ---- passes (graph/passes/) ------------------------------------------------------------ */
+
+/* A pass's edits, applied by the rebuild that ends it (passes/rewrite.c). */
+typedef struct gb_rewrite {
+    gb_concrete_function *cf;
+    gb_graph *g;
+    gb_edge *fwd;                /* per value: where its uses now read; node -1: itself */
+    int changes;
+    bool keep_all;               /* the rebuild keeps nodes nothing needs */
+    bool keep_old;               /* the old graph lives on (the traced one) */
+} gb_rewrite;
+bool gb__rewrite_begin(gb_rewrite *rw, gb_concrete_function *cf);
+/* Uses of `from` read `to` from now on. */
+void gb__rewrite_forward(gb_rewrite *rw, gb_edge from, gb_edge to);
+/* Where the uses of e read now (forwarding chains followed). */
+gb_edge gb__rewrite_resolve(const gb_rewrite *rw, gb_edge e);
+/* Rebuilds cf's graph: forwarded uses, only the nodes still needed; false
+ * after an error (cf's graph is then unchanged). */
+bool gb__rewrite_commit(gb_rewrite *rw);
+void gb__rewrite_abort(gb_rewrite *rw);
+
+/* One pass: false after an error. */
+bool gb__pass_prune(gb_concrete_function *cf);
+bool gb__pass_cse(gb_concrete_function *cf);
+bool gb__pass_constant_fold(gb_concrete_function *cf);
+bool gb__pass_arithmetic(gb_concrete_function *cf);
+bool gb__pass_fuse_elementwise(gb_concrete_function *cf);
+/* The pipeline (passes/pipeline.c): keeps the traced graph, runs the
+ * passes not in cf->passes_off, and records their stats. */
+bool gb__optimize(gb_concrete_function *cf);
+/* The memory plan (passes/memory_plan.c): lifetimes, in-place reuse and
+ * arena offsets of the plan's values; every value its own buffer when the
+ * pass is off. */
+bool gb__memory_plan(const gb_concrete_function *cf, gb_plan *p);
+/* Whether node nd's value is a Const whose every element equals v. */
+bool gb__const_all(const gb_graph *g, gb_edge e, double v);
 
 /* ---- the trace in progress ------------------------------------------------------------ */
 

@@ -73,7 +73,7 @@ static bool infer_all(gb_concrete_function *spec, gb_tensor *const *in) {
             gb_tensor *ins[GB_FUNCTION_MAX_INPUTS];
             for (int k = 0; k < nd->nin; k++)
                 ins[k] = &fake[g->nodes[nd->in[k].node].value0 + nd->in[k].out];
-            gb_op_call c = {nd->op, gb_op_table[nd->op], ins, nd->nin, &nd->attrs};
+            gb_op_call c = {nd->op, gb_op_table[nd->op], ins, nd->nin, &nd->attrs, nd->payload};
             gb__tl_node_name = nd->name;
             ok = c.def->infer(&c, desc) == nd->nout;
             gb__tl_node_name = NULL;

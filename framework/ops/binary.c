@@ -22,10 +22,9 @@
 
 /* ---- kernels: one contiguous run ------------------------------------------------ */
 
-/* Layout of one run's operands. */
-enum { RUN_VV, RUN_SV, RUN_VS };
-
-typedef void (*run_fn)(int layout, int64_t n, const void *a, const void *b, void *r);
+/* Layout of one run's operands (ops/elementwise_types.h). */
+enum { RUN_VV = GB_EW_RUN_VV, RUN_SV = GB_EW_RUN_SV, RUN_VS = GB_EW_RUN_VS };
+typedef gb_ew_run_fn run_fn;
 
 /* The body of a run kernel: EXPR computes r[i] from x (from a) and y (from b).
  * Each layout is its own loop so the compiler vectorizes all three. */
@@ -120,6 +119,10 @@ static const run_fn run_kernels[GB_OP_COUNT][GB_DTYPE_COUNT] = {
     [GB_OP_GREATER_EQUAL] = {GB_EW_NUMERIC_TYPES(ENTRY, greater_equal)},
 };
 #undef ENTRY
+
+gb_ew_run_fn gb__ew_run_kernel(gb_op_id op, gb_dtype dt) {
+    return op < GB_OP_COUNT && dt < GB_DTYPE_COUNT ? run_kernels[op][dt] : NULL;
+}
 
 static const bool yields_bool[GB_OP_COUNT] = {
     [GB_OP_EQUAL] = true, [GB_OP_NOT_EQUAL] = true,  [GB_OP_LESS] = true,

@@ -61,7 +61,7 @@ int gb__dispatch(gb_op_id op, gb_tensor *const *in, int nin, const gb_attrs *att
     const gb_op_def *def = gb_op_table[op];
     bool symbolic = false;
     if (!inputs_present(op, in, nin, &symbolic)) return -1;
-    gb_op_call c = {op, def, in, nin, attrs ? attrs : &no_attrs};
+    gb_op_call c = {op, def, in, nin, attrs ? attrs : &no_attrs, NULL};
     if (def->arity >= 0 && nin != def->arity) {
         gb__op_error(&c, GB_ERR_INTERNAL, "%s takes %d inputs, got %d", def->name, def->arity,
                      nin);

@@ -35,6 +35,24 @@
 
 #define GB_EW_ALL_TYPES(X, A) GB_EW_NUMERIC_TYPES(X, A) GB_EW_BOOL_TYPE(X, A)
 
+/* ---- the kernels of one contiguous run, shared with FusedElementwise ---- */
+
+/* A unary math op (ops/unary.c): r[0..n) from x[0..n), attrs for the
+ * parameterized ones (LeakyRelu's slope, Gelu's variant). */
+typedef void (*gb_ew_map_fn)(int64_t n, const void *x, void *r, const gb_attrs *at);
+/* A same-shape pair op (ReluGrad, SigmoidGrad, TanhGrad): r from a and b. */
+typedef void (*gb_ew_pair_fn)(int64_t n, const void *a, const void *b, void *r);
+/* A binary op (ops/binary.c) over one run in a layout: vector op vector,
+ * scalar op vector, vector op scalar. */
+enum { GB_EW_RUN_VV, GB_EW_RUN_SV, GB_EW_RUN_VS };
+typedef void (*gb_ew_run_fn)(int layout, int64_t n, const void *a, const void *b, void *r);
+
+/* The kernel of (op, dtype), or NULL when op is not of that kind or has
+ * no kernel for dt. */
+gb_ew_map_fn gb__ew_map_kernel(gb_op_id op, gb_dtype dt);
+gb_ew_pair_fn gb__ew_pair_kernel(gb_op_id op, gb_dtype dt);
+gb_ew_run_fn gb__ew_run_kernel(gb_op_id op, gb_dtype dt);
+
 /* The error for a dtype an op has no kernel for. */
 static inline void gb__ew_dtype_error(const gb_op_call *c, gb_dtype dt) {
     gb__op_error(c, GB_ERR_DTYPE, "%s: unsupported dtype %s", c->def->name, gb_dtype_name(dt));

@@ -23,6 +23,8 @@ typedef struct gb_op_call {
     gb_tensor *const *in;
     int nin;
     const gb_attrs *attrs;
+    const void *payload;         /* a graph node's data beyond its attributes: the
+                                  * program of a FusedElementwise node */
 } gb_op_call;
 
 /* The dtype and shape of one output, as inferred before anything runs. */
@@ -45,6 +47,8 @@ enum {
     GB_OPF_RANDOM = 1u << 2,
     GB_OPF_VIEW = 1u << 3,        /* outputs share input memory: no data allocated */
     GB_OPF_NO_RECORD = 1u << 4,   /* tapes do not see through it (StopGradient) */
+    GB_OPF_INPLACE = 1u << 5,     /* its output may take the memory of an input that
+                                   * dies at it (the memory plan's in-place reuse) */
 };
 
 /* Ops that write variables (Assign*VariableOp, the optimizers' fused
@@ -170,6 +174,32 @@ extern _Atomic(gb_op_log_fn) gb__op_log_hook;
  * and the graph executor both call it. */
 bool gb__run_post_hooks(const gb_op_call *c, unsigned hooks, gb_tensor **out, int nout,
                         double us);
+
+/* ---- FusedElementwise ---------------------------------------------------------------- */
+
+/* The program of a FusedElementwise node (made by graph/passes/
+ * fuse_elementwise.c, run by ops/fused.c): steps in order, each an
+ * elementwise op of the fused chain over the whole output shape (an
+ * elementwise op commutes with broadcasting, so computing every step at
+ * the output's shape is exact). The last step is the node's output. Plain
+ * data, kept in the graph's arena like a Const's value. */
+enum { GB_FUSED_MAX_STEPS = 32, GB_FUSED_MAX_INPUTS = 8 };
+typedef enum gb_fused_kind { GB_FUSED_MAP, GB_FUSED_PAIR, GB_FUSED_BINARY } gb_fused_kind;
+typedef struct gb_fused_step {
+    gb_op_id op;
+    gb_fused_kind kind;
+    int16_t a, b;                /* operands: k >= 0 step k's result, k < 0 node input -1-k */
+    const char *name;            /* the node this step replaced */
+    gb_attrs attrs;
+} gb_fused_step;
+typedef struct gb_fused_program {
+    gb_dtype dtype;              /* of every step */
+    int nsteps;
+    gb_fused_step steps[GB_FUSED_MAX_STEPS];
+} gb_fused_program;
+/* Which kind of fusable op `op` is for dtype dt; false when it cannot be
+ * fused (not elementwise, changes dtype, or no kernel for dt). */
+bool gb__fused_kind_of(gb_op_id op, gb_dtype dt, gb_fused_kind *kind);
 
 /* ---- helpers for op families ------------------------------------------------------ */
 

@@ -4,8 +4,10 @@
  *
  * Every math op is an expression over the element type, stamped out per
  * dtype (ops/elementwise_types.h) into one tight loop; <tgmath.h> makes
- * exp() on a float call expf(). Which dtypes an op accepts follows from
- * its row in the kernel table: an empty slot is an unsupported dtype.
+ * exp() on a float call expf(). Tanh on float is ops/fast_math.h's, which
+ * vectorizes (libm's tanhf is a call per element). Which dtypes an op
+ * accepts follows from its row in the kernel table: an empty slot is an
+ * unsupported dtype.
  *
  * Gradients are written with the public ops so they nest for higher
  * derivatives. Relu, Sigmoid and Tanh backpropagate with one fused helper
@@ -14,11 +16,10 @@
 #include <tgmath.h>
 
 #include "ops/elementwise_types.h"
+#include "ops/fast_math.h"
 
 /* ---- math kernels ------------------------------------------------------------------ */
 
-/* Computes r[0..n) from x[0..n); attrs for the parameterized ops. */
-typedef void (*map_fn)(int64_t n, const void *x, void *r, const gb_attrs *at);
 
 /* Element expressions E_<op>(T, U, CLASS, x); `alpha` and `mode` come
  * from the attributes (LeakyRelu's slope, Gelu's variant). */
@@ -41,7 +42,7 @@ typedef void (*map_fn)(int64_t n, const void *x, void *r, const gb_attrs *at);
 #define E_reciprocal(T, U, CL, x) ((T)1 / (x))
 #define E_sin(T, U, CL, x) sin(x)
 #define E_cos(T, U, CL, x) cos(x)
-#define E_tanh(T, U, CL, x) tanh(x)
+#define E_tanh(T, U, CL, x) GB_TANH(x)
 #define E_sigmoid(T, U, CL, x) ((T)1 / ((T)1 + exp(-(x))))
 #define E_relu(T, U, CL, x) ((x) > 0 ? (x) : (T)0)
 #define E_leaky_relu(T, U, CL, x) ((x) > 0 ? (x) : (T)alpha * (x))
@@ -101,7 +102,7 @@ GB_EW_FLOAT_TYPES(GEN_MAP, gelu)
 GB_EW_FLOAT_TYPES(GEN_MAP, softplus)
 
 #define ENTRY(op, DT, sfx, T, U, CL) [DT] = op##_##sfx,
-static const map_fn map_kernels[GB_OP_COUNT][GB_DTYPE_COUNT] = {
+static const gb_ew_map_fn map_kernels[GB_OP_COUNT][GB_DTYPE_COUNT] = {
     [GB_OP_NEG] = {GB_EW_NUMERIC_TYPES(ENTRY, neg)},
     [GB_OP_ABS] = {GB_EW_NUMERIC_TYPES(ENTRY, abs)},
     [GB_OP_SIGN] = {GB_EW_NUMERIC_TYPES(ENTRY, sign)},
@@ -141,8 +142,6 @@ static bool kernel_map(const gb_op_call *c, gb_tensor **out) {
 
 /* ---- fused gradient helpers: ReluGrad(dy, x), SigmoidGrad(y, dy), TanhGrad(y, dy) ---- */
 
-typedef void (*pair_fn)(int64_t n, const void *a, const void *b, void *r);
-
 #define E_relu_grad(T, a, b) ((b) > 0 ? (a) : (T)0)
 #define E_sigmoid_grad(T, a, b) ((b) * (a) * ((T)1 - (a)))
 #define E_tanh_grad(T, a, b) ((b) * ((T)1 - (a) * (a)))
@@ -157,12 +156,20 @@ GB_EW_FLOAT_TYPES(GEN_PAIR, relu_grad)
 GB_EW_FLOAT_TYPES(GEN_PAIR, sigmoid_grad)
 GB_EW_FLOAT_TYPES(GEN_PAIR, tanh_grad)
 
-static const pair_fn pair_kernels[GB_OP_COUNT][GB_DTYPE_COUNT] = {
+static const gb_ew_pair_fn pair_kernels[GB_OP_COUNT][GB_DTYPE_COUNT] = {
     [GB_OP_RELU_GRAD] = {GB_EW_FLOAT_TYPES(ENTRY, relu_grad)},
     [GB_OP_SIGMOID_GRAD] = {GB_EW_FLOAT_TYPES(ENTRY, sigmoid_grad)},
     [GB_OP_TANH_GRAD] = {GB_EW_FLOAT_TYPES(ENTRY, tanh_grad)},
 };
 #undef ENTRY
+
+gb_ew_map_fn gb__ew_map_kernel(gb_op_id op, gb_dtype dt) {
+    return op < GB_OP_COUNT && dt < GB_DTYPE_COUNT ? map_kernels[op][dt] : NULL;
+}
+
+gb_ew_pair_fn gb__ew_pair_kernel(gb_op_id op, gb_dtype dt) {
+    return op < GB_OP_COUNT && dt < GB_DTYPE_COUNT ? pair_kernels[op][dt] : NULL;
+}
 
 /* The helpers take two tensors of one dtype and one shape (no broadcasting:
  * they only ever pair a gradient with the tensor it belongs to). */

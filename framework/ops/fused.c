@@ -1,0 +1,232 @@
+/* ops/fused.c — FusedElementwise: a chain of elementwise ops run as one
+ * pass over memory.
+ *
+ * Eagerly, GELU written from primitives is nine ops and nine passes over
+ * its tensors, each writing a fresh buffer the next one reads back. The
+ * fusion pass (graph/passes/fuse_elementwise.c) replaces such a chain by
+ * one node holding a small program; this kernel runs it block by block:
+ * for 256 elements at a time, every step computes into a register block
+ * that stays in L1, using the very kernels the unfused ops use (so the
+ * results are bitwise those of the unfused graph), and only the last step
+ * is written out. Inputs broadcast to the output: one that covers it is
+ * read in place, a single element is spread once, any other broadcast is
+ * gathered per block.
+ *
+ * With numerics checks on, a NaN or Inf is blamed on the step that made
+ * it, by the name of the node that step replaced: alerts keep naming
+ * "gelu/Tanh", not the fused node.
+ */
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "ops/elementwise_types.h"
+
+enum { BLOCK = 256 };
+
+bool gb__fused_kind_of(gb_op_id op, gb_dtype dt, gb_fused_kind *kind) {
+    if (dt != GB_F32 && dt != GB_F64) return false;
+    if (gb__ew_map_kernel(op, dt)) *kind = GB_FUSED_MAP;
+    else if (gb__ew_pair_kernel(op, dt)) *kind = GB_FUSED_PAIR;
+    else if (op == GB_OP_ADD || op == GB_OP_SUB || op == GB_OP_MUL || op == GB_OP_DIV ||
+             op == GB_OP_POW || op == GB_OP_MAXIMUM || op == GB_OP_MINIMUM)
+        *kind = GB_FUSED_BINARY; /* comparisons change the dtype: not fused */
+    else
+        return false;
+    return true;
+}
+
+/* ---- shapes ---------------------------------------------------------------------------- */
+
+/* The output: every input broadcast together (the steps' shapes are all
+ * the output's, by construction of the chain). */
+static int infer_fused(const gb_op_call *c, gb_out_desc *out) {
+    const gb_fused_program *p = c->payload;
+    if (!p) {
+        gb__op_error(c, GB_ERR_STATE,
+                     "%s exists only in traced graphs; it cannot run eagerly", c->def->name);
+        return -1;
+    }
+    out->dtype = p->dtype;
+    out->rank = 0;
+    for (int i = 0; i < c->nin; i++) {
+        const gb_tensor *x = c->in[i];
+        if (x->dtype != p->dtype) {
+            gb__op_error(c, GB_ERR_DTYPE, "%s: input %d is %s, the program computes in %s",
+                         c->def->name, i, gb_dtype_name(x->dtype), gb_dtype_name(p->dtype));
+            return -1;
+        }
+        if (!gb__broadcast_shapes(c, out->rank, out->shape, x->rank, x->shape, &out->rank,
+                                  out->shape))
+            return -1;
+    }
+    return 1;
+}
+
+/* ---- inputs, per block ----------------------------------------------------------------- */
+
+/* How input x is read for the output y: in place (same size), spread once
+ * (one element), or gathered per block (any other broadcast, through the
+ * strides of x over y's dims: 0 along a broadcast dim). */
+typedef struct input_view {
+    const char *data;
+    enum { IN_PLACE, SPREAD, GATHER } mode;
+    int64_t stride[GB_MAX_RANK];
+} input_view;
+
+static void view_of(const gb_tensor *x, const gb_tensor *y, input_view *v) {
+    v->data = x->data;
+    v->mode = x->size == y->size ? IN_PLACE : x->size == 1 ? SPREAD : GATHER;
+    int64_t s = 1;
+    for (int d = y->rank - 1, k = x->rank - 1; d >= 0; d--, k--) {
+        int64_t dim = k >= 0 ? x->shape[k] : 1;
+        v->stride[d] = dim == 1 ? 0 : s;
+        s *= dim;
+    }
+}
+
+/* Elements [i0, i0+m) of x broadcast to y, into buf. */
+static void gather(const input_view *v, const gb_tensor *y, int64_t i0, int64_t m, size_t es,
+                   char *buf) {
+    for (int64_t j = 0; j < m; j++) {
+        int64_t rem = i0 + j, off = 0;
+        for (int d = y->rank - 1; d >= 0; d--) {
+            off += rem % y->shape[d] * v->stride[d];
+            rem /= y->shape[d];
+        }
+        memcpy(buf + (size_t)j * es, v->data + (size_t)off * es, es);
+    }
+}
+
+static void spread(const char *one, size_t es, int64_t len, char *buf) {
+    for (int64_t j = 0; j < len; j++) memcpy(buf + (size_t)j * es, one, es);
+}
+
+/* ---- the program ----------------------------------------------------------------------- */
+
+/* The kernels of the steps, looked up once per call. */
+typedef struct step_fns {
+    gb_ew_map_fn map;
+    gb_ew_pair_fn pair;
+    gb_ew_run_fn run;
+} step_fns;
+
+static void lookup(const gb_fused_program *p, step_fns *fns) {
+    for (int s = 0; s < p->nsteps; s++) {
+        const gb_fused_step *st = &p->steps[s];
+        fns[s] = (step_fns){gb__ew_map_kernel(st->op, p->dtype), gb__ew_pair_kernel(st->op, p->dtype),
+                            gb__ew_run_kernel(st->op, p->dtype)};
+    }
+}
+
+typedef struct fused_run {
+    const gb_fused_program *p;
+    int64_t len;                                 /* elements per block */
+    step_fns fns[GB_FUSED_MAX_STEPS];
+    input_view in[GB_FUSED_MAX_INPUTS];
+    const char *in_block[GB_FUSED_MAX_INPUTS];   /* this block's slice of each input */
+    char *spread[GB_FUSED_MAX_INPUTS];           /* a block of a broadcast input */
+    char *regs[GB_FUSED_MAX_STEPS];              /* each step's result block */
+} fused_run;
+
+static const void *operand(const fused_run *r, int k) {
+    return k >= 0 ? (const void *)r->regs[k] : (const void *)r->in_block[-1 - k];
+}
+
+/* One block: every step into its register block. */
+static void run_block(fused_run *r, int64_t m) {
+    const gb_fused_program *p = r->p;
+    for (int s = 0; s < p->nsteps; s++) {
+        const gb_fused_step *st = &p->steps[s];
+        const void *a = operand(r, st->a);
+        switch (st->kind) {
+        case GB_FUSED_MAP: r->fns[s].map(m, a, r->regs[s], &st->attrs); break;
+        case GB_FUSED_PAIR: r->fns[s].pair(m, a, operand(r, st->b), r->regs[s]); break;
+        case GB_FUSED_BINARY:
+            r->fns[s].run(GB_EW_RUN_VV, m, a, operand(r, st->b), r->regs[s]);
+            break;
+        }
+    }
+}
+
+/* With numerics checks on: the node replaced by the first step of this
+ * block whose result is not finite, or NULL. */
+static const char *blame_step(const fused_run *r, int64_t m, size_t es) {
+    const gb_fused_program *p = r->p;
+    for (int s = 0; s < p->nsteps; s++)
+        for (int64_t j = 0; j < m; j++) {
+            double v = es == 4 ? ((const float *)r->regs[s])[j] : ((const double *)r->regs[s])[j];
+            if (v - v != 0) return p->steps[s].name; /* NaN or Inf */
+        }
+    return NULL;
+}
+
+/* The register and spread blocks, cut from buf (or the heap when the
+ * program is large). Blocks are as long as the output when it is short:
+ * a tiny step's fused ops need no 256-element blocks. */
+static char *carve(fused_run *r, int nin, int64_t n, size_t es, char *buf, size_t cap) {
+    r->len = n < BLOCK ? (n + 15) / 16 * 16 : BLOCK;
+    size_t block = (size_t)r->len * es, nblocks = (size_t)(r->p->nsteps + nin);
+    char *mem = nblocks * block <= cap ? buf : aligned_alloc(64, nblocks * block);
+    if (!mem) return NULL;
+    for (int s = 0; s < r->p->nsteps; s++) r->regs[s] = mem + (size_t)s * block;
+    for (int i = 0; i < nin; i++) r->spread[i] = mem + (size_t)(r->p->nsteps + i) * block;
+    return mem;
+}
+
+static void load_inputs(fused_run *r, const gb_op_call *c, const gb_tensor *y, int64_t i0,
+                        int64_t m, size_t es) {
+    for (int i = 0; i < c->nin; i++) {
+        const input_view *v = &r->in[i];
+        if (v->mode == IN_PLACE) {
+            r->in_block[i] = v->data + (size_t)i0 * es;
+        } else {
+            if (v->mode == GATHER) gather(v, y, i0, m, es, r->spread[i]);
+            r->in_block[i] = r->spread[i];
+        }
+    }
+}
+
+static bool kernel_fused(const gb_op_call *c, gb_tensor **out) {
+    gb_tensor *y = out[0];
+    const size_t es = gb_dtype_size(y->dtype);
+    fused_run r = {.p = c->payload};
+    alignas(64) char buf[16384];
+    char *mem = carve(&r, c->nin, y->size, es, buf, sizeof buf);
+    if (!mem) {
+        gb__op_error(c, GB_ERR_MEMORY, "%s: out of memory", c->def->name);
+        return false;
+    }
+    lookup(r.p, r.fns);
+    for (int i = 0; i < c->nin; i++) {
+        view_of(c->in[i], y, &r.in[i]);
+        if (r.in[i].mode == SPREAD) spread(r.in[i].data, es, r.len, r.spread[i]);
+    }
+    bool check = atomic_load_explicit(&gb__hook_flags, memory_order_relaxed) & GB_HOOK_NUMERICS;
+    for (int64_t i0 = 0; i0 < y->size; i0 += r.len) {
+        int64_t m = y->size - i0 < r.len ? y->size - i0 : r.len;
+        load_inputs(&r, c, y, i0, m, es);
+        run_block(&r, m);
+        const char *blamed = check ? blame_step(&r, m, es) : NULL;
+        if (blamed) {
+            gb__tl_node_name = blamed;
+            check = false;
+        }
+        /* Copied out after the block is computed: the output may take the
+         * memory of an input that dies here (the memory plan's in-place
+         * reuse), and each block reads its inputs before this write. */
+        memcpy((char *)y->data + (size_t)i0 * es, r.regs[r.p->nsteps - 1], (size_t)m * es);
+    }
+    if (mem != buf) free(mem);
+    return true;
+}
+
+const gb_op_def gb_opdef_fused_elementwise = {
+    .name = "FusedElementwise",
+    .arity = -1,
+    .flags = GB_OPF_ELEMENTWISE | GB_OPF_INPLACE,
+    .attrs_doc = "none; the node holds its program (gb_fused_program): the ops it replaced, "
+                 "their attributes and names",
+    .infer = infer_fused,
+    .kernel = kernel_fused,
+};
