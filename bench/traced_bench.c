@@ -17,6 +17,7 @@
  */
 #include "bench_util.h"
 #include "glassbox.h"
+#include "mnist_mlp.h"
 #include "tiny_mlp.h"
 
 enum { REPEATS = 7, STEPS = 20000, TRACES = 9 };
@@ -73,36 +74,6 @@ static void tiny_step_figures(const char *peer) {
 
 /* ---- the cost of a trace ------------------------------------------------------------- */
 
-typedef struct mnist_mlp {
-    gb_module *model;
-    gb_optimizer *opt;
-} mnist_mlp;
-
-/* The Fashion-MNIST example's step: forward, tape, gradients, Adam. */
-static int mnist_step_fn(void *user, gb_tensor *const *in, int nin, const gb_value *st, int nst,
-                         gb_tensor **out) {
-    (void)nin, (void)st, (void)nst;
-    mnist_mlp *m = user;
-    gb_tape *tape = gb_tape_begin();
-    gb_tensor *logits = gb_module_call(m->model, in[0], true);
-    out[0] = gb_loss_sparse_categorical_crossentropy(in[1], logits, true, GB_REDUCTION_MEAN);
-    gb_tape_end(tape);
-    int n = 0;
-    gb_variable *const *vars = gb_module_trainable_variables(m->model, &n);
-    gb_tensor *grads[8];
-    gb_tape_gradient_vars(tape, out[0], vars, n, grads);
-    gb_optimizer_apply_gradients(m->opt, grads, n, vars, n);
-    return 1;
-}
-
-static mnist_mlp mnist_mlp_new(void) {
-    mnist_mlp m = {gb_sequential_new("mlp"), gb_adam(1e-3)};
-    gb_sequential_add(m.model, gb_dense_new(256, &(gb_dense_options){.activation = GB_ACT_RELU}));
-    gb_sequential_add(m.model, gb_dense_new(128, &(gb_dense_options){.activation = GB_ACT_RELU}));
-    gb_sequential_add(m.model, gb_dense_new(10, NULL));
-    return m;
-}
-
 /* Each trace is a fresh gb_function for the step, signature [-1,784] and
  * [-1]; the model and Adam's slots exist already (one eager step), so
  * every trace does the same work, none builds variables. Two calls after
@@ -126,8 +97,7 @@ static void trace_cost_figure(void) {
         gb_function_free(step);
     }
     bench_line_time("trace_cost", bench_median(ms, TRACES), NULL, -1, "ms");
-    gb_module_free(m.model);
-    gb_optimizer_free(m.opt);
+    mnist_mlp_free(&m);
     gb_scope_end();
 }
 

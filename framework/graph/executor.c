@@ -6,8 +6,9 @@
  * whole, function_grad.c), no allocation (outputs go to reusable headers
  * over the planned arena, allocated on the first run). The run-time hooks
  * — numerics checks naming the function and the node, placement and
- * timing logs — run only when on. Outputs are copied to the caller's
- * scope: they are the only memory a call allocates.
+ * timing logs — run only when on. Outputs are written straight into
+ * tensors of the caller's scope (copied there when they are views or
+ * inputs): they are the only memory a call allocates.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,14 +90,34 @@ static void bind_inputs(gb_concrete_function *cf, gb_plan *p, gb_tensor *const *
     for (int i = 0; i < cf->nin; i++) p->values[p->input_values[i]] = in[i];
 }
 
-/* Copies the outputs into scope s (the caller's). */
-static bool copy_outputs(gb_concrete_function *cf, gb_plan *p, struct gb_scope *s,
+/* The outputs the memory plan gave to the caller: allocated in the
+ * caller's scope before the run, so the nodes write them in place. */
+static bool bind_outputs(gb_concrete_function *cf, gb_plan *p, struct gb_scope *s) {
+    for (int k = 0; k < cf->nout; k++) {
+        int32_t v = p->output_values[k];
+        if (p->offset[v] != GB_PLAN_CALLER) continue;
+        const gb_tensor *h = &p->headers[v];
+        if (!(p->values[v] = gb__tensor_new_in(s, h->dtype, h->rank, h->shape, true))) return false;
+    }
+    return true;
+}
+
+/* The outputs in scope s (the caller's): the ones written there already,
+ * copies of the others (and of an output returned twice). */
+static bool take_outputs(gb_concrete_function *cf, gb_plan *p, struct gb_scope *s,
                          gb_tensor **out) {
     for (int k = 0; k < cf->nout; k++) {
-        const gb_tensor *v = p->values[p->output_values[k]];
-        gb_tensor *o = gb__tensor_new_in(s, v->dtype, v->rank, v->shape, true);
+        int32_t v = p->output_values[k];
+        bool first = true;
+        for (int j = 0; j < k; j++) first &= p->output_values[j] != v;
+        const gb_tensor *t = p->values[v];
+        if (p->offset[v] == GB_PLAN_CALLER && first) {
+            out[k] = p->values[v];
+            continue;
+        }
+        gb_tensor *o = gb__tensor_new_in(s, t->dtype, t->rank, t->shape, true);
         if (!o) return false;
-        memcpy(o->data, v->data, (size_t)v->size * gb_dtype_size(v->dtype));
+        memcpy(o->data, t->data, (size_t)t->size * gb_dtype_size(t->dtype));
         out[k] = o;
     }
     return true;
@@ -134,9 +155,10 @@ int gb__execute(gb_concrete_function *cf, gb_tensor *const *in, int nin, gb_tens
     struct gb_scope *caller = gb__scope_current();
     gb_scope_begin();
     bind_inputs(cf, p, in);
-    bool ok = run_steps(p, atomic_load_explicit(&gb__hook_flags, memory_order_acquire));
+    bool ok = bind_outputs(cf, p, caller) &&
+              run_steps(p, atomic_load_explicit(&gb__hook_flags, memory_order_acquire));
     gb__tl_node_name = saved.node;
-    ok = ok && copy_outputs(cf, p, caller, out);
+    ok = ok && take_outputs(cf, p, caller, out);
     gb_scope_end();
     gb__tl_recording = saved.recording;
     gb__tl_function = saved.function;

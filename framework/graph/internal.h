@@ -138,6 +138,8 @@ typedef struct gb_exec_step {
                                   * it views the variable's memory, no reference */
 } gb_exec_step;
 
+enum { GB_PLAN_CALLER = -2 };
+
 /* How a concrete function runs (plan.c): the live nodes in order, and
  * for every value (node output) its memory. */
 typedef struct gb_plan {
@@ -148,7 +150,9 @@ typedef struct gb_plan {
     int32_t *output_values;      /* value index of each function output */
     int32_t *order;              /* live nodes, a topological order */
     int norder;
-    int64_t *offset;             /* per value: arena offset, -1 when not planned */
+    int64_t *offset;             /* per value: arena offset, -1 when not planned,
+                                  * GB_PLAN_CALLER: a function output, allocated in
+                                  * the caller's scope at each run */
     int32_t *base;               /* per value: the value whose memory it uses */
     int32_t *last_use;           /* per value: position of its last reader */
     size_t *bytes;               /* per value: planned bytes (0: not planned) */

@@ -3,14 +3,15 @@
  *
  * Each value of a static shape gets a lifetime, from the node that makes
  * it to the last node that reads it (through views, which share their
- * input's memory), and an offset in one arena, reusing the space of
- * values that died (first fit over a free list, as ggml's allocator and
- * tinygrad's planner do). An op that may write over its input (a fused
+ * input's memory), and an offset in one arena where values alive at the
+ * same time never overlap and values that are not share space (placed
+ * largest first, as TFLite's arena planner does). An op that may write over its input (a fused
  * elementwise chain: GB_OPF_INPLACE) takes the very buffer of an input
  * that dies at it, when the sizes agree — no copy, no second buffer.
  * Values with an unknown dim are allocated per call instead; Placeholders
  * are the caller's tensors, Consts the graph's, variable reads the
- * variable's. With the pass off, every value keeps its own buffer (the
+ * variable's, and the function's outputs are written straight into the
+ * tensors the caller receives (no copy out of the arena). With the pass off, every value keeps its own buffer (the
  * naive plan the arena is measured against).
  */
 #include <stdlib.h>
@@ -54,110 +55,128 @@ static void lifetimes(const gb_concrete_function *cf, gb_plan *p) {
     }
 }
 
-typedef struct free_block {
-    size_t off, size;
-} free_block;
+/* ---- placing buffers ---------------------------------------------------------------- */
 
-/* First fit in the free list, else the arena's end. */
-static size_t take(free_block *fl, int *nfl, size_t *top, size_t size) {
-    for (int i = 0; i < *nfl; i++) {
-        if (fl[i].size < size) continue;
-        size_t off = fl[i].off;
-        fl[i].off += size;
-        fl[i].size -= size;
-        if (!fl[i].size) fl[i] = fl[--*nfl];
-        return off;
-    }
-    size_t off = *top;
-    *top += size;
-    return off;
+/* A buffer of the arena: the value(s) it holds (an in-place chain shares
+ * one), from the position that makes the first to the last read of the
+ * last. */
+typedef struct buffer {
+    size_t size;
+    int start, end;
+    int64_t offset;
+} buffer;
+
+static int by_size_desc(const void *a, const void *b) {
+    const buffer *x = *(const buffer *const *)a, *y = *(const buffer *const *)b;
+    if (x->size != y->size) return x->size < y->size ? 1 : -1;
+    return x->start - y->start;
 }
 
-static void give_back(free_block *fl, int *nfl, size_t off, size_t size) {
-    for (int i = 0; i < *nfl; i++) { /* merge with a neighbour */
-        if (fl[i].off + fl[i].size == off) {
-            fl[i].size += size;
-            return;
+static int by_offset(const void *a, const void *b) {
+    const buffer *x = *(const buffer *const *)a, *y = *(const buffer *const *)b;
+    return (x->offset > y->offset) - (x->offset < y->offset);
+}
+
+/* Greedy by size (TFLite's arena planner's rule): the largest buffers are
+ * placed first, each at the lowest offset where it overlaps no placed
+ * buffer that is alive at the same time. First fit in program order
+ * fragments around the big gradients of a train step; this does not. */
+static size_t place(buffer **bs, int n, buffer **scratch) {
+    qsort(bs, (size_t)n, sizeof *bs, by_size_desc);
+    size_t arena = 0;
+    for (int i = 0; i < n; i++) {
+        int m = 0;
+        for (int j = 0; j < i; j++)
+            if (bs[j]->start <= bs[i]->end && bs[i]->start <= bs[j]->end) scratch[m++] = bs[j];
+        qsort(scratch, (size_t)m, sizeof *scratch, by_offset);
+        size_t off = 0;
+        for (int j = 0; j < m; j++) {
+            if ((size_t)scratch[j]->offset >= off + bs[i]->size) break; /* the gap fits */
+            size_t end = (size_t)scratch[j]->offset + scratch[j]->size;
+            off = end > off ? end : off;
         }
-        if (off + size == fl[i].off) {
-            fl[i].off = off;
-            fl[i].size += size;
-            return;
-        }
+        bs[i]->offset = (int64_t)off;
+        arena = off + bs[i]->size > arena ? off + bs[i]->size : arena;
     }
-    fl[(*nfl)++] = (free_block){off, size};
+    return arena;
 }
 
 /* An input of the node at pos whose buffer its output may take: the op
  * works in place, the input is a planned value (not a view of another,
  * not the caller's or a variable's) of the same size, and this node is its
  * last reader. -1 when none. */
-static int32_t inplace_input(const gb_concrete_function *cf, const gb_plan *p, int pos,
-                             size_t size) {
+static int32_t inplace_input(const gb_concrete_function *cf, const gb_plan *p,
+                             const int32_t *buf_of, int pos, size_t size) {
     const gb_graph *g = &cf->graph;
     const gb_node *nd = &g->nodes[p->order[pos]];
     if (!(gb_op_table[nd->op]->flags & GB_OPF_INPLACE)) return -1;
     for (int i = 0; i < nd->nin; i++) {
         int32_t v = gb__value_of(g, nd->in[i]);
-        if (p->base[v] == v && p->offset[v] >= 0 && p->last_use[v] == pos && p->bytes[v] == size)
+        if (p->base[v] == v && buf_of[v] >= 0 && p->last_use[v] == pos && p->bytes[v] == size)
             return v;
     }
     return -1;
 }
 
-static bool assign_offsets(const gb_concrete_function *cf, gb_plan *p, bool reuse) {
-    const gb_graph *g = &cf->graph;
-    free_block *fl = malloc((size_t)(g->nvalues + 1) * sizeof *fl);
-    int32_t *dies = malloc((size_t)(g->nvalues + 1) * sizeof *dies);
-    if (!fl || !dies) {
-        free(fl);
-        free(dies);
-        return false;
-    }
-    int nfl = 0;
-    size_t top = 0;
-    for (int v = 0; v < g->nvalues; v++) p->offset[v] = -1;
-    for (int pos = 0; pos < p->norder; pos++) {
-        const gb_node *nd = &g->nodes[p->order[pos]];
-        int32_t reused = -1;
-        for (int k = 0; planned(nd) && k < nd->nout; k++) {
-            size_t size = p->bytes[nd->value0 + k] = value_bytes(&nd->out[k]);
-            p->naive_bytes += size;
-            if (!reuse) {
-                p->offset[nd->value0 + k] = (int64_t)top;
-                top += size;
-            } else if (k == 0 && (reused = inplace_input(cf, p, pos, size)) >= 0) {
-                p->offset[nd->value0] = p->offset[reused];
-                p->inplace++;
-            } else {
-                p->offset[nd->value0 + k] = (int64_t)take(fl, &nfl, &top, size);
-            }
-        }
-        /* Values whose last reader is this node free their space for the
-         * next nodes' outputs (this node's only when it took it in place). */
-        int ndies = 0;
-        for (int i = 0; i < nd->nin; i++) {
-            int32_t b = p->base[g->nodes[nd->in[i].node].value0 + nd->in[i].out];
-            if (p->last_use[b] == pos && p->offset[b] >= 0) dies[ndies++] = b;
-        }
-        for (int k = 0; k < nd->nout; k++) /* outputs nobody reads */
-            if (p->last_use[nd->value0 + k] < 0 && p->offset[nd->value0 + k] >= 0)
-                dies[ndies++] = nd->value0 + k;
-        for (int d = 0; d < ndies; d++) {
-            int32_t b = dies[d];
-            if (p->offset[b] < 0 || b == reused || !reuse) continue;
-            bool seen = false;
-            for (int e = 0; e < d; e++) seen |= dies[e] == b;
-            if (seen) continue;
-            give_back(fl, &nfl, (size_t)p->offset[b], p->bytes[b]);
-        }
-    }
-    p->arena_bytes = top;
-    free(fl);
-    free(dies);
-    return true;
+/* Whether value v is a function output (the caller's memory, not the
+ * arena's: the executor writes it straight into the caller's tensor). */
+static bool is_output(const gb_concrete_function *cf, int32_t v) {
+    for (int k = 0; k < cf->nout; k++)
+        if (gb__value_of(&cf->graph, cf->outputs[k]) == v) return true;
+    return false;
 }
 
+/* Every planned value's buffer (in-place outputs joining their input's);
+ * returns the number of buffers. */
+static int make_buffers(const gb_concrete_function *cf, gb_plan *p, bool reuse, buffer *bufs,
+                        int32_t *buf_of) {
+    const gb_graph *g = &cf->graph;
+    int n = 0;
+    for (int v = 0; v < g->nvalues; v++) buf_of[v] = -1, p->offset[v] = -1;
+    for (int pos = 0; pos < p->norder; pos++) {
+        const gb_node *nd = &g->nodes[p->order[pos]];
+        if (!planned(nd)) continue;
+        for (int k = 0; k < nd->nout; k++) {
+            int32_t v = nd->value0 + k;
+            size_t size = p->bytes[v] = value_bytes(&nd->out[k]);
+            if (is_output(cf, v)) {
+                p->offset[v] = GB_PLAN_CALLER;
+                continue;
+            }
+            p->naive_bytes += size;
+            int end = p->last_use[v] < pos ? pos : p->last_use[v];
+            int32_t u = reuse && k == 0 ? inplace_input(cf, p, buf_of, pos, size) : -1;
+            if (u >= 0) {
+                buf_of[v] = buf_of[u];
+                bufs[buf_of[v]].end = end;
+                p->inplace++;
+                continue;
+            }
+            bufs[n] = (buffer){.size = size, .start = reuse ? pos : 0, .end = reuse ? end : p->norder};
+            buf_of[v] = n++;
+        }
+    }
+    return n;
+}
+
+static bool assign_offsets(const gb_concrete_function *cf, gb_plan *p, bool reuse) {
+    size_t nv = (size_t)(cf->graph.nvalues ? cf->graph.nvalues : 1);
+    buffer *bufs = malloc(nv * sizeof *bufs);
+    buffer **order = malloc(2 * nv * sizeof *order);
+    int32_t *buf_of = malloc(nv * sizeof *buf_of);
+    bool ok = bufs && order && buf_of;
+    if (ok) {
+        int n = make_buffers(cf, p, reuse, bufs, buf_of);
+        for (int i = 0; i < n; i++) order[i] = &bufs[i];
+        p->arena_bytes = place(order, n, order + nv);
+        for (int v = 0; v < cf->graph.nvalues; v++)
+            if (buf_of[v] >= 0) p->offset[v] = bufs[buf_of[v]].offset;
+    }
+    free(bufs);
+    free(order);
+    free(buf_of);
+    return ok;
+}
 
 bool gb__memory_plan(const gb_concrete_function *cf, gb_plan *p) {
     lifetimes(cf, p);
