@@ -634,6 +634,16 @@ START_TEST(test_function_traces_end_to_end) {
     ck_assert_str_eq(t->rows[0].signature, "negate(x0: float32[2]) -> (float32[2])");
     ck_assert_str_eq(t->rows[1].reason, gb_function_last_trace_reason(f));
     ck_assert(t->rows[1].duration_us >= 0 && t->rows[1].nodes_after == 2);
+    ck_assert_int_eq(t->rows[1].nodes_before, 2);
+    /* The detail: the passes' node counts, the planned bytes, and the graph
+     * before and after the passes. */
+    const char *d = t->rows[1].detail;
+    ck_assert_msg(strstr(d, "\"passes\":[{\"pass\":\"pruning\",\"ran\":true,\"nodes\":2,") &&
+                      strstr(d, "{\"pass\":\"fusion\"") && strstr(d, "\"arena_bytes\":") &&
+                      strstr(d, "\"graph\":\"x0 = Placeholder()") &&
+                      strstr(d, "\"graph_traced\":\"x0 = Placeholder()") &&
+                      strstr(d, "Neg = Neg(x0) -> float32[3]\\u000a"),
+                  "%s", d);
     gb_store_free(t);
     gb_store_close(s);
     gb_function_free(f);

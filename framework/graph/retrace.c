@@ -329,8 +329,10 @@ void gb__report_trace(gb_function *f, gb_concrete_function *cf, const gb_retrace
         .reason = f->last_reason,
         .call_site = site,
         .duration_ms = cf->trace_ms,
-        .nodes = cf->graph.n,
+        .nodes = cf->plan->norder,
         .graph = gb__concrete_graph(cf),
+        .graph_traced = gb_concrete_traced_graph_text(cf),
+        .stats = &cf->stats,
         .warning = warn[0] != 0,
     };
     char msg[1400];

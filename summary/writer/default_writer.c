@@ -8,6 +8,7 @@
  * engine's (gb_set_step), so numerics alerts carry the summary step.
  */
 #include <math.h>
+#include <stdlib.h>
 
 #include "gb_debug.h"
 #include "gb_function.h"
@@ -61,22 +62,27 @@ static void on_numerics(gb_summary_writer *w, const gb_event *ev) {
 }
 
 /* A trace: the graph layer's gb_trace_event detail gives the function,
- * reason, signature, cost and node count; an event without one names the
+ * reason, signature, cost, node counts before and after the passes, and
+ * the JSON detail (trace_detail.c); an event without one names the
  * function in op_name and the reason in its message. */
 static void on_trace(gb_summary_writer *w, const gb_event *ev) {
     const gb_trace_event *t = ev->detail;
     const char *fn = ev->op_name ? ev->op_name : ev->op_type ? ev->op_type : "unknown";
     gb_trace_record r = {.function = fn, .reason = ev->message, .duration_us = NAN,
                          .nodes_before = -1, .nodes_after = -1};
+    char *detail = NULL;
     if (t) {
         r.function = t->function;
         r.is_retrace = t->trace_number > 1;
         r.reason = t->reason;
         r.signature = t->signature;
         r.duration_us = t->duration_ms * 1e3;
+        r.nodes_before = t->stats ? t->stats->nodes_traced : -1;
         r.nodes_after = t->nodes;
+        r.detail_json = detail = gb__trace_detail_json(t, t->call_site);
     }
     gb_summary_trace(w, &r, GB_STEP_DEFAULT);
+    free(detail);
 }
 
 static void on_event(const gb_event *ev, void *user) {

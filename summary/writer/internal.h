@@ -24,6 +24,7 @@
 #include <pthread.h>
 
 #include "gb_debug.h"
+#include "gb_function.h"
 #include "gb_summary.h"
 #include "store/internal.h"
 
@@ -58,6 +59,33 @@ void gb__image_to_u8(int dt, const void *data, int64_t n_images, int64_t h, int6
 /* Encodes one image as PNG into a malloc'd buffer; false on failure. */
 bool gb__png_encode(const unsigned char *pixels, int w, int h, int c, unsigned char **png,
                     size_t *size);
+
+/* ---- JSON details (json_text.c) --------------------------------------------------- */
+
+/* A JSON text being written: into buf[cap] (bounded), or on the heap when
+ * `grows` (buf then malloc'd, the caller frees it). `failed`: a write did
+ * not fit or memory ran out; the text must not be used. */
+typedef struct gb__json {
+    char *buf;
+    size_t len, cap;
+    bool grows, failed;
+} gb__json;
+void gb__json_put(gb__json *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void gb__json_string(gb__json *t, const char *s);
+void gb__json_number(gb__json *t, double v);   /* null when not finite */
+void gb__json_shape(gb__json *t, int rank, const int64_t *shape);
+
+/* ---- traces (trace_detail.c) ------------------------------------------------------- */
+
+/* What a trace event has beyond the traces table's columns — the call
+ * site, the passes' node counts and costs, the planned bytes, the graph
+ * before and after the passes — as a malloc'd JSON object:
+ *   {"call_site":"train.c:42","concrete_id":3,"warning":false,
+ *    "passes":[{"pass":"pruning","ran":true,"nodes":40,"ms":0.01},...],
+ *    "arena_bytes":1072000,"naive_bytes":1950000,"inplace":1,
+ *    "graph":"...","graph_traced":"..."}
+ * NULL when memory ran out. */
+char *gb__trace_detail_json(const gb_trace_event *t, const char *call_site);
 
 /* ---- numerics alerts (numerics_detail.c) -------------------------------------------- */
 

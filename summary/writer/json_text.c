@@ -1,0 +1,77 @@
+/* writer/json_text.c — the string builder behind the JSON details the
+ * writer stores (numerics alerts, traces).
+ *
+ * Bounded (into a caller's buffer: an alert's detail has a known size) or
+ * growing (on the heap: a trace's detail carries whole graphs as text).
+ * Either way a write that cannot complete marks the text failed instead
+ * of leaving half a JSON value: callers store nothing then.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "writer/internal.h"
+
+static bool grow(gb__json *t, size_t need) {
+    if (!t->grows || t->failed) return false;
+    size_t cap = t->cap ? 2 * t->cap : 4096;
+    while (cap < need) cap *= 2;
+    char *buf = realloc(t->buf, cap);
+    if (!buf) return false;
+    t->buf = buf;
+    t->cap = cap;
+    return true;
+}
+
+void gb__json_put(gb__json *t, const char *fmt, ...) {
+    for (;;) {
+        if (t->failed) return;
+        va_list ap;
+        va_start(ap, fmt);
+        int n = t->cap > t->len ? vsnprintf(t->buf + t->len, t->cap - t->len, fmt, ap) : -2;
+        va_end(ap);
+        if (n == -1) {
+            t->failed = true;
+            return;
+        }
+        if (n >= 0 && t->len + (size_t)n < t->cap) {
+            t->len += (size_t)n;
+            return;
+        }
+        /* Did not fit: grow and write again, or fail. */
+        va_start(ap, fmt);
+        int need = vsnprintf(NULL, 0, fmt, ap);
+        va_end(ap);
+        if (need < 0 || !grow(t, t->len + (size_t)need + 1)) {
+            t->failed = true;
+            return;
+        }
+    }
+}
+
+void gb__json_string(gb__json *t, const char *s) {
+    gb__json_put(t, "\"");
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        if (*p == '"' || *p == '\\')
+            gb__json_put(t, "\\%c", *p);
+        else if (*p < 0x20)
+            gb__json_put(t, "\\u%04x", *p);
+        else
+            gb__json_put(t, "%c", *p);
+    }
+    gb__json_put(t, "\"");
+}
+
+void gb__json_number(gb__json *t, double v) {
+    if (isfinite(v))
+        gb__json_put(t, "%.17g", v);
+    else
+        gb__json_put(t, "null");
+}
+
+void gb__json_shape(gb__json *t, int rank, const int64_t *shape) {
+    gb__json_put(t, "[");
+    for (int i = 0; i < rank; i++) gb__json_put(t, "%s%lld", i ? "," : "", (long long)shape[i]);
+    gb__json_put(t, "]");
+}
