@@ -263,6 +263,10 @@ bool gb__optimize(gb_concrete_function *cf);
  * arena offsets of the plan's values; every value its own buffer when the
  * pass is off. */
 bool gb__memory_plan(const gb_concrete_function *cf, gb_plan *p);
+/* Reorders order[n] (a topological order of cf's live nodes) to free
+ * memory early, within what data, variables and side effects allow
+ * (passes/schedule.c); false after running out of memory. */
+bool gb__schedule_for_memory(const gb_concrete_function *cf, int32_t *order, int n);
 /* Whether node nd's value is a Const whose every element equals v. */
 bool gb__const_all(const gb_graph *g, gb_edge e, double v);
 

@@ -11,7 +11,9 @@
  * Values with an unknown dim are allocated per call instead; Placeholders
  * are the caller's tensors, Consts the graph's, variable reads the
  * variable's, and the function's outputs are written straight into the
- * tensors the caller receives (no copy out of the arena). With the pass off, every value keeps its own buffer (the
+ * tensors the caller receives (no copy out of the arena). The nodes run
+ * in program order, or in the memory-aware order of passes/schedule.c
+ * when that needs a smaller arena. With the pass off, every value keeps its own buffer (the
  * naive plan the arena is measured against).
  */
 #include <stdlib.h>
@@ -178,7 +180,28 @@ static bool assign_offsets(const gb_concrete_function *cf, gb_plan *p, bool reus
     return ok;
 }
 
-bool gb__memory_plan(const gb_concrete_function *cf, gb_plan *p) {
+static bool plan_order(const gb_concrete_function *cf, gb_plan *p, bool reuse) {
+    p->naive_bytes = 0;
+    p->inplace = 0;
     lifetimes(cf, p);
-    return assign_offsets(cf, p, !(cf->passes_off & GB_PASS_MEMORY_PLAN));
+    return assign_offsets(cf, p, reuse);
+}
+
+/* Program order, or the memory-aware schedule (passes/schedule.c) when
+ * its arena comes out smaller. */
+bool gb__memory_plan(const gb_concrete_function *cf, gb_plan *p) {
+    bool reuse = !(cf->passes_off & GB_PASS_MEMORY_PLAN);
+    if (!plan_order(cf, p, reuse)) return false;
+    if (!reuse || p->norder < 3) return true;
+    size_t program_arena = p->arena_bytes, n = (size_t)p->norder;
+    int32_t *program = malloc(n * sizeof *program);
+    if (!program) return false;
+    memcpy(program, p->order, n * sizeof *program);
+    bool ok = gb__schedule_for_memory(cf, p->order, p->norder) && plan_order(cf, p, reuse);
+    if (ok && p->arena_bytes >= program_arena) {
+        memcpy(p->order, program, n * sizeof *program);
+        ok = plan_order(cf, p, reuse);
+    }
+    free(program);
+    return ok;
 }
