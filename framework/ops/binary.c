@@ -287,12 +287,13 @@ static bool kernel_binary(const gb_op_call *c, gb_tensor **out) {
         return false;
     }
     if (r->size == 0) return true;
+    size_t es = gb_dtype_size(a->dtype), ers = gb_dtype_size(r->dtype);
     if (a->size == r->size && b->size == r->size) {
-        run(RUN_VV, r->size, a->data, b->data, r->data);
+        gb__ew_run_parallel(run, RUN_VV, r->size, a->data, b->data, r->data, es, ers);
     } else if (a->size == 1) {
-        run(RUN_SV, r->size, a->data, b->data, r->data);
+        gb__ew_run_parallel(run, RUN_SV, r->size, a->data, b->data, r->data, es, ers);
     } else if (b->size == 1) {
-        run(RUN_VS, r->size, a->data, b->data, r->data);
+        gb__ew_run_parallel(run, RUN_VS, r->size, a->data, b->data, r->data, es, ers);
     } else if (a->size == r->size && is_trailing(b, r)) {
         rows_vv(run, a, b, r, false);
     } else if (b->size == r->size && is_trailing(a, r)) {

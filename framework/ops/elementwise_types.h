@@ -53,6 +53,16 @@ gb_ew_map_fn gb__ew_map_kernel(gb_op_id op, gb_dtype dt);
 gb_ew_pair_fn gb__ew_pair_kernel(gb_op_id op, gb_dtype dt);
 gb_ew_run_fn gb__ew_run_kernel(gb_op_id op, gb_dtype dt);
 
+/* The same over n elements, split across the worker pool when n is large
+ * (ops/elementwise_parallel.c); es: bytes per operand element, ers: per
+ * result element. */
+void gb__ew_map_parallel(gb_ew_map_fn fn, int64_t n, const void *x, void *r, size_t es,
+                         const gb_attrs *at);
+void gb__ew_pair_parallel(gb_ew_pair_fn fn, int64_t n, const void *a, const void *b, void *r,
+                          size_t es);
+void gb__ew_run_parallel(gb_ew_run_fn fn, int layout, int64_t n, const void *a, const void *b,
+                         void *r, size_t es, size_t ers);
+
 /* The error for a dtype an op has no kernel for. */
 static inline void gb__ew_dtype_error(const gb_op_call *c, gb_dtype dt) {
     gb__op_error(c, GB_ERR_DTYPE, "%s: unsupported dtype %s", c->def->name, gb_dtype_name(dt));

@@ -10,7 +10,9 @@
  * results are bitwise those of the unfused graph), and only the last step
  * is written out. Inputs broadcast to the output: one that covers it is
  * read in place, a single element is spread once, any other broadcast is
- * gathered per block.
+ * gathered per block. A large output's blocks are shared by the workers
+ * of the pool (core/parallel.h), each with registers of its own, as the
+ * eager elementwise kernels share theirs.
  *
  * With numerics checks on, a NaN or Inf is blamed on the step that made
  * it, by the name of the node that step replaced: alerts keep naming
@@ -20,6 +22,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "core/parallel.h"
 #include "ops/elementwise_types.h"
 
 enum { BLOCK = 256 };
@@ -119,7 +122,7 @@ static void lookup(const gb_fused_program *p, step_fns *fns) {
     }
 }
 
-typedef struct fused_run {
+typedef struct fused_run { /* one worker's */
     const gb_fused_program *p;
     int64_t len;                                 /* elements per block */
     step_fns fns[GB_FUSED_MAX_STEPS];
@@ -161,17 +164,17 @@ static const char *blame_step(const fused_run *r, int64_t m, size_t es) {
     return NULL;
 }
 
-/* The register and spread blocks, cut from buf (or the heap when the
- * program is large). Blocks are as long as the output when it is short:
- * a tiny step's fused ops need no 256-element blocks. */
-static char *carve(fused_run *r, int nin, int64_t n, size_t es, char *buf, size_t cap) {
-    r->len = n < BLOCK ? (n + 15) / 16 * 16 : BLOCK;
-    size_t block = (size_t)r->len * es, nblocks = (size_t)(r->p->nsteps + nin);
-    char *mem = nblocks * block <= cap ? buf : aligned_alloc(64, nblocks * block);
-    if (!mem) return NULL;
+/* The register and spread blocks of one worker, from mem (or the heap
+ * when mem is NULL or too small). Blocks are as long as the output when
+ * it is short: a tiny step's fused ops need no 256-element blocks. */
+static size_t scratch_bytes(const gb_fused_program *p, int nin, int64_t len, size_t es) {
+    return (size_t)(p->nsteps + nin) * (size_t)len * es;
+}
+
+static void carve(fused_run *r, int nin, size_t es, char *mem) {
+    size_t block = (size_t)r->len * es;
     for (int s = 0; s < r->p->nsteps; s++) r->regs[s] = mem + (size_t)s * block;
     for (int i = 0; i < nin; i++) r->spread[i] = mem + (size_t)(r->p->nsteps + i) * block;
-    return mem;
 }
 
 static void load_inputs(fused_run *r, const gb_op_call *c, const gb_tensor *y, int64_t i0,
@@ -187,37 +190,88 @@ static void load_inputs(fused_run *r, const gb_op_call *c, const gb_tensor *y, i
     }
 }
 
-static bool kernel_fused(const gb_op_call *c, gb_tensor **out) {
-    gb_tensor *y = out[0];
-    const size_t es = gb_dtype_size(y->dtype);
-    fused_run r = {.p = c->payload};
-    alignas(64) char buf[16384];
-    char *mem = carve(&r, c->nin, y->size, es, buf, sizeof buf);
-    if (!mem) {
-        gb__op_error(c, GB_ERR_MEMORY, "%s: out of memory", c->def->name);
-        return false;
-    }
-    lookup(r.p, r.fns);
-    for (int i = 0; i < c->nin; i++) {
-        view_of(c->in[i], y, &r.in[i]);
-        if (r.in[i].mode == SPREAD) spread(r.in[i].data, es, r.len, r.spread[i]);
-    }
-    bool check = atomic_load_explicit(&gb__hook_flags, memory_order_relaxed) & GB_HOOK_NUMERICS;
-    for (int64_t i0 = 0; i0 < y->size; i0 += r.len) {
-        int64_t m = y->size - i0 < r.len ? y->size - i0 : r.len;
-        load_inputs(&r, c, y, i0, m, es);
-        run_block(&r, m);
-        const char *blamed = check ? blame_step(&r, m, es) : NULL;
-        if (blamed) {
-            gb__tl_node_name = blamed;
-            check = false;
+/* A call's work: blocks of the output, split across the workers (each
+ * with its own registers); with numerics checks on, each worker notes the
+ * earliest block where a step went non-finite. */
+typedef struct fused_job {
+    const gb_op_call *c;
+    gb_tensor *y;
+    size_t es;
+    bool check;
+    fused_run *runs;             /* per worker */
+    int64_t *blamed_block;       /* per worker: earliest bad block, or INT64_MAX */
+    const char **blamed;         /* per worker: the step it blames there */
+} fused_job;
+
+static void run_blocks(void *ctx, int64_t b0, int64_t b1, int worker) {
+    fused_job *job = ctx;
+    fused_run *r = &job->runs[worker];
+    const size_t es = job->es;
+    for (int64_t b = b0; b < b1; b++) {
+        int64_t i0 = b * r->len, m = job->y->size - i0 < r->len ? job->y->size - i0 : r->len;
+        load_inputs(r, job->c, job->y, i0, m, es);
+        run_block(r, m);
+        if (job->check && b < job->blamed_block[worker]) {
+            const char *name = blame_step(r, m, es);
+            if (name) job->blamed_block[worker] = b, job->blamed[worker] = name;
         }
         /* Copied out after the block is computed: the output may take the
          * memory of an input that dies here (the memory plan's in-place
          * reuse), and each block reads its inputs before this write. */
-        memcpy((char *)y->data + (size_t)i0 * es, r.regs[r.p->nsteps - 1], (size_t)m * es);
+        memcpy((char *)job->y->data + (size_t)i0 * es, r->regs[r->p->nsteps - 1], (size_t)m * es);
     }
-    if (mem != buf) free(mem);
+}
+
+/* Sets up worker w's run: kernels, input views, spread scalars. */
+static void init_run(fused_run *r, const gb_op_call *c, const gb_tensor *y, int64_t len,
+                     size_t es, char *mem) {
+    r->p = c->payload;
+    r->len = len;
+    carve(r, c->nin, es, mem);
+    lookup(r->p, r->fns);
+    for (int i = 0; i < c->nin; i++) {
+        view_of(c->in[i], y, &r->in[i]);
+        if (r->in[i].mode == SPREAD) spread(r->in[i].data, es, len, r->spread[i]);
+    }
+}
+
+enum { MAX_WORKERS = 16, GRAIN_BLOCKS = 64 };
+
+static bool kernel_fused(const gb_op_call *c, gb_tensor **out) {
+    gb_tensor *y = out[0];
+    const gb_fused_program *p = c->payload;
+    const size_t es = gb_dtype_size(y->dtype);
+    int64_t len = y->size < BLOCK ? (y->size + 15) / 16 * 16 : BLOCK;
+    int64_t nblocks = len ? (y->size + len - 1) / len : 0;
+    /* Big outputs split across the pool; small ones run here, on the stack. */
+    int workers = nblocks > GRAIN_BLOCKS ? gb__parallel_workers() : 1;
+    workers = workers > MAX_WORKERS ? MAX_WORKERS : workers;
+    size_t per = (scratch_bytes(p, c->nin, len, es) + 63) / 64 * 64;
+    alignas(64) char stack[16384];
+    char *mem = workers * per <= sizeof stack ? stack : aligned_alloc(64, workers * per);
+    if (!mem) {
+        gb__op_error(c, GB_ERR_MEMORY, "%s: out of memory", c->def->name);
+        return false;
+    }
+    fused_run runs[MAX_WORKERS];
+    int64_t blamed_block[MAX_WORKERS];
+    const char *blamed[MAX_WORKERS] = {0};
+    for (int w = 0; w < workers; w++) {
+        init_run(&runs[w], c, y, len, es, mem + (size_t)w * per);
+        blamed_block[w] = INT64_MAX;
+    }
+    fused_job job = {c, y, es,
+                     atomic_load_explicit(&gb__hook_flags, memory_order_relaxed) & GB_HOOK_NUMERICS,
+                     runs, blamed_block, blamed};
+    if (workers > 1)
+        gb__parallel_for(nblocks, GRAIN_BLOCKS, run_blocks, &job);
+    else
+        run_blocks(&job, 0, nblocks, 0);
+    int first = 0;
+    for (int w = 1; w < workers; w++)
+        if (blamed_block[w] < blamed_block[first]) first = w;
+    if (blamed[first]) gb__tl_node_name = blamed[first];
+    if (mem != stack) free(mem);
     return true;
 }
 

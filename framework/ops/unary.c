@@ -136,7 +136,8 @@ static int infer_map(const gb_op_call *c, gb_out_desc *out) {
 
 static bool kernel_map(const gb_op_call *c, gb_tensor **out) {
     const gb_tensor *x = c->in[0];
-    map_kernels[c->op][x->dtype](x->size, x->data, out[0]->data, c->attrs);
+    gb__ew_map_parallel(map_kernels[c->op][x->dtype], x->size, x->data, out[0]->data,
+                        gb_dtype_size(x->dtype), c->attrs);
     return true;
 }
 
@@ -198,7 +199,8 @@ static int infer_pair(const gb_op_call *c, gb_out_desc *out) {
 
 static bool kernel_pair(const gb_op_call *c, gb_tensor **out) {
     const gb_tensor *a = c->in[0], *b = c->in[1];
-    pair_kernels[c->op][a->dtype](a->size, a->data, b->data, out[0]->data);
+    gb__ew_pair_parallel(pair_kernels[c->op][a->dtype], a->size, a->data, b->data, out[0]->data,
+                         gb_dtype_size(a->dtype));
     return true;
 }
 
