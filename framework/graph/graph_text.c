@@ -178,36 +178,33 @@ static void put_node(text *t, const gb_graph *g, const gb_node *nd) {
     put(t, "\n");
 }
 
-const char *gb__concrete_graph(gb_concrete_function *cf) {
-    if (cf->graph_text) return cf->graph_text;
+/* The nodes of g in `order` (all of them, in program order, when NULL),
+ * then the outputs; cached in *cache. */
+static const char *graph_text(const gb_graph *g, const int32_t *order, int n,
+                              const gb_edge *outputs, int nout, char **cache) {
+    if (*cache) return *cache;
     text t = {0};
-    const gb_graph *g = &cf->graph;
-    const gb_plan *p = cf->plan;
-    for (int i = 0; i < p->norder; i++) put_node(&t, g, &g->nodes[p->order[i]]);
+    for (int i = 0; i < n; i++) put_node(&t, g, &g->nodes[order ? order[i] : i]);
     put(&t, "return (");
-    for (int k = 0; k < cf->nout; k++) {
+    for (int k = 0; k < nout; k++) {
         if (k) put(&t, ", ");
-        put_edge(&t, g, cf->outputs[k]);
+        put_edge(&t, g, outputs[k]);
     }
     put(&t, ")\n");
-    cf->graph_text = finish(&t);
-    return cf->graph_text ? cf->graph_text : "";
+    *cache = finish(&t);
+    return *cache ? *cache : "";
+}
+
+/* The graph as it runs: the plan's nodes in the plan's order. */
+const char *gb__concrete_graph(gb_concrete_function *cf) {
+    return graph_text(&cf->graph, cf->plan->order, cf->plan->norder, cf->outputs, cf->nout,
+                      &cf->graph_text);
 }
 
 /* The graph as traced: every node, in program order. */
 static const char *traced_text(gb_concrete_function *cf) {
-    if (cf->traced_text) return cf->traced_text;
-    text t = {0};
-    const gb_graph *g = &cf->traced;
-    for (int i = 0; i < g->n; i++) put_node(&t, g, &g->nodes[i]);
-    put(&t, "return (");
-    for (int k = 0; k < cf->nout; k++) {
-        if (k) put(&t, ", ");
-        put_edge(&t, g, cf->traced_outputs[k]);
-    }
-    put(&t, ")\n");
-    cf->traced_text = finish(&t);
-    return cf->traced_text ? cf->traced_text : "";
+    return graph_text(&cf->traced, NULL, cf->traced.n, cf->traced_outputs, cf->nout,
+                      &cf->traced_text);
 }
 
 const char *gb_concrete_traced_graph_text(const gb_concrete_function *cf) {
