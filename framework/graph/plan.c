@@ -7,7 +7,8 @@
  * share their input's memory), and an offset in one arena per concrete
  * function, reusing the space of values that died (first fit over a free
  * list, as ggml's allocator and tinygrad's planner do). Values with an
- * unknown dim are allocated per call instead. Placeholders are the
+ * unknown dim are allocated per call instead, and so are the outputs of
+ * If and While nodes, which their kernels make. Placeholders are the
  * caller's tensors, Consts the graph's, variable reads the variable's.
  */
 #include <stdlib.h>
@@ -87,8 +88,8 @@ static size_t value_bytes(const gb_out_desc *d) {
  * static shapes (not placeholders, constants, views or variable reads). */
 static bool planned(const gb_node *nd) {
     const gb_op_def *def = gb_op_table[nd->op];
-    return !(def->flags & GB_OPF_VIEW) && nd->op != GB_OP_PLACEHOLDER && nd->op != GB_OP_CONST &&
-           !(nd->flags & GB_NODE_DYNAMIC);
+    return !(def->flags & (GB_OPF_VIEW | GB_OPF_ALLOCATES)) && nd->op != GB_OP_PLACEHOLDER &&
+           nd->op != GB_OP_CONST && !(nd->flags & GB_NODE_DYNAMIC);
 }
 
 /* base[v]: the value whose memory v uses (itself, or a view's source);
