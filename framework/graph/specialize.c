@@ -74,9 +74,10 @@ static bool infer_all(gb_concrete_function *spec, gb_tensor *const *in) {
             for (int k = 0; k < nd->nin; k++)
                 ins[k] = &fake[g->nodes[nd->in[k].node].value0 + nd->in[k].out];
             gb_op_call c = {nd->op, gb_op_table[nd->op], ins, nd->nin, &nd->attrs};
+            const char *running = gb__tl_node_name; /* an If or While node's, when nested */
             gb__tl_node_name = nd->name;
             ok = c.def->infer(&c, desc) == nd->nout;
-            gb__tl_node_name = NULL;
+            gb__tl_node_name = running;
         }
         nd->out = desc;
         nd->flags &= ~(unsigned)GB_NODE_DYNAMIC;
