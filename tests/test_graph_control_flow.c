@@ -370,7 +370,8 @@ START_TEST(test_mismatched_branch_outputs_are_errors) {
     gb_tensor *out[1];
     branches dtype = {scalar_f64, scalar_i64, NULL};
     ck_assert_int_eq(call_cond(&dtype, true, out), -1);
-    assert_error(GB_ERR_DTYPE, "gb_cond 'cond': output 0 is float64 [] in the true branch but "
+    assert_error(GB_ERR_DTYPE, "gb_cond 'cond' in function 'pick': output 0 is float64 [] in "
+                               "the true branch but "
                                "int64 [] in the false branch; the branches must agree in dtype");
     branches rank = {scalar_f64, vector2, NULL};
     ck_assert_int_eq(call_cond(&rank, true, out), -1);
@@ -383,7 +384,7 @@ START_TEST(test_mismatched_branch_outputs_are_errors) {
     gb_cond_options declared = {.output_shapes = &GB_INVARIANT(2), .noutput_shapes = 1};
     dims.o = &declared;
     ck_assert_int_eq(call_cond(&dims, true, out), -1);
-    assert_error(GB_ERR_SHAPE, "gb_cond 'cond': output 0 of the false branch is float64 [3], "
+    assert_error(GB_ERR_SHAPE, "gb_cond 'cond' in function 'pick': output 0 of the false branch is float64 [3], "
                                "which does not fit its declared shape [2] (dim 0)");
     gb_tensor *p = gb_scalar(GB_BOOL, false); /* eagerly: the branch taken is checked */
     ck_assert_int_eq(gb_cond(p, vector2, vector3, NULL, 0, &declared, out), -1);
@@ -422,8 +423,9 @@ START_TEST(test_loop_variable_changing_shape_is_an_error) {
                                "shape invariant with -1 there)");
     gb_function *f = gb_function_new("grower", loop_of, &(gb_function_options){.user = &o});
     ck_assert_int_eq(gb_function_call(f, &x, 1, NULL, 0, &out), -1);
-    assert_error(GB_ERR_SHAPE, "gb_while_loop 'while': loop variable 0 ('xs') is float64 [2] on "
-                               "entry but float64 [3] after the body (as traced)");
+    assert_error(GB_ERR_SHAPE, "gb_while_loop 'while' in function 'grower': loop variable 0 "
+                               "('xs') is float64 [2] on entry but float64 [3] after the body (as "
+                               "traced)");
     gb_function_free(f);
     /* With an invariant it may grow: then max_iterations stops it. */
     o.shape_invariants = &GB_INVARIANT(-1);
@@ -433,8 +435,9 @@ START_TEST(test_loop_variable_changing_shape_is_an_error) {
                                "= 3 iterations");
     f = gb_function_new("grower", loop_of, &(gb_function_options){.user = &o});
     ck_assert_int_eq(gb_function_call(f, &x, 1, NULL, 0, &out), -1);
-    const gb_error *e = check_error(GB_ERR_VALUE, "While: the cond of 'while' still holds after "
-                                                  "max_iterations = 3 iterations");
+    const gb_error *e = check_error(GB_ERR_VALUE, "While: the cond of 'while' in function "
+                                                  "'grower' still holds after max_iterations = 3 "
+                                                  "iterations");
     ck_assert_str_eq(e->op_name, "while");
     gb_clear_error();
     gb_function_free(f);
@@ -542,6 +545,86 @@ START_TEST(test_branch_nodes_and_alerts_carry_the_branch_scope) {
 }
 END_TEST
 
+static int i_below_3(void *u, gb_tensor *const *v, int n, gb_tensor **out) {
+    (void)u, (void)n;
+    out[0] = gb_less(v[0], gb_scalar(GB_I64, 3));
+    return 1;
+}
+
+static int log_step(void *u, gb_tensor *const *v, int n, gb_tensor **out) {
+    (void)u, (void)n;
+    out[0] = gb_add_scalar(v[0], 1);
+    out[1] = gb_log(v[1]); /* 0.5, then log(0.5) < 0: NaN on the second iteration */
+    return 2;
+}
+
+static int logs(void *user, gb_tensor *const *in, int nin, const gb_value *st, int nst,
+                gb_tensor **out) {
+    (void)user, (void)nin, (void)st, (void)nst;
+    gb_tensor *v[2] = {gb_scalar(GB_I64, 0), in[0]};
+    gb_while_options o = {.name = "repeat"};
+    if (gb_while_loop(i_below_3, log_step, v, 2, &o, v) != 2) return -1;
+    out[0] = v[1];
+    return 1;
+}
+
+START_TEST(test_alerts_in_a_loop_body_name_it) {
+    gb_function *f = gb_function_new("logs", logs, NULL);
+    gb_tensor *x = gb_scalar(GB_F64, 0.5), *y;
+    gb_enable_check_numerics();
+    ck_assert_int_eq(gb_function_call(f, &x, 1, NULL, 0, &y), -1);
+    gb_disable_check_numerics();
+    const gb_error *e = check_error(GB_ERR_NUMERIC, "in function 'logs'");
+    ck_assert_str_eq(e->op_name, "repeat/body/Log");
+    gb_clear_error();
+    gb_function_free(f);
+}
+END_TEST
+
+static gb_variable *scale;
+static int scaled(void *u, gb_tensor *const *in, int n, gb_tensor **out) {
+    (void)u, (void)n;
+    out[0] = gb_mul(in[0], gb_variable_value(scale));
+    return 1;
+}
+
+static int cond_reading_a_variable(void *user, gb_tensor *const *in, int nin,
+                                   const gb_value *st, int nst, gb_tensor **out) {
+    (void)user, (void)nin, (void)st, (void)nst;
+    gb_tape *tape = gb_tape_begin();
+    int n = gb_cond(gb_scalar(GB_BOOL, true), scaled, scaled, in, 1, NULL, out);
+    gb_tape_end(tape);
+    return n;
+}
+
+static int cond_reading_a_variable_untaped(void *user, gb_tensor *const *in, int nin,
+                                           const gb_value *st, int nst, gb_tensor **out) {
+    (void)user, (void)nin, (void)st, (void)nst;
+    return gb_cond(gb_scalar(GB_BOOL, true), scaled, scaled, in, 1, NULL, out);
+}
+
+/* Its gradient could not reach the variable through the If node: an error
+ * saying what to do, not a silently missing gradient. */
+START_TEST(test_trainable_variable_in_a_branch_under_a_tape_is_an_error) {
+    scale = gb_variable_new("scale", gb_scalar(GB_F64, 2), true);
+    gb_function *f = gb_function_new("reads_scale", cond_reading_a_variable, NULL);
+    gb_tensor *x = gb_scalar(GB_F64, 3), *y;
+    ck_assert_int_eq(gb_function_call(f, &x, 1, NULL, 0, &y), -1);
+    assert_error(GB_ERR_STATE, "'cond/true' reads trainable variable 'scale' while a "
+                               "GradientTape records");
+    gb_function_free(f);
+    /* Without a tape it runs, and the function captures the variable. */
+    f = gb_function_new("reads_scale", cond_reading_a_variable_untaped, NULL);
+    ck_assert_int_eq(gb_function_call(f, &x, 1, NULL, 0, &y), 1);
+    ck_assert_msg(gb_ok(), "%s", gb_error_string());
+    ASSERT_VALUES(y, 0, 6);
+    ck_assert_msg(strstr(gb_function_concrete_signatures(f), "captures scale"), "%s",
+                  gb_function_concrete_signatures(f));
+    gb_function_free(f);
+    gb_variable_free(scale);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("graph_control_flow");
     TCase *tc = tcase_create("control_flow");
@@ -557,6 +640,8 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_loop_variable_with_invariant_grows);
     tcase_add_test(tc, test_tensor_of_the_enclosing_trace_in_a_branch_is_an_error);
     tcase_add_test(tc, test_branch_nodes_and_alerts_carry_the_branch_scope);
+    tcase_add_test(tc, test_alerts_in_a_loop_body_name_it);
+    tcase_add_test(tc, test_trainable_variable_in_a_branch_under_a_tape_is_an_error);
     suite_add_tcase(s, tc);
     return s;
 }

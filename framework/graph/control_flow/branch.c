@@ -134,10 +134,18 @@ int gb__cf_add_node(gb_cf_record *r, gb_tensor *const *in, int nin, gb_tensor **
     return n;
 }
 
-bool gb__cf_check_pred(const gb_tensor *p, const char *api, const char *name, const char *role) {
+bool gb__cf_check_pred(const gb_tensor *p, const char *label, const char *role) {
     if (p->dtype == GB_BOOL && p->rank == 0) return true;
     char s[96];
-    gb__error(GB_ERR_DTYPE, NULL, "%s '%s': %s must be a bool scalar, got %s %s", api, name, role,
+    gb__error(GB_ERR_DTYPE, NULL, "%s: %s must be a bool scalar, got %s %s", label, role,
               gb_dtype_name(p->dtype), gb__shape_fmt(p->rank, p->shape, s, sizeof s));
     return false;
+}
+
+const char *gb__cf_label(const char *api, const char *name, char *buf, size_t n) {
+    if (gb__tl_trace)
+        snprintf(buf, n, "%s '%s' in function '%s'", api, name, gb__tl_trace->function->name);
+    else
+        snprintf(buf, n, "%s '%s'", api, name);
+    return buf;
 }

@@ -23,21 +23,21 @@ static bool check_args(gb_tensor *pred, gb_branch_fn t, gb_branch_fn f, gb_tenso
         o->noutput_shapes < 0 || o->noutput_shapes > GB_MAX_OUTPUTS ||
         (o->noutput_shapes && !o->output_shapes)) {
         gb__error(GB_ERR_VALUE, "If",
-                  "gb_cond '%s': need both branch functions, 0 to %d inputs and 0 to %d output "
+                  "%s: need both branch functions, 0 to %d inputs and 0 to %d output "
                   "shapes",
                   name, GB_FUNCTION_MAX_INPUTS - 1, GB_MAX_OUTPUTS);
         return false;
     }
     if (!pred) {
-        if (gb_ok()) gb__error(GB_ERR_VALUE, "If", "gb_cond '%s': the predicate is NULL", name);
+        if (gb_ok()) gb__error(GB_ERR_VALUE, "If", "%s: the predicate is NULL", name);
         return false;
     }
     for (int i = 0; i < n; i++)
         if (!in[i]) {
-            if (gb_ok()) gb__error(GB_ERR_VALUE, "If", "gb_cond '%s': input %d is NULL", name, i);
+            if (gb_ok()) gb__error(GB_ERR_VALUE, "If", "%s: input %d is NULL", name, i);
             return false;
         }
-    return gb__cf_check_pred(pred, "gb_cond", name, "the predicate");
+    return gb__cf_check_pred(pred, name, "the predicate");
 }
 
 /* Whether one branch's output k fits its declared shape; an error naming
@@ -51,7 +51,7 @@ static bool fits_declared(const char *name, int which, int k, gb_dtype dt, int r
     char a[96], b[96], where[32] = "its rank";
     if (bad >= 0) snprintf(where, sizeof where, "dim %d", bad);
     gb__error(GB_ERR_SHAPE, "If",
-              "gb_cond '%s': output %d of the %s branch is %s %s, which does not fit its "
+              "%s: output %d of the %s branch is %s %s, which does not fit its "
               "declared shape %s (%s)",
               name, k, branch_name(which), gb_dtype_name(dt), gb__shape_fmt(rank, shape, a, sizeof a),
               gb__shape_fmt(want->rank, want->shape, b, sizeof b), where);
@@ -60,13 +60,13 @@ static bool fits_declared(const char *name, int which, int k, gb_dtype dt, int r
 
 /* The If node's outputs: the branches' merged, or an error naming the
  * output and both branches' dtypes or shapes. */
-static bool merge_outputs(gb_cf_record *r, const gb_cond_options *o) {
+static bool merge_outputs(gb_cf_record *r, const gb_cond_options *o, const char *label) {
     const gb_cf_branch *t = &r->sub[0], *f = &r->sub[1];
     if (t->cf->nout != f->cf->nout || t->cf->nout > GB_MAX_OUTPUTS) {
         gb__error(GB_ERR_VALUE, "If",
-                  "gb_cond '%s': the true branch returns %d outputs and the false branch %d; "
+                  "%s: the true branch returns %d outputs and the false branch %d; "
                   "both must return the same number (at most %d)",
-                  r->name, t->cf->nout, f->cf->nout, GB_MAX_OUTPUTS);
+                  label, t->cf->nout, f->cf->nout, GB_MAX_OUTPUTS);
         return false;
     }
     r->nout = t->cf->nout;
@@ -76,16 +76,16 @@ static bool merge_outputs(gb_cf_record *r, const gb_cond_options *o) {
         if (a->dtype != b->dtype || a->rank != b->rank) {
             bool dt = a->dtype != b->dtype;
             gb__error(dt ? GB_ERR_DTYPE : GB_ERR_SHAPE, "If",
-                      "gb_cond '%s': output %d is %s %s in the true branch but %s %s in the "
+                      "%s: output %d is %s %s in the true branch but %s %s in the "
                       "false branch; the branches must agree in %s",
-                      r->name, k, gb_dtype_name(a->dtype), gb__shape_fmt(a->rank, a->shape, sa, sizeof sa),
+                      label, k, gb_dtype_name(a->dtype), gb__shape_fmt(a->rank, a->shape, sa, sizeof sa),
                       gb_dtype_name(b->dtype), gb__shape_fmt(b->rank, b->shape, sb, sizeof sb),
                       dt ? "dtype" : "rank");
             return false;
         }
         if (k < o->noutput_shapes &&
-            (!fits_declared(r->name, 0, k, a->dtype, a->rank, a->shape, &o->output_shapes[k]) ||
-             !fits_declared(r->name, 1, k, b->dtype, b->rank, b->shape, &o->output_shapes[k])))
+            (!fits_declared(label, 0, k, a->dtype, a->rank, a->shape, &o->output_shapes[k]) ||
+             !fits_declared(label, 1, k, b->dtype, b->rank, b->shape, &o->output_shapes[k])))
             return false;
         r->out[k] = *a;
         for (int d = 0; d < a->rank; d++)
@@ -99,7 +99,8 @@ static bool merge_outputs(gb_cf_record *r, const gb_cond_options *o) {
 /* ---- eager and traced ------------------------------------------------------------------------ */
 
 static int cond_eager(gb_tensor *pred, gb_branch_fn t, gb_branch_fn f, gb_tensor *const *in,
-                      int n, const gb_cond_options *o, const char *name, gb_tensor **out) {
+                      int n, const gb_cond_options *o, const char *name, const char *label,
+                      gb_tensor **out) {
     int which = *(const uint8_t *)pred->data ? 0 : 1;
     char scope[192];
     snprintf(scope, sizeof scope, "%s/%s", name, branch_name(which));
@@ -110,17 +111,17 @@ static int cond_eager(gb_tensor *pred, gb_branch_fn t, gb_branch_fn f, gb_tensor
     gb_name_scope_pop();
     if (!gb_ok()) return -1;
     if (nout < 0 || nout > GB_MAX_OUTPUTS) {
-        gb__error(GB_ERR_VALUE, "If", "gb_cond '%s': the %s branch returned %d (0 to %d outputs, "
-                  "or -1 after an error)", name, branch_name(which), nout, GB_MAX_OUTPUTS);
+        gb__error(GB_ERR_VALUE, "If", "%s: the %s branch returned %d (0 to %d outputs, "
+                  "or -1 after an error)", label, branch_name(which), nout, GB_MAX_OUTPUTS);
         return -1;
     }
     for (int k = 0; k < nout; k++) {
         if (!out[k]) {
-            gb__error(GB_ERR_VALUE, "If", "gb_cond '%s': output %d of the %s branch is NULL",
-                      name, k, branch_name(which));
+            gb__error(GB_ERR_VALUE, "If", "%s: output %d of the %s branch is NULL",
+                      label, k, branch_name(which));
             return -1;
         }
-        if (k < o->noutput_shapes && !fits_declared(name, which, k, out[k]->dtype, out[k]->rank,
+        if (k < o->noutput_shapes && !fits_declared(label, which, k, out[k]->dtype, out[k]->rank,
                                                      out[k]->shape, &o->output_shapes[k]))
             return -1;
     }
@@ -128,14 +129,15 @@ static int cond_eager(gb_tensor *pred, gb_branch_fn t, gb_branch_fn f, gb_tensor
 }
 
 static int cond_traced(gb_tensor *pred, gb_branch_fn t, gb_branch_fn f, gb_tensor *const *in,
-                       int n, const gb_cond_options *o, gb_tensor **out) {
+                       int n, const gb_cond_options *o, const char *label, gb_tensor **out) {
     gb_cf_record *r = gb__cf_record_new(GB_OP_IF);
     if (!r) return -1;
     gb__cf_name_node(r, "cond", o->name);
     gb_tensor_spec specs[GB_FUNCTION_MAX_INPUTS];
     for (int i = 0; i < n; i++) specs[i] = gb__cf_spec_of(in[i]);
     if (!gb__cf_trace_branch(r, 0, "true", t, o->user, specs, n, NULL) ||
-        !gb__cf_trace_branch(r, 1, "false", f, o->user, specs, n, NULL) || !merge_outputs(r, o) ||
+        !gb__cf_trace_branch(r, 1, "false", f, o->user, specs, n, NULL) ||
+        !merge_outputs(r, o, label) ||
         !gb__cf_check_no_trainable_captures(r))
         return -1;
     gb_tensor *args[GB_FUNCTION_MAX_INPUTS] = {pred};
@@ -149,9 +151,12 @@ int gb_cond(gb_tensor *pred, gb_branch_fn true_fn, gb_branch_fn false_fn,
     static const gb_cond_options none;
     const gb_cond_options *o = opts ? opts : &none;
     const char *name = o->name && o->name[0] ? o->name : "cond";
-    if (!check_args(pred, true_fn, false_fn, inputs, ninputs, o, name)) return -1;
-    if (gb__tl_trace) return cond_traced(pred, true_fn, false_fn, inputs, ninputs, o, outputs);
-    return cond_eager(pred, true_fn, false_fn, inputs, ninputs, o, name, outputs);
+    char label[256];
+    gb__cf_label("gb_cond", name, label, sizeof label);
+    if (!check_args(pred, true_fn, false_fn, inputs, ninputs, o, label)) return -1;
+    if (gb__tl_trace)
+        return cond_traced(pred, true_fn, false_fn, inputs, ninputs, o, label, outputs);
+    return cond_eager(pred, true_fn, false_fn, inputs, ninputs, o, name, label, outputs);
 }
 
 /* ---- the If op ------------------------------------------------------------------------------- */

@@ -76,9 +76,12 @@ bool gb__cf_stateful(const gb_cf_branch *b);
 /* Dispatches the construct's node (named r->name) in the trace; marks it
  * stateful when a sub-graph is. Returns the outputs' count or -1. */
 int gb__cf_add_node(gb_cf_record *r, gb_tensor *const *in, int nin, gb_tensor **out);
-/* A bool scalar, or an error naming the API, the construct and the role
- * ("the predicate", "the output of cond"). */
-bool gb__cf_check_pred(const gb_tensor *p, const char *api, const char *name, const char *role);
+/* How errors name a construct: "gb_cond 'cond'", and " in function 'f'"
+ * while tracing. */
+const char *gb__cf_label(const char *api, const char *name, char *buf, size_t n);
+/* A bool scalar, or an error naming the construct (its label) and the
+ * role ("the predicate", "the output of its cond"). */
+bool gb__cf_check_pred(const gb_tensor *p, const char *label, const char *role);
 /* The trainable variables a sub-graph reads: a tape recording the node
  * could not route their gradients (an error saying to pass their values
  * in), so gb_cond / gb_while_loop refuse them under a tape. */

@@ -24,6 +24,7 @@ typedef struct loop {
     int n;
     const gb_while_options *o;
     const char *name;
+    char label[256];             /* "gb_while_loop 'while' in function 'f'" */
     uint8_t free_dims[GB_MAX_OUTPUTS];
     char names[GB_MAX_OUTPUTS][32];
     const char *name_ptrs[GB_MAX_OUTPUTS];
@@ -45,9 +46,9 @@ static bool check_invariant(loop *l, int k) {
     if (fits) return true;
     char a[96], b[96];
     gb__error(GB_ERR_SHAPE, "While",
-              "gb_while_loop '%s': loop variable %d ('%s') is %s on entry, which does not fit "
+              "%s: loop variable %d ('%s') is %s on entry, which does not fit "
               "its shape invariant %s",
-              l->name, k, l->names[k], gb__shape_fmt(v->rank, v->shape, a, sizeof a),
+              l->label, k, l->names[k], gb__shape_fmt(v->rank, v->shape, a, sizeof a),
               gb__shape_fmt(inv->rank, inv->shape, b, sizeof b));
     return false;
 }
@@ -58,9 +59,9 @@ static bool check_args(loop *l) {
         o->max_iterations < 0 || o->nshape_invariants < 0 || o->nshape_invariants > l->n ||
         (o->nshape_invariants && !o->shape_invariants) || o->nnames < 0) {
         gb__error(GB_ERR_VALUE, "While",
-                  "gb_while_loop '%s': need cond and body functions, 1 to %d loop variables, "
+                  "%s: need cond and body functions, 1 to %d loop variables, "
                   "max_iterations >= 0 and at most one shape invariant per variable",
-                  l->name, GB_MAX_OUTPUTS);
+                  l->label, GB_MAX_OUTPUTS);
         return false;
     }
     for (int k = 0; k < l->n; k++) {
@@ -71,8 +72,8 @@ static bool check_args(loop *l) {
         l->name_ptrs[k] = l->names[k];
         if (!l->vars[k]) {
             if (gb_ok())
-                gb__error(GB_ERR_VALUE, "While", "gb_while_loop '%s': loop variable %d ('%s') is NULL",
-                          l->name, k, l->names[k]);
+                gb__error(GB_ERR_VALUE, "While", "%s: loop variable %d ('%s') is NULL",
+                          l->label, k, l->names[k]);
             return false;
         }
     }
@@ -96,8 +97,8 @@ static bool check_next(const loop *l, int k, gb_dtype dt, int rank, const int64_
         snprintf(what, sizeof what, "dim %d changed; give it a shape invariant with -1 there",
                  bad);
     gb__error(bad >= 0 ? GB_ERR_SHAPE : GB_ERR_DTYPE, "While",
-              "gb_while_loop '%s': loop variable %d ('%s') is %s %s on entry but %s %s %s (%s)",
-              l->name, k, l->names[k], gb_dtype_name(v->dtype),
+              "%s: loop variable %d ('%s') is %s %s on entry but %s %s %s (%s)",
+              l->label, k, l->names[k], gb_dtype_name(v->dtype),
               gb__shape_fmt(v->rank, v->shape, a, sizeof a), gb_dtype_name(dt),
               gb__shape_fmt(rank, shape, b, sizeof b), when, what);
     return false;
@@ -107,19 +108,19 @@ static bool check_cond_output(const loop *l, int n, const gb_tensor *p) {
     if (n != 1) {
         if (gb_ok())
             gb__error(GB_ERR_VALUE, "While",
-                      "gb_while_loop '%s': its cond returned %d outputs; it must return one "
+                      "%s: its cond returned %d outputs; it must return one "
                       "bool scalar",
-                      l->name, n);
+                      l->label, n);
         return false;
     }
-    return gb__cf_check_pred(p, "gb_while_loop", l->name, "the output of its cond");
+    return gb__cf_check_pred(p, l->label, "the output of its cond");
 }
 
 static bool check_body_count(const loop *l, int n) {
     if (n == l->n) return true;
     if (gb_ok())
         gb__error(GB_ERR_VALUE, "While",
-                  "gb_while_loop '%s': its body returned %d outputs for %d loop variables", l->name,
+                  "%s: its body returned %d outputs for %d loop variables", l->label,
                   n, l->n);
     return false;
 }
@@ -149,9 +150,9 @@ static int while_eager(loop *l, gb_tensor **outputs) {
         if (!*(const uint8_t *)p[0]->data) break;
         if (l->o->max_iterations && iter >= l->o->max_iterations) {
             gb__error(GB_ERR_VALUE, "While",
-                      "gb_while_loop '%s': its cond still holds after max_iterations = %lld "
+                      "%s: its cond still holds after max_iterations = %lld "
                       "iterations",
-                      l->name, (long long)l->o->max_iterations);
+                      l->label, (long long)l->o->max_iterations);
             return -1;
         }
         int nb = call_part(l, "body", l->body, cur, next);
@@ -160,8 +161,8 @@ static int while_eager(loop *l, gb_tensor **outputs) {
         snprintf(when, sizeof when, "after iteration %lld", (long long)iter + 1);
         for (int k = 0; k < l->n; k++) {
             if (!next[k]) {
-                gb__error(GB_ERR_VALUE, "While", "gb_while_loop '%s': its body's output %d is NULL",
-                          l->name, k);
+                gb__error(GB_ERR_VALUE, "While", "%s: its body's output %d is NULL",
+                          l->label, k);
                 return -1;
             }
             if (!check_next(l, k, next[k]->dtype, next[k]->rank, next[k]->shape, when)) return -1;
@@ -191,8 +192,8 @@ static bool trace_parts(loop *l, gb_cf_record *r, gb_tensor_spec *specs) {
     if (p->dtype != GB_BOOL || p->rank != 0) {
         char s[96];
         gb__error(GB_ERR_DTYPE, "While",
-                  "gb_while_loop '%s': the output of its cond must be a bool scalar, got %s %s",
-                  l->name, gb_dtype_name(p->dtype), gb__shape_fmt(p->rank, p->shape, s, sizeof s));
+                  "%s: the output of its cond must be a bool scalar, got %s %s",
+                  l->label, gb_dtype_name(p->dtype), gb__shape_fmt(p->rank, p->shape, s, sizeof s));
         return false;
     }
     if (!gb__cf_trace_branch(r, 1, "body", l->body, l->o->user, specs, l->n, l->name_ptrs))
@@ -222,19 +223,19 @@ static bool node_outputs(const loop *l, gb_cf_record *r, const gb_tensor_spec *s
     if (!r->stacks) return true;
     if (l->n + r->nstacked + 1 > GB_MAX_OUTPUTS) {
         gb__error(GB_ERR_VALUE, "While",
-                  "gb_while_loop '%s': %d loop variables, %d of which change, are too many for "
+                  "%s: %d loop variables, %d of which change, are too many for "
                   "a loop a GradientTape records (it keeps each changing one's values: at most "
                   "%d in all)",
-                  l->name, l->n, r->nstacked, GB_MAX_OUTPUTS - 1);
+                  l->label, l->n, r->nstacked, GB_MAX_OUTPUTS - 1);
         return false;
     }
     for (int k = 0; k < l->n; k++) {
         if (!r->stacked[k]) continue;
         if (specs[k].rank + 1 > GB_MAX_RANK) {
             gb__error(GB_ERR_SHAPE, "While",
-                      "gb_while_loop '%s': loop variable %d ('%s') has rank %d; a loop a "
+                      "%s: loop variable %d ('%s') has rank %d; a loop a "
                       "GradientTape records keeps its values per iteration at rank %d at most",
-                      l->name, k, l->names[k], specs[k].rank, GB_MAX_RANK - 1);
+                      l->label, k, l->names[k], specs[k].rank, GB_MAX_RANK - 1);
             return false;
         }
         gb_out_desc *s = &r->out[r->nout++];
@@ -276,6 +277,7 @@ int gb_while_loop(gb_branch_fn cond_fn, gb_branch_fn body_fn, gb_tensor *const *
     loop l = {.cond = cond_fn, .body = body_fn, .vars = loop_vars, .n = nvars,
               .o = opts ? opts : &none};
     l.name = l.o->name && l.o->name[0] ? l.o->name : "while";
+    gb__cf_label("gb_while_loop", l.name, l.label, sizeof l.label);
     if (!check_args(&l)) return -1;
     return gb__tl_trace ? while_traced(&l, outputs) : while_eager(&l, outputs);
 }

@@ -41,6 +41,15 @@ typedef struct loop_run {
 
 static size_t bytes_of(const gb_tensor *t) { return (size_t)t->size * gb_dtype_size(t->dtype); }
 
+/* "'model/while' in function 'f'": how run-time errors name the loop. */
+static const char *loop_label(const loop_run *lr, char *buf, size_t n) {
+    if (gb__tl_function)
+        snprintf(buf, n, "'%s' in function '%s'", lr->r->name, gb__tl_function);
+    else
+        snprintf(buf, n, "'%s'", lr->r->name);
+    return buf;
+}
+
 /* Copies v into held h (its buffer grows when v is bigger). */
 static bool hold(const gb_op_call *c, held *h, const gb_tensor *v) {
     size_t n = bytes_of(v);
@@ -72,11 +81,11 @@ static bool push(loop_run *lr, int k, int64_t it) {
         s->rank = v->rank;
         memcpy(s->shape, v->shape, sizeof s->shape);
     } else if (v->rank != s->rank || memcmp(v->shape, s->shape, (size_t)v->rank * sizeof *v->shape)) {
-        char a[96], b[96];
+        char a[96], b[96], l[256];
         gb__op_error(lr->c, GB_ERR_SHAPE,
-                     "%s: the gradient of '%s' keeps loop variable %d ('%s') at every "
+                     "%s: the gradient of %s keeps loop variable %d ('%s') at every "
                      "iteration, which needs one shape: it was %s, then %s",
-                     lr->c->def->name, lr->r->name, k, lr->r->var_names[k],
+                     lr->c->def->name, loop_label(lr, l, sizeof l), k, lr->r->var_names[k],
                      gb__shape_fmt(s->rank, s->shape, a, sizeof a),
                      gb__shape_fmt(v->rank, v->shape, b, sizeof b));
         return false;
@@ -107,11 +116,11 @@ static bool check_kept(loop_run *lr, gb_tensor *const *next) {
         for (int d = 0; bad == -1 && d < v->rank; d++)
             if (!(lr->r->free_dims[k] >> d & 1) && v->shape[d] != w->shape[d]) bad = d;
         if (bad == -1) continue;
-        char a[96], b[96];
+        char a[96], b[96], l[256];
         gb__op_error(lr->c, GB_ERR_SHAPE,
-                     "%s: loop variable %d ('%s') of '%s' is %s on entry but %s after iteration "
+                     "%s: loop variable %d ('%s') of %s is %s on entry but %s after iteration "
                      "%lld; give it a shape invariant with -1 for the dims that may change",
-                     lr->c->def->name, k, lr->r->var_names[k], lr->r->name,
+                     lr->c->def->name, k, lr->r->var_names[k], loop_label(lr, l, sizeof l),
                      gb__shape_fmt(v->rank, v->shape, a, sizeof a),
                      gb__shape_fmt(w->rank, w->shape, b, sizeof b), (long long)lr->iterations + 1);
         return false;
@@ -128,9 +137,10 @@ static bool iterate(loop_run *lr, bool *more) {
     bool ok = gb__execute(r->sub[0].cf, lr->ptrs, r->nvars, &p) >= 0;
     *more = ok && *(const uint8_t *)p->data;
     if (*more && r->max_iterations && lr->iterations >= r->max_iterations) {
+        char l[256];
         gb__op_error(lr->c, GB_ERR_VALUE,
-                     "%s: the cond of '%s' still holds after max_iterations = %lld iterations",
-                     lr->c->def->name, r->name, (long long)r->max_iterations);
+                     "%s: the cond of %s still holds after max_iterations = %lld iterations",
+                     lr->c->def->name, loop_label(lr, l, sizeof l), (long long)r->max_iterations);
         ok = false;
     }
     for (int k = 0; ok && *more && r->stacks && k < r->nvars; k++)
