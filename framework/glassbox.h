@@ -38,6 +38,7 @@
 #include "gb_ops.h"
 #include "gb_autodiff.h"
 #include "gb_function.h"
+#include "gb_control_flow.h"
 #include "gb_observer.h"
 #include "gb_nn.h"
 #include "gb_debug.h"

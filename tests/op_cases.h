@@ -11,7 +11,11 @@
  *     world 0 eager, world 1 traced — made alike, and return the values
  *     they leave behind, so both worlds are compared on their state;
  *   - Placeholder and Const exist only in graphs: their run returns the
- *     value the node stands for (the function's input, a captured tensor).
+ *     value the node stands for (the function's input, a captured tensor);
+ *   - If and While run through gb_cond and gb_while_loop: their nodes name
+ *     sub-graphs traced by those calls, so their runs make them (eagerly,
+ *     the branch or the loop runs instead), and their gradients are
+ *     checked through those calls.
  * The table is indexed by gb_op_id with designated initializers: an op
  * added to ops.def has a NULL slot until its generator is written, and the
  * tests fail naming it — a new op can skip none of the checks.
@@ -41,6 +45,11 @@ struct op_case {
     gb_attrs attrs;
     unsigned batched;             /* bit i: dim 0 of input i is the batch */
     oc_run_fn run;                /* NULL: the op dispatched on the inputs */
+    /* The run calls the public function that makes the op (gb_cond,
+     * gb_while_loop: an If or While node names sub-graphs traced with it,
+     * so it cannot be dispatched alone): its gradient is checked through
+     * that function, eager against traced. */
+    bool run_makes_op;
     bool graph_only;              /* refuses to run eagerly (Placeholder, Const) */
     gb_tensor *value;             /* Const: the tensor the function captures */
     gb_variable *var[OC_WORLDS];  /* variable ops, updates: one per world */
@@ -419,6 +428,70 @@ static void gen_print(op_case *c, int64_t b) {
     snprintf(c->attrs.s, sizeof c->attrs.s, "x:");
 }
 
+/* ---- tensor arrays: the batch is the array's size, index 0 fits every batch ---------- */
+
+static void gen_tensor_array_write(op_case *c, int64_t b) { /* (ta, index, value) */
+    OC_INPUTS(c, 1, oc_uniform(-2, 2, 60, GB_SHAPE(b, 3)), gb_scalar(GB_I64, 0),
+              oc_uniform(-2, 2, 61, GB_SHAPE(3)));
+}
+static void gen_tensor_array_read(op_case *c, int64_t b) { /* (ta, index) */
+    OC_INPUTS(c, 1, oc_uniform(-2, 2, 62, GB_SHAPE(b, 3)), gb_scalar(GB_I64, 0));
+}
+
+/* ---- control flow: run through gb_cond and gb_while_loop ---------------------------- */
+
+static int oc_tanh_times(void *u, gb_tensor *const *in, int n, gb_tensor **out) {
+    (void)u, (void)n;
+    out[0] = gb_mul(gb_tanh(in[0]), in[1]);
+    return 1;
+}
+static int oc_minus(void *u, gb_tensor *const *in, int n, gb_tensor **out) {
+    (void)u, (void)n;
+    out[0] = gb_sub(in[0], in[1]);
+    return 1;
+}
+
+/* cond(sum(x) > 0, tanh(x) * y, x - y): either branch, as the data says. */
+static int run_if(const op_case *c, int world, gb_tensor *const *in, gb_tensor **out) {
+    (void)c, (void)world;
+    gb_tensor *p = gb_greater(gb_reduce_sum(in[0], GB_ALL_AXES, false), gb_scalar(GB_F64, 0));
+    return gb_cond(p, oc_tanh_times, oc_minus, in, 2, NULL, out);
+}
+
+static void gen_if(op_case *c, int64_t b) {
+    gen_binary(c, b);
+    c->run = run_if;
+    c->run_makes_op = true;
+}
+
+static int oc_below_3(void *u, gb_tensor *const *v, int n, gb_tensor **out) {
+    (void)u, (void)n;
+    out[0] = gb_less(v[0], gb_scalar(GB_I64, 3));
+    return 1;
+}
+static int oc_tanh_acc_times_x(void *u, gb_tensor *const *v, int n, gb_tensor **out) {
+    (void)u, (void)n;
+    out[0] = gb_add_scalar(v[0], 1);
+    out[1] = gb_mul(gb_tanh(v[1]), v[2]);
+    out[2] = v[2];
+    return 3;
+}
+
+/* acc = x; 3 times: acc = tanh(acc) * x. */
+static int run_while(const op_case *c, int world, gb_tensor *const *in, gb_tensor **out) {
+    (void)c, (void)world;
+    gb_tensor *v[3] = {gb_scalar(GB_I64, 0), in[0], in[0]};
+    if (gb_while_loop(oc_below_3, oc_tanh_acc_times_x, v, 3, NULL, v) != 3) return -1;
+    out[0] = v[1];
+    return 1;
+}
+
+static void gen_while(op_case *c, int64_t b) {
+    gen_unary(c, b);
+    c->run = run_while;
+    c->run_makes_op = true;
+}
+
 /* ---- the table ----------------------------------------------------------------------- */
 
 static const op_case_gen op_cases[GB_OP_COUNT] = {
@@ -477,6 +550,8 @@ static const op_case_gen op_cases[GB_OP_COUNT] = {
     [GB_OP_GATHER] = gen_gather,
     [GB_OP_SCATTER_ADD] = gen_scatter_add,
     [GB_OP_ONE_HOT] = gen_one_hot,
+    [GB_OP_TENSOR_ARRAY_WRITE] = gen_tensor_array_write,
+    [GB_OP_TENSOR_ARRAY_READ] = gen_tensor_array_read,
     [GB_OP_MATMUL] = gen_matmul,
     [GB_OP_CONV2D] = gen_conv2d,
     [GB_OP_CONV2D_BACKPROP_INPUT] = gen_conv2d_backprop_input,
@@ -505,6 +580,8 @@ static const op_case_gen op_cases[GB_OP_COUNT] = {
     [GB_OP_CONST] = gen_const,
     [GB_OP_PRINT] = gen_print,
     [GB_OP_FUSED_ELEMENTWISE] = gen_fused,
+    [GB_OP_IF] = gen_if,
+    [GB_OP_WHILE] = gen_while,
 };
 
 /* ---- making, running and freeing cases ----------------------------------------------- */

@@ -21,6 +21,7 @@ void gb__concrete_free(gb_concrete_function *cf) {
     if (!cf) return;
     gb__concrete_free(cf->backward);
     gb__specializations_free(cf);
+    gb__cf_records_free(cf);
     gb__plan_free(cf->plan);
     gb__graph_free(&cf->graph);
     gb__graph_free(&cf->traced);
@@ -62,6 +63,9 @@ static trace_saved enter(gb_trace *t) {
     gb__tl_hidden_tapes |= live_tapes();
     gb__tape_update_recording();
     gb_scope_begin();
+    /* A branch or loop body names its nodes in its construct's scope,
+     * "model/cond/true/Add", so alerts from inside it say where it is. */
+    if (t->function->region) gb_name_scope_push(t->function->region);
     return s;
 }
 
@@ -102,13 +106,24 @@ static void statics_of_sig(const gb_signature *sig, gb_value *st) {
     }
 }
 
+/* How errors name what traces: "function 'f'", or "'model/cond/true'
+ * (in function 'f')" for a branch or loop body. */
+static const char *who(const gb_function *f, char *buf, size_t n) {
+    if (f->region)
+        snprintf(buf, n, "'%s' (in function '%s')", f->region, f->name);
+    else
+        snprintf(buf, n, "function '%s'", f->name);
+    return buf;
+}
+
 /* The graph's outputs: symbolic tensors of this trace, or eager values
  * (constants of the graph). */
 static bool collect_outputs(gb_trace *t, gb_tensor **out, int n) {
     gb_concrete_function *cf = t->cf;
     if (n > GB_FUNCTION_MAX_OUTPUTS) {
-        gb__error(GB_ERR_VALUE, NULL, "function '%s' returned %d outputs (at most %d)",
-                  t->function->name, n, GB_FUNCTION_MAX_OUTPUTS);
+        char w[256];
+        gb__error(GB_ERR_VALUE, NULL, "%s returned %d outputs (at most %d)",
+                  who(t->function, w, sizeof w), n, GB_FUNCTION_MAX_OUTPUTS);
         return false;
     }
     cf->nout = n;
@@ -117,7 +132,8 @@ static bool collect_outputs(gb_trace *t, gb_tensor **out, int n) {
     for (int k = 0; k < n; k++) {
         gb_tensor *y = out[k];
         if (!y) {
-            gb__error(GB_ERR_VALUE, NULL, "function '%s': output %d is NULL", t->function->name, k);
+            char w[256];
+            gb__error(GB_ERR_VALUE, NULL, "%s: output %d is NULL", who(t->function, w, sizeof w), k);
             return false;
         }
         if (!(y->flags & GB_TF_SYMBOLIC)) {
@@ -125,9 +141,12 @@ static bool collect_outputs(gb_trace *t, gb_tensor **out, int n) {
             if (id < 0) return false;
             cf->outputs[k] = (gb_edge){id, 0};
         } else if (y->graph_id != (uint32_t)cf->id) {
+            char w[256];
             gb__error(GB_ERR_STATE, NULL,
-                      "function '%s': output %d is a symbolic tensor of another trace",
-                      t->function->name, k);
+                      "%s: output %d is a symbolic tensor of another trace%s", who(t->function, w, sizeof w), k,
+                      t->function->region ? " (the enclosing one?): a branch, loop cond or loop "
+                                            "body sees only its inputs; pass the tensor in"
+                                          : "");
             return false;
         } else {
             cf->outputs[k] = (gb_edge){y->node, y->out_index};
@@ -166,7 +185,8 @@ static bool run_traced(gb_trace *t) {
     gb__call_site_restore(site);
     if (!gb_ok()) return false;
     if (n < 0) {
-        gb__error(GB_ERR_VALUE, NULL, "function '%s' returned -1 without an error", f->name);
+        char w[256];
+        gb__error(GB_ERR_VALUE, NULL, "%s returned -1 without an error", who(f, w, sizeof w));
         return false;
     }
     return collect_outputs(t, out, n);

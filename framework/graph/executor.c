@@ -66,7 +66,9 @@ static bool run_steps(gb_plan *p, unsigned hooks) {
                                            : &st->node->attrs;
         gb_op_call c = {st->op, st->def, ins, st->nin, attrs, st->node->payload};
         gb__tl_node_name = st->node->name;
-        if (st->dynamic && !dynamic_outputs(p, st, &c)) return false;
+        /* If and While make their outputs (shapes known once they ran). */
+        if (st->dynamic && !(st->def->flags & GB_OPF_ALLOCATES) && !dynamic_outputs(p, st, &c))
+            return false;
         gb_tensor **outs = values + st->out0;
         if (st->borrow) {
             if (!gb__variable_borrow(&c, outs[0])) return false;

@@ -106,6 +106,27 @@ static const char *unique_name(gb_graph *g, const char *base) {
     }
 }
 
+/* The slot of name, or -1 when it was never given (no insertion). */
+static int find_slot(const gb_graph *g, const char *name) {
+    if (!g->names_cap) return -1;
+    size_t mask = (size_t)g->names_cap - 1, j = hash_str(name) & mask;
+    while (g->names[j] && strcmp(g->names[j], name) != 0) j = (j + 1) & mask;
+    return g->names[j] ? (int)j : -1;
+}
+
+const char *gb__graph_peek_name(const gb_graph *g, const char *base, char *buf, size_t n) {
+    int slot = find_slot(g, base);
+    if (slot < 0 || g->name_counts[slot] == 0) {
+        snprintf(buf, n, "%s", base);
+        return buf;
+    }
+    for (int k = g->name_counts[slot] - 1;; k++) { /* as unique_name() walks */
+        snprintf(buf, n, "%s_%d", base, k);
+        int s2 = find_slot(g, buf);
+        if (s2 < 0 || g->name_counts[s2] == 0) return buf;
+    }
+}
+
 /* ---- nodes --------------------------------------------------------------------------- */
 
 static bool has_unknown_dim(const gb_out_desc *d) {
@@ -155,6 +176,14 @@ int gb__graph_add(gb_graph *g, gb_op_id op, const char *base_name, const gb_edge
     for (int i = 0; i < nin; i++)
         if (has_unknown_dim(gb__graph_desc(g, in[i]))) nd->flags |= GB_NODE_DYNAMIC;
     return g->n++;
+}
+
+void gb__graph_mark_stateful(gb_graph *g, int32_t id) {
+    gb_node *nd = &g->nodes[id];
+    if (nd->flags & GB_NODE_STATEFUL) return;
+    nd->flags |= GB_NODE_STATEFUL;
+    nd->after = g->last_stateful;
+    g->last_stateful = id;
 }
 
 int gb__graph_add_const(gb_graph *g, const gb_tensor *t, const char *base_name) {

@@ -15,6 +15,7 @@
  *   specialize.c  static plans of a graph with -1 dims, per input shapes
  *   graph_text.c  the graph and signatures as text
  *   function_grad.c  differentiating through a call of a function
+ *   control_flow/    cond, while_loop: branches traced as sub-graphs (its internal.h)
  */
 #ifndef GB_GRAPH_INTERNAL_H
 #define GB_GRAPH_INTERNAL_H
@@ -73,6 +74,12 @@ int gb__graph_add(gb_graph *g, gb_op_id op, const char *base_name, const gb_edge
                   const gb_out_desc *out, int nout, const gb_attrs *attrs);
 /* A Const node holding a copy of t's value. */
 int gb__graph_add_const(gb_graph *g, const gb_tensor *t, const char *base_name);
+/* The name the next gb__graph_add with base_name would give its node,
+ * into buf (control flow names its branches' scope after its node). */
+const char *gb__graph_peek_name(const gb_graph *g, const char *base_name, char *buf, size_t n);
+/* Makes node id stateful (kept, and run in program order) after it was
+ * added: an If or While node whose sub-graphs hold a stateful node. */
+void gb__graph_mark_stateful(gb_graph *g, int32_t id);
 static inline const gb_out_desc *gb__graph_desc(const gb_graph *g, gb_edge e) {
     return &g->nodes[e.node].out[e.out];
 }
@@ -191,7 +198,12 @@ struct gb_concrete_function {
     gb_graph_stats stats;        /* what the passes did */
     unsigned passes_off;
     bool prune;                  /* rebuilds drop nodes nothing needs (pruning on) */
+    int64_t *cf_records;         /* ids of its If/While nodes' sub-graphs (control_flow/) */
+    int ncf_records;
 };
+
+/* Frees the sub-graphs of cf's If and While nodes (control_flow/registry.c). */
+void gb__cf_records_free(gb_concrete_function *cf);
 
 /* The static copy of dynamic cf planned for the shapes of `in`, made on
  * first use and cached (graph/specialize.c); NULL after an error. */
@@ -217,6 +229,10 @@ struct gb_function {
     bool rewrapped;              /* its C function was wrapped by another gb_function before */
     gb_concrete_function *latest;
     gb_concrete_function *last_exact; /* the last hit, when its signature has no -1 dim */
+    /* A branch, loop cond or loop body (control_flow/): the scope its nodes
+     * are named in ("model/cond/true"), and how errors name it; NULL for a
+     * function of the user's. */
+    const char *region;
 };
 
 /* Traces f for signature sig into a new concrete function (not cached);
@@ -282,6 +298,9 @@ typedef struct gb_trace {
     int32_t *const_nodes;
     int nconsts, capconsts;
     struct gb_trace *outer;      /* a function traced inside another's trace */
+    /* The name of the next node instead of "<scope>/<Type>" (If and While
+     * nodes are named as their branches' scope: "cond", "while_1"). */
+    const char *next_node_name;
 } gb_trace;
 
 extern _Thread_local gb_trace *gb__tl_trace;

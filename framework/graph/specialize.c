@@ -74,19 +74,26 @@ static bool infer_all(gb_concrete_function *spec, gb_tensor *const *in) {
             for (int k = 0; k < nd->nin; k++)
                 ins[k] = &fake[g->nodes[nd->in[k].node].value0 + nd->in[k].out];
             gb_op_call c = {nd->op, gb_op_table[nd->op], ins, nd->nin, &nd->attrs, nd->payload};
+            const char *running = gb__tl_node_name; /* an If or While node's, when nested */
             gb__tl_node_name = nd->name;
             ok = c.def->infer(&c, desc) == nd->nout;
-            gb__tl_node_name = NULL;
+            gb__tl_node_name = running;
         }
         nd->out = desc;
         nd->flags &= ~(unsigned)GB_NODE_DYNAMIC;
+        /* Every dim is known now, but for what an If or While node makes
+         * (a dim its branches disagree on, a loop variable that grows) and
+         * what is computed from it: those nodes stay dynamic. */
+        for (int k = 0; ok && k < nd->nin; k++)
+            if (fake[g->nodes[nd->in[k].node].value0 + nd->in[k].out].size < 0)
+                nd->flags |= GB_NODE_DYNAMIC;
         for (int k = 0; ok && k < nd->nout; k++) {
             gb_tensor *t = &fake[nd->value0 + k];
             t->dtype = desc[k].dtype;
             t->rank = (uint8_t)desc[k].rank;
             memcpy(t->shape, desc[k].shape, sizeof t->shape);
             t->size = gb__shape_size(t->rank, t->shape);
-            ok = t->size >= 0; /* every dim known now */
+            if (t->size < 0) nd->flags |= GB_NODE_DYNAMIC;
         }
     }
     free(fake);

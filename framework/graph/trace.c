@@ -69,6 +69,14 @@ static int32_t const_node(gb_trace *t, const gb_tensor *x) {
 static bool input_edge(gb_trace *t, const gb_op_call *c, int i, gb_edge *e) {
     const gb_tensor *x = c->in[i];
     if (x->flags & GB_TF_SYMBOLIC) {
+        if (x->graph_id != (uint32_t)t->cf->id && t->function->region) {
+            gb__op_error(c, GB_ERR_STATE,
+                         "%s: input %d is a tensor of the enclosing trace, used inside '%s'; a "
+                         "branch, loop cond or loop body sees only its inputs: pass the tensor "
+                         "to gb_cond as an input, or make it a loop variable of gb_while_loop",
+                         c->def->name, i, t->function->region);
+            return false;
+        }
         if (x->graph_id != (uint32_t)t->cf->id) {
             gb__op_error(c, GB_ERR_STATE,
                          "%s: input %d is a symbolic tensor of another trace (function '%s' "
@@ -111,7 +119,11 @@ int gb__trace_op(const gb_op_call *c, const gb_out_desc *desc, int nout, gb_tens
         if (!input_edge(t, c, i, &in[i])) return -1;
     note_captures(t, c);
     char base[192];
-    gb__op_display_name(c, base, sizeof base);
+    if (t->next_node_name)
+        snprintf(base, sizeof base, "%s", t->next_node_name);
+    else
+        gb__op_display_name(c, base, sizeof base);
+    t->next_node_name = NULL;
     int32_t id = gb__graph_add(t->graph, c->op, base, in, c->nin, desc, nout, c->attrs);
     if (id < 0) return -1;
     for (int k = 0; k < nout; k++)

@@ -87,6 +87,10 @@ int gb__dispatch(gb_op_id op, gb_tensor *const *in, int nin, const gb_attrs *att
 
     bool view = def->flags & GB_OPF_VIEW;
     for (int k = 0; k < nout; k++) {
+        if (def->flags & GB_OPF_ALLOCATES) {
+            out[k] = NULL; /* the kernel makes it */
+            continue;
+        }
         out[k] = gb__tensor_new(desc[k].dtype, desc[k].rank, desc[k].shape, !view);
         if (!out[k]) return -1;
     }

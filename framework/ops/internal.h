@@ -15,7 +15,9 @@
 
 /* ---- ops and the dispatcher ----------------------------------------------------- */
 
-#define GB_MAX_OUTPUTS 8
+/* A While node outputs its loop variables and, for its gradient, the
+ * values each took at every iteration: up to 16 in all. */
+#define GB_MAX_OUTPUTS 16
 
 typedef struct gb_op_call {
     gb_op_id op;
@@ -49,6 +51,8 @@ enum {
     GB_OPF_NO_RECORD = 1u << 4,   /* tapes do not see through it (StopGradient) */
     GB_OPF_INPLACE = 1u << 5,     /* its output may take the memory of an input that
                                    * dies at it (the memory plan's in-place reuse) */
+    GB_OPF_ALLOCATES = 1u << 6,   /* the kernel makes its outputs in the current scope: their
+                                   * shapes are known only once it ran (If, While) */
 };
 
 /* Ops that write variables (Assign*VariableOp, the optimizers' fused

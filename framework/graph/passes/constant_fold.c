@@ -27,7 +27,9 @@ static bool all_inputs_const(const gb_graph *g, const gb_node *nd) {
 static bool foldable(const gb_graph *g, const gb_node *nd) {
     if (nd->flags & (GB_NODE_STATEFUL | GB_NODE_DYNAMIC)) return false;
     if (nd->nout != 1 || nd->op == GB_OP_CONST || nd->op == GB_OP_PLACEHOLDER) return false;
-    if (gb_op_table[nd->op]->flags & (GB_OPF_RANDOM | GB_OPF_STATEFUL)) return false;
+    /* If and While make their own outputs (and run sub-graphs): not here. */
+    if (gb_op_table[nd->op]->flags & (GB_OPF_RANDOM | GB_OPF_STATEFUL | GB_OPF_ALLOCATES))
+        return false;
     int64_t n = gb__shape_size(nd->out[0].rank, nd->out[0].shape);
     return n >= 0 && (size_t)n * gb_dtype_size(nd->out[0].dtype) <= MAX_FOLDED_BYTES &&
            all_inputs_const(g, nd);

@@ -28,10 +28,11 @@ static size_t value_bytes(const gb_out_desc *d) {
 }
 
 /* Which values the plan places in the arena: outputs of ordinary ops with
- * static shapes (not placeholders, constants, views or variable reads). */
+ * static shapes (not placeholders, constants, views or variable reads, nor
+ * the outputs If and While nodes make themselves). */
 static bool planned(const gb_node *nd) {
     const gb_op_def *def = gb_op_table[nd->op];
-    return !(def->flags & GB_OPF_VIEW) && nd->op != GB_OP_PLACEHOLDER && nd->op != GB_OP_CONST &&
+    return !(def->flags & (GB_OPF_VIEW | GB_OPF_ALLOCATES)) && nd->op != GB_OP_PLACEHOLDER && nd->op != GB_OP_CONST &&
            !(nd->flags & GB_NODE_DYNAMIC);
 }
 

@@ -105,7 +105,7 @@ static bool build_deps(sched *s) {
 /* ---- the greedy order ---------------------------------------------------------------- */
 
 static int64_t out_bytes(const gb_node *nd) {
-    if (gb_op_table[nd->op]->flags & GB_OPF_VIEW || nd->op == GB_OP_CONST ||
+    if (gb_op_table[nd->op]->flags & (GB_OPF_VIEW | GB_OPF_ALLOCATES) || nd->op == GB_OP_CONST ||
         nd->op == GB_OP_PLACEHOLDER)
         return 0;
     int64_t b = 0;
