@@ -55,7 +55,20 @@ typedef struct row_set {
      * tables); column 0 holds its step (tag kinds) or id (event tables). */
     const char *table, *run, *tag;
     int sample_col;        /* >= 0: the column of an image's sample index */
+    const gb_query *range; /* tag kinds: the steps asked for (column 0 must be in it) */
 } row_set;
+
+/* Why a row a step-range query returned is not in that range, or NULL. A
+ * damaged index can hand back rows its WHERE clause never matched: SQLite
+ * filters on the index's copy of the step, the reader reads the row's. */
+static const char *step_damage(const row_set *rs, sqlite3_stmt *st) {
+    if (!rs->range) return NULL;
+    int64_t step = sqlite3_column_int64(st, 0);
+    if (sqlite3_column_type(st, 0) != SQLITE_INTEGER || step < rs->range->step_min ||
+        step > rs->range->step_max)
+        return "its step is not the integer in the range its index gave (a damaged index)";
+    return NULL;
+}
 
 /* Records the current row of st as damaged, named by run, tag, step (and
  * sample), or run and id. */
@@ -97,7 +110,8 @@ static gb_store_status collect(gb_store *s, sqlite3_stmt *st, row_set *rs, fill_
         }
         if (!take) continue;
         void *row = gb__rows_push(&rs->rows);
-        const char *why = row ? fill(st, a, row) : gb__out_of_memory;
+        const char *why = step_damage(rs, st);
+        if (!why) why = row ? fill(st, a, row) : gb__out_of_memory;
         if (why == gb__out_of_memory) {
             rc = SQLITE_NOMEM;
             break;
@@ -151,7 +165,7 @@ static gb_store_status tag_rows(gb_store *s, const tag_query *tq, const char *ru
     int64_t run_id, tag_id;
     size_t n = 0;
     row_set rs = {.rows = {.elem = tq->elem}, .step_col = tq->step_col, .table = tq->table,
-                  .run = run, .tag = tag, .sample_col = tq->sample_col};
+                  .run = run, .tag = tag, .sample_col = tq->sample_col, .range = q};
     gb__store_read_begin(s);
     gb_store_status st = gb__store_resolve(s, run, tag, tq->kind, &run_id, &tag_id);
     for (int pass = 0; st == GB_STORE_OK && pass < 2; pass++) {
