@@ -202,6 +202,9 @@ typedef struct gb_trace_event {
     const char *graph;        /* the graph as text (gb_concrete_graph_text) */
     const char *graph_traced; /* the graph before the passes (NULL: not kept) */
     const gb_graph_stats *stats; /* node counts per pass, planned bytes */
+    const char *graph_json;   /* the graph as JSON (nodes with inputs, attributes,
+                               * output dtypes and shapes; webui/http_api.md) */
+    const char *graph_traced_json; /* the same before the passes */
     bool warning;             /* this trace raised the excessive-retracing warning */
 } gb_trace_event;
 

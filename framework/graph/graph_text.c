@@ -195,6 +195,106 @@ static const char *graph_text(const gb_graph *g, const int32_t *order, int n,
     return *cache ? *cache : "";
 }
 
+/* ---- graphs as JSON (for the store and the Graphs dashboard) ---------------------------- */
+
+static void put_json_str(text *t, const char *s) {
+    put(t, "\"");
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') put(t, "\\%c", *p);
+        else if (*p < 0x20) put(t, "\\u%04x", *p);
+        else put(t, "%c", *p);
+    }
+    put(t, "\"");
+}
+
+static void put_json_edge(text *t, const gb_graph *g, gb_edge e) {
+    if (!e.out) {
+        put_json_str(t, g->nodes[e.node].name);
+        return;
+    }
+    char buf[320];
+    snprintf(buf, sizeof buf, "%s:%d", g->nodes[e.node].name, e.out);
+    put_json_str(t, buf);
+}
+
+static void put_json_attrs(text *t, const gb_node *nd) {
+    const gb_attrs *a = &nd->attrs;
+    put(t, "\"attrs\":{");
+    const char *sep = "";
+    if (a->ni > 0) {
+        put(t, "\"i\":[");
+        for (int i = 0; i < a->ni && i < GB_MAX_ATTR_INTS; i++)
+            put(t, "%s%lld", i ? "," : "", (long long)a->i[i]);
+        put(t, "]");
+        sep = ",";
+    }
+    if (a->s[0]) {
+        put(t, "%s\"s\":", sep);
+        put_json_str(t, a->s);
+    }
+    put(t, "}");
+}
+
+static void put_json_node(text *t, const gb_graph *g, const gb_node *nd) {
+    put(t, "{\"name\":");
+    put_json_str(t, nd->name);
+    put(t, ",\"op\":");
+    put_json_str(t, gb_op_type_name(nd->op));
+    put(t, ",\"inputs\":[");
+    for (int i = 0; i < nd->nin; i++) {
+        if (i) put(t, ",");
+        put_json_edge(t, g, nd->in[i]);
+    }
+    put(t, "],\"control\":[");
+    if (nd->after >= 0) put_json_str(t, g->nodes[nd->after].name);
+    put(t, "],");
+    put_json_attrs(t, nd);
+    put(t, ",\"outputs\":[");
+    for (int k = 0; k < nd->nout; k++) {
+        put(t, "%s{\"dtype\":\"%s\",\"shape\":[", k ? "," : "", gb_dtype_name(nd->out[k].dtype));
+        for (int d = 0; d < nd->out[k].rank; d++)
+            put(t, "%s%lld", d ? "," : "", (long long)nd->out[k].shape[d]);
+        put(t, "]}");
+    }
+    put(t, "]");
+    if (nd->op == GB_OP_FUSED_ELEMENTWISE && nd->payload) {
+        const gb_fused_program *p = nd->payload;
+        put(t, ",\"fused\":[");
+        for (int s = 0; s < p->nsteps; s++) {
+            put(t, "%s{\"op\":\"%s\",\"name\":", s ? "," : "", gb_op_type_name(p->steps[s].op));
+            put_json_str(t, p->steps[s].name);
+            put(t, "}");
+        }
+        put(t, "]");
+    }
+    put(t, "}");
+}
+
+/* {"nodes": [...], "outputs": [...]}: the format of webui/http_api.md's
+ * /api/graphs/graph. */
+static char *graph_json(const gb_graph *g, const int32_t *order, int n, const gb_edge *outputs,
+                        int nout) {
+    text t = {0};
+    put(&t, "{\"nodes\":[");
+    for (int i = 0; i < n; i++) {
+        if (i) put(&t, ",");
+        put_json_node(&t, g, &g->nodes[order ? order[i] : i]);
+    }
+    put(&t, "],\"outputs\":[");
+    for (int k = 0; k < nout; k++) {
+        if (k) put(&t, ",");
+        put_json_edge(&t, g, outputs[k]);
+    }
+    put(&t, "]}");
+    return finish(&t);
+}
+
+char *gb__concrete_graph_json(const gb_concrete_function *cf, bool traced) {
+    return traced ? graph_json(&cf->traced, NULL, cf->traced.n, cf->traced_outputs, cf->nout)
+                  : graph_json(&cf->graph, cf->plan->order, cf->plan->norder, cf->outputs,
+                               cf->nout);
+}
+
 /* The graph as it runs: the plan's nodes in the plan's order. */
 const char *gb__concrete_graph(gb_concrete_function *cf) {
     return graph_text(&cf->graph, cf->plan->order, cf->plan->norder, cf->outputs, cf->nout,

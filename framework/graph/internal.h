@@ -343,6 +343,9 @@ void gb__retrace_reason(const gb_function *f, const gb_signature *sig, bool rewr
 
 const char *gb__concrete_signature(gb_concrete_function *cf);
 const char *gb__concrete_graph(gb_concrete_function *cf);
+/* The graph as JSON ({"nodes": [...], "outputs": [...]}, webui/http_api.md),
+ * as traced or as it runs; malloc'd, NULL after an error. */
+char *gb__concrete_graph_json(const gb_concrete_function *cf, bool traced);
 
 /* ---- gradients through calls -------------------------------------------------------------- */
 

@@ -335,9 +335,14 @@ void gb__report_trace(gb_function *f, gb_concrete_function *cf, const gb_retrace
         .stats = &cf->stats,
         .warning = warn[0] != 0,
     };
+    char *json = gb__concrete_graph_json(cf, false), *json_traced = gb__concrete_graph_json(cf, true);
+    detail.graph_json = json;
+    detail.graph_traced_json = json_traced;
     char msg[1400];
     snprintf(msg, sizeof msg, "traced '%s' (trace %d, %.2f ms): %s", f->name,
              detail.trace_number, cf->trace_ms, f->last_reason);
     gb_event ev = {.kind = GB_EVENT_TRACE, .message = msg, .detail = &detail};
     gb_observer_emit(&ev);
+    free(json);
+    free(json_traced);
 }

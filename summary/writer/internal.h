@@ -65,15 +65,15 @@ bool gb__png_encode(const unsigned char *pixels, int w, int h, int c, unsigned c
 /* A JSON text being written: into buf[cap] (bounded), or on the heap when
  * `grows` (buf then malloc'd, the caller frees it). `failed`: a write did
  * not fit or memory ran out; the text must not be used. */
-typedef struct gb__json {
+typedef struct gb__jtext {
     char *buf;
     size_t len, cap;
     bool grows, failed;
-} gb__json;
-void gb__json_put(gb__json *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void gb__json_string(gb__json *t, const char *s);
-void gb__json_number(gb__json *t, double v);   /* null when not finite */
-void gb__json_shape(gb__json *t, int rank, const int64_t *shape);
+} gb__jtext;
+void gb__jtext_put(gb__jtext *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void gb__jtext_string(gb__jtext *t, const char *s);
+void gb__jtext_number(gb__jtext *t, double v);   /* null when not finite */
+void gb__jtext_shape(gb__jtext *t, int rank, const int64_t *shape);
 
 /* ---- traces (trace_detail.c) ------------------------------------------------------- */
 
@@ -83,7 +83,8 @@ void gb__json_shape(gb__json *t, int rank, const int64_t *shape);
  *   {"call_site":"train.c:42","concrete_id":3,"warning":false,
  *    "passes":[{"pass":"pruning","ran":true,"nodes":40,"ms":0.01},...],
  *    "arena_bytes":1072000,"naive_bytes":1950000,"inplace":1,
- *    "graph":"...","graph_traced":"..."}
+ *    "graph":{"nodes":[...],"outputs":[...]},"graph_traced":{...}}
+ * (the graphs as the graph layer renders them: webui/http_api.md).
  * NULL when memory ran out. */
 char *gb__trace_detail_json(const gb_trace_event *t, const char *call_site);
 

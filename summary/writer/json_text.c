@@ -13,7 +13,7 @@
 
 #include "writer/internal.h"
 
-static bool grow(gb__json *t, size_t need) {
+static bool grow(gb__jtext *t, size_t need) {
     if (!t->grows || t->failed) return false;
     size_t cap = t->cap ? 2 * t->cap : 4096;
     while (cap < need) cap *= 2;
@@ -24,7 +24,7 @@ static bool grow(gb__json *t, size_t need) {
     return true;
 }
 
-void gb__json_put(gb__json *t, const char *fmt, ...) {
+void gb__jtext_put(gb__jtext *t, const char *fmt, ...) {
     for (;;) {
         if (t->failed) return;
         va_list ap;
@@ -50,28 +50,28 @@ void gb__json_put(gb__json *t, const char *fmt, ...) {
     }
 }
 
-void gb__json_string(gb__json *t, const char *s) {
-    gb__json_put(t, "\"");
+void gb__jtext_string(gb__jtext *t, const char *s) {
+    gb__jtext_put(t, "\"");
     for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
         if (*p == '"' || *p == '\\')
-            gb__json_put(t, "\\%c", *p);
+            gb__jtext_put(t, "\\%c", *p);
         else if (*p < 0x20)
-            gb__json_put(t, "\\u%04x", *p);
+            gb__jtext_put(t, "\\u%04x", *p);
         else
-            gb__json_put(t, "%c", *p);
+            gb__jtext_put(t, "%c", *p);
     }
-    gb__json_put(t, "\"");
+    gb__jtext_put(t, "\"");
 }
 
-void gb__json_number(gb__json *t, double v) {
+void gb__jtext_number(gb__jtext *t, double v) {
     if (isfinite(v))
-        gb__json_put(t, "%.17g", v);
+        gb__jtext_put(t, "%.17g", v);
     else
-        gb__json_put(t, "null");
+        gb__jtext_put(t, "null");
 }
 
-void gb__json_shape(gb__json *t, int rank, const int64_t *shape) {
-    gb__json_put(t, "[");
-    for (int i = 0; i < rank; i++) gb__json_put(t, "%s%lld", i ? "," : "", (long long)shape[i]);
-    gb__json_put(t, "]");
+void gb__jtext_shape(gb__jtext *t, int rank, const int64_t *shape) {
+    gb__jtext_put(t, "[");
+    for (int i = 0; i < rank; i++) gb__jtext_put(t, "%s%lld", i ? "," : "", (long long)shape[i]);
+    gb__jtext_put(t, "]");
 }

@@ -18,31 +18,31 @@
 #include "writer/internal.h"
 
 void gb__numerics_detail_json(const gb_numerics_alert *a, char *out, size_t n) {
-    gb__json storage = {out, 0, n, false, false}, *t = &storage;
+    gb__jtext storage = {out, 0, n, false, false}, *t = &storage;
     if (!n) return;
     out[0] = 0;
-    gb__json_put(t, "{\"output_index\":%d,\"dtype\":", a->output_index);
-    gb__json_string(t, gb_dtype_name(a->dtype));
-    gb__json_put(t, ",\"shape\":");
-    gb__json_shape(t, a->rank, a->shape);
-    gb__json_put(t, ",\"first_index\":%lld,\"created\":%s,\"backward\":%s,\"forward_op_type\":",
+    gb__jtext_put(t, "{\"output_index\":%d,\"dtype\":", a->output_index);
+    gb__jtext_string(t, gb_dtype_name(a->dtype));
+    gb__jtext_put(t, ",\"shape\":");
+    gb__jtext_shape(t, a->rank, a->shape);
+    gb__jtext_put(t, ",\"first_index\":%lld,\"created\":%s,\"backward\":%s,\"forward_op_type\":",
         (long long)a->first_index, a->created ? "true" : "false", a->backward ? "true" : "false");
-    gb__json_string(t, a->forward_op_type);
-    gb__json_put(t, ",\"inputs\":[");
+    gb__jtext_string(t, a->forward_op_type);
+    gb__jtext_put(t, ",\"inputs\":[");
     for (int i = 0; i < a->ninputs && i < GB_NUMERICS_MAX_INPUTS; i++) {
         const gb_numerics_input *in = &a->inputs[i];
-        gb__json_put(t, "%s{\"dtype\":", i ? "," : "");
-        gb__json_string(t, gb_dtype_name(in->dtype));
-        gb__json_put(t, ",\"shape\":");
-        gb__json_shape(t, in->rank, in->shape);
-        gb__json_put(t, ",\"min\":");
-        gb__json_number(t, in->min);
-        gb__json_put(t, ",\"max\":");
-        gb__json_number(t, in->max);
-        gb__json_put(t, ",\"nan_count\":%lld,\"inf_count\":%lld}", (long long)in->nan_count,
+        gb__jtext_put(t, "%s{\"dtype\":", i ? "," : "");
+        gb__jtext_string(t, gb_dtype_name(in->dtype));
+        gb__jtext_put(t, ",\"shape\":");
+        gb__jtext_shape(t, in->rank, in->shape);
+        gb__jtext_put(t, ",\"min\":");
+        gb__jtext_number(t, in->min);
+        gb__jtext_put(t, ",\"max\":");
+        gb__jtext_number(t, in->max);
+        gb__jtext_put(t, ",\"nan_count\":%lld,\"inf_count\":%lld}", (long long)in->nan_count,
             (long long)in->inf_count);
     }
-    gb__json_put(t, "]}");
+    gb__jtext_put(t, "]}");
     if (t->failed) t->buf[0] = 0;   /* truncated JSON is worse than none */
 }
 

@@ -11,34 +11,31 @@
 
 #include "writer/internal.h"
 
-static void put_passes(gb__json *j, const gb_graph_stats *st) {
-    gb__json_put(j, ",\"nodes_traced\":%d,\"passes\":[", st->nodes_traced);
+static void put_passes(gb__jtext *j, const gb_graph_stats *st) {
+    gb__jtext_put(j, ",\"nodes_traced\":%d,\"passes\":[", st->nodes_traced);
     for (int i = 0; i < st->npasses; i++) {
         const gb_pass_stats *p = &st->passes[i];
-        gb__json_put(j, "%s{\"pass\":", i ? "," : "");
-        gb__json_string(j, p->pass);
-        gb__json_put(j, ",\"ran\":%s,\"nodes\":%d,\"ms\":", p->ran ? "true" : "false", p->nodes);
-        gb__json_number(j, p->ms);
-        gb__json_put(j, "}");
+        gb__jtext_put(j, "%s{\"pass\":", i ? "," : "");
+        gb__jtext_string(j, p->pass);
+        gb__jtext_put(j, ",\"ran\":%s,\"nodes\":%d,\"ms\":", p->ran ? "true" : "false", p->nodes);
+        gb__jtext_number(j, p->ms);
+        gb__jtext_put(j, "}");
     }
-    gb__json_put(j, "],\"arena_bytes\":%zu,\"naive_bytes\":%zu,\"inplace\":%d", st->arena_bytes,
+    gb__jtext_put(j, "],\"arena_bytes\":%zu,\"naive_bytes\":%zu,\"inplace\":%d", st->arena_bytes,
                  st->naive_bytes, st->inplace);
 }
 
 char *gb__trace_detail_json(const gb_trace_event *t, const char *call_site) {
-    gb__json j = {.grows = true};
-    gb__json_put(&j, "{\"call_site\":");
-    gb__json_string(&j, call_site);
-    gb__json_put(&j, ",\"concrete_id\":%lld,\"warning\":%s", (long long)t->concrete_id,
+    gb__jtext j = {.grows = true};
+    gb__jtext_put(&j, "{\"call_site\":");
+    gb__jtext_string(&j, call_site);
+    gb__jtext_put(&j, ",\"concrete_id\":%lld,\"warning\":%s", (long long)t->concrete_id,
                  t->warning ? "true" : "false");
     if (t->stats) put_passes(&j, t->stats);
-    gb__json_put(&j, ",\"graph\":");
-    gb__json_string(&j, t->graph);
-    if (t->graph_traced) {
-        gb__json_put(&j, ",\"graph_traced\":");
-        gb__json_string(&j, t->graph_traced);
-    }
-    gb__json_put(&j, "}");
+    /* The graphs are JSON objects already (the graph layer's): copied in. */
+    if (t->graph_json) gb__jtext_put(&j, ",\"graph\":%s", t->graph_json);
+    if (t->graph_traced_json) gb__jtext_put(&j, ",\"graph_traced\":%s", t->graph_traced_json);
+    gb__jtext_put(&j, "}");
     if (j.failed) {
         free(j.buf);
         return NULL;
