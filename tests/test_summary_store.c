@@ -62,6 +62,52 @@ static void make_store(void) {
 
 /* ---- schema ---------------------------------------------------------------------------- */
 
+/* A version-1 store (written before function counters existed): read as
+ * it is (no counters), then migrated to version 2 by the next writer,
+ * keeping its rows. */
+START_TEST(test_version_1_store_is_read_then_migrated) {
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "cp '%s/tests/stores/every_kind_v1.sqlite' '%s'",
+             getenv("GB_SOURCE_DIR"), db); /* kept as written by version 1 */
+    ck_assert_int_eq(system(cmd), 0);
+    gb_store *s;
+    ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
+    ck_assert_int_eq(gb_store_schema_version(s), 1);
+    gb_runs *runs;
+    ck_assert_int_eq(gb_store_runs(s, &runs), GB_STORE_OK);
+    ck_assert_uint_gt(runs->count, 0);
+    const char *run = runs->rows[0].name;
+    gb_function_stats_list *f;
+    ck_assert_int_eq(gb_store_function_stats(s, run, &f), GB_STORE_OK);
+    ck_assert_uint_eq(f->count, 0);
+    gb_store_free(f);
+    gb_summary_writer *w;
+    ck_assert_int_eq(gb_summary_writer_open(db, run, NULL, &w), GB_OK);
+    gb_function_record r = {.function = "train_step", .calls = 8, .cache_hits = 7, .traces = 1,
+                            .concrete = 1, .trace_ms = 2.5};
+    ck_assert_int_eq(gb_summary_function_stats(w, &r), GB_OK);
+    r.calls = 16;
+    r.cache_hits = 15;
+    ck_assert_int_eq(gb_summary_function_stats(w, &r), GB_OK);
+    ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
+    gb_store_close(s);
+    ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
+    ck_assert_int_eq(gb_store_schema_version(s), 2);
+    ck_assert_int_eq(gb_store_function_stats(s, run, &f), GB_STORE_OK);
+    ck_assert_uint_eq(f->count, 1); /* the latest report, not one row per report */
+    ck_assert_str_eq(f->rows[0].function, "train_step");
+    ck_assert(f->rows[0].calls == 16 && f->rows[0].cache_hits == 15 && f->rows[0].traces == 1);
+    ck_assert_double_eq(f->rows[0].trace_ms, 2.5);
+    gb_store_free(f);
+    gb_runs *again;
+    ck_assert_int_eq(gb_store_runs(s, &again), GB_STORE_OK);
+    ck_assert_uint_eq(again->count, runs->count);
+    gb_store_free(again);
+    gb_store_free(runs);
+    gb_store_close(s);
+}
+END_TEST
+
 START_TEST(test_store_is_versioned_and_recognised) {
     make_store();
     gb_store *s;
@@ -414,6 +460,7 @@ int main(void) {
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_store_is_versioned_and_recognised);
+    tcase_add_test(tc, test_version_1_store_is_read_then_migrated);
     tcase_add_test(tc, test_newer_schema_is_refused);
     tcase_add_test(tc, test_files_that_are_not_stores);
     tcase_add_test(tc, test_foreign_database_is_left_untouched);

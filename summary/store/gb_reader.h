@@ -52,7 +52,7 @@ extern "C" {
 #endif
 
 /* The schema version this library writes and reads (PRAGMA user_version). */
-#define GB_STORE_SCHEMA_VERSION 1
+#define GB_STORE_SCHEMA_VERSION 2
 
 /* ---- status and errors ------------------------------------------------- */
 
@@ -456,6 +456,22 @@ typedef struct gb_op_timings {
 } gb_op_timings;
 
 gb_store_status gb_store_op_timings(gb_store *s, const char *run, gb_op_timings **out);
+
+/* A traced function's call counters, as the engine last reported them. */
+typedef struct gb_function_stats_row {
+    const char *function;
+    double wall_time;          /* of the last report */
+    int64_t calls, cache_hits, traces, concrete;
+    double trace_ms;
+} gb_function_stats_row;
+
+typedef struct gb_function_stats_list {
+    size_t count;
+    const gb_function_stats_row *rows;  /* by function name */
+} gb_function_stats_list;
+
+gb_store_status gb_store_function_stats(gb_store *s, const char *run,
+                                        gb_function_stats_list **out);
 
 /* Warnings and device placements emitted by the engine. */
 typedef struct gb_message_row {

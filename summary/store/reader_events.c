@@ -632,3 +632,34 @@ gb_store_status gb_store_op_timings(gb_store *s, const char *run, gb_op_timings 
         sizeof(gb_op_timing_row), fill_op_timing, "reading op timings"};
     ROWS_RESULT(gb_op_timings, event_rows(s, &eq, run, NULL, NULL, a_, &res_->count, &rows_));
 }
+
+static const char *fill_function_stats(sqlite3_stmt *st, gb__arena *a, void *row) {
+    gb_function_stats_row *f = row;
+    f->function = col_text(st, a, 0);
+    f->wall_time = sqlite3_column_double(st, 1);
+    f->calls = sqlite3_column_int64(st, 2);
+    f->cache_hits = sqlite3_column_int64(st, 3);
+    f->traces = sqlite3_column_int64(st, 4);
+    f->concrete = sqlite3_column_int64(st, 5);
+    f->trace_ms = sqlite3_column_double(st, 6);
+    return filled(f->function != NULL);
+}
+
+gb_store_status gb_store_function_stats(gb_store *s, const char *run,
+                                        gb_function_stats_list **out) {
+    if (!s || !out) return gb__store_null_args("gb_store_function_stats");
+    *out = NULL;
+    static const event_query eq = {
+        "function_stats",
+        "SELECT function, wall_time, calls, cache_hits, traces, concrete, trace_ms "
+        "FROM function_stats WHERE run_id = ?1 AND id > ?2 ORDER BY function LIMIT ?3",
+        sizeof(gb_function_stats_row), fill_function_stats, "reading function counters"};
+    /* A version-1 store (read without migrating it) has no counters yet. */
+    if (gb_store_schema_version(s) < 2) {
+        gb__arena *a;
+        *out = gb__result_new(sizeof **out, &a);
+        return *out ? GB_STORE_OK : gb__store_done(s, SQLITE_NOMEM, "allocating a result");
+    }
+    ROWS_RESULT(gb_function_stats_list,
+                event_rows(s, &eq, run, NULL, NULL, a_, &res_->count, &rows_));
+}

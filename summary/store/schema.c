@@ -13,11 +13,17 @@
 
 #include "store/internal.h"
 
-/* migrations[v] turns a version-v store into version v+1 (v >= 1). Version
- * 1 is the first schema, so there is none yet; a version-2 schema adds its
- * ALTER/CREATE statements as migrations[1]. */
+/* migrations[v] turns a version-v store into version v+1 (v >= 1); each
+ * repeats, for an existing store, what schema.sql gained in version v+1.
+ *   1 -> 2: function_stats, each traced function's call counters. */
 static const char *const migrations[GB_STORE_SCHEMA_VERSION] = {
     [0] = NULL,   /* 0 -> 1 is creation from schema.sql */
+    [1] = "CREATE TABLE function_stats ("
+          "id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id), "
+          "function TEXT NOT NULL, wall_time REAL NOT NULL, "
+          "calls INTEGER NOT NULL DEFAULT 0, cache_hits INTEGER NOT NULL DEFAULT 0, "
+          "traces INTEGER NOT NULL DEFAULT 0, trace_ms REAL NOT NULL DEFAULT 0, "
+          "concrete INTEGER NOT NULL DEFAULT 0, UNIQUE (run_id, function));",
 };
 
 static void sleep_ms(int ms) {

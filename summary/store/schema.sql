@@ -173,6 +173,20 @@ CREATE TABLE traces (
 );
 CREATE INDEX traces_by_run ON traces (run_id, function);
 
+-- Each traced function's call counters, as last reported (schema 2).
+CREATE TABLE function_stats (
+    id           INTEGER PRIMARY KEY,
+    run_id       INTEGER NOT NULL REFERENCES runs(id),
+    function     TEXT NOT NULL,
+    wall_time    REAL NOT NULL,
+    calls        INTEGER NOT NULL DEFAULT 0,
+    cache_hits   INTEGER NOT NULL DEFAULT 0,
+    traces       INTEGER NOT NULL DEFAULT 0,
+    trace_ms     REAL NOT NULL DEFAULT 0,
+    concrete     INTEGER NOT NULL DEFAULT 0,
+    UNIQUE (run_id, function)
+);
+
 -- NaN/Inf alerts of the numerics checks, naming the op that made them.
 CREATE TABLE numerics (
     id           INTEGER PRIMARY KEY,
@@ -220,4 +234,4 @@ CREATE TABLE messages (
 CREATE INDEX messages_by_run ON messages (run_id);
 
 PRAGMA application_id = 1195528024;  -- 0x47424F58, 'GBOX'
-PRAGMA user_version = 1;
+PRAGMA user_version = 2;

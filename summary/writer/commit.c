@@ -74,6 +74,12 @@ static const char *const statements[GB__ST_COUNT] = {
                       "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (run_id, key) DO UPDATE SET "
                       "value = excluded.value, is_number = excluded.is_number, "
                       "number = excluded.number",
+    [GB__ST_FUNCTION] =
+        "INSERT INTO function_stats(run_id, function, wall_time, calls, cache_hits, traces, "
+        "trace_ms, concrete) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) "
+        "ON CONFLICT (run_id, function) DO UPDATE SET wall_time = excluded.wall_time, "
+        "calls = excluded.calls, cache_hits = excluded.cache_hits, traces = excluded.traces, "
+        "trace_ms = excluded.trace_ms, concrete = excluded.concrete",
     [GB__ST_RUN_UPDATE] = "UPDATE runs SET last_write_time = max(last_write_time, ?2) WHERE id = ?1",
 };
 
@@ -369,6 +375,20 @@ static int add_hparam(gb_summary_writer *w, const gb__event *ev) {
     return run(st);
 }
 
+static int add_function_stats(gb_summary_writer *w, const gb__event *ev) {
+    const gb_function_record *r = &((const gb__function_payload *)ev->payload)->r;
+    sqlite3_stmt *st = w->st[GB__ST_FUNCTION];
+    sqlite3_bind_int64(st, 1, w->run_id);
+    bind_text(st, 2, r->function);
+    sqlite3_bind_double(st, 3, ev->wall_time);
+    sqlite3_bind_int64(st, 4, r->calls);
+    sqlite3_bind_int64(st, 5, r->cache_hits);
+    sqlite3_bind_int64(st, 6, r->traces);
+    sqlite3_bind_double(st, 7, r->trace_ms);
+    sqlite3_bind_int64(st, 8, r->concrete);
+    return run(st);
+}
+
 static int write_event(gb_summary_writer *w, const gb__event *ev) {
     gb__tag_state *ts = ev->type <= GB__EV_GRAPH ? w->bg[ev->tag] : NULL;
     int rc = ts ? resolve_tag(w, ts) : SQLITE_OK;
@@ -384,6 +404,7 @@ static int write_event(gb_summary_writer *w, const gb__event *ev) {
     case GB__EV_OP_TIMING: return add_strings_event(w, GB__ST_OP_TIMING, ev);
     case GB__EV_MESSAGE: return add_strings_event(w, GB__ST_MESSAGE, ev);
     case GB__EV_HPARAM: return add_hparam(w, ev);
+    case GB__EV_FUNCTION: return add_function_stats(w, ev);
     }
     return SQLITE_INTERNAL;
 }

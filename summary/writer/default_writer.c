@@ -85,6 +85,16 @@ static void on_trace(gb_summary_writer *w, const gb_event *ev) {
     free(detail);
 }
 
+/* A function's call counters (sent after calls 1, 2, 4, ... and when it is
+ * freed): the store keeps the latest per function. */
+static void on_function(gb_summary_writer *w, const gb_event *ev) {
+    const gb_function_event *f = ev->detail;
+    if (!f) return;
+    gb_function_record r = {f->function, f->stats.calls, f->stats.cache_hits, f->stats.traces,
+                            f->stats.concrete, f->stats.trace_ms};
+    gb_summary_function_stats(w, &r);
+}
+
 static void on_event(const gb_event *ev, void *user) {
     gb_summary_writer *w = user;
     switch (ev->kind) {
@@ -99,6 +109,7 @@ static void on_event(const gb_event *ev, void *user) {
                                       ev->op_type, ev->op_name, ev->device, ev->message});
         break;
     case GB_EVENT_TRACE: on_trace(w, ev); break;
+    case GB_EVENT_FUNCTION: on_function(w, ev); break;
     case GB_EVENT_NUMERICS: on_numerics(w, ev); break;
     default: break;
     }

@@ -141,6 +141,15 @@ typedef struct gb_trace_record {
     const char *detail_json;    /* NULL or a JSON object for later fields */
 } gb_trace_record;
 
+/* A traced function's call counters (the engine's GB_EVENT_FUNCTION); the
+ * store keeps the last report per run and function. */
+typedef struct gb_function_record {
+    const char *function;       /* required */
+    int64_t calls, cache_hits, traces, concrete;
+    double trace_ms;
+} gb_function_record;
+gb_status gb_summary_function_stats(gb_summary_writer *w, const gb_function_record *r);
+
 typedef struct gb_numerics_record {
     const char *op_type;        /* required */
     const char *op_name;

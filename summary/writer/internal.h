@@ -107,7 +107,8 @@ typedef enum gb__event_type {
     GB__EV_NUMERICS,     /* payload: gb__numerics_payload */
     GB__EV_OP_TIMING,    /* payload: gb__strings {op_type, op_name, device}; value: us */
     GB__EV_MESSAGE,      /* payload: gb__strings {kind, op_type, op_name, device, message} */
-    GB__EV_HPARAM        /* payload: gb__strings {key, text}; value: number or NaN, tag: is_number */
+    GB__EV_HPARAM,       /* payload: gb__strings {key, text}; value: number or NaN, tag: is_number */
+    GB__EV_FUNCTION      /* payload: gb__function_payload */
 } gb__event_type;
 
 typedef struct gb__event {
@@ -147,6 +148,11 @@ typedef struct gb__trace_payload {
     gb__strings *text;   /* function, reason, signature, detail ("" = none) */
 } gb__trace_payload;
 
+typedef struct gb__function_payload {
+    gb_function_record r;        /* r.function points into text */
+    gb__strings *text;           /* function */
+} gb__function_payload;
+
 typedef struct gb__numerics_payload {
     int64_t nan_count, posinf_count, neginf_count;
     gb__strings *text;   /* op_type, op_name, function, scope_path, forward_op, message, detail */
@@ -175,7 +181,8 @@ typedef struct gb__tag_state {
 enum {
     GB__ST_CHUNK, GB__ST_ROLLUP, GB__ST_TAG_INSERT, GB__ST_TAG_SELECT, GB__ST_TAG_UPDATE,
     GB__ST_HISTOGRAM, GB__ST_IMAGE, GB__ST_TEXT, GB__ST_GRAPH, GB__ST_TRACE, GB__ST_NUMERICS,
-    GB__ST_OP_TIMING, GB__ST_MESSAGE, GB__ST_HPARAM, GB__ST_RUN_UPDATE, GB__ST_COUNT
+    GB__ST_OP_TIMING, GB__ST_MESSAGE, GB__ST_HPARAM, GB__ST_FUNCTION, GB__ST_RUN_UPDATE,
+    GB__ST_COUNT
 };
 
 /* checkpoint.c: a thread running PASSIVE WAL checkpoints on its own

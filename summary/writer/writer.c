@@ -64,6 +64,8 @@ void gb__event_free(gb__event *ev) {
         free(((gb__trace_payload *)ev->payload)->text);
     } else if (ev->type == GB__EV_NUMERICS && ev->payload) {
         free(((gb__numerics_payload *)ev->payload)->text);
+    } else if (ev->type == GB__EV_FUNCTION && ev->payload) {
+        free(((gb__function_payload *)ev->payload)->text);
     }
     free(ev->payload);
     ev->payload = NULL;
@@ -522,6 +524,25 @@ gb_status gb_summary_trace(gb_summary_writer *w, const gb_trace_record *r, int64
     }
     *p = (gb__trace_payload){r->is_retrace, r->duration_us, r->nodes_before, r->nodes_after, s};
     gb__event ev = {.type = GB__EV_TRACE, .step = step, .wall_time = gb__wall_now(), .payload = p};
+    return gb__writer_push(w, what, NULL, GB_KIND_ANY, ev, bytes + sizeof *p);
+}
+
+gb_status gb_summary_function_stats(gb_summary_writer *w, const gb_function_record *r) {
+    static const char what[] = "gb_summary_function_stats";
+    if (!r || !r->function || !*r->function)
+        return fail(GB_ERR_VALUE, what, NULL, "the record or its function name is NULL");
+    size_t bytes;
+    gb__function_payload *p = malloc(sizeof *p);
+    gb__strings *s = gb__strings_new(1, (const char *[]){r->function}, &bytes);
+    if (!p || !s) {
+        free(p);
+        free(s);
+        return fail(GB_ERR_MEMORY, what, r->function, "out of memory");
+    }
+    *p = (gb__function_payload){*r, s};
+    p->r.function = s->s[0];
+    gb__event ev = {.type = GB__EV_FUNCTION, .step = GB_STEP_NONE, .wall_time = gb__wall_now(),
+                    .payload = p};
     return gb__writer_push(w, what, NULL, GB_KIND_ANY, ev, bytes + sizeof *p);
 }
 

@@ -200,6 +200,18 @@ static void query_messages(gb_store *s, const char *run, const gb_event_query *q
     gb_store_free(m);
 }
 
+static void query_function_stats(gb_store *s, const char *run) {
+    gb_function_stats_list *f = NULL;
+    gb_store_status st = gb_store_function_stats(s, run, &f);
+    if (st != GB_STORE_OK) {
+        check_failure("gb_store_function_stats", st, QUERY_FAILURES, f);
+        return;
+    }
+    check_rows("function counters", f->count, f->rows);
+    for (size_t i = 0; i < f->count; i++) text_len("function", f->rows[i].function);
+    gb_store_free(f);
+}
+
 static void query_op_timings(gb_store *s, const char *run) {
     gb_op_timings *o = NULL;
     gb_store_status st = gb_store_op_timings(s, run, &o);
@@ -227,6 +239,7 @@ static void query_events(gb_store *s, const char *run) {
     query_messages(s, run, &all);
     query_messages(s, run, &(gb_event_query){1, 1});
     query_op_timings(s, run);
+    query_function_stats(s, run);
 }
 
 /* ---- tag queries ---------------------------------------------------------------------- */

@@ -7,7 +7,7 @@
  * kind of row the reader returns: hyperparameters (a number, a string),
  * scalars with NaN and +-Inf at steps spread far enough apart that the
  * rollup levels hold rows, histograms, images (several samples a step),
- * text, a graph, traces (a retrace with a detail), numerics alerts (with a
+ * text, a graph, traces (a retrace with a detail), function counters, numerics alerts (with a
  * detail, without, and with a damaged one), op timings, a warning and a
  * placement. fuzz_summary_reader_store.c damages a copy of it row by row;
  * fuzz_webui_router.c serves it as it is.
@@ -90,6 +90,9 @@ static bool write_events(gb_summary_writer *w) {
                               "\"inf_count\":0}]}"},
         3));
     CHECK(gb_summary_numerics(w, &(gb_numerics_record){.op_type = "Mul", .nan_count = 2}, 2));
+    CHECK(gb_summary_function_stats(w, &(gb_function_record){.function = "train_step", .calls = 64,
+                                                             .cache_hits = 62, .traces = 2,
+                                                             .concrete = 2, .trace_ms = 3.5}));
     CHECK(gb_summary_numerics(w, &(gb_numerics_record){.op_type = "Div", .forward_op = "loss/Log",
                                                         .posinf_count = 1,
                                                         .detail_json = "{\"created\": tru}"},

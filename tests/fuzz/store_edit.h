@@ -76,6 +76,9 @@ static const edit_table edit_tables[] = {
      "nan_count, posinf_count, neginf_count, message, detail"},
     {"op_timings", "rowid", "id, run_id, step, wall_time, op_type, op_name, device, duration_us"},
     {"messages", "rowid", "id, run_id, step, wall_time, kind, op_type, op_name, device, message"},
+    /* Tables of later schema versions go last: columns keep their numbers. */
+    {"function_stats", "rowid",
+     "run_id, function, wall_time, calls, cache_hits, traces, trace_ms, concrete"},
 };
 #define EDIT_TABLES (sizeof edit_tables / sizeof edit_tables[0])
 
