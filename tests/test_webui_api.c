@@ -59,6 +59,8 @@ START_TEST(plugins_lists_active_dashboards_in_order) {
                         "{\"name\":\"distributions\",\"title\":\"Distributions\",\"active\":true},"
                         "{\"name\":\"images\",\"title\":\"Images\",\"active\":true},"
                         "{\"name\":\"text\",\"title\":\"Text\",\"active\":true},"
+                        "{\"name\":\"graphs\",\"title\":\"Graphs\",\"active\":false},"
+                        "{\"name\":\"traces\",\"title\":\"Traces\",\"active\":false},"
                         "{\"name\":\"numerics\",\"title\":\"Numerics\",\"active\":false}]}");
     free(b);
 }

@@ -12,6 +12,10 @@
  *                                     (no alerts) in DB and alone in QUIET
  *   webui_fixtures cli DB             run run-a: an hparam, six scalars
  *                                     (non-finite ones too), a histogram
+ *   webui_fixtures traces DB          run engine: a function traced twice (a dim
+ *                                     changed), called five times, profiled and
+ *                                     exported between trace_on/trace_export; run
+ *                                     damaged: a trace whose detail is not JSON
  *   webui_fixtures evil DB            a run, its hparams and a tag named with
  *                                     terminal escapes, C1 controls and bytes
  *                                     that are not UTF-8 (see write_evil)
@@ -170,6 +174,43 @@ static bool write_cli(const char *db) {
     return ok;
 }
 
+/* ---- traces --------------------------------------------------------------------------- */
+
+static int square_fn(void *user, gb_tensor *const *in, int nin, const gb_value *st, int nst,
+                     gb_tensor **out) {
+    (void)user, (void)nin, (void)st, (void)nst;
+    gb_name_scope_push("model");
+    out[0] = gb_add_scalar(gb_mul(in[0], in[0]), 1);
+    gb_name_scope_pop();
+    return 1;
+}
+
+static bool write_traces(const char *db) {
+    gb_summary_writer *w = NULL;
+    CHECK(gb_summary_writer_open(db, "engine", NULL, &w));
+    gb_summary_set_default(w);
+    CHECK(gb_summary_trace_on(w, true));
+    gb_scope_begin();
+    gb_function *f = gb_function_new("square", square_fn, NULL);
+    gb_tensor *y;
+    const int64_t sizes[] = {3, 3, 4, 4, 4};
+    for (int i = 0; i < 5; i++)
+        gb_function_call(f, (gb_tensor *[]){gb_ones(GB_F32, 1, &sizes[i])}, 1, NULL, 0, &y);
+    bool ok = gb_ok();
+    gb_function_free(f); /* its last counters */
+    gb_scope_end();
+    if (!ok) fprintf(stderr, "webui_fixtures: traces: %s\n", gb_error_string());
+    CHECK(gb_summary_trace_export(w, "square_graph", 7));
+    gb_summary_set_default(NULL);
+    CHECK(gb_summary_writer_close(w));
+    CHECK(gb_summary_writer_open(db, "damaged", NULL, &w));
+    CHECK(gb_summary_trace(w, &(gb_trace_record){.function = "broken", .reason = "first call",
+                                                  .detail_json = "{\"graph\": [1, 2"}, 0));
+    CHECK(gb_summary_graph(w, "text_graph", "text", "a = Add(b, c)", 1));
+    CHECK(gb_summary_writer_close(w));
+    return ok;
+}
+
 /* ---- evil ----------------------------------------------------------------------------- */
 
 /* Names that would drive a terminal if printed raw: ESC sequences (colour,
@@ -197,8 +238,9 @@ int main(int argc, char **argv) {
     else if (!strcmp(kind, "numerics") && argc == 4) ok = write_numerics(argv[2], argv[3]);
     else if (!strcmp(kind, "cli") && argc == 3) ok = write_cli(argv[2]);
     else if (!strcmp(kind, "evil") && argc == 3) ok = write_evil(argv[2]);
+    else if (!strcmp(kind, "traces") && argc == 3) ok = write_traces(argv[2]);
     else {
-        fprintf(stderr, "usage: webui_fixtures api DB | numerics DB QUIET_DB | cli DB | evil DB\n");
+        fprintf(stderr, "usage: webui_fixtures api DB | numerics DB QUIET_DB | cli DB | evil DB | traces DB\n");
         return 2;
     }
     return ok ? 0 : 1;

@@ -48,6 +48,10 @@ void gb__json_num(gb__json *j, double v);
 void gb__json_time(gb__json *j, double seconds);
 void gb__json_bool(gb__json *j, bool v);
 void gb__json_null(gb__json *j);
+/* Appends s[0..n), one JSON value already checked well-formed (a detail
+ * span from the reader: gb_trace_detail_parse); false, writing nothing,
+ * when it holds bytes that are not UTF-8. */
+bool gb__json_raw(gb__json *j, const char *s, size_t n);
 
 /* key + value shorthands for objects */
 #define GB__JSON_KV(j, k, kind, v) (gb__json_key((j), (k)), gb__json_##kind((j), (v)))

@@ -209,6 +209,22 @@ void gb__json_bool(gb__json *j, bool v) {
     put(j, v ? "true" : "false", v ? 4 : 5);
 }
 
+bool gb__json_raw(gb__json *j, const char *s, size_t n) {
+    /* Checked JSON from the store's parser; its strings may still hold
+     * bytes that are not UTF-8, which a response must not. */
+    for (size_t i = 0; i < n;) {
+        unsigned cp;
+        size_t k = (unsigned char)s[i] < 0x80
+                       ? 1
+                       : gb__utf8_decode((const unsigned char *)s + i, n - i, &cp);
+        if (!k) return false;
+        i += k;
+    }
+    begin_value(j);
+    put(j, s, n);
+    return true;
+}
+
 void gb__json_null(gb__json *j) {
     begin_value(j);
     put(j, "null", 4);

@@ -375,6 +375,28 @@ typedef struct gb_traces {
 gb_store_status gb_store_traces(gb_store *s, const char *run, const char *function,
                                 const gb_event_query *q, gb_traces **out);
 
+/* A flag a detail may not state. */
+typedef enum gb_tristate {
+    GB_TRISTATE_UNKNOWN = -1,
+    GB_TRISTATE_NO = 0,
+    GB_TRISTATE_YES = 1
+} gb_tristate;
+
+/* The detail of a trace: what the writer stores as JSON in the row's
+ * `detail` (writer/trace_detail.c), parsed. Scalars unknown are -1 (and
+ * the warning UNKNOWN); the passes and graphs are spans of the detail
+ * text (NULL when absent), each one well-formed JSON value: the passes an
+ * array of {pass, ran, nodes, ms}, the graphs {"nodes": [...], "outputs":
+ * [...]} (webui/http_api.md). */
+typedef struct gb_trace_detail {
+    char call_site[160];
+    int64_t concrete_id;
+    gb_tristate warning;       /* this trace raised the excessive-retracing warning */
+    int64_t nodes_traced, arena_bytes, naive_bytes, inplace;
+    const char *passes, *graph, *graph_traced;
+    size_t passes_len, graph_len, graph_traced_len;
+} gb_trace_detail;
+
 typedef struct gb_numerics_row {
     int64_t id;
     int64_t step;              /* GB_STEP_NONE when none was set */
@@ -403,13 +425,6 @@ gb_store_status gb_store_numerics(gb_store *s, const char *run, const gb_event_q
  * Fields the detail does not give keep their "unknown" value. */
 #define GB_NUMERICS_DETAIL_MAX_RANK 8     /* as the engine's tensors */
 #define GB_NUMERICS_DETAIL_MAX_INPUTS 8   /* inputs a detail summarizes */
-
-/* A flag the detail may not state. */
-typedef enum gb_tristate {
-    GB_TRISTATE_UNKNOWN = -1,
-    GB_TRISTATE_NO = 0,
-    GB_TRISTATE_YES = 1
-} gb_tristate;
 
 typedef struct gb_numerics_detail_tensor {
     char dtype[16];            /* "float32"; "" when unknown */
@@ -440,6 +455,15 @@ typedef struct gb_numerics_detail {
  * filled one, so a row written by another tool or damaged on disk can
  * still be shown. Needs no store handle; thread-safe. */
 bool gb_numerics_detail_parse(const char *json, gb_numerics_detail *out);
+
+/* Parses a trace row's detail (NULL or "" are fine: all unknown) into
+ * *out, whose spans point into json. false, and a detail of unknowns, when
+ * it is not a well-formed object. Needs no store handle; thread-safe. */
+bool gb_trace_detail_parse(const char *json, gb_trace_detail *out);
+
+/* Whether text is exactly one well-formed JSON value (a stored graph of
+ * format "json", say, before a server hands it on). */
+bool gb_json_is_value(const char *text);
 
 /* Op timings aggregated per (op_name, op_type, device). */
 typedef struct gb_op_timing_row {

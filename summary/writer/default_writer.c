@@ -80,6 +80,7 @@ static void on_trace(gb_summary_writer *w, const gb_event *ev) {
         r.nodes_before = t->stats ? t->stats->nodes_traced : -1;
         r.nodes_after = t->nodes;
         r.detail_json = detail = gb__trace_detail_json(t, t->call_site);
+        gb__writer_note_traced_graph(w, t->graph_json);
     }
     gb_summary_trace(w, &r, GB_STEP_DEFAULT);
     free(detail);

@@ -128,6 +128,16 @@ gb_status gb_summary_text(gb_summary_writer *w, const char *tag, const char *tex
 gb_status gb_summary_graph(gb_summary_writer *w, const char *tag, const char *format,
                            const char *content, int64_t step);
 
+/* tf.summary.trace_on / trace_export. From trace_on, the writer (which
+ * must be the default one: it hears the engine's trace events) keeps the
+ * graph of the last function traced; trace_export writes it under `name`
+ * at step as a graph summary (format "json", the Graphs dashboard's) and
+ * ends the tracing. profile: op timing stays on until the export, so the
+ * Graphs dashboard can colour the nodes by compute time. Exporting with
+ * nothing traced since trace_on is an error (GB_ERR_STATE) that says so. */
+gb_status gb_summary_trace_on(gb_summary_writer *w, bool profile);
+gb_status gb_summary_trace_export(gb_summary_writer *w, const char *name, int64_t step);
+
 /* ---- engine events (normally written by the default writer's observer) ----- */
 
 typedef struct gb_trace_record {

@@ -231,7 +231,15 @@ struct gb_summary_writer {
     int nbg;
     double batch_wall;             /* latest wall time of the batch */
     int observer_id;               /* while default: the observer subscription */
+    /* trace_on .. trace_export: the graph of the last function traced
+     * since trace_on (observer thread and caller: under lock). */
+    bool tracing, profiling;
+    char *traced_graph;
 };
+
+/* trace_export.c: between trace_on and trace_export, keeps a copy of the
+ * graph of the last function traced (the default writer's observer). */
+void gb__writer_note_traced_graph(gb_summary_writer *w, const char *graph_json);
 
 /* tags.c (lock held): the index of (name, kind), interned on first
  * use; -1 when out of memory. */

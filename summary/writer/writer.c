@@ -231,6 +231,7 @@ static void writer_free(gb_summary_writer *w) {
     pthread_cond_destroy(&w->work);
     pthread_cond_destroy(&w->space);
     pthread_cond_destroy(&w->done);
+    free(w->traced_graph);
     free(w->path);
     free(w->run);
     free(w);
