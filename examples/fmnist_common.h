@@ -13,7 +13,8 @@
  *
  * With --traced the step's computation — forward, tape, gradients, Adam
  * update — is a gb_function (tf.function): traced into one graph on the
- * first step, then run as that graph. Its input signature leaves the batch
+ * first step, then run as that graph (its first steps profiled and the
+ * graph exported with the profile: trace_on / trace_export). Its input signature leaves the batch
  * dim -1, so the epoch's last, smaller batch runs the same graph; a static
  * with_grads also returns the gradients, for the histogram step (a second
  * trace, once). The metric and the summaries stay outside, eager, fed
@@ -235,10 +236,18 @@ static gb_tensor *fmnist_update_traced(fmnist_run *r, gb_tensor *x, gb_tensor *y
 /* One optimizer step on a batch, then what people watch of it: accuracy,
  * loss, learning rate. with_grads: write the gradients into grads (the
  * caller's scope keeps them). */
+/* Steps profiled at the start of a traced run: op timing on for them, then
+ * the step's graph exported with its profile (tf.summary.trace_on /
+ * trace_export), so the Graphs dashboard colours it by compute time. */
+#define FMNIST_PROFILED_STEPS 20
+
 static bool fmnist_train_step(fmnist_run *r, gb_tensor *x, gb_tensor *y, gb_metric *acc,
                               gb_tensor **grads, bool with_grads) {
     gb_tensor *logits = NULL, *loss;
     int nvars = 0;
+    if (r->train_step && r->writer && r->step == 0) gb_summary_trace_on(r->writer, true);
+    if (r->train_step && r->writer && r->step == FMNIST_PROFILED_STEPS)
+        gb_summary_trace_export(r->writer, "train_step", r->step);
     if (r->train_step)
         loss = fmnist_update_traced(r, x, y, &logits, grads, with_grads);
     else
