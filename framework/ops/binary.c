@@ -287,13 +287,15 @@ static bool kernel_binary(const gb_op_call *c, gb_tensor **out) {
         return false;
     }
     if (r->size == 0) return true;
-    size_t es = gb_dtype_size(a->dtype), ers = gb_dtype_size(r->dtype);
-    if (a->size == r->size && b->size == r->size) {
-        gb__ew_run_parallel(run, RUN_VV, r->size, a->data, b->data, r->data, es, ers);
-    } else if (a->size == 1) {
-        gb__ew_run_parallel(run, RUN_SV, r->size, a->data, b->data, r->data, es, ers);
-    } else if (b->size == 1) {
-        gb__ew_run_parallel(run, RUN_VS, r->size, a->data, b->data, r->data, es, ers);
+    int layout = a->size == r->size && b->size == r->size ? RUN_VV
+                 : a->size == 1                              ? RUN_SV
+                 : b->size == 1                              ? RUN_VS
+                                                             : -1;
+    if (layout >= 0 && r->size < GB_EW_PARALLEL_MIN) {
+        run(layout, r->size, a->data, b->data, r->data);
+    } else if (layout >= 0) {
+        gb__ew_run_parallel(run, layout, r->size, a->data, b->data, r->data,
+                            gb_dtype_size(a->dtype), gb_dtype_size(r->dtype));
     } else if (a->size == r->size && is_trailing(b, r)) {
         rows_vv(run, a, b, r, false);
     } else if (b->size == r->size && is_trailing(a, r)) {

@@ -11,7 +11,7 @@
 #include "core/parallel.h"
 #include "ops/elementwise_types.h"
 
-enum { GRAIN = 32768 };
+enum { GRAIN = GB_EW_PARALLEL_MIN / 2 };
 
 typedef struct ew_job {
     gb_ew_map_fn map;
@@ -37,7 +37,7 @@ static void part(void *ctx, int64_t begin, int64_t end, int worker) {
 }
 
 static void go(ew_job *j, int64_t n) {
-    if (n < 2 * GRAIN)
+    if (n < GB_EW_PARALLEL_MIN)
         part(j, 0, n, 0);
     else
         gb__parallel_for(n, GRAIN, part, j);

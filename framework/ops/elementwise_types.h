@@ -55,7 +55,10 @@ gb_ew_run_fn gb__ew_run_kernel(gb_op_id op, gb_dtype dt);
 
 /* The same over n elements, split across the worker pool when n is large
  * (ops/elementwise_parallel.c); es: bytes per operand element, ers: per
- * result element. */
+ * result element. Below GB_EW_PARALLEL_MIN elements a kernel is called
+ * directly (the split costs more than it saves; small ops are the eager
+ * loop's common case, where every nanosecond of dispatch shows). */
+enum { GB_EW_PARALLEL_MIN = 65536 };
 void gb__ew_map_parallel(gb_ew_map_fn fn, int64_t n, const void *x, void *r, size_t es,
                          const gb_attrs *at);
 void gb__ew_pair_parallel(gb_ew_pair_fn fn, int64_t n, const void *a, const void *b, void *r,

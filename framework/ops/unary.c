@@ -136,8 +136,11 @@ static int infer_map(const gb_op_call *c, gb_out_desc *out) {
 
 static bool kernel_map(const gb_op_call *c, gb_tensor **out) {
     const gb_tensor *x = c->in[0];
-    gb__ew_map_parallel(map_kernels[c->op][x->dtype], x->size, x->data, out[0]->data,
-                        gb_dtype_size(x->dtype), c->attrs);
+    gb_ew_map_fn fn = map_kernels[c->op][x->dtype];
+    if (x->size < GB_EW_PARALLEL_MIN)
+        fn(x->size, x->data, out[0]->data, c->attrs);
+    else
+        gb__ew_map_parallel(fn, x->size, x->data, out[0]->data, gb_dtype_size(x->dtype), c->attrs);
     return true;
 }
 
@@ -199,8 +202,11 @@ static int infer_pair(const gb_op_call *c, gb_out_desc *out) {
 
 static bool kernel_pair(const gb_op_call *c, gb_tensor **out) {
     const gb_tensor *a = c->in[0], *b = c->in[1];
-    gb__ew_pair_parallel(pair_kernels[c->op][a->dtype], a->size, a->data, b->data, out[0]->data,
-                         gb_dtype_size(a->dtype));
+    gb_ew_pair_fn fn = pair_kernels[c->op][a->dtype];
+    if (a->size < GB_EW_PARALLEL_MIN)
+        fn(a->size, a->data, b->data, out[0]->data);
+    else
+        gb__ew_pair_parallel(fn, a->size, a->data, b->data, out[0]->data, gb_dtype_size(a->dtype));
     return true;
 }
 
