@@ -169,9 +169,10 @@ static int trace_graph(gb__request *req) {
     gb_trace_detail_parse(r->detail, &d);
     const char *graph = traced ? d.graph_traced : d.graph;
     if (!graph) {
-        gb_store_free(t);
-        return gb__fail(req, 404, "trace %lld of '%s' has no %s graph stored", (long long)id,
-                        r->function, stage);
+        int st = gb__fail(req, 404, "trace %lld of '%s' has no %s graph stored", (long long)id,
+                          r->function, stage);
+        gb_store_free(t); /* after the message: r points into it */
+        return st;
     }
     gb__json *j = &req->json;
     gb__json_obj(j);
