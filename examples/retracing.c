@@ -8,11 +8,15 @@
  * glassbox also prints warnings on stderr). The last two sections are the
  * fixes: an input signature with a -1 dim, and reduce_retracing.
  *
- *     build/examples/retracing
+ *     build/examples/retracing [--db PATH [--run NAME]]
+ *
+ * With --db every trace, its reason and its graphs go to the store too,
+ * and the dashboard's Traces page shows them (glassbox serve --db PATH).
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "gb_summary.h"
 #include "glassbox.h"
 
 /* ---- printing ------------------------------------------------------------------------ */
@@ -241,7 +245,33 @@ static void fix_reduce_retracing(void) {
     gb_function_free(sos);
 }
 
-int main(void) {
+/* --db PATH [--run NAME]: the default writer, or NULL (and *bad on a
+ * malformed command line). */
+static gb_summary_writer *open_store(int argc, char **argv, bool *bad) {
+    const char *db = NULL, *run = "retracing";
+    for (int i = 1; i < argc; i++) {
+        if (i + 1 < argc && !strcmp(argv[i], "--db")) db = argv[++i];
+        else if (i + 1 < argc && !strcmp(argv[i], "--run")) run = argv[++i];
+        else *bad = true;
+    }
+    gb_summary_writer *w = NULL;
+    if (*bad || !db) return NULL;
+    if (gb_summary_writer_open(db, run, NULL, &w) != GB_OK) {
+        fprintf(stderr, "retracing: %s\n", gb_summary_last_error());
+        *bad = true;
+        return NULL;
+    }
+    gb_summary_set_default(w);
+    return w;
+}
+
+int main(int argc, char **argv) {
+    bool bad = false;
+    gb_summary_writer *w = open_store(argc, argv, &bad);
+    if (bad) {
+        fprintf(stderr, "usage: retracing [--db PATH [--run NAME]]\n");
+        return 2;
+    }
     gb_scope_begin();
     printf("Why a gb_function traces again, and how to make it stop.\n");
     shape_and_dtype_changes();
@@ -252,6 +282,10 @@ int main(void) {
     fix_input_signature();
     fix_reduce_retracing();
     gb_scope_end();
+    if (w && gb_summary_writer_close(w) != GB_OK) {
+        fprintf(stderr, "retracing: %s\n", gb_summary_last_error());
+        return 1;
+    }
     if (!gb_ok()) {
         fprintf(stderr, "retracing: %s\n", gb_error_string());
         return 1;
