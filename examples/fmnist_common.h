@@ -173,7 +173,12 @@ static bool fmnist_open_outputs(fmnist_run *r) {
 /* ---- training ---------------------------------------------------------------------- */
 
 static gb_tensor *fmnist_loss(gb_tensor *labels, gb_tensor *logits) {
-    return gb_loss_sparse_categorical_crossentropy(labels, logits, true, GB_REDUCTION_MEAN);
+    /* Under "loss": the traced step's graph reads model, loss, gradients, Adam. */
+    gb_name_scope_push("loss");
+    gb_tensor *loss =
+        gb_loss_sparse_categorical_crossentropy(labels, logits, true, GB_REDUCTION_MEAN);
+    gb_name_scope_pop();
+    return loss;
 }
 
 enum { FMNIST_MAX_VARS = 32 };

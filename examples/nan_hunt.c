@@ -12,6 +12,9 @@
  *   nan_hunt --check-numerics=record  keeps training; with --db every alert is
  *                                     stored and the dashboard's Numerics page
  *                                     lists them, the first one first
+ *   ... --traced                      the step runs as a traced gb_function:
+ *                                     each alert names the graph node, and the
+ *                                     Numerics page links to it on the Graphs page
  */
 #include <math.h>
 #include <stdio.h>
@@ -26,6 +29,7 @@ typedef struct options {
     double lr;
     const char *db, *run, *data_dir;
     int check;                /* 0 off, 1 raise, 2 record */
+    bool traced;
 } options;
 
 static bool parse(int argc, char **argv, options *o) {
@@ -35,6 +39,8 @@ static bool parse(int argc, char **argv, options *o) {
             o->check = 1;
         } else if (!strcmp(a, "--check-numerics=record")) {
             o->check = 2;
+        } else if (!strcmp(a, "--traced")) {
+            o->traced = true;
         } else if (v && !strcmp(a, "--steps")) {
             o->steps = atoi(argv[++i]);
         } else if (v && !strcmp(a, "--lr")) {
@@ -48,7 +54,7 @@ static bool parse(int argc, char **argv, options *o) {
         } else {
             fprintf(stderr,
                     "usage: %s [--check-numerics[=raise|record]] [--steps N] [--lr X] "
-                    "[--db FILE] [--run NAME] [--data DIR]\n",
+                    "[--db FILE] [--run NAME] [--data DIR] [--traced]\n",
                     argv[0]);
             return false;
         }
@@ -85,12 +91,8 @@ static bool setup(const options *o, model *m) {
     return gb_ok();
 }
 
-/* One SGD step on batch `step`; returns the loss (NaN included) or NAN
- * with gb_ok() false when a check stopped it. */
-static double train_step(model *m, gb_optimizer *opt, int step) {
-    int64_t first = (step * 64) % 2048;
-    gb_tensor *x = gb_slice(m->x, GB_LIST(first, 0), GB_LIST(64, -1));
-    gb_tensor *y = gb_slice(m->y, GB_LIST(first), GB_LIST(64));
+/* Forward, loss, gradients and the SGD update on a batch; the loss. */
+static gb_tensor *update(model *m, gb_optimizer *opt, gb_tensor *x, gb_tensor *y) {
     gb_tape *tape = gb_tape_begin();
     gb_tensor *loss = naive_cross_entropy(y, gb_module_call(m->net, x, true));
     gb_tape_end(tape);
@@ -99,7 +101,33 @@ static double train_step(model *m, gb_optimizer *opt, int step) {
     gb_tensor *grads[8];
     gb_tape_gradient_vars(tape, loss, vars, n, grads);
     gb_optimizer_apply_gradients(opt, grads, n, vars, n);
-    return gb_ok() ? gb_item(loss) : NAN;
+    return loss;
+}
+
+typedef struct stepper {
+    model *m;
+    gb_optimizer *opt;
+    gb_function *traced;      /* with --traced: update() traced into a graph */
+} stepper;
+
+static int traced_body(void *user, gb_tensor *const *in, int nin, const gb_value *st, int nst,
+                       gb_tensor **out) {
+    (void)nin, (void)st, (void)nst;
+    stepper *s = user;
+    out[0] = update(s->m, s->opt, in[0], in[1]);
+    return out[0] ? 1 : -1;
+}
+
+/* One SGD step on batch `step`; returns the loss (NaN included) or NAN
+ * with gb_ok() false when a check stopped it. */
+static double train_step(stepper *s, int step) {
+    int64_t first = (step * 64) % 2048;
+    gb_tensor *x = gb_slice(s->m->x, GB_LIST(first, 0), GB_LIST(64, -1));
+    gb_tensor *y = gb_slice(s->m->y, GB_LIST(first), GB_LIST(64));
+    gb_tensor *loss = NULL;
+    if (s->traced) gb_function_call(s->traced, (gb_tensor *[]){x, y}, 2, NULL, 0, &loss);
+    else loss = update(s->m, s->opt, x, y);
+    return gb_ok() && loss ? gb_item(loss) : NAN;
 }
 
 int main(int argc, char **argv) {
@@ -123,6 +151,9 @@ int main(int argc, char **argv) {
         fprintf(stderr, "nan_hunt: %s\n", gb_error_string());
         code = 1;
     }
+    stepper st = {.m = &m, .opt = opt};
+    if (code == 0 && o.traced)
+        st.traced = gb_function_new("train_step", traced_body, &(gb_function_options){.user = &st});
     if (o.check == 1) gb_enable_check_numerics();
     if (o.check == 2) gb_enable_check_numerics_mode(GB_NUMERICS_RECORD, 1000);
     for (int step = 0; code == 0 && step < o.steps; step++) {
@@ -130,7 +161,7 @@ int main(int argc, char **argv) {
         double lr = o.lr * pow(1.04, step); /* the warm-up that forgot to stop */
         gb_optimizer_set_learning_rate(opt, lr);
         gb_scope_begin();
-        double loss = train_step(&m, opt, step);
+        double loss = train_step(&st, step);
         gb_scope_end();
         if (!gb_ok()) {
             printf("step %d: stopped by the numerics check:\n  %s\n", step, gb_error_string());
@@ -153,6 +184,7 @@ int main(int argc, char **argv) {
                (long long)gb_numerics_alert_count(),
                (long long)(gb_numerics_alert_count() < 1000 ? gb_numerics_alert_count() : 1000));
     gb_disable_check_numerics();
+    gb_function_free(st.traced);
     gb_optimizer_free(opt);
     gb_module_free(m.net);
     gb_scope_end();

@@ -16,6 +16,9 @@
  *                                     changed), called five times, profiled and
  *                                     exported between trace_on/trace_export; run
  *                                     damaged: a trace whose detail is not JSON
+ *   webui_fixtures graph DB           run big: graph summary "generated", 10,000
+ *                                     nodes in 100 scopes (the Graphs page's
+ *                                     scale test)
  *   webui_fixtures evil DB            a run, its hparams and a tag named with
  *                                     terminal escapes, C1 controls and bytes
  *                                     that are not UTF-8 (see write_evil)
@@ -24,6 +27,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gb_summary.h"
@@ -211,6 +215,60 @@ static bool write_traces(const char *db) {
     return ok;
 }
 
+/* ---- graph: 10,000 nodes in 100 scopes ------------------------------------------------ */
+
+enum { BLOCKS = 100, BLOCK_NODES = 100 };
+
+static const char *const graph_ops[10] = {"MatMul", "Add",   "Relu", "Mul",     "Sub",
+                                          "Tanh",   "Const", "Mul",  "Sigmoid", "Add"};
+
+static const char *op_of(int b, int i) { return b == 0 && i == 0 ? "Placeholder" : graph_ops[i % 10]; }
+
+/* ",\"block_07/Relu_42\"" (without the comma when first). */
+static int ref(char *out, size_t cap, bool first, int b, int i) {
+    return snprintf(out, cap, "%s\"block_%02d/%s_%d\"", first ? "" : ",", b, op_of(b, i), i);
+}
+
+/* Appends node i of block b to out (at *len; out is big enough). Each op
+ * reads the one before it (not a Const) and, when binary, one three back;
+ * every 25th instead reads the end of the block two before (a residual
+ * edge across scopes). The very first node is the input. */
+static void graph_node(char *out, size_t *len, int b, int i) {
+    const char *op = op_of(b, i);
+    char in[96] = "";
+    if (strcmp(op, "Placeholder") && strcmp(op, "Const")) {
+        int pb = i ? b : b - 1, pi = i ? i - 1 : BLOCK_NODES - 1;
+        if (!strcmp(op_of(pb, pi), "Const")) pi--;
+        int n = ref(in, sizeof in, true, pb, pi);
+        bool binary = strcmp(op, "Relu") && strcmp(op, "Tanh") && strcmp(op, "Sigmoid");
+        if (binary && i % 25 == 0 && b >= 2) ref(in + n, sizeof in - (size_t)n, false, b - 2, 99);
+        else if (binary && i >= 3) ref(in + n, sizeof in - (size_t)n, false, b, i - 3);
+    }
+    *len += (size_t)sprintf(out + *len,
+                            "%s{\"name\":\"block_%02d/%s_%d\",\"op\":\"%s\",\"device\":\"CPU:0\","
+                            "\"inputs\":[%s],\"control\":[],\"attrs\":{},\"outputs\":[{\"dtype\":"
+                            "\"float32\",\"shape\":%s}]}",
+                            *len > 10 ? "," : "", b, op, i, op, in,
+                            strcmp(op, "Const") ? "[-1,256]" : "[256]");
+}
+
+static bool write_graph(const char *db) {
+    size_t cap = (size_t)BLOCKS * BLOCK_NODES * 256, len = 0;
+    char *json = malloc(cap);
+    if (!json) return false;
+    len += (size_t)sprintf(json, "{\"nodes\":[");
+    for (int b = 0; b < BLOCKS; b++)
+        for (int i = 0; i < BLOCK_NODES; i++) graph_node(json, &len, b, i);
+    sprintf(json + len, "],\"outputs\":[\"block_%02d/Add_%d\"]}", BLOCKS - 1, BLOCK_NODES - 1);
+    gb_summary_writer *w = NULL;
+    bool ok = gb_summary_writer_open(db, "big", NULL, &w) == GB_OK &&
+              gb_summary_graph(w, "generated", "json", json, 0) == GB_OK;
+    if (!ok) fprintf(stderr, "webui_fixtures: graph: %s\n", gb_summary_last_error());
+    if (w) gb_summary_writer_close(w);
+    free(json);
+    return ok;
+}
+
 /* ---- evil ----------------------------------------------------------------------------- */
 
 /* Names that would drive a terminal if printed raw: ESC sequences (colour,
@@ -239,8 +297,9 @@ int main(int argc, char **argv) {
     else if (!strcmp(kind, "cli") && argc == 3) ok = write_cli(argv[2]);
     else if (!strcmp(kind, "evil") && argc == 3) ok = write_evil(argv[2]);
     else if (!strcmp(kind, "traces") && argc == 3) ok = write_traces(argv[2]);
+    else if (!strcmp(kind, "graph") && argc == 3) ok = write_graph(argv[2]);
     else {
-        fprintf(stderr, "usage: webui_fixtures api DB | numerics DB QUIET_DB | cli DB | evil DB | traces DB\n");
+        fprintf(stderr, "usage: webui_fixtures api DB | numerics DB QUIET_DB | cli DB | evil DB | traces DB | graph DB\n");
         return 2;
     }
     return ok ? 0 : 1;

@@ -244,11 +244,28 @@ static const gb__route routes[] = {
       GB__P_END}},
 };
 
+/* Active once any run has a traced function or a graph summary. */
+static bool any_graph_tags(gb_store *store) {
+    gb_runs *runs = NULL;
+    bool any = false;
+    if (gb_store_runs(store, &runs) == GB_STORE_OK)
+        for (size_t i = 0; i < runs->count && !any; i++) {
+            gb_tags *t = NULL;
+            any = gb_store_tags(store, runs->rows[i].name, GB_KIND_GRAPH, &t) == GB_STORE_OK &&
+                  t->count > 0;
+            gb_store_free(t);
+        }
+    gb_store_free(runs);
+    return any;
+}
+
+static bool is_active(gb_store *store) { return gb__any_traces(store) || any_graph_tags(store); }
+
 const gb__plugin gb__plugin_graphs = {
     .name = "graphs",
     .title = "Graphs",
     .order = 60,
-    .is_active = gb__any_traces,
+    .is_active = is_active,
     .routes = routes,
     .n_routes = sizeof routes / sizeof routes[0],
 };

@@ -240,7 +240,9 @@ static void put_json_node(text *t, const gb_graph *g, const gb_node *nd) {
     put_json_str(t, nd->name);
     put(t, ",\"op\":");
     put_json_str(t, gb_op_type_name(nd->op));
-    put(t, ",\"inputs\":[");
+    /* Every kernel runs on the host's cores; named so the dashboard's
+     * colour-by-device reads the same once there is more than one. */
+    put(t, ",\"device\":\"CPU:0\",\"inputs\":[");
     for (int i = 0; i < nd->nin; i++) {
         if (i) put(t, ",");
         put_json_edge(t, g, nd->in[i]);

@@ -264,11 +264,10 @@ static int check_apply(const gb_optimizer *o, gb_tensor *const *grads, int ngrad
 
 /* ---- applying ------------------------------------------------------------------------------- */
 
-bool gb_optimizer_apply_gradients(gb_optimizer *opt, gb_tensor *const *grads, int ngrads,
-                                  gb_variable *const *vars, int nvars) {
-    if (!gb_ok()) return false; /* a gradient that failed is NULL: do not mistake it */
-    int last = check_apply(opt, grads, ngrads, vars, nvars);
-    if (last < 0 || !gb_optimizer_build(opt, vars, nvars)) return false;
+/* One update op per variable with a gradient; last: the one that advances
+ * the iteration count. */
+static bool apply_each(gb_optimizer *opt, gb_tensor *const *grads, gb_variable *const *vars,
+                       int nvars, int last) {
     for (int i = 0; i < nvars; i++) {
         gb__optim_var *e = find(opt, vars[i]);
         if (!grads[i]) {
@@ -290,6 +289,19 @@ bool gb_optimizer_apply_gradients(gb_optimizer *opt, gb_tensor *const *grads, in
         if (gb__dispatch(opt->op, &grads[i], 1, &a, none) < 0) return false;
     }
     return true;
+}
+
+bool gb_optimizer_apply_gradients(gb_optimizer *opt, gb_tensor *const *grads, int ngrads,
+                                  gb_variable *const *vars, int nvars) {
+    if (!gb_ok()) return false; /* a gradient that failed is NULL: do not mistake it */
+    int last = check_apply(opt, grads, ngrads, vars, nvars);
+    if (last < 0 || !gb_optimizer_build(opt, vars, nvars)) return false;
+    /* Its ops under the optimizer's name ("Adam/ResourceApplyAdam"), as
+     * Keras names them: a traced step's graph shows one "Adam" scope. */
+    gb_name_scope_push(opt->name);
+    bool ok = apply_each(opt, grads, vars, nvars, last);
+    gb_name_scope_pop();
+    return ok;
 }
 
 bool gb_optimizer_build(gb_optimizer *opt, gb_variable *const *vars, int n) {

@@ -9,6 +9,9 @@
 // ctx.runs is the run selector; ctx.generation the store's generation as
 // the live stream last announced it: pages stamp what they fetch with it
 // and fetch again only once it moved (onData is called when it does).
+// A link may carry a page's state after the tab: `#graphs?run=r&node=n`
+// (ctx.query() reads it); following one to the page already shown calls
+// its onQuery().
 
 import { getJSON } from './api.js';
 import { h, throttle } from './dom.js';
@@ -20,7 +23,7 @@ export async function startApp(pageModules) {
   const modules = new Map(pageModules.map((m) => [m.name, m]));
   const runs = new Runs({ list: $('run-list'), filter: $('run-filter'), count: $('run-count'),
     all: $('runs-all'), none: $('runs-none') });
-  const ctx = { runs, generation: 0 };
+  const ctx = { runs, generation: 0, query: hashQuery };
   // State the end-to-end tests read (and a handy console handle).
   window.__glassbox = { ctx, ready: false, updates: 0 };
 
@@ -37,7 +40,7 @@ export async function startApp(pageModules) {
   }
 
   function show(name) {
-    if (current?.name === name) return;
+    if (current?.name === name) { current.page.onQuery?.(); return; }
     current?.page.destroy?.();
     const page = modules.get(name).createPage(ctx);
     current = { name, page };
@@ -61,7 +64,7 @@ export async function startApp(pageModules) {
         h('p', null, 'Nothing has been written to this store yet. Start a training run that writes summaries; this page updates by itself.')));
       return;
     }
-    const want = location.hash.slice(1);
+    const want = location.hash.slice(1).split('?')[0];
     show(active.some((p) => p.name === want) ? want : active[0].name);
   }
 
@@ -127,6 +130,12 @@ function connectLive(ctx, onData) {
   window.addEventListener('beforeunload', () => es.close());
   return Promise.race([first, new Promise((resolve) => { setTimeout(resolve, 1000); })])
     .then(() => { starting = false; });
+}
+
+// The page state a link carried after the tab's name (`#graphs?run=r`).
+function hashQuery() {
+  const i = location.hash.indexOf('?');
+  return new URLSearchParams(i < 0 ? '' : location.hash.slice(i + 1));
 }
 
 function reportError(e) {

@@ -205,6 +205,7 @@ export function createPage(ctx) {
       originText(a) ? h('div.first-line', null, originText(a)) : null,
       hint(a) ? h('div.first-hint', null, hint(a)) : null,
       h('div.first-facts', null, facts(a)),
+      graphLink(data.run, a),
       a.inputs.length ? inputsTable(a) : null,
       // Without input summaries the engine's one-line report says the most.
       !a.inputs.length && a.message ? h('pre.alert-message', null, a.message) : null);
@@ -260,6 +261,7 @@ export function createPage(ctx) {
       originText(a) ? h('div.first-line', null, originText(a)) : null,
       hint(a) ? h('div.first-hint', null, hint(a)) : null,
       h('div.first-facts', null, facts(a)),
+      graphLink(data.run, a),
       a.inputs.length ? inputsTable(a) : null,
       a.message ? h('pre.alert-message', null, a.message) : null);
   }
@@ -322,6 +324,15 @@ function mergeAlerts(held, fresh) {
 // "-Inf", "NaN and +Inf": the kinds of bad values an alert counts.
 function kinds(a) {
   return [a.nan && 'NaN', a.posinf && '+Inf', a.neginf && '-Inf'].filter(Boolean).join(' and ') || 'NaN/Inf';
+}
+
+// For an alert raised inside a traced function: its node on the Graphs
+// page, highlighted there as the alert's.
+function graphLink(run, a) {
+  if (!a.function) return null;
+  const q = new URLSearchParams({ run, function: a.function, node: a.op_name, alert: '1' });
+  return h('div.first-line', null, h('a.graph-link', { href: `#graphs?${q}`, 'data-node': a.op_name },
+    `Show ${a.op_name} in the graph of ${a.function}`));
 }
 
 function headline(a) {

@@ -98,7 +98,7 @@ export async function until(page, fn, arg, timeoutMs = 5000) {
 // Waits until the dashboard `name` is the page shown and has loaded (not
 // the page it replaces, which stays "loaded" until the switch).
 export function tabLoaded(page, name, timeoutMs = 5000) {
-  return until(page, (n) => location.hash === `#${n}` && document.querySelector('.page')?.dataset.tab === n
+  return until(page, (n) => location.hash.split('?')[0] === `#${n}` && document.querySelector('.page')?.dataset.tab === n
     && document.querySelector('.page')?.dataset.loaded === 'true', name, timeoutMs);
 }
 

@@ -1,0 +1,169 @@
+// hierarchy.js — a graph as the Graphs page draws it: its nodes in a tree
+// of name scopes ("mlp/dense/MatMul" lives in mlp → dense), constants set
+// aside beside their consumers, and every edge filed once, under the
+// deepest scope that holds both its ends, between the two children of
+// that scope it runs between. Drawing a scope then needs only its own
+// children and edges: nothing about the rest of the graph, which is what
+// lets the page lay out a 10,000-node graph one opened scope at a time.
+
+// Bytes per element of each dtype the engine names.
+const DTYPE_BYTES = { float32: 4, float64: 8, int32: 4, int64: 8, uint8: 1, bool: 1, int8: 1, int16: 2, float16: 2 };
+
+// "?×784" for [-1, 784]; "scalar" for [].
+export function shapeText(shape) {
+  return shape.length ? shape.map((d) => (d < 0 ? '?' : String(d))).join('×') : 'scalar';
+}
+
+// Bytes of one output; unknown dims count as 1 (so a lower bound).
+export function outputBytes(o) {
+  return (DTYPE_BYTES[o.dtype] ?? 4) * o.shape.reduce((n, d) => n * (d < 0 ? 1 : d), 1);
+}
+
+// "name:2" -> {name, out: 2}; "name" -> {name, out: 0}.
+function parseInput(s) {
+  const m = /^(.*):(\d+)$/.exec(s);
+  return m ? { name: m[1], out: Number(m[2]) } : { name: s, out: 0 };
+}
+
+function newGroup(path, parent) {
+  return {
+    kind: 'group', key: `g:${path}`, path, parent,
+    label: path.slice(path.lastIndexOf('/') + 1) || '(root)',
+    children: [], edges: new Map(), depth: parent ? parent.depth + 1 : 0,
+    count: 0, timeUs: 0, bytes: 0, ops: new Map(), devices: new Set(),
+  };
+}
+
+// profile: {node name: {calls, total_us}} (may be empty).
+export function buildHierarchy(graph, profile = {}) {
+  const root = newGroup('', null);
+  const groups = new Map([['', root]]);
+  const byName = new Map();
+  const fusedIn = new Map();   // a fused-away op's name -> the fused node
+  const outputs = new Set(graph.outputs.map((o) => parseInput(o).name));
+
+  function groupOf(path) {
+    let g = groups.get(path);
+    if (g) return g;
+    const cut = path.lastIndexOf('/');
+    const parent = groupOf(cut < 0 ? '' : path.slice(0, cut));
+    g = newGroup(path, parent);
+    parent.children.push(g);
+    groups.set(path, g);
+    return g;
+  }
+
+  const nodes = graph.nodes.map((n, index) => {
+    const cut = n.name.lastIndexOf('/');
+    const parent = groupOf(cut < 0 ? '' : n.name.slice(0, cut));
+    const p = profile[n.name];
+    const node = {
+      ...n, kind: 'node', key: `n:${n.name}`, index, parent, depth: parent.depth + 1,
+      label: n.name.slice(cut + 1), device: n.device || 'CPU:0',
+      ins: [], consumers: [], consts: [], extracted: false,
+      calls: p ? p.calls : 0, timeUs: p ? p.total_us : null,
+      bytes: n.outputs.reduce((s, o) => s + outputBytes(o), 0),
+    };
+    parent.children.push(node);
+    byName.set(n.name, node);
+    for (const f of n.fused || []) fusedIn.set(f.name, node);
+    return node;
+  });
+
+  // Inputs as links both ways; an input naming no node (a damaged graph)
+  // is kept as text only.
+  for (const v of nodes) {
+    const link = (s, control) => {
+      const { name, out } = parseInput(s);
+      const u = byName.get(name);
+      v.ins.push({ name: s, node: u ?? null, out, control });
+      if (u) u.consumers.push({ node: v, out, control });
+    };
+    v.inputs.forEach((s) => link(s, false));
+    (v.control || []).forEach((s) => link(s, true));
+  }
+
+  // Constants beside their consumers, as TensorBoard draws them: a
+  // constant that feeds something and is not an output leaves the layout.
+  for (const n of nodes) {
+    if (n.op !== 'Const' || !n.consumers.length || outputs.has(n.name)) continue;
+    n.extracted = true;
+    for (const c of n.consumers) if (!c.node.consts.includes(n)) c.node.consts.push(n);
+  }
+  for (const g of groups.values()) g.children = g.children.filter((c) => !c.extracted);
+
+  // Totals per scope, for its box, its pane and colour by time or memory.
+  for (const n of nodes) {
+    for (let g = n.parent; g; g = g.parent) {
+      g.count++;
+      g.timeUs += n.timeUs ?? 0;
+      g.bytes += n.bytes;
+      g.ops.set(n.op, (g.ops.get(n.op) ?? 0) + 1);
+      g.devices.add(n.device);
+    }
+  }
+
+  for (const v of nodes) for (const i of v.ins) if (i.node && !i.node.extracted) fileEdge(i.node, v, i);
+
+  return { root, groups, nodes, byName, fusedIn, outputs };
+}
+
+// The chain root → … → item.
+function chain(item) {
+  const out = [];
+  for (let x = item; x; x = x.parent) out.push(x);
+  return out.reverse();
+}
+
+// Files edge u → v under the deepest scope holding both, between the two
+// children of that scope it joins; edges between the same two children
+// share one record (a "meta-edge": count, bytes, the edges it stands for).
+function fileEdge(u, v, input) {
+  const a = chain(u), b = chain(v);
+  let k = 0;
+  while (k < a.length && k < b.length && a[k] === b[k]) k++;
+  const scope = a[k - 1], from = a[k], to = b[k];
+  const id = `${from.key}>${to.key}`;
+  let e = scope.edges.get(id);
+  if (!e) {
+    e = { id, from, to, count: 0, bytes: 0, control: true, shape: null, base: [] };
+    scope.edges.set(id, e);
+  }
+  const o = u.outputs[input.out];
+  e.count++;
+  e.control &&= input.control;
+  if (!input.control && o) {
+    e.bytes += outputBytes(o);
+    e.shape ??= o.shape;
+  }
+  e.base.push({ u, v, out: input.out, control: input.control });
+}
+
+// Every node n depends on, through data and control edges.
+export function transitiveInputs(n) {
+  const seen = new Set([n]);
+  const stack = [n];
+  while (stack.length) {
+    const x = stack.pop();
+    for (const i of x.ins) {
+      if (i.node && !seen.has(i.node)) {
+        seen.add(i.node);
+        stack.push(i.node);
+      }
+    }
+  }
+  return seen;
+}
+
+// The node a name points at: the node itself, or the fused node that
+// swallowed an op of that name (a numerics alert inside a fused node
+// names the fused step).
+export function findNode(model, name) {
+  return model.byName.get(name) ?? model.fusedIn.get(name) ?? null;
+}
+
+export function ancestors(item) {
+  const out = [];
+  for (let g = item.parent; g; g = g.parent) out.push(g);
+  return out;
+}
