@@ -89,6 +89,15 @@ static int images(gb_summary_writer *w, int64_t step) {
                                   1, step));
 }
 
+/* A small graph in the Graphs dashboard's JSON (webui/http_api.md): what
+ * gb_summary_trace_export writes for a traced function. */
+#define SHOWCASE_GRAPH                                                                          \
+    "{\"nodes\":[{\"name\":\"x\",\"op\":\"Placeholder\",\"inputs\":[],\"outputs\":"            \
+    "[{\"dtype\":\"float32\",\"shape\":[-1,784]}]},{\"name\":\"dense/kernel\",\"op\":"         \
+    "\"ReadVariableOp\",\"inputs\":[],\"outputs\":[{\"dtype\":\"float32\",\"shape\":[784,10]}]}," \
+    "{\"name\":\"dense/MatMul\",\"op\":\"MatMul\",\"inputs\":[\"x\",\"dense/kernel\"],"          \
+    "\"outputs\":[{\"dtype\":\"float32\",\"shape\":[-1,10]}]}],\"outputs\":[\"dense/MatMul\"]}"
+
 static int engine_events(gb_summary_writer *w) {
     gb_trace_record first = {.function = "train_step", .reason = "first call",
                              .signature = "(x: float32[128,784], y: int64[128])",
@@ -102,8 +111,7 @@ static int engine_events(gb_summary_writer *w) {
                                 .message = "Log produced -Inf from a zero input"};
     return check(gb_summary_trace(w, &first, 0)) | check(gb_summary_trace(w, &again, 190)) |
            check(gb_summary_numerics(w, &alert, NAN_STEP)) |
-           check(gb_summary_graph(w, "train_step", "text",
-                                  "x = Placeholder()\nw = Variable()\ny = MatMul(x, w)\n", 0));
+           check(gb_summary_graph(w, "train_step", "json", SHOWCASE_GRAPH, 0));
 }
 
 static int write_run(const char *db, int index) {

@@ -132,7 +132,7 @@ START_TEST(test_sgd_update_with_nan_gradient_names_op_variable_and_step) {
     ck_assert(!gb_optimizer_apply_gradients(opt, &grad, 1, &kernel, 1));
     assert_numeric_error("ResourceApplyGradientDescent",
                          "variable 'dense/kernel' now holds 1 NaN, 0 +Inf, 0 -Inf (float32 [4]), "
-                         "written by op 'ResourceApplyGradientDescent' (type "
+                         "written by op 'SGD/ResourceApplyGradientDescent' (type "
                          "ResourceApplyGradientDescent), first at index 1, step 3. The op "
                          "received them: an input is already non-finite — input 0: float32 [4] "
                          "min 0 max 0 NaN 1 Inf 0");
@@ -173,7 +173,7 @@ START_TEST(test_adam_update_reports_variable_then_slots) {
     }
     ck_assert_str_eq(s.message[0],
                      "variable 'w' now holds 1 NaN, 0 +Inf, 0 -Inf (float32 [2]), written by op "
-                     "'ResourceApplyAdam' (type ResourceApplyAdam), first at index 0, step 11. "
+                     "'Adam/ResourceApplyAdam' (type ResourceApplyAdam), first at index 0, step 11. "
                      "The op received them: an input is already non-finite — input 0: float32 "
                      "[2] min 1 max 1 NaN 1 Inf 0");
     gb_observer_remove(id);
@@ -194,7 +194,7 @@ START_TEST(test_adam_slot_overflow_is_reported) {
     ck_assert(!gb_optimizer_apply_gradients(opt, &grad, 1, &w, 1));
     assert_numeric_error("ResourceApplyAdam",
                          "variable 'Adam/w/v' now holds 0 NaN, 1 +Inf, 0 -Inf (float32 [1]), "
-                         "written by op 'ResourceApplyAdam' (type ResourceApplyAdam), first at "
+                         "written by op 'Adam/ResourceApplyAdam' (type ResourceApplyAdam), first at "
                          "index 0, step 1. The op created them: its inputs are finite (the value "
                          "of 'Adam/w/m' before this write was not checked) — input 0: float32 [1] "
                          "min 1e+30 max 1e+30 NaN 0 Inf 0");

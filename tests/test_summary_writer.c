@@ -642,7 +642,7 @@ START_TEST(test_function_traces_end_to_end) {
                       strstr(d, "{\"pass\":\"fusion\"") && strstr(d, "\"arena_bytes\":") &&
                       strstr(d, "\"graph\":{\"nodes\":[{\"name\":\"x0\",\"op\":\"Placeholder\"") &&
                       strstr(d, "\"graph_traced\":{\"nodes\":[") &&
-                      strstr(d, "{\"name\":\"Neg\",\"op\":\"Neg\",\"inputs\":[\"x0\"],\"control\":[],"
+                      strstr(d, "{\"name\":\"Neg\",\"op\":\"Neg\",\"device\":\"CPU:0\",\"inputs\":[\"x0\"],\"control\":[],"
                                 "\"attrs\":{},\"outputs\":[{\"dtype\":\"float32\",\"shape\":[3]}]}") &&
                       strstr(d, "\"outputs\":[\"Neg\"]}"),
                   "%s", d);

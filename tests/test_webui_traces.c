@@ -2,7 +2,9 @@
  * wrote (webui_fixtures "traces"): a function traced twice (its input's
  * dim 0 went 3 -> 4) and called five times through the default writer,
  * between trace_on(profile) and trace_export; and a run whose one trace
- * has a damaged detail. Every bad parameter is a 4xx that says why.
+ * has a damaged detail. Every bad parameter is a 4xx that says why. And
+ * a store holding nothing but one big exported graph (webui_fixtures
+ * "graph": 10,000 nodes in 100 scopes): its Graphs tab is active.
  */
 #include <check.h>
 #include <stdio.h>
@@ -17,7 +19,7 @@
 #include "webui_http.h"
 #include "webui_test_util.h"
 
-static char db_path[512];
+static char db_path[512], graph_db_path[512];
 static gb_board *board;
 static int port;
 
@@ -96,7 +98,7 @@ START_TEST(graph_of_a_trace_both_stages) {
                   "\"stage\":\"optimized\"");
     ASSERT_HAS(b, "\"passes\":[{\"pass\":\"pruning\",\"ran\":true,\"nodes\":");
     /* Mul and the +1 fused into one node that keeps their names. */
-    ASSERT_HAS(b, "\"op\":\"FusedElementwise\",\"inputs\":[\"x0\",");
+    ASSERT_HAS(b, "\"op\":\"FusedElementwise\",\"device\":\"CPU:0\",\"inputs\":[\"x0\",");
     ASSERT_HAS(b, "\"fused\":[{\"op\":\"Mul\",\"name\":\"model/Mul\"},{\"op\":\"Add\",\"name\":\"model/Add\"}]");
     ASSERT_HAS(b, "\"outputs\":[{\"dtype\":\"float32\",\"shape\":[3]}]");
     /* trace_on(profile): the nodes' kernel times. */
@@ -106,7 +108,7 @@ START_TEST(graph_of_a_trace_both_stages) {
     snprintf(path, sizeof path, "/api/graphs/graph?run=engine&trace=%ld&stage=traced", trace_id(1));
     b = webui_get_expect(port, path, 200);
     ASSERT_HAS(b, "\"stage\":\"traced\"");
-    ASSERT_HAS(b, "{\"name\":\"model/Mul\",\"op\":\"Mul\",\"inputs\":[\"x0\",\"x0\"],\"control\":[],");
+    ASSERT_HAS(b, "{\"name\":\"model/Mul\",\"op\":\"Mul\",\"device\":\"CPU:0\",\"inputs\":[\"x0\",\"x0\"],\"control\":[],");
     ASSERT_HAS(b, "\"outputs\":[\"model/Add\"]}");
     free(b);
 }
@@ -171,6 +173,26 @@ START_TEST(trace_without_graph_is_404) {
 }
 END_TEST
 
+/* Graphs is active for a store with graphs but no traced function, and
+ * the route hands over all of a 10,000-node graph, each node with its
+ * device. */
+START_TEST(exported_only_store_has_the_graphs_tab) {
+    int p2;
+    gb_board *b2 = webui_start_board(graph_db_path, &p2);
+    char *b = webui_get_expect(p2, "/api/plugins", 200);
+    ASSERT_HAS(b, "{\"name\":\"graphs\",\"title\":\"Graphs\",\"active\":true}");
+    ASSERT_HAS(b, "{\"name\":\"traces\",\"title\":\"Traces\",\"active\":false}");
+    free(b);
+    b = webui_get_expect(p2, "/api/graphs/graph?run=big&tag=generated&step=0", 200);
+    int nodes = 0;
+    for (const char *q = strstr(b, "{\"name\":"); q; q = strstr(q + 1, "{\"name\":")) nodes++;
+    ck_assert_int_eq(nodes, 10000);
+    ASSERT_HAS(b, "{\"name\":\"block_99/Add_99\",\"op\":\"Add\",\"device\":\"CPU:0\"");
+    free(b);
+    gb_board_stop(b2);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("webui_traces");
     TCase *tc = tcase_create("routes");
@@ -183,6 +205,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, exported_graph_by_tag_and_step);
     tcase_add_test(tc, bad_parameters_are_4xx);
     tcase_add_test(tc, trace_without_graph_is_404);
+    tcase_add_test(tc, exported_only_store_has_the_graphs_tab);
     suite_add_tcase(s, tc);
     return s;
 }
@@ -191,7 +214,11 @@ int main(void) {
     snprintf(db_path, sizeof db_path, "%s/webui_traces_%d.db", P_tmpdir, (int)getpid());
     webui_remove_store(db_path);
     webui_write_fixture((const char *const[]){"traces", db_path, NULL});
+    snprintf(graph_db_path, sizeof graph_db_path, "%s/webui_graph_%d.db", P_tmpdir, (int)getpid());
+    webui_remove_store(graph_db_path);
+    webui_write_fixture((const char *const[]){"graph", graph_db_path, NULL});
     int rc = run_suite(suite());
     webui_remove_store(db_path);
+    webui_remove_store(graph_db_path);
     return rc;
 }
