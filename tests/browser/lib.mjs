@@ -86,6 +86,23 @@ export async function launchBrowser(profileDir) {
   });
 }
 
+// The browser's first page, collecting every console error, page error
+// and failed request into errors (a suite checks it is empty at the end).
+export async function watchedPage(browser, viewport = { width: 1400, height: 900 }) {
+  const page = browser.pages()[0] || await browser.newPage();
+  await page.setViewportSize(viewport);
+  const errors = [];
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(`console: ${m.text()}`); });
+  page.on('pageerror', (e) => errors.push(`page error: ${e.message}`));
+  page.on('response', (r) => { if (r.status() >= 400) errors.push(`HTTP ${r.status()} ${r.url()}`); });
+  return { page, errors };
+}
+
+// A JSON route of the server, for a test to compare the page against.
+export async function apiJSON(server, p, params = {}) {
+  return (await fetch(new URL(`api/${p}?${new URLSearchParams(params)}`, server.url))).json();
+}
+
 // Polls fn (in the page) until it returns a truthy value or timeoutMs passes.
 export async function until(page, fn, arg, timeoutMs = 5000) {
   try {

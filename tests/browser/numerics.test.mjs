@@ -12,7 +12,7 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import { ARTIFACTS, BUILD, check, finishSuite, launchBrowser, requireBrowser, run, startServer, tabLoaded, tempDir, until } from './lib.mjs';
+import { apiJSON, ARTIFACTS, BUILD, check, finishSuite, launchBrowser, requireBrowser, run, startServer, tabLoaded, tempDir, until, watchedPage } from './lib.mjs';
 
 const RUN = 'nan_hunt';
 requireBrowser('webui_numerics_browser');
@@ -26,13 +26,9 @@ run(path.join(BUILD, 'examples/nan_hunt'), ['--check-numerics=record', '--steps'
 
 const server = await startServer(db);
 const browser = await launchBrowser(path.join(work, 'profile'));
-const page = browser.pages()[0] || await browser.newPage();
-const errors = [];
-page.on('console', (m) => { if (m.type() === 'error') errors.push(`console: ${m.text()}`); });
-page.on('pageerror', (e) => errors.push(`page error: ${e.message}`));
-page.on('response', (r) => { if (r.status() >= 400) errors.push(`HTTP ${r.status()} ${r.url()}`); });
+const { page, errors } = await watchedPage(browser);
 
-const api = async (p, params = {}) => (await fetch(new URL(`api/${p}?${new URLSearchParams(params)}`, server.url))).json();
+const api = (p, params) => apiJSON(server, p, params);
 const shot = (name) => page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`) });
 const rows = () => page.$$eval('tr.alert-row', (trs) => trs.map((t) => ({
   id: +t.dataset.id, step: t.dataset.step === '' ? null : +t.dataset.step, op: t.dataset.opName,

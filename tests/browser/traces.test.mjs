@@ -9,7 +9,7 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import { ARTIFACTS, BUILD, check, finishSuite, launchBrowser, requireBrowser, run, startServer, tabLoaded, tempDir, until } from './lib.mjs';
+import { apiJSON, ARTIFACTS, BUILD, check, finishSuite, launchBrowser, requireBrowser, run, startServer, tabLoaded, tempDir, until, watchedPage } from './lib.mjs';
 
 const RUN = 'retracing';
 requireBrowser('webui_traces_browser');
@@ -21,14 +21,9 @@ run(path.join(BUILD, 'examples/retracing'), ['--db', db, '--run', RUN], 60000);
 
 const server = await startServer(db);
 const browser = await launchBrowser(path.join(work, 'profile'));
-const page = browser.pages()[0] || await browser.newPage();
-await page.setViewportSize({ width: 1400, height: 1000 });
-const errors = [];
-page.on('console', (m) => { if (m.type() === 'error') errors.push(`console: ${m.text()}`); });
-page.on('pageerror', (e) => errors.push(`page error: ${e.message}`));
-page.on('response', (r) => { if (r.status() >= 400) errors.push(`HTTP ${r.status()} ${r.url()}`); });
+const { page, errors } = await watchedPage(browser, { width: 1400, height: 1000 });
 
-const api = async (p, params = {}) => (await fetch(new URL(`api/${p}?${new URLSearchParams(params)}`, server.url))).json();
+const api = (p, params) => apiJSON(server, p, params);
 const shot = (name) => page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: false });
 
 async function main() {
