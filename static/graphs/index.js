@@ -271,9 +271,13 @@ export function createPage(ctx) {
   }
 
   // ---- interaction ---------------------------------------------------------------
+  // Opening a scope brings it into view at a readable scale.
   async function toggle(g) {
-    if (open.has(g.key)) open.delete(g.key); else open.add(g.key);
+    const opening = !open.has(g.key);
+    if (opening) open.add(g.key); else open.delete(g.key);
     await rerender('toggle');
+    const box = scene?.where.get(g.key);
+    if (opening && box) viewport.centre({ ...box, h: Math.min(box.h, 500) }, 0.6);   // its top, if tall
     if (selected === g) showPane();
   }
 

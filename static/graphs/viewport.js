@@ -21,9 +21,12 @@ export class Viewport {
     return { w: r.width || 800, h: r.height || 600 };
   }
 
-  fit(width, height, margin = 24) {
+  // Everything in view, unless that makes it unreadably small: then as
+  // much as fits at the smallest readable scale, from the top.
+  fit(width, height, margin = 24, minScale = 0.3) {
     const { w, h } = this.size();
-    const k = Math.min(1.4, (w - 2 * margin) / Math.max(width, 1), (h - 2 * margin) / Math.max(height, 1));
+    const all = Math.min(1.4, (w - 2 * margin) / Math.max(width, 1), (h - 2 * margin) / Math.max(height, 1));
+    const k = Math.max(all, Math.min(minScale, 1.4));
     this.t = { k, x: (w - width * k) / 2, y: Math.max(margin, (h - height * k) / 2) };
     this.apply();
   }
