@@ -44,5 +44,6 @@
 #include "gb_debug.h"
 #include "gb_optim.h"
 #include "gb_data.h"
+#include "gb_train.h"
 
 #endif

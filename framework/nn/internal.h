@@ -13,9 +13,16 @@
 void gb__nn_error(const gb_module *m, gb_status code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Data a higher layer keeps on a module (fit's compiled state), freed
+ * with free_fn when replaced or when the module is freed. */
+void gb__module_attach(gb_module *m, void *data, void (*free_fn)(void *));
+void *gb__module_attached(const gb_module *m);
+
 /* A well-mixed seed from two values (weight seeds from the layer seed,
  * dropout seeds from the layer seed and the call count). */
 uint64_t gb__nn_mix_seed(uint64_t a, uint64_t b);
+/* The next seed of the global sequence gb_nn_set_seed() restarts. */
+uint64_t gb__nn_next_seed(void);
 
 /* The initializer with GB_INIT_DEFAULT replaced by the layer's default. */
 static inline gb_initializer gb__nn_init_or(gb_initializer init, gb_init_kind dflt) {

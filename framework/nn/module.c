@@ -39,6 +39,8 @@ struct gb_module {
     gb_module **subs;
     int nsubs, capsubs;
     var_list collected[4];    /* result buffers: all, trainable, non-trainable, counting */
+    void *attached;           /* what a higher layer keeps on it (train: the compiled state) */
+    void (*attached_free)(void *);
     _Alignas(max_align_t) unsigned char state[];
 };
 
@@ -105,6 +107,8 @@ static uint64_t next_default_seed(void) {
     pthread_mutex_unlock(&names_lock);
     return s;
 }
+
+uint64_t gb__nn_next_seed(void) { return next_default_seed(); }
 
 uint64_t gb__nn_mix_seed(uint64_t a, uint64_t b) {
     uint64_t state = a ^ (b * 0x9E3779B97F4A7C15ull);
@@ -179,6 +183,7 @@ gb_module *gb_module_retain(gb_module *m) {
 void gb_module_free(gb_module *m) {
     if (!m || --m->refcount > 0) return;
     if (m->type->free) m->type->free(m);
+    if (m->attached_free) m->attached_free(m->attached);
     for (int i = 0; i < m->nsubs; i++) gb_module_free(m->subs[i]);
     for (int i = 0; i < m->own.n; i++) gb_variable_free(m->own.v[i]);
     free(m->subs);
@@ -186,6 +191,14 @@ void gb_module_free(gb_module *m) {
     for (int k = 0; k < 4; k++) free(m->collected[k].v);
     free(m);
 }
+
+void gb__module_attach(gb_module *m, void *data, void (*free_fn)(void *)) {
+    if (m->attached_free) m->attached_free(m->attached);
+    m->attached = data;
+    m->attached_free = free_fn;
+}
+
+void *gb__module_attached(const gb_module *m) { return m ? m->attached : NULL; }
 
 const char *gb_module_name(const gb_module *m) { return m ? m->name : ""; }
 const char *gb_module_class_name(const gb_module *m) { return m ? m->type->class_name : ""; }

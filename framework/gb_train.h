@@ -1,0 +1,256 @@
+/* gb_train.h — Keras training: compile, fit, evaluate, predict, callbacks
+ * and the progress bar.
+ *
+ *   gb_model_compile(model, &(gb_compile_options){
+ *       .optimizer = gb_adam(1e-3),
+ *       .loss = {GB_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY, .from_logits = true},
+ *       .metrics = (const char *[]){"accuracy"}, .nmetrics = 1});
+ *   gb_fit_options o = gb_fit_defaults();
+ *   o.epochs = 5;
+ *   o.validation_split = 0.1;
+ *   gb_history *h = gb_model_fit(model, x, y, &o);
+ *       Epoch 1/5
+ *       422/422 ━━━━━━━━━━━━━━━━━━━━ 2s 4ms/step - accuracy: 0.8101 - loss: 0.5432 - val_accuracy: ...
+ *   gb_history_value(h, "val_loss", 4);
+ *
+ * fit traces its train step into a graph (a gb_function, as Keras'
+ * model.fit runs a tf.function) unless run_eagerly is set: forward, the
+ * compiled loss weighted by the sample weights, the tape, apply_gradients.
+ * Metrics are updated from the step's outputs, eagerly. The step can be
+ * replaced (gb_compile_options.train_step), as the seeds' "customize what
+ * happens in fit" does.
+ *
+ * Weights: class_weight[y] times sample_weight gives each sample's weight;
+ * the loss is sum(loss_i * w_i) / batch (Keras' sum_over_batch_size), so a
+ * zero weight masks a sample. validation_split takes the last fraction of
+ * the samples before any shuffling, as Keras does.
+ *
+ * The compiled state belongs to the model: compiling again replaces it,
+ * gb_module_free() releases it. The optimizer is the caller's and must
+ * outlive the model's training.
+ */
+#ifndef GB_TRAIN_H
+#define GB_TRAIN_H
+
+#include <stdio.h>
+
+#include "gb_function.h"
+#include "gb_nn.h"
+#include "gb_optim.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- logs and history ------------------------------------------------------------ */
+
+enum { GB_LOGS_MAX = 32, GB_LOGS_KEY_BYTES = 48 };
+
+/* Named numbers in insertion order ("loss", "accuracy", "val_loss"...). */
+typedef struct gb_logs {
+    int n;
+    char key[GB_LOGS_MAX][GB_LOGS_KEY_BYTES];
+    double value[GB_LOGS_MAX];
+} gb_logs;
+
+/* The value under key, or NAN when absent. */
+double gb_logs_get(const gb_logs *logs, const char *key);
+bool gb_logs_has(const gb_logs *logs, const char *key);
+/* Sets (or adds) key; false when the logs are full or the key too long. */
+bool gb_logs_set(gb_logs *logs, const char *key, double value);
+
+/* Keras' History: the epoch-end logs of every epoch trained. */
+typedef struct gb_history gb_history;
+int gb_history_epochs(const gb_history *h);
+/* The epoch number (0-based, counting initial_epoch) of entry i. */
+int gb_history_epoch(const gb_history *h, int i);
+/* The value of key at entry i (NAN when absent or out of range). */
+double gb_history_value(const gb_history *h, const char *key, int i);
+const gb_logs *gb_history_logs(const gb_history *h, int i);
+void gb_history_free(gb_history *h);
+
+/* ---- compile --------------------------------------------------------------------- */
+
+typedef enum gb_loss_kind {
+    GB_LOSS_NONE,
+    GB_LOSS_MEAN_SQUARED_ERROR,
+    GB_LOSS_MEAN_ABSOLUTE_ERROR,
+    GB_LOSS_HUBER,
+    GB_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY,
+    GB_LOSS_CATEGORICAL_CROSSENTROPY,
+    GB_LOSS_BINARY_CROSSENTROPY,
+    GB_LOSS_CUSTOM,
+} gb_loss_kind;
+
+/* A custom loss: one value per sample ([batch]), which fit weights and
+ * averages. user carries its parameters (the seeds' CustomMSE object). */
+typedef gb_tensor *(*gb_loss_fn)(gb_tensor *y_true, gb_tensor *y_pred, void *user);
+
+typedef struct gb_loss_spec {
+    gb_loss_kind kind;
+    bool from_logits;         /* cross-entropies */
+    double delta;             /* Huber (0: 1.0) */
+    gb_loss_fn fn;            /* GB_LOSS_CUSTOM */
+    void *user;
+    const char *name;         /* a custom loss's name in errors (NULL: "custom_loss") */
+} gb_loss_spec;
+
+typedef struct gb_train_state gb_train_state;
+
+/* A replacement train step (Keras' Model.train_step): given a batch, run
+ * forward, loss, gradients and the update, and return the loss (a scalar)
+ * and the predictions in *y_pred for the compiled metrics; NULL after an
+ * error. Runs traced unless run_eagerly. gb_train_compiled_loss() gives
+ * the compiled, weighted loss. */
+typedef gb_tensor *(*gb_train_step_fn)(gb_train_state *s, gb_tensor *x, gb_tensor *y,
+                                       gb_tensor *sample_weight, gb_tensor **y_pred,
+                                       void *user);
+
+typedef struct gb_compile_options {
+    gb_optimizer *optimizer;  /* required; the caller's */
+    gb_loss_spec loss;        /* required */
+    /* "accuracy" (sparse or categorical, from the loss), "mse", "mae". */
+    const char *const *metrics;
+    int nmetrics;
+    bool run_eagerly;         /* no tracing: steps run op by op */
+    gb_train_step_fn train_step;  /* NULL: the default step */
+    void *train_step_user;
+} gb_compile_options;
+
+bool gb_model_compile(gb_module *model, const gb_compile_options *options);
+
+/* The compiled loss of a batch: per-sample losses weighted by
+ * sample_weight (NULL: all 1), summed, divided by the batch size. */
+gb_tensor *gb_train_compiled_loss(gb_train_state *s, gb_tensor *y_true, gb_tensor *y_pred,
+                                  gb_tensor *sample_weight);
+
+/* ---- callbacks ------------------------------------------------------------------- */
+
+/* What callbacks see: the model, its optimizer, the plan of the run, and
+ * the flag that stops it (Keras' model.stop_training). */
+struct gb_train_state {
+    gb_module *model;
+    gb_optimizer *optimizer;
+    int epochs;               /* the last epoch + 1 (fit's epochs) */
+    int64_t steps;            /* steps per epoch */
+    int verbose;
+    bool stop_training;
+    void *compiled;           /* private */
+};
+
+typedef struct gb_callback gb_callback;
+typedef struct gb_callback_type {
+    const char *name;
+    size_t state_size;        /* zeroed state at gb_callback_state() */
+    void (*on_train_begin)(gb_callback *cb, gb_train_state *s, gb_logs *logs);
+    void (*on_train_end)(gb_callback *cb, gb_train_state *s, gb_logs *logs);
+    void (*on_epoch_begin)(gb_callback *cb, gb_train_state *s, int epoch, gb_logs *logs);
+    void (*on_epoch_end)(gb_callback *cb, gb_train_state *s, int epoch, gb_logs *logs);
+    void (*on_batch_begin)(gb_callback *cb, gb_train_state *s, int64_t batch, gb_logs *logs);
+    void (*on_batch_end)(gb_callback *cb, gb_train_state *s, int64_t batch, gb_logs *logs);
+    void (*free)(gb_callback *cb);
+} gb_callback_type;
+
+gb_callback *gb_callback_new(const gb_callback_type *type);
+void *gb_callback_state(gb_callback *cb);
+void gb_callback_free(gb_callback *cb);
+
+/* EarlyStopping: stops when `monitor` ("val_loss") has not improved by
+ * more than min_delta for `patience` epochs; mode "min", "max" or "auto"
+ * (max for names with "acc"); restore_best_weights puts back the weights
+ * of the best epoch at the end of training, stopped or not (Keras 3). */
+typedef struct gb_early_stopping_options {
+    const char *monitor;      /* NULL: "val_loss" */
+    double min_delta;
+    int patience;
+    const char *mode;         /* NULL: "auto" */
+    bool restore_best_weights;
+    int start_from_epoch;     /* epochs to wait before watching at all */
+    int verbose;              /* 1: say when it stops and restores */
+} gb_early_stopping_options;
+gb_callback *gb_early_stopping(const gb_early_stopping_options *o);
+/* The epoch it stopped at (0-based), or -1. */
+int gb_early_stopping_stopped_epoch(gb_callback *cb);
+
+/* ReduceLROnPlateau: multiplies the learning rate by factor when monitor
+ * has not improved for patience epochs, then waits cooldown epochs; never
+ * below min_lr. Adds "learning_rate" to each epoch's logs. The optimizer
+ * must have a constant learning rate (not a schedule). */
+typedef struct gb_reduce_lr_options {
+    const char *monitor;      /* NULL: "val_loss" */
+    double factor;            /* 0: 0.1 */
+    int patience;             /* 0: 10 */
+    const char *mode;
+    double min_delta;         /* 0: 1e-4 */
+    int cooldown;
+    double min_lr;
+    int verbose;              /* 1: say when it reduces */
+} gb_reduce_lr_options;
+gb_callback *gb_reduce_lr_on_plateau(const gb_reduce_lr_options *o);
+
+/* TerminateOnNaN: stops at the first batch whose loss is NaN or Inf. */
+gb_callback *gb_terminate_on_nan(void);
+
+/* LearningRateScheduler: lr = fn(epoch, lr) at each epoch's start;
+ * "learning_rate" in each epoch's logs. */
+typedef double (*gb_epoch_lr_fn)(int epoch, double lr, void *user);
+gb_callback *gb_learning_rate_scheduler(gb_epoch_lr_fn fn, void *user);
+
+/* LambdaCallback: any of the hooks as plain functions. */
+typedef struct gb_lambda_callback {
+    void (*on_epoch_begin)(gb_train_state *s, int epoch, gb_logs *logs, void *user);
+    void (*on_epoch_end)(gb_train_state *s, int epoch, gb_logs *logs, void *user);
+    void (*on_batch_begin)(gb_train_state *s, int64_t batch, gb_logs *logs, void *user);
+    void (*on_batch_end)(gb_train_state *s, int64_t batch, gb_logs *logs, void *user);
+    void (*on_train_begin)(gb_train_state *s, gb_logs *logs, void *user);
+    void (*on_train_end)(gb_train_state *s, gb_logs *logs, void *user);
+    void *user;
+} gb_lambda_callback;
+gb_callback *gb_lambda(const gb_lambda_callback *fns);
+
+/* ---- fit, evaluate, predict ------------------------------------------------------- */
+
+typedef struct gb_fit_options {
+    int epochs;                   /* 1 */
+    int64_t batch_size;           /* 32 */
+    int verbose;                  /* 1: a progress bar; 2: a line per epoch; 0: quiet */
+    bool shuffle;                 /* true */
+    uint64_t seed;                /* the shuffle's; 0: from gb_nn_set_seed's sequence */
+    double validation_split;      /* the last fraction of x, y; ignored with val_x */
+    gb_tensor *val_x, *val_y;     /* validation_data */
+    const double *class_weight;   /* per class index (y int); NULL: none */
+    int nclass_weight;
+    gb_tensor *sample_weight;     /* [N] float; NULL: none */
+    gb_callback *const *callbacks; /* borrowed; History and the progress bar are built in */
+    int ncallbacks;
+    int initial_epoch;
+    int64_t steps_per_epoch;      /* 0: all the batches */
+    FILE *out;                    /* the progress bar's; NULL: stdout */
+} gb_fit_options;
+
+gb_fit_options gb_fit_defaults(void);
+
+/* Trains; the history of every epoch trained (also when a callback
+ * stopped early), or NULL after an error (the sticky error says which). */
+gb_history *gb_model_fit(gb_module *model, gb_tensor *x, gb_tensor *y, const gb_fit_options *o);
+
+/* The compiled loss and metrics over x, y (sample_weight may be NULL),
+ * written to *out ("loss", "accuracy"...). */
+bool gb_model_evaluate(gb_module *model, gb_tensor *x, gb_tensor *y, gb_tensor *sample_weight,
+                       int64_t batch_size, gb_logs *out);
+
+/* The model's outputs for x, batch by batch (inference mode), as one
+ * tensor in the current scope. */
+gb_tensor *gb_model_predict(gb_module *model, gb_tensor *x, int64_t batch_size);
+
+#if !defined(GB_BUILDING_LIBRARY)
+#define gb_model_compile(...) GB_AT(gb_model_compile, __VA_ARGS__)
+#define gb_model_fit(...) GB_AT(gb_model_fit, __VA_ARGS__)
+#define gb_model_evaluate(...) GB_AT(gb_model_evaluate, __VA_ARGS__)
+#define gb_model_predict(...) GB_AT(gb_model_predict, __VA_ARGS__)
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif

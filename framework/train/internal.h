@@ -1,0 +1,125 @@
+/* train/internal.h — what the train/ sources share: the compiled state a
+ * model carries after gb_model_compile, the steps fit runs, the batching,
+ * the callback list and the progress bar.
+ */
+#ifndef GB_TRAIN_INTERNAL_H
+#define GB_TRAIN_INTERNAL_H
+
+#include "gb_train.h"
+#include "nn/internal.h"
+
+enum { GB__MAX_METRICS = 8 };
+
+typedef enum gb__metric_kind {
+    GB__METRIC_SPARSE_ACCURACY,
+    GB__METRIC_CATEGORICAL_ACCURACY,
+    GB__METRIC_MSE,
+    GB__METRIC_MAE,
+} gb__metric_kind;
+
+typedef struct gb__compiled {
+    gb_module *model;
+    gb_compile_options opts;          /* metrics pointer not kept */
+    gb_metric *loss_tracker;          /* "loss": batch losses weighted by batch size */
+    int nmetrics;
+    gb__metric_kind metric_kind[GB__MAX_METRICS];
+    gb_metric *metric[GB__MAX_METRICS];
+    /* The traced steps, made for one input signature (x and y dtype and
+     * rank), remade when another comes. */
+    gb_function *train_fn[2], *test_fn[2], *predict_fn;   /* [weighted] */
+    gb_tensor_spec specs[3];          /* x, y, sample weight */
+    gb_train_state state;             /* what steps and callbacks see */
+} gb__compiled;
+
+/* The model's compiled state, or NULL with an error naming `who`. */
+gb__compiled *gb__compiled_of(gb_module *model, const char *who);
+
+/* ---- steps (steps.c) --------------------------------------------------------------- */
+
+/* One batch through the train (or test) step: the loss (scalar) and the
+ * predictions; false after an error. Traced unless run_eagerly. */
+bool gb__train_batch(gb__compiled *c, gb_tensor *x, gb_tensor *y, gb_tensor *sw, bool training,
+                     gb_tensor **loss, gb_tensor **y_pred);
+gb_tensor *gb__predict_batch(gb__compiled *c, gb_tensor *x);
+/* The compiled metrics and loss tracker: reset, update, and their results
+ * into logs with an optional prefix ("val_"). */
+void gb__metrics_reset(gb__compiled *c);
+bool gb__metrics_update(gb__compiled *c, gb_tensor *loss, gb_tensor *y, gb_tensor *y_pred,
+                        gb_tensor *sw);
+/* The traced functions, dropped (the next call traces again). */
+void gb__steps_free(gb__compiled *c);
+void gb__metrics_logs(gb__compiled *c, const char *prefix, gb_logs *logs);
+
+/* ---- batches (batches.c) ------------------------------------------------------------ */
+
+int64_t gb__num_samples(gb_tensor *t);
+/* Rows [begin, begin + n) of t (along axis 0). */
+gb_tensor *gb__rows(gb_tensor *t, int64_t begin, int64_t n);
+/* Rows idx[0..n) of t. */
+gb_tensor *gb__gather_rows(gb_tensor *t, const int64_t *idx, int64_t n);
+/* A seeded permutation of 0..n-1 into perm (Fisher-Yates). */
+void gb__permute(int64_t *perm, int64_t n, uint64_t seed);
+/* Each sample's weight: class_weight[y] times sample_weight (either may
+ * be absent); NULL when both are, or after an error (which says why). */
+gb_tensor *gb__sample_weights(gb_tensor *y, const double *class_weight, int nclass,
+                              gb_tensor *sample_weight, int64_t n);
+
+/* ---- the callback list (callbacks.c) ------------------------------------------------ */
+
+struct gb_callback {
+    const gb_callback_type *type;
+    _Alignas(max_align_t) unsigned char state[];
+};
+
+typedef struct gb__callbacks {
+    gb_callback *const *user;
+    int nuser;
+    gb_callback *progbar;             /* NULL when verbose is 0 */
+} gb__callbacks;
+
+void gb__cb_train_begin(gb__callbacks *l, gb_train_state *s, gb_logs *logs);
+void gb__cb_train_end(gb__callbacks *l, gb_train_state *s, gb_logs *logs);
+void gb__cb_epoch_begin(gb__callbacks *l, gb_train_state *s, int epoch, gb_logs *logs);
+void gb__cb_epoch_end(gb__callbacks *l, gb_train_state *s, int epoch, gb_logs *logs);
+void gb__cb_batch_begin(gb__callbacks *l, gb_train_state *s, int64_t batch, gb_logs *logs);
+void gb__cb_batch_end(gb__callbacks *l, gb_train_state *s, int64_t batch, gb_logs *logs);
+
+/* A monitored value's direction: +1 when bigger is better ("max", or
+ * "auto" on an accuracy, AUC, precision or recall), -1 when smaller is;
+ * 0 after an error naming who (a mode that is none of min, max, auto). */
+int gb__monitor_sign(const char *who, const char *monitor, const char *mode);
+/* current beats best by more than min_delta in the sign's direction. */
+bool gb__monitor_improved(int sign, double current, double best, double min_delta);
+/* logs[monitor] into *value; false (with a one-time warning naming who
+ * and the keys there are) when absent. */
+bool gb__monitor_value(const char *who, const char *monitor, const gb_logs *logs, bool *warned,
+                       double *value);
+
+/* ProgbarLogger: Keras' progress bar, to out (a terminal: redrawn in place;
+ * otherwise the last line of each epoch only). */
+gb_callback *gb__progbar_logger(FILE *out, int verbose);
+
+/* The progress bar's clock (seconds); tests set a fake one (NULL: the
+ * monotonic clock). */
+void gb__train_set_clock(double (*now)(void));
+double gb__train_now(void);
+
+/* One line of the bar: current of target steps, the logs (printed sorted
+ * by name), elapsed seconds since the start, the time per step; finalize
+ * for the epoch's last line. Writes at most n bytes of buf. */
+void gb__progbar_format(char *buf, size_t n, int verbose, int64_t current, int64_t target,
+                        double elapsed, double per_step, bool finalize, const gb_logs *logs,
+                        bool colour);
+
+/* ---- history (logs.c) --------------------------------------------------------------- */
+
+gb_history *gb__history_new(void);
+bool gb__history_append(gb_history *h, int epoch, const gb_logs *logs);
+
+/* The model's variables, copied out, and put back (EarlyStopping). */
+typedef struct gb__weights gb__weights;
+gb__weights *gb__weights_save(gb_module *model);
+bool gb__weights_restore(gb_module *model, const gb__weights *w);
+void gb__weights_free(gb__weights *w);
+
+#endif

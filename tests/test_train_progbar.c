@@ -1,0 +1,144 @@
+/* test_train_progbar.c — the progress bar's lines, exactly: the format
+ * (count, bar, ETA or elapsed time, time per step, metrics) in Keras 3's
+ * spelling, and what fit writes to a file (not a terminal) with a fake
+ * clock: "Epoch k/N", then each epoch's last line only; verbose 2.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "glassbox.h"
+#include "test_util.h"
+#include "train/internal.h"
+
+static gb_logs logs2(double acc, double loss) {
+    gb_logs l = {0};
+    gb_logs_set(&l, "accuracy", acc);
+    gb_logs_set(&l, "loss", loss);
+    return l;
+}
+
+static void expect_line(int verbose, int64_t cur, int64_t target, double elapsed, double per,
+                        bool fin, const gb_logs *l, bool colour, const char *want) {
+    char buf[512];
+    gb__progbar_format(buf, sizeof buf, verbose, cur, target, elapsed, per, fin, l, colour);
+    ck_assert_str_eq(buf, want);
+}
+
+START_TEST(test_final_line) {
+    gb_logs l = logs2(0.85123, 0.41234);
+    expect_line(1, 469, 469, 3.2, 0.0061, true, &l, false,
+                "469/469 ━━━━━━━━━━━━━━━━━━━━ 3s 6ms/step - accuracy: 0.8512 - loss: 0.4123");
+    gb_logs_set(&l, "val_accuracy", 0.8);
+    gb_logs_set(&l, "val_loss", 0.0004);
+    expect_line(1, 469, 469, 3.2, 0.0061, true, &l, false,
+                "469/469 ━━━━━━━━━━━━━━━━━━━━ 3s 6ms/step - accuracy: 0.8512 - loss: 0.4123 - "
+                "val_accuracy: 0.8000 - val_loss: 4.0000e-04");
+}
+END_TEST
+
+START_TEST(test_running_line_has_an_eta) {
+    gb_logs l = logs2(0.5, 1.25);
+    /* 10 of 469: int(20 * 10 / 469) = 0 steps of bar done; ETA 459 * 6 ms */
+    expect_line(1, 10, 469, 0.1, 0.006, false, &l, false,
+                " 10/469 ━━━━━━━━━━━━━━━━━━━━ 2s 6ms/step - accuracy: 0.5000 - loss: 1.2500");
+    expect_line(1, 100, 469, 0, 0.3, false, NULL, false,
+                "100/469 ━━━━━━━━━━━━━━━━━━━━ 1:50 300ms/step");
+    expect_line(1, 5, 10, 0, 800, false, NULL, false, " 5/10 ━━━━━━━━━━━━━━━━━━━━ 1:06:40 800s/step");
+    /* Colours on a terminal: bold count, green done, white to do. */
+    expect_line(1, 5, 10, 0, 2.5e-5, false, NULL, true,
+                "\x1b[1m 5/10\x1b[0m \x1b[32m━━━━━━━━━━\x1b[0m\x1b[37m━━━━━━━━━━\x1b[0m "
+                "\x1b[1m0s\x1b[0m 25us/step");
+}
+END_TEST
+
+START_TEST(test_verbose_2_line) {
+    gb_logs l = logs2(0.9, 0.25);
+    expect_line(2, 469, 469, 3.4, 0.0066, true, &l, false,
+                "469/469 - 3s - 7ms/step - accuracy: 0.9000 - loss: 0.2500");
+}
+END_TEST
+
+/* ---- what fit writes ------------------------------------------------------------------- */
+
+static double fake_t;
+static double fake_clock(void) { return fake_t += 0.25; }
+
+/* 100 samples in batches of 25: 4 steps an epoch. With the clock moving
+ * 0.25 s a call — the epoch's start, each step's end, the last line —
+ * an epoch takes 1.25 s and a step (after the first) 1/3 s. */
+static char *fit_output(int verbose, gb_history **h) {
+    gb_module *m = gb_sequential_new("model");
+    gb_sequential_add(m, gb_dense_new(3, &(gb_dense_options){.seed = 1}));
+    gb_optimizer *opt = gb_sgd(0.1);
+    gb_model_compile(m, &(gb_compile_options){
+                            .optimizer = opt,
+                            .loss = {GB_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY, .from_logits = true},
+                            .metrics = (const char *[]){"accuracy"}, .nmetrics = 1});
+    gb_tensor *x = gb_random_uniform(GB_F32, GB_SHAPE(100, 4), -1, 1, 7);
+    gb_tensor *y = gb_cast(gb_random_uniform(GB_F32, GB_SHAPE(100), 0, 3, 8), GB_I32);
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&text, &size);
+    gb_fit_options o = gb_fit_defaults();
+    o.epochs = 2;
+    o.batch_size = 25;
+    o.verbose = verbose;
+    o.out = out;
+    fake_t = 0;
+    gb__train_set_clock(fake_clock);
+    *h = gb_model_fit(m, x, y, &o);
+    gb__train_set_clock(NULL);
+    fclose(out);
+    ck_assert_msg(*h, "%s", gb_error_string());
+    gb_module_free(m);
+    gb_optimizer_free(opt);
+    return text;
+}
+
+START_TEST(test_fit_writes_one_line_per_epoch_to_a_file) {
+    gb_history *h;
+    char *text = fit_output(1, &h);
+    char want[1024];
+    snprintf(want, sizeof want,
+             "Epoch 1/2\n"
+             "4/4 ━━━━━━━━━━━━━━━━━━━━ 1s 333ms/step - accuracy: %.4f - loss: %.4f\n"
+             "Epoch 2/2\n"
+             "4/4 ━━━━━━━━━━━━━━━━━━━━ 1s 333ms/step - accuracy: %.4f - loss: %.4f\n",
+             gb_history_value(h, "accuracy", 0), gb_history_value(h, "loss", 0),
+             gb_history_value(h, "accuracy", 1), gb_history_value(h, "loss", 1));
+    ck_assert_str_eq(text, want);
+    free(text);
+    gb_history_free(h);
+}
+END_TEST
+
+START_TEST(test_fit_verbose_2) {
+    gb_history *h;
+    char *text = fit_output(2, &h);
+    char want[1024];
+    snprintf(want, sizeof want,
+             "Epoch 1/2\n4/4 - 1s - 333ms/step - accuracy: %.4f - loss: %.4f\n"
+             "Epoch 2/2\n4/4 - 1s - 333ms/step - accuracy: %.4f - loss: %.4f\n",
+             gb_history_value(h, "accuracy", 0), gb_history_value(h, "loss", 0),
+             gb_history_value(h, "accuracy", 1), gb_history_value(h, "loss", 1));
+    ck_assert_str_eq(text, want);
+    free(text);
+    gb_history_free(h);
+}
+END_TEST
+
+static Suite *suite(void) {
+    Suite *s = suite_create("train_progbar");
+    TCase *tc = tcase_create("progbar");
+    tcase_add_checked_fixture(tc, nn_seeded_setup, scope_teardown);
+    tcase_add_test(tc, test_final_line);
+    tcase_add_test(tc, test_running_line_has_an_eta);
+    tcase_add_test(tc, test_verbose_2_line);
+    tcase_add_test(tc, test_fit_writes_one_line_per_epoch_to_a_file);
+    tcase_add_test(tc, test_fit_verbose_2);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return run_suite(suite()); }
