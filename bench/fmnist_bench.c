@@ -10,12 +10,9 @@
  */
 #include "bench_util.h"
 #include "example_rate.h"
+#include "fmnist_peer.h"
 
 enum { REPEATS = 3 };
-
-#define TUNED_MALLOC                                                                         \
-    "MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TOP_PAD_=268435456 "                             \
-    "MALLOC_TRIM_THRESHOLD_=17179869184 "
 
 typedef struct workload {
     const char *name;         /* bench line name */
@@ -27,37 +24,18 @@ typedef struct workload {
 
 static const workload workloads[] = {
     {"fmnist_mlp", "fashion_mnist_mlp", 60000, "--threads 2",
-     TUNED_MALLOC "OMP_WAIT_POLICY=PASSIVE :--threads 2"},
+     FMNIST_PEER_MLP_TUNED},
     {"fmnist_cnn", "fashion_mnist_cnn", 12800, "--threads 2",
      TUNED_MALLOC "OPENBLAS_NUM_THREADS=1 :--threads 2 --channels-last"},
 };
-
-/* spec is "ENV... :FLAGS" (the colon separates environment from flags). */
-static double peer_rate(const workload *w, const char *spec) {
-    char env[256] = "", flags[256] = "", cmd[1024], out[4096];
-    const char *colon = strchr(spec, ':');
-    if (colon) {
-        snprintf(env, sizeof env, "%.*s", (int)(colon - spec), spec);
-        snprintf(flags, sizeof flags, "%s", colon + 1);
-    } else {
-        snprintf(flags, sizeof flags, "%s", spec);
-    }
-    snprintf(cmd, sizeof cmd,
-             "env %s /usr/bin/python3 %s/bench/fmnist_peer.py --model %s --images %ld "
-             "--repeats %d %s 2>/dev/null",
-             env, GB_SOURCE_DIR, strstr(w->name, "mlp") ? "mlp" : "cnn", w->images, REPEATS,
-             flags);
-    if (!bench_run_peer(cmd, out, sizeof out)) return -1;
-    return bench_peer_value(out, "samples_per_s");
-}
 
 int main(void) {
     for (size_t i = 0; i < sizeof workloads / sizeof workloads[0]; i++) {
         const workload *w = &workloads[i];
         double ours[REPEATS];
         for (int r = 0; r < REPEATS; r++) ours[r] = bench_example_rate(w->example, w->images, "");
-        double plain = peer_rate(w, w->peer_plain);
-        double tuned = peer_rate(w, w->peer_tuned);
+        double plain = fmnist_peer_rate(w->name, w->images, w->peer_plain);
+        double tuned = fmnist_peer_rate(w->name, w->images, w->peer_tuned);
         fprintf(stderr, "%s: pytorch plain %.0f, tuned %.0f samples/s\n", w->name, plain, tuned);
         bench_line_rate(w->name, bench_median(ours, REPEATS), "pytorch",
                         plain > tuned ? plain : tuned, "samples/s");

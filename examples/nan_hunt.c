@@ -15,6 +15,9 @@
  *   ... --traced                      the step runs as a traced gb_function:
  *                                     each alert names the graph node, and the
  *                                     Numerics page links to it on the Graphs page
+ *   nan_hunt --fit                    the same model through compile/fit with
+ *                                     TerminateOnNaN: training stops at the
+ *                                     first batch whose loss is NaN
  */
 #include <math.h>
 #include <stdio.h>
@@ -29,7 +32,7 @@ typedef struct options {
     double lr;
     const char *db, *run, *data_dir;
     int check;                /* 0 off, 1 raise, 2 record */
-    bool traced;
+    bool traced, fit;
 } options;
 
 static bool parse(int argc, char **argv, options *o) {
@@ -41,6 +44,8 @@ static bool parse(int argc, char **argv, options *o) {
             o->check = 2;
         } else if (!strcmp(a, "--traced")) {
             o->traced = true;
+        } else if (!strcmp(a, "--fit")) {
+            o->fit = true;
         } else if (v && !strcmp(a, "--steps")) {
             o->steps = atoi(argv[++i]);
         } else if (v && !strcmp(a, "--lr")) {
@@ -54,7 +59,7 @@ static bool parse(int argc, char **argv, options *o) {
         } else {
             fprintf(stderr,
                     "usage: %s [--check-numerics[=raise|record]] [--steps N] [--lr X] "
-                    "[--db FILE] [--run NAME] [--data DIR] [--traced]\n",
+                    "[--db FILE] [--run NAME] [--data DIR] [--traced] [--fit]\n",
                     argv[0]);
             return false;
         }
@@ -62,15 +67,20 @@ static bool parse(int argc, char **argv, options *o) {
     return o->steps > 0 && o->lr > 0;
 }
 
-/* The cross-entropy people write by hand: fine until a probability is 0. */
-static gb_tensor *naive_cross_entropy(gb_tensor *labels, gb_tensor *logits) {
+/* The cross-entropy people write by hand, per sample: fine until a
+ * probability is 0. */
+static gb_tensor *naive_per_sample(gb_tensor *labels, gb_tensor *logits, void *user) {
+    (void)user;
     gb_name_scope_push("naive_cross_entropy");
     gb_tensor *probs = gb_softmax(logits, -1);
     gb_tensor *onehot = gb_one_hot(labels, GB_MNIST_CLASSES, 1.0, 0.0, GB_F32);
-    gb_tensor *ll = gb_reduce_sum(gb_mul(onehot, gb_log(probs)), GB_AXES(1), false);
-    gb_tensor *loss = gb_neg(gb_reduce_mean(ll, GB_ALL_AXES, false));
+    gb_tensor *ll = gb_neg(gb_reduce_sum(gb_mul(onehot, gb_log(probs)), GB_AXES(1), false));
     gb_name_scope_pop();
-    return loss;
+    return ll;
+}
+
+static gb_tensor *naive_cross_entropy(gb_tensor *labels, gb_tensor *logits) {
+    return gb_reduce_mean(naive_per_sample(labels, logits, NULL), GB_ALL_AXES, false);
 }
 
 typedef struct model {
@@ -130,6 +140,45 @@ static double train_step(stepper *s, int step) {
     return gb_ok() && loss ? gb_item(loss) : NAN;
 }
 
+/* ---- the same through fit ----------------------------------------------------------- */
+
+/* The warm-up that forgot to stop, as a LambdaCallback: x1.04 a step. */
+static void warm_up(gb_train_state *s, int64_t batch, gb_logs *logs, void *user) {
+    (void)batch, (void)logs;
+    double lr0 = *(const double *)user;
+    gb_optimizer_set_learning_rate(s->optimizer, lr0 * pow(1.04, (double)gb_optimizer_iterations(s->optimizer)));
+}
+
+static int run_fit(const options *o, model *m) {
+    gb_optimizer *opt = gb_sgd(o->lr);
+    gb_model_compile(m->net, &(gb_compile_options){
+                                 .optimizer = opt,
+                                 .loss = {GB_LOSS_CUSTOM, .fn = naive_per_sample,
+                                          .name = "naive_cross_entropy"}});
+    gb_callback *cbs[2] = {gb_lambda(&(gb_lambda_callback){.on_batch_begin = warm_up,
+                                                           .user = (void *)&o->lr}),
+                           gb_terminate_on_nan()};
+    gb_fit_options f = gb_fit_defaults();
+    f.epochs = (o->steps + 31) / 32; /* 2048 images, batches of 64 */
+    f.batch_size = 64;
+    f.shuffle = false;
+    f.verbose = 2;
+    f.callbacks = cbs;
+    f.ncallbacks = 2;
+    gb_history *h = gb_model_fit(m->net, m->x, m->y, &f);
+    int code = h ? 0 : 1;
+    if (h)
+        printf("fit stopped after %d of %d epochs, at step %lld; the last loss: %g\n",
+               gb_history_epochs(h), f.epochs, (long long)gb_optimizer_iterations(opt),
+               gb_history_value(h, "loss", gb_history_epochs(h) - 1));
+    else
+        fprintf(stderr, "nan_hunt: %s\n", gb_error_string());
+    gb_history_free(h);
+    for (int i = 0; i < 2; i++) gb_callback_free(cbs[i]);
+    gb_optimizer_free(opt);
+    return code;
+}
+
 int main(int argc, char **argv) {
     options o = {.steps = 150, .lr = 0.2, .run = "nan_hunt", .data_dir = GB_FASHION_MNIST_DIR};
     if (!parse(argc, argv, &o)) return 2;
@@ -151,6 +200,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "nan_hunt: %s\n", gb_error_string());
         code = 1;
     }
+    if (code == 0 && o.fit) code = run_fit(&o, &m);
+    if (o.fit) o.steps = 0; /* fit did the training */
     stepper st = {.m = &m, .opt = opt};
     if (code == 0 && o.traced)
         st.traced = gb_function_new("train_step", traced_body, &(gb_function_options){.user = &st});

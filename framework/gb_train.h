@@ -135,6 +135,15 @@ struct gb_train_state {
     int64_t steps;            /* steps per epoch */
     int verbose;
     bool stop_training;
+    /* A callback that wants a batch's gradients sets want_gradients in
+     * on_batch_begin; in that batch's on_batch_end, gradients holds one
+     * per trainable variable (NULL: none for it), ngradients of them,
+     * alive until the hook returns. The default train step gives them (a
+     * traced step traces once more, with them as outputs); a custom one
+     * does not. */
+    bool want_gradients;
+    gb_tensor *const *gradients;
+    int ngradients;
     void *compiled;           /* private */
 };
 

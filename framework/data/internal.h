@@ -177,4 +177,9 @@ typedef struct gb__job {
 /* Runs job->fn(job->arg) on a background thread; false after an error. */
 bool gb__worker_run(gb__job *job);
 
+/* The order in which shuffle(buffer_size >= n, seed) gives n elements on
+ * its k-th iteration (epoch), into perm[n]: fit shuffles arrays this way,
+ * so fit and a hand loop over a shuffled dataset see the same batches. */
+void gb__shuffle_permutation(int64_t *perm, int64_t n, uint64_t seed, uint64_t k);
+
 #endif

@@ -55,6 +55,31 @@ static int64_t scale(uint64_t r, int64_t n) {
     return (int64_t)(((unsigned __int128)r * (uint64_t)n) >> 64);
 }
 
+/* The generator of the k-th iterator of a shuffle seeded by seed. */
+static uint64_t rng_for(uint64_t seed, uint64_t k) {
+    uint64_t mix = seed ^ (0x9E3779B97F4A7C15ull * (k + 1));
+    return gb__splitmix64(&mix);
+}
+
+void gb__shuffle_permutation(int64_t *perm, int64_t n, uint64_t seed, uint64_t k) {
+    /* shuffle_next's draws over a buffer that holds everything: pick an
+     * entry, move the last one into its place. */
+    uint64_t rng = rng_for(seed, k);
+    int64_t *buf = malloc((size_t)(n ? n : 1) * sizeof *buf);
+    if (!buf) {
+        for (int64_t i = 0; i < n; i++) perm[i] = i; /* unshuffled beats crashing */
+        gb__error(GB_ERR_MEMORY, NULL, "shuffle: out of memory for %lld indices", (long long)n);
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) buf[i] = i;
+    for (int64_t count = n, o = 0; count > 0; o++) {
+        int64_t i = scale(gb__splitmix64(&rng), count);
+        perm[o] = buf[i];
+        buf[i] = buf[--count];
+    }
+    free(buf);
+}
+
 /* Adds input elements until the buffer is full or the input ends. */
 static bool fill(shuffle_iter *it) {
     while (!it->up_done && it->count < it->limit) {
@@ -119,9 +144,7 @@ static gb__iter *shuffle_iter_new(gb_dataset *base, gb__pool *pool) {
     if (!it) return NULL;
     it->limit = ds->buffer_size;
     it->ncomp = base->ncomp;
-    uint64_t k = atomic_fetch_add(&ds->iterations, 1);
-    uint64_t mix = ds->seed ^ (0x9E3779B97F4A7C15ull * (k + 1));
-    it->rng = gb__splitmix64(&mix);
+    it->rng = rng_for(ds->seed, atomic_fetch_add(&ds->iterations, 1));
     it->next_raw = gb__splitmix64(&it->rng);
     it->up = gb__dataset_iter(base->input, pool);
     if (!it->up) {

@@ -6,7 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "core/internal.h"
+#include "data/internal.h"
 #include "train/internal.h"
 
 int64_t gb__num_samples(gb_tensor *t) { return t && gb_rank(t) >= 1 ? gb_dim(t, 0) : -1; }
@@ -21,15 +21,8 @@ gb_tensor *gb__gather_rows(gb_tensor *t, const int64_t *idx, int64_t n) {
     return gb_gather(t, gb_tensor_from(GB_I64, idx, 1, &n), 0);
 }
 
-void gb__permute(int64_t *perm, int64_t n, uint64_t seed) {
-    uint64_t state = seed;
-    for (int64_t i = 0; i < n; i++) perm[i] = i;
-    for (int64_t i = n - 1; i > 0; i--) {
-        int64_t j = (int64_t)(gb__splitmix64(&state) % (uint64_t)(i + 1));
-        int64_t t = perm[i];
-        perm[i] = perm[j];
-        perm[j] = t;
-    }
+void gb__permute(int64_t *perm, int64_t n, uint64_t seed, uint64_t pass) {
+    gb__shuffle_permutation(perm, n, seed, pass);
 }
 
 /* Sample i's class: its label, or the argmax of a one-hot row (Keras). */

@@ -14,6 +14,7 @@ static void compiled_free(void *p) {
     gb__steps_free(c);
     gb_metric_free(c->loss_tracker);
     for (int i = 0; i < c->nmetrics; i++) gb_metric_free(c->metric[i]);
+    free(c->grads);
     free(c);
 }
 

@@ -6,8 +6,9 @@
  * batches through the train step, the epoch's logs, validation into val_
  * logs, the callbacks at every point, the History.
  *
- * Batches come from a stream of passes over the data, each pass a fresh
- * permutation seeded by (seed, pass). Without steps_per_epoch an epoch is
+ * Batches come from a stream of passes over the data, each pass in the
+ * order gb_dataset_shuffle(n, seed) gives its pass-th iteration — so fit
+ * and a hand loop over shuffle -> batch train on the same batches. Without steps_per_epoch an epoch is
  * one pass and pass k is epoch k, so a run resumed at initial_epoch k
  * shuffles as the uninterrupted run did. With steps_per_epoch an epoch
  * takes that many batches and the stream carries on across epochs where
@@ -137,11 +138,18 @@ static gb_tensor *batch_of(fit_run *r, gb_tensor *t, int64_t pos, int64_t m) {
     return r->perm ? gb__gather_rows(t, r->perm + pos, m) : gb__rows(t, pos, m);
 }
 
-static bool train_batch(fit_run *r, gb_logs *logs) {
+/* One step on the stream's next batch, with the callbacks around it;
+ * on_batch_end runs inside the batch's scope, so it can read the
+ * gradients it asked for. */
+static bool train_batch(fit_run *r, int64_t b) {
+    gb_train_state *s = &r->c->state;
+    gb_logs logs = {0};
+    s->want_gradients = false;
+    gb__cb_batch_begin(&r->cbs, s, b, &logs);
     if (r->pos >= r->n) {
         r->pass++;
         r->pos = 0;
-        if (r->perm) gb__permute(r->perm, r->n, gb__nn_mix_seed(r->seed, (uint64_t)r->pass));
+        if (r->perm) gb__permute(r->perm, r->n, r->seed, (uint64_t)r->pass);
     }
     int64_t m = r->n - r->pos < r->o->batch_size ? r->n - r->pos : r->o->batch_size;
     gb_scope_begin(); /* the batch's tensors die with it */
@@ -149,10 +157,16 @@ static bool train_batch(fit_run *r, gb_logs *logs) {
     gb_tensor *sw = batch_of(r, r->sw, r->pos, m), *loss, *y_pred;
     bool ok = gb_ok() && gb__train_batch(r->c, x, y, sw, true, &loss, &y_pred) &&
               gb__metrics_update(r->c, loss, y, y_pred, sw);
-    if (ok) gb__metrics_logs(r->c, NULL, logs);
-    gb_scope_end();
     r->pos += m;
-    return ok;
+    if (ok) {
+        logs.n = 0;
+        gb__metrics_logs(r->c, NULL, &logs);
+        gb__cb_batch_end(&r->cbs, s, b, &logs);
+    }
+    s->gradients = NULL;
+    s->ngradients = 0;
+    gb_scope_end();
+    return ok && gb_ok();
 }
 
 /* The compiled loss and metrics over x, y in batches, into logs. */
@@ -179,12 +193,8 @@ static bool run_epoch(fit_run *r, int epoch, gb_logs *logs) {
     gb__metrics_reset(r->c);
     logs->n = 0;
     gb__cb_epoch_begin(&r->cbs, s, epoch, logs);
-    for (int64_t b = 0; b < s->steps && gb_ok() && !s->stop_training; b++) {
-        gb_logs batch_logs = {0};
-        gb__cb_batch_begin(&r->cbs, s, b, &batch_logs);
-        if (!train_batch(r, &batch_logs)) return false;
-        gb__cb_batch_end(&r->cbs, s, b, &batch_logs);
-    }
+    for (int64_t b = 0; b < s->steps && gb_ok() && !s->stop_training; b++)
+        if (!train_batch(r, b)) return false;
     if (!gb_ok()) return false;
     logs->n = 0;
     gb__metrics_logs(r->c, NULL, logs);

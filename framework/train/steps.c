@@ -18,6 +18,24 @@
 
 /* ---- the step bodies (eager or traced alike) -------------------------------------- */
 
+/* Holds the step's gradients for the callbacks that asked (at most what
+ * a function can return beside the loss and the predictions). */
+static bool keep_gradients(gb__compiled *c, gb_tensor *const *grads, int n) {
+    if (n > GB_FUNCTION_MAX_OUTPUTS - 2) n = GB_FUNCTION_MAX_OUTPUTS - 2;
+    if (n > c->capgrads) {
+        gb_tensor **g = realloc(c->grads, (size_t)n * sizeof *g);
+        if (!g) {
+            gb__error(GB_ERR_MEMORY, NULL, "train step: out of memory for %d gradients", n);
+            return false;
+        }
+        c->grads = g;
+        c->capgrads = n;
+    }
+    memcpy(c->grads, grads, (size_t)n * sizeof *grads);
+    c->ngrads = n;
+    return true;
+}
+
 /* Keras' default Model.train_step: forward in training mode, the
  * compiled loss, the tape's gradients, the optimizer's update. */
 static gb_tensor *default_train_step(gb_train_state *s, gb_tensor *x, gb_tensor *y,
@@ -36,7 +54,8 @@ static gb_tensor *default_train_step(gb_train_state *s, gb_tensor *x, gb_tensor 
         return NULL;
     }
     bool ok = gb_tape_gradient_vars(tape, loss, vars, n, grads) &&
-              gb_optimizer_apply_gradients(s->optimizer, grads, n, vars, n);
+              gb_optimizer_apply_gradients(s->optimizer, grads, n, vars, n) &&
+              (!s->want_gradients || keep_gradients(s->compiled, grads, n));
     free(grads);
     return ok ? loss : NULL;
 }
@@ -59,12 +78,18 @@ static gb_tensor *run_test_step(gb__compiled *c, gb_tensor *x, gb_tensor *y, gb_
 
 /* ---- the traced functions ------------------------------------------------------------ */
 
-/* Inputs x, y and (when weighted) sample_weight; outputs loss, y_pred. */
+/* Inputs x, y and (when weighted) sample_weight; outputs loss, y_pred
+ * and, when the static with_grads is on, the gradients. */
 static int train_body(void *user, gb_tensor *const *in, int nin, const gb_value *st, int nst,
                       gb_tensor **out) {
-    (void)st, (void)nst;
-    out[0] = run_train_step(user, in[0], in[1], nin > 2 ? in[2] : NULL, &out[1]);
-    return out[0] ? 2 : -1;
+    (void)nst;
+    gb__compiled *c = user;
+    c->ngrads = 0;
+    c->state.want_gradients = st[0].as.b;
+    out[0] = run_train_step(c, in[0], in[1], nin > 2 ? in[2] : NULL, &out[1]);
+    if (!out[0]) return -1;
+    memcpy(out + 2, c->grads, (size_t)c->ngrads * sizeof *out);
+    return 2 + c->ngrads;
 }
 
 static int test_body(void *user, gb_tensor *const *in, int nin, const gb_value *st, int nst,
@@ -142,18 +167,27 @@ static gb_function *function_for(gb__compiled *c, bool training, bool weighted) 
 bool gb__train_batch(gb__compiled *c, gb_tensor *x, gb_tensor *y, gb_tensor *sw, bool training,
                      gb_tensor **loss, gb_tensor **y_pred) {
     *loss = *y_pred = NULL;
+    gb_train_state *s = &c->state;
+    bool want = training && s->want_gradients;
+    c->ngrads = 0;
     if (c->opts.run_eagerly) {
         *loss = training ? run_train_step(c, x, y, sw, y_pred) : run_test_step(c, x, y, sw, y_pred);
-        return *loss && gb_ok();
+    } else {
+        fit_specs(c, x, y);
+        gb_function *f = function_for(c, training, sw != NULL);
+        gb_tensor *out[GB_FUNCTION_MAX_OUTPUTS] = {0};
+        gb_value with_grads = GB_BOOL("with_grads", want);
+        int n = f ? gb_function_call(f, (gb_tensor *[]){x, y, sw}, sw ? 3 : 2, &with_grads,
+                                     training, out)
+                  : -1;
+        if (n < 2) return false;
+        *loss = out[0];
+        *y_pred = out[1];
+        if (want && !keep_gradients(c, out + 2, n - 2)) return false;
     }
-    fit_specs(c, x, y);
-    gb_function *f = function_for(c, training, sw != NULL);
-    gb_tensor *out[2] = {0};
-    int n = f ? gb_function_call(f, (gb_tensor *[]){x, y, sw}, sw ? 3 : 2, NULL, 0, out) : -1;
-    if (n != 2) return false;
-    *loss = out[0];
-    *y_pred = out[1];
-    return true;
+    s->gradients = want ? c->grads : NULL;
+    s->ngradients = want ? c->ngrads : 0;
+    return *loss && gb_ok();
 }
 
 gb_tensor *gb__predict_batch(gb__compiled *c, gb_tensor *x) {

@@ -1,0 +1,120 @@
+/* writer/fit_callback.c — the summary callback of fit (Keras'
+ * TensorBoard callback): scalars per batch and per epoch, the learning
+ * rate, weight and gradient histograms, the train step's graph with its
+ * op times. It lives with the writer, not in the engine's train/, because
+ * the engine never depends on the store (ARCHITECTURE.md); it reaches fit
+ * through the public callback interface only.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "gb_summary_callback.h"
+
+typedef struct summary_cb {
+    gb_summary_writer *w;
+    gb_summary_callback_options o;
+    int epoch;
+    int64_t batches;          /* seen in this fit */
+    bool exporting;           /* trace_on called, the graph not exported yet */
+} summary_cb;
+
+static gb_summary_writer *writer(const summary_cb *c) {
+    return c->w ? c->w : gb_summary_get_default();
+}
+
+static void scalars(summary_cb *c, const char *prefix, const gb_logs *logs, int64_t step) {
+    char tag[96];
+    for (int i = 0; i < logs->n; i++) {
+        snprintf(tag, sizeof tag, "%s/%s", prefix, logs->key[i]);
+        gb_summary_scalar(writer(c), tag, logs->value[i], step);
+    }
+}
+
+static void export_graph(summary_cb *c, int64_t step) {
+    if (!c->exporting) return;
+    c->exporting = false;
+    gb_summary_trace_export(writer(c), "train_function", step);
+}
+
+static void sc_train_begin(gb_callback *cb, gb_train_state *s, gb_logs *logs) {
+    (void)s, (void)logs;
+    summary_cb *c = gb_callback_state(cb);
+    c->batches = 0;
+    c->exporting = !c->o.no_graph && writer(c) && gb_summary_trace_on(writer(c), true) == GB_OK;
+}
+
+static void sc_epoch_begin(gb_callback *cb, gb_train_state *s, int epoch, gb_logs *logs) {
+    (void)s, (void)logs;
+    ((summary_cb *)gb_callback_state(cb))->epoch = epoch;
+}
+
+static bool histogram_epoch(const summary_cb *c) {
+    return c->o.histogram_freq > 0 && c->epoch % c->o.histogram_freq == 0;
+}
+
+static void sc_batch_begin(gb_callback *cb, gb_train_state *s, int64_t batch, gb_logs *logs) {
+    (void)logs;
+    summary_cb *c = gb_callback_state(cb);
+    if (histogram_epoch(c) && batch == s->steps - 1) s->want_gradients = true;
+}
+
+/* name/<variable> histograms of one tensor per trainable variable. */
+static void histograms(summary_cb *c, gb_module *model, const char *name, gb_tensor *const *t,
+                       int n) {
+    int nvars = 0;
+    gb_variable *const *vars = gb_module_trainable_variables(model, &nvars);
+    char tag[256];
+    for (int i = 0; i < nvars && i < n; i++) {
+        gb_scope_begin();
+        gb_tensor *v = t ? t[i] : gb_variable_value(vars[i]);
+        snprintf(tag, sizeof tag, "%s/%s", name, gb_variable_name(vars[i]));
+        if (v) gb_summary_histogram(writer(c), tag, v, c->epoch);
+        gb_scope_end();
+    }
+}
+
+static void sc_batch_end(gb_callback *cb, gb_train_state *s, int64_t batch, gb_logs *logs) {
+    (void)batch;
+    summary_cb *c = gb_callback_state(cb);
+    int64_t step = gb_optimizer_iterations(s->optimizer);
+    c->batches++;
+    if (c->o.update_freq >= 0 && c->batches % (c->o.update_freq ? c->o.update_freq : 1) == 0) {
+        scalars(c, "batch", logs, step);
+        gb_summary_scalar(writer(c), "learning_rate", gb_optimizer_learning_rate(s->optimizer), step);
+    }
+    if (s->gradients) histograms(c, s->model, "gradients", s->gradients, s->ngradients);
+    if (c->batches == (c->o.profile_batches ? c->o.profile_batches : 20)) export_graph(c, step);
+}
+
+static void sc_epoch_end(gb_callback *cb, gb_train_state *s, int epoch, gb_logs *logs) {
+    summary_cb *c = gb_callback_state(cb);
+    scalars(c, "epoch", logs, epoch);
+    if (histogram_epoch(c)) histograms(c, s->model, "weights", NULL, 1 << 30);
+}
+
+static void sc_train_end(gb_callback *cb, gb_train_state *s, gb_logs *logs) {
+    (void)logs;
+    summary_cb *c = gb_callback_state(cb);
+    export_graph(c, gb_optimizer_iterations(s->optimizer));
+    if (writer(c)) gb_summary_flush(writer(c));
+}
+
+static const gb_callback_type SUMMARY_CALLBACK = {
+    .name = "SummaryCallback",
+    .state_size = sizeof(summary_cb),
+    .on_train_begin = sc_train_begin,
+    .on_train_end = sc_train_end,
+    .on_epoch_begin = sc_epoch_begin,
+    .on_epoch_end = sc_epoch_end,
+    .on_batch_begin = sc_batch_begin,
+    .on_batch_end = sc_batch_end,
+};
+
+gb_callback *gb_summary_callback(gb_summary_writer *w, const gb_summary_callback_options *o) {
+    gb_callback *cb = gb_callback_new(&SUMMARY_CALLBACK);
+    if (!cb) return NULL;
+    summary_cb *c = gb_callback_state(cb);
+    c->w = w;
+    if (o) c->o = *o;
+    return cb;
+}

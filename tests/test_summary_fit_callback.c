@@ -1,0 +1,97 @@
+/* test_summary_fit_callback.c — the summary callback of fit writes what a
+ * person watches: per-batch scalars at the optimizer's step (every
+ * update_freq batches) with the learning rate, per-epoch scalars with the
+ * validation ones, weight and gradient histograms every histogram_freq
+ * epochs, and the traced train step's graph under "train_function".
+ */
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gb_reader.h"
+#include "gb_summary_callback.h"
+#include "glassbox.h"
+#include "summary_test_util.h"
+#include "test_util.h"
+
+static int64_t count_of(const gb_tags *t, const char *tag) {
+    for (size_t i = 0; i < t->count; i++)
+        if (!strcmp(t->rows[i].tag, tag)) return t->rows[i].count;
+    return -1;
+}
+
+START_TEST(test_callback_writes_scalars_histograms_and_the_graph) {
+    char dir[64], db[128];
+    SUMMARY_TEMP_STORE(dir, db, "fit_callback");
+    gb_summary_writer *w;
+    ck_assert_int_eq(gb_summary_writer_open(db, "fit", NULL, &w), GB_OK);
+    gb_summary_set_default(w);
+    gb_module *m = gb_sequential_new("model");
+    gb_sequential_add(m, gb_dense_new(8, &(gb_dense_options){.activation = GB_ACT_RELU}));
+    gb_sequential_add(m, gb_dense_new(3, NULL));
+    gb_optimizer *opt = gb_adam(1e-2);
+    ck_assert(gb_model_compile(m, &(gb_compile_options){
+                                      .optimizer = opt,
+                                      .loss = {GB_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY, .from_logits = true},
+                                      .metrics = (const char *[]){"accuracy"}, .nmetrics = 1}));
+    gb_tensor *x = gb_random_uniform(GB_F32, GB_SHAPE(120, 5), -1, 1, 1);
+    gb_tensor *y = gb_cast(gb_random_uniform(GB_F32, GB_SHAPE(120), 0, 3, 2), GB_I32);
+    gb_callback *cb = gb_summary_callback(NULL, &(gb_summary_callback_options){
+                                                    .update_freq = 2, .histogram_freq = 2,
+                                                    .profile_batches = 3});
+    gb_fit_options o = gb_fit_defaults();
+    o.epochs = 3;
+    o.batch_size = 20; /* 100 training samples: 5 batches an epoch */
+    o.validation_split = 1.0 / 6;
+    o.verbose = 0;
+    o.callbacks = &cb;
+    o.ncallbacks = 1;
+    gb_history *h = gb_model_fit(m, x, y, &o);
+    ck_assert_msg(h, "%s", gb_error_string());
+    ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
+
+    gb_store *s;
+    ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
+    gb_tags *t;
+    ck_assert_int_eq(gb_store_tags(s, "fit", GB_KIND_ANY, &t), GB_STORE_OK);
+    ck_assert_int_eq(count_of(t, "batch/loss"), 7);      /* batches 2, 4, ... 14 of 15 */
+    ck_assert_int_eq(count_of(t, "batch/accuracy"), 7);
+    ck_assert_int_eq(count_of(t, "learning_rate"), 7);
+    ck_assert_int_eq(count_of(t, "epoch/loss"), 3);
+    ck_assert_int_eq(count_of(t, "epoch/val_loss"), 3);
+    ck_assert_int_eq(count_of(t, "epoch/val_accuracy"), 3);
+    /* histograms at epochs 0 and 2, for each of the four weights */
+    ck_assert_int_eq(count_of(t, "weights/model/dense/kernel"), 2);
+    ck_assert_int_eq(count_of(t, "gradients/model/dense/kernel"), 2);
+    ck_assert_int_eq(count_of(t, "gradients/model/dense_1/bias"), 2);
+    ck_assert_int_eq(count_of(t, "train_function"), 1);
+    gb_store_free(t);
+    /* The per-batch points sit at the optimizer's step: 2, 4, ... */
+    gb_scalar_series *ser;
+    ck_assert_int_eq(gb_store_scalars(s, "fit", "batch/loss", NULL, &ser), GB_STORE_OK);
+    ck_assert_int_eq(ser->rows[0].step, 2);
+    ck_assert_int_eq(ser->rows[6].step, 14);
+    ck_assert_double_eq(ser->rows[6].value, ser->rows[6].value); /* finite, not NaN */
+    gb_store_free(ser);
+    ck_assert_int_eq(gb_store_scalars(s, "fit", "epoch/val_loss", NULL, &ser), GB_STORE_OK);
+    ck_assert_double_eq_tol(ser->rows[2].value, gb_history_value(h, "val_loss", 2), 1e-6);
+    gb_store_free(ser);
+    gb_store_close(s);
+    gb_history_free(h);
+    gb_callback_free(cb);
+    gb_module_free(m);
+    gb_optimizer_free(opt);
+    summary_remove_dir(dir);
+}
+END_TEST
+
+static Suite *suite(void) {
+    Suite *s = suite_create("summary_fit_callback");
+    TCase *tc = tcase_create("callback");
+    tcase_add_checked_fixture(tc, nn_seeded_setup, scope_teardown);
+    tcase_add_test(tc, test_callback_writes_scalars_histograms_and_the_graph);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return run_suite(suite()); }
