@@ -3,7 +3,7 @@
  * compute time; and graphs written with gb_summary_graph.
  *
  *   GET /api/graphs/list?run=
- *       {"functions": [{function, concretes: [{trace_id, concrete_id,
+ *       {"functions": [{function, calls, concretes: [{trace_id, concrete_id,
  *         signature, wall, nodes_before, nodes_after}]}],
  *        "exported": [{tag, steps: [step]}]}
  *   GET /api/graphs/graph?run=&trace=&stage=optimized|traced
@@ -100,6 +100,7 @@ static int graphs_list(gb__request *req) {
     for (size_t i = 0; i < s.count; i++) {
         gb__json_obj(j);
         GB__JSON_KV(j, "function", str, s.rows[i].name);
+        GB__JSON_KV(j, "calls", int, s.rows[i].calls);
         gb__json_key(j, "concretes");
         write_concretes(j, s.traces, s.rows[i].name);
         gb__json_obj_end(j);

@@ -7,6 +7,7 @@
 // export the view as SVG. A link can open a graph at a node:
 //   #graphs?run=R&trace=T            a traced concrete function
 //   #graphs?run=R&function=F&node=N  F's newest one, revealing node N
+//   (no function: the newest of the function traced first)
 //   #graphs?run=R&tag=G&step=S       an exported graph
 // (&alert=1 marks the node as the one a numerics alert names.)
 
@@ -110,11 +111,15 @@ export function createPage(ctx) {
     graphSelect.replaceChildren(...groups, ...exported);
   }
 
-  // The pick a link asks for, or the newest concrete of the first function.
+  // The pick a link asks for, or the newest concrete of the function traced
+  // first: a program's main step (fit's train step, not its test step,
+  // which validation calls more often when the test set is the larger).
   function defaultPick(q) {
     if (q.get('trace')) return `t:${q.get('trace')}`;
     if (q.get('tag')) return `x:${q.get('step') ?? 0}:${q.get('tag')}`;
-    const fn = list.functions.find((f) => f.function === q.get('function')) ?? list.functions[0];
+    const firstTrace = (f) => Math.min(...f.concretes.map((c) => c.trace_id));
+    const first = list.functions.reduce((a, f) => (!a || firstTrace(f) < firstTrace(a) ? f : a), null);
+    const fn = list.functions.find((f) => f.function === q.get('function')) ?? first;
     const usable = fn?.concretes.filter((c) => c.has_graph) ?? [];
     if (usable.length) return optionKey(usable.reduce((a, b) => (b.trace_id > a.trace_id ? b : a)));
     const x = list.exported[0];

@@ -1,7 +1,7 @@
 // demo.test.mjs — what `make demo` shows, checked in a browser while the
-// model trains: examples/fashion_mnist_mlp serves its own dashboard
-// (--serve 0 picks a free loopback port) and the scalars and histograms
-// pages fill in live. Screenshots: <build>/tests/artifacts/demo-*.png.
+// model trains: examples/fashion_mnist_fit (the CNN through fit, with the
+// summary callback) serves its own dashboard (--serve 0 picks a free
+// loopback port) and the scalars, histograms and graphs pages fill in live. Screenshots: <build>/tests/artifacts/demo-*.png.
 
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -15,10 +15,10 @@ const db = path.join(work, 'demo.db');
 
 // Starts training with the dashboard; resolves {url, child} once it prints the address.
 function startTraining() {
-  const child = spawn(path.join(BUILD, 'examples/fashion_mnist_mlp'),
+  const child = spawn(path.join(BUILD, 'examples/fashion_mnist_fit'),
     // Long enough that it is still training when the checks run; the test
     // stops it at the end.
-    ['--epochs', '30', '--limit', '20000', '--db', db, '--run', 'demo-mlp', '--serve', '0', '--traced'],
+    ['--model', 'cnn', '--epochs', '30', '--limit', '4000', '--db', db, '--run', 'demo-cnn', '--serve', '0'],
     { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   return new Promise((resolve, reject) => {
@@ -45,20 +45,30 @@ async function main() {
     await page.goto(t.url);
     check('demo: dashboard loads while training', await until(page, () => window.__glassbox?.ready, null, 10000));
     // The loss card appears and keeps growing while training runs.
-    const points = () => page.$eval('.card[data-tag="train/loss"]', (c) => Object.values(JSON.parse(c.dataset.points || '{}'))[0] || 0).catch(() => 0);
-    check('demo: train/loss card appears', await until(page, () => !!document.querySelector('.card[data-tag="train/loss"]'), null, 15000));
+    const points = () => page.$eval('.card[data-tag="batch/loss"]', (c) => Object.values(JSON.parse(c.dataset.points || '{}'))[0] || 0).catch(() => 0);
+    check('demo: batch/loss card appears', await until(page, () => !!document.querySelector('.card[data-tag="batch/loss"]'), null, 15000));
     const first = await points();
-    await new Promise((r) => setTimeout(r, 1500));
-    const later = await points();
+    let later = first;
+    for (let i = 0; i < 40 && later <= first; i++) { // an epoch's validation pauses it
+      await new Promise((r) => setTimeout(r, 250));
+      later = await points();
+    }
     check('demo: loss curve grows live', later > first, `${first} -> ${later}`);
     // Wait for the first epoch's accuracies and histograms.
-    check('demo: test/accuracy after an epoch', await until(page, () => !!document.querySelector('.card[data-tag="test/accuracy"]'), null, 60000));
+    check('demo: epoch/val_accuracy after an epoch', await until(page, () => !!document.querySelector('.card[data-tag="epoch/val_accuracy"]'), null, 60000));
     await page.screenshot({ path: path.join(ARTIFACTS, 'demo-scalars.png') });
     await page.click('a[data-tab="histograms"]');
     await tabLoaded(page, 'histograms', 15000);
     const hist = await until(page, () => document.querySelectorAll('[data-tag^="weights/"]').length, null, 15000);
     check('demo: weight histograms of every layer', hist >= 6, `${hist}`);
     await page.screenshot({ path: path.join(ARTIFACTS, 'demo-histograms.png') });
+    // fit's train_function, traced, with its scopes: the model, the loss, the optimizer.
+    await page.click('a[data-tab="graphs"]');
+    await tabLoaded(page, 'graphs', 15000);
+    const scopes = await until(page, () => document.querySelector('.graphs-page')?.dataset.state === 'ready' &&
+      [...document.querySelectorAll('.scope.closed')].map((g) => g.dataset.path).sort().join(','), null, 20000);
+    check('demo: the traced train step on the Graphs page', ['Adam', 'cnn', 'loss'].every((x) => `${scopes}`.split(',').includes(x)), `${scopes}`);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'demo-graphs.png') });
     check('demo: no console errors', errors.length === 0, errors.join(' | '));
   } finally {
     await browser.close();
