@@ -257,6 +257,15 @@ gb_tensor *gb_model_predict(gb_module *model, gb_tensor *x, int64_t batch_size);
 #define gb_model_fit(...) GB_AT(gb_model_fit, __VA_ARGS__)
 #define gb_model_evaluate(...) GB_AT(gb_model_evaluate, __VA_ARGS__)
 #define gb_model_predict(...) GB_AT(gb_model_predict, __VA_ARGS__)
+#define gb_logs_set(...) GB_AT(gb_logs_set, __VA_ARGS__)
+#define gb_train_compiled_loss(...) GB_AT(gb_train_compiled_loss, __VA_ARGS__)
+#define gb_callback_new(...) GB_AT(gb_callback_new, __VA_ARGS__)
+#define gb_callback_state(...) GB_AT(gb_callback_state, __VA_ARGS__)
+#define gb_early_stopping(...) GB_AT(gb_early_stopping, __VA_ARGS__)
+#define gb_reduce_lr_on_plateau(...) GB_AT(gb_reduce_lr_on_plateau, __VA_ARGS__)
+#define gb_terminate_on_nan(...) GB_AT(gb_terminate_on_nan, __VA_ARGS__)
+#define gb_learning_rate_scheduler(...) GB_AT(gb_learning_rate_scheduler, __VA_ARGS__)
+#define gb_lambda(...) GB_AT(gb_lambda, __VA_ARGS__)
 #endif
 
 #ifdef __cplusplus

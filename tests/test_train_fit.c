@@ -65,6 +65,14 @@ static void cross_entropies(gb_tensor *logits, const int32_t *y, int64_t n, doub
     }
 }
 
+/* Frees what a test made (any may be NULL). */
+static void finish(gb_history *h, gb_callback *const *cbs, int ncbs, gb_module *m, gb_optimizer *opt) {
+    gb_history_free(h);
+    for (int i = 0; i < ncbs; i++) gb_callback_free(cbs[i]);
+    gb_module_free(m);
+    gb_optimizer_free(opt);
+}
+
 /* ---- weights -------------------------------------------------------------------------- */
 
 /* One batch of all samples: the epoch's loss is the loss before the
@@ -85,9 +93,7 @@ static void check_weighted(bool eager) {
     gb_history *h = gb_model_fit(m, xs(), ys(), &o);
     ck_assert_msg(h, "%s", gb_error_string());
     ck_assert_double_eq_tol(gb_history_value(h, "loss", 0), expect, 1e-6 * expect);
-    gb_history_free(h);
-    gb_module_free(m);
-    gb_optimizer_free(opt);
+    finish(h, NULL, 0, m, opt);
 }
 
 START_TEST(test_class_and_sample_weight_give_the_hand_weighted_loss) { check_weighted(false); }
@@ -119,8 +125,7 @@ START_TEST(test_evaluate_weights_samples_and_zero_masks) {
     ck_assert_double_eq_tol(gb_logs_get(&logs, "accuracy"), acc_hit / acc_w, 1e-6);
     ck_assert_str_eq(logs.key[0], "accuracy"); /* sorted, as Keras' logs */
     ck_assert_str_eq(logs.key[1], "loss");
-    gb_module_free(m);
-    gb_optimizer_free(opt);
+    finish(NULL, NULL, 0, m, opt);
 }
 END_TEST
 
@@ -148,9 +153,7 @@ START_TEST(test_validation_split_takes_the_last_samples) {
     ck_assert_int_eq(gb_function_get_stats(c->train_fn[0]).traces, 1);
     ck_assert_int_eq(gb_function_get_stats(c->train_fn[0]).calls, 6);
     ck_assert_int_eq(gb_function_get_stats(c->test_fn[0]).traces, 1);
-    gb_history_free(h);
-    gb_module_free(m);
-    gb_optimizer_free(opt);
+    finish(h, NULL, 0, m, opt);
 }
 END_TEST
 
@@ -223,10 +226,7 @@ START_TEST(test_early_stopping_stops_and_restores_the_best_weights) {
     ck_assert_double_eq(gb_history_value(h, "val_loss", 3), 0.85);
     ck_assert(sc.kernel0[3] != sc.kernel0[1]);          /* training moved on ... */
     ck_assert_double_eq(kernel0(m), sc.kernel0[1]);     /* ... and came back */
-    gb_history_free(h);
-    for (int i = 0; i < 2; i++) gb_callback_free(cbs[i]);
-    gb_module_free(m);
-    gb_optimizer_free(opt);
+    finish(h, cbs, 2, m, opt);
 }
 END_TEST
 
@@ -251,8 +251,7 @@ START_TEST(test_early_stopping_min_delta_and_mode_max) {
     for (int i = 0; i < 2; i++) gb_callback_free(cbs[i]);
     ck_assert_ptr_null(gb_early_stopping(&(gb_early_stopping_options){.mode = "sideways"}));
     assert_error(GB_ERR_VALUE, "mode 'sideways' is none of");
-    gb_module_free(m);
-    gb_optimizer_free(opt);
+    finish(NULL, NULL, 0, m, opt);
 }
 END_TEST
 
@@ -276,10 +275,7 @@ START_TEST(test_reduce_lr_on_plateau_schedule) {
     static const double lr[] = {0.1, 0.1, 0.1, 0.05, 0.05, 0.05, 0.05, 0.025};
     for (int e = 0; e < 8; e++) ck_assert_double_eq(gb_history_value(h, "learning_rate", e), lr[e]);
     ck_assert_double_eq(gb_optimizer_learning_rate(opt), 0.025);
-    gb_history_free(h);
-    for (int i = 0; i < 2; i++) gb_callback_free(cbs[i]);
-    gb_module_free(m);
-    gb_optimizer_free(opt);
+    finish(h, cbs, 2, m, opt);
 }
 END_TEST
 
@@ -298,10 +294,7 @@ START_TEST(test_learning_rate_scheduler) {
     gb_history *h = gb_model_fit(m, xs(), ys(), &o);
     static const double lr[] = {0.1, 0.1, 0.05, 0.025};
     for (int e = 0; e < 4; e++) ck_assert_double_eq(gb_history_value(h, "learning_rate", e), lr[e]);
-    gb_history_free(h);
-    gb_callback_free(cb);
-    gb_module_free(m);
-    gb_optimizer_free(opt);
+    finish(h, &cb, 1, m, opt);
 }
 END_TEST
 
@@ -327,10 +320,7 @@ START_TEST(test_terminate_on_nan_stops_at_the_bad_batch) {
     ck_assert_int_eq(batches, 4);               /* batches 0..3, then it stopped */
     ck_assert_int_eq(gb_history_epochs(h), 1);  /* the epoch still ends, as in Keras */
     ck_assert(isnan(gb_history_value(h, "loss", 0)));
-    gb_history_free(h);
-    for (int i = 0; i < 2; i++) gb_callback_free(cbs[i]);
-    gb_module_free(m);
-    gb_optimizer_free(opt);
+    finish(h, cbs, 2, m, opt);
 }
 END_TEST
 
@@ -382,9 +372,7 @@ START_TEST(test_custom_train_step_gets_sample_weights_and_traces_once) {
     ck_assert(cu.saw_weights);
     ck_assert_double_eq_tol(gb_history_value(h, "loss", 0), expect / N, 1e-6);
     ck_assert(gb_history_value(h, "loss", 2) < gb_history_value(h, "loss", 0));
-    gb_history_free(h);
-    gb_module_free(m);
-    gb_optimizer_free(opt);
+    finish(h, NULL, 0, m, opt);
 }
 END_TEST
 
@@ -402,8 +390,7 @@ START_TEST(test_predict_equals_the_model_call) {
         ck_assert_double_eq(gb_get(eager, i), gb_get(direct, i));
         ck_assert_double_eq_tol(gb_get(traced, i), gb_get(direct, i), 1e-6);
     }
-    gb_module_free(m);
-    gb_optimizer_free(opt);
+    finish(NULL, NULL, 0, m, opt);
 }
 END_TEST
 
@@ -435,8 +422,7 @@ START_TEST(test_errors_are_clear) {
                                                          .metrics = (const char *[]){"accuracy"},
                                                          .nmetrics = 1}));
     assert_error(GB_ERR_VALUE, "unknown metric 'accuracy' for this loss");
-    gb_module_free(m);
-    gb_optimizer_free(opt);
+    finish(NULL, NULL, 0, m, opt);
 }
 END_TEST
 

@@ -81,7 +81,7 @@ END_TEST
 
 START_TEST(list_has_each_concrete_function_and_the_export) {
     char *b = webui_get_expect(port, "/api/graphs/list?run=engine", 200);
-    ASSERT_HAS(b, "{\"run\":\"engine\",\"functions\":[{\"function\":\"square\",\"concretes\":[{");
+    ASSERT_HAS(b, "{\"run\":\"engine\",\"functions\":[{\"function\":\"square\",\"calls\":5,\"concretes\":[{");
     ASSERT_HAS(b, "\"signature\":\"square(x0: float32[3]) -> (float32[3])\"");
     ASSERT_HAS(b, "\"signature\":\"square(x0: float32[4]) -> (float32[4])\"");
     ASSERT_HAS(b, "\"has_graph\":true");

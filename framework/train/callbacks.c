@@ -65,6 +65,16 @@ void gb__cb_batch_end(gb__callbacks *l, gb_train_state *s, int64_t batch, gb_log
 
 /* ---- what EarlyStopping, ReduceLROnPlateau and ModelCheckpoint watch -------------------- */
 
+int gb__monitor_init(const char *who, const char *monitor, const char *mode, char *name) {
+    if (!monitor) monitor = "val_loss";
+    if (strlen(monitor) >= GB_LOGS_KEY_BYTES) {
+        gb__error(GB_ERR_VALUE, NULL, "%s: the monitor's name '%.40s...' is too long", who, monitor);
+        return 0;
+    }
+    strcpy(name, monitor);
+    return gb__monitor_sign(who, monitor, mode);
+}
+
 int gb__monitor_sign(const char *who, const char *monitor, const char *mode) {
     if (!mode || !strcmp(mode, "auto")) {
         static const char *const bigger[] = {"acc", "auc", "precision", "recall"};

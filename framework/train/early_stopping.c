@@ -88,20 +88,20 @@ static const gb_callback_type EARLY_STOPPING = {
 };
 
 gb_callback *gb_early_stopping(const gb_early_stopping_options *o) {
+    static const char *const WHO = "gb_early_stopping";
     gb_early_stopping_options d = o ? *o : (gb_early_stopping_options){0};
-    const char *monitor = d.monitor ? d.monitor : "val_loss";
-    if (strlen(monitor) >= GB_LOGS_KEY_BYTES || d.patience < 0) {
-        gb__error(GB_ERR_VALUE, NULL, "gb_early_stopping: %s",
-                  d.patience < 0 ? "patience must be >= 0" : "the monitor's name is too long");
+    if (d.patience < 0) {
+        gb__error(GB_ERR_VALUE, NULL, "%s: patience must be >= 0", WHO);
         return NULL;
     }
-    int sign = gb__monitor_sign("gb_early_stopping", monitor, d.mode);
+    char monitor[GB_LOGS_KEY_BYTES];
+    int sign = gb__monitor_init(WHO, d.monitor, d.mode, monitor);
     gb_callback *cb = sign ? gb_callback_new(&EARLY_STOPPING) : NULL;
     if (!cb) return NULL;
     early_stopping *e = gb_callback_state(cb);
     e->o = d;
     e->o.monitor = e->o.mode = NULL; /* the caller's strings are not kept */
-    strcpy(e->monitor, monitor);
+    memcpy(e->monitor, monitor, sizeof monitor);
     e->sign = sign;
     e->stopped_epoch = -1;
     return cb;

@@ -94,6 +94,9 @@ void gb__cb_batch_end(gb__callbacks *l, gb_train_state *s, int64_t batch, gb_log
  * "auto" on an accuracy, AUC, precision or recall), -1 when smaller is;
  * 0 after an error naming who (a mode that is none of min, max, auto). */
 int gb__monitor_sign(const char *who, const char *monitor, const char *mode);
+/* The same for a callback's options: monitor (NULL: "val_loss") copied
+ * into name[GB_LOGS_KEY_BYTES]; 0 after an error naming who. */
+int gb__monitor_init(const char *who, const char *monitor, const char *mode, char *name);
 /* current beats best by more than min_delta in the sign's direction. */
 bool gb__monitor_improved(int sign, double current, double best, double min_delta);
 /* logs[monitor] into *value; false (with a one-time warning naming who

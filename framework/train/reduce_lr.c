@@ -59,27 +59,27 @@ static const gb_callback_type REDUCE_LR = {
 };
 
 gb_callback *gb_reduce_lr_on_plateau(const gb_reduce_lr_options *o) {
+    static const char *const WHO = "gb_reduce_lr_on_plateau";
     gb_reduce_lr_options d = o ? *o : (gb_reduce_lr_options){0};
-    const char *monitor = d.monitor ? d.monitor : "val_loss";
     if (d.factor == 0) d.factor = 0.1;
     if (d.patience == 0) d.patience = 10;
     if (d.min_delta == 0) d.min_delta = 1e-4;
     const char *why = !(d.factor > 0 && d.factor < 1) ? "factor must be in (0, 1)"
                       : d.patience < 0 || d.cooldown < 0 ? "patience and cooldown must be >= 0"
                       : d.min_lr < 0 ? "min_lr must be >= 0"
-                      : strlen(monitor) >= GB_LOGS_KEY_BYTES ? "the monitor's name is too long"
-                                                             : NULL;
+                                     : NULL;
     if (why) {
-        gb__error(GB_ERR_VALUE, NULL, "gb_reduce_lr_on_plateau: %s", why);
+        gb__error(GB_ERR_VALUE, NULL, "%s: %s", WHO, why);
         return NULL;
     }
-    int sign = gb__monitor_sign("gb_reduce_lr_on_plateau", monitor, d.mode);
+    char monitor[GB_LOGS_KEY_BYTES];
+    int sign = gb__monitor_init(WHO, d.monitor, d.mode, monitor);
     gb_callback *cb = sign ? gb_callback_new(&REDUCE_LR) : NULL;
     if (!cb) return NULL;
     reduce_lr *r = gb_callback_state(cb);
     r->o = d;
     r->o.monitor = r->o.mode = NULL;
-    strcpy(r->monitor, monitor);
+    memcpy(r->monitor, monitor, sizeof monitor);
     r->sign = sign;
     return cb;
 }
