@@ -97,7 +97,7 @@ gb__weights *gb__weights_save(gb_module *model) {
     for (int i = 0; i < n; i++) {
         size_t bytes = (size_t)gb_variable_size(vars[i]) * gb_dtype_size(gb_variable_dtype(vars[i]));
         w->data[i] = malloc(bytes ? bytes : 1);
-        if (w->data[i]) memcpy(w->data[i], gb_data(gb_variable_value(vars[i])), bytes);
+        if (w->data[i] && bytes) memcpy(w->data[i], gb_data(gb_variable_value(vars[i])), bytes);
     }
     gb_scope_end();
     for (int i = 0; i < n; i++)

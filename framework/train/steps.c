@@ -31,7 +31,7 @@ static bool keep_gradients(gb__compiled *c, gb_tensor *const *grads, int n) {
         c->grads = g;
         c->capgrads = n;
     }
-    memcpy(c->grads, grads, (size_t)n * sizeof *grads);
+    if (n) memcpy(c->grads, grads, (size_t)n * sizeof *grads);
     c->ngrads = n;
     return true;
 }
@@ -88,7 +88,7 @@ static int train_body(void *user, gb_tensor *const *in, int nin, const gb_value 
     c->state.want_gradients = st[0].as.b;
     out[0] = run_train_step(c, in[0], in[1], nin > 2 ? in[2] : NULL, &out[1]);
     if (!out[0]) return -1;
-    memcpy(out + 2, c->grads, (size_t)c->ngrads * sizeof *out);
+    if (c->ngrads) memcpy(out + 2, c->grads, (size_t)c->ngrads * sizeof *out);
     return 2 + c->ngrads;
 }
 
