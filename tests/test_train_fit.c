@@ -422,6 +422,13 @@ START_TEST(test_errors_are_clear) {
                                                          .metrics = (const char *[]){"accuracy"},
                                                          .nmetrics = 1}));
     assert_error(GB_ERR_VALUE, "unknown metric 'accuracy' for this loss");
+    gb_logs logs;
+    ck_assert(!gb_model_evaluate(m, xs(), ys(), NULL, 0, &logs));
+    assert_error(GB_ERR_VALUE, "gb_model_evaluate: batch_size must be >= 1");
+    ck_assert(!gb_model_evaluate(m, xs(), ys(), gb_from_f32((const float[]){1}, GB_SHAPE(1)), 4, &logs));
+    assert_error(GB_ERR_SHAPE, "x has 10 samples but sample_weight has 1");
+    ck_assert_ptr_null(gb_model_predict(m, xs(), 0));
+    assert_error(GB_ERR_VALUE, "gb_model_predict: batch_size must be >= 1");
     finish(NULL, NULL, 0, m, opt);
 }
 END_TEST

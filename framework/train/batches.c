@@ -1,12 +1,12 @@
 /* train/batches.c — cutting arrays into batches for fit, evaluate and
- * predict: rows by range or by a shuffled index, the seeded permutation
- * of an epoch, and each sample's weight from class_weight and
+ * predict: rows by range or by a shuffled index (the order is the data
+ * layer's shuffle), and each sample's weight from class_weight and
  * sample_weight.
  */
 #include <math.h>
 #include <stdlib.h>
 
-#include "data/internal.h"
+#include "core/internal.h"
 #include "train/internal.h"
 
 int64_t gb__num_samples(gb_tensor *t) { return t && gb_rank(t) >= 1 ? gb_dim(t, 0) : -1; }
@@ -19,10 +19,6 @@ gb_tensor *gb__rows(gb_tensor *t, int64_t begin, int64_t n) {
 
 gb_tensor *gb__gather_rows(gb_tensor *t, const int64_t *idx, int64_t n) {
     return gb_gather(t, gb_tensor_from(GB_I64, idx, 1, &n), 0);
-}
-
-void gb__permute(int64_t *perm, int64_t n, uint64_t seed, uint64_t pass) {
-    gb__shuffle_permutation(perm, n, seed, pass);
 }
 
 /* Sample i's class: its label, or the argmax of a one-hot row (Keras). */

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "data/internal.h"
 #include "train/internal.h"
 
 static const char *const FIT = "gb_model_fit";
@@ -149,7 +150,7 @@ static bool train_batch(fit_run *r, int64_t b) {
     if (r->pos >= r->n) {
         r->pass++;
         r->pos = 0;
-        if (r->perm) gb__permute(r->perm, r->n, r->seed, (uint64_t)r->pass);
+        if (r->perm) gb__shuffle_permutation(r->perm, r->n, r->seed, (uint64_t)r->pass);
     }
     int64_t m = r->n - r->pos < r->o->batch_size ? r->n - r->pos : r->o->batch_size;
     gb_scope_begin(); /* the batch's tensors die with it */

@@ -61,10 +61,6 @@ int64_t gb__num_samples(gb_tensor *t);
 gb_tensor *gb__rows(gb_tensor *t, int64_t begin, int64_t n);
 /* Rows idx[0..n) of t. */
 gb_tensor *gb__gather_rows(gb_tensor *t, const int64_t *idx, int64_t n);
-/* The order of pass `pass` over n samples: gb_dataset_shuffle's with a
- * buffer of all of them, so fit batches as a hand loop over
- * shuffle(n, seed) -> batch does. */
-void gb__permute(int64_t *perm, int64_t n, uint64_t seed, uint64_t pass);
 /* Each sample's weight: class_weight[y] times sample_weight (either may
  * be absent); NULL when both are, or after an error (which says why). */
 gb_tensor *gb__sample_weights(gb_tensor *y, const double *class_weight, int nclass,

@@ -124,10 +124,18 @@ void gb__progbar_format(char *buf, size_t n, int verbose, int64_t current, int64
     add_logs(&l, logs);
 }
 
-/* Columns a line takes: UTF-8 code points ("━" is three bytes, one column). */
+/* Columns a line takes on a terminal: UTF-8 code points ("━" is three
+ * bytes, one column), colour codes ("\x1b[...m") none. */
 static int columns(const char *s) {
     int c = 0;
-    for (; *s; s++) c += ((unsigned char)*s & 0xC0) != 0x80;
+    while (*s) {
+        if (*s == '\x1b') {
+            while (*s && *s != 'm') s++;
+            if (*s) s++;
+            continue;
+        }
+        c += ((unsigned char)*s++ & 0xC0) != 0x80;
+    }
     return c;
 }
 
@@ -158,12 +166,10 @@ static void draw(progbar *p, const gb_train_state *s, int64_t current, bool fina
     if (p->verbose == 1 && !p->dynamic && !finalize) return;
     if (p->verbose == 1 && p->dynamic && !finalize && now - p->last_draw < 0.05) return;
     p->last_draw = now;
-    char text[1024], plain[1024];
+    char text[1024];
     gb__progbar_format(text, sizeof text, p->verbose, current, s->steps, now - p->start, t, finalize,
                        logs, p->dynamic);
-    gb__progbar_format(plain, sizeof plain, p->verbose, current, s->steps, now - p->start, t,
-                       finalize, logs, false);
-    int cols = columns(plain);
+    int cols = columns(text);
     /* On a terminal: back to the line's start, and spaces over what a
      * longer previous line left. */
     fprintf(p->out, "%s%s%*s%s", p->dynamic && p->verbose == 1 ? "\r" : "", text,
