@@ -34,7 +34,7 @@ set_tests_properties(nan_hunt_raise PROPERTIES WILL_FAIL FALSE
 # demo_browser: the MLP example serving its own dashboard while it trains,
 # checked (and screenshotted) in chromium, as `make demo` shows it.
 include(${CMAKE_CURRENT_LIST_DIR}/browser/node_test.cmake)
-gb_node_test(demo_browser ${CMAKE_CURRENT_LIST_DIR}/browser/demo.test.mjs 240)
+gb_node_test(demo_browser ${CMAKE_CURRENT_LIST_DIR}/browser/demo.test.mjs 360)
 
 # retracing: the example shows every cause of a trace and both fixes; each
 # cause's reason (and both warnings) must appear in its output.

@@ -46,16 +46,18 @@ async function main() {
     check('demo: dashboard loads while training', await until(page, () => window.__glassbox?.ready, null, 10000));
     // The loss card appears and keeps growing while training runs.
     const points = () => page.$eval('.card[data-tag="batch/loss"]', (c) => Object.values(JSON.parse(c.dataset.points || '{}'))[0] || 0).catch(() => 0);
-    check('demo: batch/loss card appears', await until(page, () => !!document.querySelector('.card[data-tag="batch/loss"]'), null, 15000));
+    check('demo: batch/loss card appears', await until(page, () => !!document.querySelector('.card[data-tag="batch/loss"]'), null, 60000));
     const first = await points();
     let later = first;
-    for (let i = 0; i < 40 && later <= first; i++) { // an epoch's validation pauses it
+    // Sanitizer builds run a step in about half a second and an epoch's
+    // validation pauses the curve: allow 30 s.
+    for (let i = 0; i < 120 && later <= first; i++) {
       await new Promise((r) => setTimeout(r, 250));
       later = await points();
     }
     check('demo: loss curve grows live', later > first, `${first} -> ${later}`);
     // Wait for the first epoch's accuracies and histograms.
-    check('demo: epoch/val_accuracy after an epoch', await until(page, () => !!document.querySelector('.card[data-tag="epoch/val_accuracy"]'), null, 60000));
+    check('demo: epoch/val_accuracy after an epoch', await until(page, () => !!document.querySelector('.card[data-tag="epoch/val_accuracy"]'), null, 120000));
     await page.screenshot({ path: path.join(ARTIFACTS, 'demo-scalars.png') });
     await page.click('a[data-tab="histograms"]');
     await tabLoaded(page, 'histograms', 15000);
