@@ -75,6 +75,7 @@
 
 #include "gb_autodiff.h"
 #include "gb_base.h"
+#include "gb_function.h"
 #include "gb_ops.h"
 #include "gb_tensor.h"
 
@@ -142,6 +143,9 @@ const char *gb_initializer_name(gb_init_kind kind);   /* "glorot_uniform" */
 
 typedef struct gb_module gb_module;
 
+/* The most inputs or outputs one layer call (or a model) has. */
+enum { GB_NN_MAX_IO = 16 };
+
 /* What makes one kind of module: a small vtable plus its state size, so
  * each layer keeps its own state in its own struct. Custom layers fill
  * one in and create modules with gb_module_new(). */
@@ -161,6 +165,15 @@ typedef struct gb_module_type {
                          int64_t *out);
     /* The forward pass, in the module's name scope, after build. */
     gb_tensor *(*call)(gb_module *m, gb_tensor *x, bool training);
+    /* Layers of several inputs or outputs (Add, Concatenate, functional
+     * models) give call_n instead of call: the outputs of nin inputs into
+     * out (at most GB_NN_MAX_IO), returning how many, or -1 after an
+     * error. build then sees the first input's dtype and shape. */
+    int (*call_n)(gb_module *m, int nin, gb_tensor *const *in, gb_tensor **out, bool training);
+    /* call_n's shape function: checks the inputs (-1 dims unknown) and
+     * writes the outputs' dtypes and shapes, returning how many or -1.
+     * NULL: learned from a call on zeros. */
+    int (*output_specs)(gb_module *m, int nin, const gb_tensor_spec *in, gb_tensor_spec *out);
     /* Releases what the state holds beyond itself (NULL: nothing). The
      * module then frees its variables, submodules and state. */
     void (*free)(gb_module *m);
@@ -185,6 +198,11 @@ uint64_t gb_module_seed(const gb_module *m);
  * the forward pass inside the module's name scope. training switches
  * Dropout (and later BatchNorm) to their training behaviour. */
 gb_tensor *gb_module_call(gb_module *m, gb_tensor *x, bool training);
+/* layer([a, b]) for any module: nin inputs, the outputs into out (room
+ * for GB_NN_MAX_IO); returns how many, or -1 after an error. A module of
+ * one input and one output takes nin == 1; gb_module_call() takes a
+ * several-input module's single output only when it has one. */
+int gb_module_call_n(gb_module *m, int nin, gb_tensor *const *in, gb_tensor **out, bool training);
 /* model.build((None, 784)): builds for an input shape without data; give
  * -1 for unknown dims. Building a built module only checks the shape. */
 bool gb_module_build(gb_module *m, gb_dtype dtype, int rank, const int64_t *shape);
@@ -298,6 +316,72 @@ int gb_sequential_num_layers(const gb_module *model);
 gb_module *gb_sequential_layer(const gb_module *model, int i);
 bool gb_is_sequential(const gb_module *m);
 
+/* ---- merging layers ------------------------------------------------------------------ */
+
+/* Add(): the elementwise sum of two or more inputs of one shape. */
+gb_module *gb_add_layer_new(const char *name);
+/* Concatenate(axis): inputs of one rank, equal but along axis (-1: the
+ * last; 0, the batch, is refused as Keras does). */
+gb_module *gb_concatenate_new(int64_t axis, const char *name);
+
+/* ---- functional models ------------------------------------------------------------------ */
+
+/* Keras' functional API. A gb_sym is a symbolic tensor (KerasTensor): the
+ * dtype and shape, batch unknown, of a value a model will compute.
+ * gb_input() makes one; calling a layer on symbols (gb_apply) builds the
+ * layer and records the call; gb_functional_new() turns the calls between
+ * inputs and outputs into a model — several inputs and outputs, shared
+ * layers (one layer applied twice uses the same weights) and models used
+ * as layers all work:
+ *
+ *     gb_sym *x = gb_input(GB_F32, GB_SHAPE(784), "pixels");
+ *     gb_sym *h = gb_apply(gb_dense_new(64, &(gb_dense_options){.activation = GB_ACT_RELU}), x);
+ *     gb_sym *y = gb_apply(gb_dense_new(10, NULL), h);
+ *     gb_module *model = gb_functional_new(1, &x, 1, &y, "mlp");
+ *
+ * Symbols, like tensors, belong to the current memory scope; a model
+ * keeps what it needs of them. A layer's first symbolic call takes over
+ * the caller's reference (as gb_sequential_add does), so layers made
+ * inline leak nothing; later calls share it. To keep a layer beyond its
+ * models, gb_module_retain() it first. A model used as a layer follows
+ * the same rule. */
+typedef struct gb_sym gb_sym;
+
+/* keras.Input(shape): shape without the batch dim (-1 for unknown dims).
+ * name NULL: input_layer, input_layer_1, ... */
+gb_sym *gb_input(gb_dtype dt, int rank, const int64_t *shape, const char *name);
+/* layer(x) and layer([a, b, ...]) on symbols: checks the inputs, builds
+ * the layer, returns its (first) output. */
+gb_sym *gb_apply(gb_module *layer, gb_sym *x);
+gb_sym *gb_apply_n(gb_module *layer, int n, gb_sym *const *xs);
+/* Output i of the layer call that made s (for layers of several outputs). */
+gb_sym *gb_sym_output(gb_sym *s, int i);
+int gb_sym_num_outputs(const gb_sym *s);
+/* dtype and shape (dims[0], the batch, -1); name: the producing layer's
+ * or input's name. */
+gb_tensor_spec gb_sym_spec(const gb_sym *s);
+const char *gb_sym_name(const gb_sym *s);
+
+/* keras.Model(inputs, outputs): the layers between them, in an order
+ * that computes each value once. Inputs may be gb_input() symbols or any
+ * symbol (the model then starts there); every output must be computable
+ * from the inputs alone (a "graph disconnected" error names what is
+ * missing). Layer names must be unique in the model. */
+gb_module *gb_functional_new(int nin, gb_sym *const *inputs, int nout, gb_sym *const *outputs,
+                             const char *name);
+bool gb_is_functional(const gb_module *m);
+int gb_model_num_inputs(const gb_module *m);
+int gb_model_num_outputs(const gb_module *m);
+/* The model's input and output symbols (the model keeps them alive): new
+ * models from them share layers and weights — feature extraction. */
+gb_sym *gb_model_input(const gb_module *m, int i);
+gb_sym *gb_model_output(const gb_module *m, int i);
+/* The output of the call-th call (0: the first) of the named layer inside
+ * the model (Keras' get_layer(name).output); NULL when there is none. */
+gb_sym *gb_model_layer_output(const gb_module *m, const char *layer, int call);
+/* Keras' output names: the layer that makes output i ("" when none). */
+const char *gb_model_output_name(const gb_module *m, int i);
+
 /* ---- losses --------------------------------------------------------------------------- */
 
 typedef enum gb_reduction {
@@ -356,6 +440,7 @@ void gb_metric_reset_state(gb_metric *m);
 #define gb_initializer_make(...) GB_AT(gb_initializer_make, __VA_ARGS__)
 #define gb_module_new(...) GB_AT(gb_module_new, __VA_ARGS__)
 #define gb_module_call(...) GB_AT(gb_module_call, __VA_ARGS__)
+#define gb_module_call_n(...) GB_AT(gb_module_call_n, __VA_ARGS__)
 #define gb_module_build(...) GB_AT(gb_module_build, __VA_ARGS__)
 #define gb_module_add_weight(...) GB_AT(gb_module_add_weight, __VA_ARGS__)
 #define gb_module_add_variable(...) GB_AT(gb_module_add_variable, __VA_ARGS__)
@@ -376,6 +461,16 @@ void gb_metric_reset_state(gb_metric *m);
 #define gb_activation_new(...) GB_AT(gb_activation_new, __VA_ARGS__)
 #define gb_relu_new(...) GB_AT(gb_relu_new, __VA_ARGS__)
 #define gb_sequential_new(...) GB_AT(gb_sequential_new, __VA_ARGS__)
+#define gb_add_layer_new(...) GB_AT(gb_add_layer_new, __VA_ARGS__)
+#define gb_concatenate_new(...) GB_AT(gb_concatenate_new, __VA_ARGS__)
+#define gb_input(...) GB_AT(gb_input, __VA_ARGS__)
+#define gb_apply(...) GB_AT(gb_apply, __VA_ARGS__)
+#define gb_apply_n(...) GB_AT(gb_apply_n, __VA_ARGS__)
+#define gb_sym_output(...) GB_AT(gb_sym_output, __VA_ARGS__)
+#define gb_functional_new(...) GB_AT(gb_functional_new, __VA_ARGS__)
+#define gb_model_input(...) GB_AT(gb_model_input, __VA_ARGS__)
+#define gb_model_output(...) GB_AT(gb_model_output, __VA_ARGS__)
+#define gb_model_layer_output(...) GB_AT(gb_model_layer_output, __VA_ARGS__)
 #define gb_sequential_add(...) GB_AT(gb_sequential_add, __VA_ARGS__)
 #define gb_loss_mean_squared_error(...) GB_AT(gb_loss_mean_squared_error, __VA_ARGS__)
 #define gb_loss_mean_absolute_error(...) GB_AT(gb_loss_mean_absolute_error, __VA_ARGS__)

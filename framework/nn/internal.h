@@ -38,6 +38,19 @@ bool gb__nn_require_float(const gb_module *m, gb_dtype dt);
  * built for. */
 bool gb__module_rebuild(gb_module *m);
 
+/* The creation reference of m for a new owner: the first owner (a model
+ * it is added to, the first symbolic call) takes it over, later ones get
+ * a reference of their own. Returns m. */
+gb_module *gb__module_take(gb_module *m);
+
+/* Records m as built for inputs of dtype dt and the given first input and
+ * output shapes (batch as -1): models whose layers were built before them. */
+void gb__module_mark_built(gb_module *m, gb_dtype dt, int in_rank, const int64_t *in,
+                           int out_rank, const int64_t *out);
+
+/* The next Keras-style auto name for prefix ("input_layer", "input_layer_1"). */
+bool gb__nn_auto_name(const char *prefix, char *out, size_t n);
+
 /* Keras-style shape text: "(None, 28, 28, 32)" (-1 prints as None). */
 const char *gb__nn_shape_text(int rank, const int64_t *dims, char *buf, size_t n);
 

@@ -16,8 +16,9 @@
  * columns widen for long names.
  */
 #include <stdio.h>
+#include <stdlib.h>
 
-#include "nn/internal.h"
+#include "nn/functional_internal.h"
 
 const char *gb__nn_shape_text(int rank, const int64_t *dims, char *buf, size_t n) {
     size_t used = (size_t)snprintf(buf, n, "(");
@@ -47,49 +48,95 @@ static const char *with_commas(int64_t v, char *buf, size_t n) {
     return buf;
 }
 
-/* The two text cells of a row: "name (Class)" and the output shape. */
-static void row_cells(gb_module *layer, char *name, size_t nn, char *shape, size_t ns) {
+/* Row i of a plain module: the i-th submodule, or m itself when it has none. */
+static void module_row(gb_module *m, int i, gb__summary_row *row) {
+    gb_module *layer = gb_module_num_submodules(m) ? gb_module_submodule(m, i) : m;
     int64_t dims[GB_MAX_RANK];
     int rank = gb_module_output_shape(layer, dims);
-    snprintf(name, nn, "%s (%s)", gb_module_name(layer), gb_module_class_name(layer));
+    snprintf(row->name, sizeof row->name, "%s (%s)", gb_module_name(layer),
+             gb_module_class_name(layer));
     if (rank >= 0)
-        gb__nn_shape_text(rank, dims, shape, ns);
+        gb__nn_shape_text(rank, dims, row->shape, sizeof row->shape);
     else
-        snprintf(shape, ns, "(unbuilt)");
+        snprintf(row->shape, sizeof row->shape, "(unbuilt)");
+    row->params = gb_module_count_params(layer);
+    row->connected[0] = '\0';
 }
 
-/* Keras' widths (27 and 25 of a 65-column table), widened so that long
- * names and shapes keep the columns aligned. */
+static int num_rows(gb_module *m) {
+    if (gb_is_functional(m)) return gb__functional_num_rows(m);
+    int n = gb_module_num_submodules(m);
+    return n ? n : 1;
+}
+
+static void row_at(gb_module *m, int i, gb__summary_row *row) {
+    if (gb_is_functional(m))
+        gb__functional_row(m, i, row);
+    else
+        module_row(m, i, row);
+}
+
+/* Keras' widths (27 and 25 of a 65-column table; functional models add
+ * "Connected to"), widened so that long names and shapes keep the
+ * columns aligned. */
 typedef struct widths {
     int name, shape;
+    bool connected;
 } widths;
 
 static void rule(FILE *out, char c, widths w) {
-    for (int i = 0; i < w.name + w.shape + 13; i++) fputc(c, out);
+    int width = w.name + w.shape + 13 + (w.connected ? 25 : 0);
+    for (int i = 0; i < width; i++) fputc(c, out);
     fputc('\n', out);
 }
 
-static void print_row(FILE *out, gb_module *layer, widths w) {
-    char name[160], shape[160];
-    row_cells(layer, name, sizeof name, shape, sizeof shape);
-    fprintf(out, " %-*s %-*s %lld\n", w.name, name, w.shape, shape,
-            (long long)gb_module_count_params(layer));
+/* A row; each further connection of a shared layer on a line of its own
+ * under the first, as Keras prints them. */
+static void print_row(FILE *out, const gb__summary_row *row, widths w) {
+    if (!w.connected) {
+        fprintf(out, " %-*s %-*s %lld\n", w.name, row->name, w.shape, row->shape,
+                (long long)row->params);
+        return;
+    }
+    const char *c = row->connected;
+    size_t len = strcspn(c, "\n");
+    fprintf(out, " %-*s %-*s %-11lld %.*s\n", w.name, row->name, w.shape, row->shape,
+            (long long)row->params, (int)len, c);
+    for (c += len; *c == '\n'; c += len) {
+        c++;
+        len = strcspn(c, "\n");
+        fprintf(out, " %-*s %-*s %-11s %.*s\n", w.name, "", w.shape, "", "", (int)len, c);
+    }
 }
 
-/* Row i: the i-th submodule, or m itself when it has none. */
-static gb_module *row_at(gb_module *m, int i) {
-    return gb_module_num_submodules(m) ? gb_module_submodule(m, i) : m;
-}
-
-static widths fit_widths(gb_module *m, int nrows) {
-    widths w = {27, 25};
+static widths fit_widths(gb_module *m, const gb__summary_row *rows, int nrows) {
+    widths w = {27, 25, gb_is_functional(m)};
     for (int i = 0; i < nrows; i++) {
-        char name[160], shape[160];
-        row_cells(row_at(m, i), name, sizeof name, shape, sizeof shape);
-        if ((int)strlen(name) > w.name) w.name = (int)strlen(name);
-        if ((int)strlen(shape) > w.shape) w.shape = (int)strlen(shape);
+        if ((int)strlen(rows[i].name) > w.name) w.name = (int)strlen(rows[i].name);
+        if ((int)strlen(rows[i].shape) > w.shape) w.shape = (int)strlen(rows[i].shape);
     }
     return w;
+}
+
+static void print_table(gb_module *m, FILE *out, const gb__summary_row *rows, int nrows) {
+    widths w = fit_widths(m, rows, nrows);
+    int64_t total = gb_module_count_params(m), trainable = gb_module_count_trainable_params(m);
+    char a[32], b[32], c[32];
+    fprintf(out, "Model: \"%s\"\n", gb_module_name(m));
+    rule(out, '_', w);
+    if (w.connected)
+        fprintf(out, " %-*s %-*s %-11s %s\n", w.name, "Layer (type)", w.shape, "Output Shape",
+                "Param #", "Connected to");
+    else
+        fprintf(out, " %-*s %-*s %s\n", w.name, "Layer (type)", w.shape, "Output Shape",
+                "Param #");
+    rule(out, '=', w);
+    for (int i = 0; i < nrows; i++) print_row(out, &rows[i], w);
+    rule(out, '=', w);
+    fprintf(out, "Total params: %s\nTrainable params: %s\nNon-trainable params: %s\n",
+            with_commas(total, a, sizeof a), with_commas(trainable, b, sizeof b),
+            with_commas(total - trainable, c, sizeof c));
+    rule(out, '_', w);
 }
 
 bool gb_module_summary(gb_module *m, FILE *out) {
@@ -104,19 +151,14 @@ bool gb_module_summary(gb_module *m, FILE *out) {
                      "gb_module_build() with an input shape first");
         return false;
     }
-    int n = gb_module_num_submodules(m), nrows = n ? n : 1;
-    widths w = fit_widths(m, nrows);
-    int64_t total = gb_module_count_params(m), trainable = gb_module_count_trainable_params(m);
-    char a[32], b[32], c[32];
-    fprintf(out, "Model: \"%s\"\n", gb_module_name(m));
-    rule(out, '_', w);
-    fprintf(out, " %-*s %-*s %s\n", w.name, "Layer (type)", w.shape, "Output Shape", "Param #");
-    rule(out, '=', w);
-    for (int i = 0; i < nrows; i++) print_row(out, row_at(m, i), w);
-    rule(out, '=', w);
-    fprintf(out, "Total params: %s\nTrainable params: %s\nNon-trainable params: %s\n",
-            with_commas(total, a, sizeof a), with_commas(trainable, b, sizeof b),
-            with_commas(total - trainable, c, sizeof c));
-    rule(out, '_', w);
+    int nrows = num_rows(m);
+    gb__summary_row *rows = malloc((size_t)nrows * sizeof *rows);
+    if (!rows) {
+        gb__nn_error(m, GB_ERR_MEMORY, "summary: out of memory");
+        return false;
+    }
+    for (int i = 0; i < nrows; i++) row_at(m, i, &rows[i]);
+    print_table(m, out, rows, nrows);
+    free(rows);
     return true;
 }

@@ -32,6 +32,7 @@ struct gb_module {
     bool built;               /* build() ran: weights exist */
     bool out_known;           /* the output shape is recorded */
     bool in_scope;            /* its name scope is pushed (during call/build) */
+    bool ref_taken;           /* a model or a symbolic call took the creation reference */
     gb_dtype dtype;           /* the inputs' dtype at build */
     int in_rank, out_rank;
     int64_t in_shape[GB_MAX_RANK], out_shape[GB_MAX_RANK];
@@ -101,6 +102,10 @@ void gb_nn_set_seed(uint64_t seed) {
     pthread_mutex_unlock(&names_lock);
 }
 
+bool gb__nn_auto_name(const char *prefix, char *out, size_t n) {
+    return next_auto_name(prefix, out, n);
+}
+
 static uint64_t next_default_seed(void) {
     pthread_mutex_lock(&names_lock);
     uint64_t s = gb__nn_mix_seed(global_seed, ++seed_counter);
@@ -136,10 +141,10 @@ bool gb__nn_require_float(const gb_module *m, gb_dtype dt) {
 /* ---- lifetime ------------------------------------------------------------------------ */
 
 gb_module *gb_module_new(const gb_module_type *type, const char *name, uint64_t seed) {
-    if (!type || !type->call || !type->class_name || !type->default_name) {
+    if (!type || !(type->call || type->call_n) || !type->class_name || !type->default_name) {
         gb__error(GB_ERR_VALUE, NULL,
                   "gb_module_new: the module type needs a class_name, a default_name and a "
-                  "call function");
+                  "call (or call_n) function");
         return NULL;
     }
     if (name && strlen(name) >= NAME_BYTES) {
@@ -177,6 +182,13 @@ void *gb_module_state(gb_module *m) { return m ? m->state : NULL; }
 
 gb_module *gb_module_retain(gb_module *m) {
     if (m) m->refcount++;
+    return m;
+}
+
+gb_module *gb__module_take(gb_module *m) {
+    if (!m) return NULL;
+    if (m->ref_taken) return gb_module_retain(m);
+    m->ref_taken = true;
     return m;
 }
 
@@ -309,6 +321,7 @@ bool gb_module_add_submodule(gb_module *m, gb_module *sub) {
         m->capsubs = cap;
     }
     m->subs[m->nsubs++] = sub;
+    sub->ref_taken = true;
     if (!m->trainable) gb_module_set_trainable(sub, false);
     return true;
 }
@@ -415,11 +428,25 @@ void gb_module_set_trainable(gb_module *m, bool trainable) {
 /* The type's forward pass. A user's layer makes wrapped calls; their
  * lines must not stay the call site for what the caller does next (the
  * next layer of a model, say). */
-static gb_tensor *run_call(gb_module *m, gb_tensor *x, bool training) {
+static int run_call_n(gb_module *m, int nin, gb_tensor *const *in, gb_tensor **out,
+                      bool training) {
     gb_call_site site = gb__call_site();
-    gb_tensor *y = m->type->call(m, x, training);
+    int nout;
+    if (m->type->call) {
+        out[0] = m->type->call(m, in[0], training);
+        nout = out[0] ? 1 : -1;
+    } else {
+        nout = m->type->call_n(m, nin, in, out, training);
+        for (int i = 0; i < nout; i++)
+            if (!out[i]) nout = -1;
+    }
     gb__call_site_restore(site);
-    return y;
+    return gb_ok() ? nout : -1;
+}
+
+static gb_tensor *run_call(gb_module *m, gb_tensor *x, bool training) {
+    gb_tensor *out[GB_NN_MAX_IO];
+    return run_call_n(m, 1, &x, out, training) == 1 ? out[0] : NULL;
 }
 
 /* The type's input check and output shape; false after an error. Types
@@ -523,24 +550,63 @@ bool gb_module_build(gb_module *m, gb_dtype dtype, int rank, const int64_t *shap
     return ok;
 }
 
+/* Checks (or, the first time, builds for) the first input. */
+static bool ready_for(gb_module *m, gb_tensor *x) {
+    int out_rank;
+    int64_t out[GB_MAX_RANK];
+    return m->built ? check_dtype(m, x->dtype) && check_input(m, x->rank, x->shape, &out_rank, out)
+                    : build_here(m, x->dtype, x->rank, x->shape);
+}
+
+int gb_module_call_n(gb_module *m, int nin, gb_tensor *const *in, gb_tensor **out,
+                     bool training) {
+    if (!m || !in || !out || nin < 1 || nin > GB_NN_MAX_IO) {
+        if (gb_ok())
+            gb__error(GB_ERR_VALUE, m ? m->type->class_name : NULL,
+                      "gb_module_call_n: %s", !m ? "the module is NULL"
+                                              : !in || !out ? "NULL input or output array"
+                                                            : "the number of inputs is outside 1..16");
+        return -1;
+    }
+    for (int i = 0; i < nin; i++) {
+        if (in[i]) continue;
+        if (gb_ok()) gb__nn_error(m, GB_ERR_VALUE, "input %d is NULL", i);
+        return -1;
+    }
+    if (m->type->call && nin != 1) {
+        gb__nn_error(m, GB_ERR_VALUE, "takes one input, called with %d", nin);
+        return -1;
+    }
+    if (!gb_ok()) return -1;
+    bool was_in;
+    enter(m, &was_in);
+    int nout = ready_for(m, in[0]) ? run_call_n(m, nin, in, out, training) : -1;
+    if (nout > 0 && !m->out_known) record_output(m, out[0]->rank, out[0]->shape);
+    leave(m, was_in);
+    return nout;
+}
+
 gb_tensor *gb_module_call(gb_module *m, gb_tensor *x, bool training) {
     if (!m || !x) {
         if (gb_ok())
             gb__error(GB_ERR_VALUE, NULL, "gb_module_call: %s is NULL", m ? "the input" : "the module");
         return NULL;
     }
-    bool was_in;
-    enter(m, &was_in);
-    gb_tensor *y = NULL;
-    int out_rank;
-    int64_t out[GB_MAX_RANK];
-    bool ready = m->built ? check_dtype(m, x->dtype) &&
-                                check_input(m, x->rank, x->shape, &out_rank, out)
-                          : build_here(m, x->dtype, x->rank, x->shape);
-    if (ready) y = run_call(m, x, training);
-    if (y && !m->out_known) record_output(m, y->rank, y->shape);
-    leave(m, was_in);
-    return y;
+    gb_tensor *out[GB_NN_MAX_IO];
+    int nout = gb_module_call_n(m, 1, &x, out, training);
+    if (nout > 1)
+        gb__nn_error(m, GB_ERR_VALUE,
+                     "has %d outputs; call it with gb_module_call_n() to get them all", nout);
+    return nout == 1 ? out[0] : NULL;
+}
+
+void gb__module_mark_built(gb_module *m, gb_dtype dt, int in_rank, const int64_t *in,
+                           int out_rank, const int64_t *out) {
+    m->dtype = dt;
+    m->in_rank = copy_shape(in_rank, in, m->in_shape);
+    if (in_rank > 0) m->in_shape[0] = -1;
+    m->built = true;
+    record_output(m, out_rank, out);
 }
 
 bool gb__module_rebuild(gb_module *m) {
