@@ -108,12 +108,21 @@ typedef gb_tensor *(*gb_train_step_fn)(gb_train_state *s, gb_tensor *x, gb_tenso
 
 typedef struct gb_compile_options {
     gb_optimizer *optimizer;  /* required; the caller's */
-    gb_loss_spec loss;        /* required */
-    /* "accuracy" (sparse or categorical, from the loss), "mse", "mae". */
+    gb_loss_spec loss;        /* required, unless losses are given */
+    /* Models of several outputs: one loss per output (kind GB_LOSS_NONE:
+     * that output is not trained and takes no target); without them,
+     * `loss` applies to every output. */
+    const gb_loss_spec *losses;
+    int nlosses;
+    /* The total loss is sum(loss_weights[k] * loss_k); NULL: all 1. */
+    const double *loss_weights;
+    /* "accuracy" (sparse or categorical, from the loss), "mse", "mae".
+     * With several outputs each name watches every output whose loss it
+     * fits, logged as "<output>_<name>". */
     const char *const *metrics;
     int nmetrics;
     bool run_eagerly;         /* no tracing: steps run op by op */
-    gb_train_step_fn train_step;  /* NULL: the default step */
+    gb_train_step_fn train_step;  /* NULL: the default step; one input and output only */
     void *train_step_user;
 } gb_compile_options;
 
@@ -219,6 +228,15 @@ gb_callback *gb_lambda(const gb_lambda_callback *fns);
 
 /* ---- fit, evaluate, predict ------------------------------------------------------- */
 
+/* Data of a model of several inputs and outputs: x one tensor per input,
+ * y one per output (NULL for an output compiled without a loss), all
+ * with the same number of samples. */
+typedef struct gb_data_arrays {
+    int nx, ny;
+    gb_tensor *const *x;
+    gb_tensor *const *y;
+} gb_data_arrays;
+
 typedef struct gb_fit_options {
     int epochs;                   /* 1 */
     int64_t batch_size;           /* 32 */
@@ -227,6 +245,7 @@ typedef struct gb_fit_options {
     uint64_t seed;                /* the shuffle's; 0: from gb_nn_set_seed's sequence */
     double validation_split;      /* the last fraction of x, y; ignored with val_x */
     gb_tensor *val_x, *val_y;     /* validation_data */
+    gb_data_arrays val_data;      /* validation_data of several inputs/outputs (nx 0: none) */
     const double *class_weight;   /* per class index (y int); NULL: none */
     int nclass_weight;
     gb_tensor *sample_weight;     /* [N] float; NULL: none */
@@ -238,6 +257,7 @@ typedef struct gb_fit_options {
 } gb_fit_options;
 
 gb_fit_options gb_fit_defaults(void);
+
 
 /* Trains; the history of every epoch trained (also when a callback
  * stopped early), or NULL after an error (the sticky error says which). */
@@ -252,11 +272,25 @@ bool gb_model_evaluate(gb_module *model, gb_tensor *x, gb_tensor *y, gb_tensor *
  * tensor in the current scope. */
 gb_tensor *gb_model_predict(gb_module *model, gb_tensor *x, int64_t batch_size);
 
+/* The same for models of several inputs and outputs (functional models):
+ * fit and evaluate log the total loss, each output's "<output>_loss" and
+ * its metrics; predict writes one tensor per output into out (room for
+ * GB_NN_MAX_IO) and returns how many, or -1. class_weight needs a single
+ * output, as in Keras. */
+gb_history *gb_model_fit_arrays(gb_module *model, gb_data_arrays data, const gb_fit_options *o);
+bool gb_model_evaluate_arrays(gb_module *model, gb_data_arrays data, gb_tensor *sample_weight,
+                              int64_t batch_size, gb_logs *out);
+int gb_model_predict_arrays(gb_module *model, int nx, gb_tensor *const *x, int64_t batch_size,
+                            gb_tensor **out);
+
 #if !defined(GB_BUILDING_LIBRARY)
 #define gb_model_compile(...) GB_AT(gb_model_compile, __VA_ARGS__)
 #define gb_model_fit(...) GB_AT(gb_model_fit, __VA_ARGS__)
 #define gb_model_evaluate(...) GB_AT(gb_model_evaluate, __VA_ARGS__)
 #define gb_model_predict(...) GB_AT(gb_model_predict, __VA_ARGS__)
+#define gb_model_fit_arrays(...) GB_AT(gb_model_fit_arrays, __VA_ARGS__)
+#define gb_model_evaluate_arrays(...) GB_AT(gb_model_evaluate_arrays, __VA_ARGS__)
+#define gb_model_predict_arrays(...) GB_AT(gb_model_predict_arrays, __VA_ARGS__)
 #define gb_logs_set(...) GB_AT(gb_logs_set, __VA_ARGS__)
 #define gb_train_compiled_loss(...) GB_AT(gb_train_compiled_loss, __VA_ARGS__)
 #define gb_callback_new(...) GB_AT(gb_callback_new, __VA_ARGS__)

@@ -2,6 +2,8 @@
  * metrics a model trains with, kept on the model; the compiled loss of a
  * batch (per-sample losses, weighted, averaged over the batch).
  */
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +15,7 @@ static void compiled_free(void *p) {
     gb__compiled *c = p;
     gb__steps_free(c);
     gb_metric_free(c->loss_tracker);
+    for (int k = 0; k < c->nout; k++) gb_metric_free(c->out_loss[k]);
     for (int i = 0; i < c->nmetrics; i++) gb_metric_free(c->metric[i]);
     free(c->grads);
     free(c);
@@ -42,16 +45,89 @@ static gb_metric *metric_new(gb__metric_kind k, const char *name) {
     }
 }
 
-static bool check_options(const gb_compile_options *o) {
-    const char *why = !o ? "the options are NULL"
-                      : !o->optimizer ? "no optimizer"
-                      : o->loss.kind == GB_LOSS_NONE && !o->train_step ? "no loss"
-                      : o->loss.kind == GB_LOSS_CUSTOM && !o->loss.fn ? "a custom loss without a function"
-                      : o->nmetrics < 0 || o->nmetrics > GB__MAX_METRICS || (o->nmetrics && !o->metrics)
-                          ? "a bad metrics list (at most 8)"
-                          : NULL;
+static bool check_options(gb_module *model, const gb_compile_options *o) {
+    int nout = gb_model_num_outputs(model);
+    const char *why =
+        !o ? "the options are NULL"
+        : !o->optimizer ? "no optimizer"
+        : o->nlosses && o->nlosses != nout ? "losses must give one loss per model output"
+        : o->nlosses && !o->losses ? "a NULL losses array"
+        : !o->nlosses && o->loss.kind == GB_LOSS_NONE && !o->train_step ? "no loss"
+        : o->train_step && (nout != 1 || gb_model_num_inputs(model) != 1)
+            ? "a custom train_step needs a model of one input and one output"
+        : o->nmetrics < 0 || o->nmetrics > GB__MAX_METRICS || (o->nmetrics && !o->metrics)
+            ? "a bad metrics list (at most 16)"
+            : NULL;
+    for (int k = 0; !why && k < (o->nlosses ? o->nlosses : 1); k++) {
+        const gb_loss_spec *l = o->nlosses ? &o->losses[k] : &o->loss;
+        if (l->kind == GB_LOSS_CUSTOM && !l->fn) why = "a custom loss without a function";
+        if (o->loss_weights && !(isfinite(o->loss_weights[k]) && o->loss_weights[k] >= 0))
+            why = "loss_weights must be finite and >= 0";
+    }
     if (why) gb__error(GB_ERR_VALUE, NULL, "%s: %s", COMPILE, why);
     return !why;
+}
+
+/* Each output's loss and weight; trackers of each output's loss when
+ * there are several (Keras logs "<output>_loss"). */
+static bool set_losses(gb__compiled *c, const gb_compile_options *o) {
+    c->nout = gb_model_num_outputs(c->model);
+    for (int k = 0; k < c->nout; k++) {
+        c->loss[k] = o->nlosses ? o->losses[k] : o->loss;
+        c->loss_weight[k] = o->loss_weights ? o->loss_weights[k] : 1.0;
+        if (c->loss[k].kind == GB_LOSS_NONE) continue;
+        c->nlossy++;
+        if (c->nout == 1) continue;
+        char name[GB_LOGS_KEY_BYTES];
+        snprintf(name, sizeof name, "%s_loss", gb_model_output_name(c->model, k));
+        if (!(c->out_loss[k] = gb_metric_mean_new(name))) return false;
+    }
+    if (c->nlossy || o->train_step) return true;
+    gb__error(GB_ERR_VALUE, NULL, "%s: no output of the model has a loss", COMPILE);
+    return false;
+}
+
+/* One metric for output k; false (quietly) when its loss does not fit it. */
+static bool add_metric(gb__compiled *c, const char *name, int k) {
+    gb__metric_kind kind;
+    if (!metric_kind(name, c->loss[k].kind, &kind)) return false;
+    /* Among several outputs, mse and mae watch the regressions only. */
+    gb_loss_kind lk = c->loss[k].kind;
+    bool classifies = lk == GB_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY ||
+                      lk == GB_LOSS_CATEGORICAL_CROSSENTROPY || lk == GB_LOSS_BINARY_CROSSENTROPY;
+    if (c->nout > 1 && classifies && (kind == GB__METRIC_MSE || kind == GB__METRIC_MAE))
+        return false;
+    if (c->nmetrics == GB__MAX_METRICS) {
+        gb__error(GB_ERR_VALUE, NULL, "%s: more than %d metrics over all outputs", COMPILE,
+                  GB__MAX_METRICS);
+        return true;
+    }
+    char full[GB_LOGS_KEY_BYTES];
+    if (c->nout > 1)
+        snprintf(full, sizeof full, "%s_%s", gb_model_output_name(c->model, k), name);
+    else
+        snprintf(full, sizeof full, "%s", name);
+    c->metric_kind[c->nmetrics] = kind;
+    c->metric_out[c->nmetrics] = k;
+    c->metric[c->nmetrics++] = metric_new(kind, full);
+    return true;
+}
+
+/* A metric name watches every output whose loss it fits ("accuracy" on
+ * the cross-entropy outputs of a model that also regresses). */
+static bool set_metrics(gb__compiled *c, const gb_compile_options *o) {
+    for (int i = 0; i < o->nmetrics && gb_ok(); i++) {
+        const char *name = o->metrics[i] ? o->metrics[i] : "";
+        bool used = false;
+        for (int k = 0; k < c->nout; k++)
+            if (c->nout == 1 || c->loss[k].kind != GB_LOSS_NONE) used |= add_metric(c, name, k);
+        if (used) continue;
+        gb__error(GB_ERR_VALUE, NULL,
+                  "%s: unknown metric '%s' for %s (accuracy, sparse_categorical_accuracy, "
+                  "categorical_accuracy, mse, mae)",
+                  COMPILE, name, c->nout > 1 ? "any output's loss" : "this loss");
+    }
+    return gb_ok();
 }
 
 bool gb_model_compile(gb_module *model, const gb_compile_options *o) {
@@ -60,7 +136,7 @@ bool gb_model_compile(gb_module *model, const gb_compile_options *o) {
         gb__error(GB_ERR_VALUE, NULL, "%s: the model is NULL", COMPILE);
         return false;
     }
-    if (!check_options(o)) return false;
+    if (!check_options(model, o)) return false;
     gb__compiled *c = calloc(1, sizeof *c);
     if (!c) {
         gb__error(GB_ERR_MEMORY, NULL, "%s: out of memory", COMPILE);
@@ -69,19 +145,13 @@ bool gb_model_compile(gb_module *model, const gb_compile_options *o) {
     c->model = model;
     c->opts = *o;
     c->opts.metrics = NULL;
+    c->opts.losses = NULL;
+    c->opts.loss_weights = NULL;
     c->state = (gb_train_state){.model = model, .optimizer = o->optimizer, .compiled = c};
     c->loss_tracker = gb_metric_mean_new("loss");
-    for (int i = 0; i < o->nmetrics; i++) {
-        const char *name = o->metrics[i] ? o->metrics[i] : "";
-        if (!metric_kind(name, o->loss.kind, &c->metric_kind[i])) {
-            gb__error(GB_ERR_VALUE, NULL,
-                      "%s: unknown metric '%s' for this loss (accuracy, sparse_categorical_accuracy, "
-                      "categorical_accuracy, mse, mae)",
-                      COMPILE, name);
-            compiled_free(c);
-            return false;
-        }
-        c->metric[c->nmetrics++] = metric_new(c->metric_kind[i], name);
+    if (!set_losses(c, o) || !set_metrics(c, o)) {
+        compiled_free(c);
+        return false;
     }
     gb__module_attach(model, c, compiled_free);
     return true;
@@ -113,6 +183,40 @@ static gb_tensor *per_sample(const gb_loss_spec *l, gb_tensor *y, gb_tensor *p) 
     }
 }
 
+/* Output k's loss: per-sample losses weighted by sw, summed, divided by
+ * the batch size (a zero weight masks a sample, it does not shrink the
+ * batch). */
+static gb_tensor *output_loss(gb__compiled *c, int k, gb_tensor *y_true, gb_tensor *y_pred,
+                              gb_tensor *sw) {
+    const gb_loss_spec *l = &c->loss[k];
+    gb_tensor *per = per_sample(l, y_true, y_pred);
+    if (per && gb_rank(per) != 1 && gb_ok()) {
+        char b[64];
+        gb__error(GB_ERR_SHAPE, NULL, "%s: a loss must give one value per sample, got shape %s",
+                  l->name ? l->name : "custom_loss", gb_shape_str(per, b, sizeof b));
+        per = NULL;
+    }
+    if (per && sw) per = gb_mul(per, gb_cast(sw, gb_tensor_dtype(per)));
+    return per ? gb_reduce_mean(per, GB_ALL_AXES, false) : NULL;
+}
+
+gb_tensor *gb__compiled_loss(gb__compiled *c, const gb__io *y, const gb__io *y_pred,
+                             gb_tensor *sw, gb_tensor **per_output) {
+    gb_name_scope_push("loss");
+    gb_tensor *total = NULL;
+    for (int k = 0; k < c->nout && gb_ok(); k++) {
+        if (c->loss[k].kind == GB_LOSS_NONE) continue;
+        if (c->nout > 1) gb_name_scope_push(gb_model_output_name(c->model, k));
+        gb_tensor *l = output_loss(c, k, y->t[k], y_pred->t[k], sw);
+        if (per_output) per_output[k] = l;
+        if (l && c->loss_weight[k] != 1.0) l = gb_mul_scalar(l, c->loss_weight[k]);
+        if (l) total = total ? gb_add(total, l) : l;
+        if (c->nout > 1) gb_name_scope_pop();
+    }
+    gb_name_scope_pop();
+    return gb_ok() ? total : NULL;
+}
+
 gb_tensor *gb_train_compiled_loss(gb_train_state *s, gb_tensor *y_true, gb_tensor *y_pred,
                                   gb_tensor *sample_weight) {
     gb__compiled *c = s ? s->compiled : NULL;
@@ -120,17 +224,6 @@ gb_tensor *gb_train_compiled_loss(gb_train_state *s, gb_tensor *y_true, gb_tenso
         gb__error(GB_ERR_STATE, NULL, "gb_train_compiled_loss: called outside fit");
         return NULL;
     }
-    gb_name_scope_push("loss");
-    gb_tensor *per = per_sample(&c->opts.loss, y_true, y_pred);
-    if (per && gb_rank(per) != 1 && gb_ok()) {
-        char b[64];
-        gb__error(GB_ERR_SHAPE, NULL, "%s: a loss must give one value per sample, got shape %s",
-                  c->opts.loss.name ? c->opts.loss.name : "custom_loss", gb_shape_str(per, b, sizeof b));
-        per = NULL;
-    }
-    if (per && sample_weight) per = gb_mul(per, gb_cast(sample_weight, gb_tensor_dtype(per)));
-    /* sum / batch size: a zero weight masks a sample, it does not shrink the batch. */
-    gb_tensor *loss = per ? gb_reduce_mean(per, GB_ALL_AXES, false) : NULL;
-    gb_name_scope_pop();
-    return loss;
+    gb__io y = gb__io_one(y_true), p = gb__io_one(y_pred);
+    return gb__compiled_loss(c, &y, &p, sample_weight, NULL);
 }

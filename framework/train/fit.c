@@ -15,6 +15,7 @@
  * it stopped (Keras' EpochIterator does the same).
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,24 +30,68 @@ gb_fit_options gb_fit_defaults(void) {
 
 /* ---- checks ------------------------------------------------------------------------------ */
 
-/* x and y (named for errors) hold the same number of samples, at least one. */
-static bool check_pair(const char *who, const char *xn, gb_tensor *x, const char *yn, gb_tensor *y) {
-    int64_t nx = gb__num_samples(x), ny = gb__num_samples(y);
-    const char *why = !x || !y ? "is NULL" : nx < 1 || ny < 1 ? "has no samples (rank 0 or an empty first axis)"
-                                                                : NULL;
-    if (why) {
-        gb__error(GB_ERR_VALUE, NULL, "%s: %s %s", who, !x || nx < 1 ? xn : yn, why);
-        return false;
-    }
-    if (nx != ny)
-        gb__error(GB_ERR_SHAPE, NULL, "%s: %s has %lld samples but %s has %lld", who, xn,
-                  (long long)nx, yn, (long long)ny);
-    return nx == ny;
+/* The samples of a group's first tensor; -1 when there is none. */
+static int64_t group_samples(const gb__io *g) {
+    for (int i = 0; i < g->n; i++)
+        if (g->t[i]) return gb__num_samples(g->t[i]);
+    return -1;
 }
 
-static bool check_fit(gb_tensor *x, gb_tensor *y, const gb_fit_options *o) {
-    if (!check_pair(FIT, "x", x, "y", y)) return false;
-    if ((o->val_x || o->val_y) && !check_pair(FIT, "val_x", o->val_x, "val_y", o->val_y)) return false;
+/* x (and y, when given) fit the model and hold the same number of
+ * samples, at least one; names ("x", "val_x") for errors. */
+static bool check_data(gb__compiled *c, const char *who, const char *xn, const gb__io *x,
+                       const char *yn, const gb__io *y) {
+    gb_module *m = c ? c->model : NULL;
+    int nin = gb_model_num_inputs(m), nout = gb_model_num_outputs(m);
+    if (x->n != nin || (y && y->n != nout)) {
+        gb__error(GB_ERR_VALUE, NULL, "%s: the model has %d input%s and %d output%s; got %d %s%s",
+                  who, nin, nin == 1 ? "" : "s", nout, nout == 1 ? "" : "s",
+                  x->n != nin ? x->n : y->n, x->n != nin ? xn : yn,
+                  (x->n != nin ? x->n : y->n) == 1 ? "" : "s");
+        return false;
+    }
+    int64_t n = group_samples(x);
+    for (int g = 0; g < (y ? 2 : 1); g++) {
+        const gb__io *io = g ? y : x;
+        for (int i = 0; i < io->n; i++) {
+            gb_tensor *t = io->t[i];
+            const char *name = g ? yn : xn;
+            if (!t && g == 0) {
+                gb__error(GB_ERR_VALUE, NULL, "%s: %s[%d] is NULL", who, name, i);
+                return false;
+            }
+            if (!t) continue;
+            int64_t k = gb__num_samples(t);
+            if (k < 1) {
+                gb__error(GB_ERR_VALUE, NULL, "%s: %s has no samples (rank 0 or an empty first axis)",
+                          who, name);
+                return false;
+            }
+            if (k == n) continue;
+            char label[32];
+            snprintf(label, sizeof label, io->n > 1 ? "%s[%d]" : "%s", name, i);
+            gb__error(GB_ERR_SHAPE, NULL, "%s: %s has %lld samples but %s has %lld", who,
+                      x->n > 1 ? "x[0]" : xn, (long long)n, label, (long long)k);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* A single tensor as a group; a NULL one stays an empty slot (an error
+ * check_data names). */
+static gb__io group_of(gb_tensor *const *t, int n) {
+    gb__io g = {.n = n > GB_NN_MAX_IO ? GB_NN_MAX_IO : n};
+    for (int i = 0; t && i < g.n; i++) g.t[i] = t[i];
+    return g;
+}
+
+static bool check_fit(gb__compiled *c, const gb__io *x, const gb__io *y, const gb_fit_options *o) {
+    if (!check_data(c, FIT, "x", x, "y", y)) return false;
+    gb__io vx = group_of(&o->val_x, 1), vy = group_of(&o->val_y, 1);
+    if (o->val_data.nx) vx = group_of(o->val_data.x, o->val_data.nx), vy = group_of(o->val_data.y, o->val_data.ny);
+    bool has_val = o->val_x || o->val_y || o->val_data.nx;
+    if (has_val && !check_data(c, FIT, "val_x", &vx, "val_y", &vy)) return false;
     const char *why = o->epochs < 1 ? "epochs must be >= 1"
                       : o->batch_size < 1 ? "batch_size must be >= 1"
                       : !(o->validation_split >= 0 && o->validation_split < 1)
@@ -57,6 +102,8 @@ static bool check_fit(gb_tensor *x, gb_tensor *y, const gb_fit_options *o) {
                       : o->ncallbacks < 0 || (o->ncallbacks && !o->callbacks) ? "a bad callback list"
                       : o->nclass_weight < 0 || (o->nclass_weight && !o->class_weight)
                           ? "a bad class_weight array"
+                      : o->class_weight && c->nout != 1
+                          ? "class_weight is only supported for models of one output"
                           : NULL;
     if (why) gb__error(GB_ERR_VALUE, NULL, "%s: %s", FIT, why);
     return !why;
@@ -67,8 +114,10 @@ static bool check_fit(gb_tensor *x, gb_tensor *y, const gb_fit_options *o) {
 typedef struct fit_run {
     gb__compiled *c;
     const gb_fit_options *o;
-    gb_tensor *x, *y, *sw;        /* the training part; sw NULL: unweighted */
-    gb_tensor *vx, *vy, *vsw;     /* validation, or NULL */
+    gb__io x, y;                  /* the training part */
+    gb_tensor *sw;                /* NULL: unweighted */
+    gb__io vx, vy;                /* validation (vx.n 0: none) */
+    gb_tensor *vsw;
     int64_t n;
     int64_t *perm;                /* the current pass's order (NULL: no shuffle) */
     int64_t pos, pass;            /* the stream of batches: offset in the pass, its number */
@@ -77,13 +126,22 @@ typedef struct fit_run {
     gb_history *history;
 } fit_run;
 
+/* Rows [at, at + m) of every tensor of a group (NULL slots stay NULL). */
+static gb__io group_rows(const gb__io *g, int64_t at, int64_t m) {
+    gb__io r = {.n = g->n};
+    for (int i = 0; i < g->n; i++) r.t[i] = g->t[i] ? gb__rows(g->t[i], at, m) : NULL;
+    return r;
+}
+
 /* validation_split: the last floor(n * split) rows validate, Keras' way. */
-static bool split_validation(fit_run *r, gb_tensor *x, gb_tensor *y, gb_tensor **sample_weight) {
+static bool split_validation(fit_run *r, const gb__io *x, const gb__io *y,
+                             gb_tensor **sample_weight) {
     const gb_fit_options *o = r->o;
-    int64_t n = gb__num_samples(x);
-    if (o->val_x) {
-        r->vx = o->val_x, r->vy = o->val_y;
-        r->x = x, r->y = y, r->n = n;
+    int64_t n = group_samples(x);
+    if (o->val_x || o->val_data.nx) {
+        r->vx = o->val_data.nx ? group_of(o->val_data.x, o->val_data.nx) : group_of(&o->val_x, 1);
+        r->vy = o->val_data.nx ? group_of(o->val_data.y, o->val_data.ny) : group_of(&o->val_y, 1);
+        r->x = *x, r->y = *y, r->n = n;
         return true;
     }
     int64_t at = o->validation_split > 0 ? (int64_t)floor((double)n * (1 - o->validation_split)) : n;
@@ -94,12 +152,12 @@ static bool split_validation(fit_run *r, gb_tensor *x, gb_tensor *y, gb_tensor *
                   FIT, (long long)n, o->validation_split);
         return false;
     }
-    r->x = at < n ? gb__rows(x, 0, at) : x;
-    r->y = at < n ? gb__rows(y, 0, at) : y;
+    r->x = at < n ? group_rows(x, 0, at) : *x;
+    r->y = at < n ? group_rows(y, 0, at) : *y;
     r->n = at;
     if (at < n) {
-        r->vx = gb__rows(x, at, n - at);
-        r->vy = gb__rows(y, at, n - at);
+        r->vx = group_rows(x, at, n - at);
+        r->vy = group_rows(y, at, n - at);
         if (*sample_weight) {
             r->vsw = gb__rows(*sample_weight, at, n - at);
             *sample_weight = gb__rows(*sample_weight, 0, at);
@@ -108,17 +166,17 @@ static bool split_validation(fit_run *r, gb_tensor *x, gb_tensor *y, gb_tensor *
     return gb_ok();
 }
 
-static bool prepare(fit_run *r, gb_tensor *x, gb_tensor *y) {
+static bool prepare(fit_run *r, const gb__io *x, const gb__io *y) {
     const gb_fit_options *o = r->o;
     gb_tensor *sample_weight = o->sample_weight;
-    if (sample_weight && gb__num_samples(sample_weight) != gb__num_samples(x)) {
+    if (sample_weight && gb__num_samples(sample_weight) != group_samples(x)) {
         gb__error(GB_ERR_SHAPE, NULL, "%s: sample_weight has %lld values for %lld samples", FIT,
-                  (long long)gb__num_samples(sample_weight), (long long)gb__num_samples(x));
+                  (long long)gb__num_samples(sample_weight), (long long)group_samples(x));
         return false;
     }
     if (!split_validation(r, x, y, &sample_weight)) return false;
     /* class_weight weighs training only, as in Keras. */
-    r->sw = gb__sample_weights(r->y, o->class_weight, o->nclass_weight, sample_weight, r->n);
+    r->sw = gb__sample_weights(r->y.t[0], o->class_weight, o->nclass_weight, sample_weight, r->n);
     if (!gb_ok()) return false;
     r->seed = o->seed ? o->seed : gb__nn_next_seed();
     r->pos = r->n;                      /* the first batch starts a pass */
@@ -139,6 +197,12 @@ static gb_tensor *batch_of(fit_run *r, gb_tensor *t, int64_t pos, int64_t m) {
     return r->perm ? gb__gather_rows(t, r->perm + pos, m) : gb__rows(t, pos, m);
 }
 
+static gb__io group_batch(fit_run *r, const gb__io *g, int64_t pos, int64_t m) {
+    gb__io b = {.n = g->n};
+    for (int i = 0; i < g->n; i++) b.t[i] = batch_of(r, g->t[i], pos, m);
+    return b;
+}
+
 /* One step on the stream's next batch, with the callbacks around it;
  * on_batch_end runs inside the batch's scope, so it can read the
  * gradients it asked for. */
@@ -154,10 +218,11 @@ static bool train_batch(fit_run *r, int64_t b) {
     }
     int64_t m = r->n - r->pos < r->o->batch_size ? r->n - r->pos : r->o->batch_size;
     gb_scope_begin(); /* the batch's tensors die with it */
-    gb_tensor *x = batch_of(r, r->x, r->pos, m), *y = batch_of(r, r->y, r->pos, m);
-    gb_tensor *sw = batch_of(r, r->sw, r->pos, m), *loss, *y_pred;
-    bool ok = gb_ok() && gb__train_batch(r->c, x, y, sw, true, &loss, &y_pred) &&
-              gb__metrics_update(r->c, loss, y, y_pred, sw);
+    gb__io x = group_batch(r, &r->x, r->pos, m), y = group_batch(r, &r->y, r->pos, m);
+    gb_tensor *sw = batch_of(r, r->sw, r->pos, m);
+    gb__step_out out;
+    bool ok = gb_ok() && gb__train_batch(r->c, &x, &y, sw, true, &out) &&
+              gb__metrics_update(r->c, &out, &y, sw);
     r->pos += m;
     if (ok) {
         logs.n = 0;
@@ -171,18 +236,18 @@ static bool train_batch(fit_run *r, int64_t b) {
 }
 
 /* The compiled loss and metrics over x, y in batches, into logs. */
-static bool evaluate_into(gb__compiled *c, gb_tensor *x, gb_tensor *y, gb_tensor *sw, int64_t bs,
-                          const char *prefix, gb_logs *logs) {
+static bool evaluate_into(gb__compiled *c, const gb__io *x, const gb__io *y, gb_tensor *sw,
+                          int64_t bs, const char *prefix, gb_logs *logs) {
     gb__metrics_reset(c);
-    int64_t n = gb__num_samples(x);
+    int64_t n = group_samples(x);
     bool ok = true;
     for (int64_t b = 0; ok && b < n; b += bs) {
         int64_t m = n - b < bs ? n - b : bs;
         gb_scope_begin();
-        gb_tensor *xb = gb__rows(x, b, m), *yb = gb__rows(y, b, m);
-        gb_tensor *swb = sw ? gb__rows(sw, b, m) : NULL, *loss, *y_pred;
-        ok = gb__train_batch(c, xb, yb, swb, false, &loss, &y_pred) &&
-             gb__metrics_update(c, loss, yb, y_pred, swb);
+        gb__io xb = group_rows(x, b, m), yb = group_rows(y, b, m);
+        gb_tensor *swb = sw ? gb__rows(sw, b, m) : NULL;
+        gb__step_out out;
+        ok = gb__train_batch(c, &xb, &yb, swb, false, &out) && gb__metrics_update(c, &out, &yb, swb);
         gb_scope_end();
     }
     if (ok) gb__metrics_logs(c, prefix, logs);
@@ -199,7 +264,7 @@ static bool run_epoch(fit_run *r, int epoch, gb_logs *logs) {
     if (!gb_ok()) return false;
     logs->n = 0;
     gb__metrics_logs(r->c, NULL, logs);
-    if (r->vx && !evaluate_into(r->c, r->vx, r->vy, r->vsw, r->o->batch_size, "val_", logs))
+    if (r->vx.n && !evaluate_into(r->c, &r->vx, &r->vy, r->vsw, r->o->batch_size, "val_", logs))
         return false;
     gb__cb_epoch_end(&r->cbs, s, epoch, logs);
     return gb_ok() && gb__history_append(r->history, epoch, logs);
@@ -222,11 +287,12 @@ static bool train(fit_run *r) {
     return ok && gb_ok();
 }
 
-gb_history *gb_model_fit(gb_module *model, gb_tensor *x, gb_tensor *y, const gb_fit_options *opts) {
+static gb_history *fit_groups(gb_module *model, const gb__io *x, const gb__io *y,
+                              const gb_fit_options *opts) {
     if (!gb_ok()) return NULL;
     gb__compiled *c = gb__compiled_of(model, FIT);
     gb_fit_options o = opts ? *opts : gb_fit_defaults();
-    if (!c || !check_fit(x, y, &o)) return NULL;
+    if (!c || !check_fit(c, x, y, &o)) return NULL;
     fit_run r = {.c = c, .o = &o};
     gb_scope_begin(); /* the split, the weights: fit's own tensors */
     bool ok = prepare(&r, x, y) && train(&r);
@@ -240,26 +306,57 @@ gb_history *gb_model_fit(gb_module *model, gb_tensor *x, gb_tensor *y, const gb_
     return r.history;
 }
 
+gb_history *gb_model_fit(gb_module *model, gb_tensor *x, gb_tensor *y, const gb_fit_options *opts) {
+    gb__io xs = gb__io_one(x), ys = gb__io_one(y);
+    return fit_groups(model, &xs, &ys, opts);
+}
+
+gb_history *gb_model_fit_arrays(gb_module *model, gb_data_arrays data, const gb_fit_options *o) {
+    gb__io xs = group_of(data.x, data.nx), ys = group_of(data.y, data.ny);
+    if (data.nx > GB_NN_MAX_IO || data.ny > GB_NN_MAX_IO || (data.nx && !data.x) || (data.ny && !data.y)) {
+        gb__error(GB_ERR_VALUE, NULL, "gb_model_fit_arrays: a bad data array");
+        return NULL;
+    }
+    return fit_groups(model, &xs, &ys, o);
+}
+
 /* ---- evaluate, predict ------------------------------------------------------------------ */
 
-bool gb_model_evaluate(gb_module *model, gb_tensor *x, gb_tensor *y, gb_tensor *sample_weight,
-                       int64_t batch_size, gb_logs *out) {
+static bool evaluate_groups(gb_module *model, const gb__io *x, const gb__io *y,
+                            gb_tensor *sample_weight, int64_t batch_size, gb_logs *out) {
     static const char *const WHO = "gb_model_evaluate";
     if (!gb_ok()) return false;
     gb__compiled *c = gb__compiled_of(model, WHO);
-    if (!c || !check_pair(WHO, "x", x, "y", y)) return false;
-    if (sample_weight && !check_pair(WHO, "x", x, "sample_weight", sample_weight)) return false;
+    if (!c || !check_data(c, WHO, "x", x, "y", y)) return false;
+    if (sample_weight && gb__num_samples(sample_weight) != group_samples(x)) {
+        gb__error(GB_ERR_SHAPE, NULL, "%s: x has %lld samples but sample_weight has %lld", WHO,
+                  (long long)group_samples(x), (long long)gb__num_samples(sample_weight));
+        return false;
+    }
     if (batch_size < 1 || !out) {
         gb__error(GB_ERR_VALUE, NULL, "%s: %s", WHO, !out ? "out is NULL" : "batch_size must be >= 1");
         return false;
     }
     out->n = 0;
     gb_scope_begin();
-    gb_tensor *sw = sample_weight ? gb__sample_weights(y, NULL, 0, sample_weight, gb__num_samples(x))
+    gb_tensor *sw = sample_weight ? gb__sample_weights(y->t[0], NULL, 0, sample_weight,
+                                                       group_samples(x))
                                   : NULL;
     bool ok = gb_ok() && evaluate_into(c, x, y, sw, batch_size, NULL, out);
     gb_scope_end();
     return ok;
+}
+
+bool gb_model_evaluate(gb_module *model, gb_tensor *x, gb_tensor *y, gb_tensor *sample_weight,
+                       int64_t batch_size, gb_logs *out) {
+    gb__io xs = gb__io_one(x), ys = gb__io_one(y);
+    return evaluate_groups(model, &xs, &ys, sample_weight, batch_size, out);
+}
+
+bool gb_model_evaluate_arrays(gb_module *model, gb_data_arrays data, gb_tensor *sample_weight,
+                              int64_t batch_size, gb_logs *out) {
+    gb__io xs = group_of(data.x, data.nx), ys = group_of(data.y, data.ny);
+    return evaluate_groups(model, &xs, &ys, sample_weight, batch_size, out);
 }
 
 /* Predictions gathered batch by batch into one buffer, then one tensor. */
@@ -288,28 +385,51 @@ static bool collect(predictions *p, gb_tensor *out, int64_t n, int64_t at) {
     return true;
 }
 
-gb_tensor *gb_model_predict(gb_module *model, gb_tensor *x, int64_t batch_size) {
+/* One batch's predictions, compiled (traced) or, for a model never
+ * compiled, eagerly as Keras does. */
+static bool predict_one(gb_module *model, gb__compiled *c, const gb__io *x, gb__io *out) {
+    if (c) return gb__predict_batch(c, x, out);
+    out->n = gb_module_call_n(model, x->n, x->t, out->t, false);
+    return out->n > 0;
+}
+
+int gb_model_predict_arrays(gb_module *model, int nx, gb_tensor *const *x, int64_t batch_size,
+                            gb_tensor **out) {
     static const char *const WHO = "gb_model_predict";
-    if (!gb_ok()) return NULL;
-    int64_t n = gb__num_samples(x);
-    if (!model || n < 1 || batch_size < 1) {
+    if (!gb_ok()) return -1;
+    gb__io xs = group_of(x, nx);
+    int64_t n = group_samples(&xs);
+    if (!model || !out || n < 1 || batch_size < 1 || nx > GB_NN_MAX_IO) {
         gb__error(GB_ERR_VALUE, NULL, "%s: %s", WHO,
-                  !model ? "the model is NULL" : n < 1 ? "x has no samples" : "batch_size must be >= 1");
-        return NULL;
+                  !model ? "the model is NULL" : !out ? "out is NULL"
+                  : n < 1 ? "x has no samples" : nx > GB_NN_MAX_IO ? "too many inputs"
+                          : "batch_size must be >= 1");
+        return -1;
     }
-    /* Keras predicts with an uncompiled model too: then eagerly. */
     gb__compiled *c = gb__module_attached(model);
-    predictions p = {0};
-    bool ok = true;
-    for (int64_t b = 0; ok && b < n; b += batch_size) {
+    if (c && !check_data(c, WHO, "x", &xs, "y", NULL)) return -1;
+    predictions p[GB_NN_MAX_IO] = {0};
+    int nout = -1;
+    for (int64_t b = 0; b < n; b += batch_size) {
         int64_t m = n - b < batch_size ? n - b : batch_size;
         gb_scope_begin();
-        gb_tensor *xb = gb__rows(x, b, m);
-        gb_tensor *out = c ? gb__predict_batch(c, xb) : gb_module_call(model, xb, false);
-        ok = out && gb_ok() && collect(&p, out, n, b);
+        gb__io xb = group_rows(&xs, b, m), yb;
+        nout = predict_one(model, c, &xb, &yb) && gb_ok() ? yb.n : -1;
+        for (int k = 0; k < nout; k++)
+            if (!collect(&p[k], yb.t[k], n, b)) nout = -1;
         gb_scope_end();
+        if (nout < 0) break;
     }
-    gb_tensor *t = ok ? gb_tensor_from(p.dtype, p.data, p.rank, p.shape) : NULL;
-    free(p.data);
-    return t;
+    for (int k = 0; k < nout; k++) out[k] = gb_tensor_from(p[k].dtype, p[k].data, p[k].rank, p[k].shape);
+    for (int k = 0; k < GB_NN_MAX_IO; k++) free(p[k].data);
+    return gb_ok() ? nout : -1;
+}
+
+gb_tensor *gb_model_predict(gb_module *model, gb_tensor *x, int64_t batch_size) {
+    gb_tensor *out[GB_NN_MAX_IO];
+    int n = gb_model_predict_arrays(model, 1, &x, batch_size, out);
+    if (n > 1)
+        gb__error(GB_ERR_VALUE, NULL,
+                  "gb_model_predict: the model has %d outputs; use gb_model_predict_arrays", n);
+    return n == 1 ? out[0] : NULL;
 }

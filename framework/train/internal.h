@@ -8,7 +8,7 @@
 #include "gb_train.h"
 #include "nn/internal.h"
 
-enum { GB__MAX_METRICS = 8 };
+enum { GB__MAX_METRICS = 16 };
 
 typedef enum gb__metric_kind {
     GB__METRIC_SPARSE_ACCURACY,
@@ -17,17 +17,33 @@ typedef enum gb__metric_kind {
     GB__METRIC_MAE,
 } gb__metric_kind;
 
+/* A group of tensors, one per model input or output (NULL where an
+ * output has no loss and so no target). */
+typedef struct gb__io {
+    int n;
+    gb_tensor *t[GB_NN_MAX_IO];
+} gb__io;
+
+static inline gb__io gb__io_one(gb_tensor *t) { return (gb__io){.n = 1, .t = {t}}; }
+
 typedef struct gb__compiled {
     gb_module *model;
-    gb_compile_options opts;          /* metrics pointer not kept */
+    gb_compile_options opts;          /* metrics and losses pointers not kept */
+    int nout;                         /* the model's outputs */
+    gb_loss_spec loss[GB_NN_MAX_IO];  /* per output; GB_LOSS_NONE: none */
+    double loss_weight[GB_NN_MAX_IO];
+    int nlossy;                       /* outputs with a loss */
     gb_metric *loss_tracker;          /* "loss": batch losses weighted by batch size */
+    gb_metric *out_loss[GB_NN_MAX_IO];  /* "<output>_loss" of a model of several outputs */
     int nmetrics;
     gb__metric_kind metric_kind[GB__MAX_METRICS];
+    int metric_out[GB__MAX_METRICS];  /* the output each metric watches */
     gb_metric *metric[GB__MAX_METRICS];
-    /* The traced steps, made for one input signature (x and y dtype and
-     * rank), remade when another comes. */
+    /* The traced steps, made for one input signature (the inputs' and
+     * targets' dtypes and inner shapes), remade when another comes. */
     gb_function *train_fn[2], *test_fn[2], *predict_fn;   /* [weighted] */
-    gb_tensor_spec specs[3];          /* x, y, sample weight */
+    gb_tensor_spec specs[2 * GB_NN_MAX_IO + 1];           /* x..., y..., sample weight */
+    int nspec_x, nspec_y;
     gb_train_state state;             /* what steps and callbacks see */
     /* The default step's gradients when the state wants them: eagerly
      * the tensors themselves, traced the function's extra outputs. */
@@ -38,18 +54,29 @@ typedef struct gb__compiled {
 /* The model's compiled state, or NULL with an error naming `who`. */
 gb__compiled *gb__compiled_of(gb_module *model, const char *who);
 
+/* The compiled loss of a batch: sum over the outputs with a loss of
+ * loss_weight * that output's weighted mean loss; each output's own into
+ * per_output[k] when per_output is not NULL. */
+gb_tensor *gb__compiled_loss(gb__compiled *c, const gb__io *y, const gb__io *y_pred,
+                             gb_tensor *sw, gb_tensor **per_output);
+
 /* ---- steps (steps.c) --------------------------------------------------------------- */
 
-/* One batch through the train (or test) step: the loss (scalar) and the
- * predictions; false after an error. Traced unless run_eagerly. */
-bool gb__train_batch(gb__compiled *c, gb_tensor *x, gb_tensor *y, gb_tensor *sw, bool training,
-                     gb_tensor **loss, gb_tensor **y_pred);
-gb_tensor *gb__predict_batch(gb__compiled *c, gb_tensor *x);
+/* One batch through the train (or test) step: the loss (scalar), the
+ * predictions (one per output) and each output's loss (several outputs
+ * only); false after an error. Traced unless run_eagerly. */
+typedef struct gb__step_out {
+    gb_tensor *loss;
+    gb__io y_pred;
+    gb_tensor *out_loss[GB_NN_MAX_IO];
+} gb__step_out;
+bool gb__train_batch(gb__compiled *c, const gb__io *x, const gb__io *y, gb_tensor *sw,
+                     bool training, gb__step_out *out);
+bool gb__predict_batch(gb__compiled *c, const gb__io *x, gb__io *out);
 /* The compiled metrics and loss tracker: reset, update, and their results
  * into logs with an optional prefix ("val_"). */
 void gb__metrics_reset(gb__compiled *c);
-bool gb__metrics_update(gb__compiled *c, gb_tensor *loss, gb_tensor *y, gb_tensor *y_pred,
-                        gb_tensor *sw);
+bool gb__metrics_update(gb__compiled *c, const gb__step_out *r, const gb__io *y, gb_tensor *sw);
 /* The traced functions, dropped (the next call traces again). */
 void gb__steps_free(gb__compiled *c);
 void gb__metrics_logs(gb__compiled *c, const char *prefix, gb_logs *logs);

@@ -36,75 +36,139 @@ static bool keep_gradients(gb__compiled *c, gb_tensor *const *grads, int n) {
     return true;
 }
 
+/* The model on a batch: one prediction per output. */
+static bool forward(gb__compiled *c, const gb__io *x, bool training, gb__io *y_pred) {
+    y_pred->n = gb_module_call_n(c->model, x->n, x->t, y_pred->t, training);
+    return y_pred->n == c->nout;
+}
+
 /* Keras' default Model.train_step: forward in training mode, the
  * compiled loss, the tape's gradients, the optimizer's update. */
-static gb_tensor *default_train_step(gb_train_state *s, gb_tensor *x, gb_tensor *y,
-                                     gb_tensor *sw, gb_tensor **y_pred, void *user) {
-    (void)user;
+static bool default_train_step(gb__compiled *c, const gb__io *x, const gb__io *y, gb_tensor *sw,
+                               gb__step_out *r) {
+    gb_train_state *s = &c->state;
     gb_tape *tape = gb_tape_begin();
-    *y_pred = gb_module_call(s->model, x, true);
-    gb_tensor *loss = *y_pred ? gb_train_compiled_loss(s, y, *y_pred, sw) : NULL;
+    r->loss = forward(c, x, true, &r->y_pred) ? gb__compiled_loss(c, y, &r->y_pred, sw, r->out_loss)
+                                              : NULL;
     gb_tape_end(tape);
-    if (!loss) return NULL;
+    if (!r->loss) return false;
     int n = 0;
     gb_variable *const *vars = gb_module_trainable_variables(s->model, &n);
     gb_tensor **grads = calloc(n > 0 ? (size_t)n : 1, sizeof *grads);
     if (!grads) {
         gb__error(GB_ERR_MEMORY, NULL, "train step: out of memory for %d gradients", n);
-        return NULL;
+        return false;
     }
-    bool ok = gb_tape_gradient_vars(tape, loss, vars, n, grads) &&
+    bool ok = gb_tape_gradient_vars(tape, r->loss, vars, n, grads) &&
               gb_optimizer_apply_gradients(s->optimizer, grads, n, vars, n) &&
-              (!s->want_gradients || keep_gradients(s->compiled, grads, n));
+              (!s->want_gradients || keep_gradients(c, grads, n));
     free(grads);
-    return ok ? loss : NULL;
+    return ok;
 }
 
-static gb_tensor *run_train_step(gb__compiled *c, gb_tensor *x, gb_tensor *y, gb_tensor *sw,
-                                 gb_tensor **y_pred) {
-    *y_pred = NULL;
-    gb_train_step_fn step = c->opts.train_step ? c->opts.train_step : default_train_step;
-    gb_tensor *loss = step(&c->state, x, y, sw, y_pred, c->opts.train_step_user);
-    if (loss && !*y_pred && gb_ok())
+/* The user's step (one input, one output: compile checked) or the default. */
+static bool run_train_step(gb__compiled *c, const gb__io *x, const gb__io *y, gb_tensor *sw,
+                           gb__step_out *r) {
+    *r = (gb__step_out){0};
+    if (!c->opts.train_step) return default_train_step(c, x, y, sw, r) && gb_ok();
+    r->y_pred.n = 1;
+    r->loss = c->opts.train_step(&c->state, x->t[0], y->t[0], sw, &r->y_pred.t[0],
+                                 c->opts.train_step_user);
+    if (r->loss && !r->y_pred.t[0] && gb_ok())
         gb__error(GB_ERR_VALUE, NULL, "train step: the custom train_step returned no predictions");
-    return gb_ok() && *y_pred ? loss : NULL;
+    return gb_ok() && r->loss && r->y_pred.t[0];
 }
 
-static gb_tensor *run_test_step(gb__compiled *c, gb_tensor *x, gb_tensor *y, gb_tensor *sw,
-                                gb_tensor **y_pred) {
-    *y_pred = gb_module_call(c->model, x, false);
-    return *y_pred ? gb_train_compiled_loss(&c->state, y, *y_pred, sw) : NULL;
+static bool run_test_step(gb__compiled *c, const gb__io *x, const gb__io *y, gb_tensor *sw,
+                          gb__step_out *r) {
+    *r = (gb__step_out){0};
+    r->loss = forward(c, x, false, &r->y_pred) ? gb__compiled_loss(c, y, &r->y_pred, sw, r->out_loss)
+                                               : NULL;
+    return r->loss != NULL;
 }
 
 /* ---- the traced functions ------------------------------------------------------------ */
 
-/* Inputs x, y and (when weighted) sample_weight; outputs loss, y_pred
- * and, when the static with_grads is on, the gradients. */
+static bool has_loss(const gb__compiled *c, int k) { return c->loss[k].kind != GB_LOSS_NONE; }
+
+/* A function's inputs: x..., the targets of the outputs with a loss,
+ * then (when weighted) the sample weights. */
+static int pack_inputs(const gb__compiled *c, const gb__io *x, const gb__io *y, gb_tensor *sw,
+                       gb_tensor **in) {
+    int n = 0;
+    for (int i = 0; i < x->n; i++) in[n++] = x->t[i];
+    for (int k = 0; y && k < c->nout; k++)
+        if (has_loss(c, k)) in[n++] = y->t[k];
+    if (sw) in[n++] = sw;
+    return n;
+}
+
+static void unpack_inputs(const gb__compiled *c, gb_tensor *const *in, int nin, gb__io *x,
+                          gb__io *y, gb_tensor **sw) {
+    int n = 0;
+    x->n = c->nspec_x;
+    for (int i = 0; i < x->n; i++) x->t[i] = in[n++];
+    y->n = c->nout;
+    for (int k = 0; k < c->nout; k++) y->t[k] = has_loss(c, k) ? in[n++] : NULL;
+    *sw = nin > n ? in[n] : NULL;
+}
+
+/* A step's outputs: loss, the predictions, each output's loss (several
+ * outputs only), then the gradients the callbacks asked for. */
+static int pack_outputs(const gb__compiled *c, const gb__step_out *r, gb_tensor **out) {
+    int n = 0;
+    out[n++] = r->loss;
+    for (int k = 0; k < c->nout; k++) out[n++] = r->y_pred.t[k];
+    for (int k = 0; c->nout > 1 && k < c->nout; k++)
+        if (has_loss(c, k)) out[n++] = r->out_loss[k];
+    return n;
+}
+
+/* The inverse of pack_outputs; returns where the gradients start. */
+static int unpack_outputs(const gb__compiled *c, gb_tensor *const *out, gb__step_out *r) {
+    int n = 0;
+    *r = (gb__step_out){.loss = out[n++]};
+    r->y_pred.n = c->nout;
+    for (int k = 0; k < c->nout; k++) r->y_pred.t[k] = out[n++];
+    for (int k = 0; c->nout > 1 && k < c->nout; k++)
+        if (has_loss(c, k)) r->out_loss[k] = out[n++];
+    return n;
+}
+
 static int train_body(void *user, gb_tensor *const *in, int nin, const gb_value *st, int nst,
                       gb_tensor **out) {
     (void)nst;
     gb__compiled *c = user;
+    gb__io x, y;
+    gb_tensor *sw;
+    gb__step_out r;
+    unpack_inputs(c, in, nin, &x, &y, &sw);
     c->ngrads = 0;
     c->state.want_gradients = st[0].as.b;
-    out[0] = run_train_step(c, in[0], in[1], nin > 2 ? in[2] : NULL, &out[1]);
-    if (!out[0]) return -1;
-    if (c->ngrads) memcpy(out + 2, c->grads, (size_t)c->ngrads * sizeof *out);
-    return 2 + c->ngrads;
+    if (!run_train_step(c, &x, &y, sw, &r)) return -1;
+    int n = pack_outputs(c, &r, out);
+    if (n + c->ngrads > GB_FUNCTION_MAX_OUTPUTS) c->ngrads = GB_FUNCTION_MAX_OUTPUTS - n;
+    if (c->ngrads > 0) memcpy(out + n, c->grads, (size_t)c->ngrads * sizeof *out);
+    return n + (c->ngrads > 0 ? c->ngrads : 0);
 }
 
 static int test_body(void *user, gb_tensor *const *in, int nin, const gb_value *st, int nst,
                      gb_tensor **out) {
     (void)st, (void)nst;
-    out[0] = run_test_step(user, in[0], in[1], nin > 2 ? in[2] : NULL, &out[1]);
-    return out[0] ? 2 : -1;
+    gb__compiled *c = user;
+    gb__io x, y;
+    gb_tensor *sw;
+    gb__step_out r;
+    unpack_inputs(c, in, nin, &x, &y, &sw);
+    return run_test_step(c, &x, &y, sw, &r) ? pack_outputs(c, &r, out) : -1;
 }
 
 static int predict_body(void *user, gb_tensor *const *in, int nin, const gb_value *st, int nst,
                         gb_tensor **out) {
-    (void)nin, (void)st, (void)nst;
+    (void)st, (void)nst;
     gb__compiled *c = user;
-    out[0] = gb_module_call(c->model, in[0], false);
-    return out[0] ? 1 : -1;
+    int n = gb_module_call_n(c->model, nin, in, out, false);
+    return n == c->nout ? n : -1;
 }
 
 /* Drops the train and test functions, and predict's with_predict. */
@@ -121,7 +185,8 @@ static void drop_functions(gb__compiled *c, bool with_predict) {
 
 void gb__steps_free(gb__compiled *c) { drop_functions(c, true); }
 
-/* t's spec with the batch dim -1. */
+/* t's spec with the batch dim -1; the name from the model's input or
+ * output it feeds. */
 static gb_tensor_spec spec_of(const char *name, gb_tensor *t) {
     gb_tensor_spec s = {.name = name, .dtype = gb_tensor_dtype(t), .rank = gb_rank(t)};
     for (int d = 0; d < s.rank; d++) s.shape[d] = d ? gb_dim(t, d) : -1;
@@ -133,22 +198,35 @@ static bool same_spec(const gb_tensor_spec *a, const gb_tensor_spec *b) {
            !memcmp(a->shape, b->shape, (size_t)a->rank * sizeof a->shape[0]);
 }
 
-/* Keeps the functions made for x's (and y's) spec; other data drops them. */
-static void fit_specs(gb__compiled *c, gb_tensor *x, gb_tensor *y) {
-    gb_tensor_spec sx = spec_of("x", x);
-    if (!c->specs[0].name || !same_spec(&c->specs[0], &sx)) {
+/* Keeps the functions made for these inputs' (and targets') specs; other
+ * data drops them. Names: "x" and "y" for one input and output, else the
+ * model's own. */
+static void fit_specs(gb__compiled *c, const gb__io *x, const gb__io *y) {
+    gb_tensor_spec want[2 * GB_NN_MAX_IO];
+    int n = 0;
+    for (int i = 0; i < x->n; i++)
+        want[n++] = spec_of(x->n == 1 ? "x" : gb_sym_name(gb_model_input(c->model, i)), x->t[i]);
+    bool x_same = c->nspec_x == x->n;
+    for (int i = 0; x_same && i < n; i++) x_same = same_spec(&c->specs[i], &want[i]);
+    if (!x_same) {
         drop_functions(c, true);
-        c->specs[0] = sx;
-        c->specs[1].name = NULL;
+        memcpy(c->specs, want, (size_t)n * sizeof *want);
+        c->nspec_x = x->n;
+        c->nspec_y = -1;
     }
-    if (y) {
-        gb_tensor_spec sy = spec_of("y", y);
-        if (!c->specs[1].name || !same_spec(&c->specs[1], &sy)) {
-            drop_functions(c, false);
-            c->specs[1] = sy;
-        }
+    if (!y) return;
+    for (int k = 0; k < c->nout; k++)
+        if (has_loss(c, k))
+            want[n++] = spec_of(c->nout == 1 ? "y" : gb_model_output_name(c->model, k), y->t[k]);
+    int ny = n - x->n;
+    bool y_same = c->nspec_y == ny;
+    for (int i = x->n; y_same && i < n; i++) y_same = same_spec(&c->specs[i], &want[i]);
+    if (!y_same) {
+        drop_functions(c, false);
+        memcpy(c->specs + x->n, want + x->n, (size_t)ny * sizeof *want);
+        c->nspec_y = ny;
     }
-    c->specs[2] = (gb_tensor_spec){.name = "sample_weight", .dtype = GB_F32, .rank = 1, .shape = {-1}};
+    c->specs[n] = (gb_tensor_spec){.name = "sample_weight", .dtype = GB_F32, .rank = 1, .shape = {-1}};
 }
 
 static gb_function *make_fn(gb__compiled *c, const char *name, gb_function_fn body, int nin) {
@@ -160,48 +238,64 @@ static gb_function *function_for(gb__compiled *c, bool training, bool weighted) 
     gb_function **slot = training ? &c->train_fn[weighted] : &c->test_fn[weighted];
     if (!*slot)
         *slot = make_fn(c, training ? "train_function" : "test_function",
-                        training ? train_body : test_body, weighted ? 3 : 2);
+                        training ? train_body : test_body,
+                        c->nspec_x + c->nspec_y + (weighted ? 1 : 0));
     return *slot;
 }
 
-bool gb__train_batch(gb__compiled *c, gb_tensor *x, gb_tensor *y, gb_tensor *sw, bool training,
-                     gb_tensor **loss, gb_tensor **y_pred) {
-    *loss = *y_pred = NULL;
+/* Every target a loss needs is there; none is given where none is. */
+static bool targets_fit(const gb__compiled *c, const gb__io *y) {
+    for (int k = 0; k < c->nout; k++) {
+        if (has_loss(c, k) == (k < y->n && y->t[k] != NULL)) continue;
+        gb__error(GB_ERR_VALUE, NULL,
+                  has_loss(c, k) ? "fit: output %d ('%s') has a loss but no target (y)"
+                                 : "fit: output %d ('%s') was compiled without a loss; give NULL "
+                                   "as its target",
+                  k, gb_model_output_name(c->model, k));
+        return false;
+    }
+    return true;
+}
+
+bool gb__train_batch(gb__compiled *c, const gb__io *x, const gb__io *y, gb_tensor *sw,
+                     bool training, gb__step_out *r) {
+    *r = (gb__step_out){0};
     gb_train_state *s = &c->state;
     bool want = training && s->want_gradients;
     c->ngrads = 0;
+    if (!targets_fit(c, y)) return false;
     if (c->opts.run_eagerly) {
-        *loss = training ? run_train_step(c, x, y, sw, y_pred) : run_test_step(c, x, y, sw, y_pred);
+        if (!(training ? run_train_step(c, x, y, sw, r) : run_test_step(c, x, y, sw, r)))
+            return false;
     } else {
         fit_specs(c, x, y);
         gb_function *f = function_for(c, training, sw != NULL);
-        gb_tensor *out[GB_FUNCTION_MAX_OUTPUTS] = {0};
+        gb_tensor *in[2 * GB_NN_MAX_IO + 1], *out[GB_FUNCTION_MAX_OUTPUTS] = {0};
+        int nin = pack_inputs(c, x, y, sw, in);
         gb_value with_grads = GB_BOOL("with_grads", want);
-        int n = f ? gb_function_call(f, (gb_tensor *[]){x, y, sw}, sw ? 3 : 2, &with_grads,
-                                     training, out)
-                  : -1;
-        if (n < 2) return false;
-        *loss = out[0];
-        *y_pred = out[1];
-        if (want && !keep_gradients(c, out + 2, n - 2)) return false;
+        int n = f ? gb_function_call(f, in, nin, &with_grads, training, out) : -1;
+        if (n < 1 + c->nout) return false;
+        int g = unpack_outputs(c, out, r);
+        if (want && !keep_gradients(c, out + g, n - g)) return false;
     }
     s->gradients = want ? c->grads : NULL;
     s->ngradients = want ? c->ngrads : 0;
-    return *loss && gb_ok();
+    return r->loss && gb_ok();
 }
 
-gb_tensor *gb__predict_batch(gb__compiled *c, gb_tensor *x) {
-    if (c->opts.run_eagerly) return gb_module_call(c->model, x, false);
+bool gb__predict_batch(gb__compiled *c, const gb__io *x, gb__io *out) {
+    if (c->opts.run_eagerly) return forward(c, x, false, out);
     fit_specs(c, x, NULL);
-    if (!c->predict_fn) c->predict_fn = make_fn(c, "predict_function", predict_body, 1);
-    gb_tensor *out = NULL;
-    return c->predict_fn && gb_function_call(c->predict_fn, &x, 1, NULL, 0, &out) == 1 ? out : NULL;
+    if (!c->predict_fn) c->predict_fn = make_fn(c, "predict_function", predict_body, x->n);
+    out->n = c->predict_fn ? gb_function_call(c->predict_fn, x->t, x->n, NULL, 0, out->t) : -1;
+    return out->n == c->nout;
 }
 
 /* ---- metrics ---------------------------------------------------------------------------- */
 
 void gb__metrics_reset(gb__compiled *c) {
     gb_metric_reset_state(c->loss_tracker);
+    for (int k = 0; k < c->nout; k++) gb_metric_reset_state(c->out_loss[k]);
     for (int i = 0; i < c->nmetrics; i++) gb_metric_reset_state(c->metric[i]);
 }
 
@@ -211,17 +305,21 @@ static gb_tensor *per_sample(gb__metric_kind k, gb_tensor *y, gb_tensor *y_pred)
                                : gb_loss_mean_absolute_error(y, y_pred, GB_REDUCTION_NONE);
 }
 
-bool gb__metrics_update(gb__compiled *c, gb_tensor *loss, gb_tensor *y, gb_tensor *y_pred,
-                        gb_tensor *sw) {
-    /* Keras' loss tracker: batch losses weighted by the batch's size, so
+bool gb__metrics_update(gb__compiled *c, const gb__step_out *r, const gb__io *y, gb_tensor *sw) {
+    /* Keras' loss trackers: batch losses weighted by the batch's size, so
      * the epoch's loss is the mean over samples, not over batches. */
-    gb_metric_update_value(c->loss_tracker, gb_item(loss), (double)gb_dim(y_pred, 0));
+    double batch = (double)gb_dim(r->y_pred.t[0], 0);
+    gb_metric_update_value(c->loss_tracker, gb_item(r->loss), batch);
+    for (int k = 0; k < c->nout; k++)
+        if (c->out_loss[k] && r->out_loss[k])
+            gb_metric_update_value(c->out_loss[k], gb_item(r->out_loss[k]), batch);
     for (int i = 0; i < c->nmetrics; i++) {
-        gb__metric_kind k = c->metric_kind[i];
-        if (k == GB__METRIC_SPARSE_ACCURACY || k == GB__METRIC_CATEGORICAL_ACCURACY)
-            gb_metric_update_state_weighted(c->metric[i], y, y_pred, sw);
+        gb__metric_kind kind = c->metric_kind[i];
+        gb_tensor *yk = y->t[c->metric_out[i]], *pk = r->y_pred.t[c->metric_out[i]];
+        if (kind == GB__METRIC_SPARSE_ACCURACY || kind == GB__METRIC_CATEGORICAL_ACCURACY)
+            gb_metric_update_state_weighted(c->metric[i], yk, pk, sw);
         else
-            gb_metric_update_state_weighted(c->metric[i], per_sample(k, y, y_pred), NULL, sw);
+            gb_metric_update_state_weighted(c->metric[i], per_sample(kind, yk, pk), NULL, sw);
     }
     return gb_ok();
 }
@@ -232,11 +330,14 @@ static int by_name(const void *a, const void *b) {
 
 /* Sorted by name, as Keras' logs are (accuracy, loss, ...). */
 void gb__metrics_logs(gb__compiled *c, const char *prefix, gb_logs *logs) {
-    gb_metric *all[GB__MAX_METRICS + 1] = {c->loss_tracker};
-    memcpy(all + 1, c->metric, (size_t)c->nmetrics * sizeof *all);
-    qsort(all, (size_t)c->nmetrics + 1, sizeof *all, by_name);
+    gb_metric *all[GB__MAX_METRICS + GB_NN_MAX_IO + 1] = {c->loss_tracker};
+    int n = 1;
+    for (int k = 0; k < c->nout; k++)
+        if (c->out_loss[k]) all[n++] = c->out_loss[k];
+    for (int i = 0; i < c->nmetrics; i++) all[n++] = c->metric[i];
+    qsort(all, (size_t)n, sizeof *all, by_name);
     char key[GB_LOGS_KEY_BYTES];
-    for (int i = 0; i <= c->nmetrics; i++) {
+    for (int i = 0; i < n; i++) {
         snprintf(key, sizeof key, "%s%s", prefix ? prefix : "", gb_metric_name(all[i]));
         gb_logs_set(logs, key, gb_metric_result(all[i]));
     }
