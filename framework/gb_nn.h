@@ -254,6 +254,37 @@ void gb_nn_clear_session(void);
 /* tf.random.set_seed for layers: restarts the sequence of default seeds. */
 void gb_nn_set_seed(uint64_t seed);
 
+/* ---- regularizers and extra losses ---------------------------------------------------- */
+
+/* keras.regularizers.L1L2: l1 * sum|w| + l2 * sum w^2; {0, 0} is none. */
+typedef struct gb_regularizer {
+    double l1, l2;
+} gb_regularizer;
+
+/* The penalty of t as a scalar of t's dtype in the current scope; NULL
+ * (no error) for a zero regularizer. Negative or non-finite factors are
+ * a GB_ERR_VALUE error. */
+gb_tensor *gb_regularizer_apply(gb_regularizer r, gb_tensor *t);
+/* kernel_regularizer / bias_regularizer: v's penalty joins m's
+ * regularization loss (v must be one of m's weights). */
+bool gb_module_regularize_weight(gb_module *m, gb_variable *v, gb_regularizer r);
+/* activity_regularizer: after each call, penalty(first output) / batch
+ * goes to gb_add_loss, as Keras. */
+bool gb_module_set_activity_regularizer(gb_module *m, gb_regularizer r);
+/* The weight penalties of m and its submodules (each variable once), as
+ * a scalar in the current scope; NULL (no error) when there are none.
+ * fit adds it to the loss it trains on. */
+gb_tensor *gb_module_regularization_loss(gb_module *m);
+
+/* Keras' add_loss: a layer's call adds a scalar loss (an activity
+ * penalty, a KL term). Losses are collected between gb_losses_begin()
+ * and gb_losses_end(), which returns their sum (NULL when none was
+ * added); fit collects around every step and trains on the sum too.
+ * Outside a collection an added loss is dropped, as in inference. */
+void gb_losses_begin(void);
+gb_tensor *gb_losses_end(void);
+bool gb_add_loss(gb_tensor *loss);
+
 /* ---- layers ---------------------------------------------------------------------- */
 
 /* Options are zero-initialized structs; zero means the Keras default.
@@ -264,6 +295,7 @@ typedef struct gb_dense_options {
     bool no_bias;                      /* Keras use_bias=False */
     gb_initializer kernel_initializer; /* default Glorot-uniform */
     gb_initializer bias_initializer;   /* default zeros */
+    gb_regularizer kernel_regularizer, bias_regularizer, activity_regularizer;
     uint64_t seed;                     /* 0: next from the global sequence */
 } gb_dense_options;
 /* Dense(units): y = act(x @ kernel + bias); kernel [in, units] built from
@@ -279,6 +311,7 @@ typedef struct gb_conv2d_options {
     bool no_bias;
     gb_initializer kernel_initializer; /* default Glorot-uniform */
     gb_initializer bias_initializer;   /* default zeros */
+    gb_regularizer kernel_regularizer, bias_regularizer, activity_regularizer;
     uint64_t seed;
 } gb_conv2d_options;
 /* Conv2D(filters, (kh, kw)) on NHWC inputs; kernel [kh, kw, in, filters]. */
@@ -452,6 +485,13 @@ void gb_metric_reset_state(gb_metric *m);
 #define gb_module_count_params(...) GB_AT(gb_module_count_params, __VA_ARGS__)
 #define gb_module_count_trainable_params(...) GB_AT(gb_module_count_trainable_params, __VA_ARGS__)
 #define gb_module_summary(...) GB_AT(gb_module_summary, __VA_ARGS__)
+#define gb_regularizer_apply(...) GB_AT(gb_regularizer_apply, __VA_ARGS__)
+#define gb_module_regularize_weight(...) GB_AT(gb_module_regularize_weight, __VA_ARGS__)
+#define gb_module_set_activity_regularizer(...) \
+    GB_AT(gb_module_set_activity_regularizer, __VA_ARGS__)
+#define gb_module_regularization_loss(...) GB_AT(gb_module_regularization_loss, __VA_ARGS__)
+#define gb_losses_end(...) GB_AT(gb_losses_end, __VA_ARGS__)
+#define gb_add_loss(...) GB_AT(gb_add_loss, __VA_ARGS__)
 #define gb_dense_new(...) GB_AT(gb_dense_new, __VA_ARGS__)
 #define gb_conv2d_new(...) GB_AT(gb_conv2d_new, __VA_ARGS__)
 #define gb_max_pool2d_new(...) GB_AT(gb_max_pool2d_new, __VA_ARGS__)

@@ -16,6 +16,7 @@ typedef struct conv2d_state {
     gb_activation activation;
     bool use_bias;
     gb_initializer kernel_init, bias_init;
+    gb_regularizer kernel_reg, bias_reg;
     int64_t in_channels;   /* 0 until built */
     gb_variable *kernel, *bias;
 } conv2d_state;
@@ -74,6 +75,7 @@ static bool conv2d_build(gb_module *m, gb_dtype dt, int rank, const int64_t *sha
     if (s->use_bias)
         s->bias = gb_module_add_weight(m, "bias", dt, 1, &s->filters, s->bias_init, true);
     if (!s->kernel || (s->use_bias && !s->bias)) return false;
+    if (!gb__nn_regularize(m, s->kernel, s->kernel_reg, s->bias, s->bias_reg)) return false;
     s->in_channels = shape[3];
     return true;
 }
@@ -135,5 +137,7 @@ gb_module *gb_conv2d_new(int64_t filters, int64_t kh, int64_t kw, const gb_conv2
     s->use_bias = !opts->no_bias;
     s->kernel_init = gb__nn_init_or(opts->kernel_initializer, GB_INIT_GLOROT_UNIFORM);
     s->bias_init = gb__nn_init_or(opts->bias_initializer, GB_INIT_ZEROS);
-    return m;
+    s->kernel_reg = opts->kernel_regularizer;
+    s->bias_reg = opts->bias_regularizer;
+    return gb__nn_with_activity(m, opts->activity_regularizer);
 }

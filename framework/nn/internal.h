@@ -51,6 +51,26 @@ void gb__module_mark_built(gb_module *m, gb_dtype dt, int in_rank, const int64_t
 /* The next Keras-style auto name for prefix ("input_layer", "input_layer_1"). */
 bool gb__nn_auto_name(const char *prefix, char *out, size_t n);
 
+/* A weight and its regularizer (kernel_regularizer, bias_regularizer). */
+typedef struct gb__weight_penalty {
+    gb_variable *v;
+    gb_regularizer r;
+} gb__weight_penalty;
+/* m's own weight penalties (not its submodules'). */
+const gb__weight_penalty *gb__module_penalties(const gb_module *m, int *n);
+/* Factors finite and >= 0; else false with an error naming `who`. */
+bool gb__regularizer_valid(gb_regularizer r, const char *who);
+/* A layer's kernel and bias regularizers (bias may be NULL); false after an error. */
+bool gb__nn_regularize(gb_module *m, gb_variable *kernel, gb_regularizer kr, gb_variable *bias,
+                       gb_regularizer br);
+/* m with its activity regularizer set; NULL (m freed) when r is invalid. */
+gb_module *gb__nn_with_activity(gb_module *m, gb_regularizer r);
+/* penalty(y) / batch into the current loss collection (activity_regularizer). */
+bool gb__add_activity_loss(gb_regularizer r, gb_tensor *y);
+/* The sum of the losses added so far in the innermost collection (NULL:
+ * none, or no collection open), without ending it. */
+gb_tensor *gb__losses_so_far(void);
+
 /* Keras-style shape text: "(None, 28, 28, 32)" (-1 prints as None). */
 const char *gb__nn_shape_text(int rank, const int64_t *dims, char *buf, size_t n);
 

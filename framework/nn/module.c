@@ -40,6 +40,9 @@ struct gb_module {
     gb_module **subs;
     int nsubs, capsubs;
     var_list collected[4];    /* result buffers: all, trainable, non-trainable, counting */
+    gb__weight_penalty *penalties;  /* kernel/bias regularizers of its weights */
+    int npenalties, cappenalties;
+    gb_regularizer activity;  /* activity_regularizer ({0, 0}: none) */
     void *attached;           /* what a higher layer keeps on it (train: the compiled state) */
     void (*attached_free)(void *);
     _Alignas(max_align_t) unsigned char state[];
@@ -200,6 +203,7 @@ void gb_module_free(gb_module *m) {
     for (int i = 0; i < m->own.n; i++) gb_variable_free(m->own.v[i]);
     free(m->subs);
     free(m->own.v);
+    free(m->penalties);
     for (int k = 0; k < 4; k++) free(m->collected[k].v);
     free(m);
 }
@@ -351,6 +355,51 @@ gb_variable *gb_module_variable(gb_module *m, const char *name) {
         if (strcmp(full, name) == 0 || strcmp(short_name, name) == 0) return m->own.v[i];
     }
     return NULL;
+}
+
+/* ---- regularizers ------------------------------------------------------------------------ */
+
+bool gb_module_regularize_weight(gb_module *m, gb_variable *v, gb_regularizer r) {
+    if (!m || !v) {
+        if (gb_ok()) gb__error(GB_ERR_VALUE, NULL, "gb_module_regularize_weight: NULL %s",
+                               m ? "variable" : "module");
+        return false;
+    }
+    bool owned = false;
+    for (int i = 0; i < m->own.n; i++) owned |= m->own.v[i] == v;
+    if (!owned) {
+        gb__nn_error(m, GB_ERR_VALUE, "'%s' is not one of its weights", gb_variable_name(v));
+        return false;
+    }
+    if (!gb__regularizer_valid(r, m->name)) return false;
+    if (!r.l1 && !r.l2) return true;
+    if (m->npenalties == m->cappenalties) {
+        int cap = m->cappenalties ? 2 * m->cappenalties : 2;
+        gb__weight_penalty *grown = realloc(m->penalties, (size_t)cap * sizeof *grown);
+        if (!grown) {
+            gb__nn_error(m, GB_ERR_MEMORY, "out of memory");
+            return false;
+        }
+        m->penalties = grown;
+        m->cappenalties = cap;
+    }
+    m->penalties[m->npenalties++] = (gb__weight_penalty){v, r};
+    return true;
+}
+
+bool gb_module_set_activity_regularizer(gb_module *m, gb_regularizer r) {
+    if (!m) {
+        if (gb_ok()) gb__error(GB_ERR_VALUE, NULL, "gb_module_set_activity_regularizer: NULL module");
+        return false;
+    }
+    if (!gb__regularizer_valid(r, m->name)) return false;
+    m->activity = r;
+    return true;
+}
+
+const gb__weight_penalty *gb__module_penalties(const gb_module *m, int *n) {
+    *n = m->npenalties;
+    return m->penalties;
 }
 
 /* ---- collecting variables -------------------------------------------------------------- */
@@ -582,6 +631,8 @@ int gb_module_call_n(gb_module *m, int nin, gb_tensor *const *in, gb_tensor **ou
     enter(m, &was_in);
     int nout = ready_for(m, in[0]) ? run_call_n(m, nin, in, out, training) : -1;
     if (nout > 0 && !m->out_known) record_output(m, out[0]->rank, out[0]->shape);
+    if (nout > 0 && (m->activity.l1 || m->activity.l2) && !gb__add_activity_loss(m->activity, out[0]))
+        nout = -1;
     leave(m, was_in);
     return nout;
 }

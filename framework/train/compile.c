@@ -200,6 +200,19 @@ static gb_tensor *output_loss(gb__compiled *c, int k, gb_tensor *y_true, gb_tens
     return per ? gb_reduce_mean(per, GB_ALL_AXES, false) : NULL;
 }
 
+/* total + the losses the forward pass added (add_loss, activity
+ * penalties) + the model's weight penalties, as Keras' compute_loss. */
+static gb_tensor *with_extra_losses(gb__compiled *c, gb_tensor *total) {
+    gb_tensor *extra[2] = {gb__losses_so_far(), NULL};
+    if (!total || !gb_ok()) return total;
+    gb_name_scope_push("regularization");
+    extra[1] = gb_module_regularization_loss(c->model);
+    for (int i = 0; i < 2; i++)
+        if (extra[i]) total = gb_add(total, gb_cast(extra[i], gb_tensor_dtype(total)));
+    gb_name_scope_pop();
+    return total;
+}
+
 gb_tensor *gb__compiled_loss(gb__compiled *c, const gb__io *y, const gb__io *y_pred,
                              gb_tensor *sw, gb_tensor **per_output) {
     gb_name_scope_push("loss");
@@ -213,6 +226,7 @@ gb_tensor *gb__compiled_loss(gb__compiled *c, const gb__io *y, const gb__io *y_p
         if (l) total = total ? gb_add(total, l) : l;
         if (c->nout > 1) gb_name_scope_pop();
     }
+    total = with_extra_losses(c, total);
     gb_name_scope_pop();
     return gb_ok() ? total : NULL;
 }

@@ -67,9 +67,8 @@ static bool default_train_step(gb__compiled *c, const gb__io *x, const gb__io *y
 }
 
 /* The user's step (one input, one output: compile checked) or the default. */
-static bool run_train_step(gb__compiled *c, const gb__io *x, const gb__io *y, gb_tensor *sw,
-                           gb__step_out *r) {
-    *r = (gb__step_out){0};
+static bool user_or_default_step(gb__compiled *c, const gb__io *x, const gb__io *y, gb_tensor *sw,
+                                 gb__step_out *r) {
     if (!c->opts.train_step) return default_train_step(c, x, y, sw, r) && gb_ok();
     r->y_pred.n = 1;
     r->loss = c->opts.train_step(&c->state, x->t[0], y->t[0], sw, &r->y_pred.t[0],
@@ -79,11 +78,24 @@ static bool run_train_step(gb__compiled *c, const gb__io *x, const gb__io *y, gb
     return gb_ok() && r->loss && r->y_pred.t[0];
 }
 
+/* The losses the forward pass adds (gb_add_loss) are collected around
+ * each step; the compiled loss adds them. */
+static bool run_train_step(gb__compiled *c, const gb__io *x, const gb__io *y, gb_tensor *sw,
+                           gb__step_out *r) {
+    *r = (gb__step_out){0};
+    gb_losses_begin();
+    bool ok = user_or_default_step(c, x, y, sw, r);
+    gb_losses_end();
+    return ok;
+}
+
 static bool run_test_step(gb__compiled *c, const gb__io *x, const gb__io *y, gb_tensor *sw,
                           gb__step_out *r) {
     *r = (gb__step_out){0};
+    gb_losses_begin();
     r->loss = forward(c, x, false, &r->y_pred) ? gb__compiled_loss(c, y, &r->y_pred, sw, r->out_loss)
                                                : NULL;
+    gb_losses_end();
     return r->loss != NULL;
 }
 
