@@ -142,6 +142,7 @@ const char *gb_initializer_name(gb_init_kind kind);   /* "glorot_uniform" */
 /* ---- modules --------------------------------------------------------------------- */
 
 typedef struct gb_module gb_module;
+typedef struct gb_config gb_config;   /* a config dict: see "configs" below */
 
 /* The most inputs or outputs one layer call (or a model) has. */
 enum { GB_NN_MAX_IO = 16 };
@@ -177,6 +178,12 @@ typedef struct gb_module_type {
     /* Releases what the state holds beyond itself (NULL: nothing). The
      * module then frees its variables, submodules and state. */
     void (*free)(gb_module *m);
+    /* get_config: the constructor's arguments into dict c ("name" and
+     * "trainable" are written for every module). NULL: nothing more. */
+    bool (*get_config)(gb_module *m, gb_config *c);
+    /* from_config: a new module from such a dict. NULL: the type cannot
+     * be rebuilt from a config. */
+    gb_module *(*from_config)(const gb_config *c);
 } gb_module_type;
 
 /* A module of `type`; name NULL or "" picks the next auto name. seed 0
@@ -253,6 +260,74 @@ bool gb_module_summary(gb_module *m, FILE *out);
 void gb_nn_clear_session(void);
 /* tf.random.set_seed for layers: restarts the sequence of default seeds. */
 void gb_nn_set_seed(uint64_t seed);
+
+/* ---- configs ------------------------------------------------------------------------------- */
+
+/* Keras' config dicts as a tree of JSON values: what get_config writes,
+ * from_config reads, and model files store. Children belong to their
+ * parent; gb_config_free() on the root frees the tree. Integers are
+ * exact int64 (seeds survive a round trip). */
+typedef enum gb_config_kind {
+    GB_CONFIG_NULL, GB_CONFIG_BOOL, GB_CONFIG_INT, GB_CONFIG_NUMBER, GB_CONFIG_STRING,
+    GB_CONFIG_LIST, GB_CONFIG_DICT
+} gb_config_kind;
+
+gb_config *gb_config_new(void);                   /* an empty dict */
+void gb_config_free(gb_config *c);
+/* Adds a value under key to a dict, or (key NULL) at the end of a list;
+ * returns it (NULL after an error: a key set twice, a non-finite number). */
+gb_config *gb_config_put_int(gb_config *c, const char *key, int64_t v);
+gb_config *gb_config_put_number(gb_config *c, const char *key, double v);
+gb_config *gb_config_put_bool(gb_config *c, const char *key, bool v);
+gb_config *gb_config_put_null(gb_config *c, const char *key);
+gb_config *gb_config_put_string(gb_config *c, const char *key, const char *v);
+gb_config *gb_config_put_dict(gb_config *c, const char *key);
+gb_config *gb_config_put_list(gb_config *c, const char *key);
+gb_config *gb_config_put_ints(gb_config *c, const char *key, int n, const int64_t *v);
+
+gb_config_kind gb_config_kind_of(const gb_config *c);
+int gb_config_len(const gb_config *c);                        /* items of a list or dict */
+const gb_config *gb_config_at(const gb_config *c, int i);
+const char *gb_config_key_at(const gb_config *c, int i);
+const gb_config *gb_config_get(const gb_config *dict, const char *key);  /* NULL: absent */
+bool gb_config_is_number(const gb_config *c);                 /* an integer or a number */
+int64_t gb_config_int(const gb_config *c);
+double gb_config_number(const gb_config *c);
+bool gb_config_bool(const gb_config *c);
+const char *gb_config_string(const gb_config *c);             /* NULL: not a string */
+/* from_config's readers: dict[key] into *out, dflt when absent; a value
+ * of the wrong kind is an error "<who> config: '<key>' must be ...".
+ * read_string with dflt NULL requires the key; read_ints returns the
+ * count (at most max), 0 when absent, -1 after an error. */
+bool gb_config_read_int(const gb_config *c, const char *who, const char *key, int64_t dflt,
+                        int64_t *out);
+bool gb_config_read_number(const gb_config *c, const char *who, const char *key, double dflt,
+                           double *out);
+bool gb_config_read_bool(const gb_config *c, const char *who, const char *key, bool dflt,
+                         bool *out);
+const char *gb_config_read_string(const gb_config *c, const char *who, const char *key,
+                                  const char *dflt);
+int gb_config_read_ints(const gb_config *c, const char *who, const char *key, int max,
+                        int64_t *out);
+
+/* JSON text (malloc'd; indent 0: one line) and back. A malformed text is
+ * a GB_ERR_VALUE error "<what>: line L, column C: ...". */
+char *gb_config_to_json(const gb_config *c, int indent);
+gb_config *gb_config_from_json(const char *text, size_t n, const char *what);
+
+/* Keras' serialize / deserialize: {"class_name": "Dense", "config": {"name":
+ * ..., "trainable": ..., units, activation, initializers, seed...}} for
+ * every built-in layer and model (Sequential with its layers, Functional
+ * with its inputs, calls and outputs), and for custom layer types whose
+ * gb_module_type has get_config/from_config once registered. A module
+ * rebuilt from its config has the same structure, names and seeds, so
+ * the same initial weights; the trained values come from model files. */
+gb_config *gb_module_get_config(gb_module *m);
+gb_module *gb_module_from_config(const gb_config *c);
+/* Makes a custom module type known to gb_module_from_config by its
+ * class_name (Keras' register_keras_serializable); registering a name
+ * twice with another type is an error. */
+bool gb_register_module_type(const gb_module_type *type);
 
 /* ---- regularizers and extra losses ---------------------------------------------------- */
 
@@ -492,6 +567,25 @@ void gb_metric_reset_state(gb_metric *m);
 #define gb_module_regularization_loss(...) GB_AT(gb_module_regularization_loss, __VA_ARGS__)
 #define gb_losses_end(...) GB_AT(gb_losses_end, __VA_ARGS__)
 #define gb_add_loss(...) GB_AT(gb_add_loss, __VA_ARGS__)
+#define gb_config_new(...) GB_AT(gb_config_new, __VA_ARGS__)
+#define gb_config_put_int(...) GB_AT(gb_config_put_int, __VA_ARGS__)
+#define gb_config_put_number(...) GB_AT(gb_config_put_number, __VA_ARGS__)
+#define gb_config_put_bool(...) GB_AT(gb_config_put_bool, __VA_ARGS__)
+#define gb_config_put_null(...) GB_AT(gb_config_put_null, __VA_ARGS__)
+#define gb_config_put_string(...) GB_AT(gb_config_put_string, __VA_ARGS__)
+#define gb_config_put_dict(...) GB_AT(gb_config_put_dict, __VA_ARGS__)
+#define gb_config_put_list(...) GB_AT(gb_config_put_list, __VA_ARGS__)
+#define gb_config_put_ints(...) GB_AT(gb_config_put_ints, __VA_ARGS__)
+#define gb_config_read_int(...) GB_AT(gb_config_read_int, __VA_ARGS__)
+#define gb_config_read_number(...) GB_AT(gb_config_read_number, __VA_ARGS__)
+#define gb_config_read_bool(...) GB_AT(gb_config_read_bool, __VA_ARGS__)
+#define gb_config_read_string(...) GB_AT(gb_config_read_string, __VA_ARGS__)
+#define gb_config_read_ints(...) GB_AT(gb_config_read_ints, __VA_ARGS__)
+#define gb_config_to_json(...) GB_AT(gb_config_to_json, __VA_ARGS__)
+#define gb_config_from_json(...) GB_AT(gb_config_from_json, __VA_ARGS__)
+#define gb_module_get_config(...) GB_AT(gb_module_get_config, __VA_ARGS__)
+#define gb_module_from_config(...) GB_AT(gb_module_from_config, __VA_ARGS__)
+#define gb_register_module_type(...) GB_AT(gb_register_module_type, __VA_ARGS__)
 #define gb_dense_new(...) GB_AT(gb_dense_new, __VA_ARGS__)
 #define gb_conv2d_new(...) GB_AT(gb_conv2d_new, __VA_ARGS__)
 #define gb_max_pool2d_new(...) GB_AT(gb_max_pool2d_new, __VA_ARGS__)

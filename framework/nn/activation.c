@@ -68,18 +68,36 @@ static gb_tensor *activation_call(gb_module *m, gb_tensor *x, bool training) {
     return gb_activation_apply(s->act, x);
 }
 
-static const gb_module_type activation_type = {
+static bool activation_get_config(gb_module *m, gb_config *c) {
+    const activation_state *s = gb_module_state(m);
+    return gb_config_put_string(c, "activation", gb_activation_name(s->act)) != NULL;
+}
+
+static gb_module *activation_from_config(const gb_config *c) {
+    gb_activation act = GB_ACT_LINEAR;
+    if (!gb__config_read_activation(c, "Activation", &act)) return NULL;
+    return gb_activation_new(act, gb__config_name(c, "Activation"));
+}
+
+static gb_module *relu_from_config(const gb_config *c) {
+    return gb_relu_new(gb__config_name(c, "ReLU"));
+}
+
+const gb_module_type gb__activation_type = {
     .class_name = "Activation",
     .default_name = "activation",
     .state_size = sizeof(activation_state),
     .call = activation_call,
+    .get_config = activation_get_config,
+    .from_config = activation_from_config,
 };
 
-static const gb_module_type relu_type = {
+const gb_module_type gb__relu_type = {
     .class_name = "ReLU",
     .default_name = "re_lu",
     .state_size = sizeof(activation_state),
     .call = activation_call,
+    .from_config = relu_from_config,
 };
 
 static gb_module *new_activation_layer(const gb_module_type *type, gb_activation act,
@@ -95,9 +113,9 @@ static gb_module *new_activation_layer(const gb_module_type *type, gb_activation
 }
 
 gb_module *gb_activation_new(gb_activation act, const char *name) {
-    return new_activation_layer(&activation_type, act, name);
+    return new_activation_layer(&gb__activation_type, act, name);
 }
 
 gb_module *gb_relu_new(const char *name) {
-    return new_activation_layer(&relu_type, GB_ACT_RELU, name);
+    return new_activation_layer(&gb__relu_type, GB_ACT_RELU, name);
 }

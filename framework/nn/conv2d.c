@@ -89,13 +89,45 @@ static gb_tensor *conv2d_call(gb_module *m, gb_tensor *x, bool training) {
     return gb_activation_apply(s->activation, y);
 }
 
-static const gb_module_type conv2d_type = {
+static bool conv2d_get_config(gb_module *m, gb_config *c) {
+    const conv2d_state *s = gb_module_state(m);
+    gb__weighted_config w = {s->activation, s->use_bias, s->kernel_init, s->bias_init,
+                             s->kernel_reg, s->bias_reg, gb__module_activity(m), gb_module_seed(m)};
+    return gb_config_put_int(c, "filters", s->filters) &&
+           gb_config_put_ints(c, "kernel_size", 2, s->ksize) &&
+           gb_config_put_ints(c, "strides", 2, s->strides) && gb__config_put_padding(c, s->padding) &&
+           gb_config_put_ints(c, "dilation_rate", 2, s->dilation) && gb__config_put_weighted(c, &w);
+}
+
+static gb_module *conv2d_from_config(const gb_config *c) {
+    static const char *const who = "Conv2D";
+    gb__weighted_config w = {0};
+    int64_t filters = 0, k[2], strides[2], dilation[2];
+    gb_padding padding = GB_PADDING_VALID;
+    if (!gb_config_read_int(c, who, "filters", 0, &filters) ||
+        !gb__config_read_pair(c, who, "kernel_size", 0, k) ||
+        !gb__config_read_pair(c, who, "strides", 1, strides) ||
+        !gb__config_read_pair(c, who, "dilation_rate", 1, dilation) ||
+        !gb__config_read_padding(c, who, &padding) || !gb__config_read_weighted(c, who, &w))
+        return NULL;
+    return gb_conv2d_new(filters, k[0], k[1], &(gb_conv2d_options){
+                             .name = gb__config_name(c, who), .strides = {strides[0], strides[1]},
+                             .padding = padding, .dilation = {dilation[0], dilation[1]},
+                             .activation = w.activation, .no_bias = !w.use_bias,
+                             .kernel_initializer = w.kernel_init, .bias_initializer = w.bias_init,
+                             .kernel_regularizer = w.kernel_reg, .bias_regularizer = w.bias_reg,
+                             .activity_regularizer = w.activity_reg, .seed = w.seed});
+}
+
+const gb_module_type gb__conv2d_type = {
     .class_name = "Conv2D",
     .default_name = "conv2d",
     .state_size = sizeof(conv2d_state),
     .build = conv2d_build,
     .output_shape = conv2d_output_shape,
     .call = conv2d_call,
+    .get_config = conv2d_get_config,
+    .from_config = conv2d_from_config,
 };
 
 gb_module *gb_conv2d_new(int64_t filters, int64_t kh, int64_t kw, const gb_conv2d_options *opts) {
@@ -124,7 +156,7 @@ gb_module *gb_conv2d_new(int64_t filters, int64_t kh, int64_t kw, const gb_conv2
                   (int)opts->activation, (int)opts->padding);
         return NULL;
     }
-    gb_module *m = gb_module_new(&conv2d_type, opts->name, opts->seed);
+    gb_module *m = gb_module_new(&gb__conv2d_type, opts->name, opts->seed);
     if (!m) return NULL;
     conv2d_state *s = gb_module_state(m);
     s->filters = filters;

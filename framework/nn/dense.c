@@ -74,13 +74,35 @@ static gb_tensor *dense_call(gb_module *m, gb_tensor *x, bool training) {
     return gb_activation_apply(s->activation, y);
 }
 
-static const gb_module_type dense_type = {
+static bool dense_get_config(gb_module *m, gb_config *c) {
+    const dense_state *s = gb_module_state(m);
+    gb__weighted_config w = {s->activation, s->use_bias, s->kernel_init, s->bias_init,
+                             s->kernel_reg, s->bias_reg, gb__module_activity(m), gb_module_seed(m)};
+    return gb_config_put_int(c, "units", s->units) && gb__config_put_weighted(c, &w);
+}
+
+static gb_module *dense_from_config(const gb_config *c) {
+    gb__weighted_config w = {0};
+    int64_t units = 0;
+    if (!gb_config_read_int(c, "Dense", "units", 0, &units) || !gb__config_read_weighted(c, "Dense", &w))
+        return NULL;
+    return gb_dense_new(units, &(gb_dense_options){
+                                   .name = gb__config_name(c, "Dense"), .activation = w.activation,
+                                   .no_bias = !w.use_bias, .kernel_initializer = w.kernel_init,
+                                   .bias_initializer = w.bias_init, .kernel_regularizer = w.kernel_reg,
+                                   .bias_regularizer = w.bias_reg,
+                                   .activity_regularizer = w.activity_reg, .seed = w.seed});
+}
+
+const gb_module_type gb__dense_type = {
     .class_name = "Dense",
     .default_name = "dense",
     .state_size = sizeof(dense_state),
     .build = dense_build,
     .output_shape = dense_output_shape,
     .call = dense_call,
+    .get_config = dense_get_config,
+    .from_config = dense_from_config,
 };
 
 gb_module *gb_dense_new(int64_t units, const gb_dense_options *opts) {
@@ -96,7 +118,7 @@ gb_module *gb_dense_new(int64_t units, const gb_dense_options *opts) {
                   (int)opts->activation);
         return NULL;
     }
-    gb_module *m = gb_module_new(&dense_type, opts->name, opts->seed);
+    gb_module *m = gb_module_new(&gb__dense_type, opts->name, opts->seed);
     if (!m) return NULL;
     dense_state *s = gb_module_state(m);
     s->units = units;

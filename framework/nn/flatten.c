@@ -40,11 +40,16 @@ static gb_tensor *flatten_call(gb_module *m, gb_tensor *x, bool training) {
     return gb_reshape(x, 2, dims);
 }
 
-static const gb_module_type flatten_type = {
+static gb_module *flatten_from_config(const gb_config *c) {
+    return gb_flatten_new(gb__config_name(c, "Flatten"));
+}
+
+const gb_module_type gb__flatten_type = {
+    .from_config = flatten_from_config,
     .class_name = "Flatten",
     .default_name = "flatten",
     .output_shape = flatten_output_shape,
     .call = flatten_call,
 };
 
-gb_module *gb_flatten_new(const char *name) { return gb_module_new(&flatten_type, name, 0); }
+gb_module *gb_flatten_new(const char *name) { return gb_module_new(&gb__flatten_type, name, 0); }

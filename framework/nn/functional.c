@@ -18,37 +18,23 @@
 
 #include "nn/functional_internal.h"
 
-typedef struct fstep {
-    gb__fnode *node;          /* borrowed: alive through the outputs */
-    int in[GB_NN_MAX_IO];     /* value indices of its inputs */
-    int out0;                 /* its outputs are values out0 .. out0 + nout - 1 */
-} fstep;
-
-typedef struct functional_state {
-    int nin, nout;
-    gb_sym *inputs[GB_NN_MAX_IO], *outputs[GB_NN_MAX_IO];   /* each holds a reference */
-    int out_value[GB_NN_MAX_IO];
-    fstep *steps;
-    int nsteps, capsteps;
-    gb_sym **values;          /* construction only: value index -> symbol */
-    int nvalues, capvalues;
-} functional_state;
-
 static int functional_call(gb_module *m, int nin, gb_tensor *const *in, gb_tensor **out,
                            bool training);
 static int functional_specs(gb_module *m, int nin, const gb_tensor_spec *in, gb_tensor_spec *out);
 static void functional_free(gb_module *m);
 
-static const gb_module_type functional_type = {
+const gb_module_type gb__functional_type = {
     .class_name = "Functional",
     .default_name = "functional",
     .state_size = sizeof(functional_state),
     .call_n = functional_call,
     .output_specs = functional_specs,
     .free = functional_free,
+    .get_config = gb__functional_get_config,
+    .from_config = gb__functional_from_config,
 };
 
-bool gb_is_functional(const gb_module *m) { return gb_module_get_type(m) == &functional_type; }
+bool gb_is_functional(const gb_module *m) { return gb_module_get_type(m) == &gb__functional_type; }
 
 static functional_state *state_of(const gb_module *m) {
     return gb_is_functional(m) ? gb_module_state((gb_module *)m) : NULL;
@@ -175,7 +161,7 @@ static bool wire(gb_module *m, functional_state *s, int nin, gb_sym *const *inpu
 gb_module *gb_functional_new(int nin, gb_sym *const *inputs, int nout, gb_sym *const *outputs,
                              const char *name) {
     if (!gb_ok()) return NULL;
-    gb_module *m = gb_module_new(&functional_type, name, 0);
+    gb_module *m = gb_module_new(&gb__functional_type, name, 0);
     if (!m) return NULL;
     functional_state *s = gb_module_state(m);
     bool ok = wire(m, s, nin, inputs, nout, outputs);
@@ -328,8 +314,7 @@ int gb__functional_num_rows(const gb_module *m) {
     return s ? s->nin + gb_module_num_submodules(m) : 0;
 }
 
-/* Which call of its layer (0, 1, ...) node n is in the model. */
-static int call_number(const functional_state *s, const gb__fnode *n) {
+int gb__functional_call_number(const functional_state *s, const gb__fnode *n) {
     int k = 0;
     for (int i = 0; i < s->nsteps && s->steps[i].node != n; i++)
         k += s->steps[i].node->layer == n->layer;
@@ -345,7 +330,7 @@ static void connections(const functional_state *s, const gb_module *layer, char 
         if (node->layer != layer) continue;
         for (int k = 0; k < node->nin && used < n; k++) {
             const gb_sym *x = node->in[k];
-            int call = x->node->layer ? call_number(s, x->node) : 0;
+            int call = x->node->layer ? gb__functional_call_number(s, x->node) : 0;
             used += (size_t)snprintf(buf + used, n - used, "%s%s[%d][%d]", used ? "\n" : "",
                                      x->node->name, call, x->index);
         }

@@ -28,6 +28,30 @@ struct gb__fnode {
 gb_sym *gb__sym_retain(gb_sym *s);
 void gb__sym_release(gb_sym *s);
 
+/* One layer call of a functional model, in the order they run. */
+typedef struct fstep {
+    gb__fnode *node;          /* borrowed: alive through the outputs */
+    int in[GB_NN_MAX_IO];     /* value indices of its inputs */
+    int out0;                 /* its outputs are values out0 .. out0 + nout - 1 */
+} fstep;
+
+typedef struct functional_state {
+    int nin, nout;
+    gb_sym *inputs[GB_NN_MAX_IO], *outputs[GB_NN_MAX_IO];   /* each holds a reference */
+    int out_value[GB_NN_MAX_IO];
+    fstep *steps;
+    int nsteps, capsteps;
+    gb_sym **values;          /* construction only: value index -> symbol */
+    int nvalues, capvalues;
+} functional_state;
+
+/* Which call of its layer (0, 1, ...) node n is in the model. */
+int gb__functional_call_number(const functional_state *s, const gb__fnode *n);
+
+/* The config of a functional model (functional_config.c). */
+bool gb__functional_get_config(gb_module *m, gb_config *c);
+gb_module *gb__functional_from_config(const gb_config *c);
+
 /* One row of model.summary(): a layer (or an input) with its output
  * shape, parameter count and, in functional models, what feeds it. */
 typedef struct gb__summary_row {

@@ -71,6 +71,44 @@ bool gb__add_activity_loss(gb_regularizer r, gb_tensor *y);
  * none, or no collection open), without ending it. */
 gb_tensor *gb__losses_so_far(void);
 
+/* ---- configs (serialize.c) ---- */
+
+/* The built-in module types, for the registry of class names. */
+extern const gb_module_type gb__dense_type, gb__conv2d_type, gb__max_pool_type, gb__avg_pool_type,
+    gb__flatten_type, gb__dropout_type, gb__activation_type, gb__relu_type, gb__add_type,
+    gb__concatenate_type, gb__sequential_type, gb__functional_type;
+
+/* m's serialized form ({"class_name", "config"}) into dict c. */
+bool gb__module_config_into(gb_module *m, gb_config *c);
+/* The "name" of a layer config ("" when absent: an auto name). */
+const char *gb__config_name(const gb_config *c, const char *who);
+bool gb__config_put_init(gb_config *c, const char *key, gb_initializer init);
+bool gb__config_read_init(const gb_config *c, const char *who, const char *key,
+                          gb_initializer *out);
+bool gb__config_put_regularizer(gb_config *c, const char *key, gb_regularizer r);
+bool gb__config_read_regularizer(const gb_config *c, const char *who, const char *key,
+                                 gb_regularizer *out);
+bool gb__config_read_activation(const gb_config *c, const char *who, gb_activation *out);
+bool gb__config_put_padding(gb_config *c, gb_padding p);
+bool gb__config_read_padding(const gb_config *c, const char *who, gb_padding *out);
+bool gb__config_read_pair(const gb_config *c, const char *who, const char *key, int64_t dflt,
+                          int64_t out[2]);
+
+bool gb__config_read_dtype(const gb_config *c, const char *who, const char *key, gb_dtype *out);
+
+/* What Dense and Conv2D share in their configs. */
+typedef struct gb__weighted_config {
+    gb_activation activation;
+    bool use_bias;
+    gb_initializer kernel_init, bias_init;
+    gb_regularizer kernel_reg, bias_reg, activity_reg;
+    uint64_t seed;
+} gb__weighted_config;
+bool gb__config_put_weighted(gb_config *c, const gb__weighted_config *w);
+bool gb__config_read_weighted(const gb_config *c, const char *who, gb__weighted_config *w);
+/* m's activity regularizer ({0, 0}: none). */
+gb_regularizer gb__module_activity(const gb_module *m);
+
 /* Keras-style shape text: "(None, 28, 28, 32)" (-1 prints as None). */
 const char *gb__nn_shape_text(int rank, const int64_t *dims, char *buf, size_t n);
 

@@ -85,7 +85,22 @@ static int merge_call(gb_module *m, int nin, gb_tensor *const *in, gb_tensor **o
     return out[0] ? 1 : -1;
 }
 
-static const gb_module_type add_type = {
+static bool merge_get_config(gb_module *m, gb_config *c) {
+    const merge_state *s = gb_module_state(m);
+    return !s->concat || gb_config_put_int(c, "axis", s->axis);
+}
+
+static gb_module *add_from_config(const gb_config *c) { return gb_add_layer_new(gb__config_name(c, "Add")); }
+
+static gb_module *concatenate_from_config(const gb_config *c) {
+    int64_t axis = -1;
+    if (!gb_config_read_int(c, "Concatenate", "axis", -1, &axis)) return NULL;
+    return gb_concatenate_new(axis, gb__config_name(c, "Concatenate"));
+}
+
+const gb_module_type gb__add_type = {
+    .get_config = merge_get_config,
+    .from_config = add_from_config,
     .class_name = "Add",
     .default_name = "add",
     .state_size = sizeof(merge_state),
@@ -93,7 +108,9 @@ static const gb_module_type add_type = {
     .output_specs = merge_specs,
 };
 
-static const gb_module_type concatenate_type = {
+const gb_module_type gb__concatenate_type = {
+    .get_config = merge_get_config,
+    .from_config = concatenate_from_config,
     .class_name = "Concatenate",
     .default_name = "concatenate",
     .state_size = sizeof(merge_state),
@@ -101,10 +118,10 @@ static const gb_module_type concatenate_type = {
     .output_specs = merge_specs,
 };
 
-gb_module *gb_add_layer_new(const char *name) { return gb_module_new(&add_type, name, 0); }
+gb_module *gb_add_layer_new(const char *name) { return gb_module_new(&gb__add_type, name, 0); }
 
 gb_module *gb_concatenate_new(int64_t axis, const char *name) {
-    gb_module *m = gb_module_new(&concatenate_type, name, 0);
+    gb_module *m = gb_module_new(&gb__concatenate_type, name, 0);
     if (!m) return NULL;
     merge_state *s = gb_module_state(m);
     s->axis = axis;

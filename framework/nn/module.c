@@ -397,6 +397,8 @@ bool gb_module_set_activity_regularizer(gb_module *m, gb_regularizer r) {
     return true;
 }
 
+gb_regularizer gb__module_activity(const gb_module *m) { return m->activity; }
+
 const gb__weight_penalty *gb__module_penalties(const gb_module *m, int *n) {
     *n = m->npenalties;
     return m->penalties;

@@ -50,20 +50,33 @@ static gb_tensor *pool_call(gb_module *m, gb_tensor *x, bool training) {
     return s->op(x, s->ksize, 2, s->strides, 2, s->padding);
 }
 
-static const gb_module_type max_pool_type = {
+static bool pool_get_config(gb_module *m, gb_config *c) {
+    const pool_state *s = gb_module_state(m);
+    return gb_config_put_ints(c, "pool_size", 2, s->ksize) &&
+           gb_config_put_ints(c, "strides", 2, s->strides) && gb__config_put_padding(c, s->padding);
+}
+
+static gb_module *max_pool_from_config(const gb_config *c);
+static gb_module *avg_pool_from_config(const gb_config *c);
+
+const gb_module_type gb__max_pool_type = {
     .class_name = "MaxPooling2D",
     .default_name = "max_pooling2d",
     .state_size = sizeof(pool_state),
     .output_shape = pool_output_shape,
     .call = pool_call,
+    .get_config = pool_get_config,
+    .from_config = max_pool_from_config,
 };
 
-static const gb_module_type avg_pool_type = {
+const gb_module_type gb__avg_pool_type = {
     .class_name = "AveragePooling2D",
     .default_name = "average_pooling2d",
     .state_size = sizeof(pool_state),
     .output_shape = pool_output_shape,
     .call = pool_call,
+    .get_config = pool_get_config,
+    .from_config = avg_pool_from_config,
 };
 
 static gb_module *new_pool(const gb_module_type *type, pool_op_fn op,
@@ -91,9 +104,26 @@ static gb_module *new_pool(const gb_module_type *type, pool_op_fn op,
 }
 
 gb_module *gb_max_pool2d_new(const gb_pool2d_options *opts) {
-    return new_pool(&max_pool_type, gb_max_pool2d, opts);
+    return new_pool(&gb__max_pool_type, gb_max_pool2d, opts);
 }
 
 gb_module *gb_avg_pool2d_new(const gb_pool2d_options *opts) {
-    return new_pool(&avg_pool_type, gb_avg_pool2d, opts);
+    return new_pool(&gb__avg_pool_type, gb_avg_pool2d, opts);
 }
+
+/* Both kinds read the same config. */
+static gb_module *pool_from(const gb_config *c, const gb_module_type *type) {
+    const char *who = type->class_name;
+    int64_t pool[2], strides[2];
+    gb_padding padding = GB_PADDING_VALID;
+    if (!gb__config_read_pair(c, who, "pool_size", 2, pool) ||
+        !gb__config_read_pair(c, who, "strides", 0, strides) ||
+        !gb__config_read_padding(c, who, &padding))
+        return NULL;
+    gb_pool2d_options o = {.name = gb__config_name(c, who), .pool_size = {pool[0], pool[1]},
+                           .strides = {strides[0], strides[1]}, .padding = padding};
+    return type == &gb__avg_pool_type ? gb_avg_pool2d_new(&o) : gb_max_pool2d_new(&o);
+}
+
+static gb_module *max_pool_from_config(const gb_config *c) { return pool_from(c, &gb__max_pool_type); }
+static gb_module *avg_pool_from_config(const gb_config *c) { return pool_from(c, &gb__avg_pool_type); }
