@@ -34,6 +34,7 @@
 
 #include <stdio.h>
 
+#include "gb_data.h"
 #include "gb_function.h"
 #include "gb_nn.h"
 #include "gb_optim.h"
@@ -246,6 +247,7 @@ typedef struct gb_fit_options {
     double validation_split;      /* the last fraction of x, y; ignored with val_x */
     gb_tensor *val_x, *val_y;     /* validation_data */
     gb_data_arrays val_data;      /* validation_data of several inputs/outputs (nx 0: none) */
+    gb_dataset *val_dataset;      /* validation_data as a dataset (borrowed) */
     const double *class_weight;   /* per class index (y int); NULL: none */
     int nclass_weight;
     gb_tensor *sample_weight;     /* [N] float; NULL: none */
@@ -283,6 +285,16 @@ bool gb_model_evaluate_arrays(gb_module *model, gb_data_arrays data, gb_tensor *
 int gb_model_predict_arrays(gb_module *model, int nx, gb_tensor *const *x, int64_t batch_size,
                             gb_tensor **out);
 
+/* fit and evaluate on a dataset (borrowed): each element is a batch whose
+ * components are the model's inputs, then the targets of the outputs
+ * with a loss, then optionally the sample weights. batch_size, shuffle,
+ * validation_split and sample_weight do not apply (the dataset decides);
+ * class_weight does. A dataset of unknown length is counted in the first
+ * epoch ("12/Unknown" in the progress bar); an infinite one needs
+ * steps_per_epoch. */
+gb_history *gb_model_fit_dataset(gb_module *model, gb_dataset *ds, const gb_fit_options *o);
+bool gb_model_evaluate_dataset(gb_module *model, gb_dataset *ds, gb_logs *out);
+
 #if !defined(GB_BUILDING_LIBRARY)
 #define gb_model_compile(...) GB_AT(gb_model_compile, __VA_ARGS__)
 #define gb_model_fit(...) GB_AT(gb_model_fit, __VA_ARGS__)
@@ -291,6 +303,8 @@ int gb_model_predict_arrays(gb_module *model, int nx, gb_tensor *const *x, int64
 #define gb_model_fit_arrays(...) GB_AT(gb_model_fit_arrays, __VA_ARGS__)
 #define gb_model_evaluate_arrays(...) GB_AT(gb_model_evaluate_arrays, __VA_ARGS__)
 #define gb_model_predict_arrays(...) GB_AT(gb_model_predict_arrays, __VA_ARGS__)
+#define gb_model_fit_dataset(...) GB_AT(gb_model_fit_dataset, __VA_ARGS__)
+#define gb_model_evaluate_dataset(...) GB_AT(gb_model_evaluate_dataset, __VA_ARGS__)
 #define gb_logs_set(...) GB_AT(gb_logs_set, __VA_ARGS__)
 #define gb_train_compiled_loss(...) GB_AT(gb_train_compiled_loss, __VA_ARGS__)
 #define gb_callback_new(...) GB_AT(gb_callback_new, __VA_ARGS__)

@@ -52,6 +52,15 @@ START_TEST(test_running_line_has_an_eta) {
 }
 END_TEST
 
+/* A dataset of unknown length in its first epoch: no bar, no ETA. */
+START_TEST(test_unknown_length_line) {
+    gb_logs l = logs2(0.5, 1.25);
+    expect_line(1, 12, -1, 0.4, 0.03, false, &l, false,
+                "12/Unknown 30ms/step - accuracy: 0.5000 - loss: 1.2500");
+    expect_line(1, 40, -1, 1.2, 0.03, true, NULL, false, "40/Unknown 1s 30ms/step");
+}
+END_TEST
+
 START_TEST(test_verbose_2_line) {
     gb_logs l = logs2(0.9, 0.25);
     expect_line(2, 469, 469, 3.4, 0.0066, true, &l, false,
@@ -134,6 +143,7 @@ static Suite *suite(void) {
     tcase_add_checked_fixture(tc, nn_seeded_setup, scope_teardown);
     tcase_add_test(tc, test_final_line);
     tcase_add_test(tc, test_running_line_has_an_eta);
+    tcase_add_test(tc, test_unknown_length_line);
     tcase_add_test(tc, test_verbose_2_line);
     tcase_add_test(tc, test_fit_writes_one_line_per_epoch_to_a_file);
     tcase_add_test(tc, test_fit_verbose_2);

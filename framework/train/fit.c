@@ -86,12 +86,7 @@ static gb__io group_of(gb_tensor *const *t, int n) {
     return g;
 }
 
-static bool check_fit(gb__compiled *c, const gb__io *x, const gb__io *y, const gb_fit_options *o) {
-    if (!check_data(c, FIT, "x", x, "y", y)) return false;
-    gb__io vx = group_of(&o->val_x, 1), vy = group_of(&o->val_y, 1);
-    if (o->val_data.nx) vx = group_of(o->val_data.x, o->val_data.nx), vy = group_of(o->val_data.y, o->val_data.ny);
-    bool has_val = o->val_x || o->val_y || o->val_data.nx;
-    if (has_val && !check_data(c, FIT, "val_x", &vx, "val_y", &vy)) return false;
+bool gb__check_fit_options(gb__compiled *c, const gb_fit_options *o) {
     const char *why = o->epochs < 1 ? "epochs must be >= 1"
                       : o->batch_size < 1 ? "batch_size must be >= 1"
                       : !(o->validation_split >= 0 && o->validation_split < 1)
@@ -109,6 +104,15 @@ static bool check_fit(gb__compiled *c, const gb__io *x, const gb__io *y, const g
     return !why;
 }
 
+static bool check_fit(gb__compiled *c, const gb__io *x, const gb__io *y, const gb_fit_options *o) {
+    if (!check_data(c, FIT, "x", x, "y", y)) return false;
+    gb__io vx = group_of(&o->val_x, 1), vy = group_of(&o->val_y, 1);
+    if (o->val_data.nx) vx = group_of(o->val_data.x, o->val_data.nx), vy = group_of(o->val_data.y, o->val_data.ny);
+    bool has_val = o->val_x || o->val_y || o->val_data.nx;
+    if (has_val && !check_data(c, FIT, "val_x", &vx, "val_y", &vy)) return false;
+    return gb__check_fit_options(c, o);
+}
+
 /* ---- one run ------------------------------------------------------------------------------ */
 
 typedef struct fit_run {
@@ -122,6 +126,8 @@ typedef struct fit_run {
     int64_t *perm;                /* the current pass's order (NULL: no shuffle) */
     int64_t pos, pass;            /* the stream of batches: offset in the pass, its number */
     uint64_t seed;
+    gb_dataset *ds;               /* fit on a dataset: batches come from it */
+    gb_iterator *it;              /* the current pass over ds */
     gb__callbacks cbs;
     gb_history *history;
 } fit_run;
@@ -203,27 +209,55 @@ static gb__io group_batch(fit_run *r, const gb__io *g, int64_t pos, int64_t m) {
     return b;
 }
 
-/* One step on the stream's next batch, with the callbacks around it;
- * on_batch_end runs inside the batch's scope, so it can read the
- * gradients it asked for. */
-static bool train_batch(fit_run *r, int64_t b) {
-    gb_train_state *s = &r->c->state;
-    gb_logs logs = {0};
-    s->want_gradients = false;
-    gb__cb_batch_begin(&r->cbs, s, b, &logs);
+/* The stream's next batch of the arrays: a pass over the (shuffled)
+ * rows, the next pass starting where one ends. */
+static void next_array_batch(fit_run *r, gb__io *x, gb__io *y, gb_tensor **sw) {
     if (r->pos >= r->n) {
         r->pass++;
         r->pos = 0;
         if (r->perm) gb__shuffle_permutation(r->perm, r->n, r->seed, (uint64_t)r->pass);
     }
     int64_t m = r->n - r->pos < r->o->batch_size ? r->n - r->pos : r->o->batch_size;
-    gb_scope_begin(); /* the batch's tensors die with it */
-    gb__io x = group_batch(r, &r->x, r->pos, m), y = group_batch(r, &r->y, r->pos, m);
-    gb_tensor *sw = batch_of(r, r->sw, r->pos, m);
-    gb__step_out out;
-    bool ok = gb_ok() && gb__train_batch(r->c, &x, &y, sw, true, &out) &&
-              gb__metrics_update(r->c, &out, &y, sw);
+    *x = group_batch(r, &r->x, r->pos, m), *y = group_batch(r, &r->y, r->pos, m);
+    *sw = batch_of(r, r->sw, r->pos, m);
     r->pos += m;
+}
+
+/* The next batch of the dataset: 1, or 0 at the end of a pass (then the
+ * epoch ends, unless steps_per_epoch asks for more: a new pass starts,
+ * as Keras' EpochIterator does), -1 after an error. */
+static int next_dataset_batch(fit_run *r, gb__io *x, gb__io *y, gb_tensor **sw) {
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (!r->it && !(r->it = gb_iterator_new(r->ds))) return -1;
+        int got = gb__dataset_batch(r->c, r->it, r->o, x, y, sw);
+        if (got != 0) return got;
+        gb_iterator_free(r->it);
+        r->it = NULL;
+        if (!r->o->steps_per_epoch) return 0;
+    }
+    gb__error(GB_ERR_VALUE, NULL, "%s: the dataset gives no batches", FIT);
+    return -1;
+}
+
+/* One step on the next batch, with the callbacks around it; on_batch_end
+ * runs inside the batch's scope, so it can read the gradients it asked
+ * for. 1: trained, 0: the data ended (datasets), -1: an error. */
+static int train_batch(fit_run *r, int64_t b) {
+    gb_train_state *s = &r->c->state;
+    gb_logs logs = {0};
+    gb_scope_begin(); /* the batch's tensors die with it */
+    gb__io x, y;
+    gb_tensor *sw;
+    int got = 1;
+    if (r->ds)
+        got = next_dataset_batch(r, &x, &y, &sw);   /* first: an ended pass is no batch */
+    else
+        next_array_batch(r, &x, &y, &sw);
+    s->want_gradients = false;
+    if (got == 1) gb__cb_batch_begin(&r->cbs, s, b, &logs);
+    gb__step_out out;
+    bool ok = got == 1 && gb_ok() && gb__train_batch(r->c, &x, &y, sw, true, &out) &&
+              gb__metrics_update(r->c, &out, &y, sw);
     if (ok) {
         logs.n = 0;
         gb__metrics_logs(r->c, NULL, &logs);
@@ -232,7 +266,7 @@ static bool train_batch(fit_run *r, int64_t b) {
     s->gradients = NULL;
     s->ngradients = 0;
     gb_scope_end();
-    return ok && gb_ok();
+    return got == 0 ? 0 : ok && gb_ok() ? 1 : -1;
 }
 
 /* The compiled loss and metrics over x, y in batches, into logs. */
@@ -254,17 +288,29 @@ static bool evaluate_into(gb__compiled *c, const gb__io *x, const gb__io *y, gb_
     return ok;
 }
 
+/* The epoch's steps: all of them, or (a dataset of unknown length) until
+ * it ends, which then fixes the count for the epochs after. */
 static bool run_epoch(fit_run *r, int epoch, gb_logs *logs) {
     gb_train_state *s = &r->c->state;
     gb__metrics_reset(r->c);
     logs->n = 0;
     gb__cb_epoch_begin(&r->cbs, s, epoch, logs);
-    for (int64_t b = 0; b < s->steps && gb_ok() && !s->stop_training; b++)
-        if (!train_batch(r, b)) return false;
+    int64_t b = 0;
+    for (int got = 1; (s->steps < 0 || b < s->steps) && gb_ok() && !s->stop_training; b++) {
+        if ((got = train_batch(r, b)) < 0) return false;
+        if (got == 0) break;
+    }
+    if (s->steps < 0) s->steps = b;
+    if (r->ds && !r->o->steps_per_epoch) {   /* an epoch is a pass: the next one starts anew */
+        gb_iterator_free(r->it);
+        r->it = NULL;
+    }
     if (!gb_ok()) return false;
     logs->n = 0;
     gb__metrics_logs(r->c, NULL, logs);
     if (r->vx.n && !evaluate_into(r->c, &r->vx, &r->vy, r->vsw, r->o->batch_size, "val_", logs))
+        return false;
+    if (r->o->val_dataset && !gb__evaluate_dataset_into(r->c, r->o->val_dataset, "val_", logs))
         return false;
     gb__cb_epoch_end(&r->cbs, s, epoch, logs);
     return gb_ok() && gb__history_append(r->history, epoch, logs);
@@ -273,7 +319,7 @@ static bool run_epoch(fit_run *r, int epoch, gb_logs *logs) {
 static bool train(fit_run *r) {
     const gb_fit_options *o = r->o;
     gb_train_state *s = &r->c->state;
-    int64_t passes = (r->n + o->batch_size - 1) / o->batch_size;
+    int64_t passes = r->ds ? gb__dataset_steps(r->ds) : (r->n + o->batch_size - 1) / o->batch_size;
     *s = (gb_train_state){.model = r->c->model, .optimizer = r->c->opts.optimizer,
                           .epochs = o->epochs,
                           .steps = o->steps_per_epoch ? o->steps_per_epoch : passes,
@@ -298,6 +344,24 @@ static gb_history *fit_groups(gb_module *model, const gb__io *x, const gb__io *y
     bool ok = prepare(&r, x, y) && train(&r);
     gb_scope_end();
     free(r.perm);
+    gb_callback_free(r.cbs.progbar);
+    if (!ok) {
+        gb_history_free(r.history);
+        return NULL;
+    }
+    return r.history;
+}
+
+gb_history *gb_model_fit_dataset(gb_module *model, gb_dataset *ds, const gb_fit_options *opts) {
+    if (!gb_ok()) return NULL;
+    gb__compiled *c = gb__compiled_of(model, FIT);
+    gb_fit_options o = opts ? *opts : gb_fit_defaults();
+    if (!c || !gb__check_fit_dataset(c, ds, &o)) return NULL;
+    fit_run r = {.c = c, .o = &o, .ds = ds};
+    r.cbs = (gb__callbacks){.user = o.callbacks, .nuser = o.ncallbacks};
+    bool ok = (!o.verbose || (r.cbs.progbar = gb__progbar_logger(o.out, o.verbose))) &&
+              (r.history = gb__history_new()) && train(&r);
+    gb_iterator_free(r.it);
     gb_callback_free(r.cbs.progbar);
     if (!ok) {
         gb_history_free(r.history);

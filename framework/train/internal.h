@@ -81,6 +81,20 @@ bool gb__metrics_update(gb__compiled *c, const gb__step_out *r, const gb__io *y,
 void gb__steps_free(gb__compiled *c);
 void gb__metrics_logs(gb__compiled *c, const char *prefix, gb_logs *logs);
 
+/* ---- datasets (fit_dataset.c) ------------------------------------------------------- */
+
+/* fit's option checks, shared by arrays and datasets. */
+bool gb__check_fit_options(gb__compiled *c, const gb_fit_options *o);
+bool gb__check_fit_dataset(gb__compiled *c, gb_dataset *ds, const gb_fit_options *o);
+/* Batches per epoch of ds, or -1 when unknown (counted as it runs). */
+int64_t gb__dataset_steps(gb_dataset *ds);
+/* The next element as a batch: 1, 0 at the end, -1 after an error.
+ * With options, class_weight weighs it. */
+int gb__dataset_batch(gb__compiled *c, gb_iterator *it, const gb_fit_options *o, gb__io *x,
+                      gb__io *y, gb_tensor **sw);
+bool gb__evaluate_dataset_into(gb__compiled *c, gb_dataset *ds, const char *prefix,
+                               gb_logs *logs);
+
 /* ---- batches (batches.c) ------------------------------------------------------------ */
 
 int64_t gb__num_samples(gb_tensor *t);

@@ -103,20 +103,25 @@ void gb__progbar_format(char *buf, size_t n, int verbose, int64_t current, int64
     line l = {buf, n, 0};
     if (n) buf[0] = '\0';
     char count[48];
-    snprintf(count, sizeof count, "%*lld/%lld", digits(target), (long long)current,
-             (long long)target);
+    if (target > 0)
+        snprintf(count, sizeof count, "%*lld/%lld", digits(target), (long long)current,
+                 (long long)target);
+    else   /* a dataset of unknown length, in its first epoch (Keras' words) */
+        snprintf(count, sizeof count, "%lld/Unknown", (long long)current);
     if (verbose == 2) {
         add(&l, "%s - %.0fs -", count, elapsed);
     } else {
         add_styled(&l, colour, "1", count);
-        add(&l, " ");
-        add_bar(&l, colour, target > 0 ? (int)(BAR_WIDTH * (double)current / (double)target) : 0);
+        if (target > 0) {
+            add(&l, " ");
+            add_bar(&l, colour, (int)(BAR_WIDTH * (double)current / (double)target));
+        }
         if (finalize) {
             char s[32];
             snprintf(s, sizeof s, "%.0fs", elapsed);
             add(&l, " ");
             add_styled(&l, colour, "1", s);
-        } else {
+        } else if (target > 0) {
             add_eta(&l, colour, per_step * (double)(target - current));
         }
     }
