@@ -5,7 +5,8 @@
  *   fashion_mnist_fit --model cnn --epochs 3 --db runs.db --serve 6006
  *
  * Models: mlp (784-256-128-10, ReLU), cnn (two 3x3 convolutions with max
- * pooling, Dense 128). Adam, sparse categorical cross-entropy on logits,
+ * pooling, Dense 128), cnn_bn (the same with BatchNormalization after each
+ * convolution). Adam, sparse categorical cross-entropy on logits,
  * accuracy; the train and test steps are traced (--eager: op by op).
  * With --db the summary callback records the run (scalars per batch and
  * epoch, histograms every epoch, the train step's graph with op times,
@@ -28,15 +29,15 @@ typedef struct config {
     const char *model, *data_dir, *db, *run;
     int epochs, serve_port, verbose;
     int64_t batch, limit;
-    double lr, min_accuracy;
+    double lr, lr_decay, min_accuracy;
     uint64_t seed;
     bool eager, keep_serving, no_validation;
 } config;
 
 static int usage(const char *prog) {
     fprintf(stderr,
-            "usage: %s [--model mlp|cnn] [--epochs N] [--batch N] [--lr X] [--seed N]\n"
-            "          [--limit N] [--data DIR] [--db FILE] [--run NAME] [--serve PORT]\n"
+            "usage: %s [--model mlp|cnn|cnn_bn] [--epochs N] [--batch N] [--lr X] [--lr-decay X]\n"
+            "          [--seed N] [--limit N] [--data DIR] [--db FILE] [--run NAME] [--serve PORT]\n"
             "          [--keep-serving] [--verbose 0|1|2] [--min-accuracy X] [--eager]\n"
             "          [--no-validation]\n",
             prog);
@@ -54,6 +55,7 @@ static bool parse(int argc, char **argv, config *c) {
         else if (!strcmp(a, "--epochs")) c->epochs = atoi(argv[++i]);
         else if (!strcmp(a, "--batch")) c->batch = atoll(argv[++i]);
         else if (!strcmp(a, "--lr")) c->lr = atof(argv[++i]);
+        else if (!strcmp(a, "--lr-decay")) c->lr_decay = atof(argv[++i]);
         else if (!strcmp(a, "--seed")) c->seed = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(a, "--limit")) c->limit = atoll(argv[++i]);
         else if (!strcmp(a, "--data")) c->data_dir = argv[++i];
@@ -64,7 +66,7 @@ static bool parse(int argc, char **argv, config *c) {
         else if (!strcmp(a, "--min-accuracy")) c->min_accuracy = atof(argv[++i]);
         else return false;
     }
-    return c->epochs >= 1 && c->batch >= 1 && c->lr > 0 && c->limit >= 0 &&
+    return c->epochs >= 1 && c->batch >= 1 && c->lr > 0 && c->lr_decay >= 0 && c->limit >= 0 &&
            (c->serve_port < 0 || c->db);
 }
 
@@ -95,9 +97,31 @@ static gb_module *cnn(void) {
     return m;
 }
 
+/* Conv -> BatchNorm -> ReLU: the convolution needs no bias (beta shifts). */
+static void conv_bn_relu(gb_module *m, int64_t filters) {
+    gb_sequential_add(m, gb_conv2d_new(filters, 3, 3,
+                                       &(gb_conv2d_options){.padding = GB_PADDING_SAME, .no_bias = true}));
+    gb_sequential_add(m, gb_batch_norm_new(NULL));
+    gb_sequential_add(m, gb_relu_new(NULL));
+}
+
+static gb_module *cnn_bn(void) {
+    gb_module *m = gb_sequential_new("cnn_bn");
+    conv_bn_relu(m, 32);
+    gb_sequential_add(m, gb_max_pool2d_new(NULL));
+    conv_bn_relu(m, 64);
+    gb_sequential_add(m, gb_max_pool2d_new(NULL));
+    gb_sequential_add(m, gb_flatten_new(NULL));
+    gb_sequential_add(m, gb_dropout_new(0.3, 0, NULL));
+    gb_sequential_add(m, gb_dense_new(128, &(gb_dense_options){.activation = GB_ACT_RELU}));
+    gb_sequential_add(m, gb_dense_new(GB_MNIST_CLASSES, NULL));
+    return m;
+}
+
 static gb_module *model_for(const char *name) {
     if (!strcmp(name, "mlp")) return mlp();
     if (!strcmp(name, "cnn")) return cnn();
+    if (!strcmp(name, "cnn_bn")) return cnn_bn();
     return NULL;
 }
 
@@ -182,7 +206,13 @@ static bool train(const config *c, gb_module *model, gb_mnist *data, double *tes
         y = first_rows(y, c->limit);
     }
     gb_tensor *tx = gb_images_to_float(data->test_images, layout);
-    gb_optimizer *opt = gb_adam(c->lr);
+    /* --lr-decay r: the rate times r per epoch (Keras' ExponentialDecay
+     * with decay_steps one epoch), which steadies the last epoch. */
+    gb_adam_options ao = gb_adam_defaults();
+    int64_t steps = (gb_dim(x, 0) + c->batch - 1) / c->batch;
+    ao.learning_rate = c->lr_decay > 0 ? gb_lr_exponential_decay(c->lr, steps, c->lr_decay, false)
+                                       : gb_lr_constant(c->lr);
+    gb_optimizer *opt = gb_adam_ex(&ao);
     gb_model_compile(model, &(gb_compile_options){
                                 .optimizer = opt,
                                 .loss = {GB_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY, .from_logits = true},

@@ -413,6 +413,48 @@ gb_module *gb_dropout_new(double rate, uint64_t seed, const char *name);
 gb_module *gb_activation_new(gb_activation act, const char *name);
 gb_module *gb_relu_new(const char *name);
 
+/* ---- normalization, embedding, pooling to a vector ---------------------------------- */
+
+/* BatchNormalization: with training, normalizes with the batch's mean and
+ * variance over every axis but `axis` and moves the running statistics
+ * (moving = moving * momentum + batch * (1 - momentum)); without, uses
+ * them. gamma and beta train; moving_mean and moving_variance are
+ * non-trainable variables. Works traced (the update is a graph op). */
+typedef struct gb_batch_norm_options {
+    const char *name;          /* NULL: batch_normalization, ... */
+    int64_t axis;              /* the feature axis; 0: -1 (the last) */
+    double momentum;           /* 0: 0.99 */
+    double epsilon;            /* 0: 1e-3 */
+    bool no_center, no_scale;  /* Keras center=False / scale=False: no beta / gamma */
+    gb_initializer beta_initializer, gamma_initializer;   /* zeros, ones */
+    gb_initializer moving_mean_initializer, moving_variance_initializer;   /* zeros, ones */
+} gb_batch_norm_options;
+gb_module *gb_batch_norm_new(const gb_batch_norm_options *opts);
+
+/* LayerNormalization over the last axis: each sample by its own mean and
+ * variance, then gamma and beta. */
+typedef struct gb_layer_norm_options {
+    const char *name;          /* NULL: layer_normalization, ... */
+    double epsilon;            /* 0: 1e-3 */
+    bool no_center, no_scale;
+    gb_initializer beta_initializer, gamma_initializer;
+} gb_layer_norm_options;
+gb_module *gb_layer_norm_new(const gb_layer_norm_options *opts);
+
+/* Embedding(input_dim, output_dim): int32/int64 indices [..] to float32
+ * rows [.., output_dim] of a trainable table "embeddings" (uniform in
+ * [-0.05, 0.05) by default, as Keras); an index outside [0, input_dim)
+ * is an error naming it. */
+typedef struct gb_embedding_options {
+    const char *name;
+    gb_initializer embeddings_initializer;
+    uint64_t seed;
+} gb_embedding_options;
+gb_module *gb_embedding_new(int64_t input_dim, int64_t output_dim, const gb_embedding_options *opts);
+
+/* GlobalAveragePooling2D: NHWC [B, H, W, C] -> [B, C]. */
+gb_module *gb_global_avg_pool2d_new(const char *name);
+
 /* ---- models ------------------------------------------------------------------------ */
 
 /* Sequential(): calls its layers in order. name NULL: sequential, ... */
@@ -594,6 +636,10 @@ void gb_metric_reset_state(gb_metric *m);
 #define gb_dropout_new(...) GB_AT(gb_dropout_new, __VA_ARGS__)
 #define gb_activation_new(...) GB_AT(gb_activation_new, __VA_ARGS__)
 #define gb_relu_new(...) GB_AT(gb_relu_new, __VA_ARGS__)
+#define gb_batch_norm_new(...) GB_AT(gb_batch_norm_new, __VA_ARGS__)
+#define gb_layer_norm_new(...) GB_AT(gb_layer_norm_new, __VA_ARGS__)
+#define gb_embedding_new(...) GB_AT(gb_embedding_new, __VA_ARGS__)
+#define gb_global_avg_pool2d_new(...) GB_AT(gb_global_avg_pool2d_new, __VA_ARGS__)
 #define gb_sequential_new(...) GB_AT(gb_sequential_new, __VA_ARGS__)
 #define gb_add_layer_new(...) GB_AT(gb_add_layer_new, __VA_ARGS__)
 #define gb_concatenate_new(...) GB_AT(gb_concatenate_new, __VA_ARGS__)

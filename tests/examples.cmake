@@ -60,6 +60,23 @@ add_test(NAME fmnist_fit_mlp
                  --verbose 2 --min-accuracy 0.875)
 set_tests_properties(fmnist_fit_mlp PROPERTIES TIMEOUT 600)
 
+# fmnist_fit_cnn_bn: the CNN with BatchNormalization through fit (seed 42,
+# batch 64, the learning rate halved each epoch) must reach 90 % test
+# accuracy in 3 epochs, as the issue asks (measured: 0.9063).
+# Sanitizer builds run it ten times slower: there one epoch on 3,000
+# images checks the same code for memory errors, and an accuracy above
+# chance (after 47 steps the moving statistics, momentum 0.99, still lag).
+if(GB_SANITIZE)
+  add_test(NAME fmnist_fit_cnn_bn
+           COMMAND ${CMAKE_BINARY_DIR}/examples/fashion_mnist_fit --model cnn_bn --epochs 1
+                   --limit 3000 --batch 64 --verbose 2 --min-accuracy 0.2)
+else()
+  add_test(NAME fmnist_fit_cnn_bn
+           COMMAND ${CMAKE_BINARY_DIR}/examples/fashion_mnist_fit --model cnn_bn --epochs 3
+                   --batch 64 --lr-decay 0.5 --verbose 2 --min-accuracy 0.90)
+endif()
+set_tests_properties(fmnist_fit_cnn_bn PROPERTIES TIMEOUT 900)
+
 # nan_hunt_fit: the same NaN through fit; TerminateOnNaN stops at the
 # batch where the hand-written loop first saw NaN (step 56, batch 24 of
 # the second epoch).
@@ -68,3 +85,24 @@ add_test(NAME nan_hunt_fit
                  ${CMAKE_BINARY_DIR}/examples/nan_hunt --fit --
                  "Batch 24: Invalid loss, terminating training"
                  "fit stopped after 2 of 5 epochs, at step 57; the last loss: nan")
+
+# functional_tickets: the seeds' multi-input, multi-output pattern — a
+# shared embedding, three inputs, two trained outputs with loss weights
+# and one without a loss; the summary shows the connections, the logs each
+# output's loss and metric, and the loss goes down.
+add_test(NAME functional_tickets
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/expect_output.sh
+                 ${CMAKE_BINARY_DIR}/examples/functional_tickets --
+                 "words (Embedding) (None, 10, 16) 16000 title[0][0] body[0][0]"
+                 "features (Concatenate) (None, 76) 0 title_features[0][0] body_features[0][0] tags[0][0]"
+                 "department_accuracy:" "priority_loss:"
+                 "predictions: priority [1280,1], department [1280,4], features [1280,76]")
+
+# imbalanced_classes: bags are 0.5 % of the training images; the model
+# trained with the seeds' class_weight finds most test bags, the plain one
+# (almost) none — the example fails unless class_weight finds more.
+add_test(NAME imbalanced_classes
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/expect_output.sh
+                 ${CMAKE_BINARY_DIR}/examples/imbalanced_classes --
+                 "of them bags (0.55 %)" "with class_weight : recall 0.9")
+set_tests_properties(imbalanced_classes PROPERTIES TIMEOUT 600)

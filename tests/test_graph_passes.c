@@ -213,6 +213,30 @@ START_TEST(test_fusion_unknown_batch) {
 }
 END_TEST
 
+/* (x - a) * b + c with per-channel a, b ([C]), a broadcast row c
+ * ([1, 1, W, C]) and a column ([N, 1, 1, 1]): tiled, gathered and
+ * spread inputs in one fused loop, bit for bit as eagerly. */
+static int channel_body(void *u, gb_tensor *const *in, int nin, const gb_value *st, int nst,
+                        gb_tensor **out) {
+    (void)u, (void)nin, (void)st, (void)nst;
+    gb_tensor *y = gb_mul(gb_sub(in[0], in[1]), in[2]);
+    out[0] = gb_add(gb_add(gb_tanh(y), in[3]), in[4]);
+    return 1;
+}
+
+START_TEST(test_fusion_broadcast_kinds) {
+    gb_tensor *in[5] = {gb_random_normal(GB_F32, GB_SHAPE(3, 5, 7, 6), 0, 2, 1),
+                        gb_random_normal(GB_F32, GB_SHAPE(6), 0, 1, 2),
+                        gb_random_normal(GB_F32, GB_SHAPE(1, 6), 0, 1, 3),
+                        gb_random_normal(GB_F32, GB_SHAPE(1, 1, 7, 6), 0, 1, 4),
+                        gb_random_normal(GB_F32, GB_SHAPE(3, 1, 1, 1), 0, 1, 5)};
+    pair p = traced_pair("channels", channel_body, NULL, GB_PASS_FUSION, 0);
+    assert_pair_like_eager(p, channel_body, NULL, in, 5);
+    ck_assert_int_eq(count(gb_function_graph_text(p.on), "= FusedElementwise("), 1);
+    free_pair(p);
+}
+END_TEST
+
 static int log_chain(void *u, gb_tensor *const *in, int nin, const gb_value *st, int nst,
                      gb_tensor **out) {
     (void)u, (void)nin, (void)st, (void)nst;
@@ -304,6 +328,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_arithmetic);
     tcase_add_test(tc, test_fusion);
     tcase_add_test(tc, test_fusion_unknown_batch);
+    tcase_add_test(tc, test_fusion_broadcast_kinds);
     tcase_add_test(tc, test_fused_numerics_alert_names_the_op);
     tcase_add_test(tc, test_memory_plan);
     tcase_add_test(tc, test_stateful_order_kept);

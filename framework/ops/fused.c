@@ -69,17 +69,33 @@ static int infer_fused(const gb_op_call *c, gb_out_desc *out) {
 /* ---- inputs, per block ----------------------------------------------------------------- */
 
 /* How input x is read for the output y: in place (same size), spread once
- * (one element), or gathered per block (any other broadcast, through the
+ * (one element), tiled (x is y's trailing dims, as a per-channel [C]
+ * against [N, H, W, C]: element i of y reads x[i mod size], no division
+ * per element), or gathered per block (any other broadcast, through the
  * strides of x over y's dims: 0 along a broadcast dim). */
 typedef struct input_view {
     const char *data;
-    enum { IN_PLACE, SPREAD, GATHER } mode;
+    enum { IN_PLACE, SPREAD, TILE, GATHER } mode;
+    int64_t period;           /* TILE: x's size */
     int64_t stride[GB_MAX_RANK];
 } input_view;
 
+/* x, its leading 1s dropped, is exactly the trailing dims of y. */
+static bool is_trailing(const gb_tensor *x, const gb_tensor *y) {
+    int k = 0;
+    while (k < x->rank && x->shape[k] == 1) k++;
+    int n = x->rank - k;
+    if (n > y->rank) return false;
+    for (int i = 0; i < n; i++)
+        if (x->shape[k + i] != y->shape[y->rank - n + i]) return false;
+    return true;
+}
+
 static void view_of(const gb_tensor *x, const gb_tensor *y, input_view *v) {
     v->data = x->data;
-    v->mode = x->size == y->size ? IN_PLACE : x->size == 1 ? SPREAD : GATHER;
+    v->mode = x->size == y->size ? IN_PLACE : x->size == 1 ? SPREAD
+              : is_trailing(x, y) ? TILE : GATHER;
+    v->period = x->size;
     int64_t s = 1;
     for (int d = y->rank - 1, k = x->rank - 1; d >= 0; d--, k--) {
         int64_t dim = k >= 0 ? x->shape[k] : 1;
@@ -98,6 +114,26 @@ static void gather(const input_view *v, const gb_tensor *y, int64_t i0, int64_t 
             rem /= y->shape[d];
         }
         memcpy(buf + (size_t)j * es, v->data + (size_t)off * es, es);
+    }
+}
+
+/* Elements [i0, i0+m) of a tiled x: x[(i0 + j) mod period]. */
+static void tile(const input_view *v, int64_t i0, int64_t m, size_t es, char *buf) {
+    int64_t k = i0 % v->period;
+    if (es == sizeof(float)) {
+        const float *src = (const float *)v->data;
+        float *dst = (float *)buf;
+        for (int64_t j = 0; j < m; j++) {
+            dst[j] = src[k];
+            if (++k == v->period) k = 0;
+        }
+        return;
+    }
+    const double *src = (const double *)v->data;
+    double *dst = (double *)buf;
+    for (int64_t j = 0; j < m; j++) {
+        dst[j] = src[k];
+        if (++k == v->period) k = 0;
     }
 }
 
@@ -185,6 +221,7 @@ static void load_inputs(fused_run *r, const gb_op_call *c, const gb_tensor *y, i
             r->in_block[i] = v->data + (size_t)i0 * es;
         } else {
             if (v->mode == GATHER) gather(v, y, i0, m, es, r->spread[i]);
+            if (v->mode == TILE) tile(v, i0, m, es, r->spread[i]);
             r->in_block[i] = r->spread[i];
         }
     }

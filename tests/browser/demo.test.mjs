@@ -18,7 +18,7 @@ function startTraining() {
   const child = spawn(path.join(BUILD, 'examples/fashion_mnist_fit'),
     // Long enough that it is still training when the checks run; the test
     // stops it at the end.
-    ['--model', 'cnn', '--epochs', '30', '--limit', '4000', '--db', db, '--run', 'demo-cnn', '--serve', '0'],
+    ['--model', 'cnn_bn', '--epochs', '30', '--limit', '4000', '--db', db, '--run', 'demo-cnn-bn', '--serve', '0'],
     { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   return new Promise((resolve, reject) => {
@@ -69,7 +69,7 @@ async function main() {
     await tabLoaded(page, 'graphs', 15000);
     const scopes = await until(page, () => document.querySelector('.graphs-page')?.dataset.state === 'ready' &&
       [...document.querySelectorAll('.scope.closed')].map((g) => g.dataset.path).sort().join(','), null, 20000);
-    check('demo: the traced train step on the Graphs page', ['Adam', 'cnn', 'loss'].every((x) => `${scopes}`.split(',').includes(x)), `${scopes}`);
+    check('demo: the traced train step on the Graphs page', ['Adam', 'cnn_bn', 'loss'].every((x) => `${scopes}`.split(',').includes(x)), `${scopes}`);
     await page.screenshot({ path: path.join(ARTIFACTS, 'demo-graphs.png') });
     check('demo: no console errors', errors.length === 0, errors.join(' | '));
   } finally {
