@@ -94,6 +94,25 @@ gb_dataset *gb_dataset_from_tensors(int n, gb_tensor *const *t);
 typedef bool (*gb_generator_fn)(void *ctx, int64_t index, gb_tensor **out);
 gb_dataset *gb_dataset_from_generator(gb_generator_fn fn, void *ctx, int nout);
 
+/* keras.utils.Sequence: an object that makes batch i of len() batches.
+ * get_item writes ncomponents tensors (the batch: inputs, targets,
+ * optionally sample weights, as fit takes them) and returns true, or
+ * false after an error; it runs in a scope of its own. on_epoch_end
+ * (optional) runs after each full pass. */
+typedef struct gb_sequence {
+    int64_t (*len)(void *user);
+    bool (*get_item)(void *user, int64_t index, gb_tensor **out);
+    void (*on_epoch_end)(void *user);
+    void *user;
+    int ncomponents;
+} gb_sequence;
+/* The sequence as a dataset of batches, each pass in order or (shuffle)
+ * in the pass's seeded order. workers > 1: that many threads make batches
+ * in parallel (get_item must then be thread-safe), handed out in order;
+ * 0 or 1: made on the consumer's thread. */
+gb_dataset *gb_dataset_from_sequence(const gb_sequence *seq, bool shuffle, uint64_t seed,
+                                     int workers);
+
 /* ---- transformations (each takes over `in`) ---------------------------------------- */
 
 /* A new seed-derived order in each iteration (reshuffle_each_iteration). */
@@ -189,6 +208,7 @@ gb_tensor *gb_images_to_float(gb_tensor *images, gb_image_layout layout);
 #define gb_dataset_from_tensor_slices(...) GB_AT(gb_dataset_from_tensor_slices, __VA_ARGS__)
 #define gb_dataset_from_tensors(...) GB_AT(gb_dataset_from_tensors, __VA_ARGS__)
 #define gb_dataset_from_generator(...) GB_AT(gb_dataset_from_generator, __VA_ARGS__)
+#define gb_dataset_from_sequence(...) GB_AT(gb_dataset_from_sequence, __VA_ARGS__)
 #define gb_dataset_shuffle(...) GB_AT(gb_dataset_shuffle, __VA_ARGS__)
 #define gb_dataset_batch(...) GB_AT(gb_dataset_batch, __VA_ARGS__)
 #define gb_dataset_repeat(...) GB_AT(gb_dataset_repeat, __VA_ARGS__)

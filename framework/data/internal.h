@@ -176,6 +176,8 @@ typedef struct gb__job {
 
 /* Runs job->fn(job->arg) on a background thread; false after an error. */
 bool gb__worker_run(gb__job *job);
+/* Raises on this (the consumer's) thread an error a worker thread had. */
+void gb__reraise(const gb_error *e);
 
 /* The order in which shuffle(buffer_size >= n, seed) gives n elements on
  * its k-th iteration (epoch), into perm[n]: fit shuffles arrays this way,

@@ -91,17 +91,6 @@ static void produce(void *arg) {
     pthread_mutex_unlock(&p->mu);   /* after this, p may be freed */
 }
 
-/* Consumer thread: the producer's error, with its op type and name; the
- * scope path and call site become the consumer's. */
-__attribute__((format(printf, 2, 3)))
-static void reraise(const gb_error *e, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    gb__verror(e->code, e->op_type[0] ? e->op_type : NULL, e->op_name[0] ? e->op_name : NULL,
-               fmt, ap);
-    va_end(ap);
-}
-
 /* Consumer thread, p->mu held: pulls the next element itself (the ring
  * is empty and the producer idle). An error stays on this thread. */
 static bool help(prefetch_iter *p, gb__element *out) {
@@ -142,7 +131,7 @@ static bool prefetch_next(gb__iter *base, gb__element *out) {
     bool raise = !ok && p->failed && !p->raised;
     p->raised |= raise;
     pthread_mutex_unlock(&p->mu);
-    if (raise) reraise(&p->err, "%s", p->err.message);
+    if (raise) gb__reraise(&p->err);
     return ok;
 }
 

@@ -10,6 +10,7 @@
  *
  * Workers block all signals, so Ctrl-C and friends reach the main thread.
  */
+#include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
 
@@ -80,3 +81,16 @@ bool gb__worker_run(gb__job *job) {
     if (rc) gb__error(GB_ERR_INTERNAL, NULL, "cannot start a background thread: %s", strerror(rc));
     return rc == 0;
 }
+
+/* Consumer thread: a worker's error, with its op type and name; the scope
+ * path and call site become the consumer's. */
+__attribute__((format(printf, 2, 3)))
+static void raise_here(const gb_error *e, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    gb__verror(e->code, e->op_type[0] ? e->op_type : NULL, e->op_name[0] ? e->op_name : NULL,
+               fmt, ap);
+    va_end(ap);
+}
+
+void gb__reraise(const gb_error *e) { raise_here(e, "%s", e->message); }
