@@ -36,6 +36,7 @@
 
 #include "gb_data.h"
 #include "gb_function.h"
+#include "gb_io.h"
 #include "gb_nn.h"
 #include "gb_optim.h"
 
@@ -215,6 +216,22 @@ gb_callback *gb_terminate_on_nan(void);
 typedef double (*gb_epoch_lr_fn)(int epoch, double lr, void *user);
 gb_callback *gb_learning_rate_scheduler(gb_epoch_lr_fn fn, void *user);
 
+/* ModelCheckpoint: at each epoch's end, saves the model's weights and
+ * the optimizer's state as a checkpoint (gb_io.h: paths "model/..." and
+ * "optimizer/...") to filepath, where "{epoch}" becomes the 1-based epoch
+ * ("ckpt/epoch-{epoch}"); with save_best_only only when monitor improved
+ * (mode as EarlyStopping's). Every write is atomic. */
+typedef struct gb_model_checkpoint_options {
+    const char *filepath;     /* required */
+    const char *monitor;      /* NULL: "val_loss" */
+    const char *mode;         /* NULL: "auto" */
+    bool save_best_only;
+    int verbose;              /* 1: a line per epoch, as Keras */
+} gb_model_checkpoint_options;
+gb_callback *gb_model_checkpoint(const gb_model_checkpoint_options *o);
+/* The path of the last save ("" before any). */
+const char *gb_model_checkpoint_last_path(gb_callback *cb);
+
 /* LambdaCallback: any of the hooks as plain functions. */
 typedef struct gb_lambda_callback {
     void (*on_epoch_begin)(gb_train_state *s, int epoch, gb_logs *logs, void *user);
@@ -314,6 +331,8 @@ bool gb_model_evaluate_dataset(gb_module *model, gb_dataset *ds, gb_logs *out);
 #define gb_terminate_on_nan(...) GB_AT(gb_terminate_on_nan, __VA_ARGS__)
 #define gb_learning_rate_scheduler(...) GB_AT(gb_learning_rate_scheduler, __VA_ARGS__)
 #define gb_lambda(...) GB_AT(gb_lambda, __VA_ARGS__)
+#define gb_model_checkpoint(...) GB_AT(gb_model_checkpoint, __VA_ARGS__)
+#define gb_model_checkpoint_last_path(...) GB_AT(gb_model_checkpoint_last_path, __VA_ARGS__)
 #endif
 
 #ifdef __cplusplus

@@ -45,5 +45,6 @@
 #include "gb_optim.h"
 #include "gb_data.h"
 #include "gb_train.h"
+#include "gb_io.h"
 
 #endif

@@ -1,0 +1,288 @@
+/* io/checkpoint.c — tf.train.Checkpoint: the objects a checkpoint tracks,
+ * the path of each of their tensors, and writing and restoring them.
+ *
+ * The paths are gathered fresh at each write and restore (a model built
+ * or an optimizer stepped since then has more variables). A restore
+ * checks everything first — each tracked tensor's entry, its dtype and
+ * shape, its data CRC — and assigns only when all of it holds, so a
+ * mismatched or damaged file changes nothing.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "io/internal.h"
+
+enum { MAX_OBJECTS = 32, NAME_BYTES = 64 };
+
+typedef enum object_kind { OBJ_MODULE, OBJ_OPTIMIZER, OBJ_VARIABLE } object_kind;
+
+typedef struct tracked {
+    object_kind kind;
+    char name[NAME_BYTES];
+    void *obj;
+} tracked;
+
+struct gb_checkpoint {
+    tracked obj[MAX_OBJECTS];
+    int n;
+};
+
+/* One tensor a tracked object contributes: a variable, or the
+ * optimizer's iteration count (var NULL, opt set). */
+typedef struct item {
+    char path[256];
+    gb_variable *var;
+    gb_optimizer *opt;
+} item;
+
+typedef struct items {
+    item *v;
+    int n, cap;
+} items;
+
+gb_checkpoint *gb_checkpoint_new(void) {
+    gb_checkpoint *c = calloc(1, sizeof *c);
+    if (!c) gb__error(GB_ERR_MEMORY, NULL, "gb_checkpoint_new: out of memory");
+    return c;
+}
+
+void gb_checkpoint_free(gb_checkpoint *c) { free(c); }
+
+static bool track(gb_checkpoint *c, object_kind kind, const char *name, void *obj) {
+    const char *why = !c || !obj ? "NULL checkpoint or object"
+                      : !name || !name[0] || strlen(name) >= NAME_BYTES || strchr(name, '/')
+                          ? "the name must be 1 to 63 characters without '/'"
+                      : c->n == MAX_OBJECTS ? "at most 32 objects"
+                                            : NULL;
+    for (int i = 0; !why && i < c->n; i++)
+        if (strcmp(c->obj[i].name, name) == 0) why = "an object of that name is tracked already";
+    if (why) {
+        gb__error(GB_ERR_VALUE, NULL, "gb_checkpoint_track: %s ('%s')", why, name ? name : "");
+        return false;
+    }
+    c->obj[c->n].kind = kind;
+    snprintf(c->obj[c->n].name, NAME_BYTES, "%s", name);
+    c->obj[c->n++].obj = obj;
+    return true;
+}
+
+bool gb_checkpoint_track_module(gb_checkpoint *c, const char *name, gb_module *m) {
+    return track(c, OBJ_MODULE, name, m);
+}
+bool gb_checkpoint_track_optimizer(gb_checkpoint *c, const char *name, gb_optimizer *o) {
+    return track(c, OBJ_OPTIMIZER, name, o);
+}
+bool gb_checkpoint_track_variable(gb_checkpoint *c, const char *name, gb_variable *v) {
+    return track(c, OBJ_VARIABLE, name, v);
+}
+
+/* ---- the paths ------------------------------------------------------------------------------- */
+
+static bool push(items *it, const char *prefix, const char *name, gb_variable *v, gb_optimizer *o) {
+    if (it->n == it->cap) {
+        int cap = it->cap ? 2 * it->cap : 32;
+        item *grown = realloc(it->v, (size_t)cap * sizeof *grown);
+        if (!grown) {
+            gb__error(GB_ERR_MEMORY, NULL, "checkpoint: out of memory");
+            return false;
+        }
+        it->v = grown;
+        it->cap = cap;
+    }
+    item *x = &it->v[it->n];
+    int len = name ? snprintf(x->path, sizeof x->path, "%s/%s", prefix, name)
+                   : snprintf(x->path, sizeof x->path, "%s", prefix);
+    if (len >= (int)sizeof x->path) {
+        gb__error(GB_ERR_VALUE, NULL, "checkpoint: the path of '%s' is longer than 255 bytes",
+                  name ? name : prefix);
+        return false;
+    }
+    x->var = v;
+    x->opt = o;
+    for (int i = 0; i < it->n; i++)
+        if (strcmp(it->v[i].path, x->path) == 0) {
+            gb__error(GB_ERR_VALUE, NULL, "checkpoint: two tensors would be saved as '%s'", x->path);
+            return false;
+        }
+    it->n++;
+    return true;
+}
+
+static bool gather_object(const tracked *t, items *it) {
+    if (t->kind == OBJ_VARIABLE) return push(it, t->name, NULL, t->obj, NULL);
+    if (t->kind == OBJ_MODULE) {
+        int n = 0;
+        gb_variable *const *vars = gb_module_variables(t->obj, &n);
+        for (int i = 0; i < n; i++)
+            if (!push(it, t->name, gb_variable_name(vars[i]), vars[i], NULL)) return false;
+        return true;
+    }
+    int n = gb_optimizer_slot_variables(t->obj, NULL, 0);
+    gb_variable **slots = calloc(n > 0 ? (size_t)n : 1, sizeof *slots);
+    if (!slots) {
+        gb__error(GB_ERR_MEMORY, NULL, "checkpoint: out of memory");
+        return false;
+    }
+    gb_optimizer_slot_variables(t->obj, slots, n);
+    bool ok = push(it, t->name, "iterations", NULL, t->obj);
+    for (int i = 0; ok && i < n; i++) ok = push(it, t->name, gb_variable_name(slots[i]), slots[i], NULL);
+    free(slots);
+    return ok;
+}
+
+static bool gather(const gb_checkpoint *c, items *it) {
+    for (int i = 0; i < c->n; i++)
+        if (!gather_object(&c->obj[i], it)) return false;
+    return true;
+}
+
+/* ---- write ------------------------------------------------------------------------------------ */
+
+/* The entry of item x, its data in the current scope. */
+static void entry_of(const item *x, int64_t *iterations, gb__ckpt_entry *e) {
+    *e = (gb__ckpt_entry){0};
+    snprintf(e->path, sizeof e->path, "%s", x->path);
+    if (!x->var) {
+        *iterations = gb_optimizer_iterations(x->opt);
+        e->dtype = GB_I64;
+        e->data = iterations;
+        e->nbytes = sizeof *iterations;
+        return;
+    }
+    gb_tensor *t = gb_variable_value(x->var);
+    e->dtype = gb_tensor_dtype(t);
+    e->rank = gb_rank(t);
+    memcpy(e->dims, gb_shape(t), (size_t)e->rank * sizeof e->dims[0]);
+    e->data = gb_data(t);
+    e->nbytes = (uint64_t)gb_size(t) * gb_dtype_size(e->dtype);
+}
+
+bool gb_checkpoint_write(gb_checkpoint *c, const char *path) {
+    if (!gb_ok()) return false;
+    if (!c || !path) {
+        gb__error(GB_ERR_VALUE, NULL, "gb_checkpoint_write: NULL %s", c ? "path" : "checkpoint");
+        return false;
+    }
+    items it = {0};
+    gb__ckpt_entry *e = NULL;
+    int64_t *iters = NULL;
+    gb_scope_begin();
+    bool ok = gather(c, &it);
+    if (ok) {
+        e = calloc((size_t)it.n + 1, sizeof *e);
+        iters = calloc((size_t)it.n + 1, sizeof *iters);
+        if (!e || !iters) ok = false, gb__error(GB_ERR_MEMORY, NULL, "%s: out of memory", path);
+    }
+    for (int i = 0; ok && i < it.n; i++) entry_of(&it.v[i], &iters[i], &e[i]);
+    ok = ok && gb_ok() && gb__ckpt_write(path, e, it.n);
+    gb_scope_end();
+    free(e), free(iters), free(it.v);
+    return ok;
+}
+
+/* ---- restore ------------------------------------------------------------------------------------ */
+
+static const gb__ckpt_entry *find(const gb__ckpt_file *f, const char *path) {
+    for (int i = 0; i < f->count; i++)
+        if (strcmp(f->entries[i].path, path) == 0) return &f->entries[i];
+    return NULL;
+}
+
+static const char *spec_text(gb_dtype dt, int rank, const int64_t *dims, char *buf, size_t n) {
+    char shape[160];
+    snprintf(buf, n, "%s%s", gb_dtype_name(dt), gb__shape_fmt(rank, dims, shape, sizeof shape));
+    return buf;
+}
+
+/* The tracked tensor x against its entry e: dtype and shape. */
+static bool matches(const gb__ckpt_file *f, const item *x, const gb__ckpt_entry *e) {
+    gb_dtype dt = x->var ? gb_variable_dtype(x->var) : GB_I64;
+    int rank = x->var ? gb_variable_rank(x->var) : 0;
+    const int64_t *dims = x->var ? gb_variable_shape(x->var) : NULL;
+    bool ok = dt == e->dtype && rank == e->rank &&
+              (rank == 0 || memcmp(dims, e->dims, (size_t)rank * sizeof *dims) == 0);
+    if (ok) return true;
+    char want[200], got[200];
+    gb__error(GB_ERR_SHAPE, NULL, "%s: tensor '%s' is %s in the file but %s in the program", f->path,
+              x->path, spec_text(e->dtype, e->rank, e->dims, got, sizeof got),
+              spec_text(dt, rank, dims, want, sizeof want));
+    return false;
+}
+
+static void count_unexpected(const gb__ckpt_file *f, const items *it, gb_restore_status *st) {
+    for (int i = 0; i < f->count; i++) {
+        bool claimed = false;
+        for (int k = 0; k < it->n && !claimed; k++) claimed = strcmp(it->v[k].path, f->entries[i].path) == 0;
+        if (claimed) continue;
+        if (!st->unexpected++) snprintf(st->first_unexpected, sizeof st->first_unexpected, "%s", f->entries[i].path);
+    }
+}
+
+/* Checks every tracked tensor, then (all good) assigns them. */
+static bool restore_items(const gb__ckpt_file *f, const items *it, gb_restore_status *st) {
+    const void **data = calloc((size_t)it->n + 1, sizeof *data);
+    if (!data) {
+        gb__error(GB_ERR_MEMORY, NULL, "%s: out of memory", f->path);
+        return false;
+    }
+    bool ok = true;
+    for (int i = 0; ok && i < it->n; i++) {
+        const gb__ckpt_entry *e = find(f, it->v[i].path);
+        if (!e) {
+            if (!st->missing++) snprintf(st->first_missing, sizeof st->first_missing, "%s", it->v[i].path);
+            continue;
+        }
+        ok = matches(f, &it->v[i], e) && (data[i] = gb__ckpt_data(f, e)) != NULL;
+    }
+    for (int i = 0; ok && i < it->n; i++) {
+        const gb__ckpt_entry *e = data[i] ? find(f, it->v[i].path) : NULL;
+        if (!e) continue;
+        if (it->v[i].var)
+            ok = gb_variable_assign(it->v[i].var, gb_tensor_from(e->dtype, data[i], e->rank, e->dims));
+        else
+            ok = gb_optimizer_set_iterations(it->v[i].opt, *(const int64_t *)data[i]);
+        st->restored += ok;
+    }
+    free(data);
+    return ok && gb_ok();
+}
+
+bool gb_checkpoint_restore(gb_checkpoint *c, const char *path, gb_restore_status *st) {
+    if (!gb_ok()) return false;
+    if (!c || !path || !st) {
+        gb__error(GB_ERR_VALUE, NULL, "gb_checkpoint_restore: NULL %s",
+                  !c ? "checkpoint" : !path ? "path" : "status");
+        return false;
+    }
+    *st = (gb_restore_status){0};
+    snprintf(st->file, sizeof st->file, "%s", path);
+    gb__ckpt_file f;
+    if (!gb__ckpt_read(path, &f)) return false;
+    items it = {0};
+    gb_scope_begin();
+    bool ok = gather(c, &it) && restore_items(&f, &it, st);
+    if (ok) count_unexpected(&f, &it, st);
+    gb_scope_end();
+    free(it.v);
+    gb__ckpt_close(&f);
+    return ok;
+}
+
+bool gb_restore_assert_consumed(const gb_restore_status *st) {
+    if (!gb_ok()) return false;
+    if (!st) {
+        gb__error(GB_ERR_VALUE, NULL, "gb_restore_assert_consumed: NULL status");
+        return false;
+    }
+    if (!st->missing && !st->unexpected) return true;
+    char missing[320] = "", unexpected[320] = "";
+    if (st->missing)
+        snprintf(missing, sizeof missing, "%d tracked tensor%s not in the file (first: '%s')",
+                 st->missing, st->missing == 1 ? "" : "s", st->first_missing);
+    if (st->unexpected)
+        snprintf(unexpected, sizeof unexpected, "%s%d tensor%s of the file unused (first: '%s')",
+                 st->missing ? "; " : "", st->unexpected, st->unexpected == 1 ? "" : "s",
+                 st->first_unexpected);
+    gb__error(GB_ERR_VALUE, NULL, "%s: restore did not match: %s%s", st->file, missing, unexpected);
+    return false;
+}

@@ -1,0 +1,329 @@
+/* io/checkpoint_file.c — the checkpoint file: tensors by path, versioned,
+ * every byte covered by a CRC, written atomically.
+ *
+ * Layout (all integers little-endian):
+ *
+ *   header, 40 bytes
+ *     0  magic "GBCKPT\r\n"   (a text-mode transfer that rewrites \r\n shows)
+ *     8  u32 version          (1; a newer one is refused, naming both)
+ *    12  u32 count            tensors in the index
+ *    16  u64 index_offset     where the index starts
+ *    24  u64 index_bytes
+ *    32  u32 index_crc        CRC-32 of the index bytes
+ *    36  u32 header_crc       CRC-32 of bytes 0..35
+ *   data: each tensor's bytes, little-endian, at 64-byte aligned offsets
+ *   index: per tensor
+ *     u16 path length, path bytes (no NUL), u8 dtype, u8 rank,
+ *     i64 dims[rank], u64 offset, u64 nbytes, u32 crc (of the data bytes)
+ *
+ * Writing goes to "<path>.tmp", is flushed and fsync'd, renamed over path
+ * and the directory fsync'd, so a reader sees the old file or the new one,
+ * never a torn one. Reading takes the whole file into memory and checks
+ * the header, the index and every entry's bounds before anything is
+ * used; a tensor's data CRC is checked when it is taken, so a flipped
+ * byte names the tensor it hit.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "io/internal.h"
+
+enum { HEADER_BYTES = 40, ALIGN = 64 };
+static const unsigned char MAGIC[8] = {'G', 'B', 'C', 'K', 'P', 'T', '\r', '\n'};
+
+static uint32_t crc(const void *p, size_t n) {
+    uLong c = crc32(0L, Z_NULL, 0);
+    const unsigned char *b = p;
+    while (n > 0) {   /* zlib takes uInt lengths */
+        uInt chunk = n > (1u << 30) ? (1u << 30) : (uInt)n;
+        c = crc32(c, b, chunk);
+        b += chunk, n -= chunk;
+    }
+    return (uint32_t)c;
+}
+
+static void put_u(unsigned char *p, uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t get_u(const unsigned char *p, int bytes) {
+    uint64_t v = 0;
+    for (int i = 0; i < bytes; i++) v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+/* ---- writing ------------------------------------------------------------------------------- */
+
+typedef struct out_file {
+    FILE *f;
+    const char *path;
+    uint64_t pos;
+    bool failed;
+} out_file;
+
+static void emit(out_file *o, const void *p, size_t n) {
+    if (o->failed || n == 0) return;
+    if (fwrite(p, 1, n, o->f) != n) o->failed = true;
+    o->pos += n;
+}
+
+static void pad_to(out_file *o, uint64_t align) {
+    static const unsigned char zeros[ALIGN];
+    uint64_t rem = o->pos % align;
+    if (rem) emit(o, zeros, (size_t)(align - rem));
+}
+
+/* The index bytes for the entries (their offsets already set). */
+static unsigned char *encode_index(const gb__ckpt_entry *e, int n, size_t *bytes) {
+    size_t total = 0;
+    for (int i = 0; i < n; i++) total += 2 + strlen(e[i].path) + 2 + 8 * (size_t)e[i].rank + 20;
+    unsigned char *buf = malloc(total ? total : 1), *p = buf;
+    if (!buf) return NULL;
+    for (int i = 0; i < n; i++) {
+        size_t len = strlen(e[i].path);
+        put_u(p, len, 2), p += 2;
+        memcpy(p, e[i].path, len), p += len;
+        *p++ = (unsigned char)e[i].dtype;
+        *p++ = (unsigned char)e[i].rank;
+        for (int d = 0; d < e[i].rank; d++) put_u(p, (uint64_t)e[i].dims[d], 8), p += 8;
+        put_u(p, e[i].offset, 8), p += 8;
+        put_u(p, e[i].nbytes, 8), p += 8;
+        put_u(p, e[i].crc, 4), p += 4;
+    }
+    *bytes = total;
+    return buf;
+}
+
+static bool sync_dir(const char *path) {
+    char *copy = strdup(path);
+    if (!copy) return false;
+    int fd = open(dirname(copy), O_RDONLY);
+    free(copy);
+    if (fd < 0) return false;
+    bool ok = fsync(fd) == 0 || errno == EINVAL;   /* some file systems cannot */
+    close(fd);
+    return ok;
+}
+
+static bool io_fail(const char *path, const char *what) {
+    gb__error(GB_ERR_IO, NULL, "%s: %s: %s", path, what, strerror(errno));
+    return false;
+}
+
+bool gb__ckpt_write(const char *path, gb__ckpt_entry *e, int n) {
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) {
+        gb__error(GB_ERR_IO, NULL, "%s: the path is too long", path);
+        return false;
+    }
+    out_file o = {.f = fopen(tmp, "wb"), .path = tmp};
+    if (!o.f) return io_fail(tmp, "cannot create the checkpoint");
+    unsigned char header[HEADER_BYTES] = {0};
+    emit(&o, header, sizeof header);   /* rewritten at the end */
+    for (int i = 0; i < n; i++) {
+        pad_to(&o, ALIGN);
+        e[i].offset = o.pos;
+        e[i].crc = crc(e[i].data, e[i].nbytes);
+        emit(&o, e[i].data, e[i].nbytes);
+    }
+    size_t index_bytes = 0;
+    unsigned char *index = encode_index(e, n, &index_bytes);
+    uint64_t index_offset = o.pos;
+    if (!index) o.failed = true;
+    else emit(&o, index, index_bytes);
+    memcpy(header, MAGIC, 8);
+    put_u(header + 8, GB__CKPT_VERSION, 4);
+    put_u(header + 12, (uint64_t)n, 4);
+    put_u(header + 16, index_offset, 8);
+    put_u(header + 24, index_bytes, 8);
+    put_u(header + 32, index ? crc(index, index_bytes) : 0, 4);
+    put_u(header + 36, crc(header, 36), 4);
+    free(index);
+    bool ok = !o.failed && fseek(o.f, 0, SEEK_SET) == 0 &&
+              fwrite(header, 1, sizeof header, o.f) == sizeof header && fflush(o.f) == 0 &&
+              fsync(fileno(o.f)) == 0;
+    ok = (fclose(o.f) == 0) && ok;
+    if (!ok) {
+        io_fail(tmp, "cannot write the checkpoint");
+        unlink(tmp);
+        return false;
+    }
+    if (rename(tmp, path) != 0) {
+        io_fail(path, "cannot move the checkpoint into place");
+        unlink(tmp);
+        return false;
+    }
+    return sync_dir(path) || io_fail(path, "cannot sync its directory");
+}
+
+/* ---- reading -------------------------------------------------------------------------------- */
+
+__attribute__((format(printf, 2, 3)))
+static void bad(const char *path, const char *fmt, ...) {
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    gb__error(GB_ERR_IO, NULL, "%s: %s", path, msg);
+}
+
+static bool read_all(const char *path, unsigned char **data, size_t *size) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return io_fail(path, "cannot open the checkpoint");
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        fclose(f);
+        bad(path, "not a regular file");
+        return false;
+    }
+    *size = (size_t)st.st_size;
+    *data = malloc(*size ? *size : 1);
+    bool ok = *data && fread(*data, 1, *size, f) == *size;
+    fclose(f);
+    if (!ok) {
+        free(*data);
+        *data = NULL;
+        if (errno) return io_fail(path, "cannot read the checkpoint");
+        bad(path, "cannot read the checkpoint");
+    }
+    return ok;
+}
+
+static bool check_header(const char *path, const unsigned char *d, size_t size, uint64_t *index_at,
+                         uint64_t *index_bytes, uint32_t *count) {
+    if (size < HEADER_BYTES) {
+        bad(path, "truncated: %zu bytes, shorter than a checkpoint header", size);
+        return false;
+    }
+    if (memcmp(d, MAGIC, 8) != 0) {
+        bad(path, "not a glassbox checkpoint (bad magic)");
+        return false;
+    }
+    if (get_u(d + 36, 4) != crc(d, 36)) {
+        bad(path, "corrupt header (CRC mismatch)");
+        return false;
+    }
+    uint32_t version = (uint32_t)get_u(d + 8, 4);
+    if (version > GB__CKPT_VERSION) {
+        bad(path, "written by a newer glassbox (format version %u; this build reads up to %d)",
+            version, GB__CKPT_VERSION);
+        return false;
+    }
+    *count = (uint32_t)get_u(d + 12, 4);
+    *index_at = get_u(d + 16, 8);
+    *index_bytes = get_u(d + 24, 8);
+    if (*index_at < HEADER_BYTES || *index_at > size || *index_bytes > size - *index_at) {
+        bad(path, "truncated: the index ends at byte %llu of %zu",
+            (unsigned long long)(*index_at + *index_bytes), size);
+        return false;
+    }
+    if (get_u(d + 32, 4) != crc(d + *index_at, (size_t)*index_bytes)) {
+        bad(path, "corrupt index (CRC mismatch)");
+        return false;
+    }
+    return true;
+}
+
+/* One index entry at *p (within [*, end)); false (with an error) when malformed. */
+static bool decode_entry(const char *path, const unsigned char **pp, const unsigned char *end,
+                         uint64_t data_end, gb__ckpt_entry *e) {
+    const unsigned char *p = *pp;
+    size_t len = end - p >= 2 ? (size_t)get_u(p, 2) : SIZE_MAX;
+    if (len == SIZE_MAX || len == 0 || len >= sizeof e->path || (size_t)(end - p) < 2 + len + 2) {
+        bad(path, "corrupt index: a bad path length");
+        return false;
+    }
+    memcpy(e->path, p + 2, len);
+    e->path[len] = '\0';
+    p += 2 + len;
+    e->dtype = (gb_dtype)p[0];
+    e->rank = p[1];
+    p += 2;
+    if (memchr(e->path, '\0', len) || (unsigned)e->dtype >= GB_DTYPE_COUNT || e->rank > GB_MAX_RANK ||
+        (size_t)(end - p) < 8 * (size_t)e->rank + 20) {
+        bad(path, "corrupt index entry for '%s'", e->path);
+        return false;
+    }
+    uint64_t count = 1;
+    for (int d = 0; d < e->rank; d++, p += 8) {
+        e->dims[d] = (int64_t)get_u(p, 8);
+        if (e->dims[d] < 0 || (e->dims[d] && count > UINT64_MAX / (uint64_t)e->dims[d])) {
+            bad(path, "corrupt index entry for '%s': bad dims", e->path);
+            return false;
+        }
+        count *= (uint64_t)e->dims[d];
+    }
+    e->offset = get_u(p, 8);
+    e->nbytes = get_u(p + 8, 8);
+    e->crc = (uint32_t)get_u(p + 16, 4);
+    p += 20;
+    if (count > UINT64_MAX / gb_dtype_size(e->dtype) || e->nbytes != count * gb_dtype_size(e->dtype) ||
+        e->offset < HEADER_BYTES || e->offset > data_end || e->nbytes > data_end - e->offset) {
+        bad(path, "corrupt index entry for '%s': its data lies outside the file", e->path);
+        return false;
+    }
+    *pp = p;
+    return true;
+}
+
+bool gb__ckpt_read(const char *path, gb__ckpt_file *out) {
+    unsigned char *bytes = NULL;
+    size_t size = 0;
+    *out = (gb__ckpt_file){0};
+    return read_all(path, &bytes, &size) && gb__ckpt_parse(path, bytes, size, out);
+}
+
+bool gb__ckpt_parse(const char *path, unsigned char *bytes, size_t size, gb__ckpt_file *out) {
+    *out = (gb__ckpt_file){.bytes = bytes, .size = size};
+    snprintf(out->path, sizeof out->path, "%s", path);
+    uint64_t index_at, index_bytes;
+    uint32_t count;
+    if (!check_header(path, out->bytes, out->size, &index_at, &index_bytes, &count)) goto fail;
+    if (count > index_bytes / 24) {   /* every entry takes at least 24 bytes */
+        bad(path, "corrupt index: %u entries cannot fit in %llu bytes", count,
+            (unsigned long long)index_bytes);
+        goto fail;
+    }
+    out->entries = calloc(count ? count : 1, sizeof *out->entries);
+    if (!out->entries) {
+        gb__error(GB_ERR_MEMORY, NULL, "%s: out of memory", path);
+        goto fail;
+    }
+    const unsigned char *p = out->bytes + index_at, *end = p + index_bytes;
+    for (uint32_t i = 0; i < count; i++) {
+        if (!decode_entry(path, &p, end, index_at, &out->entries[i])) goto fail;
+        for (uint32_t k = 0; k < i; k++)
+            if (strcmp(out->entries[k].path, out->entries[i].path) == 0) {
+                bad(path, "corrupt index: '%s' appears twice", out->entries[i].path);
+                goto fail;
+            }
+        out->count++;
+    }
+    return true;
+fail:
+    gb__ckpt_close(out);
+    return false;
+}
+
+const void *gb__ckpt_data(const gb__ckpt_file *f, const gb__ckpt_entry *e) {
+    const unsigned char *d = f->bytes + e->offset;
+    if (crc(d, (size_t)e->nbytes) == e->crc) return d;
+    gb__error(GB_ERR_IO, NULL, "%s: tensor '%s' is corrupt (CRC mismatch)", f->path, e->path);
+    return NULL;
+}
+
+void gb__ckpt_close(gb__ckpt_file *f) {
+    free(f->bytes);
+    free(f->entries);
+    f->bytes = NULL;
+    f->entries = NULL;
+    f->count = 0;
+}

@@ -1,0 +1,48 @@
+/* io/internal.h — what the io/ sources share: the checkpoint file's
+ * entries and its reader and writer (checkpoint_file.c).
+ */
+#ifndef GB_IO_INTERNAL_H
+#define GB_IO_INTERNAL_H
+
+#include "gb_io.h"
+#include "ops/internal.h"
+
+#define GB__CKPT_VERSION 1
+
+/* One tensor of a checkpoint file. Writing: path, dtype, rank, dims,
+ * data and nbytes are the caller's; offset and crc are filled in. */
+typedef struct gb__ckpt_entry {
+    char path[256];
+    gb_dtype dtype;
+    int rank;
+    int64_t dims[GB_MAX_RANK];
+    uint64_t offset, nbytes;
+    uint32_t crc;
+    const void *data;
+} gb__ckpt_entry;
+
+/* Writes the entries to path atomically (temp file, fsync, rename, fsync
+ * of the directory); false with a GB_ERR_IO error naming the file. */
+bool gb__ckpt_write(const char *path, gb__ckpt_entry *e, int n);
+
+/* A checkpoint read into memory, its index checked. */
+typedef struct gb__ckpt_file {
+    char path[512];
+    unsigned char *bytes;
+    size_t size;
+    gb__ckpt_entry *entries;
+    int count;
+} gb__ckpt_file;
+
+/* false with a GB_ERR_IO error naming the file and what is wrong
+ * (truncated, bad magic, newer version, corrupt header or index). */
+bool gb__ckpt_read(const char *path, gb__ckpt_file *out);
+/* The same on bytes already read (malloc'd; *out takes them over, also
+ * on failure); path names them in errors. */
+bool gb__ckpt_parse(const char *path, unsigned char *bytes, size_t size, gb__ckpt_file *out);
+/* An entry's bytes after checking its CRC; NULL with an error naming the
+ * tensor when they do not match. */
+const void *gb__ckpt_data(const gb__ckpt_file *f, const gb__ckpt_entry *e);
+void gb__ckpt_close(gb__ckpt_file *f);
+
+#endif
