@@ -491,8 +491,8 @@ gb_module *gb_concatenate_new(int64_t axis, const char *name);
  *
  * Symbols, like tensors, belong to the current memory scope; a model
  * keeps what it needs of them. A layer's first symbolic call takes over
- * the caller's reference (as gb_sequential_add does), so layers made
- * inline leak nothing; later calls share it. To keep a layer beyond its
+ * the caller's reference (as gb_sequential_add does, also when the call
+ * fails), so layers made inline leak nothing; later calls share it. To keep a layer beyond its
  * models, gb_module_retain() it first. A model used as a layer follows
  * the same rule. */
 typedef struct gb_sym gb_sym;

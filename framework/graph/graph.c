@@ -100,7 +100,11 @@ static const char *unique_name(gb_graph *g, const char *base) {
         if (s2 < 0) return NULL;
         if (g->name_counts[s2]++ == 0) {
             const char *name = g->names[s2];
-            g->name_counts[name_slot(g, base)] = k + 1;
+            /* Looked up first: a lookup may grow the table, and the array
+             * read beside it in one expression would be the old one. */
+            int again = name_slot(g, base);
+            if (again < 0) return NULL;
+            g->name_counts[again] = k + 1;
             return name;
         }
     }

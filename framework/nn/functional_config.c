@@ -177,8 +177,8 @@ static bool replay_call(rebuild *r, const gb_config *call) {
     for (int k = 0; k < nargs; k++)
         if (!(in[k] = resolve(r, gb_config_at(args, k)))) return false;
     gb_sym *out = gb_apply_n(r->layers[l], nargs, in);
+    r->applied[l] = true;   /* the call took over the layer's reference, even failing */
     if (!out) return false;
-    r->applied[l] = true;   /* the call took over the layer's reference */
     r->made[r->nmade] = out;
     r->made_layer[r->nmade] = l;
     r->made_call[r->nmade++] = r->calls_made[l]++;

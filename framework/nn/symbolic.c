@@ -157,7 +157,8 @@ static bool check_symbolic(gb_module *layer, int nin, gb_sym *const *xs) {
     return t->output_specs(layer, nin, in, out) >= 0;
 }
 
-gb_sym *gb_apply_n(gb_module *layer, int n, gb_sym *const *xs) {
+/* The call on symbols; on success the node holds the layer. */
+static gb_sym *apply(gb_module *layer, int n, gb_sym *const *xs) {
     if (!gb_ok()) return NULL;
     if (!layer || !xs || n < 1 || n > GB_NN_MAX_IO) {
         gb__error(GB_ERR_VALUE, layer ? gb_module_class_name(layer) : NULL, "gb_apply: %s",
@@ -181,6 +182,14 @@ gb_sym *gb_apply_n(gb_module *layer, int n, gb_sym *const *xs) {
         node->out[i].spec.name = node->name;
     }
     return scope_owned(node);
+}
+
+gb_sym *gb_apply_n(gb_module *layer, int n, gb_sym *const *xs) {
+    gb_sym *out = apply(layer, n, xs);
+    /* The first call takes over the caller's reference also when it fails,
+     * so `gb_apply(gb_dense_new(...), x)` leaks nothing on an error. */
+    if (!out && layer) gb_module_free(gb__module_take(layer));
+    return out;
 }
 
 gb_sym *gb_apply(gb_module *layer, gb_sym *x) { return gb_apply_n(layer, 1, &x); }
