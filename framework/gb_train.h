@@ -109,9 +109,17 @@ typedef gb_tensor *(*gb_train_step_fn)(gb_train_state *s, gb_tensor *x, gb_tenso
 typedef struct gb_compile_options {
     gb_optimizer *optimizer;  /* required; the caller's */
     gb_loss_spec loss;        /* required */
-    /* "accuracy" (sparse or categorical, from the loss), "mse", "mae". */
+    /* "accuracy" (sparse or categorical, from the loss), "mse", "mae",
+     * "precision", "recall", "auc" (Keras' defaults: threshold 0.5, 200
+     * thresholds); each appears in the logs under its name as given. */
     const char *const *metrics;
     int nmetrics;
+    /* Metric objects (built-in with options, or custom: gb_metric_new),
+     * updated with (y, y_pred, sample_weight) after the named ones and
+     * logged under gb_metric_name. Borrowed: they must outlive the
+     * model's training; fit resets them. At most 8 metrics in all. */
+    gb_metric *const *metric_objects;
+    int nmetric_objects;
     bool run_eagerly;         /* no tracing: steps run op by op */
     gb_train_step_fn train_step;  /* NULL: the default step */
     void *train_step_user;

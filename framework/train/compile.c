@@ -13,7 +13,8 @@ static void compiled_free(void *p) {
     gb__compiled *c = p;
     gb__steps_free(c);
     gb_metric_free(c->loss_tracker);
-    for (int i = 0; i < c->nmetrics; i++) gb_metric_free(c->metric[i]);
+    for (int i = 0; i < c->nmetrics; i++)
+        if (c->metric_kind[i] != GB__METRIC_OBJECT) gb_metric_free(c->metric[i]);
     free(c->grads);
     free(c);
 }
@@ -30,6 +31,9 @@ static bool metric_kind(const char *name, gb_loss_kind loss, gb__metric_kind *ou
     else if (!strcmp(name, "categorical_accuracy")) *out = GB__METRIC_CATEGORICAL_ACCURACY;
     else if (!strcmp(name, "mse") || !strcmp(name, "mean_squared_error")) *out = GB__METRIC_MSE;
     else if (!strcmp(name, "mae") || !strcmp(name, "mean_absolute_error")) *out = GB__METRIC_MAE;
+    else if (!strcmp(name, "precision")) *out = GB__METRIC_PRECISION;
+    else if (!strcmp(name, "recall")) *out = GB__METRIC_RECALL;
+    else if (!strcmp(name, "auc")) *out = GB__METRIC_AUC;
     else return false;
     return true;
 }
@@ -38,6 +42,9 @@ static gb_metric *metric_new(gb__metric_kind k, const char *name) {
     switch (k) {
     case GB__METRIC_SPARSE_ACCURACY: return gb_metric_sparse_categorical_accuracy_new(name);
     case GB__METRIC_CATEGORICAL_ACCURACY: return gb_metric_categorical_accuracy_new(name);
+    case GB__METRIC_PRECISION: return gb_metric_precision_new(name, 0.5);
+    case GB__METRIC_RECALL: return gb_metric_recall_new(name, 0.5);
+    case GB__METRIC_AUC: return gb_metric_auc_new(name, NULL);
     default: return gb_metric_mean_new(name);
     }
 }
@@ -47,8 +54,10 @@ static bool check_options(const gb_compile_options *o) {
                       : !o->optimizer ? "no optimizer"
                       : o->loss.kind == GB_LOSS_NONE && !o->train_step ? "no loss"
                       : o->loss.kind == GB_LOSS_CUSTOM && !o->loss.fn ? "a custom loss without a function"
-                      : o->nmetrics < 0 || o->nmetrics > GB__MAX_METRICS || (o->nmetrics && !o->metrics)
-                          ? "a bad metrics list (at most 8)"
+                      : o->nmetrics < 0 || (o->nmetrics && !o->metrics) ||
+                              o->nmetric_objects < 0 || (o->nmetric_objects && !o->metric_objects) ||
+                              o->nmetrics + o->nmetric_objects > GB__MAX_METRICS
+                          ? "a bad metrics list (at most 8 metrics, names and objects together)"
                           : NULL;
     if (why) gb__error(GB_ERR_VALUE, NULL, "%s: %s", COMPILE, why);
     return !why;
@@ -69,6 +78,7 @@ bool gb_model_compile(gb_module *model, const gb_compile_options *o) {
     c->model = model;
     c->opts = *o;
     c->opts.metrics = NULL;
+    c->opts.metric_objects = NULL;
     c->state = (gb_train_state){.model = model, .optimizer = o->optimizer, .compiled = c};
     c->loss_tracker = gb_metric_mean_new("loss");
     for (int i = 0; i < o->nmetrics; i++) {
@@ -76,12 +86,26 @@ bool gb_model_compile(gb_module *model, const gb_compile_options *o) {
         if (!metric_kind(name, o->loss.kind, &c->metric_kind[i])) {
             gb__error(GB_ERR_VALUE, NULL,
                       "%s: unknown metric '%s' for this loss (accuracy, sparse_categorical_accuracy, "
-                      "categorical_accuracy, mse, mae)",
+                      "categorical_accuracy, mse, mae, precision, recall, auc)",
                       COMPILE, name);
             compiled_free(c);
             return false;
         }
-        c->metric[c->nmetrics++] = metric_new(c->metric_kind[i], name);
+        c->metric[c->nmetrics] = metric_new(c->metric_kind[i], name);
+        if (!c->metric[c->nmetrics]) {
+            compiled_free(c);
+            return false;
+        }
+        c->nmetrics++;
+    }
+    for (int i = 0; i < o->nmetric_objects; i++) {
+        if (!o->metric_objects[i]) {
+            gb__error(GB_ERR_VALUE, NULL, "%s: metric object %d is NULL", COMPILE, i);
+            compiled_free(c);
+            return false;
+        }
+        c->metric_kind[c->nmetrics] = GB__METRIC_OBJECT;
+        c->metric[c->nmetrics++] = o->metric_objects[i];
     }
     gb__module_attach(model, c, compiled_free);
     return true;

@@ -15,11 +15,15 @@ typedef enum gb__metric_kind {
     GB__METRIC_CATEGORICAL_ACCURACY,
     GB__METRIC_MSE,
     GB__METRIC_MAE,
+    GB__METRIC_PRECISION,
+    GB__METRIC_RECALL,
+    GB__METRIC_AUC,
+    GB__METRIC_OBJECT,      /* the caller's (metric_objects): not freed */
 } gb__metric_kind;
 
 typedef struct gb__compiled {
     gb_module *model;
-    gb_compile_options opts;          /* metrics pointer not kept */
+    gb_compile_options opts;          /* metrics pointers not kept */
     gb_metric *loss_tracker;          /* "loss": batch losses weighted by batch size */
     int nmetrics;
     gb__metric_kind metric_kind[GB__MAX_METRICS];

@@ -218,10 +218,10 @@ bool gb__metrics_update(gb__compiled *c, gb_tensor *loss, gb_tensor *y, gb_tenso
     gb_metric_update_value(c->loss_tracker, gb_item(loss), (double)gb_dim(y_pred, 0));
     for (int i = 0; i < c->nmetrics; i++) {
         gb__metric_kind k = c->metric_kind[i];
-        if (k == GB__METRIC_SPARSE_ACCURACY || k == GB__METRIC_CATEGORICAL_ACCURACY)
-            gb_metric_update_state_weighted(c->metric[i], y, y_pred, sw);
-        else
+        if (k == GB__METRIC_MSE || k == GB__METRIC_MAE)
             gb_metric_update_state_weighted(c->metric[i], per_sample(k, y, y_pred), NULL, sw);
+        else
+            gb_metric_update_state_weighted(c->metric[i], y, y_pred, sw);
     }
     return gb_ok();
 }
