@@ -225,6 +225,13 @@ typedef struct gb_lambda_callback {
 } gb_lambda_callback;
 gb_callback *gb_lambda(const gb_lambda_callback *fns);
 
+/* CSVLogger(filename, separator, append): a row per epoch, "epoch" (0-
+ * based) then the first epoch's log keys sorted by name (a later epoch's
+ * missing key: NA). append: add to an existing file, without a second
+ * header; otherwise the file is rewritten when training begins.
+ * separator 0: ','. A file that cannot be written stops fit (GB_ERR_IO). */
+gb_callback *gb_csv_logger(const char *filename, char separator, bool append);
+
 /* ---- fit, evaluate, predict ------------------------------------------------------- */
 
 typedef struct gb_fit_options {
@@ -274,6 +281,7 @@ gb_tensor *gb_model_predict(gb_module *model, gb_tensor *x, int64_t batch_size);
 #define gb_terminate_on_nan(...) GB_AT(gb_terminate_on_nan, __VA_ARGS__)
 #define gb_learning_rate_scheduler(...) GB_AT(gb_learning_rate_scheduler, __VA_ARGS__)
 #define gb_lambda(...) GB_AT(gb_lambda, __VA_ARGS__)
+#define gb_csv_logger(...) GB_AT(gb_csv_logger, __VA_ARGS__)
 #endif
 
 #ifdef __cplusplus
