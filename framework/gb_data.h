@@ -94,6 +94,42 @@ gb_dataset *gb_dataset_from_tensors(int n, gb_tensor *const *t);
 typedef bool (*gb_generator_fn)(void *ctx, int64_t index, gb_tensor **out);
 gb_dataset *gb_dataset_from_generator(gb_generator_fn fn, void *ctx, int nout);
 
+/* ---- CSV files (tf.data.experimental.CsvDataset) ------------------------------------------ */
+
+/* A column to read: by name (the file needs a header) or, name NULL, by
+ * 0-based index; parsed as dtype (GB_F32, the zero value, GB_F64, GB_I32
+ * or GB_I64). An empty field takes default_value (text parsed as dtype
+ * when the dataset is made); with none it is an error. */
+typedef struct gb_csv_column {
+    const char *name;
+    int index;
+    gb_dtype dtype;
+    const char *default_value;
+} gb_csv_column;
+
+typedef struct gb_csv_options {
+    bool header;                   /* the first line names the columns (not an element) */
+    char delimiter;                /* 0: ',' */
+    const gb_csv_column *columns;  /* the columns of an element, in order */
+    int ncolumns;                  /* 0: every column, float32, no defaults */
+} gb_csv_options;
+
+/* A dataset of the file's records: element i is record i's selected
+ * fields, one scalar component per column (at most
+ * GB_DATA_MAX_COMPONENTS), so it batches, shuffles and maps as slices do.
+ * The file is read and checked when the dataset is made: fields may be
+ * quoted ("a ""b"", c"), lines end in \n or \r\n, blank lines are
+ * skipped, spaces around a number are ignored. Every record must have as
+ * many fields as the first (or the header). A bad file is a GB_ERR_IO
+ * error "<file>:<line>: column <n> ('<name>'): <what is wrong>" (lines and
+ * columns counted from 1); options that cannot work are GB_ERR_VALUE or
+ * GB_ERR_DTYPE. */
+gb_dataset *gb_dataset_from_csv(const char *path, const gb_csv_options *options);
+/* The same from `size` bytes in memory; `name` stands for the file in
+ * errors (NULL: "CSV data"). */
+gb_dataset *gb_dataset_from_csv_data(const void *data, size_t size, const char *name,
+                                     const gb_csv_options *options);
+
 /* ---- transformations (each takes over `in`) ---------------------------------------- */
 
 /* A new seed-derived order in each iteration (reshuffle_each_iteration). */
@@ -189,6 +225,8 @@ gb_tensor *gb_images_to_float(gb_tensor *images, gb_image_layout layout);
 #define gb_dataset_from_tensor_slices(...) GB_AT(gb_dataset_from_tensor_slices, __VA_ARGS__)
 #define gb_dataset_from_tensors(...) GB_AT(gb_dataset_from_tensors, __VA_ARGS__)
 #define gb_dataset_from_generator(...) GB_AT(gb_dataset_from_generator, __VA_ARGS__)
+#define gb_dataset_from_csv(...) GB_AT(gb_dataset_from_csv, __VA_ARGS__)
+#define gb_dataset_from_csv_data(...) GB_AT(gb_dataset_from_csv_data, __VA_ARGS__)
 #define gb_dataset_shuffle(...) GB_AT(gb_dataset_shuffle, __VA_ARGS__)
 #define gb_dataset_batch(...) GB_AT(gb_dataset_batch, __VA_ARGS__)
 #define gb_dataset_repeat(...) GB_AT(gb_dataset_repeat, __VA_ARGS__)
