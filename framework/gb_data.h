@@ -1,4 +1,5 @@
-/* gb_data.h — tf.data-style input pipelines and the IDX (MNIST) reader.
+/* gb_data.h — tf.data-style input pipelines, and the IDX (MNIST) and CSV
+ * readers.
  *
  * A dataset is a sequence of elements; an element is a tuple of tensors
  * (image, label). Datasets are built from tensors and transformed
@@ -45,6 +46,8 @@
  * - map runs a C function on each element (on the prefetch thread when a
  *   prefetch is downstream), in a memory scope of its own.
  * - take(n) / skip(n): the first n elements / all but them.
+ * - cache(path) runs its input on the first full pass only (in memory or
+ *   in a file), replaying it after.
  * - Errors inside the pipeline (a map function's, batch's shape check)
  *   end the epoch with that error, with or without prefetch.
  *
@@ -141,6 +144,14 @@ gb_dataset *gb_dataset_skip(gb_dataset *in, int64_t count);     /* -1: all */
 /* n >= 1 elements ahead, or GB_DATA_AUTOTUNE; 0 returns `in` unchanged. */
 gb_dataset *gb_dataset_prefetch(gb_dataset *in, int n);
 
+/* Keeps the elements of the first full pass and replays them after, the
+ * input untouched (tf.data's cache). path NULL or "": in memory; else in
+ * that file, written beside it and renamed into place only when the pass
+ * completes, then read by later passes and later processes (delete it
+ * when the input changes). A pass that stops early caches nothing (with
+ * a warning); a damaged cache file is a GB_ERR_IO error naming it. */
+gb_dataset *gb_dataset_cache(gb_dataset *in, const char *path);
+
 /* Computes `nout` output tensors from the `nin` tensors of an element.
  * Return false (or a NULL output) to fail; the error recorded by the ops
  * it called stops the iteration. Runs inside a scope that ends after the
@@ -234,6 +245,7 @@ gb_tensor *gb_images_to_float(gb_tensor *images, gb_image_layout layout);
 #define gb_dataset_skip(...) GB_AT(gb_dataset_skip, __VA_ARGS__)
 #define gb_dataset_prefetch(...) GB_AT(gb_dataset_prefetch, __VA_ARGS__)
 #define gb_dataset_map(...) GB_AT(gb_dataset_map, __VA_ARGS__)
+#define gb_dataset_cache(...) GB_AT(gb_dataset_cache, __VA_ARGS__)
 #define gb_iterator_new(...) GB_AT(gb_iterator_new, __VA_ARGS__)
 #define gb_iterator_next(...) GB_AT(gb_iterator_next, __VA_ARGS__)
 #define gb_idx_read(...) GB_AT(gb_idx_read, __VA_ARGS__)
