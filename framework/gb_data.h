@@ -1,4 +1,5 @@
-/* gb_data.h — tf.data-style input pipelines and the IDX (MNIST) reader.
+/* gb_data.h — tf.data-style input pipelines, and the IDX (MNIST) and CSV
+ * readers.
  *
  * A dataset is a sequence of elements; an element is a tuple of tensors
  * (image, label). Datasets are built from tensors and transformed
@@ -45,6 +46,8 @@
  * - map runs a C function on each element (on the prefetch thread when a
  *   prefetch is downstream), in a memory scope of its own.
  * - take(n) / skip(n): the first n elements / all but them.
+ * - cache(path) runs its input on the first full pass only (in memory or
+ *   in a file), replaying it after.
  * - Errors inside the pipeline (a map function's, batch's shape check)
  *   end the epoch with that error, with or without prefetch.
  *
@@ -112,6 +115,41 @@ typedef struct gb_sequence {
  * 0 or 1: made on the consumer's thread. */
 gb_dataset *gb_dataset_from_sequence(const gb_sequence *seq, bool shuffle, uint64_t seed,
                                      int workers);
+/* ---- CSV files (tf.data.experimental.CsvDataset) ------------------------------------------ */
+
+/* A column to read: by name (the file needs a header) or, name NULL, by
+ * 0-based index; parsed as dtype (GB_F32, the zero value, GB_F64, GB_I32
+ * or GB_I64). An empty field takes default_value (text parsed as dtype
+ * when the dataset is made); with none it is an error. */
+typedef struct gb_csv_column {
+    const char *name;
+    int index;
+    gb_dtype dtype;
+    const char *default_value;
+} gb_csv_column;
+
+typedef struct gb_csv_options {
+    bool header;                   /* the first line names the columns (not an element) */
+    char delimiter;                /* 0: ',' */
+    const gb_csv_column *columns;  /* the columns of an element, in order */
+    int ncolumns;                  /* 0: every column, float32, no defaults */
+} gb_csv_options;
+
+/* A dataset of the file's records: element i is record i's selected
+ * fields, one scalar component per column (at most
+ * GB_DATA_MAX_COMPONENTS), so it batches, shuffles and maps as slices do.
+ * The file is read and checked when the dataset is made: fields may be
+ * quoted ("a ""b"", c"), lines end in \n or \r\n, blank lines are
+ * skipped, spaces around a number are ignored. Every record must have as
+ * many fields as the first (or the header). A bad file is a GB_ERR_IO
+ * error "<file>:<line>: column <n> ('<name>'): <what is wrong>" (lines and
+ * columns counted from 1); options that cannot work are GB_ERR_VALUE or
+ * GB_ERR_DTYPE. */
+gb_dataset *gb_dataset_from_csv(const char *path, const gb_csv_options *options);
+/* The same from `size` bytes in memory; `name` stands for the file in
+ * errors (NULL: "CSV data"). */
+gb_dataset *gb_dataset_from_csv_data(const void *data, size_t size, const char *name,
+                                     const gb_csv_options *options);
 
 /* ---- transformations (each takes over `in`) ---------------------------------------- */
 
@@ -123,6 +161,14 @@ gb_dataset *gb_dataset_take(gb_dataset *in, int64_t count);     /* -1: all */
 gb_dataset *gb_dataset_skip(gb_dataset *in, int64_t count);     /* -1: all */
 /* n >= 1 elements ahead, or GB_DATA_AUTOTUNE; 0 returns `in` unchanged. */
 gb_dataset *gb_dataset_prefetch(gb_dataset *in, int n);
+
+/* Keeps the elements of the first full pass and replays them after, the
+ * input untouched (tf.data's cache). path NULL or "": in memory; else in
+ * that file, written beside it and renamed into place only when the pass
+ * completes, then read by later passes and later processes (delete it
+ * when the input changes). A pass that stops early caches nothing (with
+ * a warning); a damaged cache file is a GB_ERR_IO error naming it. */
+gb_dataset *gb_dataset_cache(gb_dataset *in, const char *path);
 
 /* Computes `nout` output tensors from the `nin` tensors of an element.
  * Return false (or a NULL output) to fail; the error recorded by the ops
@@ -209,6 +255,8 @@ gb_tensor *gb_images_to_float(gb_tensor *images, gb_image_layout layout);
 #define gb_dataset_from_tensors(...) GB_AT(gb_dataset_from_tensors, __VA_ARGS__)
 #define gb_dataset_from_generator(...) GB_AT(gb_dataset_from_generator, __VA_ARGS__)
 #define gb_dataset_from_sequence(...) GB_AT(gb_dataset_from_sequence, __VA_ARGS__)
+#define gb_dataset_from_csv(...) GB_AT(gb_dataset_from_csv, __VA_ARGS__)
+#define gb_dataset_from_csv_data(...) GB_AT(gb_dataset_from_csv_data, __VA_ARGS__)
 #define gb_dataset_shuffle(...) GB_AT(gb_dataset_shuffle, __VA_ARGS__)
 #define gb_dataset_batch(...) GB_AT(gb_dataset_batch, __VA_ARGS__)
 #define gb_dataset_repeat(...) GB_AT(gb_dataset_repeat, __VA_ARGS__)
@@ -216,6 +264,7 @@ gb_tensor *gb_images_to_float(gb_tensor *images, gb_image_layout layout);
 #define gb_dataset_skip(...) GB_AT(gb_dataset_skip, __VA_ARGS__)
 #define gb_dataset_prefetch(...) GB_AT(gb_dataset_prefetch, __VA_ARGS__)
 #define gb_dataset_map(...) GB_AT(gb_dataset_map, __VA_ARGS__)
+#define gb_dataset_cache(...) GB_AT(gb_dataset_cache, __VA_ARGS__)
 #define gb_iterator_new(...) GB_AT(gb_iterator_new, __VA_ARGS__)
 #define gb_iterator_next(...) GB_AT(gb_iterator_next, __VA_ARGS__)
 #define gb_idx_read(...) GB_AT(gb_idx_read, __VA_ARGS__)

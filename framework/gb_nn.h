@@ -561,27 +561,104 @@ gb_tensor *gb_loss_binary_crossentropy(gb_tensor *y_true, gb_tensor *y_pred, boo
 
 /* ---- metrics ------------------------------------------------------------------------- */
 
-/* Running metrics: plain C state, eager only (they read values). */
+/* Running metrics (keras.metrics): update_state / result / reset_state on
+ * plain C state. Eager only: they read values, so a symbolic (traced)
+ * tensor is a clear error. An update that fails leaves the state as it
+ * was. y_true and y_pred of the confusion metrics (precision, recall, AUC)
+ * are compared element by element: labels are positive when nonzero,
+ * predictions are probabilities (or 0/1 decisions). */
 typedef struct gb_metric gb_metric;
 
 gb_metric *gb_metric_mean_new(const char *name);                        /* "mean" */
 gb_metric *gb_metric_sparse_categorical_accuracy_new(const char *name); /* labels vs argmax */
 gb_metric *gb_metric_categorical_accuracy_new(const char *name);        /* argmax vs argmax */
+/* Precision tp / (tp + fp) and Recall tp / (tp + fn), a prediction being
+ * positive when > threshold (Keras' default 0.5; must be in [0, 1]);
+ * 0 while the denominator is 0. Names "precision", "recall". */
+gb_metric *gb_metric_precision_new(const char *name, double threshold);
+gb_metric *gb_metric_recall_new(const char *name, double threshold);
+
+typedef enum gb_auc_curve { GB_AUC_ROC = 0, GB_AUC_PR } gb_auc_curve;
+typedef enum gb_auc_summation {
+    GB_AUC_INTERPOLATION = 0,   /* trapezoids (PR: Davis & Goadrich's interpolation) */
+    GB_AUC_MINORING,            /* left/right Riemann sum, the smaller height */
+    GB_AUC_MAJORING,            /* the larger height */
+} gb_auc_summation;
+typedef struct gb_auc_options {
+    int num_thresholds;         /* 0: 200; else >= 2 */
+    gb_auc_curve curve;         /* ROC */
+    gb_auc_summation summation; /* interpolation */
+    bool from_logits;           /* apply a sigmoid to y_pred first */
+} gb_auc_options;
+/* keras.metrics.AUC: confusion counts at num_thresholds thresholds evenly
+ * spaced over [0, 1] (the first -1e-7, the last 1 + 1e-7, so 0 and 1
+ * predictions fall inside), then the area under the curve they trace.
+ * options NULL: Keras' defaults. Name "auc". */
+gb_metric *gb_metric_auc_new(const char *name, const gb_auc_options *options);
+
 void gb_metric_free(gb_metric *m);
 const char *gb_metric_name(const gb_metric *m);
 
-/* Mean: update_state(m, values, NULL); accuracies: (m, y_true, y_pred). */
+/* Mean: update_state(m, values, NULL); the others: (m, y_true, y_pred). */
 bool gb_metric_update_state(gb_metric *m, gb_tensor *a, gb_tensor *b);
-/* With sample weights (one per value / per sample; NULL: all 1). */
+/* With sample weights (NULL: all 1; a scalar; one per sample; or, for the
+ * confusion metrics, one per element of y_pred). */
 bool gb_metric_update_state_weighted(gb_metric *m, gb_tensor *a, gb_tensor *b,
                                      gb_tensor *sample_weight);
 /* Mean only: adds one value with a weight (a loss already read as a double). */
 bool gb_metric_update_value(gb_metric *m, double value, double weight);
-/* The weighted mean so far (0 before any update, as Keras). */
+/* The result so far (0 before any update, as Keras). */
 double gb_metric_result(const gb_metric *m);
 /* The same as a float32 scalar in the current scope. */
 gb_tensor *gb_metric_result_tensor(const gb_metric *m);
 void gb_metric_reset_state(gb_metric *m);
+
+/* Custom metrics (a subclass of keras.metrics.Metric), written in C:
+ *
+ *     typedef struct { double true_positives; } ctp_state;
+ *     static bool ctp_update(gb_metric *m, void *state, gb_tensor *y_true, gb_tensor *y_pred,
+ *                            gb_tensor *sample_weight) {
+ *         ctp_state *s = state;
+ *         ...read the tensors with gb_get, add to s->true_positives...
+ *         return true;
+ *     }
+ *     static double ctp_result(gb_metric *m, const void *state) {
+ *         return ((const ctp_state *)state)->true_positives;
+ *     }
+ *     static const gb_metric_type CTP = {
+ *         .class_name = "CategoricalTruePositives",
+ *         .default_name = "categorical_true_positives",
+ *         .state_size = sizeof(ctp_state),
+ *         .update_state = ctp_update, .result = ctp_result};
+ *     gb_metric *m = gb_metric_new(&CTP, NULL, NULL);
+ *
+ * The state is plain data (no pointers it owns): it starts zeroed,
+ * reset_state zeroes it (or calls the type's reset_state), and an update
+ * runs on a copy that is kept only when update_state returns true and no
+ * error was recorded, so a failed update changes nothing. update_state
+ * gets non-NULL, concrete y_true and y_pred (values only: y_pred NULL)
+ * and sample_weight as given (may be NULL); it reports a bad input with
+ * gb_metric_error. Such a metric can also be given to gb_model_compile. */
+typedef struct gb_metric_type {
+    const char *class_name;     /* in errors (NULL: default_name) */
+    const char *default_name;   /* the name when none is given (NULL: "metric") */
+    size_t state_size;
+    bool values_only;           /* updates take one tensor, as Mean: (m, values, NULL) */
+    bool (*update_state)(gb_metric *m, void *state, gb_tensor *y_true, gb_tensor *y_pred,
+                         gb_tensor *sample_weight);
+    double (*result)(const gb_metric *m, const void *state);
+    void (*reset_state)(gb_metric *m, void *state);   /* NULL: zero the state */
+} gb_metric_type;
+
+/* A metric of a type (which must outlive it); user is the caller's, for
+ * the type's functions (its parameters), returned by gb_metric_user. */
+gb_metric *gb_metric_new(const gb_metric_type *type, const char *name, void *user);
+void *gb_metric_user(const gb_metric *m);
+const gb_metric_type *gb_metric_get_type(const gb_metric *m);
+/* Records "<Class> metric '<name>': <message>" (code: GB_ERR_SHAPE for a
+ * shape, GB_ERR_VALUE otherwise) unless an error is already recorded. */
+void gb_metric_error(const gb_metric *m, gb_status code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* ---- call sites (GB_AT, gb_base.h) ------------------------------------------------------ */
 #if !defined(GB_BUILDING_LIBRARY)
@@ -668,6 +745,12 @@ void gb_metric_reset_state(gb_metric *m);
 #define gb_metric_update_state_weighted(...) GB_AT(gb_metric_update_state_weighted, __VA_ARGS__)
 #define gb_metric_update_value(...) GB_AT(gb_metric_update_value, __VA_ARGS__)
 #define gb_metric_result_tensor(...) GB_AT(gb_metric_result_tensor, __VA_ARGS__)
+#define gb_metric_precision_new(...) GB_AT(gb_metric_precision_new, __VA_ARGS__)
+#define gb_metric_recall_new(...) GB_AT(gb_metric_recall_new, __VA_ARGS__)
+#define gb_metric_auc_new(...) GB_AT(gb_metric_auc_new, __VA_ARGS__)
+#define gb_metric_new(...) GB_AT(gb_metric_new, __VA_ARGS__)
+#define gb_metric_user(...) GB_AT(gb_metric_user, __VA_ARGS__)
+#define gb_metric_error(...) GB_AT(gb_metric_error, __VA_ARGS__)
 #endif
 
 #ifdef __cplusplus

@@ -118,11 +118,19 @@ typedef struct gb_compile_options {
     int nlosses;
     /* The total loss is sum(loss_weights[k] * loss_k); NULL: all 1. */
     const double *loss_weights;
-    /* "accuracy" (sparse or categorical, from the loss), "mse", "mae".
+    /* "accuracy" (sparse or categorical, from the loss), "mse", "mae",
+     * "precision", "recall", "auc" (Keras' defaults: threshold 0.5, 200
+     * thresholds); each appears in the logs under its name as given.
      * With several outputs each name watches every output whose loss it
      * fits, logged as "<output>_<name>". */
     const char *const *metrics;
     int nmetrics;
+    /* Metric objects (built-in with options, or custom: gb_metric_new),
+     * updated with (y, y_pred, sample_weight) after the named ones and
+     * logged under gb_metric_name. Borrowed: they must outlive the
+     * model's training; fit resets them. At most 16 metrics in all. */
+    gb_metric *const *metric_objects;
+    int nmetric_objects;
     bool run_eagerly;         /* no tracing: steps run op by op */
     gb_train_step_fn train_step;  /* NULL: the default step; one input and output only */
     void *train_step_user;
@@ -244,6 +252,13 @@ typedef struct gb_lambda_callback {
 } gb_lambda_callback;
 gb_callback *gb_lambda(const gb_lambda_callback *fns);
 
+/* CSVLogger(filename, separator, append): a row per epoch, "epoch" (0-
+ * based) then the first epoch's log keys sorted by name (a later epoch's
+ * missing key: NA). append: add to an existing file, without a second
+ * header; otherwise the file is rewritten when training begins.
+ * separator 0: ','. A file that cannot be written stops fit (GB_ERR_IO). */
+gb_callback *gb_csv_logger(const char *filename, char separator, bool append);
+
 /* ---- fit, evaluate, predict ------------------------------------------------------- */
 
 /* Data of a model of several inputs and outputs: x one tensor per input,
@@ -333,6 +348,7 @@ bool gb_model_evaluate_dataset(gb_module *model, gb_dataset *ds, gb_logs *out);
 #define gb_lambda(...) GB_AT(gb_lambda, __VA_ARGS__)
 #define gb_model_checkpoint(...) GB_AT(gb_model_checkpoint, __VA_ARGS__)
 #define gb_model_checkpoint_last_path(...) GB_AT(gb_model_checkpoint_last_path, __VA_ARGS__)
+#define gb_csv_logger(...) GB_AT(gb_csv_logger, __VA_ARGS__)
 #endif
 
 #ifdef __cplusplus

@@ -18,6 +18,23 @@ void gb__nn_error(const gb_module *m, gb_status code, const char *fmt, ...)
 void gb__module_attach(gb_module *m, void *data, void (*free_fn)(void *));
 void *gb__module_attached(const gb_module *m);
 
+/* ---- metrics (metrics*.c) ---- */
+
+/* A metric whose state has state_size bytes (built-in types whose state
+ * grows with an option, as AUC's thresholds) and whose user pointer is a
+ * copy of config (config_size bytes) kept inside the metric. */
+gb_metric *gb__metric_create(const gb_metric_type *type, const char *name, size_t state_size,
+                             const void *config, size_t config_size);
+/* The live state (not the scratch copy an update runs on). */
+void *gb__metric_state(gb_metric *m);
+/* Sample weights: NULL, a scalar, or one per sample (`rows` of them);
+ * false with an error naming the shapes otherwise. */
+bool gb__metric_weights_fit(const gb_metric *m, gb_tensor *w, int64_t rows);
+/* Weight of sample i under that rule. */
+static inline double gb__metric_weight_at(gb_tensor *w, int64_t i) {
+    return w ? gb_get(w, gb_size(w) == 1 ? 0 : i) : 1.0;
+}
+
 /* A well-mixed seed from two values (weight seeds from the layer seed,
  * dropout seeds from the layer seed and the call count). */
 uint64_t gb__nn_mix_seed(uint64_t a, uint64_t b);

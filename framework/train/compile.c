@@ -16,7 +16,8 @@ static void compiled_free(void *p) {
     gb__steps_free(c);
     gb_metric_free(c->loss_tracker);
     for (int k = 0; k < c->nout; k++) gb_metric_free(c->out_loss[k]);
-    for (int i = 0; i < c->nmetrics; i++) gb_metric_free(c->metric[i]);
+    for (int i = 0; i < c->nmetrics; i++)
+        if (c->metric_kind[i] != GB__METRIC_OBJECT) gb_metric_free(c->metric[i]);
     free(c->grads);
     free(c);
 }
@@ -33,6 +34,9 @@ static bool metric_kind(const char *name, gb_loss_kind loss, gb__metric_kind *ou
     else if (!strcmp(name, "categorical_accuracy")) *out = GB__METRIC_CATEGORICAL_ACCURACY;
     else if (!strcmp(name, "mse") || !strcmp(name, "mean_squared_error")) *out = GB__METRIC_MSE;
     else if (!strcmp(name, "mae") || !strcmp(name, "mean_absolute_error")) *out = GB__METRIC_MAE;
+    else if (!strcmp(name, "precision")) *out = GB__METRIC_PRECISION;
+    else if (!strcmp(name, "recall")) *out = GB__METRIC_RECALL;
+    else if (!strcmp(name, "auc")) *out = GB__METRIC_AUC;
     else return false;
     return true;
 }
@@ -41,6 +45,9 @@ static gb_metric *metric_new(gb__metric_kind k, const char *name) {
     switch (k) {
     case GB__METRIC_SPARSE_ACCURACY: return gb_metric_sparse_categorical_accuracy_new(name);
     case GB__METRIC_CATEGORICAL_ACCURACY: return gb_metric_categorical_accuracy_new(name);
+    case GB__METRIC_PRECISION: return gb_metric_precision_new(name, 0.5);
+    case GB__METRIC_RECALL: return gb_metric_recall_new(name, 0.5);
+    case GB__METRIC_AUC: return gb_metric_auc_new(name, NULL);
     default: return gb_metric_mean_new(name);
     }
 }
@@ -55,8 +62,10 @@ static bool check_options(gb_module *model, const gb_compile_options *o) {
         : !o->nlosses && o->loss.kind == GB_LOSS_NONE && !o->train_step ? "no loss"
         : o->train_step && (nout != 1 || gb_model_num_inputs(model) != 1)
             ? "a custom train_step needs a model of one input and one output"
-        : o->nmetrics < 0 || o->nmetrics > GB__MAX_METRICS || (o->nmetrics && !o->metrics)
-            ? "a bad metrics list (at most 16)"
+        : o->nmetrics < 0 || (o->nmetrics && !o->metrics) || o->nmetric_objects < 0 ||
+                (o->nmetric_objects && !o->metric_objects) ||
+                o->nmetrics + o->nmetric_objects > GB__MAX_METRICS
+            ? "a bad metrics list (at most 16 metrics, names and objects together)"
             : NULL;
     for (int k = 0; !why && k < (o->nlosses ? o->nlosses : 1); k++) {
         const gb_loss_spec *l = o->nlosses ? &o->losses[k] : &o->loss;
@@ -95,8 +104,11 @@ static bool add_metric(gb__compiled *c, const char *name, int k) {
     gb_loss_kind lk = c->loss[k].kind;
     bool classifies = lk == GB_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY ||
                       lk == GB_LOSS_CATEGORICAL_CROSSENTROPY || lk == GB_LOSS_BINARY_CROSSENTROPY;
+    bool binary = kind == GB__METRIC_PRECISION || kind == GB__METRIC_RECALL || kind == GB__METRIC_AUC;
     if (c->nout > 1 && classifies && (kind == GB__METRIC_MSE || kind == GB__METRIC_MAE))
         return false;
+    /* ... and precision, recall and AUC the binary classifiers only. */
+    if (c->nout > 1 && binary && lk != GB_LOSS_BINARY_CROSSENTROPY) return false;
     if (c->nmetrics == GB__MAX_METRICS) {
         gb__error(GB_ERR_VALUE, NULL, "%s: more than %d metrics over all outputs", COMPILE,
                   GB__MAX_METRICS);
@@ -109,8 +121,25 @@ static bool add_metric(gb__compiled *c, const char *name, int k) {
         snprintf(full, sizeof full, "%s", name);
     c->metric_kind[c->nmetrics] = kind;
     c->metric_out[c->nmetrics] = k;
-    c->metric[c->nmetrics++] = metric_new(kind, full);
+    if ((c->metric[c->nmetrics] = metric_new(kind, full))) c->nmetrics++;
     return true;
+}
+
+/* Metric objects (the caller's) watch the model's first output with a loss. */
+static bool add_metric_objects(gb__compiled *c, const gb_compile_options *o) {
+    int k = 0;
+    while (k < c->nout - 1 && c->loss[k].kind == GB_LOSS_NONE) k++;
+    for (int i = 0; i < o->nmetric_objects && gb_ok(); i++) {
+        if (!o->metric_objects[i] || c->nmetrics == GB__MAX_METRICS) {
+            gb__error(GB_ERR_VALUE, NULL, "%s: metric object %d is %s", COMPILE, i,
+                      o->metric_objects[i] ? "one too many" : "NULL");
+            break;
+        }
+        c->metric_kind[c->nmetrics] = GB__METRIC_OBJECT;
+        c->metric_out[c->nmetrics] = k;
+        c->metric[c->nmetrics++] = o->metric_objects[i];
+    }
+    return gb_ok();
 }
 
 /* A metric name watches every output whose loss it fits ("accuracy" on
@@ -124,10 +153,10 @@ static bool set_metrics(gb__compiled *c, const gb_compile_options *o) {
         if (used) continue;
         gb__error(GB_ERR_VALUE, NULL,
                   "%s: unknown metric '%s' for %s (accuracy, sparse_categorical_accuracy, "
-                  "categorical_accuracy, mse, mae)",
+                  "categorical_accuracy, mse, mae, precision, recall, auc)",
                   COMPILE, name, c->nout > 1 ? "any output's loss" : "this loss");
     }
-    return gb_ok();
+    return gb_ok() && add_metric_objects(c, o);
 }
 
 bool gb_model_compile(gb_module *model, const gb_compile_options *o) {
@@ -147,6 +176,7 @@ bool gb_model_compile(gb_module *model, const gb_compile_options *o) {
     c->opts.metrics = NULL;
     c->opts.losses = NULL;
     c->opts.loss_weights = NULL;
+    c->opts.metric_objects = NULL;
     c->state = (gb_train_state){.model = model, .optimizer = o->optimizer, .compiled = c};
     c->loss_tracker = gb_metric_mean_new("loss");
     if (!set_losses(c, o) || !set_metrics(c, o)) {

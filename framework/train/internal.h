@@ -15,6 +15,10 @@ typedef enum gb__metric_kind {
     GB__METRIC_CATEGORICAL_ACCURACY,
     GB__METRIC_MSE,
     GB__METRIC_MAE,
+    GB__METRIC_PRECISION,
+    GB__METRIC_RECALL,
+    GB__METRIC_AUC,
+    GB__METRIC_OBJECT,      /* the caller's (metric_objects): not freed */
 } gb__metric_kind;
 
 /* A group of tensors, one per model input or output (NULL where an

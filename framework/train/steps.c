@@ -328,10 +328,10 @@ bool gb__metrics_update(gb__compiled *c, const gb__step_out *r, const gb__io *y,
     for (int i = 0; i < c->nmetrics; i++) {
         gb__metric_kind kind = c->metric_kind[i];
         gb_tensor *yk = y->t[c->metric_out[i]], *pk = r->y_pred.t[c->metric_out[i]];
-        if (kind == GB__METRIC_SPARSE_ACCURACY || kind == GB__METRIC_CATEGORICAL_ACCURACY)
-            gb_metric_update_state_weighted(c->metric[i], yk, pk, sw);
-        else
+        if (kind == GB__METRIC_MSE || kind == GB__METRIC_MAE)
             gb_metric_update_state_weighted(c->metric[i], per_sample(kind, yk, pk), NULL, sw);
+        else
+            gb_metric_update_state_weighted(c->metric[i], yk, pk, sw);
     }
     return gb_ok();
 }
