@@ -109,19 +109,16 @@ END_TEST
 
 /* ---- files ------------------------------------------------------------------------------ */
 
-static char dir[64], path[128];
+static char path[128];
 
 static void dir_setup(void) {
     scope_setup();
-    snprintf(dir, sizeof dir, "/tmp/gb_cache_XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/train.cache", dir);
+    test_dir_create();
+    snprintf(path, sizeof path, "%s/train.cache", test_dir());
 }
 
 static void dir_teardown(void) {
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    ck_assert_int_eq(system(cmd), 0);
+    test_dir_remove();
     scope_teardown();
 }
 
@@ -132,7 +129,7 @@ static bool exists(const char *p) {
 
 /* Files in the directory (the cache and any temporary left behind). */
 static int files_in_dir(void) {
-    DIR *d = opendir(dir);
+    DIR *d = opendir(test_dir());
     int n = 0;
     for (struct dirent *e; (e = readdir(d));) n += e->d_name[0] != '.';
     closedir(d);

@@ -14,20 +14,16 @@
 #include "glassbox.h"
 #include "test_util.h"
 
-static char dir[64];
 static char file_path[128];
 
 static void dir_setup(void) {
     nn_seeded_setup();
-    snprintf(dir, sizeof dir, "/tmp/gb-ckpt-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(file_path, sizeof file_path, "%s/ckpt", dir);
+    test_dir_create();
+    snprintf(file_path, sizeof file_path, "%s/ckpt", test_dir());
 }
 
 static void dir_teardown(void) {
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    ck_assert_int_eq(system(cmd), 0);
+    test_dir_remove();
     scope_teardown();
 }
 
@@ -234,7 +230,7 @@ START_TEST(test_model_checkpoint_callback) {
     gb_model_compile(m, &(gb_compile_options){.optimizer = opt,
                                               .loss = {.kind = GB_LOSS_MEAN_SQUARED_ERROR}});
     char pattern[160];
-    snprintf(pattern, sizeof pattern, "%s/epoch-{epoch}", dir);
+    snprintf(pattern, sizeof pattern, "%s/epoch-{epoch}", test_dir());
     gb_callback *mc = gb_model_checkpoint(&(gb_model_checkpoint_options){
         .filepath = pattern, .monitor = "loss", .save_best_only = true});
     gb_fit_options o = gb_fit_defaults();
@@ -247,11 +243,11 @@ START_TEST(test_model_checkpoint_callback) {
     ck_assert_msg(h != NULL, "%s", gb_error_string());
     for (int e = 1; e <= 3; e++) {
         char p[200];
-        snprintf(p, sizeof p, "%s/epoch-%d", dir, e);
+        snprintf(p, sizeof p, "%s/epoch-%d", test_dir(), e);
         ck_assert_msg(access(p, F_OK) == 0, "%s missing", p);
     }
     char last[200];
-    snprintf(last, sizeof last, "%s/epoch-3", dir);
+    snprintf(last, sizeof last, "%s/epoch-3", test_dir());
     ck_assert_str_eq(gb_model_checkpoint_last_path(mc), last);
     gb_nn_clear_session();
     gb_module *back = mlp(4);

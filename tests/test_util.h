@@ -12,6 +12,7 @@
 #define GB_TEST_UTIL_H
 
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,6 +42,24 @@ static inline void nn_seeded_setup(void) {
     gb_nn_clear_session();
     gb_nn_set_seed(0);
     gb_scope_begin();
+}
+
+/* A fresh directory per test, under /tmp, removed with its contents by
+ * test_dir_remove (for tests of files: caches, checkpoints). */
+static inline char *test_dir(void) {
+    static char dir[64];
+    return dir;
+}
+
+static inline void test_dir_create(void) {
+    snprintf(test_dir(), 64, "/tmp/gb-test-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(test_dir()));
+}
+
+static inline void test_dir_remove(void) {
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", test_dir());
+    ck_assert_int_eq(system(cmd), 0);
 }
 
 /* ---- the sticky error ------------------------------------------------------------- */
