@@ -1,13 +1,34 @@
-/* io/internal.h — what the io/ sources share: the checkpoint file's
- * entries and its reader and writer (checkpoint_file.c).
+/* io/internal.h — what the io/ sources share: atomic file replacement
+ * (atomic_file.c), the checkpoint file's entries and its reader and writer
+ * (checkpoint_file.c), and the SavedModel's graphs (saved_model_graph.c).
  */
 #ifndef GB_IO_INTERNAL_H
 #define GB_IO_INTERNAL_H
+
+#include <stdio.h>
 
 #include "gb_io.h"
 #include "ops/internal.h"
 
 #define GB__CKPT_VERSION 1
+
+/* ---- atomic_file.c ---- */
+
+/* A file being replaced: written to tmp, renamed over path on commit. */
+typedef struct gb__atomic_file {
+    FILE *f;
+    const char *path, *what;     /* what: "checkpoint", in error messages */
+    char tmp[4096];
+} gb__atomic_file;
+/* Opens "<path>.tmp" for writing; false with a GB_ERR_IO error. */
+bool gb__atomic_open(gb__atomic_file *a, const char *path, const char *what);
+/* ok: everything was written. Flushes, fsyncs, renames over path and
+ * fsyncs the directory; on any failure (or !ok) removes the temporary and
+ * returns false with an error naming the file. */
+bool gb__atomic_commit(gb__atomic_file *a, bool ok);
+bool gb__write_file_atomic(const char *path, const void *bytes, size_t n, const char *what);
+/* A GB_ERR_IO error "<path>: <what>: <strerror(errno)>"; false. */
+bool gb__io_fail(const char *path, const char *what);
 
 /* One tensor of a checkpoint file. Writing: path, dtype, rank, dims,
  * data and nbytes are the caller's; offset and crc are filled in. */
