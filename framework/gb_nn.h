@@ -313,6 +313,9 @@ int gb_config_read_ints(const gb_config *c, const char *who, const char *key, in
 /* JSON text (malloc'd; indent 0: one line) and back. A malformed text is
  * a GB_ERR_VALUE error "<what>: line L, column C: ...". */
 char *gb_config_to_json(const gb_config *c, int indent);
+/* The same, with containers nested flat_depth or more deep on one line
+ * each (a SavedModel's graph: one node per line). */
+char *gb_config_to_json_flat(const gb_config *c, int indent, int flat_depth);
 gb_config *gb_config_from_json(const char *text, size_t n, const char *what);
 
 /* Keras' serialize / deserialize: {"class_name": "Dense", "config": {"name":

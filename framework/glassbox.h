@@ -46,5 +46,6 @@
 #include "gb_data.h"
 #include "gb_train.h"
 #include "gb_io.h"
+#include "gb_saved_model.h"
 
 #endif

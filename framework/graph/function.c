@@ -70,7 +70,7 @@ gb_function *gb_function_new(const char *name, gb_function_fn fn, const gb_funct
     snprintf(f->name, sizeof f->name, "%s", name && name[0] ? name : "function");
     f->fn = fn;
     gb__trace_install_hooks();
-    f->history = gb__history_for(fn, f->name, &f->rewrapped);
+    f->history = gb__history_for(fn, f->user, f->name, &f->rewrapped);
     return f;
 }
 

@@ -315,10 +315,13 @@ void gb__trace_capture(gb_trace *t, int64_t var_id);
 /* ---- retracing ------------------------------------------------------------------------- */
 
 typedef struct gb_fn_history gb_fn_history;
-/* The history of the C function fn (shared by every gb_function wrapping
- * it); creating one for a pointer seen before is the "function in a
- * loop" mistake, which the next first trace reports. */
-gb_fn_history *gb__history_for(gb_function_fn fn, const char *name, bool *rewrapped);
+/* The history of the C function fn with its user data (shared by every
+ * gb_function wrapping that pair, as TensorFlow keys on the Python code
+ * object: the same code with other data — two models' train steps, two
+ * SavedModel signatures — is another function); creating one for a pair
+ * seen before is the "function in a loop" mistake, which the next first
+ * trace reports. */
+gb_fn_history *gb__history_for(gb_function_fn fn, void *user, const char *name, bool *rewrapped);
 /* Notes one call (traced or not) and, when it traced, returns the
  * excessive-retracing warning to raise ("" when none). */
 const char *gb__history_note_call(gb_fn_history *h, bool traced);

@@ -50,6 +50,7 @@ static const char *const fixes[] = {
 
 struct gb_fn_history {
     gb_function_fn fn;
+    void *user;
     char name[64];
     bool traced[WINDOW];         /* the last WINDOW calls, a ring */
     int pos, ncalls;
@@ -69,13 +70,14 @@ struct gb_fn_history {
 static pthread_mutex_t histories_lock = PTHREAD_MUTEX_INITIALIZER;
 static gb_fn_history *histories;
 
-gb_fn_history *gb__history_for(gb_function_fn fn, const char *name, bool *rewrapped) {
+gb_fn_history *gb__history_for(gb_function_fn fn, void *user, const char *name, bool *rewrapped) {
     pthread_mutex_lock(&histories_lock);
     gb_fn_history *h = histories;
-    while (h && h->fn != fn) h = h->next;
+    while (h && (h->fn != fn || h->user != user)) h = h->next;
     *rewrapped = h != NULL;
     if (!h && (h = calloc(1, sizeof *h))) {
         h->fn = fn;
+        h->user = user;
         snprintf(h->name, sizeof h->name, "%s", name);
         h->next = histories;
         histories = h;

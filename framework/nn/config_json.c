@@ -9,6 +9,7 @@
  * reads can crash it or make it allocate without bound.
  */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,8 +69,11 @@ static void newline(text *t, int indent, int depth) {
     for (int i = 0; i < indent * depth; i++) puts_(t, " ");
 }
 
-static void put_value(text *t, const gb_config *c, int indent, int depth) {
+/* Pretty-prints (indent > 0) the containers above depth `flat`, and
+ * everything from there down on one line. */
+static void put_value(text *t, const gb_config *c, int indent, int depth, int flat) {
     char num[40];
+    if (depth >= flat) indent = 0;
     switch (c->kind) {
     case GB_CONFIG_NULL: puts_(t, "null"); return;
     case GB_CONFIG_BOOL: puts_(t, c->b ? "true" : "false"); return;
@@ -92,19 +96,21 @@ static void put_value(text *t, const gb_config *c, int indent, int depth) {
             put_string(t, c->keys[i]);
             puts_(t, ": ");
         }
-        put_value(t, c->items[i], indent, depth + 1);
+        put_value(t, c->items[i], indent, depth + 1, flat);
     }
     if (c->n) newline(t, indent, depth);
     puts_(t, dict ? "}" : "]");
 }
 
-char *gb_config_to_json(const gb_config *c, int indent) {
+char *gb_config_to_json(const gb_config *c, int indent) { return gb_config_to_json_flat(c, indent, INT_MAX); }
+
+char *gb_config_to_json_flat(const gb_config *c, int indent, int flat_depth) {
     if (!c) {
         gb__error(GB_ERR_VALUE, "config", "gb_config_to_json: the config is NULL");
         return NULL;
     }
     text t = {0};
-    put_value(&t, c, indent < 0 ? 0 : indent, 0);
+    put_value(&t, c, indent < 0 ? 0 : indent, 0, flat_depth);
     if (t.failed) {
         free(t.s);
         gb__error(GB_ERR_MEMORY, "config", "gb_config_to_json: out of memory");

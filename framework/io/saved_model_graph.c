@@ -1,0 +1,384 @@
+/* io/saved_model_graph.c — one SavedModel signature's graph as JSON, and
+ * back, checked node by node.
+ *
+ * A signature is saved as its concrete function's graph *as traced*
+ * (before the passes), live nodes only: the passes run again when the
+ * loaded graph is traced, so the file holds only ops that have kernels
+ * and gradients, never the passes' private forms (FusedElementwise
+ * programs), and a loader built with better passes gets them for free.
+ *
+ *   {"name": "serving_default",
+ *    "inputs":  [{"name": "images", "dtype": "float32", "shape": [-1, 28, 28, 1]}],
+ *    "outputs": [{"name": "logits", "dtype": "float32", "shape": [-1, 10]}],
+ *    "nodes": [{"op": "Placeholder", "name": "images", "in": [],
+ *               "out": [{"dtype": "float32", "shape": [-1, 28, 28, 1]}], "i": [0]},
+ *              {"op": "ReadVariableOp", "name": "cnn/conv2d/ReadVariableOp", "in": [],
+ *               "out": [...], "vars": [0]}, ...],
+ *    "output_edges": [[17, 0]]}
+ *
+ * A node's attributes keep gb_attrs' slots: "i" the integers, "f_bits"
+ * the doubles as IEEE-754 bit patterns (exact, and NaN and infinities
+ * survive, which JSON numbers cannot carry), "s" the string, "vars" the
+ * variables as indices into the model's variable list (engine ids mean
+ * nothing in another process). A Const names its value by index in
+ * constants.ckpt ("const"). Inputs are [node, output] pairs, and a node
+ * reads only nodes before it: the list is a topological order.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "io/internal.h"
+
+bool gb__dtype_from_name(const char *name, gb_dtype *out) {
+    for (int d = 0; name && d < GB_DTYPE_COUNT; d++)
+        if (strcmp(gb_dtype_name((gb_dtype)d), name) == 0) return *out = (gb_dtype)d, true;
+    return false;
+}
+
+void gb__saved_tables_free(gb__saved_tables *t) {
+    free(t->var_ids);
+    free(t->consts);
+    *t = (gb__saved_tables){0};
+}
+
+/* ---- writing ---------------------------------------------------------------------------------- */
+
+static bool grow(void **p, int *cap, int n, size_t size) {
+    if (n < *cap) return true;
+    int c = *cap ? 2 * *cap : 16;
+    void *q = realloc(*p, (size_t)c * size);
+    if (!q) return gb__error(GB_ERR_MEMORY, NULL, "SavedModel: out of memory"), false;
+    *p = q, *cap = c;
+    return true;
+}
+
+static int var_index(gb__saved_tables *t, int64_t id) {
+    for (int k = 0; k < t->nvars; k++)
+        if (t->var_ids[k] == id) return k;
+    if (!grow((void **)&t->var_ids, &t->capvars, t->nvars, sizeof *t->var_ids)) return -1;
+    t->var_ids[t->nvars] = id;
+    return t->nvars++;
+}
+
+/* A Const node's value as an entry "<signature>/<node name>" of the
+ * constants file; the entry views the graph's bytes. */
+static int const_index(gb__saved_tables *t, const gb_node *nd, const char *sig) {
+    if (!grow((void **)&t->consts, &t->capconsts, t->nconsts, sizeof *t->consts)) return -1;
+    gb__ckpt_entry *e = &t->consts[t->nconsts];
+    *e = (gb__ckpt_entry){.dtype = nd->out[0].dtype, .rank = nd->out[0].rank, .data = nd->payload};
+    snprintf(e->path, sizeof e->path, "%s/%s", sig, nd->name);
+    uint64_t count = 1;
+    for (int d = 0; d < e->rank; d++) count *= (uint64_t)(e->dims[d] = nd->out[0].shape[d]);
+    e->nbytes = count * gb_dtype_size(e->dtype);
+    return t->nconsts++;
+}
+
+static bool put_spec(gb_config *list, const char *name, gb_dtype dt, int rank, const int64_t *shape) {
+    gb_config *d = gb_config_put_dict(list, NULL);
+    return d && (!name || gb_config_put_string(d, "name", name)) &&
+           gb_config_put_string(d, "dtype", gb_dtype_name(dt)) &&
+           gb_config_put_ints(d, "shape", rank, shape);
+}
+
+static bool put_attrs(gb_config *c, const gb_attrs *a, gb__saved_tables *t) {
+    bool ok = a->ni == 0 || gb_config_put_ints(c, "i", a->ni, a->i);
+    int64_t bits[4];
+    bool any = false;
+    for (int k = 0; k < 4; k++) memcpy(&bits[k], &a->f[k], sizeof bits[k]), any |= bits[k] != 0;
+    ok = ok && (!any || gb_config_put_ints(c, "f_bits", 4, bits));
+    ok = ok && (!a->s[0] || gb_config_put_string(c, "s", a->s));
+    if (!ok || a->nvars == 0) return ok;
+    int64_t idx[4];
+    for (int k = 0; k < a->nvars; k++)
+        if ((idx[k] = var_index(t, a->vars[k])) < 0) return false;
+    return gb_config_put_ints(c, "vars", a->nvars, idx);
+}
+
+static bool put_node(gb_config *nodes, const gb_graph *g, int i, const int32_t *renum,
+                     gb__saved_tables *t, const char *sig) {
+    const gb_node *nd = &g->nodes[i];
+    if (nd->op == GB_OP_IF || nd->op == GB_OP_WHILE || nd->op == GB_OP_FUSED_ELEMENTWISE) {
+        gb__error(GB_ERR_VALUE, NULL,
+                  "SavedModel: signature '%s': node '%s' is a %s, which SavedModel files do not "
+                  "hold yet; save a function without gb_cond / gb_while_loop",
+                  sig, nd->name, gb_op_type_name(nd->op));
+        return false;
+    }
+    gb_config *c = gb_config_put_dict(nodes, NULL);
+    bool ok = c && gb_config_put_string(c, "op", gb_op_type_name(nd->op)) &&
+              gb_config_put_string(c, "name", nd->name);
+    gb_config *in = ok ? gb_config_put_list(c, "in") : NULL;
+    ok = in != NULL;
+    for (int j = 0; ok && j < nd->nin; j++)
+        ok = gb_config_put_ints(in, NULL, 2, (int64_t[]){renum[nd->in[j].node], nd->in[j].out});
+    gb_config *out = ok ? gb_config_put_list(c, "out") : NULL;
+    ok = out != NULL;
+    for (int k = 0; ok && k < nd->nout; k++)
+        ok = put_spec(out, NULL, nd->out[k].dtype, nd->out[k].rank, nd->out[k].shape);
+    ok = ok && put_attrs(c, &nd->attrs, t);
+    if (ok && nd->op == GB_OP_CONST) {
+        int k = const_index(t, nd, sig);
+        ok = k >= 0 && gb_config_put_int(c, "const", k);
+    }
+    return ok;
+}
+
+static bool put_signature_specs(gb_config *s, const gb_concrete_function *cf, const gb_graph *g,
+                                const gb_edge *outs, const gb_saved_model_signature *sig) {
+    gb_config *in = gb_config_put_list(s, "inputs"), *out = gb_config_put_list(s, "outputs");
+    bool ok = in && out;
+    for (int i = 0; ok && i < cf->nin; i++) {
+        char buf[64];
+        const gb_tensor_spec *sp = &cf->sig.in[i];
+        const char *name = sig->inputs && sig->inputs[i].name ? sig->inputs[i].name
+                                                              : gb__input_name(cf->owner, i, buf, sizeof buf);
+        ok = put_spec(in, name, sp->dtype, sp->rank, sp->shape);
+    }
+    for (int k = 0; ok && k < cf->nout; k++) {
+        char buf[64];
+        if (sig->output_names && sig->output_names[k]) snprintf(buf, sizeof buf, "%s", sig->output_names[k]);
+        else snprintf(buf, sizeof buf, "output_%d", k);
+        const gb_out_desc *d = gb__graph_desc(g, outs[k]);
+        ok = put_spec(out, buf, d->dtype, d->rank, d->shape);
+    }
+    return ok;
+}
+
+bool gb__saved_graph_put(gb_config *sigs, const char *name, const gb_concrete_function *cf,
+                         const gb_saved_model_signature *sig, gb__saved_tables *t) {
+    bool traced = cf->traced.n > 0;
+    const gb_graph *g = traced ? &cf->traced : &cf->graph;
+    const gb_edge *outs = traced ? cf->traced_outputs : cf->outputs;
+    bool *live = calloc((size_t)g->n + 1, sizeof *live);
+    int32_t *renum = calloc((size_t)g->n + 1, sizeof *renum);
+    gb_config *s = gb_config_put_dict(sigs, NULL);
+    bool ok = live && renum && s && gb_config_put_string(s, "name", name) &&
+              put_signature_specs(s, cf, g, outs, sig);
+    if (!live || !renum) gb__error(GB_ERR_MEMORY, NULL, "SavedModel: out of memory");
+    gb_config *nodes = ok ? gb_config_put_list(s, "nodes") : NULL;
+    if (ok) gb__graph_live(g, outs, cf->nout, live);
+    int n = 0;
+    for (int i = 0; nodes && ok && i < g->n; i++) {
+        if (!live[i] && g->nodes[i].op != GB_OP_PLACEHOLDER) continue;
+        renum[i] = n++;
+        ok = put_node(nodes, g, i, renum, t, name);
+    }
+    gb_config *edges = nodes && ok ? gb_config_put_list(s, "output_edges") : NULL;
+    ok = ok && edges;
+    for (int k = 0; ok && k < cf->nout; k++)
+        ok = gb_config_put_ints(edges, NULL, 2, (int64_t[]){renum[outs[k].node], outs[k].out});
+    free(live);
+    free(renum);
+    return ok;
+}
+
+/* ---- reading --------------------------------------------------------------------------------- */
+
+typedef struct reader {
+    const char *what;            /* the file, in errors */
+    gb__saved_graph *g;
+    int node;                    /* the node being read, -1: the signature itself */
+    int nvars, nconsts;
+} reader;
+
+__attribute__((format(printf, 2, 3)))
+static bool bad(const reader *r, const char *fmt, ...) {
+    char msg[384], where[320];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (r->node >= 0)
+        snprintf(where, sizeof where, "signature '%s', node %d ('%s')", r->g->name, r->node,
+                 r->g->nodes[r->node].name);
+    else
+        snprintf(where, sizeof where, "signature '%s'", r->g->name);
+    gb__error(GB_ERR_VALUE, NULL, "%s: %s: %s", r->what, where, msg);
+    return false;
+}
+
+static bool read_string(const reader *r, const gb_config *c, const char *key, char *buf, size_t n) {
+    const char *s = gb_config_string(gb_config_get(c, key));
+    if (!s) return bad(r, "'%s' must be a string", key);
+    if (strlen(s) >= n) return bad(r, "'%s' is longer than %zu bytes", key, n - 1);
+    snprintf(buf, n, "%s", s);
+    return true;
+}
+
+/* {"dtype": ..., "shape": [...]} (and "name" when name is not NULL). */
+static bool read_spec(const reader *r, const gb_config *c, char *name, size_t name_n,
+                      gb_dtype *dt, int *rank, int64_t *shape) {
+    char dtype[16];
+    if (gb_config_kind_of(c) != GB_CONFIG_DICT) return bad(r, "a tensor spec must be a dict");
+    if (name && !read_string(r, c, "name", name, name_n)) return false;
+    if (!read_string(r, c, "dtype", dtype, sizeof dtype)) return false;
+    if (!gb__dtype_from_name(dtype, dt)) return bad(r, "unknown dtype '%s'", dtype);
+    const gb_config *s = gb_config_get(c, "shape");
+    if (!s || gb_config_kind_of(s) != GB_CONFIG_LIST) return bad(r, "'shape' must be a list");
+    if (gb_config_len(s) > GB_MAX_RANK) return bad(r, "rank %d is more than %d", gb_config_len(s), GB_MAX_RANK);
+    *rank = gb_config_len(s);
+    for (int d = 0; d < *rank; d++) {
+        const gb_config *x = gb_config_at(s, d);
+        if (gb_config_kind_of(x) != GB_CONFIG_INT || gb_config_int(x) < -1 || gb_config_int(x) > (INT64_C(1) << 40))
+            return bad(r, "dim %d of a shape must be an integer in -1..2^40", d);
+        shape[d] = gb_config_int(x);
+    }
+    return true;
+}
+
+static bool read_specs(reader *r, const gb_config *sig, const char *key, gb_tensor_spec *specs,
+                       char (*names)[64], int *n) {
+    const gb_config *list = gb_config_get(sig, key);
+    if (!list || gb_config_kind_of(list) != GB_CONFIG_LIST) return bad(r, "'%s' must be a list", key);
+    if (gb_config_len(list) > GB_FUNCTION_MAX_INPUTS)
+        return bad(r, "%d %s are more than %d", gb_config_len(list), key, GB_FUNCTION_MAX_INPUTS);
+    *n = gb_config_len(list);
+    for (int i = 0; i < *n; i++) {
+        gb_tensor_spec *s = &specs[i];
+        *s = (gb_tensor_spec){0};
+        if (!read_spec(r, gb_config_at(list, i), names[i], 64, &s->dtype, &s->rank, s->shape)) return false;
+        s->name = names[i];
+    }
+    return true;
+}
+
+/* A [node, output] pair naming an output of a node before `before`. */
+static bool read_edge(const reader *r, const gb_config *c, int before, gb_edge *e) {
+    if (gb_config_kind_of(c) != GB_CONFIG_LIST || gb_config_len(c) != 2 ||
+        gb_config_kind_of(gb_config_at(c, 0)) != GB_CONFIG_INT ||
+        gb_config_kind_of(gb_config_at(c, 1)) != GB_CONFIG_INT)
+        return bad(r, "an edge must be a [node, output] pair of integers");
+    int64_t node = gb_config_int(gb_config_at(c, 0)), out = gb_config_int(gb_config_at(c, 1));
+    if (node < 0 || node >= before)
+        return bad(r, "an edge reads node %lld, which is not a node before it", (long long)node);
+    if (out < 0 || out >= r->g->nodes[node].nout)
+        return bad(r, "an edge reads output %lld of node %lld, which has %d", (long long)out,
+                   (long long)node, r->g->nodes[node].nout);
+    *e = (gb_edge){(int32_t)node, (int32_t)out};
+    return true;
+}
+
+static bool read_attrs(const reader *r, const gb_config *c, gb_attrs *a) {
+    char who[96];
+    snprintf(who, sizeof who, "%s node %d", r->g->name, r->node);
+    int64_t bits[4] = {0}, vars[4];
+    a->ni = gb_config_read_ints(c, who, "i", GB_MAX_ATTR_INTS, a->i);
+    int nf = gb_config_read_ints(c, who, "f_bits", 4, bits);
+    a->nvars = gb_config_read_ints(c, who, "vars", 4, vars);
+    if (a->ni < 0 || nf < 0 || a->nvars < 0) {
+        gb_clear_error();
+        return bad(r, "'i' (at most %d), 'f_bits' and 'vars' (at most 4) must be lists of integers",
+                   GB_MAX_ATTR_INTS);
+    }
+    for (int k = 0; k < 4; k++) memcpy(&a->f[k], &bits[k], sizeof bits[k]);
+    if (gb_config_get(c, "s") && !read_string(r, c, "s", a->s, sizeof a->s)) return false;
+    for (int k = 0; k < a->nvars; k++) {
+        if (vars[k] < 0 || vars[k] >= r->nvars)
+            return bad(r, "variable %lld is not one of the model's %d", (long long)vars[k], r->nvars);
+        a->vars[k] = vars[k];
+    }
+    return true;
+}
+
+static bool read_outputs(const reader *r, const gb_config *c, gb__saved_node *nd) {
+    const gb_config *out = gb_config_get(c, "out");
+    if (!out || gb_config_kind_of(out) != GB_CONFIG_LIST || gb_config_len(out) < 1 ||
+        gb_config_len(out) > GB_MAX_OUTPUTS)
+        return bad(r, "'out' must be a list of 1 to %d tensor specs", GB_MAX_OUTPUTS);
+    nd->nout = gb_config_len(out);
+    for (int k = 0; k < nd->nout; k++)
+        if (!read_spec(r, gb_config_at(out, k), NULL, 0, &nd->out[k].dtype, &nd->out[k].rank,
+                       nd->out[k].shape))
+            return false;
+    return true;
+}
+
+/* What a node of its kind must have beyond the common fields. */
+static bool check_kind(const reader *r, const gb_config *c, gb__saved_node *nd) {
+    nd->const_index = -1;
+    if (nd->op == GB_OP_PLACEHOLDER) {
+        if (nd->attrs.ni < 1 || nd->attrs.i[0] < 0 || nd->attrs.i[0] >= r->g->ninputs)
+            return bad(r, "a Placeholder's 'i' must hold an input index below %d", r->g->ninputs);
+        if (nd->out[0].dtype != r->g->inputs[nd->attrs.i[0]].dtype)
+            return bad(r, "the Placeholder's dtype is not its input's");
+        return true;
+    }
+    if (nd->op != GB_OP_CONST) return true;
+    const gb_config *k = gb_config_get(c, "const");
+    if (!k || gb_config_kind_of(k) != GB_CONFIG_INT || gb_config_int(k) < 0 || gb_config_int(k) >= r->nconsts)
+        return bad(r, "a Const's 'const' must be an index below %d", r->nconsts);
+    nd->const_index = (int)gb_config_int(k);
+    return true;
+}
+
+static bool read_node(reader *r, const gb_config *c, int i) {
+    gb__saved_node *nd = &r->g->nodes[i];
+    r->node = i;
+    char op[64];
+    if (gb_config_kind_of(c) != GB_CONFIG_DICT) return bad(r, "a node must be a dict");
+    if (!read_string(r, c, "name", nd->name, sizeof nd->name) || !read_string(r, c, "op", op, sizeof op))
+        return false;
+    int id = gb_op_lookup(op);
+    if (id < 0) return bad(r, "unknown op type '%s'", op);
+    nd->op = (gb_op_id)id;
+    if (nd->op == GB_OP_FUSED_ELEMENTWISE || nd->op == GB_OP_IF || nd->op == GB_OP_WHILE)
+        return bad(r, "op type '%s' cannot be loaded", op);
+    const gb_config *in = gb_config_get(c, "in");
+    if (!in || gb_config_kind_of(in) != GB_CONFIG_LIST || gb_config_len(in) > GB_FUNCTION_MAX_INPUTS)
+        return bad(r, "'in' must be a list of at most %d edges", GB_FUNCTION_MAX_INPUTS);
+    nd->nin = gb_config_len(in);
+    int arity = gb_op_table[nd->op]->arity;
+    if (arity >= 0 && nd->nin != arity) return bad(r, "%s takes %d inputs, not %d", op, arity, nd->nin);
+    nd->in = calloc((size_t)nd->nin + 1, sizeof *nd->in);
+    nd->out = calloc(GB_MAX_OUTPUTS, sizeof *nd->out);
+    if (!nd->in || !nd->out) return gb__error(GB_ERR_MEMORY, NULL, "%s: out of memory", r->what), false;
+    for (int j = 0; j < nd->nin; j++)
+        if (!read_edge(r, gb_config_at(in, j), i, &nd->in[j])) return false;
+    if (!read_outputs(r, c, nd) || !read_attrs(r, c, &nd->attrs) || !check_kind(r, c, nd)) return false;
+    nd->value0 = r->g->nvalues;
+    r->g->nvalues += nd->nout;
+    return true;
+}
+
+static bool read_output_edges(reader *r, const gb_config *sig) {
+    r->node = -1;
+    const gb_config *e = gb_config_get(sig, "output_edges");
+    if (!e || gb_config_kind_of(e) != GB_CONFIG_LIST || gb_config_len(e) != r->g->noutputs)
+        return bad(r, "'output_edges' must be a list of %d edges, one per output", r->g->noutputs);
+    for (int k = 0; k < r->g->noutputs; k++) {
+        if (!read_edge(r, gb_config_at(e, k), r->g->n, &r->g->out_edges[k])) return false;
+        const gb_out_desc *d = &r->g->nodes[r->g->out_edges[k].node].out[r->g->out_edges[k].out];
+        if (d->dtype != r->g->outputs[k].dtype) return bad(r, "output %d's dtype is not its node's", k);
+    }
+    return true;
+}
+
+bool gb__saved_graph_parse(const gb_config *sig, int nvars, int nconsts, const char *what,
+                           gb__saved_graph *g) {
+    *g = (gb__saved_graph){0};
+    reader r = {.what = what, .g = g, .node = -1, .nvars = nvars, .nconsts = nconsts};
+    snprintf(g->name, sizeof g->name, "?");
+    if (gb_config_kind_of(sig) != GB_CONFIG_DICT) return bad(&r, "a signature must be a dict");
+    if (!read_string(&r, sig, "name", g->name, sizeof g->name) ||
+        !read_specs(&r, sig, "inputs", g->inputs, g->input_names, &g->ninputs) ||
+        !read_specs(&r, sig, "outputs", g->outputs, g->output_names, &g->noutputs))
+        return false;
+    const gb_config *nodes = gb_config_get(sig, "nodes");
+    if (!nodes || gb_config_kind_of(nodes) != GB_CONFIG_LIST) return bad(&r, "'nodes' must be a list");
+    int n = gb_config_len(nodes);
+    g->nodes = calloc((size_t)n + 1, sizeof *g->nodes);
+    if (!g->nodes) return gb__error(GB_ERR_MEMORY, NULL, "%s: out of memory", what), false;
+    for (int i = 0; i < n; i++) {
+        g->n = i + 1;   /* the node being read is freed with the others on failure */
+        if (!read_node(&r, gb_config_at(nodes, i), i)) return false;
+    }
+    g->n = n;
+    return read_output_edges(&r, sig);
+}
+
+void gb__saved_graph_free(gb__saved_graph *g) {
+    for (int i = 0; i < g->n; i++) free(g->nodes[i].in), free(g->nodes[i].out);
+    free(g->nodes);
+    *g = (gb__saved_graph){0};
+}

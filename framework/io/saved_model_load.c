@@ -1,0 +1,327 @@
+/* io/saved_model_load.c — loading a SavedModel directory and running its
+ * signatures with none of the C code that made them (tf.saved_model.load).
+ *
+ * Everything is read and checked before anything is made: the files
+ * against the fingerprint, the JSON's format and version, every
+ * variable's entry (dtype, shape, CRC), every constant, every node of
+ * every graph. Only then are the variables created and the signatures
+ * wrapped as functions.
+ *
+ * A signature's function replays its saved graph: each node becomes the
+ * same op call through the dispatcher, with its attributes' variable
+ * indices turned into the loaded variables' ids. Tracing the function
+ * therefore rebuilds the graph node for node (the nodes keep their saved
+ * names) and runs the passes on it; and a tape around a call records
+ * ordinary ops, so the loaded graph is differentiable and its variables
+ * train like any others.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "io/internal.h"
+
+typedef struct loaded_signature {
+    gb__saved_graph g;
+    gb_function *fn;
+    struct gb_saved_model *model;
+} loaded_signature;
+
+struct gb_saved_model {
+    char dir[1024];
+    gb_variable **vars;
+    int nvars;
+    gb__ckpt_file consts;        /* kept: Const nodes read their values from it */
+    const void **const_data;
+    loaded_signature *sigs;
+    int nsigs;
+    char fingerprint[17];
+};
+
+/* ---- replaying a graph ------------------------------------------------------------------------ */
+
+static int replay_node(const loaded_signature *s, const gb__saved_node *nd, gb_tensor **val) {
+    const gb_saved_model *m = s->model;
+    const gb__saved_graph *g = &s->g;
+    gb_tensor *in[GB_FUNCTION_MAX_INPUTS], *out[GB_MAX_OUTPUTS] = {0};
+    for (int j = 0; j < nd->nin; j++) in[j] = val[g->nodes[nd->in[j].node].value0 + nd->in[j].out];
+    gb_attrs a = nd->attrs;
+    for (int k = 0; k < a.nvars; k++) a.vars[k] = gb__variable_id(m->vars[a.vars[k]]);
+    if (gb__tl_trace) gb__tl_trace->next_node_name = nd->name;
+    int n = gb__dispatch(nd->op, in, nd->nin, &a, out);
+    if (gb__tl_trace) gb__tl_trace->next_node_name = NULL;
+    if (n < 0) return -1;
+    for (int k = 0; k < n && k < nd->nout; k++) {
+        if (gb_tensor_dtype(out[k]) != nd->out[k].dtype) n = -2;
+        val[nd->value0 + k] = out[k];
+    }
+    if (n == nd->nout) return n;
+    gb__error(GB_ERR_VALUE, NULL,
+              "SavedModel '%s', signature '%s': node '%s' (%s) gave outputs other than the file "
+              "says (%d of dtype %s)",
+              m->dir, g->name, nd->name, gb_op_type_name(nd->op), nd->nout, gb_dtype_name(nd->out[0].dtype));
+    return -1;
+}
+
+static int replay(void *user, gb_tensor *const *in, int nin, const gb_value *st, int nst,
+                  gb_tensor **out) {
+    (void)nin, (void)st, (void)nst;
+    const loaded_signature *s = user;
+    const gb__saved_graph *g = &s->g;
+    gb_tensor **val = calloc((size_t)g->nvalues + 1, sizeof *val);
+    if (!val) return gb__error(GB_ERR_MEMORY, NULL, "SavedModel: out of memory"), -1;
+    bool ok = true;
+    for (int i = 0; ok && i < g->n; i++) {
+        const gb__saved_node *nd = &g->nodes[i];
+        if (nd->op == GB_OP_PLACEHOLDER) {
+            val[nd->value0] = in[nd->attrs.i[0]];
+        } else if (nd->op == GB_OP_CONST) {
+            const gb__ckpt_entry *e = &s->model->consts.entries[nd->const_index];
+            ok = (val[nd->value0] = gb_tensor_from(e->dtype, s->model->const_data[nd->const_index],
+                                                   e->rank, e->dims)) != NULL;
+        } else {
+            ok = replay_node(s, nd, val) >= 0;
+        }
+    }
+    for (int k = 0; ok && k < g->noutputs; k++)
+        out[k] = val[g->nodes[g->out_edges[k].node].value0 + g->out_edges[k].out];
+    free(val);
+    return ok ? g->noutputs : -1;
+}
+
+/* ---- loading ------------------------------------------------------------------------------------ */
+
+static const gb__ckpt_entry *entry_named(const gb__ckpt_file *f, const char *path) {
+    for (int i = 0; i < f->count; i++)
+        if (strcmp(f->entries[i].path, path) == 0) return &f->entries[i];
+    return NULL;
+}
+
+/* The value of the k-th variable of list, checked against the checkpoint. */
+static gb_variable *load_variable(const gb_config *c, const gb__ckpt_file *ck, const char *what) {
+    char who[1200];
+    snprintf(who, sizeof who, "%s: variable", what);
+    const char *name = gb_config_read_string(c, who, "name", NULL);
+    bool trainable = true;
+    if (!name || !gb_config_read_bool(c, who, "trainable", true, &trainable)) return NULL;
+    const gb__ckpt_entry *e = entry_named(ck, name);
+    if (!e) {
+        gb__error(GB_ERR_IO, NULL, "%s: variable '%s' is not in %s", what, name, ck->path);
+        return NULL;
+    }
+    const void *data = gb__ckpt_data(ck, e);
+    if (!data) return NULL;
+    gb_tensor *t = gb_tensor_from(e->dtype, data, e->rank, e->dims);
+    return t ? gb_variable_new(name, t, trainable) : NULL;
+}
+
+static bool load_variables(gb_saved_model *m, const gb_config *root, const char *what) {
+    char path[1100];
+    snprintf(path, sizeof path, "%s/" GB__SAVED_MODEL_VARIABLES, m->dir);
+    const gb_config *list = gb_config_get(root, "variables");   /* a list: load_signatures checked */
+    gb__ckpt_file ck;
+    if (!gb__ckpt_read(path, &ck)) return false;
+    m->vars = calloc((size_t)gb_config_len(list) + 1, sizeof *m->vars);
+    bool ok = m->vars != NULL;
+    gb_scope_begin();
+    for (int i = 0; ok && i < gb_config_len(list); i++) {
+        ok = (m->vars[i] = load_variable(gb_config_at(list, i), &ck, what)) != NULL;
+        m->nvars += ok;
+    }
+    gb_scope_end();
+    gb__ckpt_close(&ck);
+    return ok;
+}
+
+/* Every constant's bytes, CRC-checked once. */
+static bool load_constants(gb_saved_model *m) {
+    char path[1100];
+    snprintf(path, sizeof path, "%s/" GB__SAVED_MODEL_CONSTANTS, m->dir);
+    if (!gb__ckpt_read(path, &m->consts)) return false;
+    m->const_data = calloc((size_t)m->consts.count + 1, sizeof *m->const_data);
+    if (!m->const_data) return gb__error(GB_ERR_MEMORY, NULL, "%s: out of memory", path), false;
+    for (int i = 0; i < m->consts.count; i++)
+        if (!(m->const_data[i] = gb__ckpt_data(&m->consts, &m->consts.entries[i]))) return false;
+    return true;
+}
+
+/* A Const node's saved shape and dtype are its value's. */
+static bool consts_match(const gb_saved_model *m, const gb__saved_graph *g, const char *what) {
+    for (int i = 0; i < g->n; i++) {
+        const gb__saved_node *nd = &g->nodes[i];
+        if (nd->op != GB_OP_CONST) continue;
+        const gb__ckpt_entry *e = &m->consts.entries[nd->const_index];
+        bool same = e->dtype == nd->out[0].dtype && e->rank == nd->out[0].rank &&
+                    (e->rank == 0 || !memcmp(e->dims, nd->out[0].shape, (size_t)e->rank * sizeof *e->dims));
+        if (!same) {
+            gb__error(GB_ERR_VALUE, NULL, "%s: signature '%s': Const '%s' is not the shape or dtype of its value '%s'",
+                      what, g->name, nd->name, e->path);
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool load_signatures(gb_saved_model *m, const gb_config *root, const char *what) {
+    const gb_config *vars = gb_config_get(root, "variables");
+    if (!vars || gb_config_kind_of(vars) != GB_CONFIG_LIST) {
+        gb__error(GB_ERR_IO, NULL, "%s: 'variables' must be a list", what);
+        return false;
+    }
+    int nvars = gb_config_len(vars);
+    const gb_config *list = gb_config_get(root, "signatures");
+    if (!list || gb_config_kind_of(list) != GB_CONFIG_LIST || gb_config_len(list) < 1 ||
+        gb_config_len(list) > 64) {
+        gb__error(GB_ERR_IO, NULL, "%s: 'signatures' must be a list of 1 to 64 signatures", what);
+        return false;
+    }
+    m->sigs = calloc((size_t)gb_config_len(list), sizeof *m->sigs);
+    if (!m->sigs) return gb__error(GB_ERR_MEMORY, NULL, "%s: out of memory", what), false;
+    for (int i = 0; i < gb_config_len(list); i++) {
+        loaded_signature *s = &m->sigs[m->nsigs++];
+        s->model = m;
+        if (!gb__saved_graph_parse(gb_config_at(list, i), nvars, m->consts.count, what, &s->g) ||
+            !consts_match(m, &s->g, what))
+            return false;
+        for (int k = 0; k < i; k++)
+            if (strcmp(m->sigs[k].g.name, s->g.name) == 0) {
+                gb__error(GB_ERR_IO, NULL, "%s: two signatures are named '%s'", what, s->g.name);
+                return false;
+            }
+    }
+    return true;
+}
+
+/* The files' hashes (JSON text, variables, constants) against the fingerprint. */
+static bool check_fingerprint(gb_saved_model *m, const char *json, size_t json_size) {
+    uint64_t h[GB__SAVED_MODEL_NFILES] = {gb__fnv1a64(json, json_size)};
+    for (int i = 1; i < GB__SAVED_MODEL_NFILES; i++) {
+        char path[1100];
+        snprintf(path, sizeof path, "%s/%s", m->dir, gb__saved_model_files[i]);
+        size_t size = 0;
+        void *bytes = gb__file_read(path, "SavedModel file", &size);
+        if (!bytes) return false;
+        h[i] = gb__fnv1a64(bytes, size);
+        free(bytes);
+    }
+    return gb__fingerprint_check(m->dir, h, m->fingerprint);
+}
+
+static bool check_format(const gb_config *root, const char *what) {
+    const char *format = gb_config_string(gb_config_get(root, "format"));
+    const gb_config *v = gb_config_get(root, "version");
+    if (!format || strcmp(format, GB__SAVED_MODEL_FORMAT) != 0 || !v || gb_config_kind_of(v) != GB_CONFIG_INT) {
+        gb__error(GB_ERR_IO, NULL, "%s: not a glassbox SavedModel (no \"format\": \"%s\" and version)",
+                  what, GB__SAVED_MODEL_FORMAT);
+        return false;
+    }
+    if (gb_config_int(v) >= 1 && gb_config_int(v) <= GB_SAVED_MODEL_VERSION) return true;
+    gb__error(GB_ERR_IO, NULL, "%s: format version %lld is not one this glassbox reads (1 to %d)%s", what,
+              (long long)gb_config_int(v), GB_SAVED_MODEL_VERSION,
+              gb_config_int(v) > GB_SAVED_MODEL_VERSION ? "; it was written by a newer glassbox" : "");
+    return false;
+}
+
+/* The graphs, checked; variables and constants loaded. */
+static bool load_parts(gb_saved_model *m, const char *what) {
+    size_t size = 0;
+    char *json = gb__file_read(what, "SavedModel", &size);
+    if (!json) return false;
+    gb_config *root = check_fingerprint(m, json, size) ? gb_config_from_json(json, size, what) : NULL;
+    free(json);
+    bool ok = root && check_format(root, what) && load_constants(m) &&
+              load_signatures(m, root, what) && load_variables(m, root, what);
+    gb_config_free(root);
+    return ok;
+}
+
+static bool make_functions(gb_saved_model *m) {
+    for (int i = 0; i < m->nsigs; i++) {
+        loaded_signature *s = &m->sigs[i];
+        gb_function_options o = {.user = s, .input_signature = s->g.inputs, .ninput_signature = s->g.ninputs};
+        if (!(s->fn = gb_function_new(s->g.name, replay, &o))) return false;
+    }
+    return true;
+}
+
+gb_saved_model *gb_saved_model_load(const char *dir) {
+    if (!gb_ok()) return NULL;
+    if (!dir || !dir[0] || strlen(dir) >= 1000) {
+        gb__error(GB_ERR_VALUE, NULL, "gb_saved_model_load: a directory path (under 1000 bytes) is needed");
+        return NULL;
+    }
+    gb_saved_model *m = calloc(1, sizeof *m);
+    if (!m) return gb__error(GB_ERR_MEMORY, NULL, "gb_saved_model_load: out of memory"), NULL;
+    snprintf(m->dir, sizeof m->dir, "%s", dir);
+    char what[1100];
+    snprintf(what, sizeof what, "%s/" GB__SAVED_MODEL_JSON, dir);
+    if (load_parts(m, what) && make_functions(m)) return m;
+    gb_saved_model_free(m);
+    return NULL;
+}
+
+void gb_saved_model_free(gb_saved_model *m) {
+    if (!m) return;
+    for (int i = 0; i < m->nsigs; i++) {
+        gb_function_free(m->sigs[i].fn);
+        gb__saved_graph_free(&m->sigs[i].g);
+    }
+    for (int i = 0; i < m->nvars; i++) gb_variable_free(m->vars[i]);
+    free(m->sigs);
+    free(m->vars);
+    free(m->const_data);
+    if (m->consts.bytes) gb__ckpt_close(&m->consts);
+    free(m);
+}
+
+/* ---- what a loaded model offers ------------------------------------------------------------------ */
+
+static loaded_signature *find(const gb_saved_model *m, const char *name) {
+    for (int i = 0; m && name && i < m->nsigs; i++)
+        if (strcmp(m->sigs[i].g.name, name) == 0) return &m->sigs[i];
+    return NULL;
+}
+
+int gb_saved_model_signature_count(const gb_saved_model *m) { return m ? m->nsigs : 0; }
+
+const char *gb_saved_model_signature_name(const gb_saved_model *m, int i) {
+    return m && i >= 0 && i < m->nsigs ? m->sigs[i].g.name : NULL;
+}
+
+const gb_tensor_spec *gb_saved_model_inputs(const gb_saved_model *m, const char *signature, int *n) {
+    const loaded_signature *s = find(m, signature);
+    if (n) *n = s ? s->g.ninputs : 0;
+    return s ? s->g.inputs : NULL;
+}
+
+const gb_tensor_spec *gb_saved_model_outputs(const gb_saved_model *m, const char *signature, int *n) {
+    const loaded_signature *s = find(m, signature);
+    if (n) *n = s ? s->g.noutputs : 0;
+    return s ? s->g.outputs : NULL;
+}
+
+int gb_saved_model_node_count(const gb_saved_model *m, const char *signature) {
+    const loaded_signature *s = find(m, signature);
+    return s ? s->g.n : -1;
+}
+
+gb_function *gb_saved_model_function(gb_saved_model *m, const char *signature) {
+    if (!gb_ok()) return NULL;
+    loaded_signature *s = find(m, signature);
+    if (s) return s->fn;
+    gb__error(GB_ERR_VALUE, NULL, "SavedModel '%s' has no signature '%s'", m ? m->dir : "(NULL)",
+              signature ? signature : "(NULL)");
+    return NULL;
+}
+
+int gb_saved_model_call(gb_saved_model *m, const char *signature, gb_tensor *const *inputs,
+                        int ninputs, gb_tensor **outputs) {
+    gb_function *f = gb_saved_model_function(m, signature);
+    return f ? gb_function_call(f, inputs, ninputs, NULL, 0, outputs) : -1;
+}
+
+gb_variable *const *gb_saved_model_variables(gb_saved_model *m, int *n) {
+    if (n) *n = m ? m->nvars : 0;
+    return m ? m->vars : NULL;
+}
+
+const char *gb_saved_model_fingerprint(const gb_saved_model *m) { return m ? m->fingerprint : ""; }

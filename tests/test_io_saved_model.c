@@ -1,0 +1,320 @@
+/* test_io_saved_model.c — SavedModel: save, load, run, differentiate and
+ * train a loaded graph; and every way a directory can be wrong.
+ *
+ * The original model and the loaded one run the same kernels in the same
+ * order on the same values, so their outputs and gradients are compared
+ * bit for bit, not to a tolerance.
+ */
+#include <unistd.h>
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "glassbox.h"
+#include "io/internal.h"
+#include "test_util.h"
+
+static gb_module *model;
+static gb_function *predict, *probabilities;
+
+static int predict_fn(void *user, gb_tensor *const *in, int nin, const gb_value *st, int nst,
+                      gb_tensor **out) {
+    (void)nin, (void)st, (void)nst;
+    out[0] = gb_module_call(user, in[0], false);
+    return 1;
+}
+
+/* Softmax of the logits, scaled by a captured eager constant. */
+static gb_tensor *scale;
+static int probabilities_fn(void *user, gb_tensor *const *in, int nin, const gb_value *st,
+                            int nst, gb_tensor **out) {
+    (void)nin, (void)st, (void)nst;
+    out[0] = gb_mul(gb_softmax(gb_module_call(user, in[0], false), -1), scale);
+    out[1] = gb_argmax(out[0], -1);
+    return 2;
+}
+
+static const gb_tensor_spec x_spec[] = {GB_SPEC("features", GB_F32, -1, 6)};
+
+static void setup(void) {
+    nn_seeded_setup();
+    test_dir_create();
+    model = gb_sequential_new("mlp");
+    gb_sequential_add(model, gb_dense_new(16, &(gb_dense_options){.activation = GB_ACT_TANH, .seed = 1}));
+    gb_sequential_add(model, gb_dense_new(3, &(gb_dense_options){.seed = 2}));
+    gb_module_build(model, GB_F32, GB_SHAPE(-1, 6));
+    gb_function_options o = {.user = model, .input_signature = x_spec, .ninput_signature = 1};
+    predict = gb_function_new("predict", predict_fn, &o);
+    probabilities = gb_function_new("probabilities", probabilities_fn, &o);
+    scale = gb_keep(gb_tensor_from(GB_F32, (float[]){2, 3, 4}, GB_SHAPE(3)));
+}
+
+static void teardown(void) {
+    gb_function_free(predict);
+    gb_function_free(probabilities);
+    gb_module_free(model);
+    test_dir_remove();
+    scope_teardown();
+}
+
+static bool save_both(void) {
+    gb_saved_model_signature sigs[] = {
+        {.name = "serving_default", .function = predict, .inputs = x_spec, .ninputs = 1,
+         .output_names = (const char *[]){"logits"}},
+        {.name = "probabilities", .function = probabilities, .inputs = x_spec, .ninputs = 1},
+    };
+    return gb_saved_model_save(test_dir(), sigs, 2);
+}
+
+static gb_tensor *batch(int64_t n, uint64_t seed) {
+    return gb_random_uniform(GB_F32, GB_SHAPE(n, 6), -2, 2, seed);
+}
+
+static void assert_bitwise(gb_tensor *a, gb_tensor *b) {
+    ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_int_eq(gb_tensor_dtype(a), gb_tensor_dtype(b));
+    ck_assert_int_eq(gb_size(a), gb_size(b));
+    ck_assert(memcmp(gb_data(a), gb_data(b), (size_t)gb_size(a) * gb_dtype_size(gb_tensor_dtype(a))) == 0);
+}
+
+static gb_tensor *call1(gb_function *f, gb_tensor *x, int k) {
+    gb_tensor *out[2] = {0};
+    ck_assert_msg(gb_function_call(f, &x, 1, NULL, 0, out) > k, "%s", gb_error_string());
+    return out[k];
+}
+
+START_TEST(test_round_trip_runs_without_the_code) {
+    ck_assert_msg(save_both(), "%s", gb_error_string());
+    gb_saved_model *m = gb_saved_model_load(test_dir());
+    ck_assert_msg(m != NULL, "%s", gb_error_string());
+    ck_assert_int_eq(gb_saved_model_signature_count(m), 2);
+    ck_assert_str_eq(gb_saved_model_signature_name(m, 0), "serving_default");
+    int n = 0;
+    const gb_tensor_spec *in = gb_saved_model_inputs(m, "serving_default", &n);
+    ck_assert_int_eq(n, 1);
+    ck_assert_str_eq(in[0].name, "features");
+    ck_assert_int_eq(in[0].rank, 2);
+    ck_assert_int_eq(in[0].shape[0], -1);
+    ck_assert_int_eq(in[0].shape[1], 6);
+    const gb_tensor_spec *out = gb_saved_model_outputs(m, "probabilities", &n);
+    ck_assert_int_eq(n, 2);
+    ck_assert_str_eq(out[0].name, "output_0");
+    ck_assert_int_eq(out[1].dtype, GB_I64);
+    /* Both signatures read the same four variables: saved once. */
+    gb_saved_model_variables(m, &n);
+    ck_assert_int_eq(n, 4);
+    ck_assert_int_eq(strlen(gb_saved_model_fingerprint(m)), 16);
+    /* One trace serves every batch size, as the -1 dim says. */
+    for (int64_t b = 1; b <= 9; b += 4) {
+        gb_tensor *x = batch(b, (uint64_t)b);
+        gb_tensor *y;
+        ck_assert_int_eq(gb_saved_model_call(m, "serving_default", &x, 1, &y), 1);
+        assert_bitwise(y, call1(predict, x, 0));
+        gb_tensor *p[2];
+        ck_assert_int_eq(gb_saved_model_call(m, "probabilities", &x, 1, p), 2);
+        assert_bitwise(p[0], call1(probabilities, x, 0));
+        assert_bitwise(p[1], call1(probabilities, x, 1));
+    }
+    ck_assert_int_eq(gb_function_tracing_count(gb_saved_model_function(m, "serving_default")), 1);
+    gb_saved_model_free(m);
+}
+END_TEST
+
+/* The loaded graph keeps the node names it was saved with. */
+START_TEST(test_loaded_graph_keeps_names) {
+    ck_assert(save_both());
+    gb_saved_model *m = gb_saved_model_load(test_dir());
+    ck_assert_ptr_nonnull(m);
+    gb_tensor *y = call1(gb_saved_model_function(m, "serving_default"), batch(2, 1), 0);
+    ck_assert_ptr_nonnull(y);
+    const char *loaded = gb_function_traced_graph_text(gb_saved_model_function(m, "serving_default"));
+    call1(predict, batch(2, 1), 0);
+    ck_assert_str_eq(loaded, gb_function_traced_graph_text(predict));
+    gb_saved_model_free(m);
+}
+END_TEST
+
+/* A tape sees through a loaded signature: the gradients of the loaded
+ * variables are the original's, and an optimizer trains them. */
+START_TEST(test_loaded_graph_is_differentiable_and_trainable) {
+    ck_assert(save_both());
+    gb_saved_model *m = gb_saved_model_load(test_dir());
+    ck_assert_ptr_nonnull(m);
+    gb_function *f = gb_saved_model_function(m, "serving_default");
+    gb_tensor *x = batch(5, 7);
+    int nv = 0, nl = 0;
+    gb_variable *const *loaded = gb_saved_model_variables(m, &nl);
+    gb_variable *const *orig = gb_module_trainable_variables(model, &nv);
+    ck_assert_int_eq(nl, nv);
+    gb_tensor *g_loaded[4], *g_orig[4];
+    gb_tape *t1 = gb_tape_begin();
+    gb_tensor *l1 = gb_reduce_sum(gb_square(call1(f, x, 0)), GB_ALL_AXES, false);
+    gb_tape_end(t1);
+    ck_assert_msg(gb_tape_gradient_vars(t1, l1, loaded, nl, g_loaded), "%s", gb_error_string());
+    gb_tape *t2 = gb_tape_begin();
+    gb_tensor *l2 = gb_reduce_sum(gb_square(call1(predict, x, 0)), GB_ALL_AXES, false);
+    gb_tape_end(t2);
+    ck_assert(gb_tape_gradient_vars(t2, l2, orig, nv, g_orig));
+    for (int i = 0; i < nv; i++) assert_bitwise(g_loaded[i], g_orig[i]);
+    gb_optimizer *sgd = gb_sgd(0.05);
+    double before = gb_item(l1), after = before;
+    for (int step = 0; step < 20; step++) {
+        gb_scope_begin();
+        gb_tape *t = gb_tape_begin();
+        gb_tensor *l = gb_reduce_sum(gb_square(call1(f, x, 0)), GB_ALL_AXES, false);
+        gb_tape_end(t);
+        gb_tensor *g[4];
+        ck_assert(gb_tape_gradient_vars(t, l, loaded, nl, g));
+        ck_assert(gb_optimizer_apply_gradients(sgd, g, nl, loaded, nl));
+        after = gb_item(l);
+        gb_scope_end();
+    }
+    ck_assert_msg(after < 0.5 * before, "loss %g -> %g", before, after);
+    gb_optimizer_free(sgd);
+    gb_saved_model_free(m);
+}
+END_TEST
+
+/* ---- refusals ------------------------------------------------------------------------------ */
+
+static char *file_text(const char *name, size_t *size) {
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", test_dir(), name);
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    fseek(f, 0, SEEK_END);
+    *size = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = calloc(*size + 1, 1);
+    ck_assert_int_eq(fread(s, 1, *size, f), *size);
+    fclose(f);
+    return s;
+}
+
+static void write_text(const char *name, const char *s, size_t n) {
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", test_dir(), name);
+    FILE *f = fopen(path, "wb");
+    ck_assert_int_eq(fwrite(s, 1, n, f), n);
+    fclose(f);
+}
+
+/* Replaces the first `from` in saved_model.json by `to` and (refit)
+ * writes a matching fingerprint, so the loader's own checks are reached. */
+static void edit_json(const char *from, const char *to, bool refit) {
+    size_t n;
+    char *s = file_text(GB__SAVED_MODEL_JSON, &n);
+    char *at = strstr(s, from);
+    ck_assert_msg(at != NULL, "'%s' not in the JSON", from);
+    size_t m = n - strlen(from) + strlen(to);
+    char *t = calloc(m + 1, 1);
+    memcpy(t, s, (size_t)(at - s));
+    strcpy(t + (at - s), to);
+    strcat(t, at + strlen(from));
+    write_text(GB__SAVED_MODEL_JSON, t, m);
+    free(s), free(t);
+    if (refit) ck_assert(gb__fingerprint_write(test_dir()));
+}
+
+static void assert_load_fails(gb_status code, const char *part) {
+    ck_assert_ptr_null(gb_saved_model_load(test_dir()));
+    assert_error(code, part);
+}
+
+START_TEST(test_changed_files_fail_the_fingerprint) {
+    ck_assert(save_both());
+    edit_json("\"trainable\": true", "\"trainable\": false", false);
+    assert_load_fails(GB_ERR_IO, "fingerprint.json: saved_model.json has changed since the model was saved");
+    ck_assert(save_both());
+    size_t n;
+    char *v = file_text(GB__SAVED_MODEL_VARIABLES, &n);
+    v[n - 1] ^= 1;
+    write_text(GB__SAVED_MODEL_VARIABLES, v, n);
+    free(v);
+    assert_load_fails(GB_ERR_IO, "variables/variables.ckpt has changed since the model was saved");
+}
+END_TEST
+
+START_TEST(test_bad_graphs_are_named) {
+    static const struct {
+        const char *from, *to, *error;
+        gb_status code;
+    } cases[] = {
+        {"\"version\": 1", "\"version\": 2",
+         "saved_model.json: format version 2 is not one this glassbox reads (1 to 1); it was written by a newer glassbox",
+         GB_ERR_IO},
+        {"\"op\": \"MatMul\"", "\"op\": \"Frobnicate\"", "node 2 ('mlp/dense/MatMul'): unknown op type 'Frobnicate'", GB_ERR_VALUE},
+        {"\"op\": \"MatMul\"", "\"op\": \"FusedElementwise\"", "op type 'FusedElementwise' cannot be loaded", GB_ERR_VALUE},
+        {"\"in\": [[0, 0], [1, 0]]", "\"in\": [[0, 0], [9, 0]]", "an edge reads node 9, which is not a node before it", GB_ERR_VALUE},
+        {"\"in\": [[0, 0], [1, 0]]", "\"in\": [[0, 0], [1, 3]]", "an edge reads output 3 of node 1, which has 1", GB_ERR_VALUE},
+        {"\"in\": [[0, 0], [1, 0]]", "\"in\": [[0, 0]]", "MatMul takes 2 inputs, not 1", GB_ERR_VALUE},
+        {"\"vars\": [0]", "\"vars\": [77]", "variable 77 is not one of the model's 4", GB_ERR_VALUE},
+        {"\"dtype\": \"float32\"", "\"dtype\": \"float128\"", "unknown dtype 'float128'", GB_ERR_VALUE},
+        {"\"format\": \"glassbox.saved_model\"", "\"format\": \"other\"", "not a glassbox SavedModel", GB_ERR_IO},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ck_assert(save_both());
+        edit_json(cases[i].from, cases[i].to, true);
+        assert_load_fails(cases[i].code, cases[i].error);
+    }
+}
+END_TEST
+
+START_TEST(test_missing_files) {
+    char path[256];
+    snprintf(path, sizeof path, "%s/none", test_dir());
+    ck_assert_ptr_null(gb_saved_model_load(path));
+    assert_error(GB_ERR_IO, "none/saved_model.json");
+    ck_assert(save_both());
+    snprintf(path, sizeof path, "%s/" GB__SAVED_MODEL_CONSTANTS, test_dir());
+    ck_assert_int_eq(unlink(path), 0);
+    assert_load_fails(GB_ERR_IO, "constants.ckpt");
+}
+END_TEST
+
+static int cond_fn(void *user, gb_tensor *const *in, int nin, gb_tensor **out) {
+    (void)user, (void)nin;
+    out[0] = gb_neg(in[0]);
+    return 1;
+}
+
+static int with_cond(void *user, gb_tensor *const *in, int nin, const gb_value *st, int nst,
+                     gb_tensor **out) {
+    (void)user, (void)nin, (void)st, (void)nst;
+    gb_tensor *pred = gb_greater(gb_reduce_sum(in[0], GB_ALL_AXES, false), gb_scalar(GB_F32, 0));
+    return gb_cond(pred, cond_fn, cond_fn, in, 1, NULL, out);
+}
+
+START_TEST(test_refusals_when_saving) {
+    gb_saved_model_signature s = {.name = "a/b", .function = predict, .inputs = x_spec, .ninputs = 1};
+    ck_assert(!gb_saved_model_save(test_dir(), &s, 1));
+    assert_error(GB_ERR_VALUE, "a signature's name must be 1 to 63 characters without '/' ('a/b')");
+    gb_saved_model_signature two[] = {{.name = "x", .function = predict, .inputs = x_spec, .ninputs = 1},
+                                      {.name = "x", .function = predict, .inputs = x_spec, .ninputs = 1}};
+    ck_assert(!gb_saved_model_save(test_dir(), two, 2));
+    assert_error(GB_ERR_VALUE, "two signatures have the same name ('x')");
+    gb_function *f = gb_function_new("branchy", with_cond, NULL);
+    gb_saved_model_signature c = {.name = "c", .function = f, .inputs = x_spec, .ninputs = 1};
+    ck_assert(!gb_saved_model_save(test_dir(), &c, 1));
+    assert_error(GB_ERR_VALUE, "signature 'c': node 'cond' is a If, which SavedModel files do not hold yet");
+    gb_function_free(f);
+}
+END_TEST
+
+static Suite *suite(void) {
+    Suite *s = suite_create("io_saved_model");
+    TCase *tc = tcase_create("saved_model");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_round_trip_runs_without_the_code);
+    tcase_add_test(tc, test_loaded_graph_keeps_names);
+    tcase_add_test(tc, test_loaded_graph_is_differentiable_and_trainable);
+    tcase_add_test(tc, test_changed_files_fail_the_fingerprint);
+    tcase_add_test(tc, test_bad_graphs_are_named);
+    tcase_add_test(tc, test_missing_files);
+    tcase_add_test(tc, test_refusals_when_saving);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return run_suite(suite()); }
