@@ -85,6 +85,12 @@ uint64_t gb__fnv1a64(const void *p, size_t n);
 bool gb__fingerprint_write(const char *dir);
 bool gb__fingerprint_check(const char *dir, const uint64_t *hashes, char hex[17]);
 
+/* saved_model_load.c: a model from its files' contents (read, and their
+ * fingerprint checked, by gb_saved_model_load; made in memory by the fuzz
+ * target). consts is taken over, also on failure; NULL after an error. */
+gb_saved_model *gb__saved_model_assemble(const char *dir, const char *json, size_t size,
+                                         const gb__ckpt_file *vars, gb__ckpt_file *consts);
+
 /* ---- saved_model_graph.c: a signature's graph as JSON ---- */
 
 /* The variables and constants the graphs of a SavedModel share while it
@@ -136,6 +142,8 @@ typedef struct gb__saved_graph {
 bool gb__saved_graph_parse(const gb_config *sig, int nvars, int nconsts, const char *what,
                            gb__saved_graph *g);
 void gb__saved_graph_free(gb__saved_graph *g);
+/* A {"dtype", "shape"} dict (a variable's), checked; what names the file. */
+bool gb__saved_spec_read(const gb_config *c, const char *what, gb_dtype *dt, int *rank, int64_t *shape);
 /* A dtype from its name ("float32"); false for an unknown one. */
 bool gb__dtype_from_name(const char *name, gb_dtype *out);
 

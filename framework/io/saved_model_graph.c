@@ -227,6 +227,12 @@ static bool read_spec(const reader *r, const gb_config *c, char *name, size_t na
     return true;
 }
 
+bool gb__saved_spec_read(const gb_config *c, const char *what, gb_dtype *dt, int *rank, int64_t *shape) {
+    gb__saved_graph g = {.name = "(variables)"};
+    reader r = {.what = what, .g = &g, .node = -1};
+    return read_spec(&r, c, NULL, 0, dt, rank, shape);
+}
+
 static bool read_specs(reader *r, const gb_config *sig, const char *key, gb_tensor_spec *specs,
                        char (*names)[64], int *n) {
     const gb_config *list = gb_config_get(sig, key);

@@ -108,43 +108,44 @@ static gb_variable *load_variable(const gb_config *c, const gb__ckpt_file *ck, c
         gb__error(GB_ERR_IO, NULL, "%s: variable '%s' is not in %s", what, name, ck->path);
         return NULL;
     }
+    gb_dtype dt;
+    int rank;
+    int64_t shape[GB_MAX_RANK];
+    if (!gb__saved_spec_read(c, what, &dt, &rank, shape)) return NULL;
+    if (dt != e->dtype || rank != e->rank || (rank && memcmp(shape, e->dims, (size_t)rank * sizeof *shape))) {
+        gb__error(GB_ERR_IO, NULL, "%s: variable '%s' is not the dtype and shape of its value in %s", what,
+                  name, ck->path);
+        return NULL;
+    }
     const void *data = gb__ckpt_data(ck, e);
     if (!data) return NULL;
     gb_tensor *t = gb_tensor_from(e->dtype, data, e->rank, e->dims);
     return t ? gb_variable_new(name, t, trainable) : NULL;
 }
 
-static bool load_variables(gb_saved_model *m, const gb_config *root, const char *what) {
-    char path[1100];
-    snprintf(path, sizeof path, "%s/" GB__SAVED_MODEL_VARIABLES, m->dir);
+static bool load_variables(gb_saved_model *m, const gb_config *root, const gb__ckpt_file *ck,
+                           const char *what) {
     const gb_config *list = gb_config_get(root, "variables");   /* a list: load_signatures checked */
-    gb__ckpt_file ck;
-    if (!gb__ckpt_read(path, &ck)) return false;
     m->vars = calloc((size_t)gb_config_len(list) + 1, sizeof *m->vars);
     bool ok = m->vars != NULL;
     gb_scope_begin();
     for (int i = 0; ok && i < gb_config_len(list); i++) {
-        ok = (m->vars[i] = load_variable(gb_config_at(list, i), &ck, what)) != NULL;
+        ok = (m->vars[i] = load_variable(gb_config_at(list, i), ck, what)) != NULL;
         m->nvars += ok;
     }
     gb_scope_end();
-    gb__ckpt_close(&ck);
     return ok;
 }
 
 /* Every constant's bytes, CRC-checked once. */
 static bool load_constants(gb_saved_model *m) {
-    char path[1100];
-    snprintf(path, sizeof path, "%s/" GB__SAVED_MODEL_CONSTANTS, m->dir);
-    if (!gb__ckpt_read(path, &m->consts)) return false;
     m->const_data = calloc((size_t)m->consts.count + 1, sizeof *m->const_data);
-    if (!m->const_data) return gb__error(GB_ERR_MEMORY, NULL, "%s: out of memory", path), false;
+    if (!m->const_data) return gb__error(GB_ERR_MEMORY, NULL, "%s: out of memory", m->consts.path), false;
     for (int i = 0; i < m->consts.count; i++)
         if (!(m->const_data[i] = gb__ckpt_data(&m->consts, &m->consts.entries[i]))) return false;
     return true;
 }
 
-/* A Const node's saved shape and dtype are its value's. */
 static bool consts_match(const gb_saved_model *m, const gb__saved_graph *g, const char *what) {
     for (int i = 0; i < g->n; i++) {
         const gb__saved_node *nd = &g->nodes[i];
@@ -191,21 +192,6 @@ static bool load_signatures(gb_saved_model *m, const gb_config *root, const char
     return true;
 }
 
-/* The files' hashes (JSON text, variables, constants) against the fingerprint. */
-static bool check_fingerprint(gb_saved_model *m, const char *json, size_t json_size) {
-    uint64_t h[GB__SAVED_MODEL_NFILES] = {gb__fnv1a64(json, json_size)};
-    for (int i = 1; i < GB__SAVED_MODEL_NFILES; i++) {
-        char path[1100];
-        snprintf(path, sizeof path, "%s/%s", m->dir, gb__saved_model_files[i]);
-        size_t size = 0;
-        void *bytes = gb__file_read(path, "SavedModel file", &size);
-        if (!bytes) return false;
-        h[i] = gb__fnv1a64(bytes, size);
-        free(bytes);
-    }
-    return gb__fingerprint_check(m->dir, h, m->fingerprint);
-}
-
 static bool check_format(const gb_config *root, const char *what) {
     const char *format = gb_config_string(gb_config_get(root, "format"));
     const gb_config *v = gb_config_get(root, "version");
@@ -221,19 +207,6 @@ static bool check_format(const gb_config *root, const char *what) {
     return false;
 }
 
-/* The graphs, checked; variables and constants loaded. */
-static bool load_parts(gb_saved_model *m, const char *what) {
-    size_t size = 0;
-    char *json = gb__file_read(what, "SavedModel", &size);
-    if (!json) return false;
-    gb_config *root = check_fingerprint(m, json, size) ? gb_config_from_json(json, size, what) : NULL;
-    free(json);
-    bool ok = root && check_format(root, what) && load_constants(m) &&
-              load_signatures(m, root, what) && load_variables(m, root, what);
-    gb_config_free(root);
-    return ok;
-}
-
 static bool make_functions(gb_saved_model *m) {
     for (int i = 0; i < m->nsigs; i++) {
         loaded_signature *s = &m->sigs[i];
@@ -243,20 +216,60 @@ static bool make_functions(gb_saved_model *m) {
     return true;
 }
 
+gb_saved_model *gb__saved_model_assemble(const char *dir, const char *json, size_t size,
+                                         const gb__ckpt_file *vars, gb__ckpt_file *consts) {
+    gb_saved_model *m = calloc(1, sizeof *m);
+    if (!m) {
+        gb__ckpt_close(consts);
+        return gb__error(GB_ERR_MEMORY, NULL, "gb_saved_model_load: out of memory"), NULL;
+    }
+    m->consts = *consts;
+    snprintf(m->dir, sizeof m->dir, "%s", dir);
+    char what[1100];
+    snprintf(what, sizeof what, "%s/" GB__SAVED_MODEL_JSON, dir);
+    gb_config *root = gb_config_from_json(json, size, what);
+    bool ok = root && check_format(root, what) && load_constants(m) &&
+              load_signatures(m, root, what) && load_variables(m, root, vars, what) && make_functions(m);
+    gb_config_free(root);
+    if (ok) return m;
+    gb_saved_model_free(m);
+    return NULL;
+}
+
+/* The three files, read whole; their hashes against the fingerprint. */
+static bool read_files(const char *dir, char **json, size_t *size, gb__ckpt_file *vars,
+                       gb__ckpt_file *consts, char hex[17]) {
+    char path[1100];
+    snprintf(path, sizeof path, "%s/" GB__SAVED_MODEL_JSON, dir);
+    if (!(*json = gb__file_read(path, "SavedModel", size))) return false;
+    snprintf(path, sizeof path, "%s/" GB__SAVED_MODEL_VARIABLES, dir);
+    if (!gb__ckpt_read(path, vars)) return false;
+    snprintf(path, sizeof path, "%s/" GB__SAVED_MODEL_CONSTANTS, dir);
+    if (!gb__ckpt_read(path, consts)) return false;
+    uint64_t h[GB__SAVED_MODEL_NFILES] = {gb__fnv1a64(*json, *size), gb__fnv1a64(vars->bytes, vars->size),
+                                          gb__fnv1a64(consts->bytes, consts->size)};
+    return gb__fingerprint_check(dir, h, hex);
+}
+
 gb_saved_model *gb_saved_model_load(const char *dir) {
     if (!gb_ok()) return NULL;
     if (!dir || !dir[0] || strlen(dir) >= 1000) {
         gb__error(GB_ERR_VALUE, NULL, "gb_saved_model_load: a directory path (under 1000 bytes) is needed");
         return NULL;
     }
-    gb_saved_model *m = calloc(1, sizeof *m);
-    if (!m) return gb__error(GB_ERR_MEMORY, NULL, "gb_saved_model_load: out of memory"), NULL;
-    snprintf(m->dir, sizeof m->dir, "%s", dir);
-    char what[1100];
-    snprintf(what, sizeof what, "%s/" GB__SAVED_MODEL_JSON, dir);
-    if (load_parts(m, what) && make_functions(m)) return m;
-    gb_saved_model_free(m);
-    return NULL;
+    char *json = NULL, hex[17] = "";
+    size_t size = 0;
+    gb__ckpt_file vars = {0}, consts = {0};
+    gb_saved_model *m = NULL;
+    if (read_files(dir, &json, &size, &vars, &consts, hex)) {
+        m = gb__saved_model_assemble(dir, json, size, &vars, &consts);
+        consts = (gb__ckpt_file){0};   /* m has them, or freed them */
+    }
+    if (m) snprintf(m->fingerprint, sizeof m->fingerprint, "%s", hex);
+    free(json);
+    if (vars.bytes) gb__ckpt_close(&vars);
+    if (consts.bytes) gb__ckpt_close(&consts);
+    return m;
 }
 
 void gb_saved_model_free(gb_saved_model *m) {
