@@ -219,6 +219,18 @@ gb_tensor *gb_idx_read(const char *path);
  * in error messages (NULL: "IDX data"). */
 gb_tensor *gb_idx_decode(const void *data, size_t size, const char *name);
 
+/* ---- .npy files (NumPy) ---------------------------------------------------------------------- */
+
+/* Reads a .npy file (format 1 to 3; float32/64, int32/64, uint8, bool;
+ * C order). Errors (GB_ERR_IO) name the file and what is wrong: magic,
+ * version, a dtype glassbox does not hold, Fortran order, a damaged
+ * header, a data size that does not match the shape. */
+gb_tensor *gb_npy_read(const char *path);
+/* The same from bytes in memory; name stands for the file in errors. */
+gb_tensor *gb_npy_decode(const void *data, size_t size, const char *name);
+/* Writes t as a version 1.0 .npy file NumPy reads with np.load. */
+bool gb_npy_write(const char *path, gb_tensor *t);
+
 #define GB_FASHION_MNIST_DIR "/usr/share/datasets/fashion-mnist"
 
 /* Classes of MNIST and Fashion-MNIST: labels 0 to 9. */
@@ -268,6 +280,9 @@ gb_tensor *gb_images_to_float(gb_tensor *images, gb_image_layout layout);
 #define gb_iterator_new(...) GB_AT(gb_iterator_new, __VA_ARGS__)
 #define gb_iterator_next(...) GB_AT(gb_iterator_next, __VA_ARGS__)
 #define gb_idx_read(...) GB_AT(gb_idx_read, __VA_ARGS__)
+#define gb_npy_read(...) GB_AT(gb_npy_read, __VA_ARGS__)
+#define gb_npy_decode(...) GB_AT(gb_npy_decode, __VA_ARGS__)
+#define gb_npy_write(...) GB_AT(gb_npy_write, __VA_ARGS__)
 #define gb_idx_decode(...) GB_AT(gb_idx_decode, __VA_ARGS__)
 #define gb_mnist_load(...) GB_AT(gb_mnist_load, __VA_ARGS__)
 #define gb_images_to_float(...) GB_AT(gb_images_to_float, __VA_ARGS__)
