@@ -13,6 +13,14 @@
  * each trace with its reason); --serve PORT shows it live, the address
  * printed first. The hand-written loop of fashion_mnist_mlp.c is the
  * custom-training version of the same thing.
+ *
+ * --save-model DIR writes the trained model as a SavedModel whose
+ * serving_default signature takes the raw uint8 images [N,28,28] (the
+ * scaling to [0,1] is in the graph) and returns logits [N,10] and class
+ * [N]; `glassbox saved-model run --dir DIR --input images=t10k-images-
+ * idx3-ubyte.gz` runs it with no code of this program. --save-predictions
+ * FILE writes this program's own logits for the test images as .npy, so a
+ * test can check that the loaded model predicts the same.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -26,7 +34,7 @@
 #include "glassbox.h"
 
 typedef struct config {
-    const char *model, *data_dir, *db, *run;
+    const char *model, *data_dir, *db, *run, *save_model, *save_predictions;
     int epochs, serve_port, verbose;
     int64_t batch, limit;
     double lr, lr_decay, min_accuracy;
@@ -39,7 +47,7 @@ static int usage(const char *prog) {
             "usage: %s [--model mlp|cnn|cnn_bn] [--epochs N] [--batch N] [--lr X] [--lr-decay X]\n"
             "          [--seed N] [--limit N] [--data DIR] [--db FILE] [--run NAME] [--serve PORT]\n"
             "          [--keep-serving] [--verbose 0|1|2] [--min-accuracy X] [--eager]\n"
-            "          [--no-validation]\n",
+            "          [--no-validation] [--save-model DIR] [--save-predictions FILE.npy]\n",
             prog);
     return 2;
 }
@@ -61,6 +69,8 @@ static bool parse(int argc, char **argv, config *c) {
         else if (!strcmp(a, "--data")) c->data_dir = argv[++i];
         else if (!strcmp(a, "--db")) c->db = argv[++i];
         else if (!strcmp(a, "--run")) c->run = argv[++i];
+        else if (!strcmp(a, "--save-model")) c->save_model = argv[++i];
+        else if (!strcmp(a, "--save-predictions")) c->save_predictions = argv[++i];
         else if (!strcmp(a, "--serve")) c->serve_port = atoi(argv[++i]);
         else if (!strcmp(a, "--verbose")) c->verbose = atoi(argv[++i]);
         else if (!strcmp(a, "--min-accuracy")) c->min_accuracy = atof(argv[++i]);
@@ -249,6 +259,43 @@ static bool train(const config *c, gb_module *model, gb_mnist *data, double *tes
     return gb_ok();
 }
 
+/* ---- serving: the SavedModel's signature ---------------------------------------------- */
+
+typedef struct serving {
+    gb_module *model;
+    bool flat;                   /* the MLP takes [N,784], the CNNs [N,28,28,1] */
+} serving;
+
+/* Raw images in, as a deployed model receives them: scaling and layout
+ * are part of the graph, so its user needs no code of ours. */
+static int serve_fn(void *user, gb_tensor *const *in, int nin, const gb_value *st, int nst,
+                    gb_tensor **out) {
+    (void)nin, (void)st, (void)nst;
+    const serving *s = user;
+    gb_tensor *x = gb_div(gb_cast(in[0], GB_F32), gb_scalar(GB_F32, 255));
+    x = s->flat ? gb_reshape(x, GB_SHAPE(-1, 28 * 28)) : gb_reshape(x, GB_SHAPE(-1, 28, 28, 1));
+    out[0] = gb_module_call(s->model, x, false);
+    out[1] = gb_argmax(out[0], -1);
+    return 2;
+}
+
+static bool save_serving(const config *c, gb_module *model, gb_tensor *test_images) {
+    serving s = {.model = model, .flat = !strcmp(c->model, "mlp")};
+    gb_tensor_spec spec[] = {GB_SPEC("images", GB_U8, -1, 28, 28)};
+    gb_function *f = gb_function_new("serve", serve_fn,
+                                     &(gb_function_options){.user = &s, .input_signature = spec,
+                                                            .ninput_signature = 1});
+    gb_saved_model_signature sig = {.name = "serving_default", .function = f, .inputs = spec, .ninputs = 1,
+                                    .output_names = (const char *[]){"logits", "class"}};
+    bool ok = !c->save_model || gb_saved_model_save(c->save_model, &sig, 1);
+    if (ok && c->save_model) printf("saved the model to %s\n", c->save_model);
+    gb_tensor *out[2];
+    if (ok && c->save_predictions)
+        ok = gb_function_call(f, &test_images, 1, NULL, 0, out) == 2 && gb_npy_write(c->save_predictions, out[0]);
+    gb_function_free(f);
+    return ok;
+}
+
 int main(int argc, char **argv) {
     config c = {.model = "mlp", .epochs = 5, .batch = 128, .lr = 1e-3, .seed = 42,
                 .data_dir = GB_FASHION_MNIST_DIR, .serve_port = -1, .verbose = 1};
@@ -269,6 +316,10 @@ int main(int argc, char **argv) {
     }
     gb_module_summary(model, stdout);
     printf("final test accuracy %.4f\n", acc);
+    if (!save_serving(&c, model, data.test_images)) {
+        fprintf(stderr, "fashion_mnist_fit: %s\n", gb_error_string());
+        goto done;
+    }
     code = c.min_accuracy > 0 && acc < c.min_accuracy ? 3 : 0;
     if (code) fprintf(stderr, "test accuracy %.4f is below the required %.4f\n", acc, c.min_accuracy);
     if (w) gb_summary_flush(w);

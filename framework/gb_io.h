@@ -62,7 +62,23 @@ bool gb_checkpoint_restore(gb_checkpoint *c, const char *path, gb_restore_status
  * objects matched exactly. */
 bool gb_restore_assert_consumed(const gb_restore_status *st);
 
+/* One tensor of a checkpoint file, as listed. */
+typedef struct gb_checkpoint_entry {
+    char path[256];
+    gb_dtype dtype;
+    int rank;
+    int64_t shape[GB_MAX_RANK];
+    uint64_t bytes;
+    bool intact;          /* its bytes match their CRC */
+} gb_checkpoint_entry;
+
+/* The tensors of the checkpoint at path, in file order, into *entries
+ * (malloc'd; free() it); returns their count, or -1 with an error naming
+ * the file when it is not a readable checkpoint. */
+int gb_checkpoint_list(const char *path, gb_checkpoint_entry **entries);
+
 #if !defined(GB_BUILDING_LIBRARY)
+#define gb_checkpoint_list(...) GB_AT(gb_checkpoint_list, __VA_ARGS__)
 #define gb_checkpoint_new(...) GB_AT(gb_checkpoint_new, __VA_ARGS__)
 #define gb_checkpoint_track_module(...) GB_AT(gb_checkpoint_track_module, __VA_ARGS__)
 #define gb_checkpoint_track_optimizer(...) GB_AT(gb_checkpoint_track_optimizer, __VA_ARGS__)

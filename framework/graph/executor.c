@@ -25,7 +25,9 @@ static bool first_run(gb_concrete_function *cf, gb_plan *p) {
      * placeholders' entries and the outputs of dynamic nodes. */
     const gb_graph *g = &cf->graph;
     for (int v = 0; v < g->nvalues; v++) {
-        if (p->offset[v] >= 0) p->headers[v].data = (char *)p->arena + p->offset[v];
+        /* No arena when every planned value is empty (a graph of
+         * zero-size tensors): they keep a NULL data pointer. */
+        if (p->offset[v] >= 0 && p->arena) p->headers[v].data = (char *)p->arena + p->offset[v];
         p->values[v] = &p->headers[v];
     }
     return true;

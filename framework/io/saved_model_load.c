@@ -236,19 +236,30 @@ gb_saved_model *gb__saved_model_assemble(const char *dir, const char *json, size
     return NULL;
 }
 
-/* The three files, read whole; their hashes against the fingerprint. */
+/* The three files, read whole and checked against the fingerprint first
+ * (a changed file is reported as changed, whatever its bytes now say),
+ * then the checkpoints parsed. */
 static bool read_files(const char *dir, char **json, size_t *size, gb__ckpt_file *vars,
                        gb__ckpt_file *consts, char hex[17]) {
-    char path[1100];
-    snprintf(path, sizeof path, "%s/" GB__SAVED_MODEL_JSON, dir);
-    if (!(*json = gb__file_read(path, "SavedModel", size))) return false;
-    snprintf(path, sizeof path, "%s/" GB__SAVED_MODEL_VARIABLES, dir);
-    if (!gb__ckpt_read(path, vars)) return false;
-    snprintf(path, sizeof path, "%s/" GB__SAVED_MODEL_CONSTANTS, dir);
-    if (!gb__ckpt_read(path, consts)) return false;
-    uint64_t h[GB__SAVED_MODEL_NFILES] = {gb__fnv1a64(*json, *size), gb__fnv1a64(vars->bytes, vars->size),
-                                          gb__fnv1a64(consts->bytes, consts->size)};
-    return gb__fingerprint_check(dir, h, hex);
+    char path[GB__SAVED_MODEL_NFILES][1100];
+    unsigned char *bytes[GB__SAVED_MODEL_NFILES] = {0};
+    size_t sizes[GB__SAVED_MODEL_NFILES] = {0};
+    uint64_t h[GB__SAVED_MODEL_NFILES];
+    bool ok = true;
+    for (int i = 0; ok && i < GB__SAVED_MODEL_NFILES; i++) {
+        snprintf(path[i], sizeof path[i], "%s/%s", dir, gb__saved_model_files[i]);
+        ok = (bytes[i] = gb__file_read(path[i], "SavedModel file", &sizes[i])) != NULL;
+        if (ok) h[i] = gb__fnv1a64(bytes[i], sizes[i]);
+    }
+    ok = ok && gb__fingerprint_check(dir, h, hex);
+    if (!ok) {
+        for (int i = 0; i < GB__SAVED_MODEL_NFILES; i++) free(bytes[i]);
+        return false;
+    }
+    *json = (char *)bytes[0], *size = sizes[0];
+    /* Each parse takes its bytes over, also when it fails. */
+    bool v = gb__ckpt_parse(path[1], bytes[1], sizes[1], vars);
+    return gb__ckpt_parse(path[2], bytes[2], sizes[2], consts) && v;
 }
 
 gb_saved_model *gb_saved_model_load(const char *dir) {

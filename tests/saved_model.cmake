@@ -1,0 +1,36 @@
+# SavedModel end to end (the checkpoints issue's "runs without the code"):
+#   saved_model_train     fashion_mnist_fit trains the CNN with
+#                         BatchNormalization (one epoch on 3,000 images),
+#                         saves it as a SavedModel and writes its own
+#                         logits for the 10,000 test images
+#   saved_model_predict   a program linking only the engine loads the
+#                         directory and must predict the same, bit for bit
+#   saved_model_cli_show  `glassbox saved-model show` lists the signature
+#   saved_model_cli_run   `glassbox saved-model run` on the IDX test file
+#                         writes logits.npy equal to the same file
+add_executable(saved_model_predict ${CMAKE_CURRENT_LIST_DIR}/saved_model_predict.c)
+target_link_libraries(saved_model_predict PRIVATE glassbox_framework)
+set_target_properties(saved_model_predict PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+
+set(sm_dir ${CMAKE_BINARY_DIR}/tests/saved_model_fmnist)
+set(sm_images /usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz)
+add_test(NAME saved_model_train
+         COMMAND ${CMAKE_COMMAND} -E env
+                 ${CMAKE_BINARY_DIR}/examples/fashion_mnist_fit --model cnn_bn --epochs 1 --limit 3000
+                 --batch 64 --verbose 0 --no-validation --save-model ${sm_dir}
+                 --save-predictions ${sm_dir}-expected.npy)
+set_tests_properties(saved_model_train PROPERTIES FIXTURES_SETUP saved_model TIMEOUT 600)
+add_test(NAME saved_model_predict
+         COMMAND saved_model_predict ${sm_dir} ${sm_images} ${sm_dir}-expected.npy)
+set_tests_properties(saved_model_predict PROPERTIES FIXTURES_REQUIRED saved_model
+                     PASS_REGULAR_EXPRESSION "10000 predictions identical")
+if(TARGET glassbox)
+  add_test(NAME saved_model_cli_show COMMAND glassbox saved-model show --dir ${sm_dir})
+  set_tests_properties(saved_model_cli_show PROPERTIES FIXTURES_REQUIRED saved_model
+    PASS_REGULAR_EXPRESSION "signature 'serving_default' \\([0-9]+ nodes\\):\n  inputs:\n    images +uint8\\[-1,28,28\\]\n  outputs:\n    logits +float32\\[-1,10\\]\n    class +int64\\[-1\\]")
+  add_test(NAME saved_model_cli_run
+           COMMAND bash -c "rm -rf \"$1\" && mkdir -p \"$1\" && \"$0\" saved-model run --dir \"$2\" --input images=\"$3\" --output-dir \"$1\" && cmp \"$1/logits.npy\" \"$4\" && echo logits identical"
+                   $<TARGET_FILE:glassbox> ${sm_dir}-run ${sm_dir} ${sm_images} ${sm_dir}-expected.npy)
+  set_tests_properties(saved_model_cli_run PROPERTIES FIXTURES_REQUIRED saved_model
+                       PASS_REGULAR_EXPRESSION "logits identical")
+endif()

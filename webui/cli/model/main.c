@@ -1,0 +1,55 @@
+/* cli/model/main.c — the `glassbox-model` program (see model.h): finds
+ * the two-word subcommand ("saved-model show"), parses its options with
+ * the one parser and runs it. `glassbox saved-model ...` execs it.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/model/model.h"
+
+static const gb__cli_command *const commands[] = {&gb__cli_saved_model_show, &gb__cli_saved_model_run,
+                                                  &gb__cli_checkpoint_ls};
+enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
+
+static int usage(FILE *out) {
+    fprintf(out, "usage: glassbox <command> <action> [options]\n\ncommands:\n");
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        fprintf(out, "  %-18s %s\n", commands[i]->name, commands[i]->summary);
+    fprintf(out, "\n'glassbox <command> <action> --help' describes its options.\n");
+    return out == stdout ? 0 : GB__CLI_USAGE;
+}
+
+const char *gb__cli_spec_text(gb_dtype dt, int rank, const int64_t *shape, char *buf, size_t n) {
+    size_t k = (size_t)snprintf(buf, n, "%s[", gb_dtype_name(dt));
+    for (int d = 0; d < rank && k < n; d++)
+        k += (size_t)snprintf(buf + k, n - k, "%s%lld", d ? "," : "", (long long)shape[d]);
+    if (k < n) snprintf(buf + k, n - k, "]");
+    return buf;
+}
+
+int gb__cli_engine_failed(const gb__cli_command *cmd) {
+    const gb_error *e = gb_last_error();
+    gb__cli_print(stderr, "glassbox %s: %s", cmd->name, e ? e->message : "failed");
+    gb_clear_error();
+    return 1;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) return usage(stderr);
+    /* "glassbox saved-model --help" (or alone) lists the actions. */
+    const char *last = argv[argc - 1];
+    if (argc <= 3 && (!strcmp(last, "-h") || !strcmp(last, "--help"))) return usage(stdout);
+    for (size_t i = 0; i < NCOMMANDS; i++) {
+        size_t len = strlen(argv[1]);
+        const char *name = commands[i]->name;
+        if (argc < 3 || strncmp(name, argv[1], len) || name[len] != ' ' || strcmp(name + len + 1, argv[2]))
+            continue;
+        const char *values[GB__CLI_MAX_OPTIONS];
+        int rc = gb__cli_parse(commands[i], argc - 3, argv + 3, values);
+        return rc == GB__CLI_RUN ? commands[i]->run(commands[i], values) : rc;
+    }
+    gb__cli_print(stderr, "glassbox: unknown command '%s%s%s'", argv[1], argc > 2 ? " " : "",
+                  argc > 2 ? argv[2] : "");
+    fputc('\n', stderr);
+    return usage(stderr);
+}

@@ -1,0 +1,123 @@
+/* cli/model/saved_model_run.c — `glassbox saved-model run --dir D
+ * [--signature NAME] --input NAME=FILE[;NAME=FILE...] [--output-dir DIR]`:
+ * runs a signature on tensors from files, as `saved_model_cli run` does.
+ *
+ * An input file is .npy (by its name) or IDX, gzip-compressed or not (the
+ * Fashion-MNIST files run as they are). Each output is printed — name,
+ * dtype, shape and its first values — and, with --output-dir, written as
+ * <name>.npy for NumPy.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/model/model.h"
+
+enum { DIR_, SIGNATURE, INPUT, OUTPUT_DIR, PRINT };
+
+static bool ends_with(const char *s, const char *tail) {
+    size_t a = strlen(s), b = strlen(tail);
+    return a >= b && strcmp(s + a - b, tail) == 0;
+}
+
+static gb_tensor *read_tensor(const char *file) {
+    return ends_with(file, ".npy") ? gb_npy_read(file) : gb_idx_read(file);
+}
+
+/* "a=x.npy;b=y.idx" into in[], in the signature's order. */
+static int parse_inputs(const gb__cli_command *cmd, const char *text, const gb_tensor_spec *specs, int n,
+                        gb_tensor **in) {
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", text);
+    for (int i = 0; i < n; i++) in[i] = NULL;
+    for (char *save = NULL, *item = strtok_r(buf, ";", &save); item; item = strtok_r(NULL, ";", &save)) {
+        char *eq = strchr(item, '=');
+        if (!eq) return gb__cli_usage_error(cmd, "--input takes NAME=FILE, not '%s'", item);
+        *eq = '\0';
+        int k = 0;
+        while (k < n && strcmp(specs[k].name, item)) k++;
+        if (k == n) return gb__cli_usage_error(cmd, "the signature has no input '%s'", item);
+        if (!(in[k] = read_tensor(eq + 1))) return gb__cli_engine_failed(cmd);
+        if (gb_tensor_dtype(in[k]) != specs[k].dtype) {
+            gb__cli_print(stderr, "glassbox %s: input '%s' from %s is %s; the signature takes %s", cmd->name,
+                          item, eq + 1, gb_dtype_name(gb_tensor_dtype(in[k])), gb_dtype_name(specs[k].dtype));
+            return 1;
+        }
+    }
+    for (int i = 0; i < n; i++)
+        if (!in[i]) return gb__cli_usage_error(cmd, "input '%s' is missing from --input", specs[i].name);
+    return GB__CLI_RUN;
+}
+
+static void print_values(gb_tensor *t, int max) {
+    char line[4096];
+    size_t k = 0;
+    int64_t n = gb_size(t);
+    gb_tensor *d = gb_cast(t, GB_F64);
+    const double *v = d ? gb_data(d) : NULL;
+    for (int64_t i = 0; v && i < n && i < max && k < sizeof line - 64; i++)
+        k += (size_t)snprintf(line + k, sizeof line - k, "%s%.6g", i ? " " : "", v[i]);
+    if (n > max && k < sizeof line - 8) snprintf(line + k, sizeof line - k, " ...");
+    gb__cli_print(stdout, "    [%s]", k ? line : "");
+}
+
+static int write_outputs(const gb__cli_command *cmd, const char *dir, const gb_tensor_spec *specs,
+                         gb_tensor **out, int n) {
+    for (int i = 0; i < n; i++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s.npy", dir, specs[i].name);
+        if (!gb_npy_write(path, out[i])) return gb__cli_engine_failed(cmd);
+        gb__cli_print(stdout, "wrote %s", path);
+    }
+    return 0;
+}
+
+static int run_signature(const gb__cli_command *cmd, const char *const *values, gb_saved_model *m) {
+    const char *sig = values[SIGNATURE];
+    int nin = 0, nout = 0, max = 0;
+    const gb_tensor_spec *in_specs = gb_saved_model_inputs(m, sig, &nin);
+    const gb_tensor_spec *out_specs = gb_saved_model_outputs(m, sig, &nout);
+    if (!in_specs) return gb__cli_usage_error(cmd, "the model has no signature '%s'", sig);
+    if (!gb__cli_int(cmd, values, PRINT, 0, 1 << 20, &max)) return GB__CLI_USAGE;
+    gb_tensor *in[GB_FUNCTION_MAX_INPUTS], *out[GB_FUNCTION_MAX_OUTPUTS];
+    int rc = parse_inputs(cmd, values[INPUT], in_specs, nin, in);
+    if (rc != GB__CLI_RUN) return rc;
+    if (gb_saved_model_call(m, sig, in, nin, out) != nout) return gb__cli_engine_failed(cmd);
+    for (int i = 0; i < nout; i++) {
+        char spec[160];
+        gb__cli_print(stdout, "output '%s': %s", out_specs[i].name,
+                      gb__cli_spec_text(gb_tensor_dtype(out[i]), gb_rank(out[i]), gb_shape(out[i]), spec,
+                                        sizeof spec));
+        if (max) print_values(out[i], max);
+    }
+    return values[OUTPUT_DIR] ? write_outputs(cmd, values[OUTPUT_DIR], out_specs, out, nout) : 0;
+}
+
+static int run(const gb__cli_command *cmd, const char *const *values) {
+    gb_saved_model *m = gb_saved_model_load(values[DIR_]);
+    if (!m) return gb__cli_engine_failed(cmd);
+    gb_scope_begin();
+    int rc = run_signature(cmd, values, m);
+    gb_scope_end();
+    gb_saved_model_free(m);
+    return rc;
+}
+
+static const gb__cli_option options[] = {
+    {.name = "--dir", .metavar = "DIR", .help = "the SavedModel directory", .required = true},
+    {.name = "--signature", .metavar = "NAME", .help = "the signature to run", .fallback = "serving_default"},
+    {.name = "--input", .metavar = "NAME=FILE[;...]", .help = "each input from a .npy or IDX file",
+     .required = true},
+    {.name = "--output-dir", .metavar = "DIR", .help = "also write each output there as <name>.npy"},
+    {.name = "--print", .metavar = "N", .help = "values printed per output", .fallback = "10"},
+};
+
+const gb__cli_command gb__cli_saved_model_run = {
+    .name = "saved-model run",
+    .summary = "Runs a SavedModel's signature on .npy or IDX files",
+    .details = "Inputs are matched by name; a file's dtype must be the input's. Exit 1 when the "
+               "model, a file or the run fails.",
+    .options = options,
+    .noptions = sizeof options / sizeof options[0],
+    .run = run,
+};
