@@ -39,6 +39,21 @@ START_TEST(test_softmax_other_axes) {
 }
 END_TEST
 
+/* An empty axis or batch: empty results, and no kernel touching data that
+ * is not there (UBSan caught pointer arithmetic on NULL). */
+START_TEST(test_softmax_of_empty_tensors) {
+    int64_t shapes[][2] = {{2, 0}, {0, 3}};
+    for (int k = 0; k < 2; k++) {
+        gb_tensor *x = gb_zeros(GB_F32, 2, shapes[k]);
+        gb_tensor *y = gb_softmax(x, -1), *z = gb_log_softmax(x, 0);
+        ck_assert_msg(y && z, "%s", gb_error_string());
+        ck_assert_int_eq(gb_size(y), 0);
+        ck_assert_int_eq(gb_dim(y, 0), shapes[k][0]);
+        ck_assert_int_eq(gb_dim(z, 1), shapes[k][1]);
+    }
+}
+END_TEST
+
 START_TEST(test_log_softmax_values) {
     float v[] = {1, 2, 3, 1000, 0, -1000};
     gb_tensor *y = gb_log_softmax(gb_from_f32(v, GB_SHAPE(2, 3)), -1);
@@ -202,6 +217,7 @@ static Suite *suite(void) {
     tcase_add_checked_fixture(tc, scope_setup, scope_teardown);
     tcase_add_test(tc, test_softmax_values);
     tcase_add_test(tc, test_softmax_other_axes);
+    tcase_add_test(tc, test_softmax_of_empty_tensors);
     tcase_add_test(tc, test_log_softmax_values);
     tcase_add_test(tc, test_sparse_xent_values);
     tcase_add_test(tc, test_dense_xent_values);
