@@ -84,6 +84,9 @@ const char *gb_saved_model_fingerprint(const gb_saved_model *m);
 #define gb_saved_model_load(...) GB_AT(gb_saved_model_load, __VA_ARGS__)
 #define gb_saved_model_function(...) GB_AT(gb_saved_model_function, __VA_ARGS__)
 #define gb_saved_model_call(...) GB_AT(gb_saved_model_call, __VA_ARGS__)
+#define gb_saved_model_inputs(...) GB_AT(gb_saved_model_inputs, __VA_ARGS__)
+#define gb_saved_model_outputs(...) GB_AT(gb_saved_model_outputs, __VA_ARGS__)
+#define gb_saved_model_variables(...) GB_AT(gb_saved_model_variables, __VA_ARGS__)
 #endif
 
 #ifdef __cplusplus
