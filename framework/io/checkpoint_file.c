@@ -16,21 +16,18 @@
  *     u16 path length, path bytes (no NUL), u8 dtype, u8 rank,
  *     i64 dims[rank], u64 offset, u64 nbytes, u32 crc (of the data bytes)
  *
- * Writing goes to "<path>.tmp", is flushed and fsync'd, renamed over path
- * and the directory fsync'd, so a reader sees the old file or the new one,
- * never a torn one. Reading takes the whole file into memory and checks
+ * Writing goes through io/atomic_file.c ("<path>.tmp", fsync, rename over
+ * path, fsync of the directory), so a reader sees the old file or the new
+ * one, never a torn one. Reading takes the whole file into memory and checks
  * the header, the index and every entry's bounds before anything is
  * used; a tensor's data CRC is checked when it is taken, so a flipped
  * byte names the tensor it hit.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #include "io/internal.h"
@@ -63,7 +60,6 @@ static uint64_t get_u(const unsigned char *p, int bytes) {
 
 typedef struct out_file {
     FILE *f;
-    const char *path;
     uint64_t pos;
     bool failed;
 } out_file;
@@ -101,30 +97,15 @@ static unsigned char *encode_index(const gb__ckpt_entry *e, int n, size_t *bytes
     return buf;
 }
 
-static bool sync_dir(const char *path) {
-    char *copy = strdup(path);
-    if (!copy) return false;
-    int fd = open(dirname(copy), O_RDONLY);
-    free(copy);
-    if (fd < 0) return false;
-    bool ok = fsync(fd) == 0 || errno == EINVAL;   /* some file systems cannot */
-    close(fd);
-    return ok;
-}
-
 static bool io_fail(const char *path, const char *what) {
     gb__error(GB_ERR_IO, NULL, "%s: %s: %s", path, what, strerror(errno));
     return false;
 }
 
 bool gb__ckpt_write(const char *path, gb__ckpt_entry *e, int n) {
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) {
-        gb__error(GB_ERR_IO, NULL, "%s: the path is too long", path);
-        return false;
-    }
-    out_file o = {.f = fopen(tmp, "wb"), .path = tmp};
-    if (!o.f) return io_fail(tmp, "cannot create the checkpoint");
+    gb__atomic_file a;
+    if (!gb__atomic_open(&a, path, "checkpoint")) return false;
+    out_file o = {.f = a.f};
     unsigned char header[HEADER_BYTES] = {0};
     emit(&o, header, sizeof header);   /* rewritten at the end */
     for (int i = 0; i < n; i++) {
@@ -146,21 +127,9 @@ bool gb__ckpt_write(const char *path, gb__ckpt_entry *e, int n) {
     put_u(header + 32, index ? crc(index, index_bytes) : 0, 4);
     put_u(header + 36, crc(header, 36), 4);
     free(index);
-    bool ok = !o.failed && fseek(o.f, 0, SEEK_SET) == 0 &&
-              fwrite(header, 1, sizeof header, o.f) == sizeof header && fflush(o.f) == 0 &&
-              fsync(fileno(o.f)) == 0;
-    ok = (fclose(o.f) == 0) && ok;
-    if (!ok) {
-        io_fail(tmp, "cannot write the checkpoint");
-        unlink(tmp);
-        return false;
-    }
-    if (rename(tmp, path) != 0) {
-        io_fail(path, "cannot move the checkpoint into place");
-        unlink(tmp);
-        return false;
-    }
-    return sync_dir(path) || io_fail(path, "cannot sync its directory");
+    bool written = !o.failed && fseek(o.f, 0, SEEK_SET) == 0 &&
+                   fwrite(header, 1, sizeof header, o.f) == sizeof header;
+    return gb__atomic_commit(&a, written);
 }
 
 /* ---- reading -------------------------------------------------------------------------------- */

@@ -1,13 +1,42 @@
-/* io/internal.h — what the io/ sources share: the checkpoint file's
- * entries and its reader and writer (checkpoint_file.c).
+/* io/internal.h — what the io/ sources share: writing a file atomically
+ * (atomic_file.c), and the checkpoint file's entries and its reader and
+ * writer (checkpoint_file.c).
  */
 #ifndef GB_IO_INTERNAL_H
 #define GB_IO_INTERNAL_H
+
+#include <stdio.h>
 
 #include "gb_io.h"
 #include "ops/internal.h"
 
 #define GB__CKPT_VERSION 1
+
+/* ---- atomic writes (atomic_file.c) ---- */
+
+/* The suffix of the temporary file a write goes to before its rename. */
+#define GB__ATOMIC_SUFFIX ".tmp"
+
+/* A file being written to "<path>.tmp" (an older one, left by a process
+ * killed mid-write, is overwritten); kind names it in errors
+ * ("checkpoint"). */
+typedef struct gb__atomic_file {
+    FILE *f;
+    const char *kind;
+    char path[4096], tmp[4096 + sizeof GB__ATOMIC_SUFFIX];
+} gb__atomic_file;
+
+/* Creates the temporary file; false with a GB_ERR_IO error naming it. */
+bool gb__atomic_open(gb__atomic_file *a, const char *path, const char *kind);
+/* When written (every write of the caller succeeded): flushes and fsyncs
+ * the temporary file, renames it over path and fsyncs the directory.
+ * Otherwise, or when any of that fails, removes the temporary file and
+ * returns false with a GB_ERR_IO error naming the file. Closes it either way. */
+bool gb__atomic_commit(gb__atomic_file *a, bool written);
+/* Closes and removes the temporary file (a write given up). */
+void gb__atomic_abort(gb__atomic_file *a);
+
+/* ---- the checkpoint file (checkpoint_file.c) ---- */
 
 /* One tensor of a checkpoint file. Writing: path, dtype, rank, dims,
  * data and nbytes are the caller's; offset and crc are filled in. */
