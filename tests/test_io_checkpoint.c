@@ -1,9 +1,10 @@
 /* test_io_checkpoint.c — checkpoints: a model, an optimizer's slots and
  * iteration count and a step variable round-trip bit for bit; each error
- * exactly (a missing tensor, an unexpected one, a shape mismatch with both
- * shapes, a flipped byte naming its tensor, a truncated file, a newer
- * format version), a failed restore changing nothing; no temporary file
- * left behind; ModelCheckpoint saving the epochs that improved. */
+ * with its whole message (a missing tensor, an unexpected one, a shape
+ * mismatch with both shapes, a dtype mismatch, a flipped byte naming its
+ * tensor, a truncated file, a newer format version), a failed restore
+ * changing nothing; no temporary file left behind; ModelCheckpoint saving
+ * the epochs that improved. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,36 +112,74 @@ START_TEST(test_round_trip_bit_for_bit) {
 }
 END_TEST
 
+/* The two layers of mlp() and a third the file lacks. */
+static gb_module *mlp_with_extra(void) {
+    gb_module *m = gb_sequential_new("m");
+    gb_sequential_add(m, gb_dense_new(4, &(gb_dense_options){.activation = GB_ACT_RELU, .seed = 1, .name = "dense"}));
+    gb_sequential_add(m, gb_dense_new(2, &(gb_dense_options){.seed = 2, .name = "dense_1"}));
+    gb_sequential_add(m, gb_dense_new(2, &(gb_dense_options){.seed = 3, .name = "extra"}));
+    gb_module_build(m, GB_F32, GB_SHAPE(-1, 3));
+    return m;
+}
+
 START_TEST(test_missing_and_unexpected) {
     gb_module *small = mlp(4);
     gb_checkpoint *ck = tracking(small, NULL);
     ck_assert(gb_checkpoint_write(ck, file_path));
     /* A bigger program: one more layer the file lacks. */
-    gb_module *big = gb_sequential_new("m");
-    gb_sequential_add(big, gb_dense_new(4, &(gb_dense_options){.activation = GB_ACT_RELU, .seed = 1, .name = "dense"}));
-    gb_sequential_add(big, gb_dense_new(2, &(gb_dense_options){.seed = 2, .name = "dense_1"}));
-    gb_sequential_add(big, gb_dense_new(2, &(gb_dense_options){.seed = 3, .name = "extra"}));
-    gb_module_build(big, GB_F32, GB_SHAPE(-1, 3));
+    gb_module *big = mlp_with_extra();
     gb_checkpoint *ck2 = tracking(big, NULL);
     gb_restore_status st;
     ck_assert(gb_checkpoint_restore(ck2, file_path, &st));   /* expect_partial: fine */
     ck_assert_int_eq(st.restored, 4);
     ck_assert_int_eq(st.missing, 2);
+    ck_assert_int_eq(st.unexpected, 0);
+    ck_assert_str_eq(st.first_missing, "model/m/extra/kernel");
     ck_assert(!gb_restore_assert_consumed(&st));
-    check_error(GB_ERR_VALUE, "restore did not match: 2 tracked tensors not in the file (first: "
-                              "'model/m/extra/kernel')");
-    gb_clear_error();
+    assert_error_text(GB_ERR_VALUE,
+                      "%s: restore did not match: 2 tracked tensors not in the file (first: "
+                      "'model/m/extra/kernel')", file_path);
     /* The other way: the file has tensors nothing claims. */
     gb_checkpoint *ck3 = tracking(big, NULL);
     ck_assert(gb_checkpoint_write(ck3, file_path));
     ck_assert(gb_checkpoint_restore(ck, file_path, &st));
+    ck_assert_int_eq(st.restored, 4);
+    ck_assert_int_eq(st.missing, 0);
     ck_assert_int_eq(st.unexpected, 2);
     ck_assert(!gb_restore_assert_consumed(&st));
-    assert_error(GB_ERR_VALUE, "2 tensors of the file unused (first: 'model/m/extra/kernel')");
+    assert_error_text(GB_ERR_VALUE,
+                      "%s: restore did not match: 2 tensors of the file unused (first: "
+                      "'model/m/extra/kernel')", file_path);
+    /* Both at once: a step variable the file lacks, a layer the program lacks. */
+    gb_variable *counter = gb_variable_new("step", gb_scalar(GB_I64, 0), false);
+    ck_assert(gb_checkpoint_track_variable(ck, "step", counter));
+    ck_assert(gb_checkpoint_restore(ck, file_path, &st));
+    ck_assert(!gb_restore_assert_consumed(&st));
+    assert_error_text(GB_ERR_VALUE,
+                      "%s: restore did not match: 1 tracked tensor not in the file (first: "
+                      "'step'); 2 tensors of the file unused (first: 'model/m/extra/kernel')",
+                      file_path);
+    /* A matching pair passes. */
+    ck_assert(gb_checkpoint_restore(ck3, file_path, &st));
+    ck_assert(gb_restore_assert_consumed(&st));
     gb_checkpoint_free(ck), gb_checkpoint_free(ck2), gb_checkpoint_free(ck3);
+    gb_variable_free(counter);
     gb_module_free(small), gb_module_free(big);
 }
 END_TEST
+
+/* The first kernel's values, copied. */
+static gb_tensor *first_kernel(gb_module *m) {
+    gb_variable *k = gb_module_variables(m, &(int){0})[0];
+    gb_tensor *v = gb_variable_value(k);
+    return gb_tensor_from(gb_tensor_dtype(v), gb_data(v), gb_rank(v), gb_shape(v));
+}
+
+static void assert_unchanged(gb_tensor *before, gb_module *m) {
+    gb_tensor *after = gb_variable_value(gb_module_variables(m, &(int){0})[0]);
+    ck_assert_int_eq(gb_nbytes(before), gb_nbytes(after));
+    ck_assert(memcmp(gb_data(before), gb_data(after), gb_nbytes(before)) == 0);
+}
 
 START_TEST(test_shape_mismatch_changes_nothing) {
     gb_module *a = mlp(4);
@@ -148,20 +187,51 @@ START_TEST(test_shape_mismatch_changes_nothing) {
     ck_assert(gb_checkpoint_write(ck, file_path));
     gb_nn_clear_session();
     gb_module *b = mlp(5);
-    gb_tensor *before = gb_tensor_from(GB_F32, gb_data(gb_variable_value(gb_module_variables(b, &(int){0})[0])),
-                                       GB_SHAPE(3, 5));
+    gb_tensor *before = first_kernel(b);
     gb_checkpoint *ck2 = tracking(b, NULL);
     gb_restore_status st;
     ck_assert(!gb_checkpoint_restore(ck2, file_path, &st));
-    check_error(GB_ERR_SHAPE, "tensor 'model/m/dense/kernel' is float32[3,4] in the file but "
-                              "float32[3,5] in the program");
-    gb_clear_error();
-    gb_tensor *after = gb_variable_value(gb_module_variables(b, &(int){0})[0]);
-    ck_assert(memcmp(gb_data(before), gb_data(after), 15 * 4) == 0);
+    assert_error_text(GB_ERR_SHAPE,
+                      "%s: tensor 'model/m/dense/kernel' is float32[3,4] in the file but "
+                      "float32[3,5] in the program", file_path);
+    assert_unchanged(before, b);
     gb_checkpoint_free(ck), gb_checkpoint_free(ck2);
     gb_module_free(a), gb_module_free(b);
 }
 END_TEST
+
+START_TEST(test_dtype_mismatch_changes_nothing) {
+    gb_module *a = mlp(4);
+    gb_checkpoint *ck = tracking(a, NULL);
+    ck_assert(gb_checkpoint_write(ck, file_path));
+    gb_nn_clear_session();
+    gb_module *b = gb_sequential_new("m");
+    gb_sequential_add(b, gb_dense_new(4, &(gb_dense_options){.seed = 1}));
+    gb_sequential_add(b, gb_dense_new(2, &(gb_dense_options){.seed = 2}));
+    ck_assert(gb_module_build(b, GB_F64, GB_SHAPE(-1, 3)));
+    gb_tensor *before = first_kernel(b);
+    gb_checkpoint *ck2 = tracking(b, NULL);
+    gb_restore_status st;
+    ck_assert(!gb_checkpoint_restore(ck2, file_path, &st));
+    assert_error_text(GB_ERR_DTYPE,
+                      "%s: tensor 'model/m/dense/kernel' is float32[3,4] in the file but "
+                      "float64[3,4] in the program", file_path);
+    assert_unchanged(before, b);
+    gb_checkpoint_free(ck), gb_checkpoint_free(ck2);
+    gb_module_free(a), gb_module_free(b);
+}
+END_TEST
+
+/* The size of the file before edit_file changed it, and where its index
+ * ended (the header's index offset + bytes). */
+static long file_bytes;
+static uint64_t index_end;
+
+static uint64_t get_u64(const unsigned char *p) {
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
 
 /* Reads the file, lets edit() change it, writes it back. */
 static void edit_file(void (*edit)(unsigned char *d, long *n)) {
@@ -170,9 +240,12 @@ static void edit_file(void (*edit)(unsigned char *d, long *n)) {
     static unsigned char d[1 << 16];
     long n = (long)fread(d, 1, sizeof d, f);
     fclose(f);
+    ck_assert_int_lt(n, (long)sizeof d);
+    file_bytes = n;
+    index_end = get_u64(d + 16) + get_u64(d + 24);
     edit(d, &n);
     f = fopen(file_path, "wb");
-    fwrite(d, 1, (size_t)n, f);
+    ck_assert_int_eq(fwrite(d, 1, (size_t)n, f), (size_t)n);
     fclose(f);
 }
 
@@ -184,6 +257,10 @@ static void truncate_half(unsigned char *d, long *n) {
     (void)d;
     *n /= 2;
 }
+static void truncate_in_header(unsigned char *d, long *n) {
+    (void)d;
+    *n = 20;
+}
 static void newer_version(unsigned char *d, long *n) {
     (void)n;
     d[8] = 2;
@@ -191,32 +268,43 @@ static void newer_version(unsigned char *d, long *n) {
     for (int i = 0; i < 4; i++) d[36 + i] = (unsigned char)(c >> (8 * i));
 }
 
+/* Writes m's checkpoint, damages it with edit and expects the restore to
+ * fail. Returns m's first kernel from before, for assert_unchanged once
+ * the caller has checked (and cleared) the error. */
+static gb_tensor *restore_damaged(gb_checkpoint *ck, gb_module *m, void (*edit)(unsigned char *, long *)) {
+    gb_tensor *before = first_kernel(m);
+    ck_assert(gb_checkpoint_write(ck, file_path));
+    edit_file(edit);
+    gb_restore_status st;
+    ck_assert(!gb_checkpoint_restore(ck, file_path, &st));
+    return before;
+}
+
 START_TEST(test_damaged_files_are_clear_errors) {
-    static const struct {
-        void (*edit)(unsigned char *, long *);
-        const char *error;
-    } cases[] = {
-        {flip_data_byte, "tensor 'model/m/dense/kernel' is corrupt (CRC mismatch)"},
-        {truncate_half, "truncated: the index ends at byte"},
-        {newer_version, "written by a newer glassbox (format version 2; this build reads up to 1)"},
-    };
     gb_module *m = mlp(4);
     gb_checkpoint *ck = tracking(m, NULL);
-    gb_tensor *before = gb_tensor_from(GB_F32, gb_data(gb_variable_value(gb_module_variables(m, &(int){0})[0])),
-                                       GB_SHAPE(3, 4));
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        ck_assert(gb_checkpoint_write(ck, file_path));
-        edit_file(cases[i].edit);
-        gb_restore_status st;
-        ck_assert_msg(!gb_checkpoint_restore(ck, file_path, &st), "case %zu restored", i);
-        check_error(GB_ERR_IO, cases[i].error);
-        gb_clear_error();
-        gb_tensor *after = gb_variable_value(gb_module_variables(m, &(int){0})[0]);
-        ck_assert(memcmp(gb_data(before), gb_data(after), 12 * 4) == 0);
-    }
+    gb_tensor *before = restore_damaged(ck, m, flip_data_byte);
+    assert_error_text(GB_ERR_IO, "%s: tensor 'model/m/dense/kernel' is corrupt (CRC mismatch)",
+                      file_path);
+    assert_unchanged(before, m);
+    before = restore_damaged(ck, m, truncate_half);
+    assert_error_text(GB_ERR_IO, "%s: truncated: the file has %ld bytes but its index ends at byte %ld",
+                      file_path, file_bytes / 2, file_bytes);
+    ck_assert_int_eq(index_end, file_bytes);   /* the index is the file's end */
+    assert_unchanged(before, m);
+    before = restore_damaged(ck, m, truncate_in_header);
+    assert_error_text(GB_ERR_IO,
+                      "%s: truncated: the file has 20 bytes, fewer than a checkpoint header's 40",
+                      file_path);
+    assert_unchanged(before, m);
+    before = restore_damaged(ck, m, newer_version);
+    assert_error_text(GB_ERR_IO,
+                      "%s: written by a newer glassbox (format version 2; this build reads up to 1)",
+                      file_path);
+    assert_unchanged(before, m);
     gb_restore_status st;
     ck_assert(!gb_checkpoint_restore(ck, "/nonexistent/ckpt", &st));
-    assert_error(GB_ERR_IO, "/nonexistent/ckpt: cannot open the checkpoint");
+    assert_error_text(GB_ERR_IO, "/nonexistent/ckpt: cannot open the checkpoint: No such file or directory");
     gb_checkpoint_free(ck);
     gb_module_free(m);
 }
@@ -272,6 +360,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_round_trip_bit_for_bit);
     tcase_add_test(tc, test_missing_and_unexpected);
     tcase_add_test(tc, test_shape_mismatch_changes_nothing);
+    tcase_add_test(tc, test_dtype_mismatch_changes_nothing);
     tcase_add_test(tc, test_damaged_files_are_clear_errors);
     tcase_add_test(tc, test_model_checkpoint_callback);
     suite_add_tcase(s, tc);

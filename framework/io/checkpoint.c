@@ -203,7 +203,7 @@ static bool matches(const gb__ckpt_file *f, const item *x, const gb__ckpt_entry 
               (rank == 0 || memcmp(dims, e->dims, (size_t)rank * sizeof *dims) == 0);
     if (ok) return true;
     char want[200], got[200];
-    gb__error(GB_ERR_SHAPE, NULL, "%s: tensor '%s' is %s in the file but %s in the program", f->path,
+    gb__error(dt != e->dtype ? GB_ERR_DTYPE : GB_ERR_SHAPE, NULL, "%s: tensor '%s' is %s in the file but %s in the program", f->path,
               x->path, spec_text(e->dtype, e->rank, e->dims, got, sizeof got),
               spec_text(dt, rank, dims, want, sizeof want));
     return false;

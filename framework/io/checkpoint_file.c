@@ -169,7 +169,8 @@ static bool read_all(const char *path, unsigned char **data, size_t *size) {
 static bool check_header(const char *path, const unsigned char *d, size_t size, uint64_t *index_at,
                          uint64_t *index_bytes, uint32_t *count) {
     if (size < HEADER_BYTES) {
-        bad(path, "truncated: %zu bytes, shorter than a checkpoint header", size);
+        bad(path, "truncated: the file has %zu bytes, fewer than a checkpoint header's %d", size,
+            HEADER_BYTES);
         return false;
     }
     if (memcmp(d, MAGIC, 8) != 0) {
@@ -181,6 +182,10 @@ static bool check_header(const char *path, const unsigned char *d, size_t size, 
         return false;
     }
     uint32_t version = (uint32_t)get_u(d + 8, 4);
+    if (version == 0) {
+        bad(path, "corrupt header: format version 0 does not exist");
+        return false;
+    }
     if (version > GB__CKPT_VERSION) {
         bad(path, "written by a newer glassbox (format version %u; this build reads up to %d)",
             version, GB__CKPT_VERSION);
@@ -189,9 +194,15 @@ static bool check_header(const char *path, const unsigned char *d, size_t size, 
     *count = (uint32_t)get_u(d + 12, 4);
     *index_at = get_u(d + 16, 8);
     *index_bytes = get_u(d + 24, 8);
-    if (*index_at < HEADER_BYTES || *index_at > size || *index_bytes > size - *index_at) {
-        bad(path, "truncated: the index ends at byte %llu of %zu",
-            (unsigned long long)(*index_at + *index_bytes), size);
+    if (*index_at < HEADER_BYTES) {
+        bad(path, "corrupt header: the index starts at byte %llu, inside the header",
+            (unsigned long long)*index_at);
+        return false;
+    }
+    if (*index_at > size || *index_bytes > size - *index_at) {
+        uint64_t end = *index_bytes > UINT64_MAX - *index_at ? UINT64_MAX : *index_at + *index_bytes;
+        bad(path, "truncated: the file has %zu bytes but its index ends at byte %llu", size,
+            (unsigned long long)end);
         return false;
     }
     if (get_u(d + 32, 4) != crc(d + *index_at, (size_t)*index_bytes)) {
