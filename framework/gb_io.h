@@ -43,23 +43,39 @@ bool gb_checkpoint_track_variable(gb_checkpoint *c, const char *name, gb_variabl
 bool gb_checkpoint_write(gb_checkpoint *c, const char *path);
 
 /* What a restore matched: tensors restored, tracked ones the file lacks
- * (missing), the file's that nothing tracked claimed (unexpected), the
- * first of each by path. */
+ * (missing), the file's that nothing tracked claims (unexpected), the
+ * file's that wait for layers not built yet (pending), the first of each
+ * by path. */
 typedef struct gb_restore_status {
     char file[256];
-    int restored, missing, unexpected;
-    char first_missing[256], first_unexpected[256];
+    int restored, missing, unexpected, pending;
+    char first_missing[256], first_unexpected[256], first_pending[256];
 } gb_restore_status;
 
 /* Restores every tracked tensor the file has. A shape or dtype mismatch
  * (both shown), a corrupt tensor (its CRC) or a damaged file is an error
  * naming the tensor, and then nothing is changed. Missing and unexpected
  * tensors are counted in *st, not errors (TensorFlow's expect_partial);
- * gb_restore_assert_consumed makes them one. */
+ * gb_restore_assert_consumed makes them one.
+ *
+ * Delayed restoration: the file's values for a tracked module whose
+ * layers are not built yet (a Sequential model never called) are kept in
+ * the checkpoint, counted as pending, and each is assigned when a build
+ * (the model's first call, gb_module_build) makes its weight, checked
+ * then: a dtype or shape mismatch fails that build with an error naming
+ * the path. Keep the checkpoint until then; freeing it, or a new
+ * restore, drops what still waits. */
 bool gb_checkpoint_restore(gb_checkpoint *c, const char *path, gb_restore_status *st);
-/* assert_consumed: false, with an error naming the first missing and
- * unexpected tensors and the counts, unless the file and the tracked
- * objects matched exactly. */
+/* The last restore's status as of now: pending values assigned by builds
+ * since count as restored; a weight a build made that the file lacks as
+ * missing; a pending value no weight claimed once the module is fully
+ * built as unexpected. */
+bool gb_checkpoint_restore_status(gb_checkpoint *c, gb_restore_status *st);
+/* assert_consumed: false, with an error naming the first missing,
+ * unexpected and pending tensors and the counts, unless the file and the
+ * tracked objects matched exactly. Pending values fail it: after a
+ * restore into a model not built yet, build it, refresh the status with
+ * gb_checkpoint_restore_status, then assert. */
 bool gb_restore_assert_consumed(const gb_restore_status *st);
 
 #if !defined(GB_BUILDING_LIBRARY)
@@ -69,6 +85,7 @@ bool gb_restore_assert_consumed(const gb_restore_status *st);
 #define gb_checkpoint_track_variable(...) GB_AT(gb_checkpoint_track_variable, __VA_ARGS__)
 #define gb_checkpoint_write(...) GB_AT(gb_checkpoint_write, __VA_ARGS__)
 #define gb_checkpoint_restore(...) GB_AT(gb_checkpoint_restore, __VA_ARGS__)
+#define gb_checkpoint_restore_status(...) GB_AT(gb_checkpoint_restore_status, __VA_ARGS__)
 #define gb_restore_assert_consumed(...) GB_AT(gb_restore_assert_consumed, __VA_ARGS__)
 #endif
 

@@ -28,10 +28,17 @@ static void dir_teardown(void) {
     scope_teardown();
 }
 
-static gb_module *mlp(int64_t hidden) {
+/* Two Dense layers (hidden units, then 2), not built: its weights do not
+ * exist until its first call. */
+static gb_module *unbuilt_mlp(int64_t hidden, uint64_t seed) {
     gb_module *m = gb_sequential_new("m");
-    gb_sequential_add(m, gb_dense_new(hidden, &(gb_dense_options){.activation = GB_ACT_RELU, .seed = 1}));
-    gb_sequential_add(m, gb_dense_new(2, &(gb_dense_options){.seed = 2}));
+    gb_sequential_add(m, gb_dense_new(hidden, &(gb_dense_options){.activation = GB_ACT_RELU, .seed = seed}));
+    gb_sequential_add(m, gb_dense_new(2, &(gb_dense_options){.seed = seed + 1}));
+    return m;
+}
+
+static gb_module *mlp(int64_t hidden) {
+    gb_module *m = unbuilt_mlp(hidden, 1);
     gb_module_build(m, GB_F32, GB_SHAPE(-1, 3));
     return m;
 }
@@ -310,6 +317,197 @@ START_TEST(test_damaged_files_are_clear_errors) {
 }
 END_TEST
 
+/* ---- delayed restoration ---------------------------------------------------------------- */
+
+static int forward(void *user, gb_tensor *const *in, int nin, const gb_value *statics, int nstatics,
+                   gb_tensor **out) {
+    (void)nin, (void)statics, (void)nstatics;
+    out[0] = gb_module_call(user, in[0], false);
+    return out[0] ? 1 : -1;
+}
+
+static void assert_same_tensors(gb_tensor *a, gb_tensor *b) {
+    ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_int_eq(gb_nbytes(a), gb_nbytes(b));
+    ck_assert(memcmp(gb_data(a), gb_data(b), gb_nbytes(a)) == 0);
+}
+
+static void assert_counts(const gb_restore_status *st, int restored, int missing, int unexpected,
+                          int pending) {
+    ck_assert_int_eq(st->restored, restored);
+    ck_assert_int_eq(st->missing, missing);
+    ck_assert_int_eq(st->unexpected, unexpected);
+    ck_assert_int_eq(st->pending, pending);
+}
+
+/* A restore into a model never called keeps the values (pending); its
+ * first call, eager or traced in a function, builds the layers with the
+ * saved weights bit for bit, and the status then says all were restored. */
+static void restore_then_first_call(bool traced) {
+    gb_nn_clear_session();
+    gb_module *a = mlp(4);
+    gb_checkpoint *ck = tracking(a, NULL);
+    ck_assert(gb_checkpoint_write(ck, file_path));
+    gb_tensor *x = gb_random_uniform(GB_F32, GB_SHAPE(5, 3), -1, 1, 9);
+    gb_tensor *want = gb_module_call(a, x, false);
+
+    gb_nn_clear_session();
+    gb_module *b = unbuilt_mlp(4, 7);   /* other seeds: built alone, its weights would differ */
+    gb_checkpoint *ck2 = tracking(b, NULL);
+    gb_restore_status st;
+    ck_assert_msg(gb_checkpoint_restore(ck2, file_path, &st), "%s", gb_error_string());
+    assert_counts(&st, 0, 0, 0, 4);
+    ck_assert_str_eq(st.first_pending, "model/m/dense/kernel");
+    ck_assert(!gb_restore_assert_consumed(&st));
+    assert_error_text(GB_ERR_VALUE,
+                      "%s: restore did not match: 4 tensors of the file waiting for layers not "
+                      "built yet (first: 'model/m/dense/kernel'; build them, then check "
+                      "gb_checkpoint_restore_status)", file_path);
+    ck_assert_int_eq(gb_module_count_params(b), 0);   /* nothing built by the restore */
+
+    gb_tensor *got = NULL;
+    gb_function *f = traced ? gb_function_new("forward", forward, &(gb_function_options){.user = b}) : NULL;
+    if (traced) ck_assert_int_eq(gb_function_call(f, &x, 1, NULL, 0, &got), 1);
+    else got = gb_module_call(b, x, false);
+    ck_assert_msg(got != NULL, "%s", gb_error_string());
+    int na = 0, nb = 0;
+    gb_variable *const *va = gb_module_variables(a, &na);
+    gb_variable *const *vb = gb_module_variables(b, &nb);
+    ck_assert_int_eq(na, 4);
+    ck_assert_int_eq(nb, 4);
+    assert_same_variables(va, vb, na);
+    assert_same_tensors(want, got);
+    ck_assert(gb_checkpoint_restore_status(ck2, &st));
+    assert_counts(&st, 4, 0, 0, 0);
+    ck_assert_str_eq(st.first_pending, "");
+    ck_assert(gb_restore_assert_consumed(&st));
+    gb_function_free(f);
+    gb_checkpoint_free(ck), gb_checkpoint_free(ck2);
+    gb_module_free(a), gb_module_free(b);
+}
+
+START_TEST(test_delayed_restore_at_first_call) { restore_then_first_call(false); }
+END_TEST
+
+START_TEST(test_delayed_restore_in_a_traced_first_call) { restore_then_first_call(true); }
+END_TEST
+
+/* A waiting value that does not fit the weight its build makes: that
+ * build (the first call) fails naming the path, both shapes or dtypes,
+ * and the layer. */
+START_TEST(test_delayed_restore_mismatch_fails_the_build) {
+    gb_module *a = mlp(4);
+    gb_checkpoint *ck = tracking(a, NULL);
+    ck_assert(gb_checkpoint_write(ck, file_path));
+    gb_nn_clear_session();
+    gb_module *wide = unbuilt_mlp(5, 7);
+    gb_checkpoint *ck2 = tracking(wide, NULL);
+    gb_restore_status st;
+    ck_assert(gb_checkpoint_restore(ck2, file_path, &st));
+    ck_assert_int_eq(st.pending, 4);
+    ck_assert_ptr_null(gb_module_call(wide, gb_zeros(GB_F32, GB_SHAPE(1, 3)), false));
+    assert_error_text(GB_ERR_SHAPE,
+                      "%s: tensor 'model/m/dense/kernel' is float32[3,4] in the file but "
+                      "float32[3,5] in the program (delayed: layer 'dense' was built after the "
+                      "restore)", file_path);
+    gb_nn_clear_session();
+    gb_module *f64 = unbuilt_mlp(4, 7);
+    gb_checkpoint *ck3 = tracking(f64, NULL);
+    ck_assert(gb_checkpoint_restore(ck3, file_path, &st));
+    ck_assert(!gb_module_build(f64, GB_F64, GB_SHAPE(-1, 3)));
+    assert_error_text(GB_ERR_DTYPE,
+                      "%s: tensor 'model/m/dense/kernel' is float32[3,4] in the file but "
+                      "float64[3,4] in the program (delayed: layer 'dense' was built after the "
+                      "restore)", file_path);
+    gb_checkpoint_free(ck), gb_checkpoint_free(ck2), gb_checkpoint_free(ck3);
+    gb_module_free(a), gb_module_free(wide), gb_module_free(f64);
+}
+END_TEST
+
+/* assert_consumed with values pending: it fails until the build; then
+ * the status counts what the build made without a value (missing) and
+ * the values no weight claimed (unexpected), as for a built model. */
+START_TEST(test_delayed_restore_status_after_the_build) {
+    /* The program has a layer the file lacks. */
+    gb_module *small = mlp(4);
+    gb_checkpoint *ck = tracking(small, NULL);
+    ck_assert(gb_checkpoint_write(ck, file_path));
+    gb_nn_clear_session();
+    gb_module *big = unbuilt_mlp(4, 7);
+    ck_assert(gb_sequential_add(big, gb_dense_new(2, &(gb_dense_options){.name = "extra"})));
+    gb_checkpoint *ck2 = tracking(big, NULL);
+    gb_restore_status st;
+    ck_assert(gb_checkpoint_restore(ck2, file_path, &st));
+    assert_counts(&st, 0, 0, 0, 4);
+    ck_assert(gb_module_build(big, GB_F32, GB_SHAPE(-1, 3)));
+    ck_assert(gb_checkpoint_restore_status(ck2, &st));
+    assert_counts(&st, 4, 2, 0, 0);
+    ck_assert(!gb_restore_assert_consumed(&st));
+    assert_error_text(GB_ERR_VALUE,
+                      "%s: restore did not match: 2 tracked tensors not in the file (first: "
+                      "'model/m/extra/kernel')", file_path);
+    int n = 0;
+    assert_same_variables(gb_module_variables(small, &n), gb_module_variables(big, &(int){0}), n);
+
+    /* The file has a layer the program lacks. */
+    gb_nn_clear_session();
+    gb_module *big_saved = mlp_with_extra();
+    gb_checkpoint *ck3 = tracking(big_saved, NULL);
+    ck_assert(gb_checkpoint_write(ck3, file_path));
+    gb_nn_clear_session();
+    gb_module *two = unbuilt_mlp(4, 7);
+    gb_checkpoint *ck4 = tracking(two, NULL);
+    ck_assert(gb_checkpoint_restore(ck4, file_path, &st));
+    assert_counts(&st, 0, 0, 0, 6);
+    ck_assert(gb_module_build(two, GB_F32, GB_SHAPE(-1, 3)));
+    ck_assert(gb_checkpoint_restore_status(ck4, &st));
+    assert_counts(&st, 4, 0, 2, 0);
+    ck_assert_str_eq(st.first_unexpected, "model/m/extra/kernel");
+    ck_assert(!gb_restore_assert_consumed(&st));
+    assert_error_text(GB_ERR_VALUE,
+                      "%s: restore did not match: 2 tensors of the file unused (first: "
+                      "'model/m/extra/kernel')", file_path);
+    gb_checkpoint_free(ck), gb_checkpoint_free(ck2), gb_checkpoint_free(ck3), gb_checkpoint_free(ck4);
+    gb_module_free(small), gb_module_free(big), gb_module_free(big_saved), gb_module_free(two);
+}
+END_TEST
+
+/* What waits belongs to the checkpoint: freeing it (or a new restore)
+ * drops the values, and a model freed before its build is kept alive by
+ * the checkpoint until then, not used after its free. */
+START_TEST(test_delayed_restore_ends_with_the_checkpoint) {
+    gb_module *a = mlp(4);
+    gb_checkpoint *ck = tracking(a, NULL);
+    ck_assert(gb_checkpoint_write(ck, file_path));
+    gb_nn_clear_session();
+    gb_module *b = unbuilt_mlp(4, 7);
+    gb_checkpoint *ck2 = tracking(b, NULL);
+    gb_restore_status st;
+    ck_assert(gb_checkpoint_restore(ck2, file_path, &st));
+    gb_checkpoint_free(ck2);
+    ck_assert(gb_module_build(b, GB_F32, GB_SHAPE(-1, 3)));
+    int n = 0;
+    gb_variable *const *vb = gb_module_variables(b, &n);
+    ck_assert_int_eq(n, 4);
+    ck_assert(memcmp(gb_data(gb_variable_value(vb[0])), gb_data(gb_variable_value(gb_module_variables(a, &n)[0])),
+                     12 * 4) != 0);   /* its own initial weights */
+    /* Freed while its values wait, then another model built: no use after free. */
+    gb_nn_clear_session();
+    gb_module *c = unbuilt_mlp(4, 7);
+    gb_checkpoint *ck3 = tracking(c, NULL);
+    ck_assert(gb_checkpoint_restore(ck3, file_path, &st));
+    gb_module_free(c);
+    gb_nn_clear_session();
+    gb_module *d = mlp(4);
+    ck_assert(gb_checkpoint_restore_status(ck3, &st));
+    ck_assert_int_eq(st.pending, 4);
+    gb_checkpoint_free(ck3);
+    gb_checkpoint_free(ck);
+    gb_module_free(a), gb_module_free(b), gb_module_free(d);
+}
+END_TEST
+
 /* ModelCheckpoint with save_best_only on the training loss: a file for
  * each epoch that improved, the last one restoring the final weights. */
 START_TEST(test_model_checkpoint_callback) {
@@ -362,6 +560,11 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_shape_mismatch_changes_nothing);
     tcase_add_test(tc, test_dtype_mismatch_changes_nothing);
     tcase_add_test(tc, test_damaged_files_are_clear_errors);
+    tcase_add_test(tc, test_delayed_restore_at_first_call);
+    tcase_add_test(tc, test_delayed_restore_in_a_traced_first_call);
+    tcase_add_test(tc, test_delayed_restore_mismatch_fails_the_build);
+    tcase_add_test(tc, test_delayed_restore_status_after_the_build);
+    tcase_add_test(tc, test_delayed_restore_ends_with_the_checkpoint);
     tcase_add_test(tc, test_model_checkpoint_callback);
     suite_add_tcase(s, tc);
     return s;

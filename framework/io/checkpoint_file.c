@@ -300,6 +300,25 @@ const void *gb__ckpt_data(const gb__ckpt_file *f, const gb__ckpt_entry *e) {
     return NULL;
 }
 
+static const char *spec_text(gb_dtype dt, int rank, const int64_t *dims, char *buf, size_t n) {
+    char shape[160];
+    snprintf(buf, n, "%s%s", gb_dtype_name(dt), gb__shape_fmt(rank, dims, shape, sizeof shape));
+    return buf;
+}
+
+bool gb__ckpt_fits(const char *file, const gb__ckpt_entry *e, gb_dtype dt, int rank,
+                   const int64_t *dims, const char *note) {
+    if (dt == e->dtype && rank == e->rank &&
+        (rank == 0 || memcmp(dims, e->dims, (size_t)rank * sizeof *dims) == 0))
+        return true;
+    char want[200], got[200];
+    gb__error(dt != e->dtype ? GB_ERR_DTYPE : GB_ERR_SHAPE, NULL,
+              "%s: tensor '%s' is %s in the file but %s in the program%s%s", file, e->path,
+              spec_text(e->dtype, e->rank, e->dims, got, sizeof got),
+              spec_text(dt, rank, dims, want, sizeof want), note ? " " : "", note ? note : "");
+    return false;
+}
+
 void gb__ckpt_close(gb__ckpt_file *f) {
     free(f->bytes);
     free(f->entries);

@@ -73,5 +73,38 @@ bool gb__ckpt_parse(const char *path, unsigned char *bytes, size_t size, gb__ckp
  * tensor when they do not match. */
 const void *gb__ckpt_data(const gb__ckpt_file *f, const gb__ckpt_entry *e);
 void gb__ckpt_close(gb__ckpt_file *f);
+/* Whether entry e (of file) fits a tensor of this dtype and shape; false
+ * with an error showing both (a DtypeError when the dtypes differ, else a
+ * ShapeError), note appended to it when not NULL. */
+bool gb__ckpt_fits(const char *file, const gb__ckpt_entry *e, gb_dtype dt, int rank,
+                   const int64_t *dims, const char *note);
+
+/* ---- delayed restoration (checkpoint_delayed.c) ---- */
+
+/* What one restore keeps after it returns: its status, kept up to date,
+ * and the values it found for weights of tracked modules that were not
+ * built yet, assigned when a build makes those weights. */
+typedef struct gb__delayed gb__delayed;
+
+/* A record for the restore of file; NULL after an out-of-memory error. */
+gb__delayed *gb__delayed_new(const char *file);
+/* Whether every module of root's tree is built (else a restore waits in it). */
+bool gb__module_tree_built(gb_module *root);
+/* Waits in root, tracked under name: its variables that exist now are the
+ * restore's to account for; those its builds make later are matched with
+ * kept values (or counted missing). Takes a reference to root. */
+bool gb__delayed_watch(gb__delayed *d, const char *name, gb_module *root);
+/* Whether path lies under a root d waits in: a value kept for it will do. */
+bool gb__delayed_covers(const gb__delayed *d, const char *path);
+/* Keeps a copy of entry e's data (checked already) until its weight exists. */
+bool gb__delayed_keep(gb__delayed *d, const gb__ckpt_entry *e, const void *data);
+/* The restore is done and reported st (its pending count is set here):
+ * from now on builds deliver the kept values. */
+void gb__delayed_start(gb__delayed *d, gb_restore_status *st);
+/* The restore's status as of now; roots fully built since give up their
+ * values nothing claimed (counted unexpected). */
+void gb__delayed_status(gb__delayed *d, gb_restore_status *st);
+/* Stops waiting, releases the roots and the kept values. NULL is fine. */
+void gb__delayed_free(gb__delayed *d);
 
 #endif
