@@ -1,6 +1,7 @@
 /* gb_io.h — checkpoints: a model's weights, an optimizer's state and any
  * variable, saved to one file by path and restored by path
- * (tf.train.Checkpoint).
+ * (tf.train.Checkpoint), and a manager that numbers them in a directory
+ * and keeps the last few (tf.train.CheckpointManager).
  *
  *   gb_checkpoint *ck = gb_checkpoint_new();
  *   gb_checkpoint_track_module(ck, "model", model);
@@ -10,11 +11,17 @@
  *   gb_restore_status st;
  *   if (gb_checkpoint_restore(ck, "run/ckpt-3", &st) && gb_restore_assert_consumed(&st)) ...
  *
+ *   gb_checkpoint_manager *mgr = gb_checkpoint_manager_new(ck, "run",
+ *       &(gb_checkpoint_manager_options){.max_to_keep = 3});
+ *   if (!gb_checkpoint_manager_restore_or_initialize(mgr, &st)) ...   // an error: stop
+ *   for (...) { ...; gb_checkpoint_manager_save(mgr, step); }          // run/ckpt-<step>
+ *
  * Paths: "<object>/<variable name>" ("model/cnn/dense/kernel"), an
  * optimizer's slots under its object ("optimizer/Adam/cnn/dense/kernel/m")
  * with "optimizer/iterations", a tracked variable under its own name. The
  * file format (header, tensors, an index with a CRC-32 per tensor) is
- * described in io/checkpoint_file.c; `glassbox checkpoint ls` lists one.
+ * described in io/checkpoint_file.c, the manager's state file
+ * ("<dir>/checkpoint", text) in io/checkpoint_state.c.
  */
 #ifndef GB_IO_H
 #define GB_IO_H
@@ -78,6 +85,59 @@ bool gb_checkpoint_restore_status(gb_checkpoint *c, gb_restore_status *st);
  * gb_checkpoint_restore_status, then assert. */
 bool gb_restore_assert_consumed(const gb_restore_status *st);
 
+/* ---- CheckpointManager ------------------------------------------------------------------- */
+
+typedef struct gb_checkpoint_manager gb_checkpoint_manager;
+
+typedef struct gb_checkpoint_manager_options {
+    const char *prefix;          /* files "<prefix>-<step>"; NULL: "ckpt" */
+    int max_to_keep;             /* checkpoints kept (the newest); 0: all (TensorFlow's None) */
+    /* Of the checkpoints rotation removes, keep one for good every this
+     * many hours of wall time; 0: off. */
+    double keep_checkpoint_every_n_hours;
+    /* The wall clock in seconds since the epoch; NULL: the system's
+     * (tests pass their own to move time). */
+    double (*now)(void *user);
+    void *now_user;
+} gb_checkpoint_manager_options;
+
+/* A manager of c's checkpoints in directory (made at the first save if
+ * missing). An existing state file there ("checkpoint") is read back: a
+ * damaged one is an error naming the file and line; checkpoints it lists
+ * that are gone are dropped and reported (gb_checkpoint_manager_missing).
+ * Temporary files of saves killed mid-write are removed. One manager per
+ * directory at a time. NULL opts: the defaults above. */
+gb_checkpoint_manager *gb_checkpoint_manager_new(gb_checkpoint *c, const char *directory,
+                                                 const gb_checkpoint_manager_options *opts);
+void gb_checkpoint_manager_free(gb_checkpoint_manager *m);
+
+/* Writes c to "<directory>/<prefix>-<step>" (atomically; saving a step
+ * again replaces it), rewrites the state file (atomically), then deletes
+ * what rotation let go. Returns the path (the manager's, valid until the
+ * next save), or NULL after an error. */
+const char *gb_checkpoint_manager_save(gb_checkpoint_manager *m, int64_t step);
+/* The newest checkpoint's path, or NULL when there is none. */
+const char *gb_checkpoint_manager_latest(const gb_checkpoint_manager *m);
+/* The checkpoints kept, oldest first (those kept for good by
+ * keep_checkpoint_every_n_hours too): up to cap paths into paths (may be
+ * NULL); returns how many there are. */
+int gb_checkpoint_manager_checkpoints(const gb_checkpoint_manager *m, const char **paths, int cap);
+/* The checkpoints the state file listed that were not on disk when the
+ * manager opened the directory, in the same way. */
+int gb_checkpoint_manager_missing(const gb_checkpoint_manager *m, const char **paths, int cap);
+
+/* What restore_or_initialize did; 0 is a failure, so `if (!r)` catches it. */
+typedef enum gb_restore_or_init {
+    GB_CKPT_FAILED = 0,      /* an error is set: nothing was initialized over it */
+    GB_CKPT_RESTORED,        /* the latest checkpoint was restored; *st says how well */
+    GB_CKPT_INITIALIZED,     /* no checkpoint yet: the objects keep their values */
+} gb_restore_or_init;
+
+/* Restores the latest checkpoint into the manager's checkpoint (delayed
+ * restoration included), or says there is none. */
+gb_restore_or_init gb_checkpoint_manager_restore_or_initialize(gb_checkpoint_manager *m,
+                                                               gb_restore_status *st);
+
 #if !defined(GB_BUILDING_LIBRARY)
 #define gb_checkpoint_new(...) GB_AT(gb_checkpoint_new, __VA_ARGS__)
 #define gb_checkpoint_track_module(...) GB_AT(gb_checkpoint_track_module, __VA_ARGS__)
@@ -87,6 +147,10 @@ bool gb_restore_assert_consumed(const gb_restore_status *st);
 #define gb_checkpoint_restore(...) GB_AT(gb_checkpoint_restore, __VA_ARGS__)
 #define gb_checkpoint_restore_status(...) GB_AT(gb_checkpoint_restore_status, __VA_ARGS__)
 #define gb_restore_assert_consumed(...) GB_AT(gb_restore_assert_consumed, __VA_ARGS__)
+#define gb_checkpoint_manager_new(...) GB_AT(gb_checkpoint_manager_new, __VA_ARGS__)
+#define gb_checkpoint_manager_save(...) GB_AT(gb_checkpoint_manager_save, __VA_ARGS__)
+#define gb_checkpoint_manager_restore_or_initialize(...) \
+    GB_AT(gb_checkpoint_manager_restore_or_initialize, __VA_ARGS__)
 #endif
 
 #ifdef __cplusplus

@@ -79,6 +79,51 @@ void gb__ckpt_close(gb__ckpt_file *f);
 bool gb__ckpt_fits(const char *file, const gb__ckpt_entry *e, gb_dtype dt, int rank,
                    const int64_t *dims, const char *note);
 
+/* ---- the CheckpointManager's state file (checkpoint_state.c) ---- */
+
+enum { GB__CKPT_NAME_BYTES = 256 };
+/* The latest wall time a state file takes (seconds since the epoch, in
+ * the year 5138): every time has a date. */
+#define GB__CKPT_MAX_TIME 1e11
+
+/* One checkpoint a manager keeps: its file in the directory, the step it
+ * was saved at, the wall time of the save, whether the every-N-hours rule
+ * keeps it for good; path is the manager's (directory/name). */
+typedef struct gb__ckpt_record {
+    char name[GB__CKPT_NAME_BYTES];
+    int64_t step;
+    double time;
+    bool preserved;
+    int line;              /* where the state file listed it; 0: saved by this manager */
+    char path[4096 + GB__CKPT_NAME_BYTES];
+} gb__ckpt_record;
+
+/* The checkpoints kept, oldest first, and when the every-N-hours rule
+ * last preserved one (-1: a state file read did not say). */
+typedef struct gb__ckpt_state {
+    gb__ckpt_record *v;
+    int n, cap;
+    double last_preserved;
+} gb__ckpt_state;
+
+/* Whether name[0..len) can name a checkpoint file in the directory: 1 to
+ * 255 bytes, no '/', '#', blank or control character, no leading '.'. */
+bool gb__ckpt_name_ok(const char *name, size_t len);
+/* The state in text[0..size) (path names it in errors); false with a
+ * GB_ERR_IO error "<path>:<line>: <what is wrong>", *out then empty. */
+bool gb__ckpt_state_parse(const char *path, const char *text, size_t size, gb__ckpt_state *out);
+/* The same from the file at path. */
+bool gb__ckpt_state_read(const char *path, gb__ckpt_state *out);
+/* The text of s (malloc'd into *text, *size bytes); false when out of memory. */
+bool gb__ckpt_state_format(const gb__ckpt_state *s, char **text, size_t *size);
+/* Writes that text to path atomically (atomic_file.c). */
+bool gb__ckpt_state_write(const char *path, const gb__ckpt_state *s);
+bool gb__ckpt_state_add(gb__ckpt_state *s, const gb__ckpt_record *r);
+void gb__ckpt_state_remove(gb__ckpt_state *s, int i);
+/* The index of the record named name, or -1. */
+int gb__ckpt_state_find(const gb__ckpt_state *s, const char *name);
+void gb__ckpt_state_free(gb__ckpt_state *s);
+
 /* ---- delayed restoration (checkpoint_delayed.c) ---- */
 
 /* What one restore keeps after it returns: its status, kept up to date,
