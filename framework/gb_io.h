@@ -71,7 +71,9 @@ typedef struct gb_restore_status {
  * (the model's first call, gb_module_build) makes its weight, checked
  * then: a dtype or shape mismatch fails that build with an error naming
  * the path. Keep the checkpoint until then; freeing it, or a new
- * restore, drops what still waits. */
+ * restore, drops what still waits. Only modules wait: an optimizer's
+ * slots are restored when they exist (gb_optimizer_build makes them),
+ * and file values for slots not made yet count as unexpected. */
 bool gb_checkpoint_restore(gb_checkpoint *c, const char *path, gb_restore_status *st);
 /* The last restore's status as of now: pending values assigned by builds
  * since count as restored; a weight a build made that the file lacks as

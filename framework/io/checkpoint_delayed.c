@@ -276,9 +276,11 @@ void gb__delayed_start(gb__delayed *d, gb_restore_status *st) {
     st->pending = count_pending(d, st->first_pending, sizeof st->first_pending);
     pthread_mutex_lock(&lock);
     d->st = *st;
-    if (still_waits(d)) {
-        d->next = waiting;
-        waiting = d;
+    if (still_waits(d)) {   /* at the end: of two restores into one module, the later wins */
+        gb__delayed **tail = &waiting;
+        while (*tail) tail = &(*tail)->next;
+        *tail = d;
+        d->next = NULL;
         d->listed = true;
         atomic_store_explicit(&gb__module_built_hook, on_module_built, memory_order_release);
     }
