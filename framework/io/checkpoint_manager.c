@@ -134,8 +134,9 @@ static bool options_ok(const gb_checkpoint *c, const char *dir, const gb_checkpo
 static bool load_state(gb_checkpoint_manager *m) {
     char path[DIR_BYTES + GB__CKPT_NAME_BYTES];
     path_in(m, STATE_FILE, path);
-    if (access(path, F_OK) != 0) return clock_now(m, &m->state.last_preserved);
-    if (!gb__ckpt_state_read(path, &m->state)) return false;
+    struct stat st;
+    if (stat(path, &st) != 0 && errno == ENOENT) return clock_now(m, &m->state.last_preserved);
+    if (!gb__ckpt_state_read(path, &m->state)) return false;   /* also names what stat found */
     if (m->state.last_preserved < 0 && !clock_now(m, &m->state.last_preserved)) return false;
     for (int i = 0; i < m->state.n;) {
         gb__ckpt_record *r = &m->state.v[i];
