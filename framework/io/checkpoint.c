@@ -202,10 +202,6 @@ static bool matches(const gb__ckpt_file *f, const item *x, const gb__ckpt_entry 
                          gb_variable_shape(x->var), NULL);
 }
 
-static void count_first(int *count, char *first, size_t n, const char *path) {
-    if (!(*count)++) snprintf(first, n, "%s", path);
-}
-
 /* Every tracked module with a module not built yet: the restore waits in it. */
 static bool watch_unbuilt(const gb_checkpoint *c, gb__delayed *d) {
     for (int i = 0; i < c->n; i++)
@@ -222,7 +218,8 @@ static bool check_items(const gb__ckpt_file *f, const items *it, const void **da
     for (int i = 0; i < it->n; i++) {
         const gb__ckpt_entry *e = find(f, it->v[i].path);
         if (!e) {
-            count_first(&st->missing, st->first_missing, sizeof st->first_missing, it->v[i].path);
+            gb__status_count(&st->missing, st->first_missing, sizeof st->first_missing,
+                             it->v[i].path);
             continue;
         }
         if (!matches(f, &it->v[i], e) || !(data[i] = gb__ckpt_data(f, e))) return false;
@@ -240,7 +237,8 @@ static bool sort_unclaimed(const gb__ckpt_file *f, const items *it, gb__delayed 
         for (int k = 0; k < it->n && !claimed; k++) claimed = strcmp(it->v[k].path, e->path) == 0;
         if (claimed) continue;
         if (!gb__delayed_covers(d, e->path)) {
-            count_first(&st->unexpected, st->first_unexpected, sizeof st->first_unexpected, e->path);
+            gb__status_count(&st->unexpected, st->first_unexpected, sizeof st->first_unexpected,
+                             e->path);
             continue;
         }
         const void *data = gb__ckpt_data(f, e);

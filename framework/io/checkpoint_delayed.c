@@ -49,7 +49,7 @@ typedef struct seen {
 struct gb__delayed {
     gb_restore_status st; /* live: the restore's counts, updated by builds */
     root *roots;
-    int nroots;
+    int nroots, caproots;
     kept *vals;
     int nvals, capvals;
     seen *seen;
@@ -61,6 +61,7 @@ struct gb__delayed {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static gb__delayed *waiting;   /* the records builds deliver to */
 
+/* Room for one more element of size bytes in *v (n used of *cap). */
 static bool grow(void **v, int *cap, int n, size_t size) {
     if (n < *cap) return true;
     int c = *cap ? 2 * *cap : 8;
@@ -88,6 +89,7 @@ bool gb__module_tree_built(gb_module *m) {
     return true;
 }
 
+/* Whether m is from or one of its submodules, at any depth. */
 static bool reaches(gb_module *from, const gb_module *m) {
     if (from == m) return true;
     for (int i = 0; i < gb_module_num_submodules(from); i++)
@@ -111,12 +113,7 @@ static bool mark_seen(gb__delayed *d, int r, const gb_variable *v) {
 }
 
 bool gb__delayed_watch(gb__delayed *d, const char *name, gb_module *module) {
-    root *g = realloc(d->roots, (size_t)(d->nroots + 1) * sizeof *g);
-    if (!g) {
-        gb__error(GB_ERR_MEMORY, NULL, "checkpoint restore: out of memory");
-        return false;
-    }
-    d->roots = g;
+    if (!grow((void **)&d->roots, &d->caproots, d->nroots, sizeof *d->roots)) return false;
     root *r = &d->roots[d->nroots++];
     *r = (root){.module = gb_module_retain(module)};
     snprintf(r->name, sizeof r->name, "%s", name);
@@ -154,10 +151,7 @@ bool gb__delayed_keep(gb__delayed *d, const gb__ckpt_entry *e, const void *data)
 
 /* ---- delivering values to builds ---------------------------------------------------------- */
 
-static void count_first(int *count, char *first, size_t n, const char *path) {
-    if (!(*count)++) snprintf(first, n, "%s", path);
-}
-
+/* Frees a kept value: used, or never to be. */
 static void drop(kept *k) {
     free((void *)k->e.data);
     k->e.data = NULL;
@@ -167,7 +161,7 @@ static void drop(kept *k) {
 static void settle(gb__delayed *d, int r) {
     for (int i = 0; i < d->nvals; i++) {
         if (d->vals[i].root != r || !d->vals[i].e.data) continue;
-        count_first(&d->st.unexpected, d->st.first_unexpected, sizeof d->st.first_unexpected,
+        gb__status_count(&d->st.unexpected, d->st.first_unexpected, sizeof d->st.first_unexpected,
                     d->vals[i].e.path);
         drop(&d->vals[i]);
     }
@@ -176,6 +170,7 @@ static void settle(gb__delayed *d, int r) {
     d->roots[r].module = NULL;
 }
 
+/* Settles every root whose tree is fully built by now. */
 static void settle_built(gb__delayed *d) {
     for (int r = 0; r < d->nroots; r++)
         if (!d->roots[r].done && gb__module_tree_built(d->roots[r].module)) settle(d, r);
@@ -198,7 +193,8 @@ static bool deliver_root(gb__delayed *d, int r, gb_module *m, bool check) {
     int n = 0;
     gb_variable *const *vars = gb_module_variables(m, &n);
     char note[160];
-    snprintf(note, sizeof note, "(delayed: layer '%s' was built after the restore)", gb_module_name(m));
+    snprintf(note, sizeof note, "(delayed: layer '%s' was built after the restore)",
+             gb_module_name(m));
     for (int i = 0; i < n; i++) {
         gb_variable *v = vars[i];
         if (was_seen(d, r, v)) continue;
@@ -213,7 +209,8 @@ static bool deliver_root(gb__delayed *d, int r, gb_module *m, bool check) {
         if (!k) {
             char path[256];
             snprintf(path, sizeof path, "%s/%s", d->roots[r].name, gb_variable_name(v));
-            count_first(&d->st.missing, d->st.first_missing, sizeof d->st.first_missing, path);
+            gb__status_count(&d->st.missing, d->st.first_missing, sizeof d->st.first_missing,
+                             path);
             continue;
         }
         if (!gb_variable_assign(v, gb_tensor_from(k->e.dtype, k->e.data, k->e.rank, k->e.dims)))
@@ -229,12 +226,14 @@ static bool deliver_root(gb__delayed *d, int r, gb_module *m, bool check) {
 static bool deliver(gb__delayed *d, gb_module *m) {
     for (int pass = 0; pass < 2; pass++)
         for (int r = 0; r < d->nroots; r++)
-            if (!d->roots[r].done && reaches(d->roots[r].module, m) && !deliver_root(d, r, m, pass == 0))
+            if (!d->roots[r].done && reaches(d->roots[r].module, m) &&
+                !deliver_root(d, r, m, pass == 0))
                 return false;
     settle_built(d);
     return true;
 }
 
+/* Whether a root of d is not fully built yet. */
 static bool still_waits(const gb__delayed *d) {
     for (int r = 0; r < d->nroots; r++)
         if (!d->roots[r].done) return true;
@@ -251,6 +250,7 @@ static void unlist(gb__delayed *d) {
     d->listed = false;
 }
 
+/* gb__module_built_hook: m was just built; every waiting record delivers. */
 static bool on_module_built(gb_module *m) {
     pthread_mutex_lock(&lock);
     bool ok = true;
@@ -265,10 +265,11 @@ static bool on_module_built(gb_module *m) {
 
 /* ---- the record's life -------------------------------------------------------------------- */
 
+/* The values still waiting, the path of the first into first. */
 static int count_pending(const gb__delayed *d, char *first, size_t n) {
     int pending = 0;
     for (int i = 0; i < d->nvals; i++)
-        if (d->vals[i].e.data) count_first(&pending, first, n, d->vals[i].e.path);
+        if (d->vals[i].e.data) gb__status_count(&pending, first, n, d->vals[i].e.path);
     return pending;
 }
 

@@ -116,6 +116,7 @@ static void remove_leftovers(const gb_checkpoint_manager *m) {
 
 static bool options_ok(const gb_checkpoint *c, const char *dir, const gb_checkpoint_manager_options *o) {
     const char *p = o->prefix ? o->prefix : "ckpt";
+    double hours = o->keep_checkpoint_every_n_hours;
     const char *why = !c ? "the checkpoint is NULL"
                       : !dir || !dir[0] ? "the directory is NULL or empty"
                       : strlen(dir) >= DIR_BYTES - 1 ? "the directory's path is too long"
@@ -123,8 +124,7 @@ static bool options_ok(const gb_checkpoint *c, const char *dir, const gb_checkpo
                           ? "the prefix must be a file name of 1 to 199 bytes without '/', '#', "
                             "blanks or a leading '.'"
                       : o->max_to_keep < 0 ? "max_to_keep must be >= 0 (0 keeps every checkpoint)"
-                      : !(o->keep_checkpoint_every_n_hours >= 0) || o->keep_checkpoint_every_n_hours > 1e9
-                          ? "keep_checkpoint_every_n_hours must be >= 0 (0: off)"
+                      : !(hours >= 0) || hours > 1e9 ? "keep_checkpoint_every_n_hours must be >= 0 (0: off)"
                           : NULL;
     if (why) gb__error(GB_ERR_VALUE, NULL, "gb_checkpoint_manager_new: %s", why);
     return !why;
@@ -158,8 +158,8 @@ gb_checkpoint_manager *gb_checkpoint_manager_new(gb_checkpoint *c, const char *d
     if (!gb_ok() || !options_ok(c, directory, opts)) return NULL;
     struct stat st;
     if (stat(directory, &st) == 0 && !S_ISDIR(st.st_mode)) {
-        gb__error(GB_ERR_IO, NULL, "%s: not a directory (a CheckpointManager keeps its checkpoints in one)",
-                  directory);
+        gb__error(GB_ERR_IO, NULL,
+                  "%s: not a directory (a CheckpointManager keeps its checkpoints in one)", directory);
         return NULL;
     }
     gb_checkpoint_manager *m = calloc(1, sizeof *m);

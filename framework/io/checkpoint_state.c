@@ -34,6 +34,12 @@
 
 enum { STATE_VERSION = 1, LINE_BYTES = 1024 };
 
+/* The comment that opens the file, for people who find it. */
+static const char HEADER[] =
+    "# glassbox CheckpointManager state: the checkpoints kept in this directory,\n"
+    "# oldest first. Written at each save (atomically); read when a manager\n"
+    "# opens the directory. Times: seconds since the epoch ('#' starts a comment).\n";
+
 /* ---- names --------------------------------------------------------------------------------- */
 
 bool gb__ckpt_name_ok(const char *name, size_t len) {
@@ -215,7 +221,8 @@ static bool read_line(reader *r, gb__ckpt_state *s, seen_so_far *seen) {
     if (!seen->format) return (seen->format = read_format(r, key, value));
     if (strcmp(key, "checkpoint") == 0) return read_checkpoint(r, value, s);
     if (strcmp(key, "latest") == 0) {
-        if (seen->latest_line) return bad(r, "a second 'latest' (the first is on line %d)", seen->latest_line);
+        if (seen->latest_line)
+            return bad(r, "a second 'latest' (the first is on line %d)", seen->latest_line);
         if (!gb__ckpt_name_ok(value, strlen(value)))
             return bad(r, "'latest' names '%s', not a checkpoint file name", shown(value, line));
         snprintf(seen->latest, sizeof seen->latest, "%s", value);
@@ -224,7 +231,8 @@ static bool read_line(reader *r, gb__ckpt_state *s, seen_so_far *seen) {
     }
     if (strcmp(key, "last_preserved_time") == 0) {
         if (seen->preserved_line)
-            return bad(r, "a second 'last_preserved_time' (the first is on line %d)", seen->preserved_line);
+            return bad(r, "a second 'last_preserved_time' (the first is on line %d)",
+                       seen->preserved_line);
         seen->preserved_line = r->line;
         return read_time(value, &s->last_preserved) ||
                bad(r, "'last_preserved_time' is not a number of seconds since the epoch");
@@ -282,18 +290,15 @@ static const char *utc_comment(double t, char *buf, size_t n) {
     struct tm tm;
     if (n <= sizeof lead || !gmtime_r(&secs, &tm)) return "";
     memcpy(buf, lead, sizeof lead);
-    return strftime(buf + sizeof lead - 1, n - (sizeof lead - 1), "%Y-%m-%d %H:%M:%S UTC", &tm) ? buf : "";
+    size_t at = sizeof lead - 1;
+    return strftime(buf + at, n - at, "%Y-%m-%d %H:%M:%S UTC", &tm) ? buf : "";
 }
 
 bool gb__ckpt_state_format(const gb__ckpt_state *s, char **text, size_t *size) {
     *text = NULL;
     FILE *f = open_memstream(text, size);
     char c[64];
-    bool ok = f && fprintf(f,
-                           "# glassbox CheckpointManager state: the checkpoints kept in this directory,\n"
-                           "# oldest first. Written at each save (atomically); read when a manager\n"
-                           "# opens the directory. Times: seconds since the epoch ('#' starts a comment).\n"
-                           "format: %d\n", STATE_VERSION) > 0;
+    bool ok = f && fprintf(f, "%sformat: %d\n", HEADER, STATE_VERSION) > 0;
     if (ok && s->n) ok = fprintf(f, "latest: %s\n", s->v[s->n - 1].name) > 0;
     if (ok && s->last_preserved >= 0)
         ok = fprintf(f, "last_preserved_time: %.3f%s\n", s->last_preserved,

@@ -126,6 +126,12 @@ void gb__ckpt_state_free(gb__ckpt_state *s);
 
 /* ---- delayed restoration (checkpoint_delayed.c) ---- */
 
+/* Counts one more tensor of a kind in a restore status (missing,
+ * unexpected, ...), keeping the path of the first. */
+static inline void gb__status_count(int *count, char *first, size_t n, const char *path) {
+    if (!(*count)++) snprintf(first, n, "%s", path);
+}
+
 /* What one restore keeps after it returns: its status, kept up to date,
  * and the values it found for weights of tracked modules that were not
  * built yet, assigned when a build makes those weights. */
