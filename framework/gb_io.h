@@ -70,8 +70,10 @@ typedef struct gb_restore_status {
  * the checkpoint, counted as pending, and each is assigned when a build
  * (the model's first call, gb_module_build) makes its weight, checked
  * then: a dtype or shape mismatch fails that build with an error naming
- * the path. Keep the checkpoint until then; freeing it, or a new
- * restore, drops what still waits. Only modules wait: an optimizer's
+ * the path. Keep the checkpoint until then (it holds a reference to the
+ * module meanwhile); freeing it, or a new restore on it, drops what still
+ * waits. Of two checkpoints restored into one unbuilt module, the later
+ * restore's values win. Only modules wait: an optimizer's
  * slots are restored when they exist (gb_optimizer_build makes them),
  * and file values for slots not made yet count as unexpected. */
 bool gb_checkpoint_restore(gb_checkpoint *c, const char *path, gb_restore_status *st);
