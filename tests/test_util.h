@@ -1,7 +1,7 @@
 /* test_util.h — helpers shared by the Check test files: the fixtures that
  * give each test a fresh scope and a clean error state, the assertions on
- * the sticky error (exact code, key message part), and (from run_suite.h)
- * the runner every main() uses.
+ * the sticky error (exact code, key message part or the whole message),
+ * and (from run_suite.h) the runner every main() uses.
  *
  * Everything is static inline so a test file pays only for what it uses
  * and unused helpers raise no -Wunused-function warning. The error
@@ -12,6 +12,7 @@
 #define GB_TEST_UTIL_H
 
 #include <check.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,21 @@ static inline const gb_error *check_error(gb_status code, const char *part) {
 /* check_error(), then clears the error. */
 static inline void assert_error(gb_status code, const char *part) {
     check_error(code, part);
+    gb_clear_error();
+}
+
+/* Asserts an error with status `code` whose whole message is the text fmt
+ * makes (printf-style), then clears it. */
+static inline void assert_error_text(gb_status code, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static inline void assert_error_text(gb_status code, const char *fmt, ...) {
+    char want[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(want, sizeof want, fmt, ap);
+    va_end(ap);
+    const gb_error *e = check_error(code, "");
+    ck_assert_str_eq(e->message, want);
     gb_clear_error();
 }
 

@@ -1,10 +1,13 @@
-/* io/atomic_file.c — replacing a file so that a reader, or a crash at any
- * moment, sees the old file or the new one and never a torn one.
+/* io/atomic_file.c — writing a file so that readers see the old one or the
+ * new one, never a torn one: checkpoints, the CheckpointManager's state and
+ * the SavedModel's files.
  *
- * The new bytes go to "<path>.tmp", which is flushed and fsync'd, renamed
- * over path, and the directory fsync'd so the rename itself survives a
- * power cut. Checkpoints, SavedModel files and model files all write this
- * way.
+ * The bytes go to "<path>.tmp"; commit flushes and fsyncs it, renames it
+ * over path (atomic on POSIX file systems) and fsyncs the directory, so the
+ * rename itself survives a power cut. The temporary name is fixed rather
+ * than unique: a process killed mid-write leaves "<path>.tmp" behind, and
+ * the next write of the same path truncates and reuses it instead of
+ * leaving one more stray file per crash.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -16,11 +19,30 @@
 
 #include "io/internal.h"
 
-bool gb__io_fail(const char *path, const char *what) {
-    gb__error(GB_ERR_IO, NULL, "%s: %s: %s", path, what, strerror(errno));
+/* "<path>: <verb> the <kind><tail>: <strerror>", false. */
+static bool io_fail(const char *path, const char *verb, const char *kind, const char *tail) {
+    gb__error(GB_ERR_IO, NULL, "%s: %s the %s%s: %s", path, verb, kind, tail, strerror(errno));
     return false;
 }
 
+bool gb__atomic_open(gb__atomic_file *a, const char *path, const char *kind) {
+    *a = (gb__atomic_file){.kind = kind};
+    if (snprintf(a->path, sizeof a->path, "%s", path) >= (int)sizeof a->path ||
+        snprintf(a->tmp, sizeof a->tmp, "%s%s", path, GB__ATOMIC_SUFFIX) >= (int)sizeof a->tmp) {
+        gb__error(GB_ERR_IO, NULL, "%s: the path is too long", path);
+        return false;
+    }
+    a->f = fopen(a->tmp, "wb");
+    return a->f || io_fail(a->tmp, "cannot create", kind, "");
+}
+
+void gb__atomic_abort(gb__atomic_file *a) {
+    if (a->f) fclose(a->f);
+    a->f = NULL;
+    unlink(a->tmp);
+}
+
+/* fsync of the directory holding path, so a rename in it is durable. */
 static bool sync_dir(const char *path) {
     char *copy = strdup(path);
     if (!copy) return false;
@@ -32,41 +54,30 @@ static bool sync_dir(const char *path) {
     return ok;
 }
 
-bool gb__atomic_open(gb__atomic_file *a, const char *path, const char *what) {
-    *a = (gb__atomic_file){.path = path, .what = what};
-    if (snprintf(a->tmp, sizeof a->tmp, "%s.tmp", path) >= (int)sizeof a->tmp) {
-        gb__error(GB_ERR_IO, NULL, "%s: the path is too long", path);
-        return false;
-    }
-    a->f = fopen(a->tmp, "wb");
-    if (a->f) return true;
-    char msg[96];
-    snprintf(msg, sizeof msg, "cannot create the %s", what);
-    return gb__io_fail(a->tmp, msg);
-}
-
-bool gb__atomic_commit(gb__atomic_file *a, bool ok) {
-    char msg[96];
-    ok = ok && fflush(a->f) == 0 && fsync(fileno(a->f)) == 0;
-    ok = (fclose(a->f) == 0) && ok;
+bool gb__atomic_commit(gb__atomic_file *a, bool written) {
+    bool ok = written && fflush(a->f) == 0 && fsync(fileno(a->f)) == 0;
+    ok = fclose(a->f) == 0 && ok;
     a->f = NULL;
     if (!ok) {
-        snprintf(msg, sizeof msg, "cannot write the %s", a->what);
-        gb__io_fail(a->tmp, msg);
+        io_fail(a->tmp, "cannot write", a->kind, "");
         unlink(a->tmp);
         return false;
     }
     if (rename(a->tmp, a->path) != 0) {
-        snprintf(msg, sizeof msg, "cannot move the %s into place", a->what);
-        gb__io_fail(a->path, msg);
+        io_fail(a->path, "cannot move", a->kind, " into place");
         unlink(a->tmp);
         return false;
     }
-    return sync_dir(a->path) || gb__io_fail(a->path, "cannot sync its directory");
+    return sync_dir(a->path) || io_fail(a->path, "cannot sync the directory of", a->kind, "");
 }
 
-bool gb__write_file_atomic(const char *path, const void *bytes, size_t n, const char *what) {
+bool gb__write_file_atomic(const char *path, const void *bytes, size_t n, const char *kind) {
     gb__atomic_file a;
-    if (!gb__atomic_open(&a, path, what)) return false;
+    if (!gb__atomic_open(&a, path, kind)) return false;
     return gb__atomic_commit(&a, fwrite(bytes, 1, n, a.f) == n);
+}
+
+bool gb__io_fail(const char *path, const char *what) {
+    gb__error(GB_ERR_IO, NULL, "%s: %s: %s", path, what, strerror(errno));
+    return false;
 }

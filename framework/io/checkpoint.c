@@ -5,7 +5,9 @@
  * or an optimizer stepped since then has more variables). A restore
  * checks everything first — each tracked tensor's entry, its dtype and
  * shape, its data CRC — and assigns only when all of it holds, so a
- * mismatched or damaged file changes nothing.
+ * mismatched or damaged file changes nothing. Values for the weights of
+ * a tracked module not built yet wait in the checkpoint until its build
+ * makes them (checkpoint_delayed.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +27,7 @@ typedef struct tracked {
 struct gb_checkpoint {
     tracked obj[MAX_OBJECTS];
     int n;
+    gb__delayed *last;   /* the last restore: its status, values waiting for builds */
 };
 
 /* One tensor a tracked object contributes: a variable, or the
@@ -46,7 +49,11 @@ gb_checkpoint *gb_checkpoint_new(void) {
     return c;
 }
 
-void gb_checkpoint_free(gb_checkpoint *c) { free(c); }
+void gb_checkpoint_free(gb_checkpoint *c) {
+    if (!c) return;
+    gb__delayed_free(c->last);
+    free(c);
+}
 
 static bool track(gb_checkpoint *c, object_kind kind, const char *name, void *obj) {
     const char *why = !c || !obj ? "NULL checkpoint or object"
@@ -188,63 +195,90 @@ static const gb__ckpt_entry *find(const gb__ckpt_file *f, const char *path) {
     return NULL;
 }
 
-static const char *spec_text(gb_dtype dt, int rank, const int64_t *dims, char *buf, size_t n) {
-    char shape[160];
-    snprintf(buf, n, "%s%s", gb_dtype_name(dt), gb__shape_fmt(rank, dims, shape, sizeof shape));
-    return buf;
-}
-
 /* The tracked tensor x against its entry e: dtype and shape. */
 static bool matches(const gb__ckpt_file *f, const item *x, const gb__ckpt_entry *e) {
-    gb_dtype dt = x->var ? gb_variable_dtype(x->var) : GB_I64;
-    int rank = x->var ? gb_variable_rank(x->var) : 0;
-    const int64_t *dims = x->var ? gb_variable_shape(x->var) : NULL;
-    bool ok = dt == e->dtype && rank == e->rank &&
-              (rank == 0 || memcmp(dims, e->dims, (size_t)rank * sizeof *dims) == 0);
-    if (ok) return true;
-    char want[200], got[200];
-    gb__error(GB_ERR_SHAPE, NULL, "%s: tensor '%s' is %s in the file but %s in the program", f->path,
-              x->path, spec_text(e->dtype, e->rank, e->dims, got, sizeof got),
-              spec_text(dt, rank, dims, want, sizeof want));
-    return false;
+    if (!x->var) return gb__ckpt_fits(f->path, e, GB_I64, 0, NULL, NULL);
+    return gb__ckpt_fits(f->path, e, gb_variable_dtype(x->var), gb_variable_rank(x->var),
+                         gb_variable_shape(x->var), NULL);
 }
 
-static void count_unexpected(const gb__ckpt_file *f, const items *it, gb_restore_status *st) {
-    for (int i = 0; i < f->count; i++) {
-        bool claimed = false;
-        for (int k = 0; k < it->n && !claimed; k++) claimed = strcmp(it->v[k].path, f->entries[i].path) == 0;
-        if (claimed) continue;
-        if (!st->unexpected++) snprintf(st->first_unexpected, sizeof st->first_unexpected, "%s", f->entries[i].path);
-    }
+/* Every tracked module with a module not built yet: the restore waits in it. */
+static bool watch_unbuilt(const gb_checkpoint *c, gb__delayed *d) {
+    for (int i = 0; i < c->n; i++)
+        if (c->obj[i].kind == OBJ_MODULE && !gb__module_tree_built(c->obj[i].obj) &&
+            !gb__delayed_watch(d, c->obj[i].name, c->obj[i].obj))
+            return false;
+    return true;
 }
 
-/* Checks every tracked tensor, then (all good) assigns them. */
-static bool restore_items(const gb__ckpt_file *f, const items *it, gb_restore_status *st) {
-    const void **data = calloc((size_t)it->n + 1, sizeof *data);
-    if (!data) {
-        gb__error(GB_ERR_MEMORY, NULL, "%s: out of memory", f->path);
-        return false;
-    }
-    bool ok = true;
-    for (int i = 0; ok && i < it->n; i++) {
+/* The data of each tracked tensor the file has (data[i], checked), and
+ * the missing ones counted. */
+static bool check_items(const gb__ckpt_file *f, const items *it, const void **data,
+                        gb_restore_status *st) {
+    for (int i = 0; i < it->n; i++) {
         const gb__ckpt_entry *e = find(f, it->v[i].path);
         if (!e) {
-            if (!st->missing++) snprintf(st->first_missing, sizeof st->first_missing, "%s", it->v[i].path);
+            gb__status_count(&st->missing, st->first_missing, sizeof st->first_missing,
+                             it->v[i].path);
             continue;
         }
-        ok = matches(f, &it->v[i], e) && (data[i] = gb__ckpt_data(f, e)) != NULL;
+        if (!matches(f, &it->v[i], e) || !(data[i] = gb__ckpt_data(f, e))) return false;
     }
+    return true;
+}
+
+/* The file's tensors no tracked tensor claimed: kept for a module not
+ * built yet (their data checked now), or unexpected. */
+static bool sort_unclaimed(const gb__ckpt_file *f, const items *it, gb__delayed *d,
+                           gb_restore_status *st) {
+    for (int i = 0; i < f->count; i++) {
+        const gb__ckpt_entry *e = &f->entries[i];
+        bool claimed = false;
+        for (int k = 0; k < it->n && !claimed; k++) claimed = strcmp(it->v[k].path, e->path) == 0;
+        if (claimed) continue;
+        if (!gb__delayed_covers(d, e->path)) {
+            gb__status_count(&st->unexpected, st->first_unexpected, sizeof st->first_unexpected,
+                             e->path);
+            continue;
+        }
+        const void *data = gb__ckpt_data(f, e);
+        if (!data || !gb__delayed_keep(d, e, data)) return false;
+    }
+    return true;
+}
+
+/* Assigns the checked data to the tracked tensors. */
+static bool assign_items(const gb__ckpt_file *f, const items *it, const void **data,
+                         gb_restore_status *st) {
+    bool ok = true;
     for (int i = 0; ok && i < it->n; i++) {
-        const gb__ckpt_entry *e = data[i] ? find(f, it->v[i].path) : NULL;
-        if (!e) continue;
+        if (!data[i]) continue;
+        const gb__ckpt_entry *e = find(f, it->v[i].path);
         if (it->v[i].var)
             ok = gb_variable_assign(it->v[i].var, gb_tensor_from(e->dtype, data[i], e->rank, e->dims));
         else
             ok = gb_optimizer_set_iterations(it->v[i].opt, *(const int64_t *)data[i]);
         st->restored += ok;
     }
-    free(data);
     return ok && gb_ok();
+}
+
+/* Checks everything (tracked tensors, values kept for later), then
+ * assigns: a failure before the assignments changes nothing. */
+static bool restore_from(const gb_checkpoint *c, const gb__ckpt_file *f, gb__delayed *d,
+                         gb_restore_status *st) {
+    items it = {0};
+    const void **data = NULL;
+    bool ok = gather(c, &it) && watch_unbuilt(c, d);
+    if (ok && !(data = calloc((size_t)it.n + 1, sizeof *data))) {
+        gb__error(GB_ERR_MEMORY, NULL, "%s: out of memory", f->path);
+        ok = false;
+    }
+    ok = ok && check_items(f, &it, data, st) && sort_unclaimed(f, &it, d, st) &&
+         assign_items(f, &it, data, st);
+    free(data);
+    free(it.v);
+    return ok;
 }
 
 bool gb_checkpoint_restore(gb_checkpoint *c, const char *path, gb_restore_status *st) {
@@ -258,14 +292,30 @@ bool gb_checkpoint_restore(gb_checkpoint *c, const char *path, gb_restore_status
     snprintf(st->file, sizeof st->file, "%s", path);
     gb__ckpt_file f;
     if (!gb__ckpt_read(path, &f)) return false;
-    items it = {0};
+    gb__delayed *d = gb__delayed_new(path);
     gb_scope_begin();
-    bool ok = gather(c, &it) && restore_items(&f, &it, st);
-    if (ok) count_unexpected(&f, &it, st);
+    bool ok = d && restore_from(c, &f, d, st);
     gb_scope_end();
-    free(it.v);
     gb__ckpt_close(&f);
-    return ok;
+    if (!ok) {
+        gb__delayed_free(d);
+        return false;
+    }
+    gb__delayed_start(d, st);
+    gb__delayed_free(c->last);   /* a new restore replaces what an older one waited for */
+    c->last = d;
+    return true;
+}
+
+bool gb_checkpoint_restore_status(gb_checkpoint *c, gb_restore_status *st) {
+    if (!gb_ok()) return false;
+    if (!c || !st || !c->last) {
+        gb__error(GB_ERR_VALUE, NULL, "gb_checkpoint_restore_status: %s",
+                  !c || !st ? "NULL checkpoint or status" : "the checkpoint has not been restored");
+        return false;
+    }
+    gb__delayed_status(c->last, st);
+    return true;
 }
 
 bool gb_restore_assert_consumed(const gb_restore_status *st) {
@@ -274,8 +324,8 @@ bool gb_restore_assert_consumed(const gb_restore_status *st) {
         gb__error(GB_ERR_VALUE, NULL, "gb_restore_assert_consumed: NULL status");
         return false;
     }
-    if (!st->missing && !st->unexpected) return true;
-    char missing[320] = "", unexpected[320] = "";
+    if (!st->missing && !st->unexpected && !st->pending) return true;
+    char missing[320] = "", unexpected[320] = "", pending[400] = "";
     if (st->missing)
         snprintf(missing, sizeof missing, "%d tracked tensor%s not in the file (first: '%s')",
                  st->missing, st->missing == 1 ? "" : "s", st->first_missing);
@@ -283,6 +333,13 @@ bool gb_restore_assert_consumed(const gb_restore_status *st) {
         snprintf(unexpected, sizeof unexpected, "%s%d tensor%s of the file unused (first: '%s')",
                  st->missing ? "; " : "", st->unexpected, st->unexpected == 1 ? "" : "s",
                  st->first_unexpected);
-    gb__error(GB_ERR_VALUE, NULL, "%s: restore did not match: %s%s", st->file, missing, unexpected);
+    if (st->pending)
+        snprintf(pending, sizeof pending,
+                 "%s%d tensor%s of the file waiting for layers not built yet (first: '%s'; build "
+                 "them, then check gb_checkpoint_restore_status)",
+                 st->missing || st->unexpected ? "; " : "", st->pending,
+                 st->pending == 1 ? "" : "s", st->first_pending);
+    gb__error(GB_ERR_VALUE, NULL, "%s: restore did not match: %s%s%s", st->file, missing,
+              unexpected, pending);
     return false;
 }

@@ -16,8 +16,9 @@
  *     u16 path length, path bytes (no NUL), u8 dtype, u8 rank,
  *     i64 dims[rank], u64 offset, u64 nbytes, u32 crc (of the data bytes)
  *
- * Writing is atomic (io/atomic_file.c): a reader sees the old file or the
- * new one, never a torn one. Reading takes the whole file into memory and checks
+ * Writing goes through io/atomic_file.c ("<path>.tmp", fsync, rename over
+ * path, fsync of the directory), so a reader sees the old file or the new
+ * one, never a torn one. Reading takes the whole file into memory and checks
  * the header, the index and every entry's bounds before anything is
  * used; a tensor's data CRC is checked when it is taken, so a flipped
  * byte names the tensor it hit.
@@ -27,7 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #include "io/internal.h"
@@ -60,7 +60,6 @@ static uint64_t get_u(const unsigned char *p, int bytes) {
 
 typedef struct out_file {
     FILE *f;
-    const char *path;
     uint64_t pos;
     bool failed;
 } out_file;
@@ -98,10 +97,15 @@ static unsigned char *encode_index(const gb__ckpt_entry *e, int n, size_t *bytes
     return buf;
 }
 
+static bool io_fail(const char *path, const char *what) {
+    gb__error(GB_ERR_IO, NULL, "%s: %s: %s", path, what, strerror(errno));
+    return false;
+}
+
 bool gb__ckpt_write(const char *path, gb__ckpt_entry *e, int n) {
     gb__atomic_file a;
     if (!gb__atomic_open(&a, path, "checkpoint")) return false;
-    out_file o = {.f = a.f, .path = a.tmp};
+    out_file o = {.f = a.f};
     unsigned char header[HEADER_BYTES] = {0};
     emit(&o, header, sizeof header);   /* rewritten at the end */
     for (int i = 0; i < n; i++) {
@@ -123,9 +127,9 @@ bool gb__ckpt_write(const char *path, gb__ckpt_entry *e, int n) {
     put_u(header + 32, index ? crc(index, index_bytes) : 0, 4);
     put_u(header + 36, crc(header, 36), 4);
     free(index);
-    bool ok = !o.failed && fseek(o.f, 0, SEEK_SET) == 0 &&
-              fwrite(header, 1, sizeof header, o.f) == sizeof header;
-    return gb__atomic_commit(&a, ok);
+    bool written = !o.failed && fseek(o.f, 0, SEEK_SET) == 0 &&
+                   fwrite(header, 1, sizeof header, o.f) == sizeof header;
+    return gb__atomic_commit(&a, written);
 }
 
 /* ---- reading -------------------------------------------------------------------------------- */
@@ -142,7 +146,7 @@ static void bad(const char *path, const char *fmt, ...) {
 
 static bool read_all(const char *path, unsigned char **data, size_t *size) {
     FILE *f = fopen(path, "rb");
-    if (!f) return gb__io_fail(path, "cannot open the checkpoint");
+    if (!f) return io_fail(path, "cannot open the checkpoint");
     struct stat st;
     if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
         fclose(f);
@@ -156,7 +160,7 @@ static bool read_all(const char *path, unsigned char **data, size_t *size) {
     if (!ok) {
         free(*data);
         *data = NULL;
-        if (errno) return gb__io_fail(path, "cannot read the checkpoint");
+        if (errno) return io_fail(path, "cannot read the checkpoint");
         bad(path, "cannot read the checkpoint");
     }
     return ok;
@@ -165,7 +169,8 @@ static bool read_all(const char *path, unsigned char **data, size_t *size) {
 static bool check_header(const char *path, const unsigned char *d, size_t size, uint64_t *index_at,
                          uint64_t *index_bytes, uint32_t *count) {
     if (size < HEADER_BYTES) {
-        bad(path, "truncated: %zu bytes, shorter than a checkpoint header", size);
+        bad(path, "truncated: the file has %zu bytes, fewer than a checkpoint header's %d", size,
+            HEADER_BYTES);
         return false;
     }
     if (memcmp(d, MAGIC, 8) != 0) {
@@ -177,6 +182,10 @@ static bool check_header(const char *path, const unsigned char *d, size_t size, 
         return false;
     }
     uint32_t version = (uint32_t)get_u(d + 8, 4);
+    if (version == 0) {
+        bad(path, "corrupt header: format version 0 does not exist");
+        return false;
+    }
     if (version > GB__CKPT_VERSION) {
         bad(path, "written by a newer glassbox (format version %u; this build reads up to %d)",
             version, GB__CKPT_VERSION);
@@ -185,9 +194,15 @@ static bool check_header(const char *path, const unsigned char *d, size_t size, 
     *count = (uint32_t)get_u(d + 12, 4);
     *index_at = get_u(d + 16, 8);
     *index_bytes = get_u(d + 24, 8);
-    if (*index_at < HEADER_BYTES || *index_at > size || *index_bytes > size - *index_at) {
-        bad(path, "truncated: the index ends at byte %llu of %zu",
-            (unsigned long long)(*index_at + *index_bytes), size);
+    if (*index_at < HEADER_BYTES) {
+        bad(path, "corrupt header: the index starts at byte %llu, inside the header",
+            (unsigned long long)*index_at);
+        return false;
+    }
+    if (*index_at > size || *index_bytes > size - *index_at) {
+        uint64_t end = *index_bytes > UINT64_MAX - *index_at ? UINT64_MAX : *index_at + *index_bytes;
+        bad(path, "truncated: the file has %zu bytes but its index ends at byte %llu", size,
+            (unsigned long long)end);
         return false;
     }
     if (get_u(d + 32, 4) != crc(d + *index_at, (size_t)*index_bytes)) {
@@ -283,6 +298,25 @@ const void *gb__ckpt_data(const gb__ckpt_file *f, const gb__ckpt_entry *e) {
     if (crc(d, (size_t)e->nbytes) == e->crc) return d;
     gb__error(GB_ERR_IO, NULL, "%s: tensor '%s' is corrupt (CRC mismatch)", f->path, e->path);
     return NULL;
+}
+
+static const char *spec_text(gb_dtype dt, int rank, const int64_t *dims, char *buf, size_t n) {
+    char shape[160];
+    snprintf(buf, n, "%s%s", gb_dtype_name(dt), gb__shape_fmt(rank, dims, shape, sizeof shape));
+    return buf;
+}
+
+bool gb__ckpt_fits(const char *file, const gb__ckpt_entry *e, gb_dtype dt, int rank,
+                   const int64_t *dims, const char *note) {
+    if (dt == e->dtype && rank == e->rank &&
+        (rank == 0 || memcmp(dims, e->dims, (size_t)rank * sizeof *dims) == 0))
+        return true;
+    char want[200], got[200];
+    gb__error(dt != e->dtype ? GB_ERR_DTYPE : GB_ERR_SHAPE, NULL,
+              "%s: tensor '%s' is %s in the file but %s in the program%s%s", file, e->path,
+              spec_text(e->dtype, e->rank, e->dims, got, sizeof got),
+              spec_text(dt, rank, dims, want, sizeof want), note ? " " : "", note ? note : "");
+    return false;
 }
 
 void gb__ckpt_close(gb__ckpt_file *f) {

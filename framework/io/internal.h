@@ -1,6 +1,7 @@
-/* io/internal.h — what the io/ sources share: atomic file replacement
+/* io/internal.h — what the io/ sources share: writing a file atomically
  * (atomic_file.c), the checkpoint file's entries and its reader and writer
- * (checkpoint_file.c), and the SavedModel's graphs (saved_model_graph.c).
+ * (checkpoint_file.c), and the SavedModel's files and graphs
+ * (saved_model_*.c).
  */
 #ifndef GB_IO_INTERNAL_H
 #define GB_IO_INTERNAL_H
@@ -13,23 +14,35 @@
 
 #define GB__CKPT_VERSION 1
 
-/* ---- atomic_file.c ---- */
+/* ---- atomic writes (atomic_file.c) ---- */
 
-/* A file being replaced: written to tmp, renamed over path on commit. */
+/* The suffix of the temporary file a write goes to before its rename. */
+#define GB__ATOMIC_SUFFIX ".tmp"
+
+/* A file being written to "<path>.tmp" (an older one, left by a process
+ * killed mid-write, is overwritten); kind names it in errors
+ * ("checkpoint"). */
 typedef struct gb__atomic_file {
     FILE *f;
-    const char *path, *what;     /* what: "checkpoint", in error messages */
-    char tmp[4096];
+    const char *kind;
+    char path[4096], tmp[4096 + sizeof GB__ATOMIC_SUFFIX];
 } gb__atomic_file;
-/* Opens "<path>.tmp" for writing; false with a GB_ERR_IO error. */
-bool gb__atomic_open(gb__atomic_file *a, const char *path, const char *what);
-/* ok: everything was written. Flushes, fsyncs, renames over path and
- * fsyncs the directory; on any failure (or !ok) removes the temporary and
- * returns false with an error naming the file. */
-bool gb__atomic_commit(gb__atomic_file *a, bool ok);
-bool gb__write_file_atomic(const char *path, const void *bytes, size_t n, const char *what);
+
+/* Creates the temporary file; false with a GB_ERR_IO error naming it. */
+bool gb__atomic_open(gb__atomic_file *a, const char *path, const char *kind);
+/* When written (every write of the caller succeeded): flushes and fsyncs
+ * the temporary file, renames it over path and fsyncs the directory.
+ * Otherwise, or when any of that fails, removes the temporary file and
+ * returns false with a GB_ERR_IO error naming the file. Closes it either way. */
+bool gb__atomic_commit(gb__atomic_file *a, bool written);
+/* Closes and removes the temporary file (a write given up). */
+void gb__atomic_abort(gb__atomic_file *a);
+/* All of bytes to path atomically (open, write, commit). */
+bool gb__write_file_atomic(const char *path, const void *bytes, size_t n, const char *kind);
 /* A GB_ERR_IO error "<path>: <what>: <strerror(errno)>"; false. */
 bool gb__io_fail(const char *path, const char *what);
+
+/* ---- the checkpoint file (checkpoint_file.c) ---- */
 
 /* One tensor of a checkpoint file. Writing: path, dtype, rank, dims,
  * data and nbytes are the caller's; offset and crc are filled in. */
@@ -66,6 +79,90 @@ bool gb__ckpt_parse(const char *path, unsigned char *bytes, size_t size, gb__ckp
  * tensor when they do not match. */
 const void *gb__ckpt_data(const gb__ckpt_file *f, const gb__ckpt_entry *e);
 void gb__ckpt_close(gb__ckpt_file *f);
+/* Whether entry e (of file) fits a tensor of this dtype and shape; false
+ * with an error showing both (a DtypeError when the dtypes differ, else a
+ * ShapeError), note appended to it when not NULL. */
+bool gb__ckpt_fits(const char *file, const gb__ckpt_entry *e, gb_dtype dt, int rank,
+                   const int64_t *dims, const char *note);
+
+/* ---- the CheckpointManager's state file (checkpoint_state.c) ---- */
+
+enum { GB__CKPT_NAME_BYTES = 256 };
+/* The latest wall time a state file takes (seconds since the epoch, in
+ * the year 5138): every time has a date. */
+#define GB__CKPT_MAX_TIME 1e11
+
+/* One checkpoint a manager keeps: its file in the directory, the step it
+ * was saved at, the wall time of the save, whether the every-N-hours rule
+ * keeps it for good; path is the manager's (directory/name). */
+typedef struct gb__ckpt_record {
+    char name[GB__CKPT_NAME_BYTES];
+    int64_t step;
+    double time;
+    bool preserved;
+    int line;              /* where the state file listed it; 0: saved by this manager */
+    char path[4096 + GB__CKPT_NAME_BYTES];
+} gb__ckpt_record;
+
+/* The checkpoints kept, oldest first, and when the every-N-hours rule
+ * last preserved one (-1: a state file read did not say). */
+typedef struct gb__ckpt_state {
+    gb__ckpt_record *v;
+    int n, cap;
+    double last_preserved;
+} gb__ckpt_state;
+
+/* Whether name[0..len) can name a checkpoint file in the directory: 1 to
+ * 255 bytes, no '/', '#', blank or control character, no leading '.'. */
+bool gb__ckpt_name_ok(const char *name, size_t len);
+/* The state in text[0..size) (path names it in errors); false with a
+ * GB_ERR_IO error "<path>:<line>: <what is wrong>", *out then empty. */
+bool gb__ckpt_state_parse(const char *path, const char *text, size_t size, gb__ckpt_state *out);
+/* The same from the file at path. */
+bool gb__ckpt_state_read(const char *path, gb__ckpt_state *out);
+/* The text of s (malloc'd into *text, *size bytes); false when out of memory. */
+bool gb__ckpt_state_format(const gb__ckpt_state *s, char **text, size_t *size);
+/* Writes that text to path atomically (atomic_file.c). */
+bool gb__ckpt_state_write(const char *path, const gb__ckpt_state *s);
+bool gb__ckpt_state_add(gb__ckpt_state *s, const gb__ckpt_record *r);
+void gb__ckpt_state_remove(gb__ckpt_state *s, int i);
+/* The index of the record named name, or -1. */
+int gb__ckpt_state_find(const gb__ckpt_state *s, const char *name);
+void gb__ckpt_state_free(gb__ckpt_state *s);
+
+/* ---- delayed restoration (checkpoint_delayed.c) ---- */
+
+/* Counts one more tensor of a kind in a restore status (missing,
+ * unexpected, ...), keeping the path of the first. */
+static inline void gb__status_count(int *count, char *first, size_t n, const char *path) {
+    if (!(*count)++) snprintf(first, n, "%s", path);
+}
+
+/* What one restore keeps after it returns: its status, kept up to date,
+ * and the values it found for weights of tracked modules that were not
+ * built yet, assigned when a build makes those weights. */
+typedef struct gb__delayed gb__delayed;
+
+/* A record for the restore of file; NULL after an out-of-memory error. */
+gb__delayed *gb__delayed_new(const char *file);
+/* Whether every module of root's tree is built (else a restore waits in it). */
+bool gb__module_tree_built(gb_module *root);
+/* Waits in root, tracked under name: its variables that exist now are the
+ * restore's to account for; those its builds make later are matched with
+ * kept values (or counted missing). Takes a reference to root. */
+bool gb__delayed_watch(gb__delayed *d, const char *name, gb_module *root);
+/* Whether path lies under a root d waits in: a value kept for it will do. */
+bool gb__delayed_covers(const gb__delayed *d, const char *path);
+/* Keeps a copy of entry e's data (checked already) until its weight exists. */
+bool gb__delayed_keep(gb__delayed *d, const gb__ckpt_entry *e, const void *data);
+/* The restore is done and reported st (its pending count is set here):
+ * from now on builds deliver the kept values. */
+void gb__delayed_start(gb__delayed *d, gb_restore_status *st);
+/* The restore's status as of now; roots fully built since give up their
+ * values nothing claimed (counted unexpected). */
+void gb__delayed_status(gb__delayed *d, gb_restore_status *st);
+/* Stops waiting, releases the roots and the kept values. NULL is fine. */
+void gb__delayed_free(gb__delayed *d);
 
 /* ---- the SavedModel's files (saved_model_save.c, saved_model_load.c) ---- */
 

@@ -50,6 +50,14 @@ static inline gb_initializer gb__nn_init_or(gb_initializer init, gb_init_kind df
 /* Layers with weights take float inputs; false (with an error) otherwise. */
 bool gb__nn_require_float(const gb_module *m, gb_dtype dt);
 
+/* Called when a module has been built (after its type's build made its
+ * weights), in an init scope; false fails the build (an error is set).
+ * io/ installs it with its first restore that finds values for weights
+ * not made yet, and assigns them here (delayed restoration): nn never
+ * calls io by name. */
+typedef bool (*gb_module_built_fn)(gb_module *m);
+extern _Atomic(gb_module_built_fn) gb__module_built_hook;
+
 /* After a change of structure (a layer added to a built model), learns
  * m's output shape again, building what is new, for the input it was
  * built for. */

@@ -522,6 +522,20 @@ static void record_output(gb_module *m, int rank, const int64_t *shape) {
     m->out_known = true;
 }
 
+_Atomic(gb_module_built_fn) gb__module_built_hook;
+
+/* Tells the layer above that m's weights now exist (io/ restores values
+ * that waited for them), in an init scope as the build: eagerly, unseen
+ * by tapes, even when the build runs inside a trace. */
+static bool announce_built(gb_module *m) {
+    gb_module_built_fn hook = atomic_load_explicit(&gb__module_built_hook, memory_order_acquire);
+    if (!hook) return true;
+    gb_init_scope s = gb__init_scope_begin();
+    bool ok = hook(m) && gb_ok();
+    gb__init_scope_end(s);
+    return ok;
+}
+
 /* Builds m (its name scope already pushed) for inputs of this dtype and
  * shape; the batch dim is recorded as unknown. On a built module this is
  * only the input check. Types with an output_shape function know their
@@ -551,6 +565,7 @@ static bool build_here(gb_module *m, gb_dtype dt, int rank, const int64_t *shape
     m->dtype = dt;
     m->in_rank = copy_shape(rank, in, m->in_shape);
     m->built = true;
+    if (!announce_built(m)) return false;
     /* A build may settle what the shape check could not know before. */
     if (m->type->output_shape) {
         if (!check_input(m, rank, in, &out_rank, out)) return false;
