@@ -15,19 +15,6 @@
 #include "glassbox.h"
 #include "test_util.h"
 
-static char file_path[128];
-
-static void dir_setup(void) {
-    nn_seeded_setup();
-    test_dir_create();
-    snprintf(file_path, sizeof file_path, "%s/ckpt", test_dir());
-}
-
-static void dir_teardown(void) {
-    test_dir_remove();
-    scope_teardown();
-}
-
 /* Two Dense layers (hidden units, then 2), not built: its weights do not
  * exist until its first call. */
 static gb_module *unbuilt_mlp(int64_t hidden, uint64_t seed) {
@@ -91,9 +78,9 @@ START_TEST(test_round_trip_bit_for_bit) {
     gb_variable *counter = gb_variable_new("step", gb_scalar(GB_I64, 42), false);
     gb_checkpoint *ck = tracking(a, oa);
     ck_assert(gb_checkpoint_track_variable(ck, "step", counter));
-    ck_assert(gb_checkpoint_write(ck, file_path));
+    ck_assert(gb_checkpoint_write(ck, ckpt_path()));
     char tmp[160];
-    snprintf(tmp, sizeof tmp, "%s.tmp", file_path);
+    snprintf(tmp, sizeof tmp, "%s.tmp", ckpt_path());
     ck_assert_int_ne(access(tmp, F_OK), 0);   /* renamed into place */
 
     gb_nn_clear_session();
@@ -106,7 +93,7 @@ START_TEST(test_round_trip_bit_for_bit) {
     gb_checkpoint *ck2 = tracking(b, ob);
     gb_checkpoint_track_variable(ck2, "step", counter_b);
     gb_restore_status st;
-    ck_assert_msg(gb_checkpoint_restore(ck2, file_path, &st), "%s", gb_error_string());
+    ck_assert_msg(gb_checkpoint_restore(ck2, ckpt_path(), &st), "%s", gb_error_string());
     ck_assert(gb_restore_assert_consumed(&st));
     ck_assert_int_eq(st.restored, 4 + 8 + 1 + 1);   /* weights, Adam's m and v, iterations, step */
     ck_assert_int_eq(gb_optimizer_iterations(ob), 2);
@@ -140,12 +127,12 @@ static gb_module *mlp_with_extra(void) {
 START_TEST(test_missing_and_unexpected) {
     gb_module *small = mlp(4);
     gb_checkpoint *ck = tracking(small, NULL);
-    ck_assert(gb_checkpoint_write(ck, file_path));
+    ck_assert(gb_checkpoint_write(ck, ckpt_path()));
     /* A bigger program: one more layer the file lacks. */
     gb_module *big = mlp_with_extra();
     gb_checkpoint *ck2 = tracking(big, NULL);
     gb_restore_status st;
-    ck_assert(gb_checkpoint_restore(ck2, file_path, &st));   /* expect_partial: fine */
+    ck_assert(gb_checkpoint_restore(ck2, ckpt_path(), &st));   /* expect_partial: fine */
     ck_assert_int_eq(st.restored, 4);
     ck_assert_int_eq(st.missing, 2);
     ck_assert_int_eq(st.unexpected, 0);
@@ -153,29 +140,29 @@ START_TEST(test_missing_and_unexpected) {
     ck_assert(!gb_restore_assert_consumed(&st));
     assert_error_text(GB_ERR_VALUE,
                       "%s: restore did not match: 2 tracked tensors not in the file (first: "
-                      "'model/m/extra/kernel')", file_path);
+                      "'model/m/extra/kernel')", ckpt_path());
     /* The other way: the file has tensors nothing claims. */
     gb_checkpoint *ck3 = tracking(big, NULL);
-    ck_assert(gb_checkpoint_write(ck3, file_path));
-    ck_assert(gb_checkpoint_restore(ck, file_path, &st));
+    ck_assert(gb_checkpoint_write(ck3, ckpt_path()));
+    ck_assert(gb_checkpoint_restore(ck, ckpt_path(), &st));
     ck_assert_int_eq(st.restored, 4);
     ck_assert_int_eq(st.missing, 0);
     ck_assert_int_eq(st.unexpected, 2);
     ck_assert(!gb_restore_assert_consumed(&st));
     assert_error_text(GB_ERR_VALUE,
                       "%s: restore did not match: 2 tensors of the file unused (first: "
-                      "'model/m/extra/kernel')", file_path);
+                      "'model/m/extra/kernel')", ckpt_path());
     /* Both at once: a step variable the file lacks, a layer the program lacks. */
     gb_variable *counter = gb_variable_new("step", gb_scalar(GB_I64, 0), false);
     ck_assert(gb_checkpoint_track_variable(ck, "step", counter));
-    ck_assert(gb_checkpoint_restore(ck, file_path, &st));
+    ck_assert(gb_checkpoint_restore(ck, ckpt_path(), &st));
     ck_assert(!gb_restore_assert_consumed(&st));
     assert_error_text(GB_ERR_VALUE,
                       "%s: restore did not match: 1 tracked tensor not in the file (first: "
                       "'step'); 2 tensors of the file unused (first: 'model/m/extra/kernel')",
-                      file_path);
+                      ckpt_path());
     /* A matching pair passes. */
-    ck_assert(gb_checkpoint_restore(ck3, file_path, &st));
+    ck_assert(gb_checkpoint_restore(ck3, ckpt_path(), &st));
     ck_assert(gb_restore_assert_consumed(&st));
     gb_checkpoint_free(ck), gb_checkpoint_free(ck2), gb_checkpoint_free(ck3);
     gb_variable_free(counter);
@@ -199,16 +186,16 @@ static void assert_unchanged(gb_tensor *before, gb_module *m) {
 START_TEST(test_shape_mismatch_changes_nothing) {
     gb_module *a = mlp(4);
     gb_checkpoint *ck = tracking(a, NULL);
-    ck_assert(gb_checkpoint_write(ck, file_path));
+    ck_assert(gb_checkpoint_write(ck, ckpt_path()));
     gb_nn_clear_session();
     gb_module *b = mlp(5);
     gb_tensor *before = first_kernel(b);
     gb_checkpoint *ck2 = tracking(b, NULL);
     gb_restore_status st;
-    ck_assert(!gb_checkpoint_restore(ck2, file_path, &st));
+    ck_assert(!gb_checkpoint_restore(ck2, ckpt_path(), &st));
     assert_error_text(GB_ERR_SHAPE,
                       "%s: tensor 'model/m/dense/kernel' is float32[3,4] in the file but "
-                      "float32[3,5] in the program", file_path);
+                      "float32[3,5] in the program", ckpt_path());
     assert_unchanged(before, b);
     gb_checkpoint_free(ck), gb_checkpoint_free(ck2);
     gb_module_free(a), gb_module_free(b);
@@ -218,7 +205,7 @@ END_TEST
 START_TEST(test_dtype_mismatch_changes_nothing) {
     gb_module *a = mlp(4);
     gb_checkpoint *ck = tracking(a, NULL);
-    ck_assert(gb_checkpoint_write(ck, file_path));
+    ck_assert(gb_checkpoint_write(ck, ckpt_path()));
     gb_nn_clear_session();
     gb_module *b = gb_sequential_new("m");
     gb_sequential_add(b, gb_dense_new(4, &(gb_dense_options){.seed = 1}));
@@ -227,10 +214,10 @@ START_TEST(test_dtype_mismatch_changes_nothing) {
     gb_tensor *before = first_kernel(b);
     gb_checkpoint *ck2 = tracking(b, NULL);
     gb_restore_status st;
-    ck_assert(!gb_checkpoint_restore(ck2, file_path, &st));
+    ck_assert(!gb_checkpoint_restore(ck2, ckpt_path(), &st));
     assert_error_text(GB_ERR_DTYPE,
                       "%s: tensor 'model/m/dense/kernel' is float32[3,4] in the file but "
-                      "float64[3,4] in the program", file_path);
+                      "float64[3,4] in the program", ckpt_path());
     assert_unchanged(before, b);
     gb_checkpoint_free(ck), gb_checkpoint_free(ck2);
     gb_module_free(a), gb_module_free(b);
@@ -250,7 +237,7 @@ static uint64_t get_u64(const unsigned char *p) {
 
 /* Reads the file, lets edit() change it, writes it back. */
 static void edit_file(void (*edit)(unsigned char *d, long *n)) {
-    FILE *f = fopen(file_path, "rb");
+    FILE *f = fopen(ckpt_path(), "rb");
     ck_assert_ptr_nonnull(f);
     static unsigned char d[1 << 16];
     long n = (long)fread(d, 1, sizeof d, f);
@@ -259,7 +246,7 @@ static void edit_file(void (*edit)(unsigned char *d, long *n)) {
     file_bytes = n;
     index_end = get_u64(d + 16) + get_u64(d + 24);
     edit(d, &n);
-    f = fopen(file_path, "wb");
+    f = fopen(ckpt_path(), "wb");
     ck_assert_int_eq(fwrite(d, 1, (size_t)n, f), (size_t)n);
     fclose(f);
 }
@@ -288,10 +275,10 @@ static void newer_version(unsigned char *d, long *n) {
  * the caller has checked (and cleared) the error. */
 static gb_tensor *restore_damaged(gb_checkpoint *ck, gb_module *m, void (*edit)(unsigned char *, long *)) {
     gb_tensor *before = first_kernel(m);
-    ck_assert(gb_checkpoint_write(ck, file_path));
+    ck_assert(gb_checkpoint_write(ck, ckpt_path()));
     edit_file(edit);
     gb_restore_status st;
-    ck_assert(!gb_checkpoint_restore(ck, file_path, &st));
+    ck_assert(!gb_checkpoint_restore(ck, ckpt_path(), &st));
     return before;
 }
 
@@ -300,22 +287,22 @@ START_TEST(test_damaged_files_are_clear_errors) {
     gb_checkpoint *ck = tracking(m, NULL);
     gb_tensor *before = restore_damaged(ck, m, flip_data_byte);
     assert_error_text(GB_ERR_IO, "%s: tensor 'model/m/dense/kernel' is corrupt (CRC mismatch)",
-                      file_path);
+                      ckpt_path());
     assert_unchanged(before, m);
     before = restore_damaged(ck, m, truncate_half);
     assert_error_text(GB_ERR_IO, "%s: truncated: the file has %ld bytes but its index ends at byte %ld",
-                      file_path, file_bytes / 2, file_bytes);
+                      ckpt_path(), file_bytes / 2, file_bytes);
     ck_assert_int_eq(index_end, file_bytes);   /* the index is the file's end */
     assert_unchanged(before, m);
     before = restore_damaged(ck, m, truncate_in_header);
     assert_error_text(GB_ERR_IO,
                       "%s: truncated: the file has 20 bytes, fewer than a checkpoint header's 40",
-                      file_path);
+                      ckpt_path());
     assert_unchanged(before, m);
     before = restore_damaged(ck, m, newer_version);
     assert_error_text(GB_ERR_IO,
                       "%s: written by a newer glassbox (format version 2; this build reads up to 1)",
-                      file_path);
+                      ckpt_path());
     assert_unchanged(before, m);
     gb_restore_status st;
     ck_assert(!gb_checkpoint_restore(ck, "/nonexistent/ckpt", &st));
@@ -356,7 +343,7 @@ static void restore_then_first_call(bool traced) {
     gb_nn_clear_session();
     gb_module *a = mlp(4);
     gb_checkpoint *ck = tracking(a, NULL);
-    ck_assert(gb_checkpoint_write(ck, file_path));
+    ck_assert(gb_checkpoint_write(ck, ckpt_path()));
     gb_tensor *x = gb_random_uniform(GB_F32, GB_SHAPE(5, 3), -1, 1, 9);
     gb_tensor *want = gb_module_call(a, x, false);
 
@@ -364,14 +351,14 @@ static void restore_then_first_call(bool traced) {
     gb_module *b = unbuilt_mlp(4, 7);   /* other seeds: built alone, its weights would differ */
     gb_checkpoint *ck2 = tracking(b, NULL);
     gb_restore_status st;
-    ck_assert_msg(gb_checkpoint_restore(ck2, file_path, &st), "%s", gb_error_string());
+    ck_assert_msg(gb_checkpoint_restore(ck2, ckpt_path(), &st), "%s", gb_error_string());
     assert_counts(&st, 0, 0, 0, 4);
     ck_assert_str_eq(st.first_pending, "model/m/dense/kernel");
     ck_assert(!gb_restore_assert_consumed(&st));
     assert_error_text(GB_ERR_VALUE,
                       "%s: restore did not match: 4 tensors of the file waiting for layers not "
                       "built yet (first: 'model/m/dense/kernel'; build them, then check "
-                      "gb_checkpoint_restore_status)", file_path);
+                      "gb_checkpoint_restore_status)", ckpt_path());
     ck_assert_int_eq(gb_module_count_params(b), 0);   /* nothing built by the restore */
 
     gb_tensor *got = NULL;
@@ -407,27 +394,27 @@ END_TEST
 START_TEST(test_delayed_restore_mismatch_fails_the_build) {
     gb_module *a = mlp(4);
     gb_checkpoint *ck = tracking(a, NULL);
-    ck_assert(gb_checkpoint_write(ck, file_path));
+    ck_assert(gb_checkpoint_write(ck, ckpt_path()));
     gb_nn_clear_session();
     gb_module *wide = unbuilt_mlp(5, 7);
     gb_checkpoint *ck2 = tracking(wide, NULL);
     gb_restore_status st;
-    ck_assert(gb_checkpoint_restore(ck2, file_path, &st));
+    ck_assert(gb_checkpoint_restore(ck2, ckpt_path(), &st));
     ck_assert_int_eq(st.pending, 4);
     ck_assert_ptr_null(gb_module_call(wide, gb_zeros(GB_F32, GB_SHAPE(1, 3)), false));
     assert_error_text(GB_ERR_SHAPE,
                       "%s: tensor 'model/m/dense/kernel' is float32[3,4] in the file but "
                       "float32[3,5] in the program (delayed: layer 'dense' was built after the "
-                      "restore)", file_path);
+                      "restore)", ckpt_path());
     gb_nn_clear_session();
     gb_module *f64 = unbuilt_mlp(4, 7);
     gb_checkpoint *ck3 = tracking(f64, NULL);
-    ck_assert(gb_checkpoint_restore(ck3, file_path, &st));
+    ck_assert(gb_checkpoint_restore(ck3, ckpt_path(), &st));
     ck_assert(!gb_module_build(f64, GB_F64, GB_SHAPE(-1, 3)));
     assert_error_text(GB_ERR_DTYPE,
                       "%s: tensor 'model/m/dense/kernel' is float32[3,4] in the file but "
                       "float64[3,4] in the program (delayed: layer 'dense' was built after the "
-                      "restore)", file_path);
+                      "restore)", ckpt_path());
     gb_checkpoint_free(ck), gb_checkpoint_free(ck2), gb_checkpoint_free(ck3);
     gb_module_free(a), gb_module_free(wide), gb_module_free(f64);
 }
@@ -440,13 +427,13 @@ START_TEST(test_delayed_restore_status_after_the_build) {
     /* The program has a layer the file lacks. */
     gb_module *small = mlp(4);
     gb_checkpoint *ck = tracking(small, NULL);
-    ck_assert(gb_checkpoint_write(ck, file_path));
+    ck_assert(gb_checkpoint_write(ck, ckpt_path()));
     gb_nn_clear_session();
     gb_module *big = unbuilt_mlp(4, 7);
     ck_assert(gb_sequential_add(big, gb_dense_new(2, &(gb_dense_options){.name = "extra"})));
     gb_checkpoint *ck2 = tracking(big, NULL);
     gb_restore_status st;
-    ck_assert(gb_checkpoint_restore(ck2, file_path, &st));
+    ck_assert(gb_checkpoint_restore(ck2, ckpt_path(), &st));
     assert_counts(&st, 0, 0, 0, 4);
     ck_assert(gb_module_build(big, GB_F32, GB_SHAPE(-1, 3)));
     ck_assert(gb_checkpoint_restore_status(ck2, &st));
@@ -454,18 +441,18 @@ START_TEST(test_delayed_restore_status_after_the_build) {
     ck_assert(!gb_restore_assert_consumed(&st));
     assert_error_text(GB_ERR_VALUE,
                       "%s: restore did not match: 2 tracked tensors not in the file (first: "
-                      "'model/m/extra/kernel')", file_path);
+                      "'model/m/extra/kernel')", ckpt_path());
     assert_same_weights(small, big);
 
     /* The file has a layer the program lacks. */
     gb_nn_clear_session();
     gb_module *big_saved = mlp_with_extra();
     gb_checkpoint *ck3 = tracking(big_saved, NULL);
-    ck_assert(gb_checkpoint_write(ck3, file_path));
+    ck_assert(gb_checkpoint_write(ck3, ckpt_path()));
     gb_nn_clear_session();
     gb_module *two = unbuilt_mlp(4, 7);
     gb_checkpoint *ck4 = tracking(two, NULL);
-    ck_assert(gb_checkpoint_restore(ck4, file_path, &st));
+    ck_assert(gb_checkpoint_restore(ck4, ckpt_path(), &st));
     assert_counts(&st, 0, 0, 0, 6);
     ck_assert(gb_module_build(two, GB_F32, GB_SHAPE(-1, 3)));
     ck_assert(gb_checkpoint_restore_status(ck4, &st));
@@ -474,7 +461,7 @@ START_TEST(test_delayed_restore_status_after_the_build) {
     ck_assert(!gb_restore_assert_consumed(&st));
     assert_error_text(GB_ERR_VALUE,
                       "%s: restore did not match: 2 tensors of the file unused (first: "
-                      "'model/m/extra/kernel')", file_path);
+                      "'model/m/extra/kernel')", ckpt_path());
     gb_checkpoint_free(ck), gb_checkpoint_free(ck2), gb_checkpoint_free(ck3), gb_checkpoint_free(ck4);
     gb_module_free(small), gb_module_free(big), gb_module_free(big_saved), gb_module_free(two);
 }
@@ -487,7 +474,7 @@ START_TEST(test_delayed_restore_later_restore_wins) {
     snprintf(second, sizeof second, "%s/second", test_dir());
     gb_module *a = mlp(4);
     gb_checkpoint *ck = tracking(a, NULL);
-    ck_assert(gb_checkpoint_write(ck, file_path));
+    ck_assert(gb_checkpoint_write(ck, ckpt_path()));
     gb_nn_clear_session();
     gb_module *a2 = unbuilt_mlp(4, 5);
     ck_assert(gb_module_build(a2, GB_F32, GB_SHAPE(-1, 3)));
@@ -498,7 +485,7 @@ START_TEST(test_delayed_restore_later_restore_wins) {
     gb_module *b = unbuilt_mlp(4, 7);
     gb_checkpoint *first_ck = tracking(b, NULL), *later_ck = tracking(b, NULL);
     gb_restore_status st;
-    ck_assert(gb_checkpoint_restore(first_ck, file_path, &st));
+    ck_assert(gb_checkpoint_restore(first_ck, ckpt_path(), &st));
     ck_assert(gb_checkpoint_restore(later_ck, second, &st));
     ck_assert(gb_module_build(b, GB_F32, GB_SHAPE(-1, 3)));
     assert_same_weights(a2, b);
@@ -515,12 +502,12 @@ END_TEST
 START_TEST(test_delayed_restore_ends_with_the_checkpoint) {
     gb_module *a = mlp(4);
     gb_checkpoint *ck = tracking(a, NULL);
-    ck_assert(gb_checkpoint_write(ck, file_path));
+    ck_assert(gb_checkpoint_write(ck, ckpt_path()));
     gb_nn_clear_session();
     gb_module *b = unbuilt_mlp(4, 7);
     gb_checkpoint *ck2 = tracking(b, NULL);
     gb_restore_status st;
-    ck_assert(gb_checkpoint_restore(ck2, file_path, &st));
+    ck_assert(gb_checkpoint_restore(ck2, ckpt_path(), &st));
     gb_checkpoint_free(ck2);
     ck_assert(gb_module_build(b, GB_F32, GB_SHAPE(-1, 3)));
     int n = 0;
@@ -532,7 +519,7 @@ START_TEST(test_delayed_restore_ends_with_the_checkpoint) {
     gb_nn_clear_session();
     gb_module *c = unbuilt_mlp(4, 7);
     gb_checkpoint *ck3 = tracking(c, NULL);
-    ck_assert(gb_checkpoint_restore(ck3, file_path, &st));
+    ck_assert(gb_checkpoint_restore(ck3, ckpt_path(), &st));
     gb_module_free(c);
     gb_nn_clear_session();
     gb_module *d = mlp(4);
@@ -589,7 +576,7 @@ END_TEST
 static Suite *suite(void) {
     Suite *s = suite_create("io_checkpoint");
     TCase *tc = tcase_create("checkpoint");
-    tcase_add_checked_fixture(tc, dir_setup, dir_teardown);
+    tcase_add_checked_fixture(tc, ckpt_dir_setup, ckpt_dir_teardown);
     tcase_add_test(tc, test_round_trip_bit_for_bit);
     tcase_add_test(tc, test_missing_and_unexpected);
     tcase_add_test(tc, test_shape_mismatch_changes_nothing);

@@ -38,19 +38,6 @@
 
 enum { KILLS = 20, WIDTH = 512, LAYERS = 3 };
 
-static char file_path[128];
-
-static void dir_setup(void) {
-    nn_seeded_setup();
-    test_dir_create();
-    snprintf(file_path, sizeof file_path, "%s/ckpt", test_dir());
-}
-
-static void dir_teardown(void) {
-    test_dir_remove();
-    scope_teardown();
-}
-
 /* What both sides hold: the model (3 Dense layers of 512x512, 3 MB), a
  * step variable, the checkpoint tracking both. */
 typedef struct rig {
@@ -110,12 +97,12 @@ static double seconds(void) {
     return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
-/* How a child saves one step: straight to file_path, or through a manager. */
+/* How a child saves one step: straight to ckpt_path(), or through a manager. */
 typedef bool (*save_fn)(rig *r, gb_checkpoint_manager *mgr, int64_t step);
 
 static bool save_to_path(rig *r, gb_checkpoint_manager *mgr, int64_t step) {
     (void)mgr, (void)step;
-    return gb_checkpoint_write(r->ck, file_path);
+    return gb_checkpoint_write(r->ck, ckpt_path());
 }
 
 static bool save_with_manager(rig *r, gb_checkpoint_manager *mgr, int64_t step) {
@@ -175,7 +162,7 @@ static int temp_files(void) {
 static int64_t restore_after_kill(rig *r, bool with_manager, int round) {
     gb_restore_status st;
     if (!with_manager) {
-        ck_assert_msg(gb_checkpoint_restore(r->ck, file_path, &st), "round %d: %s", round,
+        ck_assert_msg(gb_checkpoint_restore(r->ck, ckpt_path(), &st), "round %d: %s", round,
                       gb_error_string());
     } else {
         gb_checkpoint_manager *mgr = gb_checkpoint_manager_new(r->ck, test_dir(), &manager_options);
@@ -234,7 +221,7 @@ END_TEST
 static Suite *suite(void) {
     Suite *s = suite_create("io_checkpoint_kill");
     TCase *tc = tcase_create("kill");
-    tcase_add_checked_fixture(tc, dir_setup, dir_teardown);
+    tcase_add_checked_fixture(tc, ckpt_dir_setup, ckpt_dir_teardown);
     tcase_set_timeout(tc, 9);   /* both: under 20 s whatever happens */
     tcase_add_test(tc, test_sigkill_during_checkpoint_writes);
     tcase_add_test(tc, test_sigkill_during_manager_saves);

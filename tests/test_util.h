@@ -63,6 +63,24 @@ static inline void test_dir_remove(void) {
     ck_assert_int_eq(system(cmd), 0);
 }
 
+/* The fixture of checkpoint tests: a seeded nn scope, a fresh directory,
+ * and ckpt_path() "<dir>/ckpt" in it. */
+static inline char *ckpt_path(void) {
+    static char path[128];
+    return path;
+}
+
+static inline void ckpt_dir_setup(void) {
+    nn_seeded_setup();
+    test_dir_create();
+    snprintf(ckpt_path(), 128, "%s/ckpt", test_dir());
+}
+
+static inline void ckpt_dir_teardown(void) {
+    test_dir_remove();
+    scope_teardown();
+}
+
 /* ---- the sticky error ------------------------------------------------------------- */
 
 /* Asserts that an error is set, with status `code` and `part` somewhere in
