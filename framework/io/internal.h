@@ -209,6 +209,11 @@ bool gb__saved_graph_put(gb_config *sigs, const char *name, const gb_concrete_fu
 
 /* One node of a loaded graph; attrs.vars hold indices into the model's
  * variables, const_index (Const) an entry of the constants file. */
+/* How deep If and While nodes may nest in a saved graph. */
+#define GB__SAVED_MAX_DEPTH 8
+
+typedef struct gb__saved_graph gb__saved_graph;
+
 typedef struct gb__saved_node {
     gb_op_id op;
     char name[192];
@@ -218,9 +223,16 @@ typedef struct gb__saved_node {
     gb_attrs attrs;
     int const_index;
     int32_t value0;
+    /* If: the branches (true, false); While: its cond and body. */
+    gb__saved_graph *sub[2];
+    int64_t max_iterations;      /* While */
+    /* The loaded model, for the sub-graphs' replay: gb_cond and
+     * gb_while_loop keep their user pointer for the gradient, which may
+     * be traced long after the call, so it points here, not at the stack. */
+    const gb_saved_model *model;
 } gb__saved_node;
 
-typedef struct gb__saved_graph {
+struct gb__saved_graph {
     char name[64];
     gb_tensor_spec inputs[GB_FUNCTION_MAX_INPUTS];
     char input_names[GB_FUNCTION_MAX_INPUTS][64];
@@ -231,7 +243,7 @@ typedef struct gb__saved_graph {
     gb__saved_node *nodes;
     int n, nvalues;
     gb_edge out_edges[GB_FUNCTION_MAX_OUTPUTS];
-} gb__saved_graph;
+};
 
 /* Reads and checks one signature's JSON: every op known and loadable,
  * inputs from earlier nodes, attributes in range, variables below nvars,

@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "graph/control_flow/internal.h"
 #include "io/internal.h"
 
 bool gb__dtype_from_name(const char *name, gb_dtype *out) {
@@ -68,6 +69,12 @@ static int const_index(gb__saved_tables *t, const gb_node *nd, const char *sig) 
     gb__ckpt_entry *e = &t->consts[t->nconsts];
     *e = (gb__ckpt_entry){.dtype = nd->out[0].dtype, .rank = nd->out[0].rank, .data = nd->payload};
     snprintf(e->path, sizeof e->path, "%s/%s", sig, nd->name);
+    /* Names are unique in a graph, not across a branch and its parent. */
+    for (int k = 0; k < t->nconsts; k++)
+        if (strcmp(t->consts[k].path, e->path) == 0) {
+            snprintf(e->path, sizeof e->path, "%s/%s_%d", sig, nd->name, t->nconsts);
+            break;
+        }
     uint64_t count = 1;
     for (int d = 0; d < e->rank; d++) count *= (uint64_t)(e->dims[d] = nd->out[0].shape[d]);
     e->nbytes = count * gb_dtype_size(e->dtype);
@@ -95,16 +102,44 @@ static bool put_attrs(gb_config *c, const gb_attrs *a, gb__saved_tables *t) {
     return gb_config_put_ints(c, "vars", a->nvars, idx);
 }
 
-static bool put_node(gb_config *nodes, const gb_graph *g, int i, const int32_t *renum,
-                     gb__saved_tables *t, const char *sig) {
-    const gb_node *nd = &g->nodes[i];
-    if (nd->op == GB_OP_IF || nd->op == GB_OP_WHILE || nd->op == GB_OP_FUSED_ELEMENTWISE) {
+static bool put_body(gb_config *d, const gb_concrete_function *cf, gb__saved_tables *t,
+                     const char *sig, int depth);
+
+/* An If's branches or a While's cond and body, each as a nested graph
+ * with its inputs ("sub"); a While's iteration limit. A loop traced under
+ * a tape outputs its per-iteration stacks for the gradient, a form the
+ * replay (gb_while_loop) makes only under a tape of its own: refused. */
+static bool put_control_flow(gb_config *c, const gb_node *nd, gb__saved_tables *t, const char *sig,
+                             int depth) {
+    gb_op_call call = {.op = nd->op, .def = gb_op_table[nd->op], .attrs = &nd->attrs};
+    gb_cf_record *r = gb__cf_record_of(&call);
+    if (!r) return false;
+    if (nd->op == GB_OP_WHILE && r->stacks) {
         gb__error(GB_ERR_VALUE, NULL,
-                  "SavedModel: signature '%s': node '%s' is a %s, which SavedModel files do not "
-                  "hold yet; save a function without gb_cond / gb_while_loop",
-                  sig, nd->name, gb_op_type_name(nd->op));
+                  "SavedModel: signature '%s': loop '%s' was traced under a GradientTape (it keeps "
+                  "every iteration for the gradient), which SavedModel files do not hold; save a "
+                  "function that computes no gradient through the loop",
+                  sig, nd->name);
         return false;
     }
+    gb_config *subs = gb_config_put_list(c, "sub");
+    bool ok = subs && (nd->op != GB_OP_WHILE || gb_config_put_int(c, "max_iterations", r->max_iterations));
+    for (int k = 0; ok && k < 2; k++) {
+        gb_config *g = gb_config_put_dict(subs, NULL), *in = g ? gb_config_put_list(g, "inputs") : NULL;
+        const gb_concrete_function *b = r->sub[k].cf;
+        ok = in != NULL;
+        for (int i = 0; ok && i < b->nin; i++)
+            ok = put_spec(in, r->sub[k].input_names[i] ? r->sub[k].input_names[i] : "x", b->sig.in[i].dtype,
+                          b->sig.in[i].rank, b->sig.in[i].shape);
+        ok = ok && put_body(g, b, t, sig, depth + 1);
+    }
+    return ok;
+}
+
+static bool put_node(gb_config *nodes, const gb_graph *g, int i, const int32_t *renum,
+                     gb__saved_tables *t, const char *sig, int depth) {
+    const gb_node *nd = &g->nodes[i];
+    bool cf = nd->op == GB_OP_IF || nd->op == GB_OP_WHILE;
     gb_config *c = gb_config_put_dict(nodes, NULL);
     bool ok = c && gb_config_put_string(c, "op", gb_op_type_name(nd->op)) &&
               gb_config_put_string(c, "name", nd->name);
@@ -116,7 +151,9 @@ static bool put_node(gb_config *nodes, const gb_graph *g, int i, const int32_t *
     ok = out != NULL;
     for (int k = 0; ok && k < nd->nout; k++)
         ok = put_spec(out, NULL, nd->out[k].dtype, nd->out[k].rank, nd->out[k].shape);
-    ok = ok && put_attrs(c, &nd->attrs, t);
+    /* A control-flow node's attributes hold only its record's id, which
+     * means nothing in a file: its sub-graphs stand there instead. */
+    ok = ok && (cf ? put_control_flow(c, nd, t, sig, depth) : put_attrs(c, &nd->attrs, t));
     if (ok && nd->op == GB_OP_CONST) {
         int k = const_index(t, nd, sig);
         ok = k >= 0 && gb_config_put_int(c, "const", k);
@@ -145,32 +182,47 @@ static bool put_signature_specs(gb_config *s, const gb_concrete_function *cf, co
     return ok;
 }
 
-bool gb__saved_graph_put(gb_config *sigs, const char *name, const gb_concrete_function *cf,
-                         const gb_saved_model_signature *sig, gb__saved_tables *t) {
+/* "nodes" (the live nodes of cf's graph as traced, and its Placeholders)
+ * and "output_edges" into dict d. */
+static bool put_body(gb_config *d, const gb_concrete_function *cf, gb__saved_tables *t,
+                     const char *sig, int depth) {
+    if (depth > GB__SAVED_MAX_DEPTH) {
+        gb__error(GB_ERR_VALUE, NULL, "SavedModel: signature '%s': control flow nested deeper than %d",
+                  sig, GB__SAVED_MAX_DEPTH);
+        return false;
+    }
     bool traced = cf->traced.n > 0;
     const gb_graph *g = traced ? &cf->traced : &cf->graph;
     const gb_edge *outs = traced ? cf->traced_outputs : cf->outputs;
     bool *live = calloc((size_t)g->n + 1, sizeof *live);
     int32_t *renum = calloc((size_t)g->n + 1, sizeof *renum);
-    gb_config *s = gb_config_put_dict(sigs, NULL);
-    bool ok = live && renum && s && gb_config_put_string(s, "name", name) &&
-              put_signature_specs(s, cf, g, outs, sig);
+    gb_config *nodes = live && renum ? gb_config_put_list(d, "nodes") : NULL;
     if (!live || !renum) gb__error(GB_ERR_MEMORY, NULL, "SavedModel: out of memory");
-    gb_config *nodes = ok ? gb_config_put_list(s, "nodes") : NULL;
+    bool ok = nodes != NULL;
     if (ok) gb__graph_live(g, outs, cf->nout, live);
     int n = 0;
-    for (int i = 0; nodes && ok && i < g->n; i++) {
+    for (int i = 0; ok && i < g->n; i++) {
         if (!live[i] && g->nodes[i].op != GB_OP_PLACEHOLDER) continue;
         renum[i] = n++;
-        ok = put_node(nodes, g, i, renum, t, name);
+        ok = put_node(nodes, g, i, renum, t, sig, depth);
     }
-    gb_config *edges = nodes && ok ? gb_config_put_list(s, "output_edges") : NULL;
+    gb_config *edges = ok ? gb_config_put_list(d, "output_edges") : NULL;
     ok = ok && edges;
     for (int k = 0; ok && k < cf->nout; k++)
         ok = gb_config_put_ints(edges, NULL, 2, (int64_t[]){renum[outs[k].node], outs[k].out});
     free(live);
     free(renum);
     return ok;
+}
+
+bool gb__saved_graph_put(gb_config *sigs, const char *name, const gb_concrete_function *cf,
+                         const gb_saved_model_signature *sig, gb__saved_tables *t) {
+    bool traced = cf->traced.n > 0;
+    gb_config *s = gb_config_put_dict(sigs, NULL);
+    return s && gb_config_put_string(s, "name", name) &&
+           put_signature_specs(s, cf, traced ? &cf->traced : &cf->graph,
+                               traced ? cf->traced_outputs : cf->outputs, sig) &&
+           put_body(s, cf, t, name, 0);
 }
 
 /* ---- reading --------------------------------------------------------------------------------- */
@@ -180,6 +232,7 @@ typedef struct reader {
     gb__saved_graph *g;
     int node;                    /* the node being read, -1: the signature itself */
     int nvars, nconsts;
+    int depth;                   /* of nested sub-graphs */
 } reader;
 
 __attribute__((format(printf, 2, 3)))
@@ -300,6 +353,60 @@ static bool read_outputs(const reader *r, const gb_config *c, gb__saved_node *nd
     return true;
 }
 
+static bool parse_body(reader *r, const gb_config *d, bool outputs_given);
+
+/* Sub-graph k of node nd, named "<sig>/<node>/<part>" in errors. */
+static bool read_sub(const reader *r, const gb_config *c, gb__saved_node *nd, int k) {
+    static const char *const parts[2][2] = {{"true", "false"}, {"cond", "body"}};
+    gb__saved_graph *g = nd->sub[k] = calloc(1, sizeof *g);
+    if (!g) return gb__error(GB_ERR_MEMORY, NULL, "%s: out of memory", r->what), false;
+    snprintf(g->name, sizeof g->name, "%.24s/%.24s/%s", r->g->name, nd->name, parts[nd->op == GB_OP_WHILE][k]);
+    reader sub = {.what = r->what, .g = g, .node = -1, .nvars = r->nvars, .nconsts = r->nconsts,
+                  .depth = r->depth + 1};
+    if (sub.depth > GB__SAVED_MAX_DEPTH) return bad(r, "control flow nested deeper than %d", GB__SAVED_MAX_DEPTH);
+    return read_specs(&sub, c, "inputs", g->inputs, g->input_names, &g->ninputs) && parse_body(&sub, c, false);
+}
+
+/* The sub-graphs' inputs and outputs against the node's. */
+static bool check_sub_io(const reader *r, const gb__saved_node *nd, int k, int nin, int nout,
+                         const gb_out_desc *outs) {
+    const gb__saved_graph *g = nd->sub[k];
+    if (g->ninputs != nin || g->noutputs != nout)
+        return bad(r, "sub-graph %d takes %d inputs and gives %d outputs; the node needs %d and %d", k,
+                   g->ninputs, g->noutputs, nin, nout);
+    for (int i = 0; i < nin; i++)
+        if (g->inputs[i].dtype != r->g->nodes[nd->in[nd->op == GB_OP_IF ? i + 1 : i].node]
+                                      .out[nd->in[nd->op == GB_OP_IF ? i + 1 : i].out].dtype)
+            return bad(r, "sub-graph %d's input %d is not the dtype the node passes it", k, i);
+    for (int i = 0; i < nout; i++)
+        if (g->outputs[i].dtype != outs[i].dtype || g->outputs[i].rank != outs[i].rank)
+            return bad(r, "sub-graph %d's output %d is not the dtype and rank the node gives", k, i);
+    return true;
+}
+
+/* An If: a bool scalar then the branches' inputs; a While: its loop
+ * variables in and out. Both: "sub", two nested graphs. */
+static bool read_control_flow(const reader *r, const gb_config *c, gb__saved_node *nd) {
+    const gb_config *subs = gb_config_get(c, "sub");
+    if (!subs || gb_config_kind_of(subs) != GB_CONFIG_LIST || gb_config_len(subs) != 2)
+        return bad(r, "an %s needs 'sub': a list of its two sub-graphs", gb_op_type_name(nd->op));
+    for (int k = 0; k < 2; k++)
+        if (!read_sub(r, gb_config_at(subs, k), nd, k)) return false;
+    if (nd->op == GB_OP_IF) {
+        const gb_out_desc *p = nd->nin ? &r->g->nodes[nd->in[0].node].out[nd->in[0].out] : NULL;
+        if (!p || p->dtype != GB_BOOL || p->rank != 0) return bad(r, "an If's first input must be a bool scalar");
+        return check_sub_io(r, nd, 0, nd->nin - 1, nd->nout, nd->out) &&
+               check_sub_io(r, nd, 1, nd->nin - 1, nd->nout, nd->out);
+    }
+    const gb_config *m = gb_config_get(c, "max_iterations");
+    if (!m || gb_config_kind_of(m) != GB_CONFIG_INT || gb_config_int(m) < 0)
+        return bad(r, "a While needs 'max_iterations', an integer >= 0");
+    nd->max_iterations = gb_config_int(m);
+    gb_out_desc pred = {.dtype = GB_BOOL, .rank = 0};
+    if (nd->nin != nd->nout) return bad(r, "a While gives as many outputs as it takes loop variables");
+    return check_sub_io(r, nd, 0, nd->nin, 1, &pred) && check_sub_io(r, nd, 1, nd->nin, nd->nout, nd->out);
+}
+
 /* What a node of its kind must have beyond the common fields. */
 static bool check_kind(const reader *r, const gb_config *c, gb__saved_node *nd) {
     nd->const_index = -1;
@@ -310,6 +417,7 @@ static bool check_kind(const reader *r, const gb_config *c, gb__saved_node *nd) 
             return bad(r, "the Placeholder's dtype is not its input's");
         return true;
     }
+    if (nd->op == GB_OP_IF || nd->op == GB_OP_WHILE) return read_control_flow(r, c, nd);
     if (nd->op != GB_OP_CONST) return true;
     const gb_config *k = gb_config_get(c, "const");
     if (!k || gb_config_kind_of(k) != GB_CONFIG_INT || gb_config_int(k) < 0 || gb_config_int(k) >= r->nconsts)
@@ -328,8 +436,7 @@ static bool read_node(reader *r, const gb_config *c, int i) {
     int id = gb_op_lookup(op);
     if (id < 0) return bad(r, "unknown op type '%s'", op);
     nd->op = (gb_op_id)id;
-    if (nd->op == GB_OP_FUSED_ELEMENTWISE || nd->op == GB_OP_IF || nd->op == GB_OP_WHILE)
-        return bad(r, "op type '%s' cannot be loaded", op);
+    if (nd->op == GB_OP_FUSED_ELEMENTWISE) return bad(r, "op type '%s' cannot be loaded", op);
     const gb_config *in = gb_config_get(c, "in");
     if (!in || gb_config_kind_of(in) != GB_CONFIG_LIST || gb_config_len(in) > GB_FUNCTION_MAX_INPUTS)
         return bad(r, "'in' must be a list of at most %d edges", GB_FUNCTION_MAX_INPUTS);
@@ -341,23 +448,50 @@ static bool read_node(reader *r, const gb_config *c, int i) {
     if (!nd->in || !nd->out) return gb__error(GB_ERR_MEMORY, NULL, "%s: out of memory", r->what), false;
     for (int j = 0; j < nd->nin; j++)
         if (!read_edge(r, gb_config_at(in, j), i, &nd->in[j])) return false;
-    if (!read_outputs(r, c, nd) || !read_attrs(r, c, &nd->attrs) || !check_kind(r, c, nd)) return false;
+    bool cf = nd->op == GB_OP_IF || nd->op == GB_OP_WHILE;   /* attributes: its sub-graphs */
+    if (!read_outputs(r, c, nd) || (!cf && !read_attrs(r, c, &nd->attrs)) || !check_kind(r, c, nd))
+        return false;
     nd->value0 = r->g->nvalues;
     r->g->nvalues += nd->nout;
     return true;
 }
 
-static bool read_output_edges(reader *r, const gb_config *sig) {
+/* "output_edges": one per output of a signature (outputs_given), or as
+ * many as a sub-graph has, which then take their specs from the nodes. */
+static bool read_output_edges(reader *r, const gb_config *d, bool outputs_given) {
     r->node = -1;
-    const gb_config *e = gb_config_get(sig, "output_edges");
+    const gb_config *e = gb_config_get(d, "output_edges");
+    if (!outputs_given && e && gb_config_kind_of(e) == GB_CONFIG_LIST && gb_config_len(e) <= GB_FUNCTION_MAX_OUTPUTS)
+        r->g->noutputs = gb_config_len(e);
     if (!e || gb_config_kind_of(e) != GB_CONFIG_LIST || gb_config_len(e) != r->g->noutputs)
         return bad(r, "'output_edges' must be a list of %d edges, one per output", r->g->noutputs);
     for (int k = 0; k < r->g->noutputs; k++) {
         if (!read_edge(r, gb_config_at(e, k), r->g->n, &r->g->out_edges[k])) return false;
-        const gb_out_desc *d = &r->g->nodes[r->g->out_edges[k].node].out[r->g->out_edges[k].out];
-        if (d->dtype != r->g->outputs[k].dtype) return bad(r, "output %d's dtype is not its node's", k);
+        const gb_out_desc *o = &r->g->nodes[r->g->out_edges[k].node].out[r->g->out_edges[k].out];
+        gb_tensor_spec *s = &r->g->outputs[k];
+        if (!outputs_given) {
+            *s = (gb_tensor_spec){.name = r->g->output_names[k], .dtype = o->dtype, .rank = o->rank};
+            memcpy(s->shape, o->shape, sizeof s->shape);
+        }
+        if (o->dtype != s->dtype) return bad(r, "output %d's dtype is not its node's", k);
     }
     return true;
+}
+
+/* "nodes" and "output_edges" of dict d into r->g. */
+static bool parse_body(reader *r, const gb_config *d, bool outputs_given) {
+    gb__saved_graph *g = r->g;
+    const gb_config *nodes = gb_config_get(d, "nodes");
+    if (!nodes || gb_config_kind_of(nodes) != GB_CONFIG_LIST) return bad(r, "'nodes' must be a list");
+    int n = gb_config_len(nodes);
+    g->nodes = calloc((size_t)n + 1, sizeof *g->nodes);
+    if (!g->nodes) return gb__error(GB_ERR_MEMORY, NULL, "%s: out of memory", r->what), false;
+    for (int i = 0; i < n; i++) {
+        g->n = i + 1;   /* the node being read is freed with the others on failure */
+        if (!read_node(r, gb_config_at(nodes, i), i)) return false;
+    }
+    g->n = n;
+    return read_output_edges(r, d, outputs_given);
 }
 
 bool gb__saved_graph_parse(const gb_config *sig, int nvars, int nconsts, const char *what,
@@ -366,25 +500,18 @@ bool gb__saved_graph_parse(const gb_config *sig, int nvars, int nconsts, const c
     reader r = {.what = what, .g = g, .node = -1, .nvars = nvars, .nconsts = nconsts};
     snprintf(g->name, sizeof g->name, "?");
     if (gb_config_kind_of(sig) != GB_CONFIG_DICT) return bad(&r, "a signature must be a dict");
-    if (!read_string(&r, sig, "name", g->name, sizeof g->name) ||
-        !read_specs(&r, sig, "inputs", g->inputs, g->input_names, &g->ninputs) ||
-        !read_specs(&r, sig, "outputs", g->outputs, g->output_names, &g->noutputs))
-        return false;
-    const gb_config *nodes = gb_config_get(sig, "nodes");
-    if (!nodes || gb_config_kind_of(nodes) != GB_CONFIG_LIST) return bad(&r, "'nodes' must be a list");
-    int n = gb_config_len(nodes);
-    g->nodes = calloc((size_t)n + 1, sizeof *g->nodes);
-    if (!g->nodes) return gb__error(GB_ERR_MEMORY, NULL, "%s: out of memory", what), false;
-    for (int i = 0; i < n; i++) {
-        g->n = i + 1;   /* the node being read is freed with the others on failure */
-        if (!read_node(&r, gb_config_at(nodes, i), i)) return false;
-    }
-    g->n = n;
-    return read_output_edges(&r, sig);
+    return read_string(&r, sig, "name", g->name, sizeof g->name) &&
+           read_specs(&r, sig, "inputs", g->inputs, g->input_names, &g->ninputs) &&
+           read_specs(&r, sig, "outputs", g->outputs, g->output_names, &g->noutputs) &&
+           parse_body(&r, sig, true);
 }
 
 void gb__saved_graph_free(gb__saved_graph *g) {
-    for (int i = 0; i < g->n; i++) free(g->nodes[i].in), free(g->nodes[i].out);
+    for (int i = 0; i < g->n; i++) {
+        free(g->nodes[i].in), free(g->nodes[i].out);
+        for (int k = 0; k < 2; k++)
+            if (g->nodes[i].sub[k]) gb__saved_graph_free(g->nodes[i].sub[k]), free(g->nodes[i].sub[k]);
+    }
     free(g->nodes);
     *g = (gb__saved_graph){0};
 }

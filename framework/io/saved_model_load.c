@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "gb_control_flow.h"
 #include "io/internal.h"
 
 typedef struct loaded_signature {
@@ -39,16 +40,57 @@ struct gb_saved_model {
 
 /* ---- replaying a graph ------------------------------------------------------------------------ */
 
-static int replay_node(const loaded_signature *s, const gb__saved_node *nd, gb_tensor **val) {
-    const gb_saved_model *m = s->model;
-    const gb__saved_graph *g = &s->g;
-    gb_tensor *in[GB_FUNCTION_MAX_INPUTS], *out[GB_MAX_OUTPUTS] = {0};
+static int replay_graph(const gb_saved_model *m, const gb__saved_graph *g, gb_tensor *const *in,
+                        gb_tensor **out);
+
+/* A branch, loop cond or loop body: user is the node whose sub-graph it
+ * replays. */
+static int replay_sub0(void *user, gb_tensor *const *in, int nin, gb_tensor **out) {
+    (void)nin;
+    const gb__saved_node *nd = user;
+    return replay_graph(nd->model, nd->sub[0], in, out);
+}
+
+static int replay_sub1(void *user, gb_tensor *const *in, int nin, gb_tensor **out) {
+    (void)nin;
+    const gb__saved_node *nd = user;
+    return replay_graph(nd->model, nd->sub[1], in, out);
+}
+
+/* An If or While node: gb_cond or gb_while_loop over its sub-graphs, so
+ * tracing makes the same node and a tape records it as the user's code
+ * would be recorded. A loop's variables keep the shapes its body was
+ * traced for (-1 where they may change). */
+static int replay_control_flow(const gb__saved_node *nd, gb_tensor **in, gb_tensor **out) {
+    void *user = (void *)nd;   /* read only, by replay_sub0/1 */
+    if (nd->op == GB_OP_IF)
+        return gb_cond(in[0], replay_sub0, replay_sub1, in + 1, nd->nin - 1,
+                       &(gb_cond_options){.user = user, .name = nd->name}, out);
+    gb_shape_invariant inv[GB_MAX_OUTPUTS];
+    for (int k = 0; k < nd->nin && k < GB_MAX_OUTPUTS; k++) {
+        inv[k] = (gb_shape_invariant){.rank = nd->sub[1]->inputs[k].rank};
+        memcpy(inv[k].shape, nd->sub[1]->inputs[k].shape, sizeof inv[k].shape);
+    }
+    return gb_while_loop(replay_sub0, replay_sub1, in, nd->nin,
+                         &(gb_while_options){.user = user, .name = nd->name, .max_iterations = nd->max_iterations,
+                                             .shape_invariants = inv, .nshape_invariants = nd->nin},
+                         out);
+}
+
+static int replay_node(const gb_saved_model *m, const gb__saved_graph *g, const gb__saved_node *nd,
+                       gb_tensor **val) {
+    gb_tensor *in[GB_FUNCTION_MAX_INPUTS], *out[GB_FUNCTION_MAX_OUTPUTS] = {0};
     for (int j = 0; j < nd->nin; j++) in[j] = val[g->nodes[nd->in[j].node].value0 + nd->in[j].out];
-    gb_attrs a = nd->attrs;
-    for (int k = 0; k < a.nvars; k++) a.vars[k] = gb__variable_id(m->vars[a.vars[k]]);
-    if (gb__tl_trace) gb__tl_trace->next_node_name = nd->name;
-    int n = gb__dispatch(nd->op, in, nd->nin, &a, out);
-    if (gb__tl_trace) gb__tl_trace->next_node_name = NULL;
+    int n;
+    if (nd->op == GB_OP_IF || nd->op == GB_OP_WHILE) {
+        n = replay_control_flow(nd, in, out);
+    } else {
+        gb_attrs a = nd->attrs;
+        for (int k = 0; k < a.nvars; k++) a.vars[k] = gb__variable_id(m->vars[a.vars[k]]);
+        if (gb__tl_trace) gb__tl_trace->next_node_name = nd->name;
+        n = gb__dispatch(nd->op, in, nd->nin, &a, out);
+        if (gb__tl_trace) gb__tl_trace->next_node_name = NULL;
+    }
     if (n < 0) return -1;
     for (int k = 0; k < n && k < nd->nout; k++) {
         if (gb_tensor_dtype(out[k]) != nd->out[k].dtype) n = -2;
@@ -56,17 +98,15 @@ static int replay_node(const loaded_signature *s, const gb__saved_node *nd, gb_t
     }
     if (n == nd->nout) return n;
     gb__error(GB_ERR_VALUE, NULL,
-              "SavedModel '%s', signature '%s': node '%s' (%s) gave outputs other than the file "
+              "SavedModel '%s', graph '%s': node '%s' (%s) gave outputs other than the file "
               "says (%d of dtype %s)",
               m->dir, g->name, nd->name, gb_op_type_name(nd->op), nd->nout, gb_dtype_name(nd->out[0].dtype));
     return -1;
 }
 
-static int replay(void *user, gb_tensor *const *in, int nin, const gb_value *st, int nst,
-                  gb_tensor **out) {
-    (void)nin, (void)st, (void)nst;
-    const loaded_signature *s = user;
-    const gb__saved_graph *g = &s->g;
+/* Runs g's nodes in order on in; writes its outputs, returns how many or -1. */
+static int replay_graph(const gb_saved_model *m, const gb__saved_graph *g, gb_tensor *const *in,
+                        gb_tensor **out) {
     gb_tensor **val = calloc((size_t)g->nvalues + 1, sizeof *val);
     if (!val) return gb__error(GB_ERR_MEMORY, NULL, "SavedModel: out of memory"), -1;
     bool ok = true;
@@ -75,17 +115,25 @@ static int replay(void *user, gb_tensor *const *in, int nin, const gb_value *st,
         if (nd->op == GB_OP_PLACEHOLDER) {
             val[nd->value0] = in[nd->attrs.i[0]];
         } else if (nd->op == GB_OP_CONST) {
-            const gb__ckpt_entry *e = &s->model->consts.entries[nd->const_index];
-            ok = (val[nd->value0] = gb_tensor_from(e->dtype, s->model->const_data[nd->const_index],
-                                                   e->rank, e->dims)) != NULL;
+            const gb__ckpt_entry *e = &m->consts.entries[nd->const_index];
+            ok = (val[nd->value0] = gb_tensor_from(e->dtype, m->const_data[nd->const_index], e->rank,
+                                                   e->dims)) != NULL;
         } else {
-            ok = replay_node(s, nd, val) >= 0;
+            ok = replay_node(m, g, nd, val) >= 0;
         }
     }
     for (int k = 0; ok && k < g->noutputs; k++)
         out[k] = val[g->nodes[g->out_edges[k].node].value0 + g->out_edges[k].out];
     free(val);
     return ok ? g->noutputs : -1;
+}
+
+/* A signature's function body. */
+static int replay(void *user, gb_tensor *const *in, int nin, const gb_value *st, int nst,
+                  gb_tensor **out) {
+    (void)nin, (void)st, (void)nst;
+    const loaded_signature *s = user;
+    return replay_graph(s->model, &s->g, in, out);
 }
 
 /* ---- loading ------------------------------------------------------------------------------------ */
@@ -146,15 +194,27 @@ static bool load_constants(gb_saved_model *m) {
     return true;
 }
 
+/* Points g's control-flow nodes (and theirs) at the model. */
+static void adopt(const gb_saved_model *m, gb__saved_graph *g) {
+    for (int i = 0; i < g->n; i++) {
+        g->nodes[i].model = m;
+        for (int k = 0; k < 2; k++)
+            if (g->nodes[i].sub[k]) adopt(m, g->nodes[i].sub[k]);
+    }
+}
+
+/* A Const node's saved shape and dtype are its value's (in sub-graphs too). */
 static bool consts_match(const gb_saved_model *m, const gb__saved_graph *g, const char *what) {
     for (int i = 0; i < g->n; i++) {
         const gb__saved_node *nd = &g->nodes[i];
+        for (int k = 0; k < 2; k++)
+            if (nd->sub[k] && !consts_match(m, nd->sub[k], what)) return false;
         if (nd->op != GB_OP_CONST) continue;
         const gb__ckpt_entry *e = &m->consts.entries[nd->const_index];
         bool same = e->dtype == nd->out[0].dtype && e->rank == nd->out[0].rank &&
                     (e->rank == 0 || !memcmp(e->dims, nd->out[0].shape, (size_t)e->rank * sizeof *e->dims));
         if (!same) {
-            gb__error(GB_ERR_VALUE, NULL, "%s: signature '%s': Const '%s' is not the shape or dtype of its value '%s'",
+            gb__error(GB_ERR_VALUE, NULL, "%s: graph '%s': Const '%s' is not the shape or dtype of its value '%s'",
                       what, g->name, nd->name, e->path);
             return false;
         }
@@ -183,6 +243,7 @@ static bool load_signatures(gb_saved_model *m, const gb_config *root, const char
         if (!gb__saved_graph_parse(gb_config_at(list, i), nvars, m->consts.count, what, &s->g) ||
             !consts_match(m, &s->g, what))
             return false;
+        adopt(m, &s->g);
         for (int k = 0; k < i; k++)
             if (strcmp(m->sigs[k].g.name, s->g.name) == 0) {
                 gb__error(GB_ERR_IO, NULL, "%s: two signatures are named '%s'", what, s->g.name);

@@ -4,7 +4,8 @@
  *
  * The variables and constants files are a real model's, saved once at
  * start-up (a Dense-tanh-Dense MLP with a softmax signature scaled by a
- * constant, as the seeds were written from); the input stands for the
+ * constant, and a signature with a cond and a while loop, as the seeds
+ * were written from); the input stands for the
  * JSON beside them, past its fingerprint, so the fuzzer meets the graph
  * parser and checker rather than the hash.
  *
@@ -40,10 +41,49 @@ static int probabilities_fn(void *user, gb_tensor *const *in, int nin, const gb_
     return 2;
 }
 
+static int cube(void *u, gb_tensor *const *in, int n, gb_tensor **out) {
+    (void)u, (void)n;
+    out[0] = gb_mul(gb_mul(in[0], in[0]), in[0]);
+    return 1;
+}
+
+static int sine(void *u, gb_tensor *const *in, int n, gb_tensor **out) {
+    (void)u, (void)n;
+    out[0] = gb_sin(in[0]);
+    return 1;
+}
+
+static int i_less_n(void *u, gb_tensor *const *v, int n, gb_tensor **out) {
+    (void)u, (void)n;
+    out[0] = gb_less(v[0], v[3]);
+    return 1;
+}
+
+static int times_x(void *u, gb_tensor *const *v, int n, gb_tensor **out) {
+    (void)u, (void)n;
+    out[0] = gb_add_scalar(v[0], 1);
+    out[1] = gb_mul(v[1], v[2]);
+    out[2] = v[2];
+    out[3] = v[3];
+    return 4;
+}
+
+/* cond(pred, x^3, sin x) + x^n, the power by a loop of at most 16 trips. */
+static int branchy_fn(void *user, gb_tensor *const *in, int nin, const gb_value *st, int nst,
+                      gb_tensor **out) {
+    (void)user, (void)nin, (void)st, (void)nst;
+    gb_tensor *c, *v[4] = {gb_scalar(GB_I64, 0), gb_ones_like(in[0]), in[0], in[1]};
+    if (gb_cond(in[2], cube, sine, in, 1, NULL, &c) != 1 ||
+        gb_while_loop(i_less_n, times_x, v, 4, &(gb_while_options){.max_iterations = 16}, v) != 4)
+        return -1;
+    out[0] = gb_add(c, v[1]);
+    return 1;
+}
+
 /* Saves the model whose variables and constants every input is given. */
 static void save_model(void) {
-    snprintf(dir, sizeof dir, "/tmp/gb-fuzz-sm-XXXXXX");
-    FUZZ_CHECK(mkdtemp(dir) != NULL, "no temporary directory");
+    snprintf(dir, sizeof dir, "%s", getenv("GB_FUZZ_SEED_DIR") ? getenv("GB_FUZZ_SEED_DIR") : "/tmp/gb-fuzz-sm-XXXXXX");
+    FUZZ_CHECK(getenv("GB_FUZZ_SEED_DIR") || mkdtemp(dir) != NULL, "no temporary directory");
     gb_module *m = gb_sequential_new("mlp");
     gb_sequential_add(m, gb_dense_new(16, &(gb_dense_options){.activation = GB_ACT_TANH, .seed = 1}));
     gb_sequential_add(m, gb_dense_new(3, &(gb_dense_options){.seed = 2}));
@@ -52,10 +92,18 @@ static void save_model(void) {
     gb_function_options o = {.user = m, .input_signature = spec, .ninput_signature = 1};
     gb_function *a = gb_function_new("serving_default", mlp_fn, &o);
     gb_function *b = gb_function_new("probabilities", probabilities_fn, &o);
+    gb_tensor_spec cf_spec[] = {GB_SPEC("x", GB_F64, -1), GB_SPEC_SCALAR("n", GB_I64),
+                                GB_SPEC_SCALAR("pred", GB_BOOL)};
+    gb_function *c = gb_function_new("branchy", branchy_fn, NULL);
     gb_saved_model_signature sigs[] = {{.name = "serving_default", .function = a, .inputs = spec, .ninputs = 1},
-                                       {.name = "probabilities", .function = b, .inputs = spec, .ninputs = 1}};
-    FUZZ_CHECK(gb_saved_model_save(dir, sigs, 2), "saving the base model: %s", gb_error_string());
-    gb_function_free(a), gb_function_free(b), gb_module_free(m);
+                                       {.name = "probabilities", .function = b, .inputs = spec, .ninputs = 1},
+                                       {.name = "branchy", .function = c, .inputs = cf_spec, .ninputs = 3}};
+    FUZZ_CHECK(gb_saved_model_save(dir, sigs, 3), "saving the base model: %s", gb_error_string());
+    if (getenv("GB_FUZZ_SEED_DIR")) {   /* writing the seeds: keep the directory */
+        gb_function_free(a), gb_function_free(b), gb_function_free(c), gb_module_free(m);
+        return;
+    }
+    gb_function_free(a), gb_function_free(b), gb_function_free(c), gb_module_free(m);
     char path[128];
     snprintf(path, sizeof path, "%s/" GB__SAVED_MODEL_VARIABLES, dir);
     FUZZ_CHECK(gb__ckpt_read(path, &vars), "%s", gb_error_string());
@@ -69,9 +117,12 @@ static void save_model(void) {
     FUZZ_CHECK(system(cmd) == 0, "cannot remove %s", dir);
 }
 
+/* GB_FUZZ_SEED_DIR=D: save the base model into D (to write seeds from
+ * its saved_model.json) and stop. */
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc, (void)argv;
     save_model();
+    if (getenv("GB_FUZZ_SEED_DIR")) exit(0);
     return 0;
 }
 
