@@ -158,23 +158,42 @@ static void entry_of(const item *x, int64_t *iterations, gb__ckpt_entry *e) {
 }
 
 bool gb_checkpoint_write(gb_checkpoint *c, const char *path) {
+    return gb__checkpoint_write_with(c, path, NULL, 0);
+}
+
+/* An extra entry must not take a tracked tensor's path. */
+static bool extras_fit(const items *it, const gb__ckpt_entry *extra, int nextra) {
+    for (int k = 0; k < nextra; k++)
+        for (int i = 0; i < it->n; i++)
+            if (strcmp(it->v[i].path, extra[k].path) == 0) {
+                gb__error(GB_ERR_VALUE, NULL, "checkpoint: two tensors would be saved as '%s'",
+                          extra[k].path);
+                return false;
+            }
+    return true;
+}
+
+bool gb__checkpoint_write_with(gb_checkpoint *c, const char *path, const gb__ckpt_entry *extra,
+                               int nextra) {
     if (!gb_ok()) return false;
-    if (!c || !path) {
-        gb__error(GB_ERR_VALUE, NULL, "gb_checkpoint_write: NULL %s", c ? "path" : "checkpoint");
+    if (!c || !path || nextra < 0 || (nextra && !extra)) {
+        gb__error(GB_ERR_VALUE, NULL, "gb_checkpoint_write: NULL %s",
+                  !c ? "checkpoint" : path ? "extra entries" : "path");
         return false;
     }
     items it = {0};
     gb__ckpt_entry *e = NULL;
     int64_t *iters = NULL;
     gb_scope_begin();
-    bool ok = gather(c, &it);
+    bool ok = gather(c, &it) && extras_fit(&it, extra, nextra);
     if (ok) {
-        e = calloc((size_t)it.n + 1, sizeof *e);
+        e = calloc((size_t)(it.n + nextra) + 1, sizeof *e);
         iters = calloc((size_t)it.n + 1, sizeof *iters);
         if (!e || !iters) ok = false, gb__error(GB_ERR_MEMORY, NULL, "%s: out of memory", path);
     }
     for (int i = 0; ok && i < it.n; i++) entry_of(&it.v[i], &iters[i], &e[i]);
-    ok = ok && gb_ok() && gb__ckpt_write(path, e, it.n);
+    for (int k = 0; ok && k < nextra; k++) e[it.n + k] = extra[k];
+    ok = ok && gb_ok() && gb__ckpt_write(path, e, it.n + nextra);
     gb_scope_end();
     free(e), free(iters), free(it.v);
     return ok;
@@ -209,31 +228,41 @@ static bool matches(const gb__ckpt_file *f, const item *x, const gb__ckpt_entry 
     return false;
 }
 
-static void count_unexpected(const gb__ckpt_file *f, const items *it, gb_restore_status *st) {
+static bool is_own(const char *path, const char *const *own, int nown) {
+    for (int k = 0; k < nown; k++)
+        if (strcmp(own[k], path) == 0) return true;
+    return false;
+}
+
+/* The file's tensors nothing tracked claims (but the caller's own). */
+static void count_unexpected(const gb__ckpt_file *f, const items *it, const char *const *own,
+                             int nown, gb_restore_status *st) {
     for (int i = 0; i < f->count; i++) {
-        bool claimed = false;
+        bool claimed = is_own(f->entries[i].path, own, nown);
         for (int k = 0; k < it->n && !claimed; k++) claimed = strcmp(it->v[k].path, f->entries[i].path) == 0;
         if (claimed) continue;
         if (!st->unexpected++) snprintf(st->first_unexpected, sizeof st->first_unexpected, "%s", f->entries[i].path);
     }
 }
 
-/* Checks every tracked tensor, then (all good) assigns them. */
-static bool restore_items(const gb__ckpt_file *f, const items *it, gb_restore_status *st) {
-    const void **data = calloc((size_t)it->n + 1, sizeof *data);
-    if (!data) {
-        gb__error(GB_ERR_MEMORY, NULL, "%s: out of memory", f->path);
-        return false;
-    }
-    bool ok = true;
-    for (int i = 0; ok && i < it->n; i++) {
+/* Every tracked tensor's data in the file, checked (dtype, shape, CRC),
+ * into data[] (NULL where the file lacks it: counted as missing). */
+static bool check_items(const gb__ckpt_file *f, const items *it, const void **data,
+                        gb_restore_status *st) {
+    for (int i = 0; i < it->n; i++) {
         const gb__ckpt_entry *e = find(f, it->v[i].path);
         if (!e) {
             if (!st->missing++) snprintf(st->first_missing, sizeof st->first_missing, "%s", it->v[i].path);
             continue;
         }
-        ok = matches(f, &it->v[i], e) && (data[i] = gb__ckpt_data(f, e)) != NULL;
+        if (!matches(f, &it->v[i], e) || !(data[i] = gb__ckpt_data(f, e))) return false;
     }
+    return true;
+}
+
+static bool assign_items(const gb__ckpt_file *f, const items *it, const void **data,
+                         gb_restore_status *st) {
+    bool ok = true;
     for (int i = 0; ok && i < it->n; i++) {
         const gb__ckpt_entry *e = data[i] ? find(f, it->v[i].path) : NULL;
         if (!e) continue;
@@ -243,8 +272,31 @@ static bool restore_items(const gb__ckpt_file *f, const items *it, gb_restore_st
             ok = gb_optimizer_set_iterations(it->v[i].opt, *(const int64_t *)data[i]);
         st->restored += ok;
     }
-    free(data);
     return ok && gb_ok();
+}
+
+/* Checks every tracked tensor, then (all good, and with exact the file
+ * and the tracked objects matching but for the caller's own entries)
+ * assigns them. */
+static bool restore_file(gb_checkpoint *c, const gb__ckpt_file *f, gb_restore_status *st,
+                         bool exact, const char *const *own, int nown) {
+    *st = (gb_restore_status){0};
+    snprintf(st->file, sizeof st->file, "%.255s", f->path);
+    items it = {0};
+    const void **data = NULL;
+    gb_scope_begin();
+    bool ok = gather(c, &it);
+    if (ok && !(data = calloc((size_t)it.n + 1, sizeof *data))) {
+        gb__error(GB_ERR_MEMORY, NULL, "%s: out of memory", f->path);
+        ok = false;
+    }
+    ok = ok && check_items(f, &it, data, st);
+    if (ok) count_unexpected(f, &it, own, nown, st);
+    ok = ok && (!exact || gb_restore_assert_consumed(st)) && assign_items(f, &it, data, st);
+    gb_scope_end();
+    free(data);
+    free(it.v);
+    return ok;
 }
 
 bool gb_checkpoint_restore(gb_checkpoint *c, const char *path, gb_restore_status *st) {
@@ -254,18 +306,22 @@ bool gb_checkpoint_restore(gb_checkpoint *c, const char *path, gb_restore_status
                   !c ? "checkpoint" : !path ? "path" : "status");
         return false;
     }
-    *st = (gb_restore_status){0};
-    snprintf(st->file, sizeof st->file, "%s", path);
     gb__ckpt_file f;
-    if (!gb__ckpt_read(path, &f)) return false;
-    items it = {0};
-    gb_scope_begin();
-    bool ok = gather(c, &it) && restore_items(&f, &it, st);
-    if (ok) count_unexpected(&f, &it, st);
-    gb_scope_end();
-    free(it.v);
+    if (!gb__ckpt_read(path, &f)) {
+        *st = (gb_restore_status){0};
+        snprintf(st->file, sizeof st->file, "%s", path);
+        return false;
+    }
+    bool ok = restore_file(c, &f, st, false, NULL, 0);
     gb__ckpt_close(&f);
     return ok;
+}
+
+bool gb__checkpoint_restore_exact(gb_checkpoint *c, const gb__ckpt_file *f, const char *const *own,
+                                  int nown) {
+    if (!gb_ok()) return false;
+    gb_restore_status st;
+    return restore_file(c, f, &st, true, own, nown);
 }
 
 bool gb_restore_assert_consumed(const gb_restore_status *st) {
