@@ -243,6 +243,29 @@ gb_callback *gb_model_checkpoint(const gb_model_checkpoint_options *o);
 /* The path of the last save ("" before any). */
 const char *gb_model_checkpoint_last_path(gb_callback *cb);
 
+/* BackupAndRestore: fault tolerance for fit (keras.callbacks.
+ * BackupAndRestore). Saves the training state — the model's weights, the
+ * optimizer's state, the epoch and the batch within it, the compiled
+ * metrics so far and where fit is in its stream of batches (the shuffle's
+ * seed and pass) — to one file in backup_dir, atomically, at each epoch's
+ * end or every save_freq batches. A fit that starts with a backup there
+ * restores it and continues from that epoch and batch, on the same data
+ * in the same order: a run killed part way and started again ends with
+ * the weights of a run never interrupted, bit for bit (datasets: the
+ * batches already trained are read again and dropped, after replaying the
+ * iterators made before; exact when the dataset's order depends only on
+ * its seeds, as shuffle's does). When training ends (not after an error)
+ * the backup is deleted, unless keep_checkpoint. The backup must come
+ * from the same model, compile and data (sizes are checked). */
+typedef struct gb_backup_and_restore_options {
+    const char *backup_dir;   /* required; made when missing */
+    int64_t save_freq;        /* 0: at each epoch's end ("epoch"); N > 0: every N batches */
+    bool keep_checkpoint;     /* Keras delete_checkpoint=False */
+} gb_backup_and_restore_options;
+gb_callback *gb_backup_and_restore(const gb_backup_and_restore_options *o);
+/* The backup file in backup_dir ("<backup_dir>/backup.ckpt"). */
+const char *gb_backup_and_restore_path(gb_callback *cb);
+
 /* LambdaCallback: any of the hooks as plain functions. */
 typedef struct gb_lambda_callback {
     void (*on_epoch_begin)(gb_train_state *s, int epoch, gb_logs *logs, void *user);
@@ -370,6 +393,7 @@ bool gb_register_metric(const char *class_name, gb_metric_factory make, void *us
 #define gb_model_load(...) GB_AT(gb_model_load, __VA_ARGS__)
 #define gb_register_loss(...) GB_AT(gb_register_loss, __VA_ARGS__)
 #define gb_register_metric(...) GB_AT(gb_register_metric, __VA_ARGS__)
+#define gb_backup_and_restore(...) GB_AT(gb_backup_and_restore, __VA_ARGS__)
 #define gb_model_compile(...) GB_AT(gb_model_compile, __VA_ARGS__)
 #define gb_model_fit(...) GB_AT(gb_model_fit, __VA_ARGS__)
 #define gb_model_evaluate(...) GB_AT(gb_model_evaluate, __VA_ARGS__)

@@ -99,7 +99,7 @@ static int child_resume(const char *in, const char *out) {
 START_TEST(test_resume_in_a_new_process_bit_for_bit) {
     gb_module *a = rt_mlp();
     gb_optimizer *oa = gb_adam(1e-3);
-    rt_compile(a, oa);
+    ck_assert_msg(rt_compile(a, oa), "%s", gb_error_string());
     gb_history *h2 = rt_fit(a, 0, 2, NULL, 0);
     ck_assert_msg(h2 != NULL, "%s", gb_error_string());
     const char *saved = in_dir("after2.gbm"), *resumed = in_dir("resumed.gbm"), *out = in_dir("out.txt");
@@ -109,7 +109,7 @@ START_TEST(test_resume_in_a_new_process_bit_for_bit) {
     rt_fresh_session();
     gb_module *straight = rt_mlp();
     gb_optimizer *os = gb_adam(1e-3);
-    rt_compile(straight, os);
+    ck_assert_msg(rt_compile(straight, os), "%s", gb_error_string());
     gb_history *h3 = rt_fit(straight, 0, 3, NULL, 0);
     ck_assert_msg(h3 != NULL, "%s", gb_error_string());
     gb_module *back = gb_model_load(resumed);
@@ -394,7 +394,7 @@ static void assert_refused(const char *path, gb_status code, const char *part) {
 START_TEST(test_damaged_files_are_clear_errors) {
     gb_module *m = rt_mlp();
     gb_optimizer *opt = gb_adam(1e-3);
-    rt_compile(m, opt);
+    ck_assert_msg(rt_compile(m, opt), "%s", gb_error_string());
     gb_history *h = rt_fit(m, 0, 1, NULL, 0);
     ck_assert(h != NULL);
     const char *good = in_dir("good.gbm"), *bad = in_dir("bad.gbm");
@@ -535,7 +535,7 @@ END_TEST
 START_TEST(test_model_checkpoint_writes_model_files) {
     gb_module *m = rt_mlp();
     gb_optimizer *opt = gb_adam(1e-3);
-    rt_compile(m, opt);
+    ck_assert_msg(rt_compile(m, opt), "%s", gb_error_string());
     char pattern[200];
     snprintf(pattern, sizeof pattern, "%s/epoch-{epoch}.gbm", test_dir());
     gb_callback *mc = gb_model_checkpoint(&(gb_model_checkpoint_options){.filepath = pattern});
@@ -567,7 +567,7 @@ START_TEST(test_unbuilt_and_recompiled_models) {
     /* Compiled again with its own optimizer: the model keeps it. */
     m = rt_mlp();
     gb_optimizer *opt = gb_sgd_momentum(0.01, 0.9, false);
-    rt_compile(m, opt);
+    ck_assert_msg(rt_compile(m, opt), "%s", gb_error_string());
     gb_history *h = rt_fit(m, 0, 1, NULL, 0);
     ck_assert(h != NULL);
     gb_history_free(h);
@@ -576,7 +576,7 @@ START_TEST(test_unbuilt_and_recompiled_models) {
     ck_assert_msg(back != NULL, "%s", gb_error_string());
     gb_optimizer *own = gb_model_optimizer(back);
     ck_assert_str_eq(gb_optimizer_name(own), "SGD");
-    rt_compile(back, own);
+    ck_assert_msg(rt_compile(back, own), "%s", gb_error_string());
     ck_assert_ptr_eq(gb_model_optimizer(back), own);
     h = rt_fit(back, 1, 2, NULL, 0);
     ck_assert_msg(h != NULL, "%s", gb_error_string());
