@@ -380,11 +380,12 @@ bool gb__fit_resumable(const gb__fit_position *now, const gb__fit_position *save
                   FIT, same[i].what, (long long)same[i].there, (long long)same[i].here);
         return false;
     }
-    int64_t steps = now->steps, passes_max = (saved->epoch + 1) * (steps > 0 ? steps : 1) + 1;
+    /* A dataset's passes: at most one per step, and one more per epoch. */
+    int64_t steps = now->steps, per_pass = steps > 0 ? steps : 1;
     bool inside = saved->epoch >= 0 && saved->epoch <= INT32_MAX && saved->batch >= 0 &&
                   (steps < 0 || saved->batch <= steps) && saved->pass >= -1 &&
                   (arrays ? saved->pos >= 0 && saved->pos <= now->samples
-                          : saved->pos >= -1 && saved->pass <= passes_max);
+                          : saved->pos >= -1 && saved->pass / per_pass <= 2 * (saved->epoch + 1));
     if (!inside)
         gb__error(GB_ERR_VALUE, NULL,
                   "%s: the saved training state is out of range (epoch %lld, batch %lld, pass "
