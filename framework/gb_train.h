@@ -394,6 +394,8 @@ bool gb_register_metric(const char *class_name, gb_metric_factory make, void *us
 #define gb_register_loss(...) GB_AT(gb_register_loss, __VA_ARGS__)
 #define gb_register_metric(...) GB_AT(gb_register_metric, __VA_ARGS__)
 #define gb_backup_and_restore(...) GB_AT(gb_backup_and_restore, __VA_ARGS__)
+#define gb_backup_and_restore_path(...) GB_AT(gb_backup_and_restore_path, __VA_ARGS__)
+#define gb_model_optimizer(...) GB_AT(gb_model_optimizer, __VA_ARGS__)
 #define gb_model_compile(...) GB_AT(gb_model_compile, __VA_ARGS__)
 #define gb_model_fit(...) GB_AT(gb_model_fit, __VA_ARGS__)
 #define gb_model_evaluate(...) GB_AT(gb_model_evaluate, __VA_ARGS__)
