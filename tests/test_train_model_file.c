@@ -376,12 +376,24 @@ static void write_bytes(const char *path, const unsigned char *d, size_t n) {
     fclose(f);
 }
 
+/* The seed the next layer with a default seed gets. */
+static uint64_t next_layer_seed(void) {
+    gb_module *d = gb_dense_new(1, &(gb_dense_options){.name = "probe"});
+    uint64_t seed = gb_module_seed(d);
+    gb_module_free(d);
+    return seed;
+}
+
 /* Loading path fails with code and a message holding `part`; the file
- * is not touched. */
+ * is not touched, nor the program's sequence of layer seeds. */
 static void assert_refused(const char *path, gb_status code, const char *part) {
     size_t n0, n1;
     unsigned char *before = slurp(path, &n0);
+    gb_nn_set_seed(5);
+    uint64_t seed = next_layer_seed();
+    gb_nn_set_seed(5);
     ck_assert_ptr_null(gb_model_load(path));
+    ck_assert_uint_eq(next_layer_seed(), seed);
     const gb_error *e = check_error(code, part);
     ck_assert_msg(strstr(e->message, path), "the error does not name the file: %s", e->message);
     fprintf(stderr, "damaged model file: %s\n", e->message);

@@ -44,6 +44,11 @@ static inline double gb__metric_weight_at(gb_tensor *w, int64_t i) {
 uint64_t gb__nn_mix_seed(uint64_t a, uint64_t b);
 /* The next seed of the global sequence gb_nn_set_seed() restarts. */
 uint64_t gb__nn_next_seed(void);
+/* Where the sequence is, and back there: a loader that makes modules
+ * from configs (which carry the seeds that matter) leaves the program's
+ * own sequence as it found it. */
+uint64_t gb__nn_seed_position(void);
+void gb__nn_seed_rewind(uint64_t position);
 
 /* The initializer with GB_INIT_DEFAULT replaced by the layer's default. */
 static inline gb_initializer gb__nn_init_or(gb_initializer init, gb_init_kind dflt) {

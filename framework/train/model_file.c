@@ -39,7 +39,9 @@
  * does not build it, compiled from the compile config (custom losses and
  * metric objects must be registered: custom_objects.c), then every
  * tensor restored all or nothing. A failure at any point frees what was
- * made, and its error names the file and what is wrong.
+ * made, and its error names the file and what is wrong. Either way the
+ * program's sequence of default layer seeds is where it was: a load
+ * changes no layer the program builds after it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,12 +173,16 @@ gb_module *gb__model_from_parts(const char *path, const char *json, size_t n,
     snprintf(what, sizeof what, "%s: %s", path, CONFIG_ENTRY);
     gb_config *doc = gb_config_from_json(json, n, what);
     gb_module *m = NULL;
+    uint64_t seeds = gb__nn_seed_position();
     if (doc && check_format(path, doc)) {
         /* The layers' and compile's own errors know no file: name it. */
         const char *before = gb__error_context(path);
         m = rebuild(doc);
         gb__error_context(before);
     }
+    /* Layers whose configs carry no seed (they draw none) took some from
+     * the program's sequence: loading leaves it where it was. */
+    gb__nn_seed_rewind(seeds);
     gb__compiled *c = m ? gb__module_attached(m) : NULL;
     const char *const own[] = {CONFIG_ENTRY};
     if (m && !gb__state_restore(m, c ? c->opts.optimizer : NULL, f, own, 1)) {
