@@ -245,7 +245,8 @@ const char *gb_model_checkpoint_last_path(gb_callback *cb);
 
 /* BackupAndRestore: fault tolerance for fit (keras.callbacks.
  * BackupAndRestore). Saves the training state — the model's weights, the
- * optimizer's state, the epoch and the batch within it, the compiled
+ * optimizer's state (and its constant learning rate, which a callback may
+ * have changed), the epoch and the batch within it, the compiled
  * metrics so far and where fit is in its stream of batches (the shuffle's
  * seed and pass) — to one file in backup_dir, atomically, at each epoch's
  * end or every save_freq batches. A fit that starts with a backup there

@@ -7,7 +7,8 @@
  *   resumes at the saved epoch and batch, and its final weights, Adam's
  *   state and the logs of the epochs it trained equal an uninterrupted
  *   run's bit for bit; the backup is deleted at the end. Bounded in time.
- * - Backups at each epoch's end resume at the next epoch.
+ * - Backups at each epoch's end resume at the next epoch, with the
+ *   learning rate a callback had set.
  * - fit on a shuffled dataset resumes part way through an epoch on the
  *   same batches, bit for bit.
  * - A backup of another run (batch size), another model, or a damaged one
@@ -188,6 +189,14 @@ static gb_history *train(gb_module **m, gb_optimizer **opt, gb_callback *const *
     return h;
 }
 
+/* A schedule by hand, as ReduceLROnPlateau's: the rate halves after the
+ * first epoch. A run resumed later never sees that epoch end: the rate
+ * must come from the backup. */
+static void halve_after_first(gb_train_state *s, int epoch, gb_logs *logs, void *user) {
+    (void)logs, (void)user;
+    if (epoch == 0) gb_optimizer_set_learning_rate(s->optimizer, gb_optimizer_learning_rate(s->optimizer) / 2);
+}
+
 START_TEST(test_epoch_backups_resume_at_the_next_epoch) {
     const char *dir = in_dir("epochs");
     gb_callback *keep = gb_backup_and_restore(&(gb_backup_and_restore_options){.backup_dir = dir,
@@ -195,22 +204,24 @@ START_TEST(test_epoch_backups_resume_at_the_next_epoch) {
     gb_callback *once = gb_backup_and_restore(&(gb_backup_and_restore_options){.backup_dir = dir});
     stopper k = {.at_epoch = 1, .at_batch = 62};   /* the epoch's last batch: it ends, saved */
     gb_callback *stop = stopper_callback(&k);
+    gb_callback *halve = gb_lambda(&(gb_lambda_callback){.on_epoch_end = halve_after_first});
     gb_module *a, *b, *c;
     gb_optimizer *oa, *ob, *oc;
-    gb_history *ha = train(&a, &oa, (gb_callback *[]){keep, stop}, 2);
+    gb_history *ha = train(&a, &oa, (gb_callback *[]){halve, keep, stop}, 3);
     ck_assert_int_eq(gb_history_epochs(ha), 2);
     ck_assert_str_eq(gb_backup_and_restore_path(keep), in_dir("epochs/backup.ckpt"));
     ck_assert_int_eq(backup_value(gb_backup_and_restore_path(keep), "fit/epoch"), 2);
     ck_assert_int_eq(backup_value(gb_backup_and_restore_path(keep), "fit/batch"), 0);
-    gb_history *hb = train(&b, &ob, &once, 1);
+    gb_history *hb = train(&b, &ob, (gb_callback *[]){halve, once}, 2);
     ck_assert_int_eq(gb_history_epochs(hb), 1);
     ck_assert_int_eq(gb_history_epoch(hb, 0), 2);
     ck_assert_int_ne(access(dir, F_OK), 0);
-    gb_history *hc = train(&c, &oc, NULL, 0);
+    ck_assert_double_eq(gb_optimizer_learning_rate(ob), 5e-4);
+    gb_history *hc = train(&c, &oc, &halve, 1);
     rt_assert_same_training_state(c, b);
     ck_assert(rt_same_double(gb_history_value(hb, "loss", 0), rt_history_at(hc, "loss", 2)));
     gb_history_free(ha), gb_history_free(hb), gb_history_free(hc);
-    gb_callback_free(keep), gb_callback_free(once), gb_callback_free(stop);
+    gb_callback_free(keep), gb_callback_free(once), gb_callback_free(stop), gb_callback_free(halve);
     gb_module_free(a), gb_module_free(b), gb_module_free(c);
     gb_optimizer_free(oa), gb_optimizer_free(ob), gb_optimizer_free(oc);
 }

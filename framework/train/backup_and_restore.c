@@ -12,8 +12,11 @@
  * ("fit/epoch": the epoch to continue, "fit/batch": its batches done,
  * "fit/pass", "fit/position", "fit/seed": the stream of batches and its
  * shuffle, "fit/samples", "fit/batch_size", "fit/steps": which run it
- * is) — and "fit/metrics", the compiled metrics' states, so an epoch
- * resumed part way also logs what the uninterrupted one logs.
+ * is) — "fit/metrics", the compiled metrics' states, so an epoch
+ * resumed part way also logs what the uninterrupted one logs, and
+ * "fit/learning_rate" (float64), the optimizer's rate then: a callback
+ * may have changed it (ReduceLROnPlateau), and a constant rate is put
+ * back as it was (a schedule follows the restored iterations anyway).
  *
  * Keras resumes at the start of the epoch of the last backup (training
  * that epoch's first batches twice); here the batch is kept too. Saves
@@ -25,6 +28,7 @@
  * keep_checkpoint. A fit that fails keeps it, for the next attempt.
  */
 #include <errno.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,8 +62,8 @@ static const struct {
     {"fit/batch_size", offsetof(gb__fit_position, batch_size)},
     {"fit/steps", offsetof(gb__fit_position, steps)},
 };
-enum { NFIELDS = sizeof FIELDS / sizeof *FIELDS, NENTRIES = NFIELDS + 1 };
-static const char *const METRICS = "fit/metrics";
+enum { NFIELDS = sizeof FIELDS / sizeof *FIELDS, NENTRIES = NFIELDS + 2 };
+static const char *const METRICS = "fit/metrics", *const RATE = "fit/learning_rate";
 _Static_assert(sizeof(gb__fit_position) == NFIELDS * sizeof(int64_t),
                "every field of gb__fit_position has an entry");
 
@@ -84,6 +88,9 @@ static bool save(backup *b, gb_train_state *s, gb__fit_position at) {
     e[NFIELDS] = (gb__ckpt_entry){.dtype = GB_U8, .rank = 1, .dims = {(int64_t)n}, .data = metrics,
                                   .nbytes = n};
     snprintf(e[NFIELDS].path, sizeof e[NFIELDS].path, "%s", METRICS);
+    double rate = gb_optimizer_learning_rate(s->optimizer);
+    e[NFIELDS + 1] = (gb__ckpt_entry){.dtype = GB_F64, .data = &rate, .nbytes = sizeof rate};
+    snprintf(e[NFIELDS + 1].path, sizeof e[NFIELDS + 1].path, "%s", RATE);
     bool ok = gb__state_write(s->model, s->optimizer, b->path, e, NENTRIES);
     free(metrics);
     b->since_save = 0;
@@ -126,40 +133,63 @@ static bool make_dir(const char *dir) {
     return false;
 }
 
-/* The backup f into the model, the optimizer and fit's resume point,
- * once all of it is known to fit this run. */
-static bool restore(gb_train_state *s, const gb__ckpt_file *f) {
-    gb__compiled *c = s->compiled;
+/* A backup's own entries: fit's position, the metric states, the rate. */
+typedef struct saved {
     gb__fit_position at;
+    const void *metrics;
+    size_t nmetrics;
+    double rate;
+} saved;
+
+/* f's own entries into *sv, checked against this run (c) before anything
+ * is restored; false with an error naming the file. */
+static bool read_saved(const gb__ckpt_file *f, gb__compiled *c, saved *sv) {
     for (int i = 0; i < NFIELDS; i++) {
         const void *v = gb__state_entry(f, FIELDS[i].path, GB_I64, 0, NULL);
         if (!v) return false;
-        memcpy((char *)&at + FIELDS[i].offset, v, sizeof(int64_t));
+        memcpy((char *)&sv->at + FIELDS[i].offset, v, sizeof(int64_t));
     }
     const char *before = gb__error_context(f->path);
-    bool fits = gb__fit_resumable(&c->at, &at);
+    bool fits = gb__fit_resumable(&c->at, &sv->at);
     gb__error_context(before);
-    size_t n = 0;
-    const void *metrics = fits ? gb__state_entry(f, METRICS, GB_U8, 1, &n) : NULL;
-    if (metrics && n != gb__metrics_state_size(c)) {
-        gb__error(GB_ERR_VALUE, NULL,
-                  "%s: the saved metric states take %zu bytes but this model's take %zu; was it "
-                  "compiled with other metrics?",
-                  f->path, n, gb__metrics_state_size(c));
+    const void *rate = NULL;
+    if (!fits || !(sv->metrics = gb__state_entry(f, METRICS, GB_U8, 1, &sv->nmetrics)) ||
+        !(rate = gb__state_entry(f, RATE, GB_F64, 0, NULL)))
+        return false;
+    memcpy(&sv->rate, rate, sizeof sv->rate);
+    if (!(sv->rate >= 0 && sv->rate < INFINITY)) {
+        gb__error(GB_ERR_IO, NULL, "%s: '%s' is %g, not a learning rate", f->path, RATE, sv->rate);
         return false;
     }
-    unsigned char *copy = metrics ? malloc(n ? n : 1) : NULL;
-    if (metrics && !copy) gb__error(GB_ERR_MEMORY, NULL, "BackupAndRestore: out of memory");
+    if (sv->nmetrics == gb__metrics_state_size(c)) return true;
+    gb__error(GB_ERR_VALUE, NULL,
+              "%s: the saved metric states take %zu bytes but this model's take %zu; was it "
+              "compiled with other metrics?",
+              f->path, sv->nmetrics, gb__metrics_state_size(c));
+    return false;
+}
+
+/* The backup f into the model, the optimizer and fit's resume point,
+ * all or nothing. */
+static bool restore(gb_train_state *s, const gb__ckpt_file *f) {
+    gb__compiled *c = s->compiled;
+    saved sv = {0};
+    if (!read_saved(f, c, &sv)) return false;
+    unsigned char *metrics = malloc(sv.nmetrics ? sv.nmetrics : 1);
     const char *own[NENTRIES];
     for (int i = 0; i < NFIELDS; i++) own[i] = FIELDS[i].path;
     own[NFIELDS] = METRICS;
-    if (!copy || !gb__state_restore(s->model, s->optimizer, f, own, NENTRIES)) {
-        free(copy);
+    own[NFIELDS + 1] = RATE;
+    if (!metrics) gb__error(GB_ERR_MEMORY, NULL, "BackupAndRestore: out of memory");
+    if (!metrics || !gb__state_restore(s->model, s->optimizer, f, own, NENTRIES)) {
+        free(metrics);
         return false;
     }
-    if (n) memcpy(copy, metrics, n);
+    if (gb_optimizer_schedule(s->optimizer)->kind == GB_LR_CONSTANT)
+        gb_optimizer_set_learning_rate(s->optimizer, sv.rate);
+    if (sv.nmetrics) memcpy(metrics, sv.metrics, sv.nmetrics);
     free(c->resume.metrics);
-    c->resume = (gb__resume){.pending = true, .at = at, .metrics = copy, .nmetrics = n};
+    c->resume = (gb__resume){.pending = true, .at = sv.at, .metrics = metrics, .nmetrics = sv.nmetrics};
     return true;
 }
 
