@@ -196,6 +196,23 @@ gb_variable *gb_optimizer_slot(const gb_optimizer *opt, const gb_variable *var,
  * slots in order); returns the total number. */
 int gb_optimizer_slot_variables(const gb_optimizer *opt, gb_variable **out, int cap);
 
+/* ---- configs ------------------------------------------------------------------------------ */
+
+typedef struct gb_config gb_config;   /* a config dict: gb_nn.h */
+
+/* keras.optimizers.serialize: {"class_name": "SGD" | "Adam" | "RMSprop",
+ * "config": {"name", "learning_rate", the kind's hyperparameters,
+ * "weight_decay", "exclude_from_weight_decay"}}, the learning rate a
+ * number or a schedule {"class_name": "ExponentialDecay" | "CosineDecay",
+ * "config": {...}}. What the optimizer does, not its state (slots and
+ * iterations go to checkpoints). NULL with an error for a custom schedule
+ * (a C function cannot be written down). Free with gb_config_free. */
+gb_config *gb_optimizer_get_config(const gb_optimizer *opt);
+/* keras.optimizers.deserialize: a new optimizer (no slots, iteration 0)
+ * from such a config ("AdamW" too); absent values take Keras' defaults,
+ * bad ones are the constructors' errors. */
+gb_optimizer *gb_optimizer_from_config(const gb_config *c);
+
 /* ---- call sites (GB_AT, gb_base.h) ------------------------------------------------------ */
 #if !defined(GB_BUILDING_LIBRARY)
 #define gb_lr_constant(...) GB_AT(gb_lr_constant, __VA_ARGS__)
@@ -218,6 +235,8 @@ int gb_optimizer_slot_variables(const gb_optimizer *opt, gb_variable **out, int 
     GB_AT(gb_optimizer_exclude_from_weight_decay, __VA_ARGS__)
 #define gb_optimizer_set_learning_rate(...) GB_AT(gb_optimizer_set_learning_rate, __VA_ARGS__)
 #define gb_optimizer_set_iterations(...) GB_AT(gb_optimizer_set_iterations, __VA_ARGS__)
+#define gb_optimizer_get_config(...) GB_AT(gb_optimizer_get_config, __VA_ARGS__)
+#define gb_optimizer_from_config(...) GB_AT(gb_optimizer_from_config, __VA_ARGS__)
 #endif
 
 #ifdef __cplusplus

@@ -224,21 +224,48 @@ gb_callback *gb_terminate_on_nan(void);
 typedef double (*gb_epoch_lr_fn)(int epoch, double lr, void *user);
 gb_callback *gb_learning_rate_scheduler(gb_epoch_lr_fn fn, void *user);
 
-/* ModelCheckpoint: at each epoch's end, saves the model's weights and
- * the optimizer's state as a checkpoint (gb_io.h: paths "model/..." and
- * "optimizer/...") to filepath, where "{epoch}" becomes the 1-based epoch
- * ("ckpt/epoch-{epoch}"); with save_best_only only when monitor improved
- * (mode as EarlyStopping's). Every write is atomic. */
+/* ModelCheckpoint: at each epoch's end, saves the model to filepath,
+ * where "{epoch}" becomes the 1-based epoch ("ckpt/epoch-{epoch}"); with
+ * save_best_only only when monitor improved (mode as EarlyStopping's).
+ * As Keras: the whole model as a model file (gb_model_save: architecture,
+ * weights, compile arguments, optimizer state), or with save_weights_only
+ * a checkpoint of the weights and the optimizer's state (gb_io.h: paths
+ * "model/..." and "optimizer/..."). Every write is atomic. */
 typedef struct gb_model_checkpoint_options {
     const char *filepath;     /* required */
     const char *monitor;      /* NULL: "val_loss" */
     const char *mode;         /* NULL: "auto" */
     bool save_best_only;
+    bool save_weights_only;   /* false (Keras' default): a model file */
     int verbose;              /* 1: a line per epoch, as Keras */
 } gb_model_checkpoint_options;
 gb_callback *gb_model_checkpoint(const gb_model_checkpoint_options *o);
 /* The path of the last save ("" before any). */
 const char *gb_model_checkpoint_last_path(gb_callback *cb);
+
+/* BackupAndRestore: fault tolerance for fit (keras.callbacks.
+ * BackupAndRestore). Saves the training state — the model's weights, the
+ * optimizer's state (and its constant learning rate, which a callback may
+ * have changed), the epoch and the batch within it, the compiled
+ * metrics so far and where fit is in its stream of batches (the shuffle's
+ * seed and pass) — to one file in backup_dir, atomically, at each epoch's
+ * end or every save_freq batches. A fit that starts with a backup there
+ * restores it and continues from that epoch and batch, on the same data
+ * in the same order: a run killed part way and started again ends with
+ * the weights of a run never interrupted, bit for bit (datasets: the
+ * batches already trained are read again and dropped, after replaying the
+ * iterators made before; exact when the dataset's order depends only on
+ * its seeds, as shuffle's does). When training ends (not after an error)
+ * the backup is deleted, unless keep_checkpoint. The backup must come
+ * from the same model, compile and data (sizes are checked). */
+typedef struct gb_backup_and_restore_options {
+    const char *backup_dir;   /* required; made when missing */
+    int64_t save_freq;        /* 0: at each epoch's end ("epoch"); N > 0: every N batches */
+    bool keep_checkpoint;     /* Keras delete_checkpoint=False */
+} gb_backup_and_restore_options;
+gb_callback *gb_backup_and_restore(const gb_backup_and_restore_options *o);
+/* The backup file in backup_dir ("<backup_dir>/backup.ckpt"). */
+const char *gb_backup_and_restore_path(gb_callback *cb);
 
 /* LambdaCallback: any of the hooks as plain functions. */
 typedef struct gb_lambda_callback {
@@ -327,7 +354,49 @@ int gb_model_predict_arrays(gb_module *model, int nx, gb_tensor *const *x, int64
 gb_history *gb_model_fit_dataset(gb_module *model, gb_dataset *ds, const gb_fit_options *o);
 bool gb_model_evaluate_dataset(gb_module *model, gb_dataset *ds, gb_logs *out);
 
+/* ---- model files ------------------------------------------------------------------ */
+
+/* Keras' model.save: one file holding the model's architecture (its
+ * config: every layer's, the Sequential list or the functional graph),
+ * its weights, and, when it is compiled, the compile arguments (the
+ * optimizer's kind and hyperparameters, a loss per output, loss weights,
+ * metric names and objects) and the optimizer's state (slots,
+ * iterations). Written atomically; the format is documented in
+ * framework/train/model_file.c. What is C code is saved by name and the
+ * loading program supplies it (Keras' custom_objects): custom layer types
+ * by class (gb_register_module_type), custom losses by their
+ * gb_loss_spec.name (gb_register_loss), metric objects by class
+ * (gb_register_metric). A model compiled with a custom train_step or a
+ * custom learning-rate schedule cannot be saved: an error says so. */
+bool gb_model_save(gb_module *model, const char *path);
+/* keras.models.load_model: a new model (the caller frees it), built, its
+ * weights from the file, and, when it was saved compiled, compiled again
+ * with a new optimizer holding the saved state, which the model owns
+ * (gb_model_optimizer): fit continues as the saved model would have. NULL
+ * with an error naming the file and what is wrong (damaged, newer format,
+ * an unregistered class, ...); nothing is left behind. */
+gb_module *gb_model_load(const char *path);
+/* model.optimizer: the optimizer the model is compiled with (NULL: not
+ * compiled). A loaded model's belongs to the model. */
+gb_optimizer *gb_model_optimizer(gb_module *model);
+
+/* Keras' custom_objects for gb_model_load: a custom loss under the name
+ * its gb_loss_spec gives, a factory for metric objects of a class
+ * (gb_metric_type's class_name) that makes one named `name` (the saved
+ * one). Registering a name again with the same function is harmless,
+ * with another one an error. */
+bool gb_register_loss(const char *name, gb_loss_fn fn, void *user);
+typedef gb_metric *(*gb_metric_factory)(const char *name, void *user);
+bool gb_register_metric(const char *class_name, gb_metric_factory make, void *user);
+
 #if !defined(GB_BUILDING_LIBRARY)
+#define gb_model_save(...) GB_AT(gb_model_save, __VA_ARGS__)
+#define gb_model_load(...) GB_AT(gb_model_load, __VA_ARGS__)
+#define gb_register_loss(...) GB_AT(gb_register_loss, __VA_ARGS__)
+#define gb_register_metric(...) GB_AT(gb_register_metric, __VA_ARGS__)
+#define gb_backup_and_restore(...) GB_AT(gb_backup_and_restore, __VA_ARGS__)
+#define gb_backup_and_restore_path(...) GB_AT(gb_backup_and_restore_path, __VA_ARGS__)
+#define gb_model_optimizer(...) GB_AT(gb_model_optimizer, __VA_ARGS__)
 #define gb_model_compile(...) GB_AT(gb_model_compile, __VA_ARGS__)
 #define gb_model_fit(...) GB_AT(gb_model_fit, __VA_ARGS__)
 #define gb_model_evaluate(...) GB_AT(gb_model_evaluate, __VA_ARGS__)

@@ -69,3 +69,10 @@ if(TARGET glassbox_writer)
   target_link_libraries(make_fuzz_store PRIVATE glassbox_writer)
   set_target_properties(make_fuzz_store PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
 endif()
+
+# The program that writes the model-file target's seeds
+# (tests/fuzz/corpus/model_file/, see its header): built so it cannot rot,
+# run by hand when the model-file format changes.
+add_executable(make_fuzz_model_files ${CMAKE_CURRENT_LIST_DIR}/fuzz/make_model_files.c)
+target_link_libraries(make_fuzz_model_files PRIVATE glassbox_framework)
+set_target_properties(make_fuzz_model_files PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)

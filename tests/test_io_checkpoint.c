@@ -541,7 +541,7 @@ START_TEST(test_model_checkpoint_callback) {
     char pattern[160];
     snprintf(pattern, sizeof pattern, "%s/epoch-{epoch}", test_dir());
     gb_callback *mc = gb_model_checkpoint(&(gb_model_checkpoint_options){
-        .filepath = pattern, .monitor = "loss", .save_best_only = true});
+        .filepath = pattern, .monitor = "loss", .save_best_only = true, .save_weights_only = true});
     gb_fit_options o = gb_fit_defaults();
     o.epochs = 3;
     o.verbose = 0;

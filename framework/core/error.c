@@ -17,6 +17,7 @@ static _Thread_local int tl_site_line;
 static _Thread_local char tl_error_text[1400];
 static _Thread_local char tl_warning[512];
 static _Thread_local int tl_warning_count;
+static _Thread_local const char *tl_context;
 static gb_error_mode error_mode = GB_ERRORS_STICKY;
 
 static const char *const status_names[] = {
@@ -98,11 +99,19 @@ void gb__verror(gb_status code, const char *op_type, const char *op_name, const 
     copy_str(e->scope_path, sizeof e->scope_path, gb_name_scope_path());
     e->file = tl_site_file;
     e->line = tl_site_line;
-    vsnprintf(e->message, sizeof e->message, fmt, ap);
+    int at = tl_context ? snprintf(e->message, sizeof e->message, "%s: ", tl_context) : 0;
+    if (at < 0 || (size_t)at >= sizeof e->message) at = 0;
+    vsnprintf(e->message + at, sizeof e->message - (size_t)at, fmt, ap);
     if (error_mode == GB_ERRORS_ABORT) {
         fprintf(stderr, "glassbox: %s\n", gb_error_string());
         exit(1);
     }
+}
+
+const char *gb__error_context(const char *context) {
+    const char *before = tl_context;
+    tl_context = context;
+    return before;
 }
 
 void gb__error(gb_status code, const char *op_type, const char *fmt, ...) {

@@ -129,6 +129,12 @@ void gb__error(gb_status code, const char *op_type, const char *fmt, ...)
 void gb__verror(gb_status code, const char *op_type, const char *op_name,
                 const char *fmt, va_list ap);
 void gb__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* What the thread is working on ("model.gbm", a file being loaded): while
+ * set, an error recorded is "<context>: <message>", so the messages of
+ * the layers a loader calls (a layer's from_config knows no file) name
+ * what they came from. Returns the previous context, to put back; NULL
+ * clears. The string must outlive its use. */
+const char *gb__error_context(const char *context);
 /* The user's call site of the current API call, "train.c:42" ("" when
  * unknown), into buf. */
 const char *gb__call_site_text(char *buf, size_t n);

@@ -165,23 +165,42 @@ static void entry_of(const item *x, int64_t *iterations, gb__ckpt_entry *e) {
 }
 
 bool gb_checkpoint_write(gb_checkpoint *c, const char *path) {
+    return gb__checkpoint_write_with(c, path, NULL, 0);
+}
+
+/* An extra entry must not take a tracked tensor's path. */
+static bool extras_fit(const items *it, const gb__ckpt_entry *extra, int nextra) {
+    for (int k = 0; k < nextra; k++)
+        for (int i = 0; i < it->n; i++)
+            if (strcmp(it->v[i].path, extra[k].path) == 0) {
+                gb__error(GB_ERR_VALUE, NULL, "checkpoint: two tensors would be saved as '%s'",
+                          extra[k].path);
+                return false;
+            }
+    return true;
+}
+
+bool gb__checkpoint_write_with(gb_checkpoint *c, const char *path, const gb__ckpt_entry *extra,
+                               int nextra) {
     if (!gb_ok()) return false;
-    if (!c || !path) {
-        gb__error(GB_ERR_VALUE, NULL, "gb_checkpoint_write: NULL %s", c ? "path" : "checkpoint");
+    if (!c || !path || nextra < 0 || (nextra && !extra)) {
+        gb__error(GB_ERR_VALUE, NULL, "gb_checkpoint_write: NULL %s",
+                  !c ? "checkpoint" : path ? "extra entries" : "path");
         return false;
     }
     items it = {0};
     gb__ckpt_entry *e = NULL;
     int64_t *iters = NULL;
     gb_scope_begin();
-    bool ok = gather(c, &it);
+    bool ok = gather(c, &it) && extras_fit(&it, extra, nextra);
     if (ok) {
-        e = calloc((size_t)it.n + 1, sizeof *e);
+        e = calloc((size_t)(it.n + nextra) + 1, sizeof *e);
         iters = calloc((size_t)it.n + 1, sizeof *iters);
         if (!e || !iters) ok = false, gb__error(GB_ERR_MEMORY, NULL, "%s: out of memory", path);
     }
     for (int i = 0; ok && i < it.n; i++) entry_of(&it.v[i], &iters[i], &e[i]);
-    ok = ok && gb_ok() && gb__ckpt_write(path, e, it.n);
+    for (int k = 0; ok && k < nextra; k++) e[it.n + k] = extra[k];
+    ok = ok && gb_ok() && gb__ckpt_write(path, e, it.n + nextra);
     gb_scope_end();
     free(e), free(iters), free(it.v);
     return ok;
@@ -202,7 +221,7 @@ static bool matches(const gb__ckpt_file *f, const item *x, const gb__ckpt_entry 
                          gb_variable_shape(x->var), NULL);
 }
 
-/* Every tracked module with a module not built yet: the restore waits in it. */
+/* Every tracked tensor with a module not built yet: the restore waits in it. */
 static bool watch_unbuilt(const gb_checkpoint *c, gb__delayed *d) {
     for (int i = 0; i < c->n; i++)
         if (c->obj[i].kind == OBJ_MODULE && !gb__module_tree_built(c->obj[i].obj) &&
@@ -211,8 +230,14 @@ static bool watch_unbuilt(const gb_checkpoint *c, gb__delayed *d) {
     return true;
 }
 
-/* The data of each tracked tensor the file has (data[i], checked), and
- * the missing ones counted. */
+static bool is_own(const char *path, const char *const *own, int nown) {
+    for (int k = 0; k < nown; k++)
+        if (strcmp(own[k], path) == 0) return true;
+    return false;
+}
+
+/* Every tracked tensor's data in the file, checked (dtype, shape, CRC),
+ * into data[] (NULL where the file lacks it: counted as missing). */
 static bool check_items(const gb__ckpt_file *f, const items *it, const void **data,
                         gb_restore_status *st) {
     for (int i = 0; i < it->n; i++) {
@@ -227,16 +252,17 @@ static bool check_items(const gb__ckpt_file *f, const items *it, const void **da
     return true;
 }
 
-/* The file's tensors no tracked tensor claimed: kept for a module not
- * built yet (their data checked now), or unexpected. */
+/* The file's tensors no tracked tensor claimed: the caller's own entries
+ * (left alone), kept for a module not built yet (their data checked now;
+ * d NULL: none waits), or unexpected. */
 static bool sort_unclaimed(const gb__ckpt_file *f, const items *it, gb__delayed *d,
-                           gb_restore_status *st) {
+                           const char *const *own, int nown, gb_restore_status *st) {
     for (int i = 0; i < f->count; i++) {
         const gb__ckpt_entry *e = &f->entries[i];
-        bool claimed = false;
+        bool claimed = is_own(e->path, own, nown);
         for (int k = 0; k < it->n && !claimed; k++) claimed = strcmp(it->v[k].path, e->path) == 0;
         if (claimed) continue;
-        if (!gb__delayed_covers(d, e->path)) {
+        if (!d || !gb__delayed_covers(d, e->path)) {
             gb__status_count(&st->unexpected, st->first_unexpected, sizeof st->first_unexpected,
                              e->path);
             continue;
@@ -264,18 +290,20 @@ static bool assign_items(const gb__ckpt_file *f, const items *it, const void **d
 }
 
 /* Checks everything (tracked tensors, values kept for later), then
- * assigns: a failure before the assignments changes nothing. */
+ * assigns: a failure before the assignments changes nothing. exact: the
+ * file and the tracked tensors must match (but for the caller's own
+ * entries) before anything is assigned. */
 static bool restore_from(const gb_checkpoint *c, const gb__ckpt_file *f, gb__delayed *d,
-                         gb_restore_status *st) {
+                         const char *const *own, int nown, bool exact, gb_restore_status *st) {
     items it = {0};
     const void **data = NULL;
-    bool ok = gather(c, &it) && watch_unbuilt(c, d);
+    bool ok = gather(c, &it) && (!d || watch_unbuilt(c, d));
     if (ok && !(data = calloc((size_t)it.n + 1, sizeof *data))) {
         gb__error(GB_ERR_MEMORY, NULL, "%s: out of memory", f->path);
         ok = false;
     }
-    ok = ok && check_items(f, &it, data, st) && sort_unclaimed(f, &it, d, st) &&
-         assign_items(f, &it, data, st);
+    ok = ok && check_items(f, &it, data, st) && sort_unclaimed(f, &it, d, own, nown, st) &&
+         (!exact || gb_restore_assert_consumed(st)) && assign_items(f, &it, data, st);
     free(data);
     free(it.v);
     return ok;
@@ -288,13 +316,11 @@ bool gb_checkpoint_restore(gb_checkpoint *c, const char *path, gb_restore_status
                   !c ? "checkpoint" : !path ? "path" : "status");
         return false;
     }
-    *st = (gb_restore_status){0};
-    snprintf(st->file, sizeof st->file, "%s", path);
     gb__ckpt_file f;
     if (!gb__ckpt_read(path, &f)) return false;
     gb__delayed *d = gb__delayed_new(path);
     gb_scope_begin();
-    bool ok = d && restore_from(c, &f, d, st);
+    bool ok = d && restore_from(c, &f, d, NULL, 0, false, st);
     gb_scope_end();
     gb__ckpt_close(&f);
     if (!ok) {
@@ -316,6 +342,17 @@ bool gb_checkpoint_restore_status(gb_checkpoint *c, gb_restore_status *st) {
     }
     gb__delayed_status(c->last, st);
     return true;
+}
+
+bool gb__checkpoint_restore_exact(gb_checkpoint *c, const gb__ckpt_file *f, const char *const *own,
+                                  int nown) {
+    if (!gb_ok()) return false;
+    gb_restore_status st = {0};
+    snprintf(st.file, sizeof st.file, "%.255s", f->path);
+    gb_scope_begin();
+    bool ok = restore_from(c, f, NULL, own, nown, true, &st);
+    gb_scope_end();
+    return ok;
 }
 
 bool gb_restore_assert_consumed(const gb_restore_status *st) {

@@ -256,4 +256,17 @@ bool gb__saved_spec_read(const gb_config *c, const char *what, gb_dtype *dt, int
 /* A dtype from its name ("float32"); false for an unknown one. */
 bool gb__dtype_from_name(const char *name, gb_dtype *out);
 
+/* gb_checkpoint_write with extra entries beside the tracked tensors (a
+ * model file's config, fit's position): each with its path, dtype, rank,
+ * dims, data and nbytes set; a path a tracked tensor has is an error. */
+bool gb__checkpoint_write_with(gb_checkpoint *c, const char *path, const gb__ckpt_entry *extra,
+                               int nextra);
+/* gb_checkpoint_restore from a file already read, all or nothing: the
+ * file's tensors and the tracked ones must match exactly (but for the
+ * entries whose paths are in own[0..nown), which the caller reads
+ * itself), else an error naming the first missing and unexpected tensor
+ * (gb_restore_assert_consumed's), and nothing is assigned. */
+bool gb__checkpoint_restore_exact(gb_checkpoint *c, const gb__ckpt_file *f, const char *const *own,
+                                  int nown);
+
 #endif

@@ -25,8 +25,12 @@ void *gb__module_attached(const gb_module *m);
  * copy of config (config_size bytes) kept inside the metric. */
 gb_metric *gb__metric_create(const gb_metric_type *type, const char *name, size_t state_size,
                              const void *config, size_t config_size);
-/* The live state (not the scratch copy an update runs on). */
+/* The live state (not the scratch copy an update runs on) and its size:
+ * plain data, which fit's backups save and put back. */
 void *gb__metric_state(gb_metric *m);
+size_t gb__metric_state_size(const gb_metric *m);
+/* The class in errors and model files: class_name, else default_name, else "Metric". */
+const char *gb__metric_class_name(const gb_metric *m);
 /* Sample weights: NULL, a scalar, or one per sample (`rows` of them);
  * false with an error naming the shapes otherwise. */
 bool gb__metric_weights_fit(const gb_metric *m, gb_tensor *w, int64_t rows);
@@ -40,6 +44,11 @@ static inline double gb__metric_weight_at(gb_tensor *w, int64_t i) {
 uint64_t gb__nn_mix_seed(uint64_t a, uint64_t b);
 /* The next seed of the global sequence gb_nn_set_seed() restarts. */
 uint64_t gb__nn_next_seed(void);
+/* Where the sequence is, and back there: a loader that makes modules
+ * from configs (which carry the seeds that matter) leaves the program's
+ * own sequence as it found it. */
+uint64_t gb__nn_seed_position(void);
+void gb__nn_seed_rewind(uint64_t position);
 
 /* The initializer with GB_INIT_DEFAULT replaced by the layer's default. */
 static inline gb_initializer gb__nn_init_or(gb_initializer init, gb_init_kind dflt) {

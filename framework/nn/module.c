@@ -118,6 +118,19 @@ static uint64_t next_default_seed(void) {
 
 uint64_t gb__nn_next_seed(void) { return next_default_seed(); }
 
+uint64_t gb__nn_seed_position(void) {
+    pthread_mutex_lock(&names_lock);
+    uint64_t at = seed_counter;
+    pthread_mutex_unlock(&names_lock);
+    return at;
+}
+
+void gb__nn_seed_rewind(uint64_t position) {
+    pthread_mutex_lock(&names_lock);
+    seed_counter = position;
+    pthread_mutex_unlock(&names_lock);
+}
+
 uint64_t gb__nn_mix_seed(uint64_t a, uint64_t b) {
     uint64_t state = a ^ (b * 0x9E3779B97F4A7C15ull);
     uint64_t s = gb__splitmix64(&state);

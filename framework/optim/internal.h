@@ -58,6 +58,13 @@ typedef struct gb__optim_spec {
 /* Creates an optimizer from a validated spec (NULL after an error). */
 gb_optimizer *gb__optimizer_new(const gb__optim_spec *spec);
 
+/* What the optimizer's config reads beyond the public accessors: its
+ * update op (the kind) with the hyperparameter attributes into *attrs,
+ * and the name parts excluded from weight decay (their count; *parts
+ * the optimizer's array). */
+gb_op_id gb__optimizer_op(const struct gb_optimizer *opt, gb_attrs *attrs);
+int gb__optimizer_no_decay(const struct gb_optimizer *opt, const char *const **parts);
+
 /* The learning rate for the step being applied: the schedule at the
  * current iteration count (Keras evaluates it before incrementing). */
 double gb__optimizer_step_lr(const struct gb_optimizer *opt);

@@ -353,6 +353,16 @@ bool gb_optimizer_exclude_from_weight_decay(gb_optimizer *opt, const char *name_
 
 const char *gb_optimizer_name(const gb_optimizer *opt) { return opt ? opt->name : ""; }
 
+gb_op_id gb__optimizer_op(const gb_optimizer *opt, gb_attrs *attrs) {
+    *attrs = opt->attrs;
+    return opt->op;
+}
+
+int gb__optimizer_no_decay(const gb_optimizer *opt, const char *const **parts) {
+    *parts = (const char *const *)opt->no_decay;
+    return opt->nno_decay;
+}
+
 double gb_optimizer_learning_rate(const gb_optimizer *opt) {
     return opt ? gb__optimizer_step_lr(opt) : NAN;
 }

@@ -17,9 +17,28 @@ static void compiled_free(void *p) {
     gb_metric_free(c->loss_tracker);
     for (int k = 0; k < c->nout; k++) gb_metric_free(c->out_loss[k]);
     for (int i = 0; i < c->nmetrics; i++)
-        if (c->metric_kind[i] != GB__METRIC_OBJECT) gb_metric_free(c->metric[i]);
+        if (c->metric_kind[i] != GB__METRIC_OBJECT || c->owns_metric[i]) gb_metric_free(c->metric[i]);
+    if (c->owns_optimizer) gb_optimizer_free(c->opts.optimizer);
+    free(c->resume.metrics);
     free(c->grads);
     free(c);
+}
+
+/* A model compiled again with the optimizer or metric objects its old
+ * compiled state owns (gb_model_optimizer of a loaded model) keeps them:
+ * the ownership moves to the new state before the old one is freed. */
+static void inherit_ownership(gb__compiled *c, gb__compiled *old) {
+    if (!old) return;
+    if (old->owns_optimizer && old->opts.optimizer == c->opts.optimizer) {
+        old->owns_optimizer = false;
+        c->owns_optimizer = true;
+    }
+    for (int i = 0; i < old->nmetrics; i++)
+        for (int k = 0; old->owns_metric[i] && k < c->nmetrics; k++)
+            if (c->metric_kind[k] == GB__METRIC_OBJECT && c->metric[k] == old->metric[i]) {
+                old->owns_metric[i] = false;
+                c->owns_metric[k] = true;
+            }
 }
 
 /* "accuracy" follows the loss (sparse labels or one-hot), as Keras. */
@@ -150,7 +169,10 @@ static bool set_metrics(gb__compiled *c, const gb_compile_options *o) {
         bool used = false;
         for (int k = 0; k < c->nout; k++)
             if (c->nout == 1 || c->loss[k].kind != GB_LOSS_NONE) used |= add_metric(c, name, k);
-        if (used) continue;
+        if (used) {   /* a known name: short enough */
+            snprintf(c->metric_names[c->nmetric_names++], GB_LOGS_KEY_BYTES, "%s", name);
+            continue;
+        }
         gb__error(GB_ERR_VALUE, NULL,
                   "%s: unknown metric '%s' for %s (accuracy, sparse_categorical_accuracy, "
                   "categorical_accuracy, mse, mae, precision, recall, auc)",
@@ -183,8 +205,27 @@ bool gb_model_compile(gb_module *model, const gb_compile_options *o) {
         compiled_free(c);
         return false;
     }
+    inherit_ownership(c, gb__module_attached(model));
     gb__module_attach(model, c, compiled_free);
     return true;
+}
+
+bool gb__model_compile_owned(gb_module *model, const gb_compile_options *o) {
+    bool ok = gb_model_compile(model, o);
+    gb__compiled *c = ok ? gb__module_attached(model) : NULL;
+    if (c) {
+        c->owns_optimizer = true;
+        for (int i = 0; i < c->nmetrics; i++) c->owns_metric[i] = c->metric_kind[i] == GB__METRIC_OBJECT;
+        return true;
+    }
+    gb_optimizer_free(o->optimizer);
+    for (int i = 0; i < o->nmetric_objects; i++) gb_metric_free(o->metric_objects[i]);
+    return false;
+}
+
+gb_optimizer *gb_model_optimizer(gb_module *model) {
+    gb__compiled *c = gb__module_attached(model);
+    return c ? c->opts.optimizer : NULL;
 }
 
 gb__compiled *gb__compiled_of(gb_module *model, const char *who) {

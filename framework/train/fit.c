@@ -13,6 +13,17 @@
  * shuffles as the uninterrupted run did. With steps_per_epoch an epoch
  * takes that many batches and the stream carries on across epochs where
  * it stopped (Keras' EpochIterator does the same).
+ *
+ * Resuming (BackupAndRestore): before the callbacks of each batch's and
+ * epoch's end, fit publishes where it is (gb__fit_position: the epoch,
+ * the batches of it done, the pass and offset in the stream, the seed);
+ * a callback's on_train_begin may ask fit to continue from such a
+ * position (gb__resume). Arrays then take up the same pass at the same
+ * offset with the same permutation; a dataset replays its iterators (a
+ * shuffle's order is its seed and the iterator's number) and drops the
+ * batches the interrupted run had trained. The metrics of an epoch
+ * resumed part way are put back as they were, so its logs are the
+ * uninterrupted run's too.
  */
 #include <math.h>
 #include <stdio.h>
@@ -128,6 +139,7 @@ typedef struct fit_run {
     uint64_t seed;
     gb_dataset *ds;               /* fit on a dataset: batches come from it */
     gb_iterator *it;              /* the current pass over ds */
+    int64_t ds_iters, ds_taken;   /* iterators of ds made; batches taken from it */
     gb__callbacks cbs;
     gb_history *history;
 } fit_run;
@@ -223,13 +235,22 @@ static void next_array_batch(fit_run *r, gb__io *x, gb__io *y, gb_tensor **sw) {
     r->pos += m;
 }
 
+/* A new iterator over the dataset, counted: a pass's order may depend on
+ * how many came before it (shuffle), which a resumed run replays. */
+static gb_iterator *new_pass(fit_run *r) {
+    r->ds_iters++;
+    r->ds_taken = 0;
+    return gb_iterator_new(r->ds);
+}
+
 /* The next batch of the dataset: 1, or 0 at the end of a pass (then the
  * epoch ends, unless steps_per_epoch asks for more: a new pass starts,
  * as Keras' EpochIterator does), -1 after an error. */
 static int next_dataset_batch(fit_run *r, gb__io *x, gb__io *y, gb_tensor **sw) {
     for (int attempt = 0; attempt < 2; attempt++) {
-        if (!r->it && !(r->it = gb_iterator_new(r->ds))) return -1;
+        if (!r->it && !(r->it = new_pass(r))) return -1;
         int got = gb__dataset_batch(r->c, r->it, r->o, x, y, sw);
+        r->ds_taken += got == 1;
         if (got != 0) return got;
         gb_iterator_free(r->it);
         r->it = NULL;
@@ -239,10 +260,21 @@ static int next_dataset_batch(fit_run *r, gb__io *x, gb__io *y, gb_tensor **sw) 
     return -1;
 }
 
+/* Where the run is, for the callbacks that save it: epoch, batches of it
+ * done, the stream of batches. */
+static void publish(fit_run *r, int epoch, int64_t done) {
+    r->c->at = (gb__fit_position){
+        .epoch = epoch, .batch = done, .seed = (int64_t)r->seed,
+        .pass = r->ds ? r->ds_iters : r->pass,
+        .pos = r->ds ? (r->it ? r->ds_taken : -1) : r->pos,
+        .samples = r->ds ? -1 : r->n, .batch_size = r->ds ? 0 : r->o->batch_size,
+        .steps = r->c->state.steps};
+}
+
 /* One step on the next batch, with the callbacks around it; on_batch_end
  * runs inside the batch's scope, so it can read the gradients it asked
  * for. 1: trained, 0: the data ended (datasets), -1: an error. */
-static int train_batch(fit_run *r, int64_t b) {
+static int train_batch(fit_run *r, int epoch, int64_t b) {
     gb_train_state *s = &r->c->state;
     gb_logs logs = {0};
     gb_scope_begin(); /* the batch's tensors die with it */
@@ -261,6 +293,7 @@ static int train_batch(fit_run *r, int64_t b) {
     if (ok) {
         logs.n = 0;
         gb__metrics_logs(r->c, NULL, &logs);
+        publish(r, epoch, b + 1);
         gb__cb_batch_end(&r->cbs, s, b, &logs);
     }
     s->gradients = NULL;
@@ -288,16 +321,26 @@ static bool evaluate_into(gb__compiled *c, const gb__io *x, const gb__io *y, gb_
     return ok;
 }
 
-/* The epoch's steps: all of them, or (a dataset of unknown length) until
- * it ends, which then fixes the count for the epochs after. */
-static bool run_epoch(fit_run *r, int epoch, gb_logs *logs) {
+/* An epoch resumed part way starts with the metrics it had then. */
+static bool resume_metrics(gb__compiled *c) {
+    bool ok = !c->resume.metrics || gb__metrics_state_set(c, c->resume.metrics, c->resume.nmetrics);
+    free(c->resume.metrics);
+    c->resume.metrics = NULL;
+    return ok;
+}
+
+/* The epoch's steps from batch `done` (0 unless resumed): all of them,
+ * or (a dataset of unknown length) until it ends, which then fixes the
+ * count for the epochs after. */
+static bool run_epoch(fit_run *r, int epoch, int64_t done, gb_logs *logs) {
     gb_train_state *s = &r->c->state;
     gb__metrics_reset(r->c);
+    if (done > 0 && !resume_metrics(r->c)) return false;
     logs->n = 0;
     gb__cb_epoch_begin(&r->cbs, s, epoch, logs);
-    int64_t b = 0;
+    int64_t b = done;
     for (int got = 1; (s->steps < 0 || b < s->steps) && gb_ok() && !s->stop_training; b++) {
-        if ((got = train_batch(r, b)) < 0) return false;
+        if ((got = train_batch(r, epoch, b)) < 0) return false;
         if (got == 0) break;
     }
     if (s->steps < 0) s->steps = b;
@@ -312,8 +355,84 @@ static bool run_epoch(fit_run *r, int epoch, gb_logs *logs) {
         return false;
     if (r->o->val_dataset && !gb__evaluate_dataset_into(r->c, r->o->val_dataset, "val_", logs))
         return false;
+    publish(r, epoch, b);
     gb__cb_epoch_end(&r->cbs, s, epoch, logs);
     return gb_ok() && gb__history_append(r->history, epoch, logs);
+}
+
+/* ---- resuming ------------------------------------------------------------------------------ */
+
+bool gb__fit_resumable(const gb__fit_position *now, const gb__fit_position *saved) {
+    bool arrays = now->samples >= 0;
+    const struct {
+        const char *what;
+        int64_t there, here;
+    } same[] = {
+        {"training samples", saved->samples, now->samples},
+        {"batch size", saved->batch_size, now->batch_size},
+        {"steps per epoch", saved->steps < 0 ? now->steps : saved->steps,
+         now->steps < 0 ? saved->steps : now->steps},
+    };
+    for (size_t i = 0; i < sizeof same / sizeof *same; i++) {
+        if (same[i].there == same[i].here) continue;
+        gb__error(GB_ERR_VALUE, NULL,
+                  "%s: the saved training state is of another run (%s: %lld there, %lld here)",
+                  FIT, same[i].what, (long long)same[i].there, (long long)same[i].here);
+        return false;
+    }
+    /* A dataset's passes: at most one per step, and one more per epoch. */
+    int64_t steps = now->steps, per_pass = steps > 0 ? steps : 1;
+    bool inside = saved->epoch >= 0 && saved->epoch <= INT32_MAX && saved->batch >= 0 &&
+                  (steps < 0 || saved->batch <= steps) && saved->pass >= -1 &&
+                  (arrays ? saved->pos >= 0 && saved->pos <= now->samples
+                          : saved->pos >= -1 && saved->pass / per_pass <= 2 * (saved->epoch + 1));
+    if (!inside)
+        gb__error(GB_ERR_VALUE, NULL,
+                  "%s: the saved training state is out of range (epoch %lld, batch %lld, pass "
+                  "%lld, position %lld)",
+                  FIT, (long long)saved->epoch, (long long)saved->batch, (long long)saved->pass,
+                  (long long)saved->pos);
+    return inside;
+}
+
+/* The dataset as the interrupted run left it: as many iterators made
+ * before the live one, and that one's batches taken. */
+static bool replay_dataset(fit_run *r, const gb__fit_position *at) {
+    int64_t before = at->pos >= 0 ? at->pass - 1 : at->pass;
+    for (int64_t i = 0; i < before && gb_ok(); i++) gb_iterator_free(new_pass(r));
+    if (at->pos < 0 || !gb_ok()) return gb_ok();
+    if (!(r->it = new_pass(r))) return false;
+    gb_tensor *skip[GB_DATA_MAX_COMPONENTS];
+    for (int64_t i = 0; i < at->pos; i++) {
+        gb_scope_begin();
+        bool got = gb_iterator_next(r->it, skip);
+        gb_scope_end();
+        if (!got) {
+            if (gb_ok())
+                gb__error(GB_ERR_VALUE, NULL, "%s: the dataset ended after %lld of the %lld batches "
+                          "the resumed run had taken", FIT, (long long)i, (long long)at->pos);
+            return false;
+        }
+        r->ds_taken++;
+    }
+    return true;
+}
+
+/* Continues from the position a callback asked for (the run's seed
+ * too, so the order is the saved run's); *first and *done: the epoch and
+ * the batches of it done. */
+static bool resume(fit_run *r, int *first, int64_t *done) {
+    const gb__fit_position *at = &r->c->resume.at;
+    r->c->resume.pending = false;
+    if (!gb__fit_resumable(&r->c->at, at)) return false;
+    *first = (int)at->epoch;
+    *done = at->batch;
+    r->seed = (uint64_t)at->seed;
+    if (r->ds) return replay_dataset(r, at);
+    r->pass = at->pass;
+    r->pos = at->pos;
+    if (r->perm && r->pos < r->n) gb__shuffle_permutation(r->perm, r->n, r->seed, (uint64_t)r->pass);
+    return gb_ok();
 }
 
 static bool train(fit_run *r) {
@@ -325,10 +444,15 @@ static bool train(fit_run *r) {
                           .steps = o->steps_per_epoch ? o->steps_per_epoch : passes,
                           .verbose = o->verbose, .compiled = r->c};
     gb_logs logs = {0};
+    int first = o->initial_epoch;
+    int64_t done = 0;
+    publish(r, first, 0);   /* which run this is, for a callback that resumes one */
     gb__cb_train_begin(&r->cbs, s, &logs);
-    bool ok = gb_ok();
-    for (int epoch = o->initial_epoch; ok && epoch < o->epochs && !s->stop_training; epoch++)
-        ok = run_epoch(r, epoch, &logs);
+    bool ok = gb_ok() && (!r->c->resume.pending || resume(r, &first, &done));
+    for (int epoch = first; ok && epoch < o->epochs && !s->stop_training; epoch++, done = 0)
+        ok = run_epoch(r, epoch, done, &logs);
+    free(r->c->resume.metrics);   /* not used: resumed at an epoch's start */
+    r->c->resume.metrics = NULL;
     if (ok) gb__cb_train_end(&r->cbs, s, &logs);
     return ok && gb_ok();
 }

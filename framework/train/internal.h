@@ -6,6 +6,7 @@
 #define GB_TRAIN_INTERNAL_H
 
 #include "gb_train.h"
+#include "io/internal.h"
 #include "nn/internal.h"
 
 enum { GB__MAX_METRICS = 16 };
@@ -30,9 +31,48 @@ typedef struct gb__io {
 
 static inline gb__io gb__io_one(gb_tensor *t) { return (gb__io){.n = 1, .t = {t}}; }
 
+/* fit's position in a run (fit.c keeps it current before the callbacks
+ * of each batch's and epoch's end; BackupAndRestore saves it): the epoch,
+ * the batches of it trained, and the stream of batches — arrays: the
+ * pass over the (shuffled) rows, the offset in it, the shuffle's seed;
+ * datasets: the iterators made so far and the batches taken from the
+ * live one (-1: none live). samples, batch_size and steps say which run
+ * it belongs to. All int64, so it is saved as it is. */
+typedef struct gb__fit_position {
+    int64_t epoch, batch;
+    int64_t pass, pos;
+    int64_t seed;             /* the uint64 seed's bits */
+    int64_t samples, batch_size, steps;
+} gb__fit_position;
+
+/* Where the next fit starts instead of initial_epoch, set by a callback
+ * in on_train_begin (BackupAndRestore): the position to continue from,
+ * and the compiled metrics' states then (gb__metrics_state_get), put
+ * back when the epoch resumes part way. fit consumes it. */
+/* Whether fit, now at `now` (before training: its data and batching),
+ * can continue from `saved`: the same samples, batch size and steps per
+ * epoch, and a position inside them; false with an error saying which
+ * differs. */
+bool gb__fit_resumable(const gb__fit_position *now, const gb__fit_position *saved);
+
+typedef struct gb__resume {
+    bool pending;
+    gb__fit_position at;
+    unsigned char *metrics;   /* malloc'd; NULL: none */
+    size_t nmetrics;
+} gb__resume;
+
 typedef struct gb__compiled {
     gb_module *model;
     gb_compile_options opts;          /* metrics and losses pointers not kept */
+    /* What compile was given, for model files: the metric names. */
+    char metric_names[GB__MAX_METRICS][GB_LOGS_KEY_BYTES];
+    int nmetric_names;
+    /* Owned by the compiled state (a model loaded from a file): freed with it. */
+    bool owns_optimizer;
+    bool owns_metric[GB__MAX_METRICS];
+    gb__fit_position at;
+    gb__resume resume;
     int nout;                         /* the model's outputs */
     gb_loss_spec loss[GB_NN_MAX_IO];  /* per output; GB_LOSS_NONE: none */
     double loss_weight[GB_NN_MAX_IO];
@@ -57,6 +97,57 @@ typedef struct gb__compiled {
 
 /* The model's compiled state, or NULL with an error naming `who`. */
 gb__compiled *gb__compiled_of(gb_module *model, const char *who);
+/* gb_model_compile, the model then owning o->optimizer and the metric
+ * objects (a model loaded from a file): they are freed with its compiled
+ * state, or at once when compiling fails. */
+bool gb__model_compile_owned(gb_module *model, const gb_compile_options *o);
+
+/* ---- custom objects (custom_objects.c) --------------------------------------------- */
+
+/* The loss registered under name (gb_register_loss) into *spec; false
+ * with an error naming it and saying how to register it. */
+bool gb__custom_loss(const char *name, gb_loss_spec *spec);
+/* A new metric from the factory registered for class_name
+ * (gb_register_metric), named name; NULL with an error saying how. */
+gb_metric *gb__custom_metric(const char *class_name, const char *name);
+
+/* ---- compile arguments as a config (compile_config.c) ------------------------------- */
+
+/* c's compile arguments into dict out (the optimizer's config, a loss per
+ * output, loss weights, metric names and objects, run_eagerly); false
+ * with an error naming what a file cannot hold (a custom train_step, an
+ * unnamed custom loss, a custom learning-rate schedule). */
+bool gb__compile_get_config(const gb__compiled *c, gb_config *out);
+/* Compiles model from such a config; the model owns the optimizer and
+ * metric objects made for it. */
+bool gb__compile_from_config(gb_module *model, const gb_config *c);
+
+/* ---- the training state in a checkpoint (training_state.c) -------------------------- */
+
+/* The model's variables ("model/...") and, unless opt is NULL, the
+ * optimizer's state ("optimizer/...") with extra entries, written to
+ * path atomically. */
+bool gb__state_write(gb_module *model, gb_optimizer *opt, const char *path,
+                     const gb__ckpt_entry *extra, int nextra);
+/* Restores them from f, all or nothing: every tensor of f must be the
+ * model's or the optimizer's but the caller's own entries own[0..nown).
+ * The optimizer's slots are made first when f has some. */
+bool gb__state_restore(gb_module *model, gb_optimizer *opt, const gb__ckpt_file *f,
+                       const char *const *own, int nown);
+/* The entry at path in f, its CRC checked and its dtype and rank as
+ * wanted (rank 1: any length; a scalar otherwise); NULL with an error
+ * naming the file and the entry. */
+const void *gb__state_entry(const gb__ckpt_file *f, const char *path, gb_dtype dt, int rank,
+                            size_t *nbytes);
+
+/* ---- model files (model_file.c) ------------------------------------------------------ */
+
+/* gb_model_load's work on a model file's parts: the config.json text
+ * (n bytes) and the container f it came with; path names them in errors. */
+gb_module *gb__model_from_parts(const char *path, const char *json, size_t n,
+                                const gb__ckpt_file *f);
+/* gb_model_load on bytes already read (malloc'd; taken over). */
+gb_module *gb__model_parse(const char *path, unsigned char *bytes, size_t size);
 
 /* The compiled loss of a batch: sum over the outputs with a loss of
  * loss_weight * that output's weighted mean loss; each output's own into
@@ -84,6 +175,12 @@ bool gb__metrics_update(gb__compiled *c, const gb__step_out *r, const gb__io *y,
 /* The traced functions, dropped (the next call traces again). */
 void gb__steps_free(gb__compiled *c);
 void gb__metrics_logs(gb__compiled *c, const char *prefix, gb_logs *logs);
+/* Every compiled metric's state (the loss trackers, then the metrics)
+ * one after the other: their total size, a copy into out (that many
+ * bytes), and back; set refuses (an error) a size that does not fit. */
+size_t gb__metrics_state_size(gb__compiled *c);
+void gb__metrics_state_get(gb__compiled *c, unsigned char *out);
+bool gb__metrics_state_set(gb__compiled *c, const unsigned char *in, size_t n);
 
 /* ---- datasets (fit_dataset.c) ------------------------------------------------------- */
 

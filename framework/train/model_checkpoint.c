@@ -1,9 +1,12 @@
-/* train/model_checkpoint.c — ModelCheckpoint: save the model's weights and
- * the optimizer's state at the end of every epoch, or only when the
- * monitored value improved (save_best_only), as Keras does, to a path that
- * may name the epoch ("ckpt/epoch-{epoch}"). Each save is a checkpoint
- * file (gb_io.h), written atomically, so an interrupted run leaves the
- * previous save whole.
+/* train/model_checkpoint.c — ModelCheckpoint: save the model at the end
+ * of every epoch, or only when the monitored value improved
+ * (save_best_only), as Keras does, to a path that may name the epoch
+ * ("ckpt/epoch-{epoch}"). As Keras' save_weights_only: false (the
+ * default) saves the whole model as a model file (gb_model_save:
+ * architecture, weights, compile arguments, optimizer state), true a
+ * checkpoint of the weights and the optimizer's state (gb_io.h). Both
+ * are written atomically, so an interrupted run leaves the previous save
+ * whole.
  */
 #include <math.h>
 #include <stdio.h>
@@ -18,7 +21,7 @@ typedef struct model_checkpoint {
     char pattern[PATH_BYTES];
     char monitor[GB_LOGS_KEY_BYTES];
     int sign, verbose;
-    bool save_best_only, warned;
+    bool save_best_only, save_weights_only, warned;
     double best;
     char last[PATH_BYTES];
 } model_checkpoint;
@@ -45,11 +48,8 @@ static bool path_for(const model_checkpoint *m, int epoch, char *out) {
 static bool save(model_checkpoint *m, gb_train_state *s, int epoch) {
     char path[PATH_BYTES];
     if (!path_for(m, epoch, path)) return false;
-    gb_checkpoint *ck = gb_checkpoint_new();
-    bool ok = ck && gb_checkpoint_track_module(ck, "model", s->model) &&
-              gb_checkpoint_track_optimizer(ck, "optimizer", s->optimizer) &&
-              gb_checkpoint_write(ck, path);
-    gb_checkpoint_free(ck);
+    bool ok = m->save_weights_only ? gb__state_write(s->model, s->optimizer, path, NULL, 0)
+                                   : gb_model_save(s->model, path);
     if (ok) snprintf(m->last, sizeof m->last, "%s", path);
     return ok;
 }
@@ -103,6 +103,7 @@ gb_callback *gb_model_checkpoint(const gb_model_checkpoint_options *o) {
     memcpy(m->monitor, monitor, sizeof monitor);
     m->sign = sign;
     m->save_best_only = o->save_best_only;
+    m->save_weights_only = o->save_weights_only;
     m->verbose = o->verbose;
     return cb;
 }

@@ -340,13 +340,55 @@ static int by_name(const void *a, const void *b) {
     return strcmp(gb_metric_name(*(gb_metric *const *)a), gb_metric_name(*(gb_metric *const *)b));
 }
 
-/* Sorted by name, as Keras' logs are (accuracy, loss, ...). */
-void gb__metrics_logs(gb__compiled *c, const char *prefix, gb_logs *logs) {
-    gb_metric *all[GB__MAX_METRICS + GB_NN_MAX_IO + 1] = {c->loss_tracker};
-    int n = 1;
+enum { MAX_ALL_METRICS = GB__MAX_METRICS + GB_NN_MAX_IO + 1 };
+
+/* Every metric fit keeps: the loss tracker, each output's, the metrics. */
+static int all_metrics(gb__compiled *c, gb_metric **all) {
+    int n = 0;
+    all[n++] = c->loss_tracker;
     for (int k = 0; k < c->nout; k++)
         if (c->out_loss[k]) all[n++] = c->out_loss[k];
     for (int i = 0; i < c->nmetrics; i++) all[n++] = c->metric[i];
+    return n;
+}
+
+size_t gb__metrics_state_size(gb__compiled *c) {
+    gb_metric *all[MAX_ALL_METRICS];
+    size_t total = 0;
+    for (int i = 0, n = all_metrics(c, all); i < n; i++) total += gb__metric_state_size(all[i]);
+    return total;
+}
+
+void gb__metrics_state_get(gb__compiled *c, unsigned char *out) {
+    gb_metric *all[MAX_ALL_METRICS];
+    for (int i = 0, n = all_metrics(c, all); i < n; i++) {
+        size_t k = gb__metric_state_size(all[i]);
+        if (k) memcpy(out, gb__metric_state(all[i]), k);
+        out += k;
+    }
+}
+
+bool gb__metrics_state_set(gb__compiled *c, const unsigned char *in, size_t n) {
+    if (n != gb__metrics_state_size(c)) {
+        gb__error(GB_ERR_VALUE, NULL,
+                  "fit: the saved metric states take %zu bytes but this model's metrics take %zu; "
+                  "was it compiled with other metrics?",
+                  n, gb__metrics_state_size(c));
+        return false;
+    }
+    gb_metric *all[MAX_ALL_METRICS];
+    for (int i = 0, m = all_metrics(c, all); i < m; i++) {
+        size_t k = gb__metric_state_size(all[i]);
+        if (k) memcpy(gb__metric_state(all[i]), in, k);
+        in += k;
+    }
+    return true;
+}
+
+/* Sorted by name, as Keras' logs are (accuracy, loss, ...). */
+void gb__metrics_logs(gb__compiled *c, const char *prefix, gb_logs *logs) {
+    gb_metric *all[MAX_ALL_METRICS];
+    int n = all_metrics(c, all);
     qsort(all, (size_t)n, sizeof *all, by_name);
     char key[GB_LOGS_KEY_BYTES];
     for (int i = 0; i < n; i++) {

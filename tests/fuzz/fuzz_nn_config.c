@@ -9,17 +9,8 @@
  * from_config meets hostile values without allocating without bound; a
  * module it makes must serialize again.
  */
-#include <math.h>
-
+#include "config_limits.h"
 #include "fuzz_engine.h"
-
-/* Every integer and number in c within [-64, 64]: building stays small. */
-static bool small_values(const gb_config *c) {
-    if (gb_config_is_number(c)) return fabs(gb_config_number(c)) <= 64;
-    for (int i = 0; i < gb_config_len(c); i++)
-        if (!small_values(gb_config_at(c, i))) return false;
-    return true;
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fuzz_begin();
@@ -38,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FUZZ_CHECK(text2 && strcmp(text, text2) == 0, "not a fixed point: %s / %s", text, text2);
         free(text), free(text2);
         gb_config_free(again);
-        if (small_values(c)) {
+        if (config_small_values(c)) {
             gb_module *m = gb_module_from_config(c);
             FUZZ_CHECK(m || !gb_ok(), "no module and no error");
             gb_config *back = m ? gb_module_get_config(m) : NULL;
