@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "glassbox.h"
+#include "cf_test_fns.h"
 #include "gradcheck.h"
 #include "graph_test_util.h"
 #include "test_util.h"
@@ -97,25 +98,7 @@ END_TEST
 
 /* ---- x^n ----------------------------------------------------------------------------------- */
 
-static int i_less_n(void *u, gb_tensor *const *v, int n, gb_tensor **out) {
-    (void)u, (void)n;
-    out[0] = gb_less(v[0], v[3]);
-    return 1;
-}
-
-static int times_x(void *u, gb_tensor *const *v, int n, gb_tensor **out) {
-    (void)u, (void)n;
-    out[0] = gb_add_scalar(v[0], 1);
-    out[1] = gb_mul(v[1], v[2]);
-    out[2] = v[2];
-    out[3] = v[3];
-    return 4;
-}
-
-static gb_tensor *power(gb_tensor *x, gb_tensor *n) {
-    gb_tensor *v[4] = {gb_scalar(GB_I64, 0), gb_ones_like(x), x, n};
-    return gb_while_loop(i_less_n, times_x, v, 4, NULL, v) == 4 ? v[1] : NULL;
-}
+static gb_tensor *power(gb_tensor *x, gb_tensor *n) { return cf_power(x, n, 0); }
 
 /* in: x (float64), n (int64); out: x^n and d(x^n)/dx, the tape inside. */
 static int power_and_grad(void *user, gb_tensor *const *in, int nin, const gb_value *st, int nst,
@@ -173,25 +156,13 @@ END_TEST
 
 /* ---- cond's gradient ------------------------------------------------------------------------- */
 
-static int cube(void *u, gb_tensor *const *in, int n, gb_tensor **out) {
-    (void)u, (void)n;
-    out[0] = gb_mul(gb_mul(in[0], in[0]), in[0]);
-    return 1;
-}
-
-static int sine(void *u, gb_tensor *const *in, int n, gb_tensor **out) {
-    (void)u, (void)n;
-    out[0] = gb_sin(in[0]);
-    return 1;
-}
-
 /* in: x, pred; out: cond(pred, x^3, sin x) and its derivative. */
 static int cond_and_grad(void *user, gb_tensor *const *in, int nin, const gb_value *st, int nst,
                          gb_tensor **out) {
     (void)user, (void)nin, (void)st, (void)nst;
     gb_tape *tape = gb_tape_begin();
     gb_tape_watch(tape, in[0]);
-    if (gb_cond(in[1], cube, sine, in, 1, NULL, out) != 1) return -1;
+    if (gb_cond(in[1], cf_cube, cf_sine, in, 1, NULL, out) != 1) return -1;
     gb_tape_end(tape);
     out[1] = gb_tape_gradient(tape, out[0], in[0]);
     return out[1] ? 2 : -1;

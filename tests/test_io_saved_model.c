@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "cf_test_fns.h"
 #include "glassbox.h"
 #include "io/internal.h"
 #include "test_util.h"
@@ -275,44 +276,13 @@ END_TEST
 
 /* ---- control flow ------------------------------------------------------------------------ */
 
-static int cube(void *u, gb_tensor *const *in, int n, gb_tensor **out) {
-    (void)u, (void)n;
-    out[0] = gb_mul(gb_mul(in[0], in[0]), in[0]);
-    return 1;
-}
-
-static int sine(void *u, gb_tensor *const *in, int n, gb_tensor **out) {
-    (void)u, (void)n;
-    out[0] = gb_sin(in[0]);
-    return 1;
-}
-
-static int i_less_n(void *u, gb_tensor *const *v, int n, gb_tensor **out) {
-    (void)u, (void)n;
-    out[0] = gb_less(v[0], v[3]);
-    return 1;
-}
-
-static int times_x(void *u, gb_tensor *const *v, int n, gb_tensor **out) {
-    (void)u, (void)n;
-    out[0] = gb_add_scalar(v[0], 1);
-    out[1] = gb_mul(v[1], v[2]);
-    out[2] = v[2];
-    out[3] = v[3];
-    return 4;
-}
-
-static gb_tensor *power(gb_tensor *x, gb_tensor *n) {
-    gb_tensor *v[4] = {gb_scalar(GB_I64, 0), gb_ones_like(x), x, n};
-    return gb_while_loop(i_less_n, times_x, v, 4, &(gb_while_options){.max_iterations = 100}, v) == 4 ? v[1]
-                                                                                                    : NULL;
-}
+static gb_tensor *power(gb_tensor *x, gb_tensor *n) { return cf_power(x, n, 100); }
 
 /* in: x float64[-1], n int64, pred bool; out: cond(pred, x^3, sin x) + x^n. */
 static int branchy(void *user, gb_tensor *const *in, int nin, const gb_value *st, int nst, gb_tensor **out) {
     (void)user, (void)nin, (void)st, (void)nst;
     gb_tensor *c;
-    if (gb_cond(in[2], cube, sine, in, 1, NULL, &c) != 1) return -1;
+    if (gb_cond(in[2], cf_cube, cf_sine, in, 1, NULL, &c) != 1) return -1;
     out[0] = gb_add(c, power(in[0], in[1]));
     return out[0] ? 1 : -1;
 }
@@ -323,7 +293,7 @@ static int branchy_and_grad(void *user, gb_tensor *const *in, int nin, const gb_
     (void)user, (void)nin, (void)st, (void)nst;
     gb_tape *tape = gb_tape_begin();
     gb_tape_watch(tape, in[0]);
-    if (gb_cond(in[2], cube, sine, in, 1, NULL, &out[0]) != 1) return -1;
+    if (gb_cond(in[2], cf_cube, cf_sine, in, 1, NULL, &out[0]) != 1) return -1;
     gb_tensor *sum = gb_reduce_sum(out[0], GB_ALL_AXES, false);
     gb_tape_end(tape);
     out[1] = gb_tape_gradient(tape, sum, in[0]);

@@ -26,24 +26,6 @@
 #include "resume_test_util.h"
 #include "test_util.h"
 
-static void dir_setup(void) {
-    nn_seeded_setup();
-    test_dir_create();
-}
-
-static void dir_teardown(void) {
-    test_dir_remove();
-    scope_teardown();
-}
-
-static const char *in_dir(const char *name) {
-    static char paths[8][256];
-    static int next;
-    char *p = paths[next++ % 8];
-    snprintf(p, 256, "%s/%s", test_dir(), name);
-    return p;
-}
-
 /* ---- a callback that stops a run at a known batch --------------------------------------------- */
 
 typedef struct stopper {
@@ -124,8 +106,8 @@ static double seconds(void) {
 
 START_TEST(test_killed_mid_epoch_resumes_bit_for_bit) {
     double start = seconds();
-    const char *dir = in_dir("backup"), *marker = in_dir("stopped"), *out = in_dir("out.txt");
-    const char *killed_out = in_dir("killed.txt"), *final = in_dir("final.gbm"), *unused = in_dir("never.gbm");
+    const char *dir = in_test_dir("backup"), *marker = in_test_dir("stopped"), *out = in_test_dir("out.txt");
+    const char *killed_out = in_test_dir("killed.txt"), *final = in_test_dir("final.gbm"), *unused = in_test_dir("never.gbm");
     char backup[300];
     snprintf(backup, sizeof backup, "%s/backup.ckpt", dir);
     /* Epoch 2 (index 1), batch 44: 63 + 45 batches trained; the last
@@ -198,7 +180,7 @@ static void halve_after_first(gb_train_state *s, int epoch, gb_logs *logs, void 
 }
 
 START_TEST(test_epoch_backups_resume_at_the_next_epoch) {
-    const char *dir = in_dir("epochs");
+    const char *dir = in_test_dir("epochs");
     gb_callback *keep = gb_backup_and_restore(&(gb_backup_and_restore_options){.backup_dir = dir,
                                                                                .keep_checkpoint = true});
     gb_callback *once = gb_backup_and_restore(&(gb_backup_and_restore_options){.backup_dir = dir});
@@ -209,7 +191,7 @@ START_TEST(test_epoch_backups_resume_at_the_next_epoch) {
     gb_optimizer *oa, *ob, *oc;
     gb_history *ha = train(&a, &oa, (gb_callback *[]){halve, keep, stop}, 3);
     ck_assert_int_eq(gb_history_epochs(ha), 2);
-    ck_assert_str_eq(gb_backup_and_restore_path(keep), in_dir("epochs/backup.ckpt"));
+    ck_assert_str_eq(gb_backup_and_restore_path(keep), in_test_dir("epochs/backup.ckpt"));
     ck_assert_int_eq(backup_value(gb_backup_and_restore_path(keep), "fit/epoch"), 2);
     ck_assert_int_eq(backup_value(gb_backup_and_restore_path(keep), "fit/batch"), 0);
     gb_history *hb = train(&b, &ob, (gb_callback *[]){halve, once}, 2);
@@ -253,7 +235,7 @@ static gb_history *train_dataset(gb_module **m, gb_optimizer **opt, gb_callback 
 }
 
 START_TEST(test_dataset_resumes_mid_epoch_on_the_same_batches) {
-    const char *dir = in_dir("ds");
+    const char *dir = in_test_dir("ds");
     gb_callback *keep = gb_backup_and_restore(&(gb_backup_and_restore_options){
         .backup_dir = dir, .save_freq = 4, .keep_checkpoint = true});
     stopper k = {.at_epoch = 1, .at_batch = 10};   /* saved after batch 8 (the 72nd) */
@@ -309,7 +291,7 @@ static void assert_refused(gb_module *m, gb_optimizer *opt, gb_callback *cb, int
 }
 
 START_TEST(test_backups_that_do_not_fit_change_nothing) {
-    const char *dir = in_dir("other");
+    const char *dir = in_test_dir("other");
     gb_callback *keep = gb_backup_and_restore(&(gb_backup_and_restore_options){
         .backup_dir = dir, .save_freq = 7, .keep_checkpoint = true});
     stopper k = {.at_epoch = 0, .at_batch = 20};
@@ -364,7 +346,7 @@ END_TEST
 static Suite *suite(void) {
     Suite *s = suite_create("train_backup");
     TCase *tc = tcase_create("backup");
-    tcase_add_checked_fixture(tc, dir_setup, dir_teardown);
+    tcase_add_checked_fixture(tc, nn_dir_setup, nn_dir_teardown);
     tcase_add_test(tc, test_killed_mid_epoch_resumes_bit_for_bit);
     tcase_add_test(tc, test_epoch_backups_resume_at_the_next_epoch);
     tcase_add_test(tc, test_dataset_resumes_mid_epoch_on_the_same_batches);

@@ -30,25 +30,8 @@
 
 #include "io/internal.h"
 #include "resume_test_util.h"
+#include "scale_layer.h"
 #include "test_util.h"
-
-static void dir_setup(void) {
-    nn_seeded_setup();
-    test_dir_create();
-}
-
-static void dir_teardown(void) {
-    test_dir_remove();
-    scope_teardown();
-}
-
-static const char *in_dir(const char *name) {
-    static char paths[8][256];
-    static int next;
-    char *p = paths[next++ % 8];
-    snprintf(p, 256, "%s/%s", test_dir(), name);
-    return p;
-}
 
 /* The bytes of a file (malloc'd), *n its size. */
 static unsigned char *slurp(const char *path, size_t *n) {
@@ -102,7 +85,7 @@ START_TEST(test_resume_in_a_new_process_bit_for_bit) {
     ck_assert_msg(rt_compile(a, oa), "%s", gb_error_string());
     gb_history *h2 = rt_fit(a, 0, 2, NULL, 0);
     ck_assert_msg(h2 != NULL, "%s", gb_error_string());
-    const char *saved = in_dir("after2.gbm"), *resumed = in_dir("resumed.gbm"), *out = in_dir("out.txt");
+    const char *saved = in_test_dir("after2.gbm"), *resumed = in_test_dir("resumed.gbm"), *out = in_test_dir("out.txt");
     ck_assert_msg(gb_model_save(a, saved), "%s", gb_error_string());
     rt_run_child((const char *[]){"resume", saved, resumed, NULL}, out);
 
@@ -217,7 +200,7 @@ START_TEST(test_functional_with_custom_parts_round_trips) {
     heads_data d = heads_data_make();
     gb_history *h = heads_fit(m, &d, 1);
     ck_assert_msg(h != NULL, "%s", gb_error_string());
-    const char *path = in_dir("heads.gbm"), *again = in_dir("again.gbm");
+    const char *path = in_test_dir("heads.gbm"), *again = in_test_dir("again.gbm");
     ck_assert_msg(gb_model_save(m, path), "%s", gb_error_string());
     gb_module *back = gb_model_load(path);
     ck_assert_msg(back != NULL, "%s", gb_error_string());
@@ -262,39 +245,12 @@ END_TEST
 
 /* ---- custom layer types ------------------------------------------------------------------ */
 
-typedef struct scale_state {
-    double factor;
-} scale_state;
-
-static gb_tensor *scale_call(gb_module *m, gb_tensor *x, bool training) {
-    (void)training;
-    return gb_mul_scalar(x, ((scale_state *)gb_module_state(m))->factor);
-}
-static bool scale_get_config(gb_module *m, gb_config *c) {
-    return gb_config_put_number(c, "factor", ((scale_state *)gb_module_state(m))->factor) != NULL;
-}
-static gb_module *scale_from_config(const gb_config *c);
-static const gb_module_type scale_type = {.class_name = "Scale", .default_name = "scale",
-                                          .state_size = sizeof(scale_state), .call = scale_call,
-                                          .get_config = scale_get_config,
-                                          .from_config = scale_from_config};
-static gb_module *scale_new(double factor, const char *name) {
-    gb_module *m = gb_module_new(&scale_type, name, 0);
-    if (m) ((scale_state *)gb_module_state(m))->factor = factor;
-    return m;
-}
-static gb_module *scale_from_config(const gb_config *c) {
-    double f = 1;
-    if (!gb_config_read_number(c, "Scale", "factor", 1, &f)) return NULL;
-    return scale_new(f, gb_config_read_string(c, "Scale", "name", ""));
-}
-
 START_TEST(test_custom_layer_needs_registering) {
     gb_module *m = gb_sequential_new("scaled");
     gb_sequential_add(m, gb_dense_new(4, &(gb_dense_options){.seed = 9}));
     gb_sequential_add(m, scale_new(-1.5, "times"));
     ck_assert(gb_module_build(m, GB_F32, GB_SHAPE(-1, 3)));
-    const char *path = in_dir("scaled.gbm");
+    const char *path = in_test_dir("scaled.gbm");
     ck_assert_msg(gb_model_save(m, path), "%s", gb_error_string());
     ck_assert_ptr_null(gb_model_load(path));
     char want[320];
@@ -409,7 +365,7 @@ START_TEST(test_damaged_files_are_clear_errors) {
     ck_assert_msg(rt_compile(m, opt), "%s", gb_error_string());
     gb_history *h = rt_fit(m, 0, 1, NULL, 0);
     ck_assert(h != NULL);
-    const char *good = in_dir("good.gbm"), *bad = in_dir("bad.gbm");
+    const char *good = in_test_dir("good.gbm"), *bad = in_test_dir("bad.gbm");
     ck_assert(gb_model_save(m, good));
     size_t n;
     unsigned char *bytes = slurp(good, &n);
@@ -448,7 +404,7 @@ START_TEST(test_damaged_files_are_clear_errors) {
     bytes[8] = 9;   /* the container's version, its header CRC now wrong */
     write_bytes(bad, bytes, n);
     assert_refused(bad, GB_ERR_IO, "corrupt header (CRC mismatch)");
-    ck_assert_ptr_null(gb_model_load(in_dir("missing.gbm")));
+    ck_assert_ptr_null(gb_model_load(in_test_dir("missing.gbm")));
     assert_error(GB_ERR_IO, "missing.gbm: cannot open: No such file or directory");
     ck_assert_ptr_null(gb_model_load(test_dir()));
     assert_error(GB_ERR_IO, "is a directory, not a model file");
@@ -476,7 +432,7 @@ static double halving(int64_t step, void *user) {
 static void assert_save_refused(gb_compile_options o, const char *part) {
     gb_module *m = rt_mlp();
     ck_assert_msg(gb_model_compile(m, &o), "%s", gb_error_string());
-    const char *path = in_dir("refused.gbm");
+    const char *path = in_test_dir("refused.gbm");
     ck_assert(!gb_model_save(m, path));
     assert_error(GB_ERR_VALUE, part);
     ck_assert_int_ne(access(path, F_OK), 0);
@@ -501,7 +457,7 @@ START_TEST(test_what_a_file_cannot_hold) {
                                           .state_size = sizeof(scale_state)};
     gb_module *m = gb_sequential_new(NULL);
     gb_sequential_add(m, gb_module_new(&opaque, "blob", 0));
-    ck_assert(!gb_model_save(m, in_dir("opaque.gbm")));
+    ck_assert(!gb_model_save(m, in_test_dir("opaque.gbm")));
     assert_error(GB_ERR_VALUE, "layer 'blob' (class Opaque) has no from_config");
     gb_module_free(m);
 }
@@ -514,7 +470,7 @@ START_TEST(test_unregistered_custom_losses_and_metrics) {
     ck_assert(gb_model_compile(m, &(gb_compile_options){
         .optimizer = opt, .loss = {GB_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY, .from_logits = true},
         .metric_objects = &count, .nmetric_objects = 1}));
-    const char *path = in_dir("metric.gbm");
+    const char *path = in_test_dir("metric.gbm");
     ck_assert(gb_model_save(m, path));
     ck_assert_ptr_null(gb_model_load(path));
     check_error(GB_ERR_VALUE, "metric 'sample_count' is of class 'SampleCount', which is not "
@@ -553,11 +509,11 @@ START_TEST(test_model_checkpoint_writes_model_files) {
     gb_callback *mc = gb_model_checkpoint(&(gb_model_checkpoint_options){.filepath = pattern});
     gb_history *h = rt_fit(m, 0, 2, &mc, 1);
     ck_assert_msg(h != NULL, "%s", gb_error_string());
-    ck_assert_str_eq(gb_model_checkpoint_last_path(mc), in_dir("epoch-2.gbm"));
-    gb_module *back = gb_model_load(in_dir("epoch-2.gbm"));
+    ck_assert_str_eq(gb_model_checkpoint_last_path(mc), in_test_dir("epoch-2.gbm"));
+    gb_module *back = gb_model_load(in_test_dir("epoch-2.gbm"));
     ck_assert_msg(back != NULL, "%s", gb_error_string());
     ck_assert_int_eq(rt_assert_same_training_state(m, back), 12);
-    gb_module *first = gb_model_load(in_dir("epoch-1.gbm"));
+    gb_module *first = gb_model_load(in_test_dir("epoch-1.gbm"));
     ck_assert_int_eq(gb_optimizer_iterations(gb_model_optimizer(first)), 63);
     gb_history_free(h);
     gb_callback_free(mc);
@@ -569,8 +525,8 @@ END_TEST
 START_TEST(test_unbuilt_and_recompiled_models) {
     gb_module *m = gb_sequential_new("lazy");
     gb_sequential_add(m, gb_dense_new(3, &(gb_dense_options){.seed = 4}));
-    ck_assert(gb_model_save(m, in_dir("lazy.gbm")));
-    gb_module *back = gb_model_load(in_dir("lazy.gbm"));
+    ck_assert(gb_model_save(m, in_test_dir("lazy.gbm")));
+    gb_module *back = gb_model_load(in_test_dir("lazy.gbm"));
     ck_assert_msg(back != NULL, "%s", gb_error_string());
     ck_assert(!gb_module_built(back));
     gb_module_free(back);
@@ -583,8 +539,8 @@ START_TEST(test_unbuilt_and_recompiled_models) {
     gb_history *h = rt_fit(m, 0, 1, NULL, 0);
     ck_assert(h != NULL);
     gb_history_free(h);
-    ck_assert(gb_model_save(m, in_dir("sgd.gbm")));
-    back = gb_model_load(in_dir("sgd.gbm"));
+    ck_assert(gb_model_save(m, in_test_dir("sgd.gbm")));
+    back = gb_model_load(in_test_dir("sgd.gbm"));
     ck_assert_msg(back != NULL, "%s", gb_error_string());
     gb_optimizer *own = gb_model_optimizer(back);
     ck_assert_str_eq(gb_optimizer_name(own), "SGD");
@@ -603,7 +559,7 @@ END_TEST
 static Suite *suite(void) {
     Suite *s = suite_create("train_model_file");
     TCase *tc = tcase_create("model_file");
-    tcase_add_checked_fixture(tc, dir_setup, dir_teardown);
+    tcase_add_checked_fixture(tc, nn_dir_setup, nn_dir_teardown);
     tcase_add_test(tc, test_resume_in_a_new_process_bit_for_bit);
     tcase_add_test(tc, test_functional_with_custom_parts_round_trips);
     tcase_add_test(tc, test_custom_layer_needs_registering);

@@ -63,23 +63,38 @@ static inline void test_dir_remove(void) {
     ck_assert_int_eq(system(cmd), 0);
 }
 
-/* The fixture of checkpoint tests: a seeded nn scope, a fresh directory,
- * and ckpt_path() "<dir>/ckpt" in it. */
+/* The fixture of tests of files: a seeded nn scope and a fresh directory. */
+static inline void nn_dir_setup(void) {
+    nn_seeded_setup();
+    test_dir_create();
+}
+
+static inline void nn_dir_teardown(void) {
+    test_dir_remove();
+    scope_teardown();
+}
+
+/* "<test_dir()>/<name>", from a ring of 8 buffers (several in one call). */
+static inline const char *in_test_dir(const char *name) {
+    static char paths[8][256];
+    static int next;
+    char *p = paths[next++ % 8];
+    snprintf(p, 256, "%s/%s", test_dir(), name);
+    return p;
+}
+
+/* The fixture of checkpoint tests: nn_dir_setup, and ckpt_path() "<dir>/ckpt". */
 static inline char *ckpt_path(void) {
     static char path[128];
     return path;
 }
 
 static inline void ckpt_dir_setup(void) {
-    nn_seeded_setup();
-    test_dir_create();
+    nn_dir_setup();
     snprintf(ckpt_path(), 128, "%s/ckpt", test_dir());
 }
 
-static inline void ckpt_dir_teardown(void) {
-    test_dir_remove();
-    scope_teardown();
-}
+static inline void ckpt_dir_teardown(void) { nn_dir_teardown(); }
 
 /* ---- the sticky error ------------------------------------------------------------- */
 

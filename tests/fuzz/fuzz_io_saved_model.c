@@ -17,6 +17,7 @@
  */
 #include <unistd.h>
 
+#include "../cf_test_fns.h"
 #include "fuzz_engine.h"
 #include "io/internal.h"
 
@@ -41,43 +42,14 @@ static int probabilities_fn(void *user, gb_tensor *const *in, int nin, const gb_
     return 2;
 }
 
-static int cube(void *u, gb_tensor *const *in, int n, gb_tensor **out) {
-    (void)u, (void)n;
-    out[0] = gb_mul(gb_mul(in[0], in[0]), in[0]);
-    return 1;
-}
-
-static int sine(void *u, gb_tensor *const *in, int n, gb_tensor **out) {
-    (void)u, (void)n;
-    out[0] = gb_sin(in[0]);
-    return 1;
-}
-
-static int i_less_n(void *u, gb_tensor *const *v, int n, gb_tensor **out) {
-    (void)u, (void)n;
-    out[0] = gb_less(v[0], v[3]);
-    return 1;
-}
-
-static int times_x(void *u, gb_tensor *const *v, int n, gb_tensor **out) {
-    (void)u, (void)n;
-    out[0] = gb_add_scalar(v[0], 1);
-    out[1] = gb_mul(v[1], v[2]);
-    out[2] = v[2];
-    out[3] = v[3];
-    return 4;
-}
-
 /* cond(pred, x^3, sin x) + x^n, the power by a loop of at most 16 trips. */
 static int branchy_fn(void *user, gb_tensor *const *in, int nin, const gb_value *st, int nst,
                       gb_tensor **out) {
     (void)user, (void)nin, (void)st, (void)nst;
-    gb_tensor *c, *v[4] = {gb_scalar(GB_I64, 0), gb_ones_like(in[0]), in[0], in[1]};
-    if (gb_cond(in[2], cube, sine, in, 1, NULL, &c) != 1 ||
-        gb_while_loop(i_less_n, times_x, v, 4, &(gb_while_options){.max_iterations = 16}, v) != 4)
-        return -1;
-    out[0] = gb_add(c, v[1]);
-    return 1;
+    gb_tensor *c;
+    if (gb_cond(in[2], cf_cube, cf_sine, in, 1, NULL, &c) != 1) return -1;
+    out[0] = gb_add(c, cf_power(in[0], in[1], 16));
+    return out[0] ? 1 : -1;
 }
 
 /* Saves the model whose variables and constants every input is given. */
