@@ -352,8 +352,13 @@ export function createPage(ctx) {
     download(`${label}-${shown.data.stage}.svg`, svgFile(svg, layer, scene), 'image/svg+xml');
   }
 
-  // The address bar keeps what is shown, so it can be shared or bookmarked.
+  // The address bar keeps what is shown, so it can be shared or bookmarked —
+  // once the Graphs tab was chosen (or linked to). The shell may open it by
+  // default while it is the only dashboard with data; writing the hash then
+  // would pin it, and the live shell could not move to Scalars when the
+  // first scalars arrive.
   function syncHash() {
+    if (!location.hash.startsWith('#graphs')) return;
     const q = new URLSearchParams({ run: state.run });
     const p = graphParams();
     for (const k of ['trace', 'tag', 'step']) if (p[k] !== undefined) q.set(k, p[k]);
