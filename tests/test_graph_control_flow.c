@@ -122,6 +122,19 @@ static int power_only(void *user, gb_tensor *const *in, int nin, const gb_value 
     return out[0] ? 1 : -1;
 }
 
+/* Empty loop variables ([0] elements, no data behind them): the traced
+ * loop runs its trips and, recorded for the gradient, stacks nothing
+ * (UBSan: memcpy from NULL; found by the SavedModel fuzzer). */
+START_TEST(test_loop_over_empty_tensors) {
+    gb_function *f = gb_function_new("power_and_grad", power_and_grad, NULL);
+    gb_tensor *in[2] = {gb_zeros(GB_F64, GB_SHAPE(0)), gb_scalar(GB_I64, 3)}, *out[2];
+    ck_assert_msg(gb_function_call(f, in, 2, NULL, 0, out) == 2, "%s", gb_error_string());
+    ck_assert_int_eq(gb_size(out[0]), 0);
+    ck_assert_int_eq(gb_size(out[1]), 0);
+    gb_function_free(f);
+}
+END_TEST
+
 START_TEST(test_power_gradient_eager_and_traced) {
     gb_function *f = gb_function_new("power_and_grad", power_and_grad, NULL);
     gb_function *g = gb_function_new("power", power_only, NULL);
@@ -613,6 +626,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_branch_nodes_and_alerts_carry_the_branch_scope);
     tcase_add_test(tc, test_alerts_in_a_loop_body_name_it);
     tcase_add_test(tc, test_trainable_variable_in_a_branch_under_a_tape_is_an_error);
+    tcase_add_test(tc, test_loop_over_empty_tensors);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -316,6 +316,8 @@ bool gb_checkpoint_restore(gb_checkpoint *c, const char *path, gb_restore_status
                   !c ? "checkpoint" : !path ? "path" : "status");
         return false;
     }
+    *st = (gb_restore_status){0};
+    snprintf(st->file, sizeof st->file, "%s", path);
     gb__ckpt_file f;
     if (!gb__ckpt_read(path, &f)) return false;
     gb__delayed *d = gb__delayed_new(path);
