@@ -25,8 +25,9 @@ void *gb__module_attached(const gb_module *m);
  * copy of config (config_size bytes) kept inside the metric. */
 gb_metric *gb__metric_create(const gb_metric_type *type, const char *name, size_t state_size,
                              const void *config, size_t config_size);
-/* The live state (not the scratch copy an update runs on). */
+/* The live state (not the scratch copy an update runs on), and its bytes. */
 void *gb__metric_state(gb_metric *m);
+size_t gb__metric_state_size(const gb_metric *m);
 /* Sample weights: NULL, a scalar, or one per sample (`rows` of them);
  * false with an error naming the shapes otherwise. */
 bool gb__metric_weights_fit(const gb_metric *m, gb_tensor *w, int64_t rows);

@@ -148,3 +148,4 @@ void gb_metric_reset_state(gb_metric *m) {
 
 /* The state of a metric, for gb_metric_update_value (Mean's shortcut). */
 void *gb__metric_state(gb_metric *m) { return m ? m->state : NULL; }
+size_t gb__metric_state_size(const gb_metric *m) { return m ? m->state_size : 0; }
