@@ -1,0 +1,76 @@
+# Data-parallel training under mpirun (when CMake found MPI; the job of one
+# is unit-tested in test_dist.c either way). Loopback only: shared memory
+# between the ranks (btl self,vader), oversubscribed so two ranks run on
+# any machine, allowed as root (the OMPI_ALLOW_RUN_AS_ROOT* variables are
+# mpirun's --allow-run-as-root), leak checks off under ASan (Open MPI keeps
+# its allocations to exit).
+#   dist_equivalence_*  2 ranks at batch 64 train the weights of 1 process
+#                       at batch 128 over 50 steps (tests/dist_equivalence.c
+#                       says how, and why the tolerances)
+add_executable(dist_equivalence ${CMAKE_CURRENT_LIST_DIR}/dist_equivalence.c)
+target_link_libraries(dist_equivalence PRIVATE glassbox_framework)
+set_target_properties(dist_equivalence PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+
+if(NOT MPI_C_FOUND OR NOT GB_MPIRUN)
+  return()
+endif()
+
+set(GB_MPIRUN_FLAGS --oversubscribe --bind-to none --mca btl self,vader)
+set(GB_MPI_TEST_ENV "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;ASAN_OPTIONS=detect_leaks=0:abort_on_error=1")
+
+# A test running `mpirun -np NP` COMMAND...; its ranks count as NP of
+# ctest's processors.
+function(gb_mpi_test name np)
+  add_test(NAME ${name} COMMAND ${GB_MPIRUN} ${GB_MPIRUN_FLAGS} -np ${np} ${ARGN})
+  set_tests_properties(${name} PROPERTIES ENVIRONMENT "${GB_MPI_TEST_ENV}" PROCESSORS ${np}
+                                          TIMEOUT 300 LABELS mpi)
+endfunction()
+
+# The same, the output required to hold every TEXT (expect_output.sh):
+#   gb_mpi_expect(name np COMMAND... -- TEXT...)
+function(gb_mpi_expect name np)
+  add_test(NAME ${name}
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/expect_output.sh
+                   ${GB_MPIRUN} ${GB_MPIRUN_FLAGS} -np ${np} ${ARGN})
+  set_tests_properties(${name} PROPERTIES ENVIRONMENT "${GB_MPI_TEST_ENV}" PROCESSORS ${np}
+                                          TIMEOUT 300 LABELS mpi)
+endfunction()
+
+gb_mpi_test(dist_equivalence_sgd 2 ${CMAKE_BINARY_DIR}/tests/dist_equivalence
+            --steps 50 --global-batch 128 --optimizer sgd --tolerance 1e-5)
+# The tolerances: the first step's averaged gradient differs from the
+# reference by float32 rounding only (measured 3.7e-8); SGD carries such
+# differences along linearly, 50 steps of lr 0.05 with momentum 0.9
+# (effective rate 0.5) at most 50 * 0.5 * 4e-8 = 1e-6 (measured 3.9e-7):
+# 1e-5 leaves a margin of ten, yet sits four orders below what a real
+# fault gives (the negative control, no broadcast: 0.5). Adam divides each
+# gradient by its running RMS, so where a gradient is near 0 (|g| ~ its
+# epsilon 1e-7) a rounding difference of 1e-9 can move the update by 1e-6
+# a step: 50 steps, 5e-5, so 1e-4 (measured 3.2e-7).
+gb_mpi_test(dist_equivalence_adam 2 ${CMAKE_BINARY_DIR}/tests/dist_equivalence
+            --steps 50 --global-batch 128 --optimizer adam --tolerance 1e-4)
+# The same with the allreduce after backward and many small buckets, and
+# on three ranks (43 images each of a global batch of 129).
+gb_mpi_test(dist_equivalence_no_overlap 2 ${CMAKE_BINARY_DIR}/tests/dist_equivalence
+            --steps 50 --optimizer sgd --tolerance 1e-5 --no-overlap --bucket-kb 16)
+gb_mpi_test(dist_equivalence_3_ranks 3 ${CMAKE_BINARY_DIR}/tests/dist_equivalence
+            --steps 50 --global-batch 129 --optimizer sgd --tolerance 1e-5 --bucket-kb 64)
+# The negative control: without the broadcast the check must fail.
+gb_mpi_test(dist_equivalence_detects 2 ${CMAKE_BINARY_DIR}/tests/dist_equivalence --no-broadcast)
+set_tests_properties(dist_equivalence_detects PROPERTIES PASS_REGULAR_EXPRESSION
+  "weights max abs diff 0\\.[0-9]+ \\(tolerance 1e-05\\), ranks' weights DIFFER")
+
+# The examples' hand-written loop under mpirun: the MLP eager (buckets
+# overlapping backward) and traced (the graph's gradients averaged
+# outside it), one epoch on 20,000 images at 64 per rank, must reach the
+# accuracy one process reaches at batch 128 (fmnist_mlp_quick: 80 %), with
+# rank 0 alone printing; the CNN on 3,200 images checks convolutions.
+gb_mpi_expect(dist_fmnist_mlp 2 ${CMAKE_BINARY_DIR}/examples/fashion_mnist_mlp
+              --epochs 1 --limit 20000 --batch 64 --min-accuracy 0.80 --
+              "training mlp on 20000 images, batch 64 per rank on 2 ranks")
+gb_mpi_expect(dist_fmnist_mlp_traced 2 ${CMAKE_BINARY_DIR}/examples/fashion_mnist_mlp
+              --epochs 1 --limit 20000 --batch 64 --min-accuracy 0.80 --traced --
+              "batch 64 per rank on 2 ranks" "traced train step")
+gb_mpi_expect(dist_fmnist_cnn 2 ${CMAKE_BINARY_DIR}/examples/fashion_mnist_cnn
+              --epochs 1 --limit 3200 --batch 32 --min-accuracy 0.5 --
+              "training cnn on 3200 images, batch 32 per rank on 2 ranks")
