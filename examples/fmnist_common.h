@@ -517,9 +517,12 @@ done:
     gb_optimizer_free(r.opt);
     gb_module_free(model);
     gb_scope_end();
-    /* After an error on several ranks the others may wait for this one:
-     * end the whole job (its message is printed above). */
-    if (code == 1 && gb_dist_size() > 1) gb_dist_abort(code);
+    /* After an error of this rank alone the others would wait for it: end
+     * the whole job (the message is printed above). An UnavailableError
+     * means the job lost a rank already; then this rank just leaves. */
+    const gb_error *e = gb_last_error();
+    if (code == 1 && gb_dist_size() > 1 && (!e || e->code != GB_ERR_UNAVAILABLE))
+        gb_dist_abort(code);
     gb_dist_finalize();
     return code;
 }

@@ -7,9 +7,12 @@
 #   dist_equivalence_*  2 ranks at batch 64 train the weights of 1 process
 #                       at batch 128 over 50 steps (tests/dist_equivalence.c
 #                       says how, and why the tolerances)
-add_executable(dist_equivalence ${CMAKE_CURRENT_LIST_DIR}/dist_equivalence.c)
-target_link_libraries(dist_equivalence PRIVATE glassbox_framework)
-set_target_properties(dist_equivalence PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+foreach(prog dist_equivalence dist/silent_rank)
+  get_filename_component(name ${prog} NAME_WE)
+  add_executable(${name} ${CMAKE_CURRENT_LIST_DIR}/${prog}.c)
+  target_link_libraries(${name} PRIVATE glassbox_framework)
+  set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+endforeach()
 
 if(NOT MPI_C_FOUND OR NOT GB_MPIRUN)
   return()
@@ -74,3 +77,29 @@ gb_mpi_expect(dist_fmnist_mlp_traced 2 ${CMAKE_BINARY_DIR}/examples/fashion_mnis
 gb_mpi_expect(dist_fmnist_cnn 2 ${CMAKE_BINARY_DIR}/examples/fashion_mnist_cnn
               --epochs 1 --limit 3200 --batch 32 --min-accuracy 0.5 --
               "training cnn on 3200 images, batch 32 per rank on 2 ranks")
+
+# A lost rank never hangs the others (tests/dist/killed_rank.sh): rank 1 of
+# the MLP example is killed (SIGKILL) while training; rank 0 must end
+# within the bound, non-zero, its message naming rank 1 as exited —
+#   dist_killed_rank          plain mpirun, which ends the job itself (its
+#                             SIGTERM interrupts the survivor's wait);
+#   dist_killed_rank_timeout  mpirun --enable-recovery, which does not:
+#                             the collective's 3-second deadline does.
+# dist_silent_rank: a rank that hangs outside any collective is named as
+# alive but silent when the deadline passes, and later collectives fail
+# at once (tests/dist/silent_rank.c).
+foreach(mode term timeout)
+  set(name dist_killed_rank)
+  if(mode STREQUAL timeout)
+    set(name dist_killed_rank_timeout)
+  endif()
+  add_test(NAME ${name}
+           COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/dist/killed_rank.sh ${mode} 20
+                   ${GB_MPIRUN} ${GB_MPIRUN_FLAGS} -np 2 --
+                   ${CMAKE_BINARY_DIR}/examples/fashion_mnist_mlp --epochs 100 --batch 64)
+  set_tests_properties(${name} PROPERTIES ENVIRONMENT "${GB_MPI_TEST_ENV};GB_DIST_TIMEOUT=3"
+                                          PROCESSORS 2 TIMEOUT 60 LABELS mpi)
+endforeach()
+gb_mpi_test(dist_silent_rank 2 ${CMAKE_BINARY_DIR}/tests/silent_rank)
+set_tests_properties(dist_silent_rank PROPERTIES PASS_REGULAR_EXPRESSION "silent rank test: OK"
+                     ENVIRONMENT "${GB_MPI_TEST_ENV};GB_DIST_TIMEOUT=2")
