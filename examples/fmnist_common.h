@@ -508,6 +508,7 @@ static int fmnist_main(const fmnist_config *cfg, gb_module *model, gb_image_layo
                 cfg->min_test_accuracy);
         code = 3;
     }
+    gb_dist_flush_timings();   /* every rank's last step times, to rank 0's writer */
     if (r.writer) gb_summary_flush(r.writer);
     if (r.board && cfg->keep_serving) fmnist_wait_for_ctrl_c(&r);
 done:

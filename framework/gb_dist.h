@@ -156,6 +156,10 @@ typedef struct gb_dist_stats {
 } gb_dist_stats;
 gb_dist_stats gb_dist_get_stats(void);
 void gb_dist_reset_stats(void);
+/* Sends the timings not gathered yet to rank 0 now (a collective), so its
+ * writer gets them before it closes; fit does it at its end,
+ * gb_dist_finalize too. */
+bool gb_dist_flush_timings(void);
 
 /* ---- call sites (GB_AT, gb_base.h) ---------------------------------------------------- */
 #if !defined(GB_BUILDING_LIBRARY)
@@ -174,6 +178,7 @@ void gb_dist_reset_stats(void);
 #define gb_dist_average_gradients(...) GB_AT(gb_dist_average_gradients, __VA_ARGS__)
 #define gb_dist_metric_result(...) GB_AT(gb_dist_metric_result, __VA_ARGS__)
 #define gb_dist_metric_results(...) GB_AT(gb_dist_metric_results, __VA_ARGS__)
+#define gb_dist_flush_timings(...) GB_AT(gb_dist_flush_timings, __VA_ARGS__)
 #endif
 
 #ifdef __cplusplus

@@ -41,15 +41,18 @@ endfunction()
 
 gb_mpi_test(dist_equivalence_sgd 2 ${CMAKE_BINARY_DIR}/tests/dist_equivalence
             --steps 50 --global-batch 128 --optimizer sgd --tolerance 1e-5)
-# The tolerances: the first step's averaged gradient differs from the
-# reference by float32 rounding only (measured 3.7e-8); SGD carries such
-# differences along linearly, 50 steps of lr 0.05 with momentum 0.9
-# (effective rate 0.5) at most 50 * 0.5 * 4e-8 = 1e-6 (measured 3.9e-7):
-# 1e-5 leaves a margin of ten, yet sits four orders below what a real
-# fault gives (the negative control, no broadcast: 0.5). Adam divides each
-# gradient by its running RMS, so where a gradient is near 0 (|g| ~ its
-# epsilon 1e-7) a rounding difference of 1e-9 can move the update by 1e-6
-# a step: 50 steps, 5e-5, so 1e-4 (measured 3.2e-7).
+# The tolerances (dist_equivalence.c says more): every step's averaged
+# gradient equals the global batch's at the same weights within 1e-6
+# (rounding; measured 2.4e-7). The weights: SGD carries a step's rounding
+# (3.7e-8 at the first) along linearly, 50 steps of lr 0.05 with momentum
+# 0.9 (effective rate 0.5) at most 50 * 0.5 * 4e-8 = 1e-6 (measured
+# 3.9e-7): 1e-5 leaves a margin of ten, yet sits four orders below what a
+# real fault gives (the negative control, no broadcast: 0.5). Adam divides
+# each gradient by its running RMS, so an element whose gradient is near
+# its epsilon (1e-7) can move by 1e-6 a step for a 1e-9 rounding: 50
+# steps, 5e-5, so 1e-4 (measured 3.2e-7) — for this data order, on which
+# no ReLU input crosses 0 by rounding (such a crossing makes Adam step up
+# to its learning rate apart).
 gb_mpi_test(dist_equivalence_adam 2 ${CMAKE_BINARY_DIR}/tests/dist_equivalence
             --steps 50 --global-batch 128 --optimizer adam --tolerance 1e-4)
 # The same with the allreduce after backward and many small buckets, and
@@ -103,3 +106,16 @@ endforeach()
 gb_mpi_test(dist_silent_rank 2 ${CMAKE_BINARY_DIR}/tests/silent_rank)
 set_tests_properties(dist_silent_rank PROPERTIES PASS_REGULAR_EXPRESSION "silent rank test: OK"
                      ENVIRONMENT "${GB_MPI_TEST_ENV};GB_DIST_TIMEOUT=2")
+
+# fit with gb_fit_options.distributed: the same equivalence through
+# gb_model_fit, traced (the graph returns the gradients, the average and
+# the update follow it) and eager (buckets overlapping backward); and the
+# Keras-style example under mpirun, whose logs (combined over the ranks)
+# must show the accuracy one process reaches.
+gb_mpi_test(dist_equivalence_fit 2 ${CMAKE_BINARY_DIR}/tests/dist_equivalence
+            --fit --steps 50 --optimizer sgd --tolerance 1e-5)
+gb_mpi_test(dist_equivalence_fit_eager 2 ${CMAKE_BINARY_DIR}/tests/dist_equivalence
+            --fit --eager --steps 50 --optimizer adam --tolerance 1e-4)
+gb_mpi_expect(dist_fmnist_fit 2 ${CMAKE_BINARY_DIR}/examples/fashion_mnist_fit
+              --model mlp --epochs 1 --limit 20000 --batch 64 --verbose 2 --min-accuracy 0.80 --
+              "157/157" "val_accuracy")

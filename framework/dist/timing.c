@@ -24,8 +24,8 @@
 
 static const char *const TAGS[3] = {"dist/step_time_ms", "dist/allreduce_ms", "dist/compute_ms"};
 
-/* Each record: step, step_ms, allreduce_ms. */
-enum { FIELDS = 3 };
+/* Each record: step, step_ms, allreduce_ms, the wall time it ended. */
+enum { FIELDS = 4 };
 
 static struct {
     double last_end;          /* ms; 0 before the first step ends */
@@ -99,7 +99,7 @@ static void emit(const double *blocks, int size, size_t block) {
             for (int k = 0; k < 3; k++) {
                 gb_scalar_event s = {.tag = TAGS[k], .value = values[k], .step = (int64_t)rec[0],
                                      .run = run};
-                gb_event ev = {.kind = GB_EVENT_SCALAR, .wall_time = wall_now(),
+                gb_event ev = {.kind = GB_EVENT_SCALAR, .wall_time = rec[3],
                                .message = TAGS[k], .detail = &s};
                 gb_observer_emit(&ev);
             }
@@ -119,6 +119,8 @@ bool gb__timing_flush(void) {
     return ok;
 }
 
+bool gb_dist_flush_timings(void) { return gb_ok() && gb__timing_flush(); }
+
 bool gb__timing_step_end(void) {
     const gb__dist *job = gb__dist_job();
     double now = gb__now_ms(), step_ms = now - T.last_end, wait_ms = now - T.wait_start;
@@ -135,6 +137,6 @@ bool gb__timing_step_end(void) {
     if (job->size == 1 && !gb_observer_wants(GB_EVENT_SCALAR)) return true;
     if (!ensure_buffers(job->opt.timing_every, job->size)) return false;
     double *rec = T.records + 1 + FIELDS * (int)T.records[0];
-    rec[0] = (double)step, rec[1] = step_ms, rec[2] = wait_ms;
+    rec[0] = (double)step, rec[1] = step_ms, rec[2] = wait_ms, rec[3] = wall_now();
     return ++T.records[0] < T.every || gb__timing_flush();
 }
