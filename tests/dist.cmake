@@ -119,3 +119,15 @@ gb_mpi_test(dist_equivalence_fit_eager 2 ${CMAKE_BINARY_DIR}/tests/dist_equivale
 gb_mpi_expect(dist_fmnist_fit 2 ${CMAKE_BINARY_DIR}/examples/fashion_mnist_fit
               --model mlp --epochs 1 --limit 20000 --batch 64 --verbose 2 --min-accuracy 0.80 --
               "157/157" "val_accuracy")
+
+# The straggler view (tests/browser/straggler.test.mjs): 2 ranks, rank 1
+# slowed on purpose; the store shows it computing longer and rank 0
+# waiting, the Scalars page overlays the ranks (screenshot in
+# <build>/tests/artifacts/straggler-scalars.png).
+include(${CMAKE_CURRENT_LIST_DIR}/browser/node_test.cmake)
+gb_node_test(dist_straggler_browser ${CMAKE_CURRENT_LIST_DIR}/browser/straggler.test.mjs 180)
+string(REPLACE ";" " " gb_mpirun_flags_text "${GB_MPIRUN_FLAGS}")
+set_property(TEST dist_straggler_browser APPEND PROPERTY ENVIRONMENT
+             "GB_MPIRUN=${GB_MPIRUN}" "GB_MPIRUN_FLAGS=${gb_mpirun_flags_text}" ${GB_MPI_TEST_ENV})
+set_property(TEST dist_straggler_browser APPEND PROPERTY LABELS mpi)
+set_property(TEST dist_straggler_browser PROPERTY PROCESSORS 2)
