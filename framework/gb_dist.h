@@ -28,7 +28,10 @@
  * DDP's reducer: gradients are packed into buckets (bucket_bytes, in the
  * reverse of the variables' order, as backward produces them) and each
  * bucket's allreduce starts as soon as its last gradient is final, while
- * backward goes on; the call returns when all are averaged. A traced step
+ * backward goes on; the call returns when all are averaged. MPI moves a
+ * nonblocking collective only inside MPI calls, so a helper thread tests
+ * the collectives in flight every $GB_DIST_PROGRESS_US microseconds (250)
+ * while the training thread computes, and sleeps when none is. A traced step
  * cannot talk to other processes from inside its graph: return its
  * gradients (fit does) and average them with gb_dist_average_gradients.
  *
@@ -73,6 +76,9 @@ typedef struct gb_dist_options {
     int64_t bucket_bytes;     /* gradient bucket size ($GB_DIST_BUCKET_KB KiB, else 1 MiB) */
     bool no_overlap;          /* allreduce after backward, not during ($GB_DIST_OVERLAP=0) */
     int timing_every;         /* steps between gathers of the timings to rank 0 (10) */
+    /* At init only: no helper thread moving collectives along while the
+     * training thread computes ($GB_DIST_PROGRESS_THREAD=0). */
+    bool no_progress_thread;
 } gb_dist_options;
 
 /* Joins the job (MPI_Init) when launched by mpirun (or another MPI

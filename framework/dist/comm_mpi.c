@@ -51,12 +51,14 @@ static bool call_failed(const char *call, int rc) {
 
 /* ---- tickets -------------------------------------------------------------------------- */
 
-/* A free ticket for a collective about to start, or -1 (error recorded). */
+/* A free ticket for a collective about to start, or -1 (error recorded).
+ * A ticket returned holds gb__mpi_lock until started() lets it go. */
 static int take_ticket(const char *what) {
     if (M.broken) {
         gb__error(GB_ERR_UNAVAILABLE, NULL, "%s", M.broken_why);
         return -1;
     }
+    pthread_mutex_lock(&gb__mpi_lock);
     for (int t = 0; t < GB__MAX_TICKETS; t++)
         if (!M.used[t]) {
             M.used[t] = true;
@@ -65,14 +67,19 @@ static int take_ticket(const char *what) {
             M.req[t] = MPI_REQUEST_NULL;
             return t;
         }
+    pthread_mutex_unlock(&gb__mpi_lock);
     gb__error(GB_ERR_INTERNAL, NULL, "more than %d collectives in flight", GB__MAX_TICKETS);
     return -1;
 }
 
-/* The ticket after its MPI call: kept when the call started, else freed
- * with the transport marked broken. */
+/* The ticket after its MPI call: kept when the call started (the progress
+ * thread then watches it), else freed with the transport marked broken. */
 static int started(int t, int rc) {
-    if (rc == MPI_SUCCESS) return t;
+    pthread_mutex_unlock(&gb__mpi_lock);
+    if (rc == MPI_SUCCESS) {
+        gb__mpi_progress_kick();
+        return t;
+    }
     char text[MPI_MAX_ERROR_STRING];
     M.used[t] = false;
     gb__mpi_fail(M.what[t], M.seq[t], mpi_text(rc, text));
@@ -133,13 +140,14 @@ int gb__comm_igather(const void *send, size_t bytes, void *recv, int root, const
 }
 
 void gb__comm_progress(void) {
-    if (!M.active || M.broken) return;
+    if (!M.active || M.broken || pthread_mutex_trylock(&gb__mpi_lock) != 0) return;
     for (int t = 0; t < GB__MAX_TICKETS; t++) {
         if (!M.used[t] || M.req[t] == MPI_REQUEST_NULL) continue;
         int done = 0;
         MPI_Test(&M.req[t], &done, MPI_STATUS_IGNORE);   /* errors: the wait reports them */
-        return;   /* one test drives all of MPI's progress */
+        break;   /* one test drives all of MPI's progress */
     }
+    pthread_mutex_unlock(&gb__mpi_lock);
 }
 
 /* ---- joining and leaving ---------------------------------------------------------------- */
@@ -177,10 +185,13 @@ bool gb__comm_init(int *argc, char ***argv, gb__dist *job) {
     int inited = 0, provided, rc;
     MPI_Initialized(&inited);
     if (!inited) {
-        /* Funneled: only the thread that called gb_dist_init communicates. */
-        rc = MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+        /* Serialized: the training thread and the progress thread call
+         * MPI, one at a time (gb__mpi_lock). */
+        rc = MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided);
         if (rc != MPI_SUCCESS) return call_failed("MPI_Init_thread", rc);
         M.we_initialized = true;
+    } else {
+        MPI_Query_thread(&provided);
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     if ((rc = MPI_Comm_dup(MPI_COMM_WORLD, &M.comm)) != MPI_SUCCESS ||
@@ -197,11 +208,14 @@ bool gb__comm_init(int *argc, char ***argv, gb__dist *job) {
     job->rank = M.rank;
     job->size = M.size;
     job->local_size = local_size();
+    if (M.size > 1 && provided >= MPI_THREAD_SERIALIZED && !job->opt.no_progress_thread)
+        gb__mpi_progress_start();
     return true;
 }
 
 void gb__comm_finalize(void) {
     if (!M.active) return;
+    gb__mpi_progress_stop();
     gb__mpi_signals_restore();
     M.active = false;
     free(M.peers);

@@ -7,6 +7,7 @@
 #define GB_DIST_COMM_MPI_H
 
 #include <mpi.h>
+#include <pthread.h>
 #include <signal.h>
 
 #include "dist/internal.h"
@@ -36,6 +37,16 @@ typedef struct gb__mpi {
     char broken_why[700];
 } gb__mpi;
 extern gb__mpi gb__mpi_state;
+
+/* Held around every MPI call once the progress thread runs
+ * (MPI_THREAD_SERIALIZED; progress_mpi.c). */
+extern pthread_mutex_t gb__mpi_lock;
+/* The helper thread that tests collectives in flight while the training
+ * thread computes: started at init, woken by each collective started,
+ * stopped before MPI_Finalize. */
+void gb__mpi_progress_start(void);
+void gb__mpi_progress_stop(void);
+void gb__mpi_progress_kick(void);
 
 /* Set by the SIGTERM handler while a wait is under way (wait_mpi.c). */
 extern volatile sig_atomic_t gb__mpi_in_wait, gb__mpi_got_term;

@@ -28,8 +28,9 @@ static double env_number(const char *name, double fallback) {
 
 /* The defaults, from the environment where it says. */
 static gb_dist_options defaults(void) {
-    const char *overlap = getenv("GB_DIST_OVERLAP");
+    const char *overlap = getenv("GB_DIST_OVERLAP"), *thread = getenv("GB_DIST_PROGRESS_THREAD");
     return (gb_dist_options){
+        .no_progress_thread = thread && !strcmp(thread, "0"),
         .timeout_seconds = env_number("GB_DIST_TIMEOUT", 60),
         .bucket_bytes = (int64_t)(env_number("GB_DIST_BUCKET_KB", 1024) * 1024),
         .no_overlap = overlap && !strcmp(overlap, "0"),
@@ -44,6 +45,7 @@ static gb_dist_options merged(gb_dist_options base, const gb_dist_options *o, bo
     if (o->bucket_bytes > 0) base.bucket_bytes = o->bucket_bytes;
     if (o->timing_every > 0) base.timing_every = o->timing_every;
     base.no_overlap = set ? o->no_overlap : base.no_overlap || o->no_overlap;
+    base.no_progress_thread = base.no_progress_thread || o->no_progress_thread;
     return base;
 }
 

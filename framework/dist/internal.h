@@ -9,12 +9,15 @@
  * timing.c      per-step timings, gathered to rank 0 as scalar events
  * metrics.c     metric results over all ranks
  * comm_mpi.c    the transport over MPI (built when CMake finds MPI) ...
- * wait_mpi.c    ... its deadline waits and the diagnosis of a lost rank
+ * wait_mpi.c    ... its deadline waits and the diagnosis of a lost rank,
+ * progress_mpi.c ... and the thread that moves collectives along while
+ *               the training thread computes
  * comm_single.c the transport of a job of one (built without MPI)
  *
  * The transport is a handful of nonblocking collectives named by tickets
  * and one wait with a deadline; everything above it is the same with or
- * without MPI. Only the thread that called gb_dist_init communicates.
+ * without MPI. Only the thread that called gb_dist_init starts and waits
+ * for collectives (the MPI transport's progress thread only tests them).
  */
 #ifndef GB_DIST_INTERNAL_H
 #define GB_DIST_INTERNAL_H

@@ -82,6 +82,7 @@ void gb__mpi_answer_pings(int64_t seq) {
     int flag = 0;
     MPI_Status st;
     if (!pong_bufs && !(pong_bufs = calloc((size_t)M.size, sizeof *pong_bufs))) return;
+    pthread_mutex_lock(&gb__mpi_lock);
     while (MPI_Iprobe(MPI_ANY_SOURCE, TAG_PING, M.ctrl, &flag, &st) == MPI_SUCCESS && flag) {
         int64_t theirs;
         MPI_Request r;
@@ -91,6 +92,7 @@ void gb__mpi_answer_pings(int64_t seq) {
                       &r) == MPI_SUCCESS)
             MPI_Request_free(&r);
     }
+    pthread_mutex_unlock(&gb__mpi_lock);
 }
 
 /* ---- who was lost ---------------------------------------------------------------------------- */
@@ -120,6 +122,7 @@ static void ping_peers(int64_t *state, int64_t seq, double patience) {
     static int64_t *bufs;
     if (!bufs && !(bufs = calloc((size_t)M.size, sizeof *bufs))) return;
     int waiting = 0;
+    pthread_mutex_lock(&gb__mpi_lock);
     for (int r = 0; r < M.size; r++) {
         MPI_Request q;
         if (r == M.rank || state[r] == EXITED) continue;
@@ -128,18 +131,23 @@ static void ping_peers(int64_t *state, int64_t seq, double patience) {
         MPI_Request_free(&q);
         waiting++;
     }
+    pthread_mutex_unlock(&gb__mpi_lock);
     double until = now_s() + patience;
     while (waiting > 0 && now_s() < until) {
         int flag = 0;
         MPI_Status st;
         gb__mpi_answer_pings(seq);
-        if (MPI_Iprobe(MPI_ANY_SOURCE, TAG_PONG, M.ctrl, &flag, &st) != MPI_SUCCESS) break;
+        pthread_mutex_lock(&gb__mpi_lock);
+        int rc = MPI_Iprobe(MPI_ANY_SOURCE, TAG_PONG, M.ctrl, &flag, &st);
+        int64_t theirs = 0;
+        if (rc == MPI_SUCCESS && flag)
+            MPI_Recv(&theirs, 1, MPI_INT64_T, st.MPI_SOURCE, TAG_PONG, M.ctrl, MPI_STATUS_IGNORE);
+        pthread_mutex_unlock(&gb__mpi_lock);
+        if (rc != MPI_SUCCESS) break;
         if (!flag) {
             nanosleep(&(struct timespec){0, 1000000}, NULL);
             continue;
         }
-        int64_t theirs;
-        MPI_Recv(&theirs, 1, MPI_INT64_T, st.MPI_SOURCE, TAG_PONG, M.ctrl, MPI_STATUS_IGNORE);
         if (state[st.MPI_SOURCE] == SILENT) waiting--;
         state[st.MPI_SOURCE] = theirs;
     }
@@ -217,25 +225,30 @@ void gb__mpi_fail(const char *what, int64_t seq, const char *reason) {
 static void back_off(double waited) {
     if (waited > 0.020)
         nanosleep(&(struct timespec){0, 50000}, NULL);
-    else if (waited > 0.0002)
+    else if (waited > 0.000005)
         sched_yield();
 }
 
 /* The first unfinished ticket of the list, or -1 when all are done;
  * an MPI error goes to *rc. */
 static int first_pending(const int *tickets, int n, int *rc) {
-    for (int i = 0; i < n; i++) {
+    int pending = -1;
+    pthread_mutex_lock(&gb__mpi_lock);
+    for (int i = 0; i < n && pending < 0; i++) {
         int t = tickets[i], done = 0;
         if (M.req[t] == MPI_REQUEST_NULL) continue;
-        if ((*rc = MPI_Test(&M.req[t], &done, MPI_STATUS_IGNORE)) != MPI_SUCCESS) return t;
-        if (!done) return t;
+        if ((*rc = MPI_Test(&M.req[t], &done, MPI_STATUS_IGNORE)) != MPI_SUCCESS || !done)
+            pending = t;
     }
-    return -1;
+    pthread_mutex_unlock(&gb__mpi_lock);
+    return pending;
 }
 
 static void release(const int *tickets, int n) {
+    pthread_mutex_lock(&gb__mpi_lock);
     for (int i = 0; i < n; i++)
         if (tickets[i] >= 0 && tickets[i] < GB__MAX_TICKETS) M.used[tickets[i]] = false;
+    pthread_mutex_unlock(&gb__mpi_lock);
 }
 
 bool gb__comm_wait(const int *tickets, int n) {
