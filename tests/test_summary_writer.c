@@ -573,7 +573,7 @@ START_TEST(test_engine_scalars_and_sibling_runs) {
     gb_summary_set_default(w);
     for (int step = 0; step < 3; step++)
         for (int r = 0; r < 2; r++) {
-            char run[16];
+            char run[24];
             snprintf(run, sizeof run, "rank_%d", r);
             gb_scalar_event e = {.tag = "dist/step_time_ms", .value = 10 * r + step, .step = step,
                                  .run = run};
