@@ -17,6 +17,7 @@ int main(int argc, char **argv) {
         .model_name = "cnn", .epochs = 3, .batch = 128, .lr = 1e-3, .seed = 42,
         .data_dir = GB_FASHION_MNIST_DIR, .serve_port = -1, .run = "fashion_mnist_cnn",
     };
+    if (!gb_dist_init(&argc, &argv)) return fmnist_fail("joining the MPI job"), 1;  /* mpirun -np N */
     if (!fmnist_parse(argc, argv, &cfg)) return fmnist_usage(argv[0]);
     gb_nn_set_seed(cfg.seed);
     gb_pool2d_options pool = {.pool_size = {2, 2}};

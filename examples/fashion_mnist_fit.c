@@ -14,6 +14,11 @@
  * printed first. The hand-written loop of fashion_mnist_mlp.c is the
  * custom-training version of the same thing.
  *
+ * Under `mpirun -np N` fit trains data-parallel (gb_fit_options.distributed):
+ * --batch per rank, gradients averaged over the ranks, the logs combined
+ * over them, and rank 0 alone printing and writing the store (with each
+ * rank's step and allreduce times as runs "<run>/rank_<r>").
+ *
  * --save-model DIR writes the trained model as a SavedModel whose
  * serving_default signature takes the raw uint8 images [N,28,28] (the
  * scaling to [0,1] is in the graph) and returns logits [N,10] and class
@@ -145,7 +150,7 @@ static void on_signal(int sig) {
 
 /* The store and the dashboard, the address printed before training. */
 static bool open_outputs(const config *c, gb_summary_writer **w, gb_board **board) {
-    if (!c->db) return true;
+    if (!c->db || gb_dist_rank() != 0) return true;   /* rank 0 writes the run */
     if (gb_summary_writer_open(c->db, c->run ? c->run : c->model, NULL, w) != GB_OK) {
         fprintf(stderr, "fashion_mnist_fit: %s\n", gb_summary_last_error());
         return false;
@@ -156,6 +161,7 @@ static bool open_outputs(const config *c, gb_summary_writer **w, gb_board **boar
     gb_summary_hparam_num(NULL, "batch_size", (double)c->batch);
     gb_summary_hparam_num(NULL, "epochs", c->epochs);
     gb_summary_hparam_num(NULL, "seed", (double)c->seed);
+    gb_summary_hparam_num(NULL, "ranks", gb_dist_size());
     if (c->serve_port < 0) return true;
     if (!(*board = gb_board_start(c->db, "127.0.0.1", c->serve_port, NULL))) {
         fprintf(stderr, "fashion_mnist_fit: dashboard: %s\n", gb_board_last_error());
@@ -203,8 +209,9 @@ static void tp_batch_end(gb_train_state *s, int64_t batch, gb_logs *logs, void *
 static void tp_epoch_end(gb_train_state *s, int epoch, gb_logs *logs, void *user) {
     (void)logs;
     throughput *t = user;
+    if (s->rank != 0) return;   /* every rank's samples together: */
     printf("epoch %d/%d: %.0f samples/s\n", epoch + 1, s->epochs,
-           (double)t->samples / (t->last - t->start));
+           (double)t->samples * s->num_ranks / (t->last - t->start));
     fflush(stdout);
 }
 
@@ -247,6 +254,7 @@ static bool train(const config *c, gb_module *model, gb_mnist *data, double *tes
     o.val_y = data->test_labels;
     o.callbacks = cbs;
     o.ncallbacks = summary ? 2 : 1;
+    o.distributed = true;   /* under mpirun; one process trains alone as before */
     if (c->no_validation) o.val_x = o.val_y = NULL;
     gb_history *h = gb_model_fit(model, x, y, &o);
     gb_logs test = {0};
@@ -297,6 +305,10 @@ static bool save_serving(const config *c, gb_module *model, gb_tensor *test_imag
 }
 
 int main(int argc, char **argv) {
+    if (!gb_dist_init(&argc, &argv)) {   /* mpirun -np N: data-parallel */
+        fprintf(stderr, "fashion_mnist_fit: %s\n", gb_error_string());
+        return 1;
+    }
     config c = {.model = "mlp", .epochs = 5, .batch = 128, .lr = 1e-3, .seed = 42,
                 .data_dir = GB_FASHION_MNIST_DIR, .serve_port = -1, .verbose = 1};
     if (!parse(argc, argv, &c)) return usage(argv[0]);
@@ -314,9 +326,12 @@ int main(int argc, char **argv) {
         fprintf(stderr, "fashion_mnist_fit: %s\n", gb_error_string());
         goto done;
     }
-    gb_module_summary(model, stdout);
-    printf("final test accuracy %.4f\n", acc);
-    if (!save_serving(&c, model, data.test_images)) {
+    bool speaks = gb_dist_rank() == 0;   /* the ranks hold the same model */
+    if (speaks) {
+        gb_module_summary(model, stdout);
+        printf("final test accuracy %.4f\n", acc);
+    }
+    if (speaks && !save_serving(&c, model, data.test_images)) {
         fprintf(stderr, "fashion_mnist_fit: %s\n", gb_error_string());
         goto done;
     }
@@ -335,5 +350,10 @@ done:
     if (w) gb_summary_writer_close(w);
     gb_module_free(model);
     gb_scope_end();
+    /* An error of this rank alone would leave the others waiting: end the
+     * job. After an UnavailableError (a lost rank) just leave. */
+    const gb_error *e = gb_last_error();
+    if (code == 1 && gb_dist_size() > 1 && (!e || e->code != GB_ERR_UNAVAILABLE)) gb_dist_abort(1);
+    gb_dist_finalize();
     return code;
 }

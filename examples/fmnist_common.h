@@ -11,6 +11,13 @@
  *   per run    the hyperparameters
  * Progress goes to stdout once per epoch, with samples/s.
  *
+ * Under `mpirun -np N` the same program trains data-parallel (gb_dist.h):
+ * rank 0's initial weights are broadcast, each rank takes every N-th image
+ * of the shuffled epoch (--batch is per rank), gradients are averaged by
+ * allreduce as backward makes them, the accuracies are combined over the
+ * ranks, and only rank 0 writes the store and prints. Each rank's step
+ * and allreduce times land in the store as runs "<run>/rank_<r>".
+ *
  * With --traced the step's computation — forward, tape, gradients, Adam
  * update — is a gb_function (tf.function): traced into one graph on the
  * first step, then run as that graph (its first steps profiled and the
@@ -145,9 +152,12 @@ static bool fmnist_fail(const char *what) {
     return false;
 }
 
+/* Rank 0 writes the store and prints; the other ranks train quietly. */
+static bool fmnist_speaks(void) { return gb_dist_rank() == 0; }
+
 static bool fmnist_open_outputs(fmnist_run *r) {
     const fmnist_config *c = r->cfg;
-    if (!c->db) return true;
+    if (!c->db || !fmnist_speaks()) return true;
     if (gb_summary_writer_open(c->db, c->run, NULL, &r->writer) != GB_OK)
         return fmnist_fail("opening the event store");
     gb_summary_set_default(r->writer);
@@ -158,6 +168,7 @@ static bool fmnist_open_outputs(fmnist_run *r) {
     gb_summary_hparam_num(NULL, "epochs", c->epochs);
     gb_summary_hparam_num(NULL, "seed", (double)c->seed);
     gb_summary_hparam_str(NULL, "train_step", c->traced ? "traced" : "eager");
+    gb_summary_hparam_num(NULL, "ranks", gb_dist_size());
     if (c->serve_port >= 0) {
         r->board = gb_board_start(c->db, "127.0.0.1", c->serve_port, NULL);
         if (!r->board) {
@@ -186,9 +197,13 @@ enum { FMNIST_MAX_VARS = 32 };
 /* Forward, tape, gradients and the Adam update on a batch: the part of a
  * step that runs eagerly or traced alike. Returns the loss (NULL after an
  * error) and writes the logits and the gradients, one per trainable
- * variable (*nvars of them). */
+ * variable (*nvars of them). On several ranks the gradients are averaged
+ * over them first: eagerly by gb_dist_tape_gradient, overlapping backward;
+ * a traced step (`apply` false) cannot talk to other processes from its
+ * graph, so it returns its own gradients and the caller averages and
+ * applies them (fmnist_update_traced). */
 static gb_tensor *fmnist_update(fmnist_run *r, gb_tensor *x, gb_tensor *y, gb_tensor **logits,
-                                gb_tensor **grads, int *nvars) {
+                                gb_tensor **grads, int *nvars, bool apply) {
     gb_tape *tape = gb_tape_begin();
     *logits = gb_module_call(r->model, x, true);
     gb_tensor *loss = fmnist_loss(y, *logits);
@@ -198,10 +213,17 @@ static gb_tensor *fmnist_update(fmnist_run *r, gb_tensor *x, gb_tensor *y, gb_te
         fmnist_fail("model has too many variables for this example");
         return NULL;
     }
-    gb_tape_gradient_vars(tape, loss, vars, *nvars, grads);
+    if (!apply) {
+        gb_tape_gradient_vars(tape, loss, vars, *nvars, grads);
+        return gb_ok() ? loss : NULL;
+    }
+    gb_dist_tape_gradient(tape, loss, vars, *nvars, grads);   /* one rank: the tape's own */
     gb_optimizer_apply_gradients(r->opt, grads, *nvars, vars, *nvars);
     return gb_ok() ? loss : NULL;
 }
+
+/* The traced step applies its update itself when it has nobody to agree with. */
+static bool fmnist_traced_applies(void) { return gb_dist_size() == 1; }
 
 /* The traced step, as a gb_function: inputs images and labels; outputs the
  * loss, the logits and, when the static with_grads is true, the gradients. */
@@ -209,9 +231,10 @@ static int fmnist_step_fn(void *user, gb_tensor *const *in, int nin, const gb_va
                           int nst, gb_tensor **out) {
     (void)nin, (void)nst;
     int nvars = 0;
-    out[0] = fmnist_update(user, in[0], in[1], &out[1], out + 2, &nvars);
+    bool apply = fmnist_traced_applies();
+    out[0] = fmnist_update(user, in[0], in[1], &out[1], out + 2, &nvars, apply);
     if (!out[0]) return -1;
-    return st[0].as.b ? 2 + nvars : 2;
+    return st[0].as.b || !apply ? 2 + nvars : 2;
 }
 
 /* The step function for r's data: the batch dim -1 in the input signature,
@@ -226,7 +249,9 @@ static gb_function *fmnist_traced_step_new(fmnist_run *r) {
     return gb_function_new("train_step", fmnist_step_fn, &o);
 }
 
-/* The traced step: same outputs as the eager one, from the graph. */
+/* The traced step: same outputs as the eager one, from the graph. On
+ * several ranks the graph returns its gradients and the update happens
+ * here, after averaging them. */
 static gb_tensor *fmnist_update_traced(fmnist_run *r, gb_tensor *x, gb_tensor *y,
                                        gb_tensor **logits, gb_tensor **grads, bool with_grads) {
     gb_tensor *out[2 + FMNIST_MAX_VARS];
@@ -234,8 +259,14 @@ static gb_tensor *fmnist_update_traced(fmnist_run *r, gb_tensor *x, gb_tensor *y
                              (gb_value[]){GB_BOOL("with_grads", with_grads)}, 1, out);
     if (n < 2) return NULL;
     *logits = out[1];
+    if (!fmnist_traced_applies()) {
+        int nvars = 0;
+        gb_variable *const *vars = gb_module_trainable_variables(r->model, &nvars);
+        gb_dist_average_gradients(out + 2, vars, nvars);
+        gb_optimizer_apply_gradients(r->opt, out + 2, nvars, vars, nvars);
+    }
     if (with_grads) memcpy(grads, out + 2, (size_t)(n - 2) * sizeof *grads);
-    return out[0];
+    return gb_ok() ? out[0] : NULL;
 }
 
 /* One optimizer step on a batch, then what people watch of it: accuracy,
@@ -256,12 +287,14 @@ static bool fmnist_train_step(fmnist_run *r, gb_tensor *x, gb_tensor *y, gb_metr
     if (r->train_step)
         loss = fmnist_update_traced(r, x, y, &logits, grads, with_grads);
     else
-        loss = fmnist_update(r, x, y, &logits, grads, &nvars);
+        loss = fmnist_update(r, x, y, &logits, grads, &nvars, true);
     if (!loss) return fmnist_fail("training step");
     gb_metric_update_state(acc, y, logits);
     if (!gb_ok()) return fmnist_fail("training step");
-    gb_summary_scalar(NULL, "train/loss", gb_item(loss), r->step);
-    gb_summary_scalar(NULL, "learning_rate", gb_optimizer_learning_rate(r->opt), r->step);
+    if (r->writer) {   /* rank 0's loss: its own batch's */
+        gb_summary_scalar(NULL, "train/loss", gb_item(loss), r->step);
+        gb_summary_scalar(NULL, "learning_rate", gb_optimizer_learning_rate(r->opt), r->step);
+    }
     r->step++;
     return true;
 }
@@ -274,11 +307,13 @@ static gb_tensor *fmnist_rows(gb_tensor *t, int64_t first, int64_t count) {
     return gb_slice(t, begin, gb_rank(t), size, gb_rank(t));
 }
 
-/* Test accuracy over the whole test set, in batches, without dropout. */
+/* Test accuracy over the whole test set, in batches, without dropout;
+ * on several ranks each takes its slice and the metric is combined. */
 static double fmnist_evaluate(fmnist_run *r) {
     gb_metric *acc = gb_metric_sparse_categorical_accuracy_new("test_accuracy");
-    int64_t n = gb_dim(r->test_x, 0), bs = 1000;
-    for (int64_t i = 0; i < n; i += bs) {
+    int64_t all = gb_dim(r->test_x, 0), bs = 1000, ranks = gb_dist_size(), me = gb_dist_rank();
+    int64_t first = all * me / ranks, n = all * (me + 1) / ranks;
+    for (int64_t i = first; i < n; i += bs) {
         gb_scope_begin();
         int64_t m = i + bs <= n ? bs : n - i;
         gb_tensor *x = fmnist_rows(r->test_x, i, m);
@@ -286,9 +321,9 @@ static double fmnist_evaluate(fmnist_run *r) {
         gb_metric_update_state(acc, y, gb_module_call(r->model, x, false));
         gb_scope_end();
     }
-    double result = gb_ok() ? gb_metric_result(acc) : -1;
+    double result = gb_ok() ? gb_dist_metric_result(acc) : -1;
     gb_metric_free(acc);
-    return result;
+    return gb_ok() ? result : -1;
 }
 
 /* Weight and gradient histograms of every layer, named by variable. */
@@ -341,21 +376,27 @@ static bool fmnist_epoch(fmnist_run *r, gb_dataset *ds, int epoch, double *test_
             break;
         }
         samples += gb_dim(b[0], 0);
-        bool last = i == steps - 1; /* the epoch's last step also logs histograms */
+        /* the epoch's last step also logs histograms (rank 0) */
+        bool last = i == steps - 1 && fmnist_speaks();
         ok = fmnist_train_step(r, b[0], b[1], acc, grads, last);
         if (ok && last) fmnist_log_histograms(r, grads);
         gb_scope_end();
     }
     double secs = fmnist_now() - t0;
     ok = ok && gb_ok();
-    if (ok) {
-        *test_acc = fmnist_evaluate(r);
-        gb_summary_scalar(NULL, "train/accuracy", gb_metric_result(acc), r->step);
+    /* Every rank's accuracies (collectives: all ranks call them). */
+    double train_acc = ok ? gb_dist_metric_result(acc) : 0;
+    if (ok) *test_acc = fmnist_evaluate(r);
+    ok = ok && gb_ok();
+    if (ok && r->writer) {
+        gb_summary_scalar(NULL, "train/accuracy", train_acc, r->step);
         gb_summary_scalar(NULL, "test/accuracy", *test_acc, r->step);
         fmnist_log_samples(r);
+    }
+    if (ok && fmnist_speaks()) {   /* samples/s of all ranks together */
         printf("epoch %d/%d: train accuracy %.4f, test accuracy %.4f, %.0f samples/s (%.1f s)\n",
-               epoch + 1, r->cfg->epochs, gb_metric_result(acc), *test_acc,
-               (double)samples / secs, secs);
+               epoch + 1, r->cfg->epochs, train_acc, *test_acc,
+               (double)samples * gb_dist_size() / secs, secs);
         fflush(stdout);
     }
     gb_iterator_free(it);
@@ -394,8 +435,28 @@ static gb_dataset *fmnist_train_dataset(fmnist_run *r) {
     }
     gb_dataset *ds = gb_dataset_from_tensor_slices(2, (gb_tensor *[]){x, y});
     ds = gb_dataset_shuffle(ds, gb_dim(x, 0), r->cfg->seed); /* a full shuffle each epoch */
+    if (gb_dist_size() > 1)   /* the same order on every rank: each takes every N-th image */
+        ds = gb_dataset_shard(ds, gb_dist_size(), gb_dist_rank());
     ds = gb_dataset_batch(ds, r->cfg->batch, false);
     return gb_dataset_prefetch(ds, 2);
+}
+
+/* The model built for the test images' shape, and rank 0's initial
+ * weights on every rank (a job of one: nothing to share). */
+static bool fmnist_share_weights(fmnist_run *r) {
+    int64_t shape[GB_MAX_RANK];
+    int rank = gb_rank(r->test_x);
+    for (int d = 0; d < rank; d++) shape[d] = d ? gb_dim(r->test_x, d) : -1;
+    return gb_dist_size() == 1 || (gb_module_build(r->model, GB_F32, rank, shape) &&
+                                   gb_dist_broadcast_model(r->model, NULL, 0));
+}
+
+/* ", 2 ranks" when there are several: --batch is then per rank. */
+static const char *fmnist_ranks_text(void) {
+    static char text[48];
+    if (gb_dist_size() == 1) return "";
+    snprintf(text, sizeof text, " per rank on %d ranks", gb_dist_size());
+    return text;
 }
 
 /* Trains `model` as configured; returns the process exit code. Takes
@@ -411,6 +472,10 @@ static int fmnist_main(const fmnist_config *cfg, gb_module *model, gb_image_layo
         goto done;
     }
     r.test_x = gb_images_to_float(r.data.test_images, layout);
+    if (!fmnist_share_weights(&r)) {
+        fmnist_fail("broadcasting the initial weights");
+        goto done;
+    }
     r.opt = gb_adam(cfg->lr);
     gb_dataset *ds = fmnist_train_dataset(&r);
     if (cfg->traced && r.test_x) r.train_step = fmnist_traced_step_new(&r);
@@ -418,9 +483,13 @@ static int fmnist_main(const fmnist_config *cfg, gb_module *model, gb_image_layo
         fmnist_fail("setting up");
         goto done;
     }
-    printf("training %s on %lld images, batch %lld, Adam lr %g, %d epochs, %s train step\n",
-           cfg->model_name, (long long)(cfg->limit ? cfg->limit : gb_dim(r.data.train_images, 0)),
-           (long long)cfg->batch, cfg->lr, cfg->epochs, cfg->traced ? "traced" : "eager");
+    if (fmnist_speaks())
+        printf("training %s on %lld images, batch %lld%s, Adam lr %g, %d epochs, %s train step\n",
+               cfg->model_name,
+               (long long)(cfg->limit ? cfg->limit : gb_dim(r.data.train_images, 0)),
+               (long long)cfg->batch, fmnist_ranks_text(), cfg->lr, cfg->epochs,
+               cfg->traced ? "traced" : "eager");
+    fflush(stdout);
     bool ok = true;
     for (int e = 0; ok && e < cfg->epochs; e++) ok = fmnist_epoch(&r, ds, e, &test_acc);
     gb_dataset_free(ds);
@@ -428,15 +497,18 @@ static int fmnist_main(const fmnist_config *cfg, gb_module *model, gb_image_layo
         fmnist_fail("training");
         goto done;
     }
-    gb_module_summary(model, stdout);
-    if (r.train_step) fmnist_print_trace_stats(r.train_step);
-    printf("final test accuracy %.4f\n", test_acc);
+    if (fmnist_speaks()) {
+        gb_module_summary(model, stdout);
+        if (r.train_step) fmnist_print_trace_stats(r.train_step);
+        printf("final test accuracy %.4f\n", test_acc);
+    }
     code = 0;
     if (cfg->min_test_accuracy > 0 && test_acc < cfg->min_test_accuracy) {
         fprintf(stderr, "test accuracy %.4f is below the required %.4f\n", test_acc,
                 cfg->min_test_accuracy);
         code = 3;
     }
+    gb_dist_flush_timings();   /* every rank's last step times, to rank 0's writer */
     if (r.writer) gb_summary_flush(r.writer);
     if (r.board && cfg->keep_serving) fmnist_wait_for_ctrl_c(&r);
 done:
@@ -446,6 +518,13 @@ done:
     gb_optimizer_free(r.opt);
     gb_module_free(model);
     gb_scope_end();
+    /* After an error of this rank alone the others would wait for it: end
+     * the whole job (the message is printed above). An UnavailableError
+     * means the job lost a rank already; then this rank just leaves. */
+    const gb_error *e = gb_last_error();
+    if (code == 1 && gb_dist_size() > 1 && (!e || e->code != GB_ERR_UNAVAILABLE))
+        gb_dist_abort(code);
+    gb_dist_finalize();
     return code;
 }
 

@@ -58,7 +58,8 @@ typedef enum gb_status {
     GB_ERR_NUMERIC,        /* NaN/Inf found by a numerics check */
     GB_ERR_IO,             /* files: missing, truncated, corrupt */
     GB_ERR_MEMORY,         /* allocation failed */
-    GB_ERR_INTERNAL
+    GB_ERR_INTERNAL,
+    GB_ERR_UNAVAILABLE     /* another process of the job was lost, or a collective timed out */
 } gb_status;
 
 typedef struct gb_error {

@@ -159,6 +159,10 @@ gb_dataset *gb_dataset_batch(gb_dataset *in, int64_t batch_size, bool drop_remai
 gb_dataset *gb_dataset_repeat(gb_dataset *in, int64_t count);   /* -1: forever */
 gb_dataset *gb_dataset_take(gb_dataset *in, int64_t count);     /* -1: all */
 gb_dataset *gb_dataset_skip(gb_dataset *in, int64_t count);     /* -1: all */
+/* Elements index, index + num_shards, index + 2*num_shards, ...: this
+ * process's share in data-parallel training (after a shuffle with the
+ * same seed everywhere, before batch; gb_dist.h). */
+gb_dataset *gb_dataset_shard(gb_dataset *in, int64_t num_shards, int64_t index);
 /* n >= 1 elements ahead, or GB_DATA_AUTOTUNE; 0 returns `in` unchanged. */
 gb_dataset *gb_dataset_prefetch(gb_dataset *in, int n);
 
@@ -274,6 +278,7 @@ gb_tensor *gb_images_to_float(gb_tensor *images, gb_image_layout layout);
 #define gb_dataset_repeat(...) GB_AT(gb_dataset_repeat, __VA_ARGS__)
 #define gb_dataset_take(...) GB_AT(gb_dataset_take, __VA_ARGS__)
 #define gb_dataset_skip(...) GB_AT(gb_dataset_skip, __VA_ARGS__)
+#define gb_dataset_shard(...) GB_AT(gb_dataset_shard, __VA_ARGS__)
 #define gb_dataset_prefetch(...) GB_AT(gb_dataset_prefetch, __VA_ARGS__)
 #define gb_dataset_map(...) GB_AT(gb_dataset_map, __VA_ARGS__)
 #define gb_dataset_cache(...) GB_AT(gb_dataset_cache, __VA_ARGS__)

@@ -651,6 +651,10 @@ typedef struct gb_metric_type {
                          gb_tensor *sample_weight);
     double (*result)(const gb_metric *m, const void *state);
     void (*reset_state)(gb_metric *m, void *state);   /* NULL: zero the state */
+    /* The state is doubles that add up over parts of the data (totals,
+     * counts): the result over several processes' updates is the result
+     * of their states summed (gb_dist_metric_result). */
+    bool state_is_sums;
 } gb_metric_type;
 
 /* A metric of a type (which must outlive it); user is the caller's, for

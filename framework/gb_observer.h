@@ -23,6 +23,7 @@ typedef enum gb_event_kind {
     GB_EVENT_TRACE = 1u << 3,     /* a function was traced (gb_trace_event) */
     GB_EVENT_NUMERICS = 1u << 4,  /* a NaN/Inf was found (detail: later) */
     GB_EVENT_FUNCTION = 1u << 5,  /* a function's call counters (gb_function_event) */
+    GB_EVENT_SCALAR = 1u << 6,    /* a number the engine measured (gb_scalar_event) */
     GB_EVENT_ALL = 0xffffffffu
 } gb_event_kind;
 
@@ -36,6 +37,17 @@ typedef struct gb_event {
     double duration_us;      /* GB_EVENT_OP: kernel time */
     const void *detail;      /* kind-specific struct, documented with the kind */
 } gb_event;
+
+/* GB_EVENT_SCALAR's detail: a value of a series, as a summary scalar —
+ * e.g. each rank's step time in data-parallel training (gb_dist.h). run
+ * NULL: the observer's own run; else a run of its own beside it, named
+ * "<the observer's run>/<run>" ("rank_1"), so a chart overlays them. */
+typedef struct gb_scalar_event {
+    const char *tag;
+    double value;
+    int64_t step;
+    const char *run;
+} gb_scalar_event;
 
 typedef void (*gb_observer_fn)(const gb_event *ev, void *user);
 

@@ -163,6 +163,9 @@ struct gb_train_state {
     bool want_gradients;
     gb_tensor *const *gradients;
     int ngradients;
+    /* This process's rank among num_ranks in a distributed fit (else 0
+     * of 1): a callback that writes files writes on rank 0 only. */
+    int rank, num_ranks;
     void *compiled;           /* private */
 };
 
@@ -315,6 +318,23 @@ typedef struct gb_fit_options {
     int initial_epoch;
     int64_t steps_per_epoch;      /* 0: all the batches */
     FILE *out;                    /* the progress bar's; NULL: stdout */
+    /* Data-parallel over the ranks of an MPI job (gb_dist.h; no effect in
+     * a job of one): every rank passes the same x, y and seed; each global
+     * batch of batch_size * ranks rows of the shuffled order is split
+     * among the ranks (batch_size is per rank, as in Horovod); rank 0's
+     * weights are broadcast first (the model built from x if need be);
+     * gradients are averaged over the ranks — a traced step returns them
+     * from its graph and the update runs outside it, so it averages after
+     * backward, where an eager one (run_eagerly) overlaps it with
+     * backward; metrics and validation (each rank takes a slice) are
+     * combined over the ranks, so every rank sees the same logs and
+     * callbacks decide alike; non-trainable variables (BatchNorm's
+     * statistics) are averaged at each epoch's end. Only rank 0 shows the
+     * progress bar, and the built-in callbacks that write files
+     * (ModelCheckpoint, CSVLogger, the summary callback) write only there.
+     * On datasets each rank iterates its own (gb_dataset_shard), which
+     * must give every rank the same number of batches. */
+    bool distributed;
 } gb_fit_options;
 
 gb_fit_options gb_fit_defaults(void);

@@ -47,5 +47,6 @@
 #include "gb_train.h"
 #include "gb_io.h"
 #include "gb_saved_model.h"
+#include "gb_dist.h"
 
 #endif

@@ -1,7 +1,7 @@
 /* test_data_pipeline.c — datasets without threads: from_tensor_slices,
  * from_tensors, batch (drop_remainder, stacking, shapes), shuffle (exact
  * orders for a fixed seed, one of each element per epoch, reshuffling per
- * epoch, the buffer window), repeat, take/skip, map, from_generator,
+ * epoch, the buffer window), repeat, take/skip, shard, map, from_generator,
  * cardinality, buffer recycling (no allocation in the steady state, kept
  * batches unharmed), lifetimes, and every argument error. */
 #include <check.h>
@@ -450,6 +450,49 @@ START_TEST(test_take_skip) {
 }
 END_TEST
 
+/* shard(n, i): every n-th element from i; after the same shuffle on every
+ * shard, shard-then-batch(B) gives the shards' k-th batches exactly the
+ * elements of the unsharded k-th batch of n*B (data-parallel training). */
+START_TEST(test_shard) {
+    double got[MAXN];
+    gb_dataset *ds = gb_dataset_shard(range_ds(10), 3, 1);
+    ck_assert_int_eq(gb_dataset_cardinality(ds), 3);
+    int want[] = {1, 4, 7};
+    assert_seq(got, collect(ds, got), want, 3);
+    gb_dataset_free(ds);
+    ds = gb_dataset_shard(range_ds(2), 3, 2);
+    ck_assert_int_eq(gb_dataset_cardinality(ds), 0);
+    ck_assert_int_eq(collect(ds, got), 0);
+    gb_dataset_free(ds);
+
+    enum { N = 1000, B = 16, SHARDS = 2 };
+    double whole[MAXN], part[SHARDS][MAXN];
+    ds = gb_dataset_batch(gb_dataset_shuffle(range_ds(N), N, 7), SHARDS * B, false);
+    ck_assert_int_eq(collect(ds, whole), N);
+    gb_dataset_free(ds);
+    for (int r = 0; r < SHARDS; r++) {
+        ds = gb_dataset_batch(gb_dataset_shard(gb_dataset_shuffle(range_ds(N), N, 7), SHARDS, r), B,
+                              false);
+        ck_assert_int_eq(gb_dataset_cardinality(ds), (N / SHARDS + B - 1) / B);
+        ck_assert_int_eq(collect(ds, part[r]), N / SHARDS);
+        gb_dataset_free(ds);
+    }
+    /* Shard r's element j of batch k is element r + SHARDS*j of global batch k. */
+    for (int i = 0; i < N; i++) {
+        int k = i / (SHARDS * B), j = i % (SHARDS * B);
+        ck_assert_double_eq(whole[i], part[j % SHARDS][k * B + j / SHARDS]);
+    }
+
+    ck_assert_ptr_null(gb_dataset_shard(range_ds(3), 2, 2));
+    ck_assert_str_eq(gb_last_error()->message,
+                     "gb_dataset_shard: index must be in [0, num_shards) and num_shards >= 1; got "
+                     "index 2 of 2 shards");
+    gb_clear_error();
+    ck_assert_ptr_null(gb_dataset_shard(range_ds(3), 0, 0));
+    ck_assert_int_eq(gb_last_error()->code, GB_ERR_VALUE);
+}
+END_TEST
+
 /* ---- map -------------------------------------------------------------------------------- */
 
 /* x -> (x * 10 as float64 [2] = {10x, 10x + 1}, x). */
@@ -782,6 +825,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_repeat_forever_of_empty);
     tcase_add_test(tc, test_shuffle_repeat_reshuffles_rounds);
     tcase_add_test(tc, test_take_skip);
+    tcase_add_test(tc, test_shard);
     tcase_add_test(tc, test_map_then_batch);
     tcase_add_test(tc, test_batch_shape_mismatch);
     tcase_add_test(tc, test_map_errors);

@@ -565,6 +565,44 @@ START_TEST(test_observer_events_reach_the_default_writer) {
 }
 END_TEST
 
+/* Engine scalars (GB_EVENT_SCALAR): without a run, into the writer's own;
+ * naming one, into "<run>/<name>" beside it — each rank's step times in
+ * data-parallel training — opened on first use, closed with the writer. */
+START_TEST(test_engine_scalars_and_sibling_runs) {
+    gb_summary_writer *w = open_writer("job");
+    gb_summary_set_default(w);
+    for (int step = 0; step < 3; step++)
+        for (int r = 0; r < 2; r++) {
+            char run[24];
+            snprintf(run, sizeof run, "rank_%d", r);
+            gb_scalar_event e = {.tag = "dist/step_time_ms", .value = 10 * r + step, .step = step,
+                                 .run = run};
+            gb_observer_emit(&(gb_event){.kind = GB_EVENT_SCALAR, .message = e.tag, .detail = &e});
+        }
+    gb_scalar_event own = {.tag = "engine/value", .value = 7, .step = 1};
+    gb_observer_emit(&(gb_event){.kind = GB_EVENT_SCALAR, .message = own.tag, .detail = &own});
+    ck_assert_int_eq(gb_summary_flush(NULL), GB_OK);
+    ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
+
+    gb_store *s = open_store();
+    gb_scalar_series *ser;
+    for (int r = 0; r < 2; r++) {
+        char run[32];
+        snprintf(run, sizeof run, "job/rank_%d", r);
+        ck_assert_int_eq(gb_store_scalars(s, run, "dist/step_time_ms", NULL, &ser), GB_STORE_OK);
+        ck_assert_int_eq(ser->count, 3);
+        ck_assert(ser->rows[2].value == 10 * r + 2);
+        ck_assert_int_eq(ser->rows[2].step, 2);
+        gb_store_free(ser);
+    }
+    ck_assert_int_eq(gb_store_scalars(s, "job", "engine/value", NULL, &ser), GB_STORE_OK);
+    ck_assert_int_eq(ser->count, 1);
+    ck_assert(ser->rows[0].value == 7);
+    gb_store_free(ser);
+    gb_store_close(s);
+}
+END_TEST
+
 START_TEST(test_engine_events_end_to_end) {
     gb_summary_writer *w = open_writer("run");
     gb_summary_set_default(w);
@@ -782,6 +820,7 @@ int main(void) {
     tcase_add_test(tc, test_open_errors_and_no_default);
     tcase_add_test(tc, test_default_writer_and_global_step);
     tcase_add_test(tc, test_observer_events_reach_the_default_writer);
+    tcase_add_test(tc, test_engine_scalars_and_sibling_runs);
     tcase_add_test(tc, test_engine_events_end_to_end);
     tcase_add_test(tc, test_function_traces_end_to_end);
     tcase_add_test(tc, test_trace_and_numerics_records_paged);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "glassbox.h"
 #include "test_util.h"
@@ -433,6 +434,52 @@ START_TEST(test_errors_are_clear) {
 }
 END_TEST
 
+/* Records what callbacks see of the job. */
+static void rank_seen(gb_train_state *s, gb_logs *logs, void *user) {
+    (void)logs;
+    ((int *)user)[0] = s->rank;
+    ((int *)user)[1] = s->num_ranks;
+}
+
+/* A distributed fit in a job of one (no mpirun) trains as a plain one:
+ * the same history; callbacks see rank 0 of 1. The callbacks that write
+ * files write on rank 0 only (several ranks: tests/dist.cmake). */
+START_TEST(test_distributed_fit_in_a_job_of_one) {
+    double loss[2];
+    for (int d = 0; d < 2; d++) {
+        gb_nn_clear_session();
+        gb_module *m = linear_model();
+        gb_optimizer *opt = compile_sparse(m, 0.1, false);
+        int seen[2] = {-1, -1};
+        gb_callback *cb = gb_lambda(&(gb_lambda_callback){.on_train_begin = rank_seen, .user = seen});
+        gb_fit_options o = quiet(2, 4);
+        o.distributed = d;
+        o.callbacks = &cb;
+        o.ncallbacks = 1;
+        gb_history *h = gb_model_fit(m, xs(), ys(), &o);
+        ck_assert_ptr_nonnull(h);
+        loss[d] = gb_history_value(h, "loss", 1);
+        ck_assert_int_eq(seen[0], 0);
+        ck_assert_int_eq(seen[1], 1);
+        gb_history_free(h);
+        gb_callback_free(cb);
+        finish(NULL, NULL, 0, m, opt);
+    }
+    ck_assert_double_eq(loss[0], loss[1]);
+    /* A file-writing callback on a rank other than 0 writes nothing. */
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/gb-test-csv-%d.csv", (int)getpid());
+    gb_callback *csv = gb_csv_logger(path, 0, false);
+    gb_train_state s = {.rank = 1, .num_ranks = 2};
+    gb_logs logs = {0};
+    csv->type->on_train_begin(csv, &s, &logs);
+    csv->type->on_epoch_end(csv, &s, 0, &logs);
+    csv->type->on_train_end(csv, &s, &logs);
+    ck_assert_int_ne(access(path, F_OK), 0);
+    gb_callback_free(csv);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("train_fit");
     TCase *tc = tcase_create("fit");
@@ -450,6 +497,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_custom_train_step_gets_sample_weights_and_traces_once);
     tcase_add_test(tc, test_predict_equals_the_model_call);
     tcase_add_test(tc, test_errors_are_clear);
+    tcase_add_test(tc, test_distributed_fit_in_a_job_of_one);
     suite_add_tcase(s, tc);
     return s;
 }

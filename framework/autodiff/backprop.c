@@ -257,6 +257,84 @@ static bool check_request(const gb_tape *t, const grad_request *q) {
     return true;
 }
 
+/* The gradient of source s, final once the walk has passed every record
+ * that reads or consumes it: written to out[s] and reported to the hook. */
+static void finish_source(const gb_tape *t, grad_map *m, const grad_request *q, int s,
+                          gb_tensor **out) {
+    const gb_source *src = &q->sources[s];
+    gb_dtype dt = src->tensor ? src->tensor->dtype : gb_variable_dtype(src->variable);
+    if (!gb_dtype_is_float(dt)) {
+        gb__warn("the dtype of gradient source %d must be floating (float32 or float64), "
+                 "got %s: its gradient is NULL",
+                 s, gb_dtype_name(dt));
+    } else {
+        out[s] = source_gradient(t, m, src);
+        if (!out[s]) out[s] = unconnected_value(src, q->unconnected);
+    }
+    if (q->hook && q->hook->ready) q->hook->ready(q->hook->user, s, out[s]);
+}
+
+/* For a hooked walk: when each variable source's gradient is final — at its
+ * first read, since every record that can add to it comes later — as
+ * (record index, source) pairs sorted by record index, newest first.
+ * Sources never read (and tensor sources) are finished after the walk.
+ * Returns how many pairs; -1 after a memory error. */
+typedef struct due_source {
+    int rec, source;
+} due_source;
+
+static int by_record_desc(const void *a, const void *b) {
+    const due_source *x = a, *y = b;
+    return (y->rec > x->rec) - (y->rec < x->rec);
+}
+
+static int due_sources(const gb_tape *t, const grad_request *q, due_source **out) {
+    *out = NULL;
+    if (!q->hook || q->nsources == 0) return 0;
+    due_source *d = malloc((size_t)q->nsources * sizeof *d);
+    if (!d) {
+        gb__error(GB_ERR_MEMORY, NULL, "gradient: out of memory");
+        return -1;
+    }
+    int n = 0;
+    for (int s = 0; s < q->nsources; s++) {
+        const struct gb_variable *v = q->sources[s].variable;
+        for (int i = 0; v && i < t->nrecs; i++)
+            if (is_read_of(t->recs[i], v)) {
+                d[n++] = (due_source){i, s};
+                break;
+            }
+    }
+    qsort(d, (size_t)n, sizeof *d, by_record_desc);
+    *out = d;
+    return n;
+}
+
+/* The backward walk, newest record first; sources whose gradient is final
+ * are finished as soon as the walk passes their first read (hooked walks),
+ * the rest at the end. */
+static bool walk(gb_tape *t, grad_map *m, const grad_request *q, gb_tensor **out) {
+    due_source *due;
+    int ndue = due_sources(t, q, &due), next = 0;
+    if (ndue < 0) return false;
+    bool *done = calloc((size_t)q->nsources + 1, sizeof *done);
+    bool ok = done && seed_targets(m, q);
+    if (!done) gb__error(GB_ERR_MEMORY, NULL, "gradient: out of memory");
+    for (int i = t->nrecs - 1; ok && i >= 0; i--) {
+        ok = backprop_record(m, t->recs[i]);
+        for (; ok && next < ndue && due[next].rec >= i; next++) {
+            finish_source(t, m, q, due[next].source, out);
+            done[due[next].source] = true;
+        }
+        if (ok && q->hook && q->hook->between) q->hook->between(q->hook->user);
+    }
+    for (int s = 0; ok && s < q->nsources; s++)
+        if (!done[s]) finish_source(t, m, q, s, out);
+    free(due);
+    free(done);
+    return ok;
+}
+
 bool gb__tape_run_gradient(gb_tape *t, const grad_request *q, gb_tensor **out) {
     for (int s = 0; s < q->nsources; s++) out[s] = NULL;
     if (!check_request(t, q)) return false;
@@ -271,20 +349,7 @@ bool gb__tape_run_gradient(gb_tape *t, const grad_request *q, gb_tensor **out) {
     t->in_gradient = true;
     gb__tape_update_recording();
     mark_relevant(t, &m, q);
-    bool ok = seed_targets(&m, q);
-    for (int i = t->nrecs - 1; ok && i >= 0; i--) ok = backprop_record(&m, t->recs[i]);
-    for (int s = 0; ok && s < q->nsources; s++) {
-        const gb_source *src = &q->sources[s];
-        gb_dtype dt = src->tensor ? src->tensor->dtype : gb_variable_dtype(src->variable);
-        if (!gb_dtype_is_float(dt)) {
-            gb__warn("the dtype of gradient source %d must be floating (float32 or float64), "
-                     "got %s: its gradient is NULL",
-                     s, gb_dtype_name(dt));
-            continue;
-        }
-        out[s] = source_gradient(t, &m, src);
-        if (!out[s]) out[s] = unconnected_value(src, q->unconnected);
-    }
+    bool ok = walk(t, &m, q, out);
     t->in_gradient = was;
     gb__tape_update_recording();
     map_free(&m);
@@ -303,17 +368,32 @@ bool gb__tape_claim_use(gb_tape *t) {
     return true;
 }
 
-bool gb_tape_gradient_ex(gb_tape *t, gb_tensor *const *targets, int ntargets,
-                         gb_tensor *const *output_gradients, const gb_source *sources,
-                         int nsources, gb_unconnected unconnected, gb_tensor **out) {
+/* gradient_ex with an optional hook (gb__tape_gradient_hooked). */
+static bool gradient_with(gb_tape *t, gb_tensor *const *targets, int ntargets,
+                          gb_tensor *const *output_gradients, const gb_source *sources,
+                          int nsources, gb_unconnected unconnected, const gb__grad_hook *hook,
+                          gb_tensor **out) {
     if (!gb__tape_claim_use(t)) {
         for (int s = 0; s < nsources; s++) out[s] = NULL;
         return false;
     }
-    grad_request q = {targets, ntargets, output_gradients, sources, nsources, unconnected};
+    grad_request q = {targets, ntargets, output_gradients, sources, nsources, unconnected, hook};
     bool ok = gb__tape_run_gradient(t, &q, out);
     if (!t->persistent) gb__tape_drop_records(t); /* TF frees a used tape's resources */
     return ok;
+}
+
+bool gb_tape_gradient_ex(gb_tape *t, gb_tensor *const *targets, int ntargets,
+                         gb_tensor *const *output_gradients, const gb_source *sources,
+                         int nsources, gb_unconnected unconnected, gb_tensor **out) {
+    return gradient_with(t, targets, ntargets, output_gradients, sources, nsources, unconnected,
+                         NULL, out);
+}
+
+bool gb__tape_gradient_hooked(gb_tape *t, gb_tensor *target, const gb_source *sources,
+                              int nsources, gb_unconnected unconnected, const gb__grad_hook *hook,
+                              gb_tensor **out) {
+    return gradient_with(t, &target, 1, NULL, sources, nsources, unconnected, hook, out);
 }
 
 gb_tensor *gb_tape_gradient(gb_tape *t, gb_tensor *target, gb_tensor *source) {

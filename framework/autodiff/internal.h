@@ -71,6 +71,18 @@ tape_rec *gb__tape_new_record(gb_tape *t, int op, gb_tensor *const *in, int nin,
 void gb__tape_record(const gb_op_call *c, gb_tensor **out, int nout);
 
 /* ---- backprop.c ---- */
+/* A caller that acts on gradients while backward runs (dist/ starts an
+ * allreduce of each bucket as soon as its gradients are final): `ready`
+ * gets each source's final gradient (NULL: none) once, in the order they
+ * become final — a variable's at its first read, as the walk goes
+ * newest-first, the rest at the end; `between` runs after each record
+ * of the walk (communication progress). Either may be NULL. */
+typedef struct gb__grad_hook {
+    void (*ready)(void *user, int source, gb_tensor *grad);
+    void (*between)(void *user);
+    void *user;
+} gb__grad_hook;
+
 typedef struct grad_request {
     gb_tensor *const *targets;
     int ntargets;
@@ -78,9 +90,14 @@ typedef struct grad_request {
     const gb_source *sources;
     int nsources;
     gb_unconnected unconnected;
+    const gb__grad_hook *hook;    /* NULL: none */
 } grad_request;
 /* d(targets)/d(sources) into out[nsources]; false after an error. */
 bool gb__tape_run_gradient(gb_tape *t, const grad_request *q, gb_tensor **out);
+/* gb_tape_gradient_ex of one target with a hook (above). */
+bool gb__tape_gradient_hooked(gb_tape *t, gb_tensor *target, const gb_source *sources,
+                              int nsources, gb_unconnected unconnected, const gb__grad_hook *hook,
+                              gb_tensor **out);
 /* Marks a gradient call on t; false (error) for a second call on a
  * non-persistent tape. */
 bool gb__tape_claim_use(gb_tape *t);

@@ -17,7 +17,7 @@ static bool gradient_rows(gb_tape *t, gb_tensor *y, gb_tensor *x, gb_tensor **dy
                           gb_tensor **rows) {
     gb_source s = GB_SRC(x);
     for (int64_t i = 0; i < n; i++) {
-        grad_request q = {&y, 1, &dys[i], &s, 1, GB_UNCONNECTED_NONE};
+        grad_request q = {&y, 1, &dys[i], &s, 1, GB_UNCONNECTED_NONE, NULL};
         if (!gb__tape_run_gradient(t, &q, &rows[i])) return false;
     }
     return true;

@@ -31,10 +31,11 @@ static const char *const status_names[] = {
     [GB_ERR_IO] = "IOError",
     [GB_ERR_MEMORY] = "MemoryError",
     [GB_ERR_INTERNAL] = "InternalError",
+    [GB_ERR_UNAVAILABLE] = "UnavailableError",
 };
 
 const char *gb_status_name(gb_status s) {
-    return (unsigned)s <= GB_ERR_INTERNAL ? status_names[s] : "UnknownError";
+    return (unsigned)s <= GB_ERR_UNAVAILABLE ? status_names[s] : "UnknownError";
 }
 
 bool gb_ok(void) { return !tl_has_error; }

@@ -111,9 +111,20 @@ static void wait_workers(void) {
     pthread_mutex_unlock(&pool.mu);
 }
 
+static atomic_int suggested_workers;
+static atomic_bool pool_started;
+
+bool gb__parallel_suggest_workers(int n) {
+    atomic_store(&suggested_workers, n);
+    return !atomic_load(&pool_started);
+}
+
 static int configured_workers(void) {
     const char *env = getenv("GB_NUM_THREADS");
-    long n = env && *env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+    int suggested = atomic_load(&suggested_workers);
+    long n = env && *env   ? strtol(env, NULL, 10)
+             : suggested > 0 ? suggested
+                             : sysconf(_SC_NPROCESSORS_ONLN);
     if (n < 1) n = 1;
     return n > MAX_WORKERS ? MAX_WORKERS : (int)n;
 }
@@ -130,6 +141,7 @@ static void after_fork_in_child(void) {
 }
 
 static void pool_init(void) {
+    atomic_store(&pool_started, true);
     /* Our parts call BLAS; OpenBLAS's own threads would compete with them
      * (and spin for a while after each call). */
     openblas_set_num_threads(1);

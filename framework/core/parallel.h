@@ -18,6 +18,7 @@
 #ifndef GB_PARALLEL_H
 #define GB_PARALLEL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Runs part [begin, end) as worker `worker` (0 .. gb__parallel_workers()-1). */
@@ -26,6 +27,11 @@ typedef void (*gb__range_fn)(void *ctx, int64_t begin, int64_t end, int worker);
 /* The number of workers parts may be numbered by (>= 1); also makes sure
  * the pool is set up (and OpenBLAS single-threaded) before a BLAS call. */
 int gb__parallel_workers(void);
+
+/* The worker count to use when GB_NUM_THREADS does not say (gb_dist_init:
+ * the cores shared among the ranks of a machine). false when the pool has
+ * started already (the count is then fixed). */
+bool gb__parallel_suggest_workers(int n);
 
 /* Splits [0, n) into parts of at least `grain` units (up to four per
  * worker) that the workers claim one after another, the calling thread

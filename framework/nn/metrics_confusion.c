@@ -115,10 +115,10 @@ static double recall_result(const gb_metric *m, const void *state) {
 
 static const gb_metric_type precision_type = {
     .class_name = "Precision", .default_name = "precision", .state_size = NCOUNTS * sizeof(double),
-    .update_state = one_threshold_update, .result = precision_result};
+    .update_state = one_threshold_update, .result = precision_result, .state_is_sums = true};
 static const gb_metric_type recall_type = {
     .class_name = "Recall", .default_name = "recall", .state_size = NCOUNTS * sizeof(double),
-    .update_state = one_threshold_update, .result = recall_result};
+    .update_state = one_threshold_update, .result = recall_result, .state_is_sums = true};
 
 static gb_metric *one_threshold_new(const gb_metric_type *type, const char *name,
                                     double threshold) {
@@ -195,7 +195,8 @@ static double auc_result(const gb_metric *m, const void *state) {
 }
 
 static const gb_metric_type auc_type = {
-    .class_name = "AUC", .default_name = "auc", .update_state = auc_update, .result = auc_result};
+    .class_name = "AUC", .default_name = "auc", .update_state = auc_update, .result = auc_result,
+    .state_is_sums = true};
 
 gb_metric *gb_metric_auc_new(const char *name, const gb_auc_options *options) {
     gb_auc_options o = options ? *options : (gb_auc_options){0};

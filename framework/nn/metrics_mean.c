@@ -35,7 +35,7 @@ static bool mean_update(gb_metric *m, void *state, gb_tensor *values, gb_tensor 
 
 static const gb_metric_type mean_type = {
     .class_name = "Mean", .default_name = "mean", .state_size = sizeof(mean_state),
-    .values_only = true, .update_state = mean_update, .result = mean_result};
+    .values_only = true, .update_state = mean_update, .result = mean_result, .state_is_sums = true};
 
 gb_metric *gb_metric_mean_new(const char *name) { return gb_metric_new(&mean_type, name, NULL); }
 
@@ -126,11 +126,11 @@ static bool categorical_accuracy_update(gb_metric *m, void *state, gb_tensor *y_
 static const gb_metric_type sparse_accuracy_type = {
     .class_name = "SparseCategoricalAccuracy", .default_name = "sparse_categorical_accuracy",
     .state_size = sizeof(mean_state), .update_state = sparse_accuracy_update,
-    .result = mean_result};
+    .result = mean_result, .state_is_sums = true};
 static const gb_metric_type categorical_accuracy_type = {
     .class_name = "CategoricalAccuracy", .default_name = "categorical_accuracy",
     .state_size = sizeof(mean_state), .update_state = categorical_accuracy_update,
-    .result = mean_result};
+    .result = mean_result, .state_is_sums = true};
 
 gb_metric *gb_metric_sparse_categorical_accuracy_new(const char *name) {
     return gb_metric_new(&sparse_accuracy_type, name, NULL);

@@ -52,9 +52,10 @@ static bool has_first_line(const char *path) {
 }
 
 static void cl_train_begin(gb_callback *cb, gb_train_state *s, gb_logs *logs) {
-    (void)s, (void)logs;
+    (void)logs;
     csv_logger *l = state(cb);
     close_file(l);
+    if (s->rank != 0) return;   /* a distributed fit: rank 0 writes the file */
     l->header = !(l->append && has_first_line(l->path));
     l->nkeys = -1;
     l->f = fopen(l->path, l->append ? "a" : "w");

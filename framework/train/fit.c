@@ -24,6 +24,9 @@
  * batches the interrupted run had trained. The metrics of an epoch
  * resumed part way are put back as they were, so its logs are the
  * uninterrupted run's too.
+ *
+ * Distributed (fit_dist.c), a global batch is batch_size rows per rank of
+ * that same stream, and each rank trains on its slice of it.
  */
 #include <math.h>
 #include <stdio.h>
@@ -184,6 +187,12 @@ static bool split_validation(fit_run *r, const gb__io *x, const gb__io *y,
     return gb_ok();
 }
 
+/* Keras' progress bar when verbose, on rank 0 alone in a distributed fit. */
+static bool progress_bar(fit_run *r) {
+    if (!r->o->verbose || (r->c->dist && gb_dist_rank() != 0)) return true;
+    return (r->cbs.progbar = gb__progbar_logger(r->o->out, r->o->verbose)) != NULL;
+}
+
 static bool prepare(fit_run *r, const gb__io *x, const gb__io *y) {
     const gb_fit_options *o = r->o;
     gb_tensor *sample_weight = o->sample_weight;
@@ -204,8 +213,7 @@ static bool prepare(fit_run *r, const gb__io *x, const gb__io *y) {
         return false;
     }
     r->cbs = (gb__callbacks){.user = o->callbacks, .nuser = o->ncallbacks};
-    if (o->verbose && !(r->cbs.progbar = gb__progbar_logger(o->out, o->verbose))) return false;
-    return (r->history = gb__history_new()) != NULL;
+    return progress_bar(r) && (r->history = gb__history_new()) != NULL;
 }
 
 /* Rows of t for the batch at offset pos, m long: a slice, or gathered
@@ -222,17 +230,20 @@ static gb__io group_batch(fit_run *r, const gb__io *g, int64_t pos, int64_t m) {
 }
 
 /* The stream's next batch of the arrays: a pass over the (shuffled)
- * rows, the next pass starting where one ends. */
+ * rows, the next pass starting where one ends. Distributed, the batch is
+ * batch_size rows per rank and this rank takes its slice; a pass's last
+ * rows, when fewer than the ranks, are left out (some rank would get none). */
 static void next_array_batch(fit_run *r, gb__io *x, gb__io *y, gb_tensor **sw) {
-    if (r->pos >= r->n) {
+    if (r->n - r->pos < gb__dist_ranks(r->c)) {
         r->pass++;
         r->pos = 0;
         if (r->perm) gb__shuffle_permutation(r->perm, r->n, r->seed, (uint64_t)r->pass);
     }
-    int64_t m = r->n - r->pos < r->o->batch_size ? r->n - r->pos : r->o->batch_size;
-    *x = group_batch(r, &r->x, r->pos, m), *y = group_batch(r, &r->y, r->pos, m);
-    *sw = batch_of(r, r->sw, r->pos, m);
-    r->pos += m;
+    int64_t global = r->o->batch_size * gb__dist_ranks(r->c), first, m;
+    gb__dist_slice(r->c, r->n - r->pos < global ? r->n - r->pos : global, &first, &m);
+    *x = group_batch(r, &r->x, r->pos + first, m), *y = group_batch(r, &r->y, r->pos + first, m);
+    *sw = batch_of(r, r->sw, r->pos + first, m);
+    r->pos += r->n - r->pos < global ? r->n - r->pos : global;
 }
 
 /* A new iterator over the dataset, counted: a pass's order may depend on
@@ -302,13 +313,16 @@ static int train_batch(fit_run *r, int epoch, int64_t b) {
     return got == 0 ? 0 : ok && gb_ok() ? 1 : -1;
 }
 
-/* The compiled loss and metrics over x, y in batches, into logs. */
+/* The compiled loss and metrics over x, y in batches, into logs; in a
+ * distributed fit each rank takes a slice and the metrics combine them. */
 static bool evaluate_into(gb__compiled *c, const gb__io *x, const gb__io *y, gb_tensor *sw,
                           int64_t bs, const char *prefix, gb_logs *logs) {
     gb__metrics_reset(c);
-    int64_t n = group_samples(x);
+    int64_t first, count;
+    gb__dist_slice(c, group_samples(x), &first, &count);
+    int64_t n = first + count;
     bool ok = true;
-    for (int64_t b = 0; ok && b < n; b += bs) {
+    for (int64_t b = first; ok && b < n; b += bs) {
         int64_t m = n - b < bs ? n - b : bs;
         gb_scope_begin();
         gb__io xb = group_rows(x, b, m), yb = group_rows(y, b, m);
@@ -348,7 +362,7 @@ static bool run_epoch(fit_run *r, int epoch, int64_t done, gb_logs *logs) {
         gb_iterator_free(r->it);
         r->it = NULL;
     }
-    if (!gb_ok()) return false;
+    if (!gb_ok() || !gb__dist_epoch_end(r->c)) return false;
     logs->n = 0;
     gb__metrics_logs(r->c, NULL, logs);
     if (r->vx.n && !evaluate_into(r->c, &r->vx, &r->vy, r->vsw, r->o->batch_size, "val_", logs))
@@ -438,11 +452,15 @@ static bool resume(fit_run *r, int *first, int64_t *done) {
 static bool train(fit_run *r) {
     const gb_fit_options *o = r->o;
     gb_train_state *s = &r->c->state;
-    int64_t passes = r->ds ? gb__dataset_steps(r->ds) : (r->n + o->batch_size - 1) / o->batch_size;
+    int64_t global = o->batch_size * gb__dist_ranks(r->c);
+    int64_t passes = r->ds ? gb__dataset_steps(r->ds)
+                           : r->n / global + (r->n % global >= gb__dist_ranks(r->c) ? 1 : 0);
     *s = (gb_train_state){.model = r->c->model, .optimizer = r->c->opts.optimizer,
                           .epochs = o->epochs,
                           .steps = o->steps_per_epoch ? o->steps_per_epoch : passes,
-                          .verbose = o->verbose, .compiled = r->c};
+                          .verbose = o->verbose, .compiled = r->c,
+                          .rank = r->c->dist ? gb_dist_rank() : 0,
+                          .num_ranks = (int)gb__dist_ranks(r->c)};
     gb_logs logs = {0};
     int first = o->initial_epoch;
     int64_t done = 0;
@@ -465,7 +483,8 @@ static gb_history *fit_groups(gb_module *model, const gb__io *x, const gb__io *y
     if (!c || !check_fit(c, x, y, &o)) return NULL;
     fit_run r = {.c = c, .o = &o};
     gb_scope_begin(); /* the split, the weights: fit's own tensors */
-    bool ok = prepare(&r, x, y) && train(&r);
+    bool ok = (!o.distributed || gb__dist_fit_begin(c, x)) && prepare(&r, x, y) && train(&r);
+    gb__dist_fit_end(c);
     gb_scope_end();
     free(r.perm);
     gb_callback_free(r.cbs.progbar);
@@ -483,8 +502,9 @@ gb_history *gb_model_fit_dataset(gb_module *model, gb_dataset *ds, const gb_fit_
     if (!c || !gb__check_fit_dataset(c, ds, &o)) return NULL;
     fit_run r = {.c = c, .o = &o, .ds = ds};
     r.cbs = (gb__callbacks){.user = o.callbacks, .nuser = o.ncallbacks};
-    bool ok = (!o.verbose || (r.cbs.progbar = gb__progbar_logger(o.out, o.verbose))) &&
+    bool ok = (!o.distributed || gb__dist_fit_begin(c, NULL)) && progress_bar(&r) &&
               (r.history = gb__history_new()) && train(&r);
+    gb__dist_fit_end(c);
     gb_iterator_free(r.it);
     gb_callback_free(r.cbs.progbar);
     if (!ok) {

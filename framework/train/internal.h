@@ -89,6 +89,10 @@ typedef struct gb__compiled {
     gb_tensor_spec specs[2 * GB_NN_MAX_IO + 1];           /* x..., y..., sample weight */
     int nspec_x, nspec_y;
     gb_train_state state;             /* what steps and callbacks see */
+    /* A distributed fit on several ranks is under way (gb_fit_options); the
+     * traced train functions were made for `traced_dist` (a distributed
+     * step returns its gradients instead of applying them). */
+    bool dist, traced_dist;
     /* The default step's gradients when the state wants them: eagerly
      * the tensors themselves, traced the function's extra outputs. */
     gb_tensor **grads;
@@ -172,6 +176,23 @@ bool gb__predict_batch(gb__compiled *c, const gb__io *x, gb__io *out);
  * into logs with an optional prefix ("val_"). */
 void gb__metrics_reset(gb__compiled *c);
 bool gb__metrics_update(gb__compiled *c, const gb__step_out *r, const gb__io *y, gb_tensor *sw);
+/* ---- a distributed fit (fit_dist.c) --------------------------------------------------- */
+
+/* Readies a distributed fit on several ranks (c->dist): the model built
+ * from x (NULL: it must be built), rank 0's weights broadcast. A job of
+ * one leaves c->dist false. false after an error. */
+bool gb__dist_fit_begin(gb__compiled *c, const gb__io *x);
+void gb__dist_fit_end(gb__compiled *c);
+/* This rank's slice of n rows: [*first, *first + *count). All of them
+ * unless c->dist. */
+void gb__dist_slice(const gb__compiled *c, int64_t n, int64_t *first, int64_t *count);
+int64_t gb__dist_ranks(const gb__compiled *c);
+/* A traced step's gradients averaged over the ranks, then applied. */
+bool gb__dist_apply_averaged(gb__compiled *c, gb_tensor **grads, int n);
+/* Non-trainable variables averaged (an epoch's end). */
+bool gb__dist_epoch_end(gb__compiled *c);
+/* The metrics' results, combined over the ranks when c->dist. */
+bool gb__dist_metric_values(gb__compiled *c, gb_metric *const *metrics, int n, double *out);
 /* The traced functions, dropped (the next call traces again). */
 void gb__steps_free(gb__compiled *c);
 void gb__metrics_logs(gb__compiled *c, const char *prefix, gb_logs *logs);

@@ -45,9 +45,12 @@ static bool path_for(const model_checkpoint *m, int epoch, char *out) {
     return true;
 }
 
+/* Saves (rank 0 alone in a distributed fit: the ranks hold the same
+ * weights); true when it wrote the file. */
 static bool save(model_checkpoint *m, gb_train_state *s, int epoch) {
     char path[PATH_BYTES];
-    if (!path_for(m, epoch, path)) return false;
+    /* Rank 0 alone writes in a distributed fit: the ranks hold the same weights. */
+    if (s->rank != 0 || !path_for(m, epoch, path)) return false;
     bool ok = m->save_weights_only ? gb__state_write(s->model, s->optimizer, path, NULL, 0)
                                    : gb_model_save(s->model, path);
     if (ok) snprintf(m->last, sizeof m->last, "%s", path);
@@ -69,7 +72,7 @@ static void mc_epoch_end(gb_callback *cb, gb_train_state *s, int epoch, gb_logs 
     double current;
     if (!gb__monitor_value("ModelCheckpoint", m->monitor, logs, &m->warned, &current)) return;
     if (!gb__monitor_improved(m->sign, current, m->best, 0)) {
-        if (m->verbose)
+        if (m->verbose && s->rank == 0)
             printf("\nEpoch %d: %s did not improve from %.5f\n", epoch + 1, m->monitor, m->best);
         return;
     }

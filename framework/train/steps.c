@@ -43,7 +43,11 @@ static bool forward(gb__compiled *c, const gb__io *x, bool training, gb__io *y_p
 }
 
 /* Keras' default Model.train_step: forward in training mode, the
- * compiled loss, the tape's gradients, the optimizer's update. */
+ * compiled loss, the tape's gradients, the optimizer's update. In a
+ * distributed fit the gradients are averaged over the ranks first: eagerly
+ * during backward (gb_dist_tape_gradient); traced, the graph cannot talk
+ * to other processes, so it returns them and gb__train_batch averages and
+ * applies them after the call. */
 static bool default_train_step(gb__compiled *c, const gb__io *x, const gb__io *y, gb_tensor *sw,
                                gb__step_out *r) {
     gb_train_state *s = &c->state;
@@ -59,9 +63,14 @@ static bool default_train_step(gb__compiled *c, const gb__io *x, const gb__io *y
         gb__error(GB_ERR_MEMORY, NULL, "train step: out of memory for %d gradients", n);
         return false;
     }
-    bool ok = gb_tape_gradient_vars(tape, r->loss, vars, n, grads) &&
-              gb_optimizer_apply_gradients(s->optimizer, grads, n, vars, n) &&
-              (!s->want_gradients || keep_gradients(c, grads, n));
+    bool ok;
+    if (c->dist && !c->opts.run_eagerly)   /* traced: the graph returns them (gb__train_batch) */
+        ok = gb_tape_gradient_vars(tape, r->loss, vars, n, grads) && keep_gradients(c, grads, n);
+    else
+        ok = (c->dist ? gb_dist_tape_gradient(tape, r->loss, vars, n, grads)
+                      : gb_tape_gradient_vars(tape, r->loss, vars, n, grads)) &&
+             gb_optimizer_apply_gradients(s->optimizer, grads, n, vars, n) &&
+             (!s->want_gradients || keep_gradients(c, grads, n));
     free(grads);
     return ok;
 }
@@ -281,13 +290,18 @@ bool gb__train_batch(gb__compiled *c, const gb__io *x, const gb__io *y, gb_tenso
             return false;
     } else {
         fit_specs(c, x, y);
+        if (c->traced_dist != c->dist) {   /* a distributed step leaves the update out */
+            drop_functions(c, false);
+            c->traced_dist = c->dist;
+        }
         gb_function *f = function_for(c, training, sw != NULL);
         gb_tensor *in[2 * GB_NN_MAX_IO + 1], *out[GB_FUNCTION_MAX_OUTPUTS] = {0};
         int nin = pack_inputs(c, x, y, sw, in);
-        gb_value with_grads = GB_BOOL("with_grads", want);
+        gb_value with_grads = GB_BOOL("with_grads", want || (training && c->dist));
         int n = f ? gb_function_call(f, in, nin, &with_grads, training, out) : -1;
         if (n < 1 + c->nout) return false;
         int g = unpack_outputs(c, out, r);
+        if (training && c->dist && !gb__dist_apply_averaged(c, out + g, n - g)) return false;
         if (want && !keep_gradients(c, out + g, n - g)) return false;
     }
     s->gradients = want ? c->grads : NULL;
@@ -385,14 +399,17 @@ bool gb__metrics_state_set(gb__compiled *c, const unsigned char *in, size_t n) {
     return true;
 }
 
-/* Sorted by name, as Keras' logs are (accuracy, loss, ...). */
+/* Sorted by name, as Keras' logs are (accuracy, loss, ...); combined over
+ * the ranks in a distributed fit. */
 void gb__metrics_logs(gb__compiled *c, const char *prefix, gb_logs *logs) {
     gb_metric *all[MAX_ALL_METRICS];
+    double value[MAX_ALL_METRICS];
     int n = all_metrics(c, all);
     qsort(all, (size_t)n, sizeof *all, by_name);
+    if (!gb__dist_metric_values(c, all, n, value)) return;
     char key[GB_LOGS_KEY_BYTES];
     for (int i = 0; i < n; i++) {
         snprintf(key, sizeof key, "%s%s", prefix ? prefix : "", gb_metric_name(all[i]));
-        gb_logs_set(logs, key, gb_metric_result(all[i]));
+        gb_logs_set(logs, key, value[i]);
     }
 }

@@ -4,7 +4,8 @@
  * gb_summary_set_default() names it for the whole process, and calls given
  * a NULL writer use it. The default writer also subscribes to the engine's
  * observer hook, turning traces, numerics alerts, op timings, warnings and
- * placements into rows of their own tables. The global step is the
+ * placements into rows of their own tables, and the scalars the engine
+ * measures (each rank's step times) into scalars. The global step is the
  * engine's (gb_set_step), so numerics alerts carry the summary step.
  */
 #include <math.h>
@@ -96,6 +97,15 @@ static void on_function(gb_summary_writer *w, const gb_event *ev) {
     gb_summary_function_stats(w, &r);
 }
 
+/* A number the engine measured: into this run, or into a run of its own
+ * beside it when the event names one (each rank's timings). */
+static void on_scalar(gb_summary_writer *w, const gb_event *ev) {
+    const gb_scalar_event *s = ev->detail;
+    if (!s || !s->tag) return;
+    gb_summary_writer *to = s->run ? gb__writer_sibling(w, s->run) : w;
+    if (to) gb__writer_scalar_at(to, s->tag, s->value, s->step, ev->wall_time);
+}
+
 static void on_event(const gb_event *ev, void *user) {
     gb_summary_writer *w = user;
     switch (ev->kind) {
@@ -112,6 +122,7 @@ static void on_event(const gb_event *ev, void *user) {
     case GB_EVENT_TRACE: on_trace(w, ev); break;
     case GB_EVENT_FUNCTION: on_function(w, ev); break;
     case GB_EVENT_NUMERICS: on_numerics(w, ev); break;
+    case GB_EVENT_SCALAR: on_scalar(w, ev); break;
     default: break;
     }
 }

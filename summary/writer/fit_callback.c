@@ -3,7 +3,8 @@
  * rate, weight and gradient histograms, the train step's graph with its
  * op times. It lives with the writer, not in the engine's train/, because
  * the engine never depends on the store (ARCHITECTURE.md); it reaches fit
- * through the public callback interface only.
+ * through the public callback interface only. In a distributed fit only
+ * rank 0 writes (the ranks' logs are the same).
  */
 #include <stdio.h>
 #include <string.h>
@@ -16,6 +17,7 @@ typedef struct summary_cb {
     int epoch;
     int64_t batches;          /* seen in this fit */
     bool exporting;           /* trace_on called, the graph not exported yet */
+    bool quiet;               /* a rank other than 0 of a distributed fit: writes nothing */
 } summary_cb;
 
 static gb_summary_writer *writer(const summary_cb *c) {
@@ -37,9 +39,11 @@ static void export_graph(summary_cb *c, int64_t step) {
 }
 
 static void sc_train_begin(gb_callback *cb, gb_train_state *s, gb_logs *logs) {
-    (void)s, (void)logs;
+    (void)logs;
     summary_cb *c = gb_callback_state(cb);
     c->batches = 0;
+    c->quiet = s->rank != 0;   /* a distributed fit: rank 0 writes the run */
+    if (c->quiet) return;
     c->exporting = !c->o.no_graph && writer(c) && gb_summary_trace_on(writer(c), true) == GB_OK;
 }
 
@@ -55,7 +59,7 @@ static bool histogram_epoch(const summary_cb *c) {
 static void sc_batch_begin(gb_callback *cb, gb_train_state *s, int64_t batch, gb_logs *logs) {
     (void)logs;
     summary_cb *c = gb_callback_state(cb);
-    if (histogram_epoch(c) && batch == s->steps - 1) s->want_gradients = true;
+    if (!c->quiet && histogram_epoch(c) && batch == s->steps - 1) s->want_gradients = true;
 }
 
 /* name/<variable> histograms of one tensor per trainable variable. */
@@ -77,6 +81,7 @@ static void sc_batch_end(gb_callback *cb, gb_train_state *s, int64_t batch, gb_l
     (void)batch;
     summary_cb *c = gb_callback_state(cb);
     int64_t step = gb_optimizer_iterations(s->optimizer);
+    if (c->quiet) return;
     c->batches++;
     if (c->o.update_freq >= 0 && c->batches % (c->o.update_freq ? c->o.update_freq : 1) == 0) {
         scalars(c, "batch", logs, step);
@@ -88,6 +93,7 @@ static void sc_batch_end(gb_callback *cb, gb_train_state *s, int64_t batch, gb_l
 
 static void sc_epoch_end(gb_callback *cb, gb_train_state *s, int epoch, gb_logs *logs) {
     summary_cb *c = gb_callback_state(cb);
+    if (c->quiet) return;
     scalars(c, "epoch", logs, epoch);
     if (histogram_epoch(c)) histograms(c, s->model, "weights", NULL, 1 << 30);
 }
@@ -95,6 +101,7 @@ static void sc_epoch_end(gb_callback *cb, gb_train_state *s, int epoch, gb_logs 
 static void sc_train_end(gb_callback *cb, gb_train_state *s, gb_logs *logs) {
     (void)logs;
     summary_cb *c = gb_callback_state(cb);
+    if (c->quiet) return;
     export_graph(c, gb_optimizer_iterations(s->optimizer));
     if (writer(c)) gb_summary_flush(writer(c));
 }

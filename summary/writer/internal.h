@@ -8,6 +8,7 @@
  * checkpoint.c      WAL checkpoints on a thread of their own
  * histogram.c       statistics and buckets of a tensor's values
  * image_png.c       image tensors to pixels to PNG
+ * siblings.c        runs beside the writer's own, for engine scalars naming one
  * error.c           this thread's last error message, clocks
  *
  * The writer sits on the store (store/internal.h: schema, rollups, point
@@ -235,7 +236,19 @@ struct gb_summary_writer {
      * since trace_on (observer thread and caller: under lock). */
     bool tracing, profiling;
     char *traced_graph;
+    /* Runs "<run>/<name>" beside this one (siblings.c), for engine
+     * scalars that name a run (each rank's timings): writers of their
+     * own, opened on first use, flushed and closed with this one. */
+    pthread_mutex_t siblings_lock;
+    gb_summary_writer **siblings;
+    int nsiblings;
 };
+
+/* siblings.c: the writer of run "<w's run>/<name>" (opened now if need
+ * be; NULL when it cannot be), and flushing / closing them all. */
+gb_summary_writer *gb__writer_sibling(gb_summary_writer *w, const char *name);
+gb_status gb__writer_siblings_flush(gb_summary_writer *w);
+gb_status gb__writer_siblings_close(gb_summary_writer *w);
 
 /* trace_export.c: between trace_on and trace_export, keeps a copy of the
  * graph of the last function traced (the default writer's observer). */
@@ -252,6 +265,9 @@ void gb__writer_tags_free(gb_summary_writer *w);
 gb_status gb__writer_push(gb_summary_writer *w, const char *what, const char *tag,
                           gb_summary_kind kind, gb__event ev, size_t payload_bytes);
 void gb__event_free(gb__event *ev);
+/* gb_summary_scalar with the time it was measured (engine scalars carry it). */
+gb_status gb__writer_scalar_at(gb_summary_writer *w, const char *tag, double value, int64_t step,
+                               double wall_time);
 /* Resolves GB_STEP_DEFAULT and checks the range; `required`: a step must
  * exist (summaries) or may be absent (engine events). */
 gb_status gb__writer_step(const char *what, const char *tag, int64_t step, bool required,

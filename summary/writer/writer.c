@@ -228,6 +228,7 @@ static void writer_free(gb_summary_writer *w) {
     free(w->bg);
     gb__writer_tags_free(w);
     pthread_mutex_destroy(&w->lock);
+    pthread_mutex_destroy(&w->siblings_lock);
     pthread_cond_destroy(&w->work);
     pthread_cond_destroy(&w->space);
     pthread_cond_destroy(&w->done);
@@ -275,6 +276,7 @@ gb_status gb_summary_writer_open(const char *path, const char *run,
     w->path = strdup(path);
     w->run = strdup(run);
     pthread_mutex_init(&w->lock, NULL);
+    pthread_mutex_init(&w->siblings_lock, NULL);
     pthread_condattr_t monotonic;   /* the flush timer must not jump with the clock */
     pthread_condattr_init(&monotonic);
     pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC);
@@ -317,12 +319,14 @@ gb_status gb_summary_flush(gb_summary_writer *w) {
     if (!w) return fail(GB_ERR_STATE, "gb_summary_flush", NULL, "no writer given and no default");
     char msg[sizeof w->error_message];
     gb_status st = wait_committed(w, msg, sizeof msg);
-    return st == GB_OK ? GB_OK : fail(st, "gb_summary_flush", NULL, msg);
+    if (st != GB_OK) return fail(st, "gb_summary_flush", NULL, msg);
+    return gb__writer_siblings_flush(w);
 }
 
 gb_status gb_summary_writer_close(gb_summary_writer *w) {
     if (!w) return fail(GB_ERR_VALUE, "gb_summary_writer_close", NULL, "writer is NULL");
     gb__writer_forget_default(w);
+    gb_status siblings = gb__writer_siblings_close(w);
     pthread_mutex_lock(&w->lock);
     w->closing = true;
     pthread_cond_signal(&w->work);
@@ -332,7 +336,8 @@ gb_status gb_summary_writer_close(gb_summary_writer *w) {
     char msg[sizeof w->error_message];
     snprintf(msg, sizeof msg, "%s", w->error_message);
     writer_free(w);
-    return st == GB_OK ? GB_OK : fail(st, "gb_summary_writer_close", NULL, msg);
+    if (st != GB_OK) return fail(st, "gb_summary_writer_close", NULL, msg);
+    return siblings;
 }
 
 /* ---- hyperparameters ------------------------------------------------------------------ */
@@ -385,12 +390,16 @@ static gb_status check_summary(const char *what, const char *tag, int64_t *step)
     return st != GB_OK ? st : gb__writer_step(what, tag, *step, true, step);
 }
 
-gb_status gb_summary_scalar(gb_summary_writer *w, const char *tag, double value, int64_t step) {
+gb_status gb__writer_scalar_at(gb_summary_writer *w, const char *tag, double value, int64_t step,
+                               double wall_time) {
     gb_status st = check_summary("gb_summary_scalar", tag, &step);
     if (st != GB_OK) return st;
-    gb__event ev = {.type = GB__EV_SCALAR, .step = step, .wall_time = gb__wall_now(),
-                    .value = value};
+    gb__event ev = {.type = GB__EV_SCALAR, .step = step, .wall_time = wall_time, .value = value};
     return gb__writer_push(w, "gb_summary_scalar", tag, GB_KIND_SCALAR, ev, 0);
+}
+
+gb_status gb_summary_scalar(gb_summary_writer *w, const char *tag, double value, int64_t step) {
+    return gb__writer_scalar_at(w, tag, value, step, gb__wall_now());
 }
 
 gb_status gb_summary_scalar_tensor(gb_summary_writer *w, const char *tag, const gb_tensor *t,

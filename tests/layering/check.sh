@@ -16,11 +16,12 @@ root=${1:?usage: check.sh SRC_ROOT [FILE:INCLUDE ...]}
 shift
 cd "$root" || exit 2
 
-layers="core ops autodiff graph nn optim train data io debug"
+layers="core ops autodiff graph nn optim train data io debug dist"
 
 # What each area may include (besides itself). Inside framework the
 # order is core < ops < autodiff < graph < nn < optim < train; data and
-# debug sit beside autodiff, io beside train. webui/cli/model/ is the
+# debug sit beside autodiff, io and dist (data-parallel training) beside
+# train, which may use them. webui/cli/model/ is the
 # glassbox-model program (the `glassbox` commands on model files): a
 # program, like the examples, so it reaches the engine's public headers;
 # the server and the glassbox program beside it still never do.
@@ -31,10 +32,11 @@ declare -A allowed=(
   [graph]="public core ops autodiff"
   [nn]="public core ops autodiff graph"
   [optim]="public core ops autodiff graph nn"
-  [train]="public core ops autodiff graph nn optim data io debug"
+  [train]="public core ops autodiff graph nn optim data io debug dist"
   [data]="public core ops"
   [debug]="public core ops"
   [io]="public core ops autodiff graph nn optim data"
+  [dist]="public core ops autodiff graph nn optim data"
   [public]=""
   [store]="lib:sqlite"
   [writer]="store public lib:sqlite lib:png"

@@ -18,10 +18,11 @@ declare -A allowed=(
   [graph]="core ops autodiff"
   [nn]="core ops autodiff graph"
   [optim]="core ops autodiff graph nn"
-  [train]="core ops autodiff graph nn optim data io debug"
+  [train]="core ops autodiff graph nn optim data io debug dist"
   [data]="core ops"
   [debug]="core ops"
   [io]="core ops autodiff graph nn optim data"
+  [dist]="core ops autodiff graph nn optim data"
 )
 
 # symbol -> layer that defines it
