@@ -15,6 +15,11 @@
 
 #include "graph/internal.h"
 
+/* Where empty values point: a kernel may form pointers into (or memcpy
+ * zero bytes from) any tensor's data, which must then not be NULL, as it
+ * is not for eager tensors. Nothing is ever read or written through it. */
+static _Alignas(64) char empty_value[64];
+
 static bool first_run(gb_concrete_function *cf, gb_plan *p) {
     if (p->arena_bytes && !(p->arena = aligned_alloc(64, p->arena_bytes))) {
         gb__error(GB_ERR_MEMORY, NULL, "function '%s': out of memory for a %zu-byte arena",
@@ -25,10 +30,11 @@ static bool first_run(gb_concrete_function *cf, gb_plan *p) {
      * placeholders' entries and the outputs of dynamic nodes. */
     const gb_graph *g = &cf->graph;
     for (int v = 0; v < g->nvalues; v++) {
-        /* No arena when every planned value is empty (a graph of
-         * zero-size tensors): they keep a NULL data pointer. */
-        if (p->offset[v] >= 0 && p->arena) p->headers[v].data = (char *)p->arena + p->offset[v];
-        p->values[v] = &p->headers[v];
+        gb_tensor *h = &p->headers[v];
+        /* No arena at all when every planned value is empty. */
+        if (p->offset[v] >= 0) h->data = p->arena ? (char *)p->arena + p->offset[v] : NULL;
+        if (!h->data && h->size == 0) h->data = empty_value;
+        p->values[v] = h;
     }
     return true;
 }

@@ -79,7 +79,6 @@ static bool kernel_write(const gb_op_call *c, gb_tensor **out) {
     int64_t i;
     if (!index_value(c, ta, c->in[1], &i)) return false;
     size_t row = element_bytes(ta);
-    if (!row) return true;   /* empty elements: nothing to copy, and no data to copy from */
     memcpy(out[0]->data, ta->data, gb_nbytes(ta));
     memcpy((char *)out[0]->data + (size_t)i * row, value->data, row);
     return true;
@@ -118,7 +117,7 @@ static bool kernel_read(const gb_op_call *c, gb_tensor **out) {
     int64_t i;
     if (!index_value(c, ta, c->in[1], &i)) return false;
     size_t row = element_bytes(ta);
-    if (row) memcpy(out[0]->data, (const char *)ta->data + (size_t)i * row, row);   /* empty elements: no data */
+    memcpy(out[0]->data, (const char *)ta->data + (size_t)i * row, row);
     return true;
 }
 

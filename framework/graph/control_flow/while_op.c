@@ -68,7 +68,7 @@ static bool hold(const gb_op_call *c, held *h, const gb_tensor *v) {
     h->t.size = v->size;
     h->t.id = gb__next_tensor_id(); /* a new value each iteration */
     h->t.node = -1;
-    if (n) memcpy(h->t.data, v->data, n);   /* an empty variable may have no data */
+    memcpy(h->t.data, v->data, n);
     return true;
 }
 
@@ -91,7 +91,7 @@ static bool push(loop_run *lr, int k, int64_t it) {
         return false;
     }
     size_t need = (size_t)(it + 1) * s->elem_bytes;
-    if (need > s->cap) {
+    if (need > s->cap || !s->data) {   /* a stack of empty values still gets memory */
         size_t cap = s->cap ? 2 * s->cap : 8 * (s->elem_bytes ? s->elem_bytes : 1);
         while (cap < need) cap *= 2;
         char *p = realloc(s->data, cap);
@@ -103,7 +103,7 @@ static bool push(loop_run *lr, int k, int64_t it) {
         s->data = p;
         s->cap = cap;
     }
-    if (s->elem_bytes) memcpy(s->data + (size_t)it * s->elem_bytes, v->data, s->elem_bytes);
+    memcpy(s->data + (size_t)it * s->elem_bytes, v->data, s->elem_bytes);
     return true;
 }
 
@@ -160,7 +160,7 @@ static bool outputs(loop_run *lr, gb_tensor **out) {
     for (int k = 0; k < r->nvars; k++, n++) {
         const gb_tensor *v = &lr->vars[k].t;
         if (!(out[n] = gb__tensor_new(v->dtype, v->rank, v->shape, true))) return false;
-        if (bytes_of(v)) memcpy(out[n]->data, v->data, bytes_of(v));
+        memcpy(out[n]->data, v->data, bytes_of(v));
     }
     if (!r->stacks) return true;
     for (int k = 0; k < r->nvars; k++) {
@@ -172,8 +172,7 @@ static bool outputs(loop_run *lr, gb_tensor **out) {
         const int64_t *elem = lr->iterations ? s->shape : v->shape;
         for (int d = 0; d < v->rank; d++) shape[1 + d] = elem[d];
         if (!(out[n] = gb__tensor_new(v->dtype, v->rank + 1, shape, true))) return false;
-        if (lr->iterations && s->elem_bytes)
-            memcpy(out[n]->data, s->data, (size_t)lr->iterations * s->elem_bytes);
+        if (lr->iterations) memcpy(out[n]->data, s->data, (size_t)lr->iterations * s->elem_bytes);
         n++;
     }
     if (!(out[n] = gb__tensor_new(GB_I64, 0, NULL, true))) return false;
