@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -306,7 +307,12 @@ START_TEST(test_damaged_files_are_clear_errors) {
     assert_unchanged(before, m);
     gb_restore_status st;
     ck_assert(!gb_checkpoint_restore(ck, "/nonexistent/ckpt", &st));
-    assert_error_text(GB_ERR_IO, "/nonexistent/ckpt: cannot open the checkpoint: No such file or directory");
+    assert_error_text(GB_ERR_IO, "/nonexistent/ckpt: cannot open: No such file or directory");
+    /* A FIFO is refused at once, never waited on. */
+    const char *fifo = in_test_dir("fifo");
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    ck_assert(!gb_checkpoint_restore(ck, fifo, &st));
+    assert_error_text(GB_ERR_IO, "%s: is a FIFO, not a checkpoint", fifo);
     gb_checkpoint_free(ck);
     gb_module_free(m);
 }

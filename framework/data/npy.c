@@ -175,7 +175,7 @@ gb_tensor *gb_npy_decode(const void *data, size_t size, const char *name) {
 gb_tensor *gb_npy_read(const char *path) {
     if (!gb_ok()) return NULL;
     size_t size = 0;
-    void *bytes = gb__file_read(path, ".npy file", &size);
+    void *bytes = gb__file_read(path, "a .npy file", &size);
     if (!bytes) return NULL;
     gb_tensor *t = gb_npy_decode(bytes, size, path);
     free(bytes);

@@ -24,10 +24,8 @@
  * byte names the tensor it hit.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 #include <zlib.h>
 
 #include "io/internal.h"
@@ -97,11 +95,6 @@ static unsigned char *encode_index(const gb__ckpt_entry *e, int n, size_t *bytes
     return buf;
 }
 
-static bool io_fail(const char *path, const char *what) {
-    gb__error(GB_ERR_IO, NULL, "%s: %s: %s", path, what, strerror(errno));
-    return false;
-}
-
 bool gb__ckpt_write(const char *path, gb__ckpt_entry *e, int n) {
     gb__atomic_file a;
     if (!gb__atomic_open(&a, path, "checkpoint")) return false;
@@ -142,28 +135,6 @@ static void bad(const char *path, const char *fmt, ...) {
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     gb__error(GB_ERR_IO, NULL, "%s: %s", path, msg);
-}
-
-static bool read_all(const char *path, unsigned char **data, size_t *size) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return io_fail(path, "cannot open the checkpoint");
-    struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        fclose(f);
-        bad(path, "not a regular file");
-        return false;
-    }
-    *size = (size_t)st.st_size;
-    *data = malloc(*size ? *size : 1);
-    bool ok = *data && fread(*data, 1, *size, f) == *size;
-    fclose(f);
-    if (!ok) {
-        free(*data);
-        *data = NULL;
-        if (errno) return io_fail(path, "cannot read the checkpoint");
-        bad(path, "cannot read the checkpoint");
-    }
-    return ok;
 }
 
 static bool check_header(const char *path, const unsigned char *d, size_t size, uint64_t *index_at,
@@ -258,7 +229,8 @@ bool gb__ckpt_read(const char *path, gb__ckpt_file *out) {
     unsigned char *bytes = NULL;
     size_t size = 0;
     *out = (gb__ckpt_file){0};
-    return read_all(path, &bytes, &size) && gb__ckpt_parse(path, bytes, size, out);
+    /* Regular files only (core/file.c): a FIFO would block the read. */
+    return (bytes = gb__file_read(path, "a checkpoint", &size)) && gb__ckpt_parse(path, bytes, size, out);
 }
 
 bool gb__ckpt_parse(const char *path, unsigned char *bytes, size_t size, gb__ckpt_file *out) {

@@ -37,7 +37,7 @@ bool gb__fingerprint_write(const char *dir) {
     for (int i = 0; i < GB__SAVED_MODEL_NFILES; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, gb__saved_model_files[i]);
         size_t size = 0;
-        void *bytes = gb__file_read(path, "SavedModel file", &size);
+        void *bytes = gb__file_read(path, "a SavedModel file", &size);
         if (!bytes) return false;
         h[i] = gb__fnv1a64(bytes, size);
         free(bytes);
@@ -65,7 +65,7 @@ bool gb__fingerprint_check(const char *dir, const uint64_t *hashes, char hex[17]
     char path[4096];
     snprintf(path, sizeof path, "%s/" GB__SAVED_MODEL_FINGERPRINT, dir);
     size_t size = 0;
-    char *text = gb__file_read(path, "fingerprint", &size);
+    char *text = gb__file_read(path, "a fingerprint file", &size);
     if (!text) return false;
     gb_config *c = gb_config_from_json(text, size, path);
     free(text);

@@ -309,7 +309,7 @@ static bool read_files(const char *dir, char **json, size_t *size, gb__ckpt_file
     bool ok = true;
     for (int i = 0; ok && i < GB__SAVED_MODEL_NFILES; i++) {
         snprintf(path[i], sizeof path[i], "%s/%s", dir, gb__saved_model_files[i]);
-        ok = (bytes[i] = gb__file_read(path[i], "SavedModel file", &sizes[i])) != NULL;
+        ok = (bytes[i] = gb__file_read(path[i], "a SavedModel file", &sizes[i])) != NULL;
         if (ok) h[i] = gb__fnv1a64(bytes[i], sizes[i]);
     }
     ok = ok && gb__fingerprint_check(dir, h, hex);
