@@ -34,3 +34,24 @@ if(TARGET glassbox)
   set_tests_properties(saved_model_cli_run PROPERTIES FIXTURES_REQUIRED saved_model
                        PASS_REGULAR_EXPRESSION "logits identical")
 endif()
+
+# The engine-side commands refuse bad input with a message and an exit
+# code: an input the signature does not have (usage, 2), a file of the
+# wrong shape (1), a file that is not a checkpoint (1), a missing model (1).
+function(gb_model_cli_refuses name expect)
+  add_test(NAME saved_model_cli_refuses_${name}
+           COMMAND bash -c "\"$0\" \"$@\" 2>&1; echo \"exit=$?\"" $<TARGET_FILE:glassbox> ${ARGN})
+  set_tests_properties(saved_model_cli_refuses_${name} PROPERTIES FIXTURES_REQUIRED saved_model
+                       PASS_REGULAR_EXPRESSION "${expect}")
+endfunction()
+if(TARGET glassbox)
+  set(sm_labels /usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz)
+  gb_model_cli_refuses(unknown_input "glassbox saved-model run: the signature has no input 'pixels'.*exit=2"
+                       saved-model run --dir ${sm_dir} --input pixels=${sm_labels})
+  gb_model_cli_refuses(wrong_shape "input 0 \\('images'\\) is uint8\\[10000\\], which does not fit its input signature uint8\\[-1,28,28\\]\nexit=1"
+                       saved-model run --dir ${sm_dir} --input images=${sm_labels})
+  gb_model_cli_refuses(not_a_checkpoint "glassbox checkpoint ls: .*saved_model.json: not a glassbox checkpoint \\(bad magic\\)\nexit=1"
+                       checkpoint ls --file ${sm_dir}/saved_model.json)
+  gb_model_cli_refuses(missing_model "glassbox saved-model show: /nonexistent/saved_model.json: cannot open: No such file or directory\nexit=1"
+                       saved-model show --dir /nonexistent)
+endif()
