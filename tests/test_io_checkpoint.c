@@ -51,6 +51,16 @@ static gb_checkpoint *tracking(gb_module *m, gb_optimizer *opt) {
     return ck;
 }
 
+/* mlp(4) written to ckpt_path() through *ck, then a fresh session (the
+ * next model's layers are named as this one's). */
+static gb_module *saved_mlp(gb_checkpoint **ck) {
+    gb_module *a = mlp(4);
+    *ck = tracking(a, NULL);
+    ck_assert(gb_checkpoint_write(*ck, ckpt_path()));
+    gb_nn_clear_session();
+    return a;
+}
+
 static void assert_same_variables(gb_variable *const *a, gb_variable *const *b, int n) {
     for (int i = 0; i < n; i++) {
         gb_tensor *x = gb_variable_value(a[i]), *y = gb_variable_value(b[i]);
@@ -185,10 +195,8 @@ static void assert_unchanged(gb_tensor *before, gb_module *m) {
 }
 
 START_TEST(test_shape_mismatch_changes_nothing) {
-    gb_module *a = mlp(4);
-    gb_checkpoint *ck = tracking(a, NULL);
-    ck_assert(gb_checkpoint_write(ck, ckpt_path()));
-    gb_nn_clear_session();
+    gb_checkpoint *ck;
+    gb_module *a = saved_mlp(&ck);
     gb_module *b = mlp(5);
     gb_tensor *before = first_kernel(b);
     gb_checkpoint *ck2 = tracking(b, NULL);
@@ -204,10 +212,8 @@ START_TEST(test_shape_mismatch_changes_nothing) {
 END_TEST
 
 START_TEST(test_dtype_mismatch_changes_nothing) {
-    gb_module *a = mlp(4);
-    gb_checkpoint *ck = tracking(a, NULL);
-    ck_assert(gb_checkpoint_write(ck, ckpt_path()));
-    gb_nn_clear_session();
+    gb_checkpoint *ck;
+    gb_module *a = saved_mlp(&ck);
     gb_module *b = gb_sequential_new("m");
     gb_sequential_add(b, gb_dense_new(4, &(gb_dense_options){.seed = 1}));
     gb_sequential_add(b, gb_dense_new(2, &(gb_dense_options){.seed = 2}));
@@ -398,10 +404,8 @@ END_TEST
  * build (the first call) fails naming the path, both shapes or dtypes,
  * and the layer. */
 START_TEST(test_delayed_restore_mismatch_fails_the_build) {
-    gb_module *a = mlp(4);
-    gb_checkpoint *ck = tracking(a, NULL);
-    ck_assert(gb_checkpoint_write(ck, ckpt_path()));
-    gb_nn_clear_session();
+    gb_checkpoint *ck;
+    gb_module *a = saved_mlp(&ck);
     gb_module *wide = unbuilt_mlp(5, 7);
     gb_checkpoint *ck2 = tracking(wide, NULL);
     gb_restore_status st;
@@ -478,10 +482,8 @@ END_TEST
 START_TEST(test_delayed_restore_later_restore_wins) {
     char second[160];
     snprintf(second, sizeof second, "%s/second", test_dir());
-    gb_module *a = mlp(4);
-    gb_checkpoint *ck = tracking(a, NULL);
-    ck_assert(gb_checkpoint_write(ck, ckpt_path()));
-    gb_nn_clear_session();
+    gb_checkpoint *ck;
+    gb_module *a = saved_mlp(&ck);
     gb_module *a2 = unbuilt_mlp(4, 5);
     ck_assert(gb_module_build(a2, GB_F32, GB_SHAPE(-1, 3)));
     gb_checkpoint *ck2 = tracking(a2, NULL);
@@ -506,10 +508,8 @@ END_TEST
  * drops the values, and a model freed before its build is kept alive by
  * the checkpoint until then, not used after its free. */
 START_TEST(test_delayed_restore_ends_with_the_checkpoint) {
-    gb_module *a = mlp(4);
-    gb_checkpoint *ck = tracking(a, NULL);
-    ck_assert(gb_checkpoint_write(ck, ckpt_path()));
-    gb_nn_clear_session();
+    gb_checkpoint *ck;
+    gb_module *a = saved_mlp(&ck);
     gb_module *b = unbuilt_mlp(4, 7);
     gb_checkpoint *ck2 = tracking(b, NULL);
     gb_restore_status st;
