@@ -26,14 +26,8 @@ static double fake_clock(void *user) {
 enum { T0 = 1700000000 };   /* 2023-11-14 22:13:20 UTC */
 
 static void dir_setup(void) {
-    nn_seeded_setup();
-    test_dir_create();
+    nn_dir_setup();
     clock_now = T0;
-}
-
-static void dir_teardown(void) {
-    test_dir_remove();
-    scope_teardown();
 }
 
 static gb_module *model(uint64_t seed) {
@@ -58,14 +52,6 @@ static gb_checkpoint_manager *manager(gb_checkpoint *ck, int max_to_keep, double
 }
 
 /* "<test dir>/<name>" in a rotating static buffer (four live at once). */
-static const char *in_dir(const char *name) {
-    static char buf[4][256];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", test_dir(), name);
-    return buf[k];
-}
-
 /* The directory's file names, sorted, space-separated. */
 static const char *listing(void) {
     static char out[1024];
@@ -131,7 +117,7 @@ static void save_steps(gb_checkpoint_manager *mgr, int first, int last, double e
         ck_assert_msg(path != NULL, "%s", gb_error_string());
         char name[32];
         snprintf(name, sizeof name, "ckpt-%d", s);
-        ck_assert_str_eq(path, in_dir(name));
+        ck_assert_str_eq(path, in_test_dir(name));
         ck_assert_str_eq(gb_checkpoint_manager_latest(mgr), path);
     }
 }
@@ -146,7 +132,7 @@ START_TEST(test_keeps_the_last_max_to_keep) {
     save_steps(mgr, 1, 5, 60);
     ck_assert_str_eq(kept(mgr), "ckpt-3 ckpt-4 ckpt-5");
     ck_assert_str_eq(listing(), "checkpoint ckpt-3 ckpt-4 ckpt-5");
-    ck_assert_str_eq(read_text(in_dir("checkpoint")),
+    ck_assert_str_eq(read_text(in_test_dir("checkpoint")),
                      STATE_HEADER
                      "format: 1\n"
                      "latest: ckpt-5\n"
@@ -183,7 +169,7 @@ START_TEST(test_keeps_one_every_n_hours) {
     save_steps(mgr, 1, 10, 1200);
     ck_assert_str_eq(kept(mgr), "ckpt-3 ckpt-6 ckpt-9 ckpt-10");
     ck_assert_str_eq(listing(), "checkpoint ckpt-10 ckpt-3 ckpt-6 ckpt-9");
-    ck_assert_str_eq(read_text(in_dir("checkpoint")),
+    ck_assert_str_eq(read_text(in_test_dir("checkpoint")),
                      STATE_HEADER
                      "format: 1\n"
                      "latest: ckpt-10\n"
@@ -197,7 +183,7 @@ START_TEST(test_keeps_one_every_n_hours) {
     clock_now += 3600 * 24;   /* a day later: the state file's time counts, not the new clock */
     mgr = manager(ck, 2, 1.0);
     ck_assert_str_eq(kept(mgr), "ckpt-3 ckpt-6 ckpt-9 ckpt-10");
-    ck_assert_str_eq(gb_checkpoint_manager_latest(mgr), in_dir("ckpt-10"));
+    ck_assert_str_eq(gb_checkpoint_manager_latest(mgr), in_test_dir("ckpt-10"));
     clock_now = T0 + 13200;
     save_steps(mgr, 11, 11, 0);
     ck_assert_str_eq(kept(mgr), "ckpt-3 ckpt-6 ckpt-9 ckpt-10 ckpt-11");
@@ -246,7 +232,7 @@ START_TEST(test_restore_or_initialize) {
     gb_checkpoint *ck2 = tracking(b);
     gb_checkpoint_manager *mgr2 = manager(ck2, 2, 0);
     ck_assert_int_eq(gb_checkpoint_manager_restore_or_initialize(mgr2, &st), GB_CKPT_RESTORED);
-    ck_assert_str_eq(st.file, in_dir("ckpt-2"));
+    ck_assert_str_eq(st.file, in_test_dir("ckpt-2"));
     ck_assert_int_eq(st.pending, 2);   /* b is not built: its kernel and bias wait */
     ck_assert(gb_module_build(b, GB_F32, GB_SHAPE(-1, 2)));
     ck_assert(gb_checkpoint_restore_status(ck2, &st));
@@ -256,10 +242,10 @@ START_TEST(test_restore_or_initialize) {
     ck_assert_float_eq(gb_get(gb_variable_value(gb_module_variables(b, &(int){0})[0]), 5), 0.25f);
 
     /* A restore that fails is no initialization. */
-    write_text(in_dir("ckpt-2"), "not a checkpoint");
+    write_text(in_test_dir("ckpt-2"), "not a checkpoint");
     ck_assert_int_eq(gb_checkpoint_manager_restore_or_initialize(mgr2, &st), GB_CKPT_FAILED);
     assert_error_text(GB_ERR_IO, "%s: truncated: the file has 16 bytes, fewer than a checkpoint header's 40",
-                      in_dir("ckpt-2"));
+                      in_test_dir("ckpt-2"));
     gb_checkpoint_manager_free(mgr2);
     gb_checkpoint_free(ck), gb_checkpoint_free(ck2);
     gb_module_free(a), gb_module_free(b);
@@ -269,9 +255,9 @@ END_TEST
 /* Opens a manager on the directory whose state file holds the n bytes of
  * state and expects it refused with the message "<dir>/checkpoint:<rest>". */
 static void assert_bytes_refused(gb_checkpoint *ck, const char *state, size_t n, const char *rest) {
-    write_bytes(in_dir("checkpoint"), state, n);
+    write_bytes(in_test_dir("checkpoint"), state, n);
     ck_assert_ptr_null(gb_checkpoint_manager_new(ck, test_dir(), NULL));
-    assert_error_text(GB_ERR_IO, "%s:%s", in_dir("checkpoint"), rest);
+    assert_error_text(GB_ERR_IO, "%s:%s", in_test_dir("checkpoint"), rest);
 }
 
 static void assert_state_refused(gb_checkpoint *ck, const char *state, const char *rest) {
@@ -322,8 +308,8 @@ START_TEST(test_state_file_by_hand) {
     gb_module *m = model(1);
     gb_module_build(m, GB_F32, GB_SHAPE(-1, 2));
     gb_checkpoint *ck = tracking(m);
-    ck_assert(gb_checkpoint_write(ck, in_dir("ckpt-4")));
-    write_text(in_dir("checkpoint"), "# edited by hand\r\n\r\n  format:1  \r\n"
+    ck_assert(gb_checkpoint_write(ck, in_test_dir("ckpt-4")));
+    write_text(in_test_dir("checkpoint"), "# edited by hand\r\n\r\n  format:1  \r\n"
                                      "checkpoint:\tckpt-4   step 4 time 12.5  # a note\r\n"
                                      "latest :ckpt-4\r\n");
     gb_checkpoint_manager *mgr = manager(ck, 1, 0);
@@ -343,15 +329,15 @@ START_TEST(test_missing_files_are_reported) {
     gb_checkpoint_manager *mgr = manager(ck, 5, 0);
     save_steps(mgr, 1, 4, 60);
     gb_checkpoint_manager_free(mgr);
-    ck_assert_int_eq(unlink(in_dir("ckpt-2")), 0);
-    ck_assert_int_eq(unlink(in_dir("ckpt-4")), 0);
+    ck_assert_int_eq(unlink(in_test_dir("ckpt-2")), 0);
+    ck_assert_int_eq(unlink(in_test_dir("ckpt-4")), 0);
     mgr = manager(ck, 5, 0);
     const char *missing[4];
     ck_assert_int_eq(gb_checkpoint_manager_missing(mgr, missing, 4), 2);
-    ck_assert_str_eq(missing[0], in_dir("ckpt-2"));
-    ck_assert_str_eq(missing[1], in_dir("ckpt-4"));
+    ck_assert_str_eq(missing[0], in_test_dir("ckpt-2"));
+    ck_assert_str_eq(missing[1], in_test_dir("ckpt-4"));
     ck_assert_str_eq(kept(mgr), "ckpt-1 ckpt-3");
-    ck_assert_str_eq(gb_checkpoint_manager_latest(mgr), in_dir("ckpt-3"));
+    ck_assert_str_eq(gb_checkpoint_manager_latest(mgr), in_test_dir("ckpt-3"));
     save_steps(mgr, 5, 5, 60);   /* the rewritten state file lists what is there */
     gb_checkpoint_manager_free(mgr);
     mgr = manager(ck, 5, 0);
@@ -369,7 +355,7 @@ START_TEST(test_leftover_temporary_files_are_removed) {
     gb_module *m = model(1);
     gb_checkpoint *ck = tracking(m);
     const char *files[] = {"ckpt-5.tmp", "checkpoint.tmp", "ckpt-x.tmp", "other-5.tmp", "ckpt-5.tmpx", "notes.txt"};
-    for (size_t i = 0; i < sizeof files / sizeof *files; i++) write_text(in_dir(files[i]), "x");
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) write_text(in_test_dir(files[i]), "x");
     gb_checkpoint_manager *mgr = manager(ck, 1, 0);
     ck_assert_str_eq(listing(), "ckpt-5.tmpx ckpt-x.tmp notes.txt other-5.tmp");
     gb_checkpoint_manager_free(mgr);
@@ -396,20 +382,20 @@ START_TEST(test_bad_arguments) {
     assert_error_text(GB_ERR_VALUE, "gb_checkpoint_manager_new: keep_checkpoint_every_n_hours must be >= 0 (0: off)");
     ck_assert_ptr_null(gb_checkpoint_manager_new(NULL, test_dir(), NULL));
     assert_error_text(GB_ERR_VALUE, "gb_checkpoint_manager_new: the checkpoint is NULL");
-    write_text(in_dir("file"), "x");
-    ck_assert_ptr_null(gb_checkpoint_manager_new(ck, in_dir("file"), NULL));
+    write_text(in_test_dir("file"), "x");
+    ck_assert_ptr_null(gb_checkpoint_manager_new(ck, in_test_dir("file"), NULL));
     assert_error_text(GB_ERR_IO, "%s: not a directory (a CheckpointManager keeps its checkpoints in one)",
-                      in_dir("file"));
+                      in_test_dir("file"));
     ck_assert_ptr_null(gb_checkpoint_manager_new(ck, test_dir(), &(gb_checkpoint_manager_options){.now = broken_clock}));
     assert_error_text(GB_ERR_VALUE, "CheckpointManager %s: the clock gave -5, not seconds since the epoch",
                       test_dir());
-    gb_checkpoint_manager *mgr = gb_checkpoint_manager_new(ck, in_dir("a/b"), NULL);   /* made at the first save */
+    gb_checkpoint_manager *mgr = gb_checkpoint_manager_new(ck, in_test_dir("a/b"), NULL);   /* made at the first save */
     ck_assert_ptr_nonnull(mgr);
     ck_assert_ptr_null(gb_checkpoint_manager_save(mgr, -1));
     assert_error_text(GB_ERR_VALUE, "gb_checkpoint_manager_save: the step must be >= 0 (it numbers the file)");
     gb_module_build(m, GB_F32, GB_SHAPE(-1, 2));
     ck_assert_ptr_nonnull(gb_checkpoint_manager_save(mgr, 0));
-    ck_assert_int_eq(access(in_dir("a/b/ckpt-0"), F_OK), 0);
+    ck_assert_int_eq(access(in_test_dir("a/b/ckpt-0"), F_OK), 0);
     gb_checkpoint_manager_free(mgr);
     gb_checkpoint_free(ck);
     gb_module_free(m);
@@ -419,7 +405,7 @@ END_TEST
 static Suite *suite(void) {
     Suite *s = suite_create("io_checkpoint_manager");
     TCase *tc = tcase_create("manager");
-    tcase_add_checked_fixture(tc, dir_setup, dir_teardown);
+    tcase_add_checked_fixture(tc, dir_setup, nn_dir_teardown);
     tcase_add_test(tc, test_keeps_the_last_max_to_keep);
     tcase_add_test(tc, test_keeps_one_every_n_hours);
     tcase_add_test(tc, test_restore_or_initialize);
