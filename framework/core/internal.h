@@ -138,6 +138,9 @@ const char *gb__error_context(const char *context);
 /* The user's call site of the current API call, "train.c:42" ("" when
  * unknown), into buf. */
 const char *gb__call_site_text(char *buf, size_t n);
+/* The base name of a source path ("train.c" of "/src/train.c"), as every
+ * message names a file. */
+const char *gb__site_file_name(const char *file);
 /* Formats a shape as "[2,3]" into buf. */
 const char *gb__shape_fmt(int rank, const int64_t *shape, char *buf, size_t n);
 
