@@ -337,6 +337,28 @@ static const char *kind_name(gb_value_kind k) {
     }
 }
 
+enum { SHORT_STRING = 32, STRING_WINDOW = 16 };
+
+static size_t first_difference(const char *a, const char *b) {
+    size_t i = 0;
+    while (a[i] && a[i] == b[i]) i++;
+    return i;
+}
+
+/* Two strings, one longer than SHORT_STRING: each as the STRING_WINDOW
+ * bytes that end at their first difference ("…aaaab"), so two long
+ * strings never read alike however long their common part. */
+static bool long_strings(const gb_sig_static *x, const gb_sig_static *y, char *a, char *b, size_t n) {
+    if (x->kind != GB_VALUE_STRING || y->kind != GB_VALUE_STRING) return false;
+    size_t lx = strlen(x->s), ly = strlen(y->s);
+    if (lx <= SHORT_STRING && ly <= SHORT_STRING) return false;
+    size_t at = first_difference(x->s, y->s);
+    size_t from = at + 1 > STRING_WINDOW ? at + 1 - STRING_WINDOW : 0;
+    snprintf(a, n, "\"%s%.*s\"", from ? "..." : "", (int)(at + 1 - from), x->s + from);
+    snprintf(b, n, "\"%s%.*s\"", from ? "..." : "", (int)(at + 1 - from), y->s + from);
+    return true;
+}
+
 /* Every part of the call's signature that differs from the cached one. */
 static void describe(const gb_function *f, const gb_signature *old, const gb_signature *now,
                      gb_retrace_cause *c) {
@@ -357,6 +379,13 @@ static void describe(const gb_function *f, const gb_signature *old, const gb_sig
         if (gb__static_equal(x, y)) continue;
         char key[160], a[48], b[48];
         snprintf(key, sizeof key, "static argument '%s'", y->name);
+        if (long_strings(x, y, a, b, sizeof a)) {
+            add_diff(c, CAUSE_STATIC, key, a, b);
+            put(c, "%sstatic argument '%s' changed value at byte %zu: %s -> %s (%zu -> %zu bytes)",
+                c->text[0] ? "; " : "", y->name, first_difference(x->s, y->s), a, b,
+                strlen(x->s), strlen(y->s));
+            continue;
+        }
         gb__static_text(x, a, sizeof a);
         gb__static_text(y, b, sizeof b);
         add_diff(c, CAUSE_STATIC, key, a, b);
