@@ -16,9 +16,11 @@ if(TARGET glassbox_webui)
   #   append_scalar   scalars written while a page or a test watches
   #   append_alert    a numerics alert written while a page or a test watches
   #   append_histogram histogram tags, so some cards start below the fold
+  #   append_traces   a function capturing 40 variables, relaxed by reduce_retracing
   set(gb_store_writers webui_fixtures=webui_fixtures.c append_scalar=browser/append_scalar.c
                        append_alert=browser/append_alert.c
-                       append_histogram=browser/append_histogram.c)
+                       append_histogram=browser/append_histogram.c
+                       append_traces=browser/append_traces.c)
   foreach(pair ${gb_store_writers})
     string(REGEX REPLACE "=.*" "" prog ${pair})
     string(REGEX REPLACE "^[^=]*=" "" src ${pair})

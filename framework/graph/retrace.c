@@ -439,6 +439,17 @@ static void describe_relaxed(const gb_function *f, const gb_signature *sig,
                  ": this one trace serves every size there, and replaces the traces it covers");
 }
 
+/* A signature's inputs and outputs without the variables it captures
+ * (a model's step captures dozens; they never decide a match). */
+static void put_signature_call(gb_retrace_cause *c, const char *sig) {
+    const char *at = strstr(sig, ") captures "), *arrow = NULL;
+    for (const char *p = sig; (p = strstr(p, " -> (")); p++) arrow = p;
+    if (!at || !arrow || at > arrow)
+        put(c, "%s", sig);
+    else
+        put(c, "%.*s%s", (int)(at + 1 - sig), sig, arrow);
+}
+
 void gb__retrace_cause(const gb_function *f, const gb_signature *sig, bool rewrapped,
                        const gb_signature *relaxed, gb_retrace_cause *c) {
     memset(c, 0, sizeof *c);
@@ -447,8 +458,8 @@ void gb__retrace_cause(const gb_function *f, const gb_signature *sig, bool rewra
     if (!freed_capture(f, sig, c) && (near = closest(f, sig))) {
         describe(f, &near->sig, sig, c);
         if (!c->text[0]) put(c, "no cached signature accepts it");
-        put(c, ", against the closest cached signature %s",
-            gb__concrete_signature((gb_concrete_function *)near));
+        put(c, ", against the closest cached signature ");
+        put_signature_call(c, gb__concrete_signature((gb_concrete_function *)near));
     } else if (!c->ndiffs && rewrapped) {
         const gb_fn_history *h = f->history;
         char line[160] = "";
