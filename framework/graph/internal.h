@@ -9,7 +9,8 @@
  *   trace.c       the dispatcher's trace hook: op calls become nodes
  *   signature.c   call signatures, matching, specificity, text
  *   function.c    gb_function: the cache, the call path, get_concrete
- *   retrace.c     why a trace happened, and the excessive-retracing warning
+ *   retrace.c     why a trace happened, in words; logging traces
+ *   retrace_history.c  a C function's recent calls: the excessive-retracing warning
  *   plan.c        buffer lifetimes and the arena of a concrete function
  *   executor.c    running a planned graph
  *   specialize.c  static plans of a graph with -1 dims, per input shapes
@@ -343,6 +344,24 @@ gb_fn_history *gb__history_for(gb_function_fn fn, const void *user, const char *
 /* Notes one call (traced or not) and, when it traced, returns the
  * excessive-retracing warning to raise ("" when none). */
 const char *gb__history_note_call(gb_fn_history *h, bool traced);
+/* The line that made the history's wrappers ("train.c:40"; "" for the
+ * library's), into buf. */
+const char *gb__history_site(const gb_fn_history *h, char *buf, size_t n);
+
+/* The kinds of cause of a trace, each with its fix (retrace.c). */
+typedef enum gb_retrace_kind {
+    GB_CAUSE_FIRST,
+    GB_CAUSE_REWRAPPED,
+    GB_CAUSE_COUNT,
+    GB_CAUSE_DTYPE,
+    GB_CAUSE_RANK,
+    GB_CAUSE_DIM,
+    GB_CAUSE_STATIC,
+    GB_CAUSE_CAPTURE,
+    GB_CAUSE_KINDS
+} gb_retrace_kind;
+/* The fixes of the kinds in a mask of (1 << kind), joined by "; ". */
+void gb__retrace_fixes(unsigned kinds, char *buf, size_t n);
 
 /* What made a trace: each part of the signature that differs from the
  * closest cached one (its kind, the argument and its values, for the
@@ -350,7 +369,7 @@ const char *gb__history_note_call(gb_fn_history *h, bool traced);
  * the call site. Worked out before the trace, written after it. */
 enum { GB_RETRACE_MAX_DIFFS = 8 };
 typedef struct gb_retrace_diff {
-    int kind;
+    int kind;                    /* gb_retrace_kind */
     char key[160];
     char value[48];
     char old[48];
@@ -364,6 +383,9 @@ typedef struct gb_retrace_cause {
     char relaxed[512];           /* what reduce_retracing relaxed, or "" */
     char site[160];
 } gb_retrace_cause;
+/* Notes a trace in the history: the values of every argument that
+ * changed, and the call; returns the warning to raise ("" when none). */
+const char *gb__history_note_trace(gb_fn_history *h, const gb_retrace_cause *cause);
 /* Works out why a call with signature sig traces against f's cache:
  * "first call", or every difference against the closest cached
  * signature, with the fix; relaxed (NULL: none) is the signature that

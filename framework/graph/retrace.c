@@ -1,4 +1,4 @@
-/* graph/retrace.c — why a function traced, and when it traces too often.
+/* graph/retrace.c — why a function traced, in words.
  *
  * Every trace is explained against the closest cached signature (the one
  * with the fewest differing parts), listing every part that differs, as
@@ -12,54 +12,35 @@
  * relaxed says which dims became -1. TensorFlow says only that a function
  * retraced; this says which argument and what to do.
  *
- * The excessive-retracing warning follows TensorFlow's rule — 5 or more
- * traces within the last 10 calls, at most 2 warnings — over the history
- * of the C function at the line that wraps it, so re-wrapping it in a
- * loop counts; it names every argument that varies and the values each
- * took. GB_LOG_TRACES=1 (or gb_log_traces) prints every trace on stderr
- * as it happens, as TORCH_LOGS=recompiles does.
+ * The excessive-retracing warning is retrace_history.c's.
+ * GB_LOG_TRACES=1 (or gb_log_traces) prints every trace on stderr as it
+ * happens, as TORCH_LOGS=recompiles does.
  */
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "graph/internal.h"
 
-enum { WINDOW = 10, TRACE_LIMIT = 5, MAX_WARNINGS = 2, MAX_SEEN = 8, MAX_VARYING = 4 };
-
-typedef enum cause_kind {
-    CAUSE_FIRST,
-    CAUSE_REWRAPPED,
-    CAUSE_COUNT,
-    CAUSE_DTYPE,
-    CAUSE_RANK,
-    CAUSE_DIM,
-    CAUSE_STATIC,
-    CAUSE_CAPTURE,
-    CAUSE_KINDS
-} cause_kind;
-
+/* What to do about each kind of cause. */
 static const char *const fixes[] = {
-    [CAUSE_FIRST] = "",
-    [CAUSE_REWRAPPED] = "create the gb_function once, outside the loop, and call it many times",
-    [CAUSE_COUNT] = "call it with the same number of inputs, or give each arity its own function",
-    [CAUSE_DTYPE] = "cast the input (gb_cast) if its dtype should not change; each dtype needs "
-                    "its own graph",
-    [CAUSE_RANK] = "declare an input signature if the rank should not change; each rank needs "
-                   "its own graph",
-    [CAUSE_DIM] = "declare the dim -1 in an input signature (GB_SPEC), or set reduce_retracing",
-    [CAUSE_STATIC] = "pass a tensor instead of a static value when it does not change the "
-                     "graph's structure; each static value needs its own graph",
-    [CAUSE_CAPTURE] = "keep the variables a function uses alive as long as the function",
+    [GB_CAUSE_FIRST] = "",
+    [GB_CAUSE_REWRAPPED] = "create the gb_function once, outside the loop, and call it many times",
+    [GB_CAUSE_COUNT] = "call it with the same number of inputs, or give each arity its own function",
+    [GB_CAUSE_DTYPE] = "cast the input (gb_cast) if its dtype should not change; each dtype "
+                       "needs its own graph",
+    [GB_CAUSE_RANK] = "declare an input signature if the rank should not change; each rank "
+                      "needs its own graph",
+    [GB_CAUSE_DIM] = "declare the dim -1 in an input signature (GB_SPEC), or set reduce_retracing",
+    [GB_CAUSE_STATIC] = "pass a tensor instead of a static value when it does not change the "
+                        "graph's structure; each static value needs its own graph",
+    [GB_CAUSE_CAPTURE] = "keep the variables a function uses alive as long as the function",
 };
 
-/* The fixes of the kinds in kinds (a mask), in the order of cause_kind,
- * joined by "; ". */
-static void fixes_text(unsigned kinds, char *buf, size_t n) {
+void gb__retrace_fixes(unsigned kinds, char *buf, size_t n) {
     size_t k = 0;
     buf[0] = '\0';
-    for (int i = 0; i < CAUSE_KINDS && k < n; i++)
+    for (int i = 0; i < GB_CAUSE_KINDS && k < n; i++)
         if ((kinds >> i) & 1u && fixes[i][0])
             k += (size_t)snprintf(buf + k, n - k, "%s%s", k ? "; " : "", fixes[i]);
 }
@@ -83,157 +64,6 @@ bool gb_traces_logged(void) {
     return on == 1;
 }
 
-/* ---- the history of a C function ---------------------------------------------------- */
-
-/* An argument that varied between traces, and the values it took. */
-typedef struct varying {
-    cause_kind kind;
-    char key[160];
-    char seen[MAX_SEEN][48];     /* oldest first; the latest MAX_SEEN */
-    int nseen;
-} varying;
-
-struct gb_fn_history {
-    gb_function_fn fn;
-    const void *user;            /* the key of a library-made function */
-    const char *file;            /* the key of a user's: where it was wrapped */
-    int line;
-    char name[64];
-    bool traced[WINDOW];         /* the last WINDOW calls, a ring */
-    int pos, ncalls;
-    /* Traces in the ring, and whether the ring is full: read without the
-     * lock so that a cache hit when nothing traced lately costs two loads. */
-    _Atomic int window_traces;
-    _Atomic bool window_full;
-    int warnings;
-    bool rewrapped;              /* the last trace was a wrapper's first after a re-wrap */
-    varying vary[MAX_VARYING];   /* every argument that varied, in the order first seen */
-    int nvary;
-    char warning[2048];
-    struct gb_fn_history *next;
-};
-
-static pthread_mutex_t histories_lock = PTHREAD_MUTEX_INITIALIZER;
-static gb_fn_history *histories;
-
-static bool same_key(const gb_fn_history *h, gb_function_fn fn, const void *user, const char *file,
-                     int line) {
-    if (h->fn != fn || h->user != user || h->line != line) return false;
-    if (!h->file || !file) return h->file == file;
-    return h->file == file || strcmp(h->file, file) == 0;
-}
-
-gb_fn_history *gb__history_for(gb_function_fn fn, const void *user, const char *file, int line,
-                               const char *name, bool *rewrapped) {
-    pthread_mutex_lock(&histories_lock);
-    gb_fn_history *h = histories;
-    while (h && !same_key(h, fn, user, file, line)) h = h->next;
-    *rewrapped = h != NULL;
-    if (!h && (h = calloc(1, sizeof *h))) {
-        h->fn = fn;
-        h->user = user;
-        h->file = file; /* __FILE__ of the user's code: a literal, lives as long */
-        h->line = line;
-        snprintf(h->name, sizeof h->name, "%s", name);
-        h->next = histories;
-        histories = h;
-    }
-    pthread_mutex_unlock(&histories_lock);
-    return h; /* lives as long as the process: the key outlives its functions */
-}
-
-static void add_seen(varying *v, const char *value) {
-    if (v->nseen == MAX_SEEN) {
-        memmove(v->seen[0], v->seen[1], sizeof v->seen[0] * (MAX_SEEN - 1));
-        v->nseen--;
-    }
-    snprintf(v->seen[v->nseen++], sizeof v->seen[0], "%s", value);
-}
-
-/* The entry of the argument d names: found, or new (the oldest replaced
- * when all are taken), its list started with the value it had before. */
-static varying *varying_of(gb_fn_history *h, const gb_retrace_diff *d) {
-    for (int i = 0; i < h->nvary; i++)
-        if (h->vary[i].kind == (cause_kind)d->kind && strcmp(h->vary[i].key, d->key) == 0)
-            return &h->vary[i];
-    if (h->nvary == MAX_VARYING) {
-        memmove(&h->vary[0], &h->vary[1], sizeof h->vary[0] * (MAX_VARYING - 1));
-        h->nvary--;
-    }
-    varying *v = &h->vary[h->nvary++];
-    memset(v, 0, sizeof *v);
-    v->kind = (cause_kind)d->kind;
-    snprintf(v->key, sizeof v->key, "%s", d->key);
-    if (d->old[0]) add_seen(v, d->old);
-    return v;
-}
-
-/* Notes the values of every argument that changed; each keeps its list
- * when another one changes in between. */
-static void note_values(gb_fn_history *h, const gb_retrace_cause *c) {
-    h->rewrapped = c->kind == CAUSE_REWRAPPED;
-    for (int i = 0; i < c->ndiffs; i++)
-        if (c->diffs[i].key[0]) add_seen(varying_of(h, &c->diffs[i]), c->diffs[i].value);
-}
-
-static const char *warning_text(gb_fn_history *h, int traces) {
-    int calls = h->ncalls < WINDOW ? h->ncalls : WINDOW;
-    size_t k = (size_t)snprintf(h->warning, sizeof h->warning,
-                                "function '%s' traced %d times in its last %d calls", h->name,
-                                traces, calls);
-    unsigned kinds = 0;
-    if (h->rewrapped) {
-        kinds = 1u << CAUSE_REWRAPPED;
-        k += (size_t)snprintf(h->warning + k, sizeof h->warning - k,
-                              ", each time wrapped in a new gb_function around the same C "
-                              "function at the same line");
-    } else if (h->nvary) {
-        k += (size_t)snprintf(h->warning + k, sizeof h->warning - k, "; %s ",
-                              h->nvary == 1 ? "the argument that varies is"
-                                            : "the arguments that vary are");
-        for (int i = 0; i < h->nvary && k < sizeof h->warning; i++) {
-            const varying *v = &h->vary[i];
-            kinds |= 1u << v->kind;
-            const char *sep = i == 0 ? "" : i == h->nvary - 1 ? " and " : ", ";
-            k += (size_t)snprintf(h->warning + k, sizeof h->warning - k, "%s%s (values seen: ",
-                                  sep, v->key);
-            for (int j = 0; j < v->nseen && k < sizeof h->warning; j++)
-                k += (size_t)snprintf(h->warning + k, sizeof h->warning - k, "%s%s",
-                                      j ? ", " : "", v->seen[j]);
-            if (k < sizeof h->warning) k += (size_t)snprintf(h->warning + k, sizeof h->warning - k, ")");
-        }
-    }
-    char fix[512];
-    fixes_text(kinds, fix, sizeof fix);
-    if (k < sizeof h->warning)
-        snprintf(h->warning + k, sizeof h->warning - k, ". Tracing is expensive%s%s",
-                 fix[0] ? ": " : "", fix);
-    return h->warning;
-}
-
-const char *gb__history_note_call(gb_fn_history *h, bool traced) {
-    if (!h) return "";
-    /* A hit into a full ring of hits leaves the ring as it is. */
-    if (!traced && atomic_load_explicit(&h->window_full, memory_order_relaxed) &&
-        atomic_load_explicit(&h->window_traces, memory_order_relaxed) == 0)
-        return "";
-    pthread_mutex_lock(&histories_lock);
-    h->traced[h->pos] = traced;
-    h->pos = (h->pos + 1) % WINDOW;
-    h->ncalls++;
-    int traces = 0;
-    for (int i = 0; i < WINDOW && i < h->ncalls; i++) traces += h->traced[i];
-    atomic_store_explicit(&h->window_traces, traces, memory_order_relaxed);
-    atomic_store_explicit(&h->window_full, h->ncalls >= WINDOW, memory_order_relaxed);
-    const char *warn = "";
-    if (traced && traces >= TRACE_LIMIT && h->warnings < MAX_WARNINGS) {
-        h->warnings++;
-        warn = warning_text(h, traces);
-    }
-    pthread_mutex_unlock(&histories_lock);
-    return warn;
-}
-
 /* ---- the reason of one trace ------------------------------------------------------------- */
 
 static int differences(const gb_signature *a, const gb_signature *b) {
@@ -241,7 +71,8 @@ static int differences(const gb_signature *a, const gb_signature *b) {
     int n = 0;
     for (int i = 0; i < a->nin; i++) {
         const gb_tensor_spec *x = &a->in[i], *y = &b->in[i];
-        if (x->dtype != y->dtype || x->rank != y->rank) {
+        n += 10 * (x->dtype != y->dtype);
+        if (x->rank != y->rank) {
             n += 10;
             continue;
         }
@@ -251,12 +82,14 @@ static int differences(const gb_signature *a, const gb_signature *b) {
     return n;
 }
 
+/* The cached signature with the fewest differing parts; the newest among
+ * equals (a dim growing call after call reads 3 -> 4, not 1 -> 4). */
 static const gb_concrete_function *closest(const gb_function *f, const gb_signature *sig) {
     const gb_concrete_function *best = NULL;
     int best_n = 0;
     for (int i = 0; i < f->ncache; i++) {
         int n = differences(&f->cache[i]->sig, sig);
-        if (!best || n < best_n) best = f->cache[i], best_n = n;
+        if (!best || n <= best_n) best = f->cache[i], best_n = n;
     }
     return best;
 }
@@ -272,7 +105,7 @@ static void put(gb_retrace_cause *c, const char *fmt, ...) {
     va_end(ap);
 }
 
-static void add_diff(gb_retrace_cause *c, cause_kind kind, const char *key, const char *old,
+static void add_diff(gb_retrace_cause *c, gb_retrace_kind kind, const char *key, const char *old,
                      const char *value) {
     if (c->ndiffs == 0) c->kind = (int)kind;
     if (c->ndiffs == GB_RETRACE_MAX_DIFFS) return;
@@ -294,7 +127,7 @@ static void describe_input(const gb_function *f, int i, const gb_tensor_spec *x,
     const char *lead = c->text[0] ? "; " : "";
     if (x->dtype != y->dtype) {
         snprintf(key, sizeof key, "input %d '%s' (dtype)", i, name);
-        add_diff(c, CAUSE_DTYPE, key, gb_dtype_name(x->dtype), gb_dtype_name(y->dtype));
+        add_diff(c, GB_CAUSE_DTYPE, key, gb_dtype_name(x->dtype), gb_dtype_name(y->dtype));
         put(c, "%sinput %d '%s' changed dtype: %s -> %s", lead, i, name, gb_dtype_name(x->dtype),
             gb_dtype_name(y->dtype));
         parts++;
@@ -303,7 +136,7 @@ static void describe_input(const gb_function *f, int i, const gb_tensor_spec *x,
         snprintf(key, sizeof key, "input %d '%s' (rank)", i, name);
         snprintf(old, sizeof old, "%d", x->rank);
         snprintf(now, sizeof now, "%d", y->rank);
-        add_diff(c, CAUSE_RANK, key, old, now);
+        add_diff(c, GB_CAUSE_RANK, key, old, now);
         if (parts)
             put(c, " and rank: %d -> %d", x->rank, y->rank);
         else
@@ -316,7 +149,7 @@ static void describe_input(const gb_function *f, int i, const gb_tensor_spec *x,
             snprintf(key, sizeof key, "input %d '%s' dim %d", i, name, d);
             snprintf(old, sizeof old, "%lld", (long long)x->shape[d]);
             snprintf(now, sizeof now, "%lld", (long long)y->shape[d]);
-            add_diff(c, CAUSE_DIM, key, old, now);
+            add_diff(c, GB_CAUSE_DIM, key, old, now);
             if (parts)
                 put(c, " and dim %d: %s -> %s", d, old, now);
             else
@@ -363,13 +196,13 @@ static bool long_strings(const gb_sig_static *x, const gb_sig_static *y, char *a
 static void describe(const gb_function *f, const gb_signature *old, const gb_signature *now,
                      gb_retrace_cause *c) {
     if (old->nin != now->nin) {
-        add_diff(c, CAUSE_COUNT, "", "", "");
+        add_diff(c, GB_CAUSE_COUNT, "", "", "");
         put(c, "the number of tensor inputs changed: %d -> %d", old->nin, now->nin);
         return;
     }
     for (int i = 0; i < now->nin; i++) describe_input(f, i, &old->in[i], &now->in[i], c);
     if (old->nstatic != now->nstatic) {
-        add_diff(c, CAUSE_COUNT, "", "", "");
+        add_diff(c, GB_CAUSE_COUNT, "", "", "");
         put(c, "%sthe number of static arguments changed: %d -> %d", c->text[0] ? "; " : "",
             old->nstatic, now->nstatic);
         return;
@@ -380,7 +213,7 @@ static void describe(const gb_function *f, const gb_signature *old, const gb_sig
         char key[160], a[48], b[48];
         snprintf(key, sizeof key, "static argument '%s'", y->name);
         if (long_strings(x, y, a, b, sizeof a)) {
-            add_diff(c, CAUSE_STATIC, key, a, b);
+            add_diff(c, GB_CAUSE_STATIC, key, a, b);
             put(c, "%sstatic argument '%s' changed value at byte %zu: %s -> %s (%zu -> %zu bytes)",
                 c->text[0] ? "; " : "", y->name, first_difference(x->s, y->s), a, b,
                 strlen(x->s), strlen(y->s));
@@ -388,7 +221,7 @@ static void describe(const gb_function *f, const gb_signature *old, const gb_sig
         }
         gb__static_text(x, a, sizeof a);
         gb__static_text(y, b, sizeof b);
-        add_diff(c, CAUSE_STATIC, key, a, b);
+        add_diff(c, GB_CAUSE_STATIC, key, a, b);
         if (x->kind != y->kind)
             put(c, "%sstatic argument '%s' changed kind: %s %s -> %s %s", c->text[0] ? "; " : "",
                 y->name, kind_name(x->kind), a, kind_name(y->kind), b);
@@ -406,7 +239,7 @@ static bool freed_capture(const gb_function *f, const gb_signature *sig, gb_retr
         if (!gb__sig_accepts(&cf->sig, sig)) continue;
         for (int k = 0; k < cf->ncaptures; k++) {
             if (gb__variable_by_id(cf->captures[k])) continue;
-            add_diff(c, CAUSE_CAPTURE, "", "", "");
+            add_diff(c, GB_CAUSE_CAPTURE, "", "", "");
             put(c, "variable '%s', which its graph captured, was freed", cf->capture_names[k]);
             return true;
         }
@@ -461,29 +294,28 @@ void gb__retrace_cause(const gb_function *f, const gb_signature *sig, bool rewra
         put(c, ", against the closest cached signature ");
         put_signature_call(c, gb__concrete_signature((gb_concrete_function *)near));
     } else if (!c->ndiffs && rewrapped) {
-        const gb_fn_history *h = f->history;
-        char line[160] = "";
-        if (h && h->file) snprintf(line, sizeof line, " (%s:%d)", gb__site_file_name(h->file), h->line);
-        add_diff(c, CAUSE_REWRAPPED, "", "", "");
+        char site[160], line[168] = "";
+        if (gb__history_site(f->history, site, sizeof site)[0]) snprintf(line, sizeof line, " (%s)", site);
+        add_diff(c, GB_CAUSE_REWRAPPED, "", "", "");
         put(c, "its C function was wrapped in a new gb_function at the line that wrapped it "
                "before%s, so the earlier wrapper's traces are lost", line);
     } else if (!c->ndiffs) {
-        c->kind = CAUSE_FIRST;
+        c->kind = GB_CAUSE_FIRST;
         put(c, "first call");
     }
     unsigned kinds = 0;
     for (int i = 0; i < c->ndiffs; i++) kinds |= 1u << c->diffs[i].kind;
     if (relaxed) {
         describe_relaxed(f, sig, relaxed, c);
-        kinds &= ~(1u << CAUSE_DIM); /* it did what the fix would advise */
+        kinds &= ~(1u << GB_CAUSE_DIM); /* it did what the fix would advise */
     }
-    fixes_text(kinds, c->fix, sizeof c->fix);
+    gb__retrace_fixes(kinds, c->fix, sizeof c->fix);
 }
 
 /* "first call at t.c:12; traced in 0.42 ms", or what changed, the site,
  * the cost, then the fix or what reduce_retracing did. */
 static void reason_text(const gb_retrace_cause *c, double ms, char *buf, size_t n) {
-    if (c->kind == CAUSE_FIRST) {
+    if (c->kind == GB_CAUSE_FIRST) {
         snprintf(buf, n, "first call%s%s; traced in %.2f ms", c->site[0] ? " at " : "", c->site, ms);
         return;
     }
@@ -502,12 +334,7 @@ void gb__report_trace(gb_function *f, gb_concrete_function *cf, const gb_retrace
     f->stats.traces++;
     f->stats.trace_ms += cf->trace_ms;
     f->stats.last_trace_ms = cf->trace_ms;
-    if (f->history) {
-        pthread_mutex_lock(&histories_lock);
-        note_values(f->history, cause);
-        pthread_mutex_unlock(&histories_lock);
-    }
-    const char *warn = gb__history_note_call(f->history, true);
+    const char *warn = gb__history_note_trace(f->history, cause);
     bool logged = gb_traces_logged();
     if (!logged && !warn[0] && !gb_observer_wants(GB_EVENT_TRACE)) return;
     char msg[1400];
