@@ -118,6 +118,11 @@ typedef enum gb_graph_pass {
 } gb_graph_pass;
 #define GB_GRAPH_PASSES 6
 
+/* A function wrapping fn. Wrappers of one C function made by one line of
+ * code share a history of calls (for the excessive-retracing warning):
+ * making one there again, whatever its user data, is the "function in a
+ * loop" mistake, which its first trace reports; wrappers made at two
+ * lines (a train and an eval loss) keep histories of their own. */
 gb_function *gb_function_new(const char *name, gb_function_fn fn, const gb_function_options *opts);
 void gb_function_free(gb_function *f);
 
