@@ -52,7 +52,9 @@ static int parse_level(const char *s) {
     return -1;
 }
 
-__attribute__((constructor)) static void choose_level(void) {
+/* Priority 101, the first a program may use: before any constructor of
+ * the program's own that runs a kernel or asks gb_cpu_isa(). */
+__attribute__((constructor(101))) static void choose_level(void) {
     gb_isa_level best = gb__isa_supported();
     const char *env = getenv("GB_ISA");
     if (!env || !*env) {
