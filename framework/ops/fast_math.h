@@ -20,7 +20,7 @@
 
 /* tanh(x) = t / (t + 2) with t = e^(2|x|) - 1, the sign put back. One
  * range reduction and one division serve the whole line: 2|x| = n ln2 + r
- * with |r| <= ln2/2, e^r - 1 by its Taylor polynomial to r^8 (no constant
+ * with |r| <= ln2/2, e^r - 1 by its Taylor polynomial to r^7 (no constant
  * term, so t keeps its relative precision near zero, where 1 - 2/(e^2x+1)
  * would cancel), then t = 2^n (e^r - 1) + (2^n - 1), 2^n built from the
  * float's exponent bits. An earlier form computed a separate polynomial
@@ -35,8 +35,7 @@ static inline float gb__tanhf_fast(float x) {
     const float n = (y * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
     /* ln2 in two parts, so n * ln2_hi is exact and r keeps its low bits. */
     const float r = (y - n * 0.693359375f) + n * 2.12194440e-4f;
-    float p = 1.0f / 40320.0f;
-    p = p * r + 1.0f / 5040.0f;
+    float p = 1.0f / 5040.0f;
     p = p * r + 1.0f / 720.0f;
     p = p * r + 1.0f / 120.0f;
     p = p * r + 1.0f / 24.0f;
