@@ -150,6 +150,15 @@ void gb_name_scope_push(const char *name);
 void gb_name_scope_pop(void);
 const char *gb_name_scope_path(void);     /* "" at top level */
 
+/* ---- the CPU ------------------------------------------------------------ */
+
+/* The instruction-set level the kernels run at: "x86-64-v2" (SSE4.2),
+ * "x86-64-v3" (AVX2 + FMA) or "x86-64-v4" (AVX-512), chosen at start from
+ * the CPU's features; the environment variable GB_ISA=v2|v3|v4 forces a
+ * lower one. A build for one machine (cmake -DGB_MARCH=native) says
+ * "-march=native". */
+const char *gb_cpu_isa(void);
+
 /* ---- call sites (GB_AT above) ------------------------------------------- */
 #if !defined(GB_BUILDING_LIBRARY)
 #define gb_scope_begin(...) GB_AT(gb_scope_begin, __VA_ARGS__)
