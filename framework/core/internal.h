@@ -160,6 +160,15 @@ const char *gb__shape_fmt(int rank, const int64_t *shape, char *buf, size_t n);
  * regular file ("is a FIFO, not <what>"; what: "an IDX file"). Never
  * blocks on a FIFO or device. */
 void *gb__file_read(const char *path, const char *what, size_t *size);
+/* A loader's look at the first bytes of a file (n of them: fewer when the
+ * file is shorter) and its size, before the rest is read: false, after an
+ * error, refuses the file — so a 3 GiB file that is not a checkpoint costs
+ * its first 40 bytes, not 3 GiB of memory and 20 s. */
+typedef bool (*gb_file_head_fn)(const char *path, const unsigned char *head, size_t n,
+                                uint64_t file_size);
+/* gb__file_read, reading only the first head_bytes until head_ok agrees. */
+void *gb__file_read_checked(const char *path, const char *what, size_t head_bytes,
+                            gb_file_head_fn head_ok, size_t *size);
 
 /* The call site the last GB_AT macro recorded (gb_base.h). User code the
  * library calls back (observers, custom layers, gradient functions, map
