@@ -1,5 +1,5 @@
 /* io/checkpoint_file.c — the checkpoint file: tensors by path, versioned,
- * every byte covered by a CRC, written atomically.
+ * every byte that is read covered by a CRC, written atomically.
  *
  * Layout (all integers little-endian):
  *
@@ -11,7 +11,9 @@
  *    24  u64 index_bytes
  *    32  u32 index_crc        CRC-32 of the index bytes
  *    36  u32 header_crc       CRC-32 of bytes 0..35
- *   data: each tensor's bytes, little-endian, at 64-byte aligned offsets
+ *   data: each tensor's bytes, little-endian, at 64-byte aligned offsets;
+ *         the zeros padding one tensor to the next offset are in no CRC,
+ *         as nothing reads them (the index says where each tensor is)
  *   index: per tensor
  *     u16 path length, path bytes (no NUL), u8 dtype, u8 rank,
  *     i64 dims[rank], u64 offset, u64 nbytes, u32 crc (of the data bytes)
