@@ -156,6 +156,13 @@ const char *gb__site_file_name(const char *file);
 /* Formats a shape as "[2,3]" into buf. */
 const char *gb__shape_fmt(int rank, const int64_t *shape, char *buf, size_t n);
 
+/* ---- names ------------------------------------------------------------------------ */
+
+/* Whether `name` is fit to be selected by: at most max_bytes, well-formed
+ * UTF-8, no control characters; false after a ValueError naming `what`
+ * (core/name_check.c). */
+bool gb__name_check(const char *what, const char *name, size_t max_bytes);
+
 /* ---- files ---------------------------------------------------------------------- */
 
 /* The bytes of the regular file at path (malloc'd, *size set), or NULL

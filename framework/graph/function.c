@@ -90,6 +90,11 @@ static gb_function *function_new(const char *name, gb_function_fn fn,
         gb__error(GB_ERR_VALUE, NULL, "gb_function_new: fn is NULL");
         return NULL;
     }
+    /* A user's name is kept whole, so the dashboard can select every
+     * function by it (the library's own are made from checked names). */
+    if (!user_key && name &&
+        !gb__name_check("gb_function_new", name, sizeof ((gb_function *)0)->name - 1))
+        return NULL;
     gb_function *f = calloc(1, sizeof *f);
     gb_function_options none = {0};
     if (!f || !copy_options(f, opts ? opts : &none)) {
