@@ -105,6 +105,13 @@ typedef struct gb_checkpoint_entry {
  * the file when it is not a readable checkpoint. */
 int gb_checkpoint_list(const char *path, gb_checkpoint_entry **entries);
 
+/* ---- directories ----------------------------------------------------------------------- */
+
+/* Creates dir and the parents it lacks, as `mkdir -p` (an existing
+ * directory is fine); false with a GB_ERR_IO error naming the path that
+ * could not be made. The CheckpointManager and SavedModel saves use it. */
+bool gb_make_dirs(const char *dir);
+
 /* ---- CheckpointManager ------------------------------------------------------------------- */
 
 typedef struct gb_checkpoint_manager gb_checkpoint_manager;

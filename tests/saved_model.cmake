@@ -29,7 +29,7 @@ if(TARGET glassbox)
   set_tests_properties(saved_model_cli_show PROPERTIES FIXTURES_REQUIRED saved_model
     PASS_REGULAR_EXPRESSION "signature 'serving_default' \\([0-9]+ nodes\\):\n  inputs:\n    images +uint8\\[-1,28,28\\]\n  outputs:\n    logits +float32\\[-1,10\\]\n    class +int64\\[-1\\]")
   add_test(NAME saved_model_cli_run
-           COMMAND bash -c "rm -rf \"$1\" && mkdir -p \"$1\" && \"$0\" saved-model run --dir \"$2\" --input images=\"$3\" --output-dir \"$1\" && cmp \"$1/logits.npy\" \"$4\" && echo logits identical"
+           COMMAND bash -c "rm -rf \"$1\" && \"$0\" saved-model run --dir \"$2\" --input images=\"$3\" --output-dir \"$1/out/\" && cmp \"$1/out/logits.npy\" \"$4\" && echo logits identical"
                    $<TARGET_FILE:glassbox> ${sm_dir}-run ${sm_dir} ${sm_images} ${sm_dir}-expected.npy)
   set_tests_properties(saved_model_cli_run PROPERTIES FIXTURES_REQUIRED saved_model
                        PASS_REGULAR_EXPRESSION "logits identical")
