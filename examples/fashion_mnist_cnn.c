@@ -18,7 +18,8 @@ int main(int argc, char **argv) {
         .data_dir = GB_FASHION_MNIST_DIR, .serve_port = -1, .run = "fashion_mnist_cnn",
     };
     if (!gb_dist_init(&argc, &argv)) return fmnist_fail("joining the MPI job"), 1;  /* mpirun -np N */
-    if (!fmnist_parse(argc, argv, &cfg)) return fmnist_usage(argv[0]);
+    int rc = fmnist_parse("fashion_mnist_cnn", argc, argv, &cfg);
+    if (rc != EXAMPLE_RUN) return rc;
     gb_nn_set_seed(cfg.seed);
     gb_pool2d_options pool = {.pool_size = {2, 2}};
     gb_module *model = gb_sequential_new("cnn");

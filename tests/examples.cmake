@@ -22,6 +22,11 @@ add_test(NAME fmnist_bad_inputs
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/fmnist_bad_inputs.sh
                  ${CMAKE_BINARY_DIR}/examples/fashion_mnist_mlp)
 
+# example_flags: every example's --help (exit 0) and its refusals of an
+# unknown flag, a flag of another example (with why), a malformed value.
+add_test(NAME example_flags
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/example_flags.sh ${CMAKE_BINARY_DIR}/examples)
+
 # nan_hunt: without checks the loss turns NaN; with --check-numerics the run
 # stops at the op that made the first -Inf and names it.
 add_test(NAME nan_hunt_unchecked COMMAND ${CMAKE_BINARY_DIR}/examples/nan_hunt)

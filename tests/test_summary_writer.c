@@ -363,6 +363,38 @@ START_TEST(test_runs_metadata_and_hparams) {
 }
 END_TEST
 
+/* A program run twice into one store with new_run: two runs, the second
+ * named "<run>_2", then "_3"; each keeps its own series. */
+START_TEST(test_new_run_takes_a_free_name) {
+    const gb_summary_options fresh = {.new_run = true};
+    const char *expect[] = {"mlp", "mlp_2", "mlp_3"};
+    for (int i = 0; i < 3; i++) {
+        gb_summary_writer *w = NULL;
+        ck_assert_msg(gb_summary_writer_open(db, "mlp", &fresh, &w) == GB_OK, "%s", gb_summary_last_error());
+        ck_assert_str_eq(gb_summary_writer_run(w), expect[i]);
+        ck_assert_int_eq(gb_summary_scalar(w, "loss", i, 1), GB_OK);
+        ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
+    }
+    gb_summary_writer *w = open_writer("mlp");   /* without new_run: continued */
+    ck_assert_str_eq(gb_summary_writer_run(w), "mlp");
+    ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
+
+    gb_store *s = open_store();
+    gb_runs *runs;
+    ck_assert_int_eq(gb_store_runs(s, &runs), GB_STORE_OK);
+    ck_assert_int_eq(runs->count, 3);
+    gb_store_free(runs);
+    for (int i = 0; i < 3; i++) {
+        gb_scalar_series *ser;
+        ck_assert_int_eq(gb_store_scalars(s, expect[i], "loss", NULL, &ser), GB_STORE_OK);
+        ck_assert_int_eq(ser->count, 1);
+        ck_assert(ser->rows[0].value == i);
+        gb_store_free(ser);
+    }
+    gb_store_close(s);
+}
+END_TEST
+
 START_TEST(test_tags_by_run_and_kind) {
     gb_summary_writer *w = open_writer("r1");
     for (int i = 0; i < 5; i++) gb_summary_scalar(w, "loss", i, 10 + i);
@@ -815,6 +847,7 @@ int main(void) {
     tcase_add_test(tc, test_image_float_scaling);
     tcase_add_test(tc, test_text_and_graph);
     tcase_add_test(tc, test_runs_metadata_and_hparams);
+    tcase_add_test(tc, test_new_run_takes_a_free_name);
     tcase_add_test(tc, test_tags_by_run_and_kind);
     tcase_add_test(tc, test_bad_inputs_have_clear_errors);
     tcase_add_test(tc, test_open_errors_and_no_default);

@@ -13,6 +13,9 @@
  *
  * The time per step leaves the first step out, as Keras does: it holds
  * the trace of the train step, which would skew the rate of all others.
+ *
+ * Callbacks print through the bar (gb_train_print, tqdm.write's scheme):
+ * a line printed while the bar is live would otherwise land in its middle.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -153,7 +156,13 @@ typedef struct progbar {
     int64_t seen;
     double start, after_first, last_draw;
     int prev_columns;
+    bool open;                /* the live line is on screen, without its newline */
+    char text[1024];          /* ... and reads this (gb_train_print draws it again) */
 } progbar;
+
+static bool force_terminal;   /* tests: treat any stream as a terminal */
+
+void gb__progbar_force_terminal(bool on) { force_terminal = on; }
 
 /* Keras' _estimate_step_duration: from the end of the first step on. */
 static double per_step(progbar *p, int64_t current, double now) {
@@ -182,6 +191,8 @@ static void draw(progbar *p, const gb_train_state *s, int64_t current, bool fina
             finalize ? "\n" : "");
     fflush(p->out);
     p->prev_columns = cols;
+    p->open = p->dynamic && p->verbose == 1 && !finalize;
+    if (p->open) snprintf(p->text, sizeof p->text, "%s", text);
 }
 
 static void pb_epoch_begin(gb_callback *cb, gb_train_state *s, int epoch, gb_logs *logs) {
@@ -193,6 +204,7 @@ static void pb_epoch_begin(gb_callback *cb, gb_train_state *s, int epoch, gb_log
     p->start = gb__train_now();
     p->after_first = p->last_draw = 0;
     p->prev_columns = 0;
+    p->open = false;
 }
 
 static void pb_batch_end(gb_callback *cb, gb_train_state *s, int64_t batch, gb_logs *logs) {
@@ -223,6 +235,20 @@ gb_callback *gb__progbar_logger(FILE *out, int verbose) {
     progbar *p = gb_callback_state(cb);
     p->out = out ? out : stdout;
     p->verbose = verbose;
-    p->dynamic = isatty(fileno(p->out));
+    p->dynamic = force_terminal || isatty(fileno(p->out));
     return cb;
+}
+
+void gb_train_print(gb_train_state *s, const char *fmt, ...) {
+    progbar *p = s ? gb_callback_state(s->progress_bar) : NULL;
+    FILE *out = p ? p->out : stdout;
+    /* Over the live line: back to its start, blanked, then the text. */
+    if (p && p->open) fprintf(out, "\r%*s\r", p->prev_columns, "");
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(out, fmt, ap);
+    va_end(ap);
+    fputc('\n', out);
+    if (p && p->open) fputs(p->text, out);   /* the bar again, below */
+    fflush(out);
 }
