@@ -4,7 +4,10 @@
  *
  * The first line on stdout is "glassbox: serving http://HOST:PORT/ ...",
  * printed once the socket listens (scripts and tests that pass --port 0
- * read the chosen port from it).
+ * read the chosen port from it). A store that does not exist yet is
+ * created empty (said on the next line), as TensorBoard waits for a
+ * logdir: the page is open before training starts and shows each run as
+ * it appears.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -36,12 +39,19 @@ static int serve(const gb__cli_command *cmd, const char *const *values) {
     sigaddset(&stop, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
 
+    /* A store that does not exist yet is made empty, so the dashboard can
+     * be opened before training starts; runs appear as they are written. */
+    bool created = false;
+    if (gb_store_create(db, &created) != GB_STORE_OK) return gb__cli_store_failed(cmd);
     gb_board *board = gb_board_start(db, host, port, &opts);
     if (!board) {
         gb__cli_print(stderr, "glassbox %s: %s", cmd->name, gb_board_last_error());
         return 1;
     }
     gb__cli_print(stdout, "glassbox: serving %s (store %s); Ctrl-C stops", gb_board_url(board), db);
+    if (created)
+        gb__cli_print(stdout, "glassbox: %s did not exist: created it empty; runs appear as a "
+                              "program writes them (--db %s)", db, db);
     if (!is_loopback(host))
         gb__cli_print(stderr, "glassbox %s: warning: listening on %s, reachable from other "
                               "machines; the dashboard has no authentication. Browsers that "
@@ -55,7 +65,7 @@ static int serve(const gb__cli_command *cmd, const char *const *values) {
 }
 
 static const gb__cli_option options[] = {
-    [DB] = {"--db", "FILE", "the store to serve", .required = true},
+    [DB] = {"--db", "FILE", "the store to serve (created empty when missing)", .required = true},
     [HOST] = {"--host", "HOST", "the address to listen on", .fallback = "127.0.0.1"},
     [PORT] = {"--port", "PORT", "the TCP port; 0 picks a free one", .fallback = "6006"},
     [THREADS] = {"--threads", "N", "HTTP worker threads, 1..64", .fallback = "4"},
