@@ -677,6 +677,37 @@ START_TEST(test_engine_events_end_to_end) {
 }
 END_TEST
 
+/* Past max_alerts, alerts are counted, not stored: the store keeps the
+ * first max_alerts rows and, in the count series, how many there were
+ * and the step of the last. */
+START_TEST(test_numerics_alerts_past_the_limit_are_counted) {
+    ck_assert_str_eq(GB_NUMERICS_SEEN_TAG, GB_STORE_NUMERICS_SEEN_TAG);   /* engine and store agree */
+    gb_summary_writer *w = open_writer("run");
+    gb_summary_set_default(w);
+    gb_enable_check_numerics_mode(GB_NUMERICS_RECORD, 2);
+    gb_tensor *x = gb_from_f32((const float[]){0, 1}, GB_SHAPE(2));
+    for (int step = 3; step < 8; step++) {   /* one alert a step: 5 */
+        gb_summary_set_step(step);
+        ck_assert_ptr_nonnull(gb_log(x));
+    }
+    gb_disable_check_numerics();
+    gb_summary_clear_step();
+    ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
+    gb_store *s = open_store();
+    gb_numerics *n;
+    ck_assert_int_eq(gb_store_numerics(s, "run", NULL, &n), GB_STORE_OK);
+    ck_assert_int_eq(n->count, 2);
+    gb_store_free(n);
+    gb_scalar_series *ser;
+    ck_assert_int_eq(gb_store_scalars(s, "run", GB_STORE_NUMERICS_SEEN_TAG, NULL, &ser), GB_STORE_OK);
+    ck_assert_int_eq(ser->count, 5);
+    ck_assert(ser->rows[4].value == 5);
+    ck_assert_int_eq(ser->rows[4].step, 7);
+    gb_store_free(ser);
+    gb_store_close(s);
+}
+END_TEST
+
 static int negate_fn(void *user, gb_tensor *const *in, int nin, const gb_value *st, int nst,
                      gb_tensor **out) {
     (void)user, (void)nin, (void)st, (void)nst;
@@ -855,6 +886,7 @@ int main(void) {
     tcase_add_test(tc, test_observer_events_reach_the_default_writer);
     tcase_add_test(tc, test_engine_scalars_and_sibling_runs);
     tcase_add_test(tc, test_engine_events_end_to_end);
+    tcase_add_test(tc, test_numerics_alerts_past_the_limit_are_counted);
     tcase_add_test(tc, test_function_traces_end_to_end);
     tcase_add_test(tc, test_trace_and_numerics_records_paged);
     tcase_add_test(tc, test_flush_makes_events_visible);

@@ -20,11 +20,14 @@ export function alpha(hex, a) {
 }
 
 // Tick labels for x by mode: steps ("12k"), relative time, wall clock.
+const STEP_INCRS = Array.from({ length: 10 }, (_, e) => [1, 2, 5].map((m) => m * 10 ** e)).flat();
+
 export function xAxis(mode) {
   const base = { ...AXIS, size: 36 };
   if (mode === 'wall') return base; // uPlot's time axis
   if (mode === 'relative') return { ...base, values: (u, ticks) => ticks.map((t) => fmtDuration(t)) };
-  return { ...base, values: (u, ticks) => ticks.map(fmtStep) };
+  // Steps are whole numbers: ticks never fall between two.
+  return { ...base, incrs: STEP_INCRS, values: (u, ticks) => ticks.map(fmtStep) };
 }
 
 export function yAxis(extra = {}) {

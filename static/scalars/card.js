@@ -12,6 +12,7 @@
 import { pooled } from '../core/api.js';
 import { autosize, tooltip, uPlot, xAxis, yAxis } from '../core/chart.js';
 import { fmtValue, h } from '../core/dom.js';
+import '../core/blockstate.css';
 import { alertLink } from '../core/numerics-link.js';
 import { exportScalars } from './export.js';
 import { collectMarkers, drawMarkers, followMarkerLinks } from './markers.js';
@@ -37,11 +38,16 @@ export class ScalarCard {
     // The final height from the start: what is "near the screen" must not
     // change as charts appear.
     this.chartBox = h('div.chart', { style: { minHeight: `${HEIGHT}px` } });
+    // Said instead of a chart until there is one: "Loading…" while a run's
+    // series is still to come (a card below the fold), never empty axes.
+    this.status = h('div.block-status.scalar-status', null, 'Loading…');
+    this.chartBox.append(this.status);
     this.legend = h('div.legend');
     this.note = h('span.note');
     this.el = h('div.card', { 'data-tag': tag },
       h('div.card-head', null, h('div.card-title', { title: tag }, tag), this.note, this.actions()),
       this.chartBox, this.legend);
+    this.el.dataset.state = 'loading';
     this.tip = tooltip(this.el);
   }
 
@@ -74,8 +80,24 @@ export class ScalarCard {
     this.drawn = plot.drawn;
     this.yRange = plot.yRange;
     this.describe(parts, plot.series.length - 1);
+    if (!parts.length) {
+      this.showStatus(this.env.pending(this.tag) ? 'Loading…' : 'No data');
+      return;
+    }
+    this.status.hidden = true;
+    this.el.dataset.state = 'ready';
     this.render(plot);
     this.renderLegend();
+  }
+
+  // No chart: what the card waits for, in words.
+  showStatus(text) {
+    this.destroyChart();
+    this.shape = '';
+    this.status.textContent = text;
+    this.status.hidden = false;
+    this.el.dataset.state = text === 'Loading…' ? 'loading' : 'empty';
+    this.legend.replaceChildren();
   }
 
   // What is drawn, on the element (the end-to-end tests read it) and in
@@ -117,7 +139,7 @@ export class ScalarCard {
       width: Math.max(300, this.chartBox.clientWidth || 460), height: HEIGHT, series, bands,
       legend: { show: false },
       scales: {
-        x: { time: settings.x === 'wall', ...zoomed },
+        x: { time: settings.x === 'wall', range: xRange, ...zoomed },
         // Read at each redraw: new data may bring a new outlier range.
         y: { distr: settings.log ? 3 : 1, range: (u, min, max) => yRange(this.yRange, min, max) },
       },
@@ -186,6 +208,14 @@ export class ScalarCard {
   }
 
   destroy() { this.destroyChart(); }
+}
+
+// The x range: uPlot's, but a single x (one point, as an epoch metric
+// after one epoch) gets a span around it — a step either side, or a
+// second either side of a time — instead of [x, x + 100].
+function xRange(u, min, max) {
+  if (min === null || max === null) return [0, 1];
+  return min !== max ? [min, max] : [min - 1, max + 1];
 }
 
 // The y range: the outlier band when set, else uPlot's padded range of

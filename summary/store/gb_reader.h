@@ -53,6 +53,11 @@ extern "C" {
 
 /* The schema version this library writes and reads (PRAGMA user_version). */
 #define GB_STORE_SCHEMA_VERSION 2
+/* The scalar tag under which the engine's numerics checks count their
+ * alerts (gb_debug.h's GB_NUMERICS_SEEN_TAG; a writer test keeps the two
+ * equal): its last value is how many there were, stored or past the
+ * limit, and its last step when the last one was. */
+#define GB_STORE_NUMERICS_SEEN_TAG "numerics/alerts_seen"
 
 /* ---- status and errors ------------------------------------------------- */
 
