@@ -175,6 +175,17 @@ static bool open_outputs(const config *c, gb_summary_writer **w, gb_board **boar
     gb_summary_hparam_num(NULL, "epochs", c->epochs);
     gb_summary_hparam_num(NULL, "seed", (double)c->seed);
     gb_summary_hparam_num(NULL, "ranks", gb_dist_size());
+    /* What the run is, in markdown: the Text page renders it. */
+    char about[1024];
+    snprintf(about, sizeof about,
+             "# %s, Adam\n\n"
+             "Fashion-MNIST through `compile` / `fit`, the test set as validation data.\n\n"
+             "| setting | value |\n|---|---|\n"
+             "| *optimizer* | Adam, learning rate %g%s |\n| *batch* | %lld per process, %d process%s |\n"
+             "| *epochs* | %d |\n| *train step* | %s |\n",
+             c->model, c->lr, c->lr_decay > 0 ? ", decayed each epoch" : "", (long long)c->batch,
+             gb_dist_size(), gb_dist_size() == 1 ? "" : "es", c->epochs, c->eager ? "eager" : "traced");
+    gb_summary_text(NULL, "run/about", about, 0);
     if (c->serve_port < 0) return true;
     if (!(*board = gb_board_start(c->db, "127.0.0.1", c->serve_port, NULL))) {
         fprintf(stderr, "fashion_mnist_fit: dashboard: %s\n", gb_board_last_error());

@@ -122,6 +122,7 @@ export class ScalarCard {
     if (this.plot && shape === this.shape) {
       this.plot.setData(data, !this.zoom);
       if (this.zoom) this.plot.setScale('x', this.zoom);
+      else this.spanOnePoint(data[0]);
       return;
     }
     this.destroyChart();
@@ -131,6 +132,13 @@ export class ScalarCard {
     this.plot.over.addEventListener('dblclick', () => this.resetZoom());
     followMarkerLinks(this.plot, () => this.markers, (run) => !!this.env.alertsOf(run));
     this.stopResize = autosize(this.plot, this.chartBox, HEIGHT);
+    if (!this.zoom) this.spanOnePoint(data[0]);
+  }
+
+  // A single x (one point, as an epoch metric after one epoch): uPlot would
+  // span [x, x + 100]; a step (or a second) either side centres it.
+  spanOnePoint(xs) {
+    if (xs.length === 1) this.plot.setScale('x', { min: xs[0] - 1, max: xs[0] + 1 });
   }
 
   chartOptions(series, bands) {
@@ -139,7 +147,7 @@ export class ScalarCard {
       width: Math.max(300, this.chartBox.clientWidth || 460), height: HEIGHT, series, bands,
       legend: { show: false },
       scales: {
-        x: { time: settings.x === 'wall', range: xRange, ...zoomed },
+        x: { time: settings.x === 'wall', ...zoomed },
         // Read at each redraw: new data may bring a new outlier range.
         y: { distr: settings.log ? 3 : 1, range: (u, min, max) => yRange(this.yRange, min, max) },
       },
@@ -148,6 +156,8 @@ export class ScalarCard {
       hooks: {
         setCursor: [(u) => this.showTip(u)],
         setSelect: [(u) => this.onSelect(u)],
+        // The x range shown, on the element (the end-to-end tests read it).
+        setScale: [(u, key) => { if (key === 'x') this.el.dataset.xRange = `${u.scales.x.min},${u.scales.x.max}`; }],
         draw: [(u) => drawMarkers(u, this.markers)],
       },
     };
@@ -208,14 +218,6 @@ export class ScalarCard {
   }
 
   destroy() { this.destroyChart(); }
-}
-
-// The x range: uPlot's, but a single x (one point, as an epoch metric
-// after one epoch) gets a span around it — a step either side, or a
-// second either side of a time — instead of [x, x + 100].
-function xRange(u, min, max) {
-  if (min === null || max === null) return [0, 1];
-  return min !== max ? [min, max] : [min - 1, max + 1];
 }
 
 // The y range: the outlier band when set, else uPlot's padded range of
