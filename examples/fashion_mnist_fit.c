@@ -123,7 +123,7 @@ static int parse(int argc, char **argv, config *c) {
         {"--limit", "N", "train on the first N images (0: all)", EXAMPLE_INT64, &c->limit},
         {"--data", "DIR", "the Fashion-MNIST IDX files", EXAMPLE_STRING, &c->data_dir},
         {"--db", "FILE", "record the run into this store", EXAMPLE_STRING, &c->db},
-        {"--run", "NAME", "the run's name in the store (default: the model's; taken: NAME_2, ...)",
+        {"--run", "NAME", "the run to write or continue (default: a new run named after the model)",
          EXAMPLE_STRING, &c->run},
         {"--serve", "PORT", "serve the live dashboard (needs --db; 0: any free port)", EXAMPLE_INT,
          &c->serve_port},
@@ -167,7 +167,7 @@ static void on_signal(int sig) {
 /* The store and the dashboard, the address printed before training. */
 static bool open_outputs(const config *c, gb_summary_writer **w, gb_board **board) {
     if (!c->db || gb_dist_rank() != 0) return true;   /* rank 0 writes the run */
-    if (!example_open_writer("fashion_mnist_fit", c->db, c->run ? c->run : c->model, w)) return false;
+    if (!example_open_writer(c->model, c->db, c->run, w)) return false;
     gb_summary_set_default(*w);
     gb_summary_hparam_str(NULL, "model", c->model);
     gb_summary_hparam_num(NULL, "learning_rate", c->lr);

@@ -11,7 +11,7 @@
 int main(int argc, char **argv) {
     fmnist_config cfg = {
         .model_name = "mlp", .epochs = 5, .batch = 128, .lr = 1e-3, .seed = 42,
-        .data_dir = GB_FASHION_MNIST_DIR, .serve_port = -1, .run = "fashion_mnist_mlp",
+        .data_dir = GB_FASHION_MNIST_DIR, .serve_port = -1,
     };
     if (!gb_dist_init(&argc, &argv)) return fmnist_fail("joining the MPI job"), 1;  /* mpirun -np N */
     int rc = fmnist_parse("fashion_mnist_mlp", argc, argv, &cfg);

@@ -59,7 +59,8 @@ typedef struct fmnist_config {
     int64_t limit;             /* train on the first N images (0: all) */
     const char *data_dir;
     const char *db;            /* NULL: no summaries */
-    const char *run;
+    const char *run;           /* --run: continued; NULL: the program's name, a new run */
+    const char *program;       /* "fashion_mnist_mlp" */
     int serve_port;            /* -1: no dashboard; 0: any free port */
     bool keep_serving;         /* after training, serve until Ctrl-C */
     double min_test_accuracy;  /* exit non-zero below it (0: no check) */
@@ -77,7 +78,8 @@ static int fmnist_parse(const char *program, int argc, char **argv, fmnist_confi
         {"--limit", "N", "train on the first N images (0: all)", EXAMPLE_INT64, &cfg->limit},
         {"--data", "DIR", "the Fashion-MNIST IDX files", EXAMPLE_STRING, &cfg->data_dir},
         {"--db", "FILE", "record the run into this store", EXAMPLE_STRING, &cfg->db},
-        {"--run", "NAME", "the run's name in the store (taken: NAME_2, ...)", EXAMPLE_STRING, &cfg->run},
+        {"--run", "NAME", "the run to write or continue (default: a new run named after the program)",
+         EXAMPLE_STRING, &cfg->run},
         {"--serve", "PORT", "serve the live dashboard (needs --db; 0: any free port)", EXAMPLE_INT,
          &cfg->serve_port},
         {"--keep-serving", NULL, "after training, serve until Ctrl-C", EXAMPLE_SWITCH, &cfg->keep_serving},
@@ -92,6 +94,7 @@ static int fmnist_parse(const char *program, int argc, char **argv, fmnist_confi
                                "Trains a model on Fashion-MNIST with a hand-written loop (tape, Adam).",
                                flags, sizeof flags / sizeof flags[0], foreign,
                                sizeof foreign / sizeof foreign[0]};
+    cfg->program = program;
     int rc = example_parse_flags(&p, argc, argv);
     if (rc != EXAMPLE_RUN) return rc;
     if (cfg->serve_port >= 0 && !cfg->db)
@@ -133,7 +136,7 @@ static bool fmnist_speaks(void) { return gb_dist_rank() == 0; }
 static bool fmnist_open_outputs(fmnist_run *r) {
     const fmnist_config *c = r->cfg;
     if (!c->db || !fmnist_speaks()) return true;
-    if (!example_open_writer("fashion-mnist", c->db, c->run, &r->writer)) return false;
+    if (!example_open_writer(c->program, c->db, c->run, &r->writer)) return false;
     gb_summary_set_default(r->writer);
     gb_summary_hparam_str(NULL, "model", c->model_name);
     gb_summary_hparam_str(NULL, "optimizer", "adam");

@@ -46,7 +46,7 @@ static int parse(int argc, char **argv, options *o) {
         {"--steps", "N", "training steps", EXAMPLE_INT, &o->steps},
         {"--lr", "X", "the learning rate the warm-up starts from", EXAMPLE_DOUBLE, &o->lr},
         {"--db", "FILE", "record the run (and the alerts) into this store", EXAMPLE_STRING, &o->db},
-        {"--run", "NAME", "the run's name in the store (taken: NAME_2, ...)", EXAMPLE_STRING, &o->run},
+        {"--run", "NAME", "the run to write or continue (default: a new run 'nan_hunt')", EXAMPLE_STRING, &o->run},
         {"--data", "DIR", "the Fashion-MNIST IDX files", EXAMPLE_STRING, &o->data_dir},
         {"--traced", NULL, "run the train step as a traced function", EXAMPLE_SWITCH, &o->traced},
         {"--fit", NULL, "train through compile/fit with TerminateOnNaN", EXAMPLE_SWITCH, &o->fit},
@@ -178,7 +178,7 @@ static int run_fit(const options *o, model *m) {
 }
 
 int main(int argc, char **argv) {
-    options o = {.steps = 150, .lr = 0.2, .run = "nan_hunt", .data_dir = GB_FASHION_MNIST_DIR};
+    options o = {.steps = 150, .lr = 0.2, .data_dir = GB_FASHION_MNIST_DIR};
     int rc = parse(argc, argv, &o);
     if (rc != EXAMPLE_RUN) return rc;
     gb_summary_writer *writer = NULL;

@@ -250,10 +250,10 @@ static void fix_reduce_retracing(void) {
 /* With --db, the default writer, as a new run; NULL without it or on
  * failure (*rc then says the exit code, else EXAMPLE_RUN). */
 static gb_summary_writer *open_store(int argc, char **argv, int *rc) {
-    const char *db = NULL, *run = "retracing";
+    const char *db = NULL, *run = NULL;
     const example_flag flags[] = {
         {"--db", "FILE", "store every trace, with its reason, into this store", EXAMPLE_STRING, &db},
-        {"--run", "NAME", "the run's name in the store (taken: NAME_2, ...)", EXAMPLE_STRING, &run},
+        {"--run", "NAME", "the run to write or continue (default: a new run 'retracing')", EXAMPLE_STRING, &run},
     };
     const example_program p = {"retracing", "Shows every cause of a retrace, and both fixes.", flags,
                                sizeof flags / sizeof flags[0], NULL, 0};

@@ -372,11 +372,13 @@ START_TEST(test_new_run_takes_a_free_name) {
         gb_summary_writer *w = NULL;
         ck_assert_msg(gb_summary_writer_open(db, "mlp", &fresh, &w) == GB_OK, "%s", gb_summary_last_error());
         ck_assert_str_eq(gb_summary_writer_run(w), expect[i]);
+        ck_assert(!gb_summary_writer_continues(w));
         ck_assert_int_eq(gb_summary_scalar(w, "loss", i, 1), GB_OK);
         ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
     }
     gb_summary_writer *w = open_writer("mlp");   /* without new_run: continued */
     ck_assert_str_eq(gb_summary_writer_run(w), "mlp");
+    ck_assert(gb_summary_writer_continues(w));
     ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
 
     gb_store *s = open_store();

@@ -7,10 +7,13 @@
 
 #include "gb_summary.h"
 
-/* Opens the summary writer of a run in db, as a new run: when a run of
- * that name is already there (the program ran before into this store) the
- * run is "<run>_2" (or _3 ...), and a line on stdout says so. false after
- * printing the writer's message. */
+/* Opens the summary writer of the program's run in db. Without a name
+ * given (--run; run NULL) the run is named after the program and is a new
+ * run: when the program ran into this store before, it is "<program>_2"
+ * (or _3 ...), and a line on stdout says so, so two runs never merge into
+ * one series. A name given is the person's choice: that run is continued
+ * when it exists (as a resumed training wants), and a line says that too.
+ * false after printing the writer's message. */
 bool example_open_writer(const char *program, const char *db, const char *run,
                          gb_summary_writer **w);
 

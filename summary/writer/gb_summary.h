@@ -96,6 +96,8 @@ gb_status gb_summary_writer_open(const char *path, const char *run,
 /* The name of w's run: the one asked for, or with new_run the free name
  * it took ("mlp_2"). Owned by w. */
 const char *gb_summary_writer_run(const gb_summary_writer *w);
+/* Whether w continues a run that was in the store before it opened. */
+bool gb_summary_writer_continues(const gb_summary_writer *w);
 /* Commits everything queued, stops the background thread, closes the file
  * and frees w (even on error). Returns the writer's sticky error, if any.
  * A default writer stops being the default first; no other thread may

@@ -213,6 +213,8 @@ static int choose_new_run(gb_summary_writer *w) {
 
 const char *gb_summary_writer_run(const gb_summary_writer *w) { return w ? w->run : NULL; }
 
+bool gb_summary_writer_continues(const gb_summary_writer *w) { return w && w->continues; }
+
 /* Creates the run row unless it exists (then keeps its metadata), or with
  * new_run under a name no run has. */
 static int open_run(gb_summary_writer *w) {
@@ -236,6 +238,7 @@ static int open_run(gb_summary_writer *w) {
         sqlite3_bind_int64(st, 4, getpid());
         sqlite3_bind_text(st, 5, cmd, -1, SQLITE_STATIC);
         rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(w->db);
+        w->continues = rc == SQLITE_OK && sqlite3_changes(w->db) == 0;   /* ignored: it was there */
         sqlite3_finalize(st);
     }
     if (rc == SQLITE_OK)
