@@ -125,7 +125,7 @@ static int parse(int argc, char **argv, config *c) {
         {"--db", "FILE", "record the run into this store", EXAMPLE_STRING, &c->db},
         {"--run", "NAME", "the run to write or continue (default: a new run named after the model)",
          EXAMPLE_STRING, &c->run},
-        {"--serve", "PORT", "serve the live dashboard (needs --db; 0: any free port)", EXAMPLE_INT,
+        {"--serve", "PORT", "serve the live dashboard on PORT (needs --db; 0: any free port, -1: none)", EXAMPLE_INT,
          &c->serve_port},
         {"--keep-serving", NULL, "after training, serve until Ctrl-C", EXAMPLE_SWITCH, &c->keep_serving},
         {"--verbose", "0|1|2", "quiet, a progress bar, or a line per epoch", EXAMPLE_INT, &c->verbose},

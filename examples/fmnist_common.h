@@ -80,7 +80,7 @@ static int fmnist_parse(const char *program, int argc, char **argv, fmnist_confi
         {"--db", "FILE", "record the run into this store", EXAMPLE_STRING, &cfg->db},
         {"--run", "NAME", "the run to write or continue (default: a new run named after the program)",
          EXAMPLE_STRING, &cfg->run},
-        {"--serve", "PORT", "serve the live dashboard (needs --db; 0: any free port)", EXAMPLE_INT,
+        {"--serve", "PORT", "serve the live dashboard on PORT (needs --db; 0: any free port, -1: none)", EXAMPLE_INT,
          &cfg->serve_port},
         {"--keep-serving", NULL, "after training, serve until Ctrl-C", EXAMPLE_SWITCH, &cfg->keep_serving},
         {"--min-accuracy", "X", "exit 1 below this test accuracy", EXAMPLE_DOUBLE, &cfg->min_test_accuracy},

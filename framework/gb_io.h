@@ -167,6 +167,7 @@ gb_restore_or_init gb_checkpoint_manager_restore_or_initialize(gb_checkpoint_man
 
 #if !defined(GB_BUILDING_LIBRARY)
 #define gb_checkpoint_list(...) GB_AT(gb_checkpoint_list, __VA_ARGS__)
+#define gb_make_dirs(...) GB_AT(gb_make_dirs, __VA_ARGS__)
 #define gb_checkpoint_new(...) GB_AT(gb_checkpoint_new, __VA_ARGS__)
 #define gb_checkpoint_track_module(...) GB_AT(gb_checkpoint_track_module, __VA_ARGS__)
 #define gb_checkpoint_track_optimizer(...) GB_AT(gb_checkpoint_track_optimizer, __VA_ARGS__)
