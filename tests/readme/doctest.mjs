@@ -33,7 +33,9 @@
 //   - `glassbox serve`, which runs until stopped, is started, probed (GET
 //     / and /api/runs must answer 200) and stopped with SIGTERM (exit 0);
 //   - mpirun gets `--allow-run-as-root --oversubscribe` when the README's
-//     comment says so (as root, or on fewer cores than ranks);
+//     comment says so (as root, or on fewer cores than ranks), and runs
+//     with leak checks off under ASan (Open MPI keeps its allocations to
+//     exit, as tests/dist.cmake says);
 //   - `make demo` and `make test` are not run: the doc tests are part of
 //     the second, and the first is the second's demo_browser test.
 
@@ -172,8 +174,9 @@ function adapt(c, block) {
     cmd = cmd.replace(/^mpirun\b/, 'mpirun --allow-run-as-root --oversubscribe');
     notes.push('--allow-run-as-root --oversubscribe');
   }
+  const env = /^mpirun\b/.test(cmd) ? { ASAN_OPTIONS: 'detect_leaks=0:abort_on_error=1' } : {};
   const exit = Number(c.comment.match(/\bexits (\d+)\b/)?.[1] ?? 0);
-  return { cmd, notes, server, exit };
+  return { cmd, notes, server, exit, env };
 }
 
 const loose = (s) => s.replace(/\s+/g, ' ').trim();
@@ -251,7 +254,8 @@ async function runSection(readme, wanted, buildDir) {
         if (!r.ok) fail(where, r.why, r.out);
         continue;
       }
-      const r = spawnSync('bash', ['-c', a.cmd], { cwd: scratch, encoding: 'utf8', timeout: 600000, maxBuffer: 64 << 20 });
+      const r = spawnSync('bash', ['-c', a.cmd], { cwd: scratch, encoding: 'utf8', timeout: 600000, maxBuffer: 64 << 20,
+        env: { ...process.env, ...a.env } });
       const output = (r.stdout || '') + (r.stderr || '');
       if (r.status !== a.exit) fail(where, `exit ${r.status ?? r.signal}, the README says ${a.exit}`, output);
       else if (c.expect && !holds(output, c.expect)) fail(where, `the output lacks what the README shows:\n    ${c.expect}`, output);
