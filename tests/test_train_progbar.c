@@ -4,8 +4,11 @@
  * clock: "Epoch k/N", then each epoch's last line only; verbose 2.
  */
 #include <check.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "glassbox.h"
 #include "test_util.h"
@@ -221,6 +224,66 @@ START_TEST(test_print_goes_above_a_live_bar) {
 }
 END_TEST
 
+static void warn_at_batch_1(gb_train_state *s, int64_t batch, gb_logs *logs, void *user) {
+    (void)s, (void)logs, (void)user;
+    if (batch == 1) gb__warn("a warning at batch %lld", (long long)batch);
+}
+
+/* The engine's warnings go to stderr, which shares the terminal with the
+ * bar: while the bar is live they too stand on a line of their own above
+ * it. (The bar's stream and stderr append to one file here, in order.) */
+START_TEST(test_engine_warning_goes_above_a_live_bar) {
+    gb_module *m = gb_sequential_new("model");
+    gb_sequential_add(m, gb_dense_new(3, &(gb_dense_options){.seed = 1}));
+    gb_optimizer *opt = gb_sgd(0.1);
+    gb_model_compile(m, &(gb_compile_options){
+                            .optimizer = opt,
+                            .loss = {GB_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY, .from_logits = true}});
+    gb_tensor *x = gb_random_uniform(GB_F32, GB_SHAPE(100, 4), -1, 1, 7);
+    gb_tensor *y = gb_cast(gb_random_uniform(GB_F32, GB_SHAPE(100), 0, 3, 8), GB_I32);
+    gb_callback *warn = gb_lambda(&(gb_lambda_callback){.on_batch_end = warn_at_batch_1});
+    char path[] = "/tmp/gb_progbar_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    int appending = open(path, O_WRONLY | O_APPEND), saved_stderr = dup(2);
+    FILE *out = fdopen(appending, "a");
+    dup2(appending, 2);
+    gb_fit_options o = gb_fit_defaults();
+    o.epochs = 1;
+    o.batch_size = 25;
+    o.out = out;
+    o.callbacks = &warn;
+    o.ncallbacks = 1;
+    fake_t = 0;
+    gb__train_set_clock(fake_clock);
+    gb__progbar_force_terminal(true);
+    gb_history *h = gb_model_fit(m, x, y, &o);
+    gb__progbar_force_terminal(false);
+    gb__train_set_clock(NULL);
+    fflush(stderr);
+    dup2(saved_stderr, 2);
+    close(saved_stderr);
+    fclose(out);
+    ck_assert_msg(h, "%s", gb_error_string());
+    char text[8192];
+    FILE *f = fdopen(fd, "r");
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    unlink(path);
+    char screen[8][CELLS * 4 + 1];
+    ck_assert_int_eq(render(text, screen, 8), 2);
+    size_t len = strlen(screen[0]);
+    while (len && screen[0][len - 1] == ' ') screen[0][--len] = '\0';
+    ck_assert_str_eq(screen[0], "glassbox warning: a warning at batch 1");
+    ck_assert_msg(!strncmp(screen[1], "4/4 ", 4), "'%s'", screen[1]);
+    gb_history_free(h);
+    gb_callback_free(warn);
+    gb_module_free(m);
+    gb_optimizer_free(opt);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("train_progbar");
     TCase *tc = tcase_create("progbar");
@@ -232,6 +295,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_fit_writes_one_line_per_epoch_to_a_file);
     tcase_add_test(tc, test_fit_verbose_2);
     tcase_add_test(tc, test_print_goes_above_a_live_bar);
+    tcase_add_test(tc, test_engine_warning_goes_above_a_live_bar);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -164,6 +164,38 @@ static bool force_terminal;   /* tests: treat any stream as a terminal */
 
 void gb__progbar_force_terminal(bool on) { force_terminal = on; }
 
+/* Writes text (and a newline) to `to` above p's live line, if it has one:
+ * the line blanked, the text, the line drawn again below. */
+static void print_above(progbar *p, FILE *to, const char *text) {
+    bool open = p && p->open;
+    if (open) {
+        fprintf(p->out, "\r%*s\r", p->prev_columns, "");
+        fflush(p->out);
+    }
+    fprintf(to, "%s\n", text);
+    fflush(to);
+    if (open) {
+        fputs(p->text, p->out);
+        fflush(p->out);
+    }
+}
+
+/* The engine's warnings (stderr) while a bar is live on a terminal: above
+ * it. The bar that is live, if any; set and cleared on the training thread. */
+static progbar *_Atomic live_bar;
+
+static void warn_above_bar(const char *text) { print_above(atomic_load(&live_bar), stderr, text); }
+
+static void set_live(progbar *p, bool live) {
+    if (live) {
+        atomic_store(&live_bar, p);
+        atomic_store_explicit(&gb__warn_hook, warn_above_bar, memory_order_release);
+    } else {
+        progbar *expected = p;
+        atomic_compare_exchange_strong(&live_bar, &expected, NULL);
+    }
+}
+
 /* Keras' _estimate_step_duration: from the end of the first step on. */
 static double per_step(progbar *p, int64_t current, double now) {
     if (!current) return 0;
@@ -193,6 +225,7 @@ static void draw(progbar *p, const gb_train_state *s, int64_t current, bool fina
     p->prev_columns = cols;
     p->open = p->dynamic && p->verbose == 1 && !finalize;
     if (p->open) snprintf(p->text, sizeof p->text, "%s", text);
+    set_live(p, p->open);
 }
 
 static void pb_epoch_begin(gb_callback *cb, gb_train_state *s, int epoch, gb_logs *logs) {
@@ -205,6 +238,7 @@ static void pb_epoch_begin(gb_callback *cb, gb_train_state *s, int epoch, gb_log
     p->after_first = p->last_draw = 0;
     p->prev_columns = 0;
     p->open = false;
+    set_live(p, false);
 }
 
 static void pb_batch_end(gb_callback *cb, gb_train_state *s, int64_t batch, gb_logs *logs) {
@@ -221,9 +255,12 @@ static void pb_epoch_end(gb_callback *cb, gb_train_state *s, int epoch, gb_logs 
     draw(p, s, p->seen, true, logs);
 }
 
+static void pb_free(gb_callback *cb) { set_live(gb_callback_state(cb), false); }
+
 static const gb_callback_type PROGBAR = {
     .name = "ProgbarLogger",
     .state_size = sizeof(progbar),
+    .free = pb_free,
     .on_epoch_begin = pb_epoch_begin,
     .on_epoch_end = pb_epoch_end,
     .on_batch_end = pb_batch_end,
@@ -241,14 +278,11 @@ gb_callback *gb__progbar_logger(FILE *out, int verbose) {
 
 void gb_train_print(gb_train_state *s, const char *fmt, ...) {
     progbar *p = s ? gb_callback_state(s->progress_bar) : NULL;
-    FILE *out = p ? p->out : stdout;
-    /* Over the live line: back to its start, blanked, then the text. */
-    if (p && p->open) fprintf(out, "\r%*s\r", p->prev_columns, "");
+    char text[2048];
     va_list ap;
     va_start(ap, fmt);
-    vfprintf(out, fmt, ap);
+    vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
-    fputc('\n', out);
-    if (p && p->open) fputs(p->text, out);   /* the bar again, below */
-    fflush(out);
+    print_above(p, p ? p->out : stdout, text);
 }
+
