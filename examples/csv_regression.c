@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flags.h"
 #include "glassbox.h"
 
 enum { FEATURES = 4, TRAIN = 800 };
@@ -71,10 +72,15 @@ static bool to_example(void *ctx, gb_tensor *const *in, int nin, gb_tensor **out
 int main(int argc, char **argv) {
     const char *path = "examples/data/house_prices.csv";
     int epochs = 40;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--csv")) path = argv[i + 1];
-        else if (!strcmp(argv[i], "--epochs")) epochs = atoi(argv[i + 1]);
-    }
+    const example_flag flags[] = {
+        {"--csv", "FILE", "the house prices", EXAMPLE_STRING, &path},
+        {"--epochs", "N", "passes over the training houses", EXAMPLE_INT, &epochs},
+    };
+    const example_program p = {"csv_regression", "House prices from a CSV file, through a dataset into fit.",
+                               flags, 2, NULL, 0};
+    int rc = example_parse_flags(&p, argc, argv);
+    if (rc != EXAMPLE_RUN) return rc;
+    if (epochs < 1) return example_usage_error(&p, "--epochs must be >= 1");
     stats st = {0};
     gb_dataset *rows = houses(path);
     if (!rows || !adapt(rows, &st)) {

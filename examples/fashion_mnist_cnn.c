@@ -15,10 +15,11 @@ static gb_module *conv(int64_t filters) {
 int main(int argc, char **argv) {
     fmnist_config cfg = {
         .model_name = "cnn", .epochs = 3, .batch = 128, .lr = 1e-3, .seed = 42,
-        .data_dir = GB_FASHION_MNIST_DIR, .serve_port = -1, .run = "fashion_mnist_cnn",
+        .data_dir = GB_FASHION_MNIST_DIR, .serve_port = -1,
     };
     if (!gb_dist_init(&argc, &argv)) return fmnist_fail("joining the MPI job"), 1;  /* mpirun -np N */
-    if (!fmnist_parse(argc, argv, &cfg)) return fmnist_usage(argv[0]);
+    int rc = fmnist_parse("fashion_mnist_cnn", argc, argv, &cfg);
+    if (rc != EXAMPLE_RUN) return rc;
     gb_nn_set_seed(cfg.seed);
     gb_pool2d_options pool = {.pool_size = {2, 2}};
     gb_module *model = gb_sequential_new("cnn");

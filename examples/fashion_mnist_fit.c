@@ -34,9 +34,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "flags.h"
 #include "gb_board.h"
 #include "gb_summary_callback.h"
 #include "glassbox.h"
+#include "run_store.h"
 
 typedef struct config {
     const char *model, *data_dir, *db, *run, *save_model, *save_predictions;
@@ -46,44 +48,6 @@ typedef struct config {
     uint64_t seed;
     bool eager, keep_serving, no_validation;
 } config;
-
-static int usage(const char *prog) {
-    fprintf(stderr,
-            "usage: %s [--model mlp|cnn|cnn_bn] [--epochs N] [--batch N] [--lr X] [--lr-decay X]\n"
-            "          [--seed N] [--limit N] [--data DIR] [--db FILE] [--run NAME] [--serve PORT]\n"
-            "          [--keep-serving] [--verbose 0|1|2] [--min-accuracy X] [--eager]\n"
-            "          [--no-validation] [--save-model DIR] [--save-predictions FILE.npy]\n",
-            prog);
-    return 2;
-}
-
-static bool parse(int argc, char **argv, config *c) {
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--eager")) c->eager = true;
-        else if (!strcmp(a, "--no-validation")) c->no_validation = true;
-        else if (!strcmp(a, "--keep-serving")) c->keep_serving = true;
-        else if (!v) return false;
-        else if (!strcmp(a, "--model")) c->model = argv[++i];
-        else if (!strcmp(a, "--epochs")) c->epochs = atoi(argv[++i]);
-        else if (!strcmp(a, "--batch")) c->batch = atoll(argv[++i]);
-        else if (!strcmp(a, "--lr")) c->lr = atof(argv[++i]);
-        else if (!strcmp(a, "--lr-decay")) c->lr_decay = atof(argv[++i]);
-        else if (!strcmp(a, "--seed")) c->seed = strtoull(argv[++i], NULL, 10);
-        else if (!strcmp(a, "--limit")) c->limit = atoll(argv[++i]);
-        else if (!strcmp(a, "--data")) c->data_dir = argv[++i];
-        else if (!strcmp(a, "--db")) c->db = argv[++i];
-        else if (!strcmp(a, "--run")) c->run = argv[++i];
-        else if (!strcmp(a, "--save-model")) c->save_model = argv[++i];
-        else if (!strcmp(a, "--save-predictions")) c->save_predictions = argv[++i];
-        else if (!strcmp(a, "--serve")) c->serve_port = atoi(argv[++i]);
-        else if (!strcmp(a, "--verbose")) c->verbose = atoi(argv[++i]);
-        else if (!strcmp(a, "--min-accuracy")) c->min_accuracy = atof(argv[++i]);
-        else return false;
-    }
-    return c->epochs >= 1 && c->batch >= 1 && c->lr > 0 && c->lr_decay >= 0 && c->limit >= 0 &&
-           (c->serve_port < 0 || c->db);
-}
 
 /* ---- the models ------------------------------------------------------------------- */
 
@@ -140,6 +104,58 @@ static gb_module *model_for(const char *name) {
     return NULL;
 }
 
+static bool model_known(const char *name) {
+    return !strcmp(name, "mlp") || !strcmp(name, "cnn") || !strcmp(name, "cnn_bn");
+}
+
+/* ---- flags ------------------------------------------------------------------------------ */
+
+/* Reads the flags into c (defaults already set). Returns EXAMPLE_RUN, or
+ * the exit code after --help (0) or a mistake (2). */
+static int parse(int argc, char **argv, config *c) {
+    const example_flag flags[] = {
+        {"--model", "NAME", "mlp, cnn or cnn_bn", EXAMPLE_STRING, &c->model},
+        {"--epochs", "N", "passes over the training images", EXAMPLE_INT, &c->epochs},
+        {"--batch", "N", "images per step (per process under mpirun)", EXAMPLE_INT64, &c->batch},
+        {"--lr", "X", "Adam's learning rate", EXAMPLE_DOUBLE, &c->lr},
+        {"--lr-decay", "X", "the rate times X each epoch (0: constant)", EXAMPLE_DOUBLE, &c->lr_decay},
+        {"--seed", "N", "initial weights and shuffling", EXAMPLE_UINT64, &c->seed},
+        {"--limit", "N", "train on the first N images (0: all)", EXAMPLE_INT64, &c->limit},
+        {"--data", "DIR", "the Fashion-MNIST IDX files", EXAMPLE_STRING, &c->data_dir},
+        {"--db", "FILE", "record the run into this store", EXAMPLE_STRING, &c->db},
+        {"--run", "NAME", "the run to write or continue (default: a new run named after the model)",
+         EXAMPLE_STRING, &c->run},
+        {"--serve", "PORT", "serve the live dashboard on PORT (needs --db; 0: any free port, -1: none)", EXAMPLE_INT,
+         &c->serve_port},
+        {"--keep-serving", NULL, "after training, serve until Ctrl-C", EXAMPLE_SWITCH, &c->keep_serving},
+        {"--verbose", "0|1|2", "quiet, a progress bar, or a line per epoch", EXAMPLE_INT, &c->verbose},
+        {"--min-accuracy", "X", "exit 3 below this test accuracy", EXAMPLE_DOUBLE, &c->min_accuracy},
+        {"--eager", NULL, "run the train and test steps op by op (run_eagerly)", EXAMPLE_SWITCH, &c->eager},
+        {"--no-validation", NULL, "no validation data", EXAMPLE_SWITCH, &c->no_validation},
+        {"--save-model", "DIR", "save a SavedModel taking raw uint8 images", EXAMPLE_STRING, &c->save_model},
+        {"--save-predictions", "FILE.npy", "the test images' logits as .npy", EXAMPLE_STRING,
+         &c->save_predictions},
+    };
+    static const example_foreign_flag foreign[] = {
+        {"--traced", "fit traces its train and test steps already (--eager runs them op by op); "
+                     "--traced is for the hand-written loops of fashion_mnist_mlp and fashion_mnist_cnn"},
+    };
+    const example_program p = {"fashion_mnist_fit",
+                               "Trains a model on Fashion-MNIST the Keras way: compile, fit, evaluate.",
+                               flags, sizeof flags / sizeof flags[0], foreign,
+                               sizeof foreign / sizeof foreign[0]};
+    int rc = example_parse_flags(&p, argc, argv);
+    if (rc != EXAMPLE_RUN) return rc;
+    if (!model_known(c->model))
+        return example_usage_error(&p, "--model is mlp, cnn or cnn_bn, not '%s'", c->model);
+    if (c->serve_port >= 0 && !c->db)
+        return example_usage_error(&p, "--serve needs --db FILE (the store the dashboard shows)");
+    if (c->epochs < 1 || c->batch < 1 || !(c->lr > 0) || c->lr_decay < 0 || c->limit < 0)
+        return example_usage_error(&p, "--epochs and --batch must be >= 1, --lr > 0, --lr-decay and "
+                                       "--limit >= 0");
+    return EXAMPLE_RUN;
+}
+
 /* ---- the run ------------------------------------------------------------------------- */
 
 static volatile sig_atomic_t stop_serving;
@@ -151,10 +167,7 @@ static void on_signal(int sig) {
 /* The store and the dashboard, the address printed before training. */
 static bool open_outputs(const config *c, gb_summary_writer **w, gb_board **board) {
     if (!c->db || gb_dist_rank() != 0) return true;   /* rank 0 writes the run */
-    if (gb_summary_writer_open(c->db, c->run ? c->run : c->model, NULL, w) != GB_OK) {
-        fprintf(stderr, "fashion_mnist_fit: %s\n", gb_summary_last_error());
-        return false;
-    }
+    if (!example_open_writer(c->model, c->db, c->run, w)) return false;
     gb_summary_set_default(*w);
     gb_summary_hparam_str(NULL, "model", c->model);
     gb_summary_hparam_num(NULL, "learning_rate", c->lr);
@@ -162,6 +175,17 @@ static bool open_outputs(const config *c, gb_summary_writer **w, gb_board **boar
     gb_summary_hparam_num(NULL, "epochs", c->epochs);
     gb_summary_hparam_num(NULL, "seed", (double)c->seed);
     gb_summary_hparam_num(NULL, "ranks", gb_dist_size());
+    /* What the run is, in markdown: the Text page renders it. */
+    char about[1024];
+    snprintf(about, sizeof about,
+             "# %s, Adam\n\n"
+             "Fashion-MNIST through `compile` / `fit`, the test set as validation data.\n\n"
+             "| setting | value |\n|---|---|\n"
+             "| *optimizer* | Adam, learning rate %g%s |\n| *batch* | %lld per process, %d process%s |\n"
+             "| *epochs* | %d |\n| *train step* | %s |\n",
+             c->model, c->lr, c->lr_decay > 0 ? ", decayed each epoch" : "", (long long)c->batch,
+             gb_dist_size(), gb_dist_size() == 1 ? "" : "es", c->epochs, c->eager ? "eager" : "traced");
+    gb_summary_text(NULL, "run/about", about, 0);
     if (c->serve_port < 0) return true;
     if (!(*board = gb_board_start(c->db, "127.0.0.1", c->serve_port, NULL))) {
         fprintf(stderr, "fashion_mnist_fit: dashboard: %s\n", gb_board_last_error());
@@ -210,9 +234,9 @@ static void tp_epoch_end(gb_train_state *s, int epoch, gb_logs *logs, void *user
     (void)logs;
     throughput *t = user;
     if (s->rank != 0) return;   /* every rank's samples together: */
-    printf("epoch %d/%d: %.0f samples/s\n", epoch + 1, s->epochs,
-           (double)t->samples * s->num_ranks / (t->last - t->start));
-    fflush(stdout);
+    /* Through the bar: a plain printf would land in the middle of its line. */
+    gb_train_print(s, "epoch %d/%d: %.0f samples/s", epoch + 1, s->epochs,
+                   (double)t->samples * s->num_ranks / (t->last - t->start));
 }
 
 static bool train(const config *c, gb_module *model, gb_mnist *data, double *test_acc) {
@@ -311,10 +335,10 @@ int main(int argc, char **argv) {
     }
     config c = {.model = "mlp", .epochs = 5, .batch = 128, .lr = 1e-3, .seed = 42,
                 .data_dir = GB_FASHION_MNIST_DIR, .serve_port = -1, .verbose = 1};
-    if (!parse(argc, argv, &c)) return usage(argv[0]);
+    int rc = parse(argc, argv, &c);
+    if (rc != EXAMPLE_RUN) return rc;
     gb_nn_set_seed(c.seed);
     gb_module *model = model_for(c.model);
-    if (!model) return usage(argv[0]);
     gb_summary_writer *w = NULL;
     gb_board *board = NULL;
     gb_mnist data;

@@ -11,10 +11,11 @@
 int main(int argc, char **argv) {
     fmnist_config cfg = {
         .model_name = "mlp", .epochs = 5, .batch = 128, .lr = 1e-3, .seed = 42,
-        .data_dir = GB_FASHION_MNIST_DIR, .serve_port = -1, .run = "fashion_mnist_mlp",
+        .data_dir = GB_FASHION_MNIST_DIR, .serve_port = -1,
     };
     if (!gb_dist_init(&argc, &argv)) return fmnist_fail("joining the MPI job"), 1;  /* mpirun -np N */
-    if (!fmnist_parse(argc, argv, &cfg)) return fmnist_usage(argv[0]);
+    int rc = fmnist_parse("fashion_mnist_mlp", argc, argv, &cfg);
+    if (rc != EXAMPLE_RUN) return rc;
     gb_nn_set_seed(cfg.seed);
     gb_module *model = gb_sequential_new("mlp");
     gb_sequential_add(model, gb_dense_new(256, &(gb_dense_options){.activation = GB_ACT_RELU}));

@@ -37,9 +37,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "flags.h"
 #include "gb_board.h"
 #include "gb_summary.h"
 #include "glassbox.h"
+#include "run_store.h"
 
 /* Indexed by label: gb_mnist_load guarantees every label is below
  * GB_MNIST_CLASSES, and the models' outputs are that wide. */
@@ -57,73 +59,49 @@ typedef struct fmnist_config {
     int64_t limit;             /* train on the first N images (0: all) */
     const char *data_dir;
     const char *db;            /* NULL: no summaries */
-    const char *run;
+    const char *run;           /* --run: continued; NULL: the program's name, a new run */
+    const char *program;       /* "fashion_mnist_mlp" */
     int serve_port;            /* -1: no dashboard; 0: any free port */
     bool keep_serving;         /* after training, serve until Ctrl-C */
     double min_test_accuracy;  /* exit non-zero below it (0: no check) */
     bool traced;               /* run the train step as a traced gb_function */
 } fmnist_config;
 
-static int fmnist_usage(const char *prog) {
-    fprintf(stderr,
-            "usage: %s [--epochs N] [--batch N] [--lr X] [--seed N] [--limit N]\n"
-            "          [--data DIR] [--db FILE] [--run NAME] [--serve PORT] [--keep-serving]\n"
-            "          [--min-accuracy X] [--traced]\n",
-            prog);
-    return 2;
-}
-
-/* Parses flags into cfg (defaults already set); false on a bad flag. */
-static bool fmnist_parse(int argc, char **argv, fmnist_config *cfg) {
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        bool takes = true;
-        if (!strcmp(a, "--keep-serving")) {
-            cfg->keep_serving = true;
-            takes = false;
-        } else if (!strcmp(a, "--traced")) {
-            cfg->traced = true;
-            takes = false;
-        } else if (!v) {
-            fprintf(stderr, "%s: %s needs a value\n", argv[0], a);
-            return false;
-        } else if (!strcmp(a, "--epochs")) {
-            cfg->epochs = atoi(v);
-        } else if (!strcmp(a, "--batch")) {
-            cfg->batch = atoll(v);
-        } else if (!strcmp(a, "--lr")) {
-            cfg->lr = atof(v);
-        } else if (!strcmp(a, "--seed")) {
-            cfg->seed = strtoull(v, NULL, 10);
-        } else if (!strcmp(a, "--limit")) {
-            cfg->limit = atoll(v);
-        } else if (!strcmp(a, "--data")) {
-            cfg->data_dir = v;
-        } else if (!strcmp(a, "--db")) {
-            cfg->db = v;
-        } else if (!strcmp(a, "--run")) {
-            cfg->run = v;
-        } else if (!strcmp(a, "--serve")) {
-            cfg->serve_port = atoi(v);
-        } else if (!strcmp(a, "--min-accuracy")) {
-            cfg->min_test_accuracy = atof(v);
-        } else {
-            fprintf(stderr, "%s: unknown flag %s\n", argv[0], a);
-            return false;
-        }
-        if (takes) i++;
-    }
-    if (cfg->serve_port >= 0 && !cfg->db) {
-        fprintf(stderr, "%s: --serve needs --db FILE (the store the dashboard shows)\n", argv[0]);
-        return false;
-    }
-    if (cfg->epochs < 1 || cfg->batch < 1 || !(cfg->lr > 0) || cfg->limit < 0) {
-        fprintf(stderr, "%s: --epochs and --batch must be >= 1, --lr > 0, --limit >= 0\n",
-                argv[0]);
-        return false;
-    }
-    return true;
+/* Reads the flags into cfg (defaults already set). Returns EXAMPLE_RUN,
+ * or the exit code after --help (0) or a mistake (2). */
+static int fmnist_parse(const char *program, int argc, char **argv, fmnist_config *cfg) {
+    const example_flag flags[] = {
+        {"--epochs", "N", "passes over the training images", EXAMPLE_INT, &cfg->epochs},
+        {"--batch", "N", "images per step (per process under mpirun)", EXAMPLE_INT64, &cfg->batch},
+        {"--lr", "X", "Adam's learning rate", EXAMPLE_DOUBLE, &cfg->lr},
+        {"--seed", "N", "initial weights and shuffling", EXAMPLE_UINT64, &cfg->seed},
+        {"--limit", "N", "train on the first N images (0: all)", EXAMPLE_INT64, &cfg->limit},
+        {"--data", "DIR", "the Fashion-MNIST IDX files", EXAMPLE_STRING, &cfg->data_dir},
+        {"--db", "FILE", "record the run into this store", EXAMPLE_STRING, &cfg->db},
+        {"--run", "NAME", "the run to write or continue (default: a new run named after the program)",
+         EXAMPLE_STRING, &cfg->run},
+        {"--serve", "PORT", "serve the live dashboard on PORT (needs --db; 0: any free port, -1: none)", EXAMPLE_INT,
+         &cfg->serve_port},
+        {"--keep-serving", NULL, "after training, serve until Ctrl-C", EXAMPLE_SWITCH, &cfg->keep_serving},
+        {"--min-accuracy", "X", "exit 1 below this test accuracy", EXAMPLE_DOUBLE, &cfg->min_test_accuracy},
+        {"--traced", NULL, "run the train step as one traced function", EXAMPLE_SWITCH, &cfg->traced},
+    };
+    static const example_foreign_flag foreign[] = {
+        {"--model", "the model is this program's own; fashion_mnist_fit --model mlp|cnn|cnn_bn picks one"},
+        {"--eager", "the hand-written step runs eagerly unless --traced"},
+    };
+    const example_program p = {program,
+                               "Trains a model on Fashion-MNIST with a hand-written loop (tape, Adam).",
+                               flags, sizeof flags / sizeof flags[0], foreign,
+                               sizeof foreign / sizeof foreign[0]};
+    cfg->program = program;
+    int rc = example_parse_flags(&p, argc, argv);
+    if (rc != EXAMPLE_RUN) return rc;
+    if (cfg->serve_port >= 0 && !cfg->db)
+        return example_usage_error(&p, "--serve needs --db FILE (the store the dashboard shows)");
+    if (cfg->epochs < 1 || cfg->batch < 1 || !(cfg->lr > 0) || cfg->limit < 0)
+        return example_usage_error(&p, "--epochs and --batch must be >= 1, --lr > 0, --limit >= 0");
+    return EXAMPLE_RUN;
 }
 
 static double fmnist_now(void) {
@@ -158,8 +136,7 @@ static bool fmnist_speaks(void) { return gb_dist_rank() == 0; }
 static bool fmnist_open_outputs(fmnist_run *r) {
     const fmnist_config *c = r->cfg;
     if (!c->db || !fmnist_speaks()) return true;
-    if (gb_summary_writer_open(c->db, c->run, NULL, &r->writer) != GB_OK)
-        return fmnist_fail("opening the event store");
+    if (!example_open_writer(c->program, c->db, c->run, &r->writer)) return false;
     gb_summary_set_default(r->writer);
     gb_summary_hparam_str(NULL, "model", c->model_name);
     gb_summary_hparam_str(NULL, "optimizer", "adam");

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flags.h"
 #include "glassbox.h"
 
 enum { NUM_WORDS = 1000, NUM_TAGS = 12, NUM_DEPARTMENTS = 4, TITLE_LEN = 10, BODY_LEN = 100 };
@@ -72,10 +73,16 @@ static tickets make_data(int64_t n) {
 int main(int argc, char **argv) {
     int epochs = 2;
     int64_t samples = 1280;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--epochs")) epochs = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--samples")) samples = atoll(argv[i + 1]);
-    }
+    const example_flag flags[] = {
+        {"--epochs", "N", "passes over the tickets", EXAMPLE_INT, &epochs},
+        {"--samples", "N", "tickets made up to train on", EXAMPLE_INT64, &samples},
+    };
+    const example_program p = {"functional_tickets",
+                               "A functional model of three inputs and three outputs, trained through fit.",
+                               flags, 2, NULL, 0};
+    int rc = example_parse_flags(&p, argc, argv);
+    if (rc != EXAMPLE_RUN) return rc;
+    if (epochs < 1 || samples < 1) return example_usage_error(&p, "--epochs and --samples must be >= 1");
     gb_nn_set_seed(42);
     gb_module *model = build_model();
     gb_optimizer *opt = gb_adam(1e-3);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flags.h"
 #include "glassbox.h"
 
 enum { BAG = 8, KEEP_BAGS = 300 };
@@ -98,10 +99,15 @@ static void report(const char *what, score s) {
 int main(int argc, char **argv) {
     int epochs = 3;
     const char *dir = GB_FASHION_MNIST_DIR;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--epochs")) epochs = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--data")) dir = argv[i + 1];
-    }
+    const example_flag flags[] = {
+        {"--epochs", "N", "passes over the training images", EXAMPLE_INT, &epochs},
+        {"--data", "DIR", "the Fashion-MNIST IDX files", EXAMPLE_STRING, &dir},
+    };
+    const example_program p = {"imbalanced_classes", "Rare bags among Fashion-MNIST, found with class_weight.",
+                               flags, 2, NULL, 0};
+    int rc = example_parse_flags(&p, argc, argv);
+    if (rc != EXAMPLE_RUN) return rc;
+    if (epochs < 1) return example_usage_error(&p, "--epochs must be >= 1");
     gb_mnist data;
     if (!gb_mnist_load(dir, GB_MNIST_CLASSES, &data)) {
         fprintf(stderr, "imbalanced_classes: %s\n", gb_error_string());

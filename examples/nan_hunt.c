@@ -24,48 +24,46 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flags.h"
 #include "gb_summary.h"
 #include "glassbox.h"
+#include "run_store.h"
 
 typedef struct options {
     int steps;
     double lr;
     const char *db, *run, *data_dir;
-    int check;                /* 0 off, 1 raise, 2 record */
+    const char *check;        /* NULL off, "raise" or "record" */
     bool traced, fit;
 } options;
 
-static bool parse(int argc, char **argv, options *o) {
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--check-numerics") || !strcmp(a, "--check-numerics=raise")) {
-            o->check = 1;
-        } else if (!strcmp(a, "--check-numerics=record")) {
-            o->check = 2;
-        } else if (!strcmp(a, "--traced")) {
-            o->traced = true;
-        } else if (!strcmp(a, "--fit")) {
-            o->fit = true;
-        } else if (v && !strcmp(a, "--steps")) {
-            o->steps = atoi(argv[++i]);
-        } else if (v && !strcmp(a, "--lr")) {
-            o->lr = atof(argv[++i]);
-        } else if (v && !strcmp(a, "--db")) {
-            o->db = argv[++i];
-        } else if (v && !strcmp(a, "--run")) {
-            o->run = argv[++i];
-        } else if (v && !strcmp(a, "--data")) {
-            o->data_dir = argv[++i];
-        } else {
-            fprintf(stderr,
-                    "usage: %s [--check-numerics[=raise|record]] [--steps N] [--lr X] "
-                    "[--db FILE] [--run NAME] [--data DIR] [--traced] [--fit]\n",
-                    argv[0]);
-            return false;
-        }
-    }
-    return o->steps > 0 && o->lr > 0;
+/* Reads the flags into o (defaults already set). Returns EXAMPLE_RUN, or
+ * the exit code after --help (0) or a mistake (2). */
+static int parse(int argc, char **argv, options *o) {
+    const example_flag flags[] = {
+        {"--check-numerics", "raise|record", "check every op's outputs: stop at the first NaN/Inf "
+         "(raise), or keep going and store every alert (record)", EXAMPLE_OPTIONAL, &o->check},
+        {"--steps", "N", "training steps", EXAMPLE_INT, &o->steps},
+        {"--lr", "X", "the learning rate the warm-up starts from", EXAMPLE_DOUBLE, &o->lr},
+        {"--db", "FILE", "record the run (and the alerts) into this store", EXAMPLE_STRING, &o->db},
+        {"--run", "NAME", "the run to write or continue (default: a new run 'nan_hunt')", EXAMPLE_STRING, &o->run},
+        {"--data", "DIR", "the Fashion-MNIST IDX files", EXAMPLE_STRING, &o->data_dir},
+        {"--traced", NULL, "run the train step as a traced function", EXAMPLE_SWITCH, &o->traced},
+        {"--fit", NULL, "train through compile/fit with TerminateOnNaN", EXAMPLE_SWITCH, &o->fit},
+    };
+    const example_program p = {"nan_hunt", "A model whose loss turns NaN, and how to find the op that did it.",
+                               flags, sizeof flags / sizeof flags[0], NULL, 0};
+    int rc = example_parse_flags(&p, argc, argv);
+    if (rc != EXAMPLE_RUN) return rc;
+    if (o->check && !*o->check) o->check = "raise";   /* the bare flag */
+    if (o->check && strcmp(o->check, "raise") && strcmp(o->check, "record"))
+        return example_usage_error(&p, "--check-numerics is raise or record, not '%s'", o->check);
+    if (o->steps < 1 || !(o->lr > 0)) return example_usage_error(&p, "--steps must be >= 1 and --lr > 0");
+    return EXAMPLE_RUN;
 }
+
+/* 0 off, 1 raise, 2 record. */
+static int check_mode(const options *o) { return !o->check ? 0 : !strcmp(o->check, "raise") ? 1 : 2; }
 
 /* The cross-entropy people write by hand, per sample: fine until a
  * probability is 0. */
@@ -180,17 +178,15 @@ static int run_fit(const options *o, model *m) {
 }
 
 int main(int argc, char **argv) {
-    options o = {.steps = 150, .lr = 0.2, .run = "nan_hunt", .data_dir = GB_FASHION_MNIST_DIR};
-    if (!parse(argc, argv, &o)) return 2;
+    options o = {.steps = 150, .lr = 0.2, .data_dir = GB_FASHION_MNIST_DIR};
+    int rc = parse(argc, argv, &o);
+    if (rc != EXAMPLE_RUN) return rc;
     gb_summary_writer *writer = NULL;
     if (o.db) {
-        if (gb_summary_writer_open(o.db, o.run, NULL, &writer) != GB_OK) {
-            fprintf(stderr, "nan_hunt: %s\n", gb_summary_last_error());
-            return 1;
-        }
+        if (!example_open_writer("nan_hunt", o.db, o.run, &writer)) return 1;
         gb_summary_set_default(writer);
         gb_summary_hparam_num(NULL, "learning_rate", o.lr);
-        gb_summary_hparam_str(NULL, "check_numerics", (const char *[]){"off", "raise", "record"}[o.check]);
+        gb_summary_hparam_str(NULL, "check_numerics", (const char *[]){"off", "raise", "record"}[check_mode(&o)]);
     }
     gb_scope_begin();
     model m = {0};
@@ -205,8 +201,8 @@ int main(int argc, char **argv) {
     stepper st = {.m = &m, .opt = opt};
     if (code == 0 && o.traced)
         st.traced = gb_function_new("train_step", traced_body, &(gb_function_options){.user = &st});
-    if (o.check == 1) gb_enable_check_numerics();
-    if (o.check == 2) gb_enable_check_numerics_mode(GB_NUMERICS_RECORD, 1000);
+    if (check_mode(&o) == 1) gb_enable_check_numerics();
+    if (check_mode(&o) == 2) gb_enable_check_numerics_mode(GB_NUMERICS_RECORD, 1000);
     for (int step = 0; code == 0 && step < o.steps; step++) {
         gb_set_step(step);
         double lr = o.lr * pow(1.04, step); /* the warm-up that forgot to stop */
@@ -227,10 +223,10 @@ int main(int argc, char **argv) {
         if (step % 20 == 0 || step == first_nan)
             printf("step %d: learning rate %.3g, loss %g\n", step, lr, loss);
     }
-    if (code == 0 && first_nan >= 0 && o.check == 0)
+    if (code == 0 && first_nan >= 0 && check_mode(&o) == 0)
         printf("the loss became NaN at step %d; rerun with --check-numerics to find the op "
                "that made it\n", first_nan);
-    if (o.check == 2)
+    if (check_mode(&o) == 2)
         printf("bad outputs seen: %lld; the first %lld are stored as alerts\n",
                (long long)gb_numerics_alert_count(),
                (long long)(gb_numerics_alert_count() < 1000 ? gb_numerics_alert_count() : 1000));

@@ -17,7 +17,9 @@
 #include <string.h>
 
 #include "gb_summary.h"
+#include "flags.h"
 #include "glassbox.h"
+#include "run_store.h"
 
 /* ---- printing ------------------------------------------------------------------------ */
 
@@ -245,20 +247,21 @@ static void fix_reduce_retracing(void) {
     gb_function_free(sos);
 }
 
-/* --db PATH [--run NAME]: the default writer, or NULL (and *bad on a
- * malformed command line). */
-static gb_summary_writer *open_store(int argc, char **argv, bool *bad) {
-    const char *db = NULL, *run = "retracing";
-    for (int i = 1; i < argc; i++) {
-        if (i + 1 < argc && !strcmp(argv[i], "--db")) db = argv[++i];
-        else if (i + 1 < argc && !strcmp(argv[i], "--run")) run = argv[++i];
-        else *bad = true;
-    }
+/* With --db, the default writer, as a new run; NULL without it or on
+ * failure (*rc then says the exit code, else EXAMPLE_RUN). */
+static gb_summary_writer *open_store(int argc, char **argv, int *rc) {
+    const char *db = NULL, *run = NULL;
+    const example_flag flags[] = {
+        {"--db", "FILE", "store every trace, with its reason, into this store", EXAMPLE_STRING, &db},
+        {"--run", "NAME", "the run to write or continue (default: a new run 'retracing')", EXAMPLE_STRING, &run},
+    };
+    const example_program p = {"retracing", "Shows every cause of a retrace, and both fixes.", flags,
+                               sizeof flags / sizeof flags[0], NULL, 0};
     gb_summary_writer *w = NULL;
-    if (*bad || !db) return NULL;
-    if (gb_summary_writer_open(db, run, NULL, &w) != GB_OK) {
-        fprintf(stderr, "retracing: %s\n", gb_summary_last_error());
-        *bad = true;
+    *rc = example_parse_flags(&p, argc, argv);
+    if (*rc != EXAMPLE_RUN || !db) return NULL;
+    if (!example_open_writer("retracing", db, run, &w)) {
+        *rc = 1;
         return NULL;
     }
     gb_summary_set_default(w);
@@ -269,12 +272,9 @@ int main(int argc, char **argv) {
     /* Line by line, so the library's warnings on stderr fall between the
      * lines of this output when both go to one pipe. */
     setvbuf(stdout, NULL, _IOLBF, 0);
-    bool bad = false;
-    gb_summary_writer *w = open_store(argc, argv, &bad);
-    if (bad) {
-        fprintf(stderr, "usage: retracing [--db PATH [--run NAME]]\n");
-        return 2;
-    }
+    int rc;
+    gb_summary_writer *w = open_store(argc, argv, &rc);
+    if (rc != EXAMPLE_RUN) return rc;
     gb_scope_begin();
     printf("Why a gb_function traces again, and how to make it stop.\n");
     shape_and_dtype_changes();

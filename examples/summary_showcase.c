@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "gb_summary.h"
+#include "flags.h"
 #include "glassbox.h"
 
 enum { STEPS = 200, NAN_STEP = 57, INF_STEP = 58, SPIKE_STEP = 120 };
@@ -143,12 +144,14 @@ static int write_run(const char *db, int index) {
 
 int main(int argc, char **argv) {
     const char *db = NULL;
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--db") && i + 1 < argc) db = argv[++i];
-    if (!db) {
-        fprintf(stderr, "usage: summary_showcase --db FILE\n");
-        return 2;
-    }
+    const example_flag flags[] = {
+        {"--db", "FILE", "the store to write (replaced: it is made anew)", EXAMPLE_STRING, &db},
+    };
+    const example_program p = {"summary_showcase", "Writes a store with every kind of summary, for the dashboards.",
+                               flags, 1, NULL, 0};
+    int rc = example_parse_flags(&p, argc, argv);
+    if (rc != EXAMPLE_RUN) return rc;
+    if (!db) return example_usage_error(&p, "--db FILE is required");
     char side[4096];
     unlink(db);
     snprintf(side, sizeof side, "%s-wal", db), unlink(side);

@@ -73,8 +73,12 @@ typedef struct gb_numerics_alert {
 
 /* RAISE mode. */
 void gb_enable_check_numerics(void);
-/* max_alerts bounds RECORD mode's events (<= 0: 1000); counting goes on. */
+/* max_alerts bounds RECORD mode's alert events (<= 0: 1000); counting goes
+ * on, and every alert, stored or not, is also a scalar event
+ * GB_NUMERICS_SEEN_TAG whose value is the alerts so far, at the global
+ * step: a store holds how many there were and when the last one was. */
 void gb_enable_check_numerics_mode(gb_numerics_mode mode, int max_alerts);
+#define GB_NUMERICS_SEEN_TAG "numerics/alerts_seen"
 void gb_disable_check_numerics(void);
 bool gb_check_numerics_enabled(void);
 /* Bad outputs seen since checks were enabled (RECORD mode keeps counting). */

@@ -105,6 +105,13 @@ typedef struct gb_checkpoint_entry {
  * the file when it is not a readable checkpoint. */
 int gb_checkpoint_list(const char *path, gb_checkpoint_entry **entries);
 
+/* ---- directories ----------------------------------------------------------------------- */
+
+/* Creates dir and the parents it lacks, as `mkdir -p` (an existing
+ * directory is fine); false with a GB_ERR_IO error naming the path that
+ * could not be made. The CheckpointManager and SavedModel saves use it. */
+bool gb_make_dirs(const char *dir);
+
 /* ---- CheckpointManager ------------------------------------------------------------------- */
 
 typedef struct gb_checkpoint_manager gb_checkpoint_manager;
@@ -160,6 +167,7 @@ gb_restore_or_init gb_checkpoint_manager_restore_or_initialize(gb_checkpoint_man
 
 #if !defined(GB_BUILDING_LIBRARY)
 #define gb_checkpoint_list(...) GB_AT(gb_checkpoint_list, __VA_ARGS__)
+#define gb_make_dirs(...) GB_AT(gb_make_dirs, __VA_ARGS__)
 #define gb_checkpoint_new(...) GB_AT(gb_checkpoint_new, __VA_ARGS__)
 #define gb_checkpoint_track_module(...) GB_AT(gb_checkpoint_track_module, __VA_ARGS__)
 #define gb_checkpoint_track_optimizer(...) GB_AT(gb_checkpoint_track_optimizer, __VA_ARGS__)

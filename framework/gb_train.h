@@ -167,7 +167,16 @@ struct gb_train_state {
      * of 1): a callback that writes files writes on rank 0 only. */
     int rank, num_ranks;
     void *compiled;           /* private */
+    struct gb_callback *progress_bar; /* private: fit's progress bar, for gb_train_print */
 };
+
+/* Prints a line (printf format; the newline is added) for the person
+ * watching fit, as tqdm.write does: while a progress bar is live on a
+ * terminal, its line is cleared, the text printed, and the bar drawn
+ * again below it, so nothing lands in the middle of the bar. Without a
+ * bar (verbose 0, another rank) the line goes to stdout; with one, to
+ * the bar's stream (gb_fit_options.out). Callbacks call it with their s. */
+void gb_train_print(gb_train_state *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 typedef struct gb_callback gb_callback;
 typedef struct gb_callback_type {

@@ -22,6 +22,22 @@ add_test(NAME fmnist_bad_inputs
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/fmnist_bad_inputs.sh
                  ${CMAKE_BINARY_DIR}/examples/fashion_mnist_mlp)
 
+# example_flags: every example's --help (exit 0) and its refusals of an
+# unknown flag, a flag of another example (with why), a malformed value.
+add_test(NAME example_flags
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/example_flags.sh ${CMAKE_BINARY_DIR}/examples)
+
+# example_runs: a program run twice into one store makes a second run
+# ('nan_hunt_2') and says so; --run NAME continues that run and says so.
+add_test(NAME example_runs
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/expect_output.sh bash -c
+                 "set -o pipefail; rm -f \"$1\" \"$1\"-wal \"$1\"-shm && for a in '' '' '--run nan_hunt'; do \"$0\" --steps 2 --db \"$1\" $a | sed '/^step/d' || exit 1; done && \"$2\" inspect --db \"$1\" | grep '^run'"
+                 ${CMAKE_BINARY_DIR}/examples/nan_hunt ${CMAKE_BINARY_DIR}/tests/example_runs.db
+                 ${CMAKE_BINARY_DIR}/glassbox --
+                 "nan_hunt: ${CMAKE_BINARY_DIR}/tests/example_runs.db already has a run 'nan_hunt'; this one is 'nan_hunt_2' (--run NAME continues a run)"
+                 "nan_hunt: continuing the run 'nan_hunt' of ${CMAKE_BINARY_DIR}/tests/example_runs.db (its steps are added to it)"
+                 "run 'nan_hunt' run 'nan_hunt_2'")
+
 # nan_hunt: without checks the loss turns NaN; with --check-numerics the run
 # stops at the op that made the first -Inf and names it.
 add_test(NAME nan_hunt_unchecked COMMAND ${CMAKE_BINARY_DIR}/examples/nan_hunt)

@@ -29,7 +29,7 @@ if(TARGET glassbox)
   set_tests_properties(saved_model_cli_show PROPERTIES FIXTURES_REQUIRED saved_model
     PASS_REGULAR_EXPRESSION "signature 'serving_default' \\([0-9]+ nodes\\):\n  inputs:\n    images +uint8\\[-1,28,28\\]\n  outputs:\n    logits +float32\\[-1,10\\]\n    class +int64\\[-1\\]")
   add_test(NAME saved_model_cli_run
-           COMMAND bash -c "rm -rf \"$1\" && mkdir -p \"$1\" && \"$0\" saved-model run --dir \"$2\" --input images=\"$3\" --output-dir \"$1\" && cmp \"$1/logits.npy\" \"$4\" && echo logits identical"
+           COMMAND bash -c "rm -rf \"$1\" && \"$0\" saved-model run --dir \"$2\" --input images=\"$3\" --output-dir \"$1/out/\" && cmp \"$1/out/logits.npy\" \"$4\" && echo logits identical"
                    $<TARGET_FILE:glassbox> ${sm_dir}-run ${sm_dir} ${sm_images} ${sm_dir}-expected.npy)
   set_tests_properties(saved_model_cli_run PROPERTIES FIXTURES_REQUIRED saved_model
                        PASS_REGULAR_EXPRESSION "logits identical")
@@ -37,7 +37,8 @@ endif()
 
 # The engine-side commands refuse bad input with a message and an exit
 # code: an input the signature does not have (usage, 2), a file of the
-# wrong shape (1), a file that is not a checkpoint (1), a missing model (1).
+# wrong shape (1), a file that is not a checkpoint (1), a command without
+# its action or with an unknown one (2), a missing model (1).
 function(gb_model_cli_refuses name expect)
   add_test(NAME saved_model_cli_refuses_${name}
            COMMAND bash -c "\"$0\" \"$@\" 2>&1; echo \"exit=$?\"" $<TARGET_FILE:glassbox> ${ARGN})
@@ -52,6 +53,10 @@ if(TARGET glassbox)
                        saved-model run --dir ${sm_dir} --input images=${sm_labels})
   gb_model_cli_refuses(not_a_checkpoint "glassbox checkpoint ls: .*saved_model.json: not a glassbox checkpoint \\(bad magic\\)\nexit=1"
                        checkpoint ls --file ${sm_dir}/saved_model.json)
+  gb_model_cli_refuses(no_action "^glassbox saved-model: which action\\? \\(show, run\\)\n\nusage: .*exit=2"
+                       saved-model)
+  gb_model_cli_refuses(unknown_action "^glassbox checkpoint: unknown action 'list' \\(ls\\)\n.*exit=2"
+                       checkpoint list)
   gb_model_cli_refuses(missing_model "glassbox saved-model show: /nonexistent/saved_model.json: cannot open: No such file or directory\nexit=1"
                        saved-model show --dir /nonexistent)
 endif()

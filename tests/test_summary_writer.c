@@ -363,6 +363,40 @@ START_TEST(test_runs_metadata_and_hparams) {
 }
 END_TEST
 
+/* A program run twice into one store with new_run: two runs, the second
+ * named "<run>_2", then "_3"; each keeps its own series. */
+START_TEST(test_new_run_takes_a_free_name) {
+    const gb_summary_options fresh = {.new_run = true};
+    const char *expect[] = {"mlp", "mlp_2", "mlp_3"};
+    for (int i = 0; i < 3; i++) {
+        gb_summary_writer *w = NULL;
+        ck_assert_msg(gb_summary_writer_open(db, "mlp", &fresh, &w) == GB_OK, "%s", gb_summary_last_error());
+        ck_assert_str_eq(gb_summary_writer_run(w), expect[i]);
+        ck_assert(!gb_summary_writer_continues(w));
+        ck_assert_int_eq(gb_summary_scalar(w, "loss", i, 1), GB_OK);
+        ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
+    }
+    gb_summary_writer *w = open_writer("mlp");   /* without new_run: continued */
+    ck_assert_str_eq(gb_summary_writer_run(w), "mlp");
+    ck_assert(gb_summary_writer_continues(w));
+    ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
+
+    gb_store *s = open_store();
+    gb_runs *runs;
+    ck_assert_int_eq(gb_store_runs(s, &runs), GB_STORE_OK);
+    ck_assert_int_eq(runs->count, 3);
+    gb_store_free(runs);
+    for (int i = 0; i < 3; i++) {
+        gb_scalar_series *ser;
+        ck_assert_int_eq(gb_store_scalars(s, expect[i], "loss", NULL, &ser), GB_STORE_OK);
+        ck_assert_int_eq(ser->count, 1);
+        ck_assert(ser->rows[0].value == i);
+        gb_store_free(ser);
+    }
+    gb_store_close(s);
+}
+END_TEST
+
 START_TEST(test_tags_by_run_and_kind) {
     gb_summary_writer *w = open_writer("r1");
     for (int i = 0; i < 5; i++) gb_summary_scalar(w, "loss", i, 10 + i);
@@ -645,6 +679,37 @@ START_TEST(test_engine_events_end_to_end) {
 }
 END_TEST
 
+/* Past max_alerts, alerts are counted, not stored: the store keeps the
+ * first max_alerts rows and, in the count series, how many there were
+ * and the step of the last. */
+START_TEST(test_numerics_alerts_past_the_limit_are_counted) {
+    ck_assert_str_eq(GB_NUMERICS_SEEN_TAG, GB_STORE_NUMERICS_SEEN_TAG);   /* engine and store agree */
+    gb_summary_writer *w = open_writer("run");
+    gb_summary_set_default(w);
+    gb_enable_check_numerics_mode(GB_NUMERICS_RECORD, 2);
+    gb_tensor *x = gb_from_f32((const float[]){0, 1}, GB_SHAPE(2));
+    for (int step = 3; step < 8; step++) {   /* one alert a step: 5 */
+        gb_summary_set_step(step);
+        ck_assert_ptr_nonnull(gb_log(x));
+    }
+    gb_disable_check_numerics();
+    gb_summary_clear_step();
+    ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
+    gb_store *s = open_store();
+    gb_numerics *n;
+    ck_assert_int_eq(gb_store_numerics(s, "run", NULL, &n), GB_STORE_OK);
+    ck_assert_int_eq(n->count, 2);
+    gb_store_free(n);
+    gb_scalar_series *ser;
+    ck_assert_int_eq(gb_store_scalars(s, "run", GB_STORE_NUMERICS_SEEN_TAG, NULL, &ser), GB_STORE_OK);
+    ck_assert_int_eq(ser->count, 5);
+    ck_assert(ser->rows[4].value == 5);
+    ck_assert_int_eq(ser->rows[4].step, 7);
+    gb_store_free(ser);
+    gb_store_close(s);
+}
+END_TEST
+
 static int negate_fn(void *user, gb_tensor *const *in, int nin, const gb_value *st, int nst,
                      gb_tensor **out) {
     (void)user, (void)nin, (void)st, (void)nst;
@@ -853,6 +918,7 @@ int main(void) {
     tcase_add_test(tc, test_image_float_scaling);
     tcase_add_test(tc, test_text_and_graph);
     tcase_add_test(tc, test_runs_metadata_and_hparams);
+    tcase_add_test(tc, test_new_run_takes_a_free_name);
     tcase_add_test(tc, test_tags_by_run_and_kind);
     tcase_add_test(tc, test_bad_inputs_have_clear_errors);
     tcase_add_test(tc, test_open_errors_and_no_default);
@@ -860,6 +926,7 @@ int main(void) {
     tcase_add_test(tc, test_observer_events_reach_the_default_writer);
     tcase_add_test(tc, test_engine_scalars_and_sibling_runs);
     tcase_add_test(tc, test_engine_events_end_to_end);
+    tcase_add_test(tc, test_numerics_alerts_past_the_limit_are_counted);
     tcase_add_test(tc, test_function_traces_end_to_end);
     tcase_add_test(tc, test_function_counters_exact_at_close);
     tcase_add_test(tc, test_trace_and_numerics_records_paged);

@@ -4,8 +4,11 @@
  * clock: "Epoch k/N", then each epoch's last line only; verbose 2.
  */
 #include <check.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "glassbox.h"
 #include "test_util.h"
@@ -137,6 +140,150 @@ START_TEST(test_fit_verbose_2) {
 }
 END_TEST
 
+/* ---- printing through the bar (gb_train_print) ----------------------------------------- */
+
+/* What a terminal shows for text: '\r' returns to the line's start and
+ * later characters overwrite, '\n' ends the line; a UTF-8 character takes
+ * one cell and a colour code ("\x1b[...m") none. Rows into screen[],
+ * each cell's bytes concatenated; returns the index of the last row. */
+enum { CELLS = 200 };
+static int render(const char *text, char screen[][CELLS * 4 + 1], int max) {
+    static char cells[CELLS][5];
+    int row = 0, col = 0, width = 0;
+    for (const char *c = text;; ) {
+        if (!*c || *c == '\n') {
+            screen[row][0] = '\0';
+            for (int k = 0; k < width; k++) strcat(screen[row], cells[k]);
+            if (!*c || row + 1 == max) return row;
+            row++, col = width = 0, c++;
+        } else if (*c == '\r') {
+            col = 0, c++;
+        } else if (*c == '\x1b') {
+            while (*c && *c != 'm') c++;
+            if (*c) c++;
+        } else {
+            int n = 1;
+            while (((unsigned char)c[n] & 0xC0) == 0x80) n++;
+            if (col < CELLS) {
+                memcpy(cells[col], c, (size_t)n);
+                cells[col][n] = '\0';
+                if (++col > width) width = col;
+            }
+            c += n;
+        }
+    }
+}
+
+static void say_at_batch_1(gb_train_state *s, int64_t batch, gb_logs *logs, void *user) {
+    (void)logs, (void)user;
+    if (batch == 1) gb_train_print(s, "a note at batch %lld", (long long)batch);
+}
+
+/* On a terminal the bar is redrawn in place; a callback's line printed
+ * mid-epoch stands on a line of its own, whole, and the bar goes on below
+ * it (printf there would leave "2/4 ━━━...a note" on one line). */
+START_TEST(test_print_goes_above_a_live_bar) {
+    gb_module *m = gb_sequential_new("model");
+    gb_sequential_add(m, gb_dense_new(3, &(gb_dense_options){.seed = 1}));
+    gb_optimizer *opt = gb_sgd(0.1);
+    gb_model_compile(m, &(gb_compile_options){
+                            .optimizer = opt,
+                            .loss = {GB_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY, .from_logits = true}});
+    gb_tensor *x = gb_random_uniform(GB_F32, GB_SHAPE(100, 4), -1, 1, 7);
+    gb_tensor *y = gb_cast(gb_random_uniform(GB_F32, GB_SHAPE(100), 0, 3, 8), GB_I32);
+    gb_callback *note = gb_lambda(&(gb_lambda_callback){.on_batch_end = say_at_batch_1});
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&text, &size);
+    gb_fit_options o = gb_fit_defaults();
+    o.epochs = 1;
+    o.batch_size = 25;
+    o.out = out;
+    o.callbacks = &note;
+    o.ncallbacks = 1;
+    fake_t = 0;
+    gb__train_set_clock(fake_clock);
+    gb__progbar_force_terminal(true);
+    gb_history *h = gb_model_fit(m, x, y, &o);
+    gb__progbar_force_terminal(false);
+    gb__train_set_clock(NULL);
+    fclose(out);
+    ck_assert_msg(h, "%s", gb_error_string());
+    char screen[8][CELLS * 4 + 1];
+    int rows = render(text, screen, 8);
+    ck_assert_int_eq(rows, 2);   /* the note, the bar's last line, and the empty line after it */
+    size_t n = strlen(screen[0]);
+    while (n && screen[0][n - 1] == ' ') screen[0][--n] = '\0';   /* the blanked bar's cells */
+    ck_assert_str_eq(screen[0], "a note at batch 1");
+    ck_assert_msg(!strncmp(screen[1], "4/4 ", 4), "'%s'", screen[1]);
+    free(text);
+    gb_history_free(h);
+    gb_callback_free(note);
+    gb_module_free(m);
+    gb_optimizer_free(opt);
+}
+END_TEST
+
+static void warn_at_batch_1(gb_train_state *s, int64_t batch, gb_logs *logs, void *user) {
+    (void)s, (void)logs, (void)user;
+    if (batch == 1) gb__warn("a warning at batch %lld", (long long)batch);
+}
+
+/* The engine's warnings go to stderr, which shares the terminal with the
+ * bar: while the bar is live they too stand on a line of their own above
+ * it. (The bar's stream and stderr append to one file here, in order.) */
+START_TEST(test_engine_warning_goes_above_a_live_bar) {
+    gb_module *m = gb_sequential_new("model");
+    gb_sequential_add(m, gb_dense_new(3, &(gb_dense_options){.seed = 1}));
+    gb_optimizer *opt = gb_sgd(0.1);
+    gb_model_compile(m, &(gb_compile_options){
+                            .optimizer = opt,
+                            .loss = {GB_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY, .from_logits = true}});
+    gb_tensor *x = gb_random_uniform(GB_F32, GB_SHAPE(100, 4), -1, 1, 7);
+    gb_tensor *y = gb_cast(gb_random_uniform(GB_F32, GB_SHAPE(100), 0, 3, 8), GB_I32);
+    gb_callback *warn = gb_lambda(&(gb_lambda_callback){.on_batch_end = warn_at_batch_1});
+    char path[] = "/tmp/gb_progbar_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    int appending = open(path, O_WRONLY | O_APPEND), saved_stderr = dup(2);
+    FILE *out = fdopen(appending, "a");
+    dup2(appending, 2);
+    gb_fit_options o = gb_fit_defaults();
+    o.epochs = 1;
+    o.batch_size = 25;
+    o.out = out;
+    o.callbacks = &warn;
+    o.ncallbacks = 1;
+    fake_t = 0;
+    gb__train_set_clock(fake_clock);
+    gb__progbar_force_terminal(true);
+    gb_history *h = gb_model_fit(m, x, y, &o);
+    gb__progbar_force_terminal(false);
+    gb__train_set_clock(NULL);
+    fflush(stderr);
+    dup2(saved_stderr, 2);
+    close(saved_stderr);
+    fclose(out);
+    ck_assert_msg(h, "%s", gb_error_string());
+    char text[8192];
+    FILE *f = fdopen(fd, "r");
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    unlink(path);
+    char screen[8][CELLS * 4 + 1];
+    ck_assert_int_eq(render(text, screen, 8), 2);
+    size_t len = strlen(screen[0]);
+    while (len && screen[0][len - 1] == ' ') screen[0][--len] = '\0';
+    ck_assert_str_eq(screen[0], "glassbox warning: a warning at batch 1");
+    ck_assert_msg(!strncmp(screen[1], "4/4 ", 4), "'%s'", screen[1]);
+    gb_history_free(h);
+    gb_callback_free(warn);
+    gb_module_free(m);
+    gb_optimizer_free(opt);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("train_progbar");
     TCase *tc = tcase_create("progbar");
@@ -147,6 +294,8 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_verbose_2_line);
     tcase_add_test(tc, test_fit_writes_one_line_per_epoch_to_a_file);
     tcase_add_test(tc, test_fit_verbose_2);
+    tcase_add_test(tc, test_print_goes_above_a_live_bar);
+    tcase_add_test(tc, test_engine_warning_goes_above_a_live_bar);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -164,8 +164,8 @@ START_TEST(test_value_after_equals_sign_everywhere) {
     ck_assert(!strncmp(out, "step,wall_time,value\n0,", 23));
     /* serve: --db= and --port= are read (the store is missing: exit 1, not 2). */
     char missing[400];
-    snprintf(missing, sizeof missing, "--db=%s/missing.db", dir);
-    ASSERT_FAILS(1, "cannot open store", "serve", missing, "--port=0", "--threads=2");
+    snprintf(missing, sizeof missing, "--db=%s/no-such-dir/missing.db", dir);
+    ASSERT_FAILS(1, "cannot create store", "serve", missing, "--port=0", "--threads=2");
     ASSERT_FAILS(2, "--port needs an integer in 0..65535, not 'http'", "serve", arg, "--port=http");
     ASSERT_FAILS(2, "--db needs a value (FILE)", "inspect", "--db=");
 }
@@ -224,8 +224,8 @@ START_TEST(test_serve_rejects_bad_arguments) {
                  "--threads", "0");
     ASSERT_FAILS(2, "--db needs a value", "serve", "--db");
     char missing[400];
-    snprintf(missing, sizeof missing, "%s/missing.db", dir);
-    ASSERT_FAILS(1, "glassbox serve: cannot open store", "serve", "--db", missing, "--port", "0");
+    snprintf(missing, sizeof missing, "%s/no-such-dir/missing.db", dir);
+    ASSERT_FAILS(1, "glassbox serve: cannot create store", "serve", "--db", missing, "--port", "0");
 }
 END_TEST
 
@@ -349,9 +349,9 @@ START_TEST(test_messages_escape_stored_strings) {
     assert_one_line("glassbox inspect: ", want);
     /* serve: the path in its message; usage errors: the argument */
     char path[400];
-    snprintf(path, sizeof path, "%s/no\x1bsuch.db", dir);
+    snprintf(path, sizeof path, "%s/no\x1bsuch/x.db", dir);
     ASSERT_FAILS(1, "", "serve", "--db", path, "--port", "0");
-    snprintf(want, sizeof want, "cannot open store '%s/no\\x1bsuch.db': No such file or directory",
+    snprintf(want, sizeof want, "cannot create store '%s/no\\x1bsuch/x.db': unable to open database file",
              dir);
     assert_one_line("glassbox serve: ", want);
     ASSERT_FAILS(2, "glassbox inspect: unknown option '--x\\x9b\\x07'\nusage:", "inspect",
@@ -417,6 +417,35 @@ START_TEST(test_serve_allows_the_hosts_it_is_given) {
 }
 END_TEST
 
+/* A store that does not exist yet is created empty and served: the page
+ * can be opened before training starts, and shows no runs until then. */
+START_TEST(test_serve_creates_a_missing_store) {
+    char fresh[400];
+    snprintf(fresh, sizeof fresh, "%s/new.db", dir);
+    int port;
+    pid_t pid = start_serve((const char *const[]){"--db", fresh, "--port", "0", NULL}, &port);
+    char line[1000];
+    snprintf(line, sizeof line, "glassbox: %s did not exist: created it empty; runs appear as a "
+                                "program writes them (--db %s)", fresh, fresh);
+    for (int i = 0; i < 100 && !has_line(out, line); i++) usleep(50000), read_file(out_path, out, sizeof out);
+    ASSERT_HAS_LINE(out, line);
+    int fd = http_connect(port, 3000);
+    http_response r;
+    ck_assert(http_exchange(fd, "GET /api/runs HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+                            false, &r));
+    close(fd);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_msg(strstr(r.body, "\"runs\":[]") || strstr(r.body, "\"runs\": []"), "%s", r.body);
+    http_free(&r);
+    kill(pid, SIGTERM);
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    /* The store is a store now: inspect reads it, empty. */
+    ck_assert_int_eq(glassbox((const char *const[]){"inspect", "--db", fresh, NULL}), 0);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("webui_cli");
     TCase *tc = tcase_create("cli");
@@ -433,6 +462,7 @@ int main(void) {
     tcase_add_test(tc, test_inspect_escapes_stored_strings);
     tcase_add_test(tc, test_messages_escape_stored_strings);
     tcase_add_test(tc, test_serve_allows_the_hosts_it_is_given);
+    tcase_add_test(tc, test_serve_creates_a_missing_store);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

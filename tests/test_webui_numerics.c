@@ -88,6 +88,7 @@ START_TEST(alerts_come_in_first_occurrence_order) {
     char *b = webui_get_expect(port, "/api/numerics/alerts?run=alpha", 200);
     ASSERT_HAS(b, "{\"run\":\"alpha\",\"total\":6,\"matched\":6,\"window_matched\":6,"
                   "\"last_id\":6,\"first_step\":5,\"last_step\":9,\"truncated\":false,"
+                  "\"seen\":null,\"seen_last_step\":null,"   /* written without the engine's count */
                   "\"offset\":0,\"first\":{\"id\":3,\"step\":null,");
     ASSERT_HAS(b, "\"op_types\":[{\"op_type\":\"Log\",\"count\":2},{\"op_type\":\"Mul\","
                   "\"count\":2},{\"op_type\":\"Div\",\"count\":1},{\"op_type\":\"Sqrt\","
@@ -202,17 +203,20 @@ START_TEST(runs_lists_only_runs_with_alerts) {
     char *b = webui_get_expect(port, "/api/numerics/runs", 200);
     static const char head[] =
         "{\"runs\":[{\"run\":\"alpha\",\"count\":6,\"first_step\":5,\"last_step\":9,"
-        "\"truncated\":false,\"first\":{\"id\":3,\"step\":null,\"op_type\":\"Sqrt\","
+        "\"truncated\":false,\"seen\":null,\"seen_last_step\":null,"
+        "\"first\":{\"id\":3,\"step\":null,\"op_type\":\"Sqrt\","
         "\"op_name\":\"pre/Sqrt\"}},{\"run\":\"engine\",\"count\":3,";
     ck_assert_msg(!strncmp(b, head, sizeof head - 1), "%s", b);
-    ASSERT_HAS(b, "\"first_step\":3,\"last_step\":4,\"truncated\":false,\"first\":{\"id\":7,"
+    /* The engine's run: its checks counted every alert, the last at step 4. */
+    ASSERT_HAS(b, "\"first_step\":3,\"last_step\":4,\"truncated\":false,\"seen\":3,"
+                  "\"seen_last_step\":4,\"first\":{\"id\":7,"
                   "\"step\":3,\"op_type\":\"Log\",\"op_name\":\"net/Log\"}}]}");
     ck_assert_ptr_null(strstr(b, "quiet"));
     free(b);
     b = webui_get_expect(port, "/api/numerics/alerts?run=quiet", 200);
     ASSERT_HAS(b, "\"total\":0,\"matched\":0,\"window_matched\":0,\"last_id\":0,"
-                  "\"first_step\":null,\"last_step\":null,\"truncated\":false,\"offset\":0,"
-                  "\"first\":null,\"op_types\":[],\"alerts\":[]}");
+                  "\"first_step\":null,\"last_step\":null,\"truncated\":false,\"seen\":null,"
+                  "\"seen_last_step\":null,\"offset\":0,\"first\":null,\"op_types\":[],\"alerts\":[]}");
     free(b);
 }
 END_TEST

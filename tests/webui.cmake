@@ -17,10 +17,12 @@ if(TARGET glassbox_webui)
   #   append_alert    a numerics alert written while a page or a test watches
   #   append_histogram histogram tags, so some cards start below the fold
   #   append_traces   a function capturing 40 variables, relaxed by reduce_retracing
+  #   append_text     a text summary (markdown, hostile markdown)
   set(gb_store_writers webui_fixtures=webui_fixtures.c append_scalar=browser/append_scalar.c
                        append_alert=browser/append_alert.c
                        append_histogram=browser/append_histogram.c
-                       append_traces=browser/append_traces.c)
+                       append_traces=browser/append_traces.c
+                       append_text=browser/append_text.c)
   foreach(pair ${gb_store_writers})
     string(REGEX REPLACE "=.*" "" prog ${pair})
     string(REGEX REPLACE "^[^=]*=" "" src ${pair})
@@ -50,4 +52,7 @@ if(TARGET glassbox_webui)
   gb_node_test(webui_smoothing ${CMAKE_CURRENT_LIST_DIR}/browser/smoothing.test.mjs 30)
   gb_node_test(webui_traces_browser ${CMAKE_CURRENT_LIST_DIR}/browser/traces.test.mjs 120)
   gb_node_test(webui_auth_browser ${CMAKE_CURRENT_LIST_DIR}/browser/auth.test.mjs 120)
+  # A newcomer's first run: serve a store not made yet, train into it for
+  # one epoch, and every dashboard right on it (first_run.test.mjs).
+  gb_node_test(webui_first_run ${CMAKE_CURRENT_LIST_DIR}/browser/first_run.test.mjs 300)
 endif()

@@ -10,6 +10,8 @@
 
 #include "core/internal.h"
 
+_Atomic(gb_warn_hook_fn) gb__warn_hook;
+
 static _Thread_local gb_error tl_error;
 static _Thread_local bool tl_has_error;
 /* The call sites of the wrapped calls in progress (gb_base.h): entry 0
@@ -152,7 +154,11 @@ void gb__warn(const char *fmt, ...) {
     vsnprintf(tl_warning, sizeof tl_warning, fmt, ap);
     va_end(ap);
     tl_warning_count++;
-    fprintf(stderr, "glassbox warning: %s\n", tl_warning);
+    char line[sizeof tl_warning + 32];
+    snprintf(line, sizeof line, "glassbox warning: %s", tl_warning);
+    gb_warn_hook_fn print = atomic_load_explicit(&gb__warn_hook, memory_order_acquire);
+    if (print) print(line);
+    else fprintf(stderr, "%s\n", line);
     gb_event ev = {.kind = GB_EVENT_WARNING, .message = tl_warning};
     gb_observer_emit(&ev);
 }

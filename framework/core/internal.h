@@ -141,6 +141,11 @@ void gb__error(gb_status code, const char *op_type, const char *fmt, ...)
 void gb__verror(gb_status code, const char *op_type, const char *op_name,
                 const char *fmt, va_list ap);
 void gb__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints a warning's line ("glassbox warning: ...", no newline) for a
+ * person: set by train/ while a progress bar is live, so the line goes
+ * above the bar, not into it; NULL: straight to stderr. */
+typedef void (*gb_warn_hook_fn)(const char *line);
+extern _Atomic(gb_warn_hook_fn) gb__warn_hook;
 /* What the thread is working on ("model.gbm", a file being loaded): while
  * set, an error recorded is "<context>: <message>", so the messages of
  * the layers a loader calls (a layer's from_config knows no file) name

@@ -163,6 +163,21 @@ static void describe_output(const gb_numerics_alert *a, char *buf, size_t n) {
 
 /* ---- reports ---------------------------------------------------------------------------- */
 
+/* Every alert of RECORD mode, stored or past max_alerts, also counts as a
+ * scalar point GB_NUMERICS_SEEN_TAG = the alerts so far, at the global
+ * step: the store then knows how many there were and the step of the last,
+ * though it holds only the first max_alerts (the Numerics page says so),
+ * and the Scalars page charts how they grew. A point costs far less than
+ * the report text already built for each alert. */
+static void emit_seen(int64_t count) {
+    if (!gb_observer_wants(GB_EVENT_SCALAR)) return;
+    int64_t step = 0;
+    gb_get_step(&step);
+    gb_scalar_event s = {.tag = GB_NUMERICS_SEEN_TAG, .value = (double)count, .step = step};
+    gb_event ev = {.kind = GB_EVENT_SCALAR, .message = s.tag, .detail = &s};
+    gb_observer_emit(&ev);
+}
+
 bool gb__numerics_report(const gb_op_call *c, gb_numerics_alert *a, const char *text) {
     a->message = text;
     int64_t count = ++alert_count;
@@ -175,6 +190,7 @@ bool gb__numerics_report(const gb_op_call *c, gb_numerics_alert *a, const char *
                        .message = text, .detail = a};
         gb_observer_emit(&ev);
     }
+    emit_seen(count);
     return true;
 }
 

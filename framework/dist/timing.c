@@ -10,7 +10,9 @@
  * the compute. Every timing_every steps the ranks gather their records to
  * rank 0 (one small gather), which emits them as GB_EVENT_SCALAR events
  * under the run "rank_<r>": the summary writer there stores them beside
- * its own run, one run per rank, overlaid on the Scalars page.
+ * its own run, one run per rank, overlaid on the Scalars page. A job of
+ * one emits none: a single process has no straggler to show, and a lone
+ * "<run>/rank_0" run would only clutter the run list.
  *
  * GB_DIST_SLOW_RANK=r (GB_DIST_SLOW_MS=m, default 20) makes rank r sleep
  * m ms at the start of each averaging: a straggler on purpose.
@@ -134,7 +136,9 @@ bool gb__timing_step_end(void) {
     T.stats.total_step_ms += step_ms;
     T.stats.total_allreduce_ms += wait_ms;
     T.stats.timed_steps++;
-    if (job->size == 1 && !gb_observer_wants(GB_EVENT_SCALAR)) return true;
+    /* A job of one has no ranks to compare: its stats are kept (above),
+     * but no per-rank run is written beside the training's own. */
+    if (job->size == 1) return true;
     if (!ensure_buffers(job->opt.timing_every, job->size)) return false;
     double *rec = T.records + 1 + FIELDS * (int)T.records[0];
     rec[0] = (double)step, rec[1] = step_ms, rec[2] = wait_ms, rec[3] = wall_now();

@@ -69,23 +69,6 @@ static bool is_regular_file(const char *path) {
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* Creates dir and the parents it lacks (mkdir -p). */
-static bool make_dirs(const char *dir) {
-    char p[DIR_BYTES];
-    snprintf(p, sizeof p, "%s", dir);
-    for (char *s = p + 1;; s++) {
-        if (*s != '/' && *s != '\0') continue;
-        char c = *s;
-        *s = '\0';
-        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-            gb__error(GB_ERR_IO, NULL, "%s: cannot create the directory: %s", p, strerror(errno));
-            return false;
-        }
-        *s = c;
-        if (!c) return true;
-    }
-}
-
 /* Whether name is "<prefix>-<digits>.tmp" or the state file's ".tmp":
  * what a save killed mid-write leaves. */
 static bool is_leftover(const gb_checkpoint_manager *m, const char *name) {
@@ -262,7 +245,7 @@ const char *gb_checkpoint_manager_save(gb_checkpoint_manager *m, int64_t step) {
     gb__ckpt_record rec = {.step = step};
     snprintf(rec.name, sizeof rec.name, "%s-%lld", m->prefix, (long long)step);
     path_in(m, rec.name, rec.path);
-    bool ok = make_dirs(m->dir) && gb_checkpoint_write(m->ckpt, rec.path) && clock_now(m, &rec.time) &&
+    bool ok = gb_make_dirs(m->dir) && gb_checkpoint_write(m->ckpt, rec.path) && clock_now(m, &rec.time) &&
               commit_save(m, &rec);
     return ok ? gb_checkpoint_manager_latest(m) : NULL;
 }

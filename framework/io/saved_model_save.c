@@ -18,11 +18,6 @@
 
 #include "io/internal.h"
 
-static bool make_dir(const char *path) {
-    if (mkdir(path, 0777) == 0 || errno == EEXIST) return true;
-    return gb__io_fail(path, "cannot create the directory");
-}
-
 static bool check_signatures(const gb_saved_model_signature *sigs, int n) {
     const char *why = NULL, *name = "";
     if (!sigs || n < 1 || n > 64) why = "1 to 64 signatures are needed";
@@ -78,7 +73,7 @@ static bool write_files(const char *dir, gb_config *root, gb__saved_tables *t) {
     gb_scope_begin();
     bool ok = put_variables(root, t, vars);
     snprintf(path, sizeof path, "%s/variables", dir);
-    ok = ok && make_dir(path);
+    ok = ok && gb_make_dirs(path);
     snprintf(path, sizeof path, "%s/" GB__SAVED_MODEL_VARIABLES, dir);
     ok = ok && gb__ckpt_write(path, vars, t->nvars);
     gb_scope_end();
@@ -98,7 +93,7 @@ bool gb_saved_model_save(const char *dir, const gb_saved_model_signature *sigs, 
         gb__error(GB_ERR_VALUE, NULL, "gb_saved_model_save: a directory path is needed");
         return false;
     }
-    if (!check_signatures(sigs, nsigs) || !make_dir(dir)) return false;
+    if (!check_signatures(sigs, nsigs) || !gb_make_dirs(dir)) return false;
     gb_config *root = gb_config_new();
     gb__saved_tables t = {0};
     bool ok = root && gb_config_put_string(root, "format", GB__SAVED_MODEL_FORMAT) &&

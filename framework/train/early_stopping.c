@@ -66,10 +66,10 @@ static void es_epoch_end(gb_callback *cb, gb_train_state *s, int epoch, gb_logs 
 static void es_train_end(gb_callback *cb, gb_train_state *s, gb_logs *logs) {
     (void)logs;
     early_stopping *e = gb_callback_state(cb);
-    if (e->stopped_epoch >= 0 && e->o.verbose) printf("Epoch %d: early stopping\n", e->stopped_epoch + 1);
+    if (e->stopped_epoch >= 0 && e->o.verbose) gb_train_print(s, "Epoch %d: early stopping", e->stopped_epoch + 1);
     if (!e->best_weights) return;
     if (e->o.verbose)
-        printf("Restoring model weights from the end of the best epoch: %d.\n", e->best_epoch + 1);
+        gb_train_print(s, "Restoring model weights from the end of the best epoch: %d.", e->best_epoch + 1);
     gb__weights_restore(s->model, e->best_weights);
 }
 

@@ -460,7 +460,8 @@ static bool train(fit_run *r) {
                           .steps = o->steps_per_epoch ? o->steps_per_epoch : passes,
                           .verbose = o->verbose, .compiled = r->c,
                           .rank = r->c->dist ? gb_dist_rank() : 0,
-                          .num_ranks = (int)gb__dist_ranks(r->c)};
+                          .num_ranks = (int)gb__dist_ranks(r->c),
+                          .progress_bar = r->cbs.progbar};
     gb_logs logs = {0};
     int first = o->initial_epoch;
     int64_t done = 0;

@@ -266,6 +266,9 @@ bool gb__monitor_value(const char *who, const char *monitor, const gb_logs *logs
 /* ProgbarLogger: Keras' progress bar, to out (a terminal: redrawn in place;
  * otherwise the last line of each epoch only). */
 gb_callback *gb__progbar_logger(FILE *out, int verbose);
+/* Tests: every progress bar made after this redraws in place as on a
+ * terminal, whatever its stream. */
+void gb__progbar_force_terminal(bool on);
 
 /* The progress bar's clock (seconds); tests set a fake one (NULL: the
  * monotonic clock). */

@@ -66,21 +66,21 @@ static void mc_train_begin(gb_callback *cb, gb_train_state *s, gb_logs *logs) {
 static void mc_epoch_end(gb_callback *cb, gb_train_state *s, int epoch, gb_logs *logs) {
     model_checkpoint *m = gb_callback_state(cb);
     if (!m->save_best_only) {
-        if (save(m, s, epoch) && m->verbose) printf("\nEpoch %d: saving model to %s\n", epoch + 1, m->last);
+        if (save(m, s, epoch) && m->verbose) gb_train_print(s, "Epoch %d: saving model to %s", epoch + 1, m->last);
         return;
     }
     double current;
     if (!gb__monitor_value("ModelCheckpoint", m->monitor, logs, &m->warned, &current)) return;
     if (!gb__monitor_improved(m->sign, current, m->best, 0)) {
         if (m->verbose && s->rank == 0)
-            printf("\nEpoch %d: %s did not improve from %.5f\n", epoch + 1, m->monitor, m->best);
+            gb_train_print(s, "Epoch %d: %s did not improve from %.5f", epoch + 1, m->monitor, m->best);
         return;
     }
     double before = m->best;
     m->best = current;
     if (save(m, s, epoch) && m->verbose)
-        printf("\nEpoch %d: %s improved from %.5f to %.5f, saving model to %s\n", epoch + 1,
-               m->monitor, before, current, m->last);
+        gb_train_print(s, "Epoch %d: %s improved from %.5f to %.5f, saving model to %s", epoch + 1,
+                       m->monitor, before, current, m->last);
 }
 
 static const gb_callback_type MODEL_CHECKPOINT = {

@@ -13,6 +13,9 @@
  *
  * The time per step leaves the first step out, as Keras does: it holds
  * the trace of the train step, which would skew the rate of all others.
+ *
+ * Callbacks print through the bar (gb_train_print, tqdm.write's scheme):
+ * a line printed while the bar is live would otherwise land in its middle.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -153,7 +156,45 @@ typedef struct progbar {
     int64_t seen;
     double start, after_first, last_draw;
     int prev_columns;
+    bool open;                /* the live line is on screen, without its newline */
+    char text[1024];          /* ... and reads this (gb_train_print draws it again) */
 } progbar;
+
+static bool force_terminal;   /* tests: treat any stream as a terminal */
+
+void gb__progbar_force_terminal(bool on) { force_terminal = on; }
+
+/* Writes text (and a newline) to `to` above p's live line, if it has one:
+ * the line blanked, the text, the line drawn again below. */
+static void print_above(progbar *p, FILE *to, const char *text) {
+    bool open = p && p->open;
+    if (open) {
+        fprintf(p->out, "\r%*s\r", p->prev_columns, "");
+        fflush(p->out);
+    }
+    fprintf(to, "%s\n", text);
+    fflush(to);
+    if (open) {
+        fputs(p->text, p->out);
+        fflush(p->out);
+    }
+}
+
+/* The engine's warnings (stderr) while a bar is live on a terminal: above
+ * it. The bar that is live, if any; set and cleared on the training thread. */
+static progbar *_Atomic live_bar;
+
+static void warn_above_bar(const char *text) { print_above(atomic_load(&live_bar), stderr, text); }
+
+static void set_live(progbar *p, bool live) {
+    if (live) {
+        atomic_store(&live_bar, p);
+        atomic_store_explicit(&gb__warn_hook, warn_above_bar, memory_order_release);
+    } else {
+        progbar *expected = p;
+        atomic_compare_exchange_strong(&live_bar, &expected, NULL);
+    }
+}
 
 /* Keras' _estimate_step_duration: from the end of the first step on. */
 static double per_step(progbar *p, int64_t current, double now) {
@@ -182,6 +223,9 @@ static void draw(progbar *p, const gb_train_state *s, int64_t current, bool fina
             finalize ? "\n" : "");
     fflush(p->out);
     p->prev_columns = cols;
+    p->open = p->dynamic && p->verbose == 1 && !finalize;
+    if (p->open) snprintf(p->text, sizeof p->text, "%s", text);
+    set_live(p, p->open);
 }
 
 static void pb_epoch_begin(gb_callback *cb, gb_train_state *s, int epoch, gb_logs *logs) {
@@ -193,6 +237,8 @@ static void pb_epoch_begin(gb_callback *cb, gb_train_state *s, int epoch, gb_log
     p->start = gb__train_now();
     p->after_first = p->last_draw = 0;
     p->prev_columns = 0;
+    p->open = false;
+    set_live(p, false);
 }
 
 static void pb_batch_end(gb_callback *cb, gb_train_state *s, int64_t batch, gb_logs *logs) {
@@ -209,9 +255,12 @@ static void pb_epoch_end(gb_callback *cb, gb_train_state *s, int epoch, gb_logs 
     draw(p, s, p->seen, true, logs);
 }
 
+static void pb_free(gb_callback *cb) { set_live(gb_callback_state(cb), false); }
+
 static const gb_callback_type PROGBAR = {
     .name = "ProgbarLogger",
     .state_size = sizeof(progbar),
+    .free = pb_free,
     .on_epoch_begin = pb_epoch_begin,
     .on_epoch_end = pb_epoch_end,
     .on_batch_end = pb_batch_end,
@@ -223,6 +272,17 @@ gb_callback *gb__progbar_logger(FILE *out, int verbose) {
     progbar *p = gb_callback_state(cb);
     p->out = out ? out : stdout;
     p->verbose = verbose;
-    p->dynamic = isatty(fileno(p->out));
+    p->dynamic = force_terminal || isatty(fileno(p->out));
     return cb;
 }
+
+void gb_train_print(gb_train_state *s, const char *fmt, ...) {
+    progbar *p = s ? gb_callback_state(s->progress_bar) : NULL;
+    char text[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    print_above(p, p ? p->out : stdout, text);
+}
+

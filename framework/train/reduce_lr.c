@@ -29,7 +29,7 @@ static void reduce(reduce_lr *r, gb_train_state *s, int epoch) {
     if (!(old > r->o.min_lr)) return;
     double lr = fmax(old * r->o.factor, r->o.min_lr);
     if (!gb_optimizer_set_learning_rate(s->optimizer, lr)) return;
-    if (r->o.verbose) printf("\nEpoch %d: ReduceLROnPlateau reducing learning rate to %g.\n", epoch + 1, lr);
+    if (r->o.verbose) gb_train_print(s, "Epoch %d: ReduceLROnPlateau reducing learning rate to %g.", epoch + 1, lr);
     r->cooldown_left = r->o.cooldown;
     r->wait = 0;
 }

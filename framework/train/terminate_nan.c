@@ -11,8 +11,7 @@ static void tn_batch_end(gb_callback *cb, gb_train_state *s, int64_t batch, gb_l
     (void)cb;
     double loss = gb_logs_get(logs, "loss");
     if (!gb_logs_has(logs, "loss") || isfinite(loss)) return;
-    printf("Batch %lld: Invalid loss, terminating training\n", (long long)batch);
-    fflush(stdout);
+    gb_train_print(s, "Batch %lld: Invalid loss, terminating training", (long long)batch);
     s->stop_training = true;
 }
 

@@ -20,11 +20,14 @@ export function alpha(hex, a) {
 }
 
 // Tick labels for x by mode: steps ("12k"), relative time, wall clock.
+const STEP_INCRS = Array.from({ length: 10 }, (_, e) => [1, 2, 5].map((m) => m * 10 ** e)).flat();
+
 export function xAxis(mode) {
   const base = { ...AXIS, size: 36 };
   if (mode === 'wall') return base; // uPlot's time axis
   if (mode === 'relative') return { ...base, values: (u, ticks) => ticks.map((t) => fmtDuration(t)) };
-  return { ...base, values: (u, ticks) => ticks.map(fmtStep) };
+  // Steps are whole numbers: ticks never fall between two.
+  return { ...base, incrs: STEP_INCRS, values: (u, ticks) => ticks.map(fmtStep) };
 }
 
 export function yAxis(extra = {}) {
@@ -76,9 +79,14 @@ export function tooltip(host) {
       const { left, top } = u.cursor;
       const over = u.over.getBoundingClientRect(), box = host.getBoundingClientRect();
       const x = over.left - box.left + left, y = over.top - box.top + top;
-      const w = el.offsetWidth, hh = el.offsetHeight;
-      el.style.left = `${Math.max(4, Math.min(box.width - w - 4, x + 14 > box.width - w ? x - w - 14 : x + 14))}px`;
-      el.style.top = `${Math.max(4, Math.min(box.height - hh - 4, y + 12))}px`;
+      const w = el.offsetWidth, hh = el.offsetHeight, gap = 14;
+      // Beside the cursor (right, else left), never across it; above it,
+      // so the plot under and below the cursor stays in sight — below only
+      // when there is no room above.
+      const right = x + gap + w <= box.width - 4;
+      el.style.left = `${Math.max(4, right ? x + gap : x - gap - w)}px`;
+      const above = y - gap - hh >= 4;
+      el.style.top = `${above ? y - gap - hh : Math.min(box.height - hh - 4, y + gap)}px`;
     },
     hide() { el.hidden = true; },
   };

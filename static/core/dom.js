@@ -103,6 +103,11 @@ export function groupTags(tags) {
 }
 
 // The sections of a card grid: a heading per named group, then its cards.
+// "1 step (0)", "40 steps, 0–39": how many steps a chart holds, and where.
+export function stepsLabel(n, first, last) {
+  return n === 1 ? `1 step (${first})` : `${n} steps, ${first}–${last}`;
+}
+
 export function groupedCards(tags, cardOf) {
   return groupTags(tags).map(([g, ts]) => h('section.group', { 'data-group': g },
     g ? h('h2.group-title', null, g, h('span.muted', null, ` · ${ts.length}`)) : null,

@@ -3,7 +3,9 @@
 // inside each card one block per selected run that has the tag. A page
 // supplies only how a block fetches and draws:
 //   block(run, tag) -> { el, load() -> items fetched, redraw?(), destroy?() }
-// and, optionally, blockHeight() the pixels a block's chart will take.
+// and, optionally, blockHeight() the pixels a block's chart will take, and
+// wide: false for cards that share a row (a grid, as on Scalars) rather
+// than each taking the page's width.
 //
 // The frame fetches a block when its card comes near the screen, and again
 // only when the store has changed since (ctx.generation): scrolling a card
@@ -18,7 +20,7 @@ import { groupedCards, h, regexFrom, visibility } from './dom.js';
 
 const tagFilters = {};   // per plugin, kept across tab switches
 
-export function tagPage(ctx, { plugin, controls = null, block, blockHeight = () => 0, noun }) {
+export function tagPage(ctx, { plugin, controls = null, block, blockHeight = () => 0, noun, wide = true }) {
   let tagsByRun = {};
   let destroyed = false;
   const cards = new Map();   // tag -> {el, body, blocks: Map(run -> block)}
@@ -67,7 +69,7 @@ export function tagPage(ctx, { plugin, controls = null, block, blockHeight = () 
 
   function makeCard(tag) {
     const body = h('div.card-body');
-    return { body, blocks: new Map(), el: h('div.card.wide', { 'data-tag': tag },
+    return { body, blocks: new Map(), el: h(wide ? 'div.card.wide' : 'div.card', { 'data-tag': tag },
       h('div.card-head', null, h('div.card-title', { title: tag }, tag)), body) };
   }
 

@@ -4,7 +4,7 @@
 // Hovering picks a step and shows its statistics.
 
 import { getJSON } from '../core/api.js';
-import { h, num } from '../core/dom.js';
+import { h, num, stepsLabel } from '../core/dom.js';
 import { runLabel, tagPage } from '../core/tagpage.js';
 import { drawHistograms, pick, plotHeight } from './ridge.js';
 
@@ -14,8 +14,9 @@ const STEPS = 40;          // histograms drawn per run
 const settings = { mode: 'offset' };
 
 export function createPage(ctx) {
+  // Cards in a grid, as on Scalars: each as tall as what it draws.
   const page = tagPage(ctx, { plugin: 'histograms', controls: modeControls(() => page.redraw()), noun: 'histogram',
-    block: (run, tag) => histogramBlock(ctx, run, tag), blockHeight: () => plotHeight(settings.mode) });
+    wide: false, block: (run, tag) => histogramBlock(ctx, run, tag), blockHeight: () => plotHeight(settings.mode) });
   return page;
 }
 
@@ -41,7 +42,7 @@ function histogramBlock(ctx, run, tag) {
   let hist = [];
   let hover = -1;
   const draw = () => {
-    info.textContent = hist.length ? `${hist.length} steps, ${hist[0].step}–${hist[hist.length - 1].step}` : '';
+    info.textContent = hist.length ? stepsLabel(hist.length, hist[0].step, hist[hist.length - 1].step) : '';
     drawHistograms(canvas, hist, ctx.runs.color(run), settings.mode, hover);
   };
   const load = async () => {
@@ -60,3 +61,4 @@ function histogramBlock(ctx, run, tag) {
   ro.observe(el);
   return { el, load, redraw: draw, destroy: () => ro.disconnect() };
 }
+

@@ -7,13 +7,20 @@ import { alpha } from '../core/chart.js';
 import { fmtValue, num } from '../core/dom.js';
 
 const PAD = { left: 12, right: 64, top: 10, bottom: 26 };
-const CURVE = 0.4;   // offset mode: the share of the height one curve takes
+const CURVE_H = 90;    // the pixels one curve rises
+const STEP_H = 6;      // offset mode: the rise from one step's baseline to the next
+const SPREAD_MAX = 130; // ... at most, whatever the number of steps
 
-export function plotHeight(mode) { return mode === 'offset' ? 300 : 220; }
+// The canvas height for n histograms, sized to what it draws: one curve
+// (overlay, or a single step), or the curve and the steps stacked behind.
+export function plotHeight(mode, n = 1) {
+  const spread = mode === 'offset' && n > 1 ? Math.min(SPREAD_MAX, (n - 1) * STEP_H) : 0;
+  return PAD.top + CURVE_H + spread + PAD.bottom;
+}
 
-function geometry(canvas, mode) {
-  const width = Math.max(300, canvas.parentElement.clientWidth);
-  const height = plotHeight(mode);
+function geometry(canvas, mode, n) {
+  const width = Math.max(240, canvas.parentElement.clientWidth);
+  const height = plotHeight(mode, n);
   return { width, height, plotW: width - PAD.left - PAD.right, plotH: height - PAD.top - PAD.bottom };
 }
 
@@ -36,7 +43,7 @@ function shapes(hist) {
 
 // Where things go: x of a value, each histogram's baseline, a curve's height.
 function layout(g, mode, n, lo, hi) {
-  const curveH = mode === 'offset' ? g.plotH * CURVE : g.plotH;
+  const curveH = CURVE_H;
   const bottom = PAD.top + g.plotH;
   return {
     curveH,
@@ -59,7 +66,7 @@ function sizeCanvas(canvas, g) {
 }
 
 export function drawHistograms(canvas, hist, color, mode, hover) {
-  const g = geometry(canvas, mode);
+  const g = geometry(canvas, mode, hist.length);
   const c = sizeCanvas(canvas, g);
   if (!hist.length) return;   // the block says so in words
   const { out, lo, hi, top } = shapes(hist);
@@ -114,7 +121,9 @@ function drawStepLabels(c, g, at, hist, mode) {
     const every = Math.max(1, Math.ceil(n / 6));
     for (let i = n - 1; i >= 0; i -= every) c.fillText(`step ${hist[i].step}`, PAD.left + g.plotW + 6, at.base(i) + 3);
   } else {
-    c.fillText(`steps ${hist[0].step}–${hist[n - 1].step}`, PAD.left + g.plotW - 120, PAD.top + 10);
+    const label = n === 1 ? `step ${hist[0].step}` : `steps ${hist[0].step}–${hist[n - 1].step}`;
+    c.textAlign = 'right';
+    c.fillText(label, PAD.left + g.plotW, PAD.top + 10);
   }
 }
 
@@ -147,8 +156,8 @@ export function pick(canvas, hist, mode, e) {
   if (!hist.length) return -1;
   if (mode !== 'offset') return hist.length - 1;
   const y = e.clientY - canvas.getBoundingClientRect().top;
-  const g = geometry(canvas, mode);
-  const n = hist.length, curveH = g.plotH * CURVE;
+  const g = geometry(canvas, mode, hist.length);
+  const n = hist.length, curveH = CURVE_H;
   const t = n > 1 ? (y - PAD.top - curveH) / (g.plotH - curveH) : 1;
   return Math.max(0, Math.min(n - 1, Math.round(t * (n - 1))));
 }

@@ -48,7 +48,8 @@ export function createPage(ctx) {
   const chips = h('span.filter-chips');
   const firstBox = h('div.numerics-first-box');
   const tableBox = h('div.numerics-table-box');
-  const view = h('div.page.numerics-page', null, h('div.toolbar', null, summary, chips), firstBox, tableBox);
+  const capped = h('div.numerics-capped', { id: 'numerics-capped', hidden: true });
+  const view = h('div.page.numerics-page', null, h('div.toolbar', null, summary, chips), capped, firstBox, tableBox);
 
   // ---- data ----------------------------------------------------------------------
   function params(extra = {}) {
@@ -138,6 +139,7 @@ export function createPage(ctx) {
     chips.replaceChildren(...filterChips());
     if (!data) {
       summary.textContent = '';
+      capped.hidden = true;
       firstBox.replaceChildren();
       tableBox.replaceChildren(h('div.empty', null, h('h2', null, 'No numerics alerts'),
         h('p', null, runsInfo.size
@@ -152,6 +154,9 @@ export function createPage(ctx) {
     summary.textContent = `${filtered ? `${data.matched} of ` : ''}${data.total} alert${data.total === 1 ? '' : 's'}` +
       ` in ${data.run}${data.truncated ? ` (only the first ${data.total} read)` : ''}` +
       (data.first_step !== null ? ` · ${stepSpan(data)}` : '');
+    const more = cappedLine(data);
+    capped.hidden = !more;
+    capped.textContent = more;
     firstBox.replaceChildren(data.first ? firstCard(data.first) : '');
     tableBox.replaceChildren(alertTable());
     view.dataset.run = data.run;
@@ -348,6 +353,17 @@ function originText(a) {
 
 function stepSpan(d) {
   return d.first_step === d.last_step ? `step ${d.first_step}` : `steps ${d.first_step}–${d.last_step}`;
+}
+
+// When the checks raised more alerts than the store keeps (the limit of
+// gb_enable_check_numerics_mode), how many and until when; '' otherwise.
+// seen counts every alert, stored or not (the engine's count series).
+function cappedLine(d) {
+  if (d.seen === null || d.seen === undefined || d.seen <= d.total) return '';
+  const more = d.seen - d.total;
+  return `The checks raised ${d.seen} alerts; only the first ${d.total} are stored ` +
+    `(${more} more ${more === 1 ? 'was' : 'were'} past the limit of gb_enable_check_numerics_mode). ` +
+    `The last NaN/Inf was at step ${d.seen_last_step}.`;
 }
 
 // Why an op typically makes NaN/Inf, when its inputs show the cause.

@@ -12,6 +12,7 @@
 import { pooled } from '../core/api.js';
 import { autosize, tooltip, uPlot, xAxis, yAxis } from '../core/chart.js';
 import { fmtValue, h } from '../core/dom.js';
+import '../core/blockstate.css';
 import { alertLink } from '../core/numerics-link.js';
 import { exportScalars } from './export.js';
 import { collectMarkers, drawMarkers, followMarkerLinks } from './markers.js';
@@ -37,11 +38,16 @@ export class ScalarCard {
     // The final height from the start: what is "near the screen" must not
     // change as charts appear.
     this.chartBox = h('div.chart', { style: { minHeight: `${HEIGHT}px` } });
+    // Said instead of a chart until there is one: "Loading…" while a run's
+    // series is still to come (a card below the fold), never empty axes.
+    this.status = h('div.block-status.scalar-status', null, 'Loading…');
+    this.chartBox.append(this.status);
     this.legend = h('div.legend');
     this.note = h('span.note');
     this.el = h('div.card', { 'data-tag': tag },
       h('div.card-head', null, h('div.card-title', { title: tag }, tag), this.note, this.actions()),
       this.chartBox, this.legend);
+    this.el.dataset.state = 'loading';
     this.tip = tooltip(this.el);
   }
 
@@ -74,8 +80,24 @@ export class ScalarCard {
     this.drawn = plot.drawn;
     this.yRange = plot.yRange;
     this.describe(parts, plot.series.length - 1);
+    if (!parts.length) {
+      this.showStatus(this.env.pending(this.tag) ? 'Loading…' : 'No data');
+      return;
+    }
+    this.status.hidden = true;
+    this.el.dataset.state = 'ready';
     this.render(plot);
     this.renderLegend();
+  }
+
+  // No chart: what the card waits for, in words.
+  showStatus(text) {
+    this.destroyChart();
+    this.shape = '';
+    this.status.textContent = text;
+    this.status.hidden = false;
+    this.el.dataset.state = text === 'Loading…' ? 'loading' : 'empty';
+    this.legend.replaceChildren();
   }
 
   // What is drawn, on the element (the end-to-end tests read it) and in
@@ -100,6 +122,7 @@ export class ScalarCard {
     if (this.plot && shape === this.shape) {
       this.plot.setData(data, !this.zoom);
       if (this.zoom) this.plot.setScale('x', this.zoom);
+      else this.spanOnePoint(data[0]);
       return;
     }
     this.destroyChart();
@@ -109,6 +132,13 @@ export class ScalarCard {
     this.plot.over.addEventListener('dblclick', () => this.resetZoom());
     followMarkerLinks(this.plot, () => this.markers, (run) => !!this.env.alertsOf(run));
     this.stopResize = autosize(this.plot, this.chartBox, HEIGHT);
+    if (!this.zoom) this.spanOnePoint(data[0]);
+  }
+
+  // A single x (one point, as an epoch metric after one epoch): uPlot would
+  // span [x, x + 100]; a step (or a second) either side centres it.
+  spanOnePoint(xs) {
+    if (xs.length === 1) this.plot.setScale('x', { min: xs[0] - 1, max: xs[0] + 1 });
   }
 
   chartOptions(series, bands) {
@@ -126,6 +156,8 @@ export class ScalarCard {
       hooks: {
         setCursor: [(u) => this.showTip(u)],
         setSelect: [(u) => this.onSelect(u)],
+        // The x range shown, on the element (the end-to-end tests read it).
+        setScale: [(u, key) => { if (key === 'x') this.el.dataset.xRange = `${u.scales.x.min},${u.scales.x.max}`; }],
         draw: [(u) => drawMarkers(u, this.markers)],
       },
     };

@@ -39,6 +39,8 @@ export function createPage(ctx) {
     series: (run, tag) => cache.get(run, tag),
     colorOf: (run) => ctx.runs.color(run),
     alertsOf: (run) => alertsByRun.get(run),
+    // Whether a run drawn here has the tag but its series is not held yet.
+    pending: (tag) => { const w = wanted(); return w.runs.some((r) => w.has(r, tag) && !cache.get(r, tag)); },
   };
 
   async function loadTags() {

@@ -1,9 +1,12 @@
 // The Text dashboard: per tag and run, the texts by step (newest first),
-// shown as plain text — set through textContent, never parsed as HTML.
+// rendered as markdown (headings, emphasis, lists, tables, code, links),
+// safely: see markdown.js.
 
 import { getJSON } from '../core/api.js';
 import { fmtWall, h } from '../core/dom.js';
 import { runLabel, tagPage } from '../core/tagpage.js';
+import { renderMarkdown } from './markdown.js';
+import './text.css';
 
 export const name = 'text';
 
@@ -16,7 +19,7 @@ export function createPage(ctx) {
       el.dataset.entries = String(r.rows.length);
       list.replaceChildren(...r.rows.slice().reverse().map((row) => h('div.text-entry', { 'data-step': row.step },
         h('div.text-step', { title: fmtWall(row.wall) }, `step ${row.step}`),
-        h('pre.text-body', null, row.text))));
+        h('div.text-body.markdown', null, renderMarkdown(row.text)))));
       return r.rows.length;
     };
     return { el, load };

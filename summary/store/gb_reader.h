@@ -53,6 +53,11 @@ extern "C" {
 
 /* The schema version this library writes and reads (PRAGMA user_version). */
 #define GB_STORE_SCHEMA_VERSION 2
+/* The scalar tag under which the engine's numerics checks count their
+ * alerts (gb_debug.h's GB_NUMERICS_SEEN_TAG; a writer test keeps the two
+ * equal): its last value is how many there were, stored or past the
+ * limit, and its last step when the last one was. */
+#define GB_STORE_NUMERICS_SEEN_TAG "numerics/alerts_seen"
 
 /* ---- status and errors ------------------------------------------------- */
 
@@ -134,6 +139,14 @@ typedef struct gb_store gb_store;
  * database), NEWER (schema version above GB_STORE_SCHEMA_VERSION) or IO. */
 gb_store_status gb_store_open(const char *path, gb_store **out);
 void gb_store_close(gb_store *s);            /* NULL is fine */
+/* Creates an empty store at `path` (the schema, in WAL mode), as a writer
+ * would, so a dashboard can be opened before training starts: `glassbox
+ * serve` on a store that does not exist yet. *created says whether the
+ * file was made here (false: it exists, and is left as it is). Fails
+ * with NOT_STORE or NEWER for an existing file that is no store of this
+ * glassbox, IO when the file cannot be made. */
+gb_store_status gb_store_create(const char *path, bool *created);
+
 /* Releases any result object returned by a query below (NULL is fine). */
 void gb_store_free(void *result);
 

@@ -7,8 +7,10 @@
  * step by step, and refuses a newer one or another application's database
  * without touching it. Only then is the file switched to WAL.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "store/internal.h"
@@ -165,4 +167,34 @@ gb_store_status gb__store_check_read(sqlite3 *db, const char *path, int *version
     if (rc != SQLITE_OK) return sql_failure(db, rc, path, err, n);
     *version = h.version;
     return judge(&h, path, err, n);
+}
+
+gb_store_status gb_store_create(const char *path, bool *created) {
+    if (created) *created = false;
+    if (!path || !*path) return gb__store_null_args("gb_store_create");
+    struct stat sb;
+    bool existed = stat(path, &sb) == 0;
+    if (!existed && errno != ENOENT) {
+        gb__store_fail("store '%s': %s", path, strerror(errno));
+        return GB_STORE_ERR_IO;
+    }
+    if (existed) return GB_STORE_OK;   /* gb_store_open judges what it is */
+    sqlite3 *db = NULL;
+    char err[1024] = "";
+    gb_store_status st = GB_STORE_OK;
+    int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc != SQLITE_OK) {
+        snprintf(err, sizeof err, "cannot create store '%s': %s", path,
+                 db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+        st = GB_STORE_ERR_IO;
+    } else {
+        sqlite3_busy_timeout(db, 5000);
+        /* A writer creating the same file at once is fine: the schema is
+         * made in one IMMEDIATE transaction by whichever comes first. */
+        st = gb__store_prepare_write(db, path, err, sizeof err);
+    }
+    sqlite3_close(db);
+    if (st != GB_STORE_OK) gb__store_fail("%s", err);
+    else if (created) *created = true;
+    return st;
 }

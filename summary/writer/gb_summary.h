@@ -81,13 +81,23 @@ typedef struct gb_summary_options {
     size_t max_queue_bytes;    /* 256 MiB of queued payload (images, histograms, text) */
     int histogram_buckets;     /* 30, as TensorFlow 2 */
     int busy_timeout_ms;       /* 5000 per attempt; busy commits are retried forever */
+    bool new_run;              /* false: a run that exists is continued; true: it is left
+                                  alone and this writer starts "<run>_2" (or _3, ...) */
 } gb_summary_options;
 
 /* Opens (creating if needed) the store at `path` and the run `run` in it.
- * A run that exists is continued (its metadata kept); a new run records
- * start time, host, pid and command line. opts may be NULL. */
+ * A run that exists is continued (its metadata kept), as a resumed
+ * training wants, unless opts->new_run asks for a run of its own (a
+ * program run twice into one store: two runs, never one merged series);
+ * gb_summary_writer_run says which name it got. A new run records start
+ * time, host, pid and command line. opts may be NULL. */
 gb_status gb_summary_writer_open(const char *path, const char *run,
                                  const gb_summary_options *opts, gb_summary_writer **out);
+/* The name of w's run: the one asked for, or with new_run the free name
+ * it took ("mlp_2"). Owned by w. */
+const char *gb_summary_writer_run(const gb_summary_writer *w);
+/* Whether w continues a run that was in the store before it opened. */
+bool gb_summary_writer_continues(const gb_summary_writer *w);
 /* Commits everything queued, stops the background thread, closes the file
  * and frees w (even on error). Returns the writer's sticky error, if any.
  * A default writer stops being the default first; no other thread may

@@ -207,6 +207,7 @@ struct gb_summary_writer {
     sqlite3 *db;
     sqlite3_stmt *st[GB__ST_COUNT];
     int64_t run_id;
+    bool continues;            /* the run was in the store before this writer opened it */
     pthread_t thread;
     bool thread_started;
     gb__checkpointer checkpointer;

@@ -26,7 +26,9 @@ gb_summary_writer *gb__writer_sibling(gb_summary_writer *w, const char *name) {
         snprintf(run, sizeof run, "%s/%s", w->run, name);
         gb_summary_writer **grown = realloc(w->siblings, (size_t)(w->nsiblings + 1) * sizeof *grown);
         if (grown) w->siblings = grown;
-        if (grown && gb_summary_writer_open(w->path, run, &w->opt, &found) == GB_OK)
+        gb_summary_options opt = w->opt;
+        opt.new_run = false;   /* a sibling belongs to this run, fresh or continued */
+        if (grown && gb_summary_writer_open(w->path, run, &opt, &found) == GB_OK)
             w->siblings[w->nsiblings++] = found;
     }
     pthread_mutex_unlock(&w->siblings_lock);

@@ -181,7 +181,42 @@ static void command_line(char *out, size_t n) {
     out[len] = 0;
 }
 
-/* Creates the run row unless it exists (then keeps its metadata). */
+/* Whether a run of this name is in the store; -1 on an SQLite error. */
+static int run_exists(sqlite3 *db, const char *name) {
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM runs WHERE name = ?1", -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* With new_run, w->run becomes the first of "<run>", "<run>_2", "<run>_3"
+ * ... that the store lacks. Called inside open_run's IMMEDIATE
+ * transaction, so two writers starting at once never take the same name. */
+static int choose_new_run(gb_summary_writer *w) {
+    size_t n = strlen(w->run) + 24;
+    char *name = malloc(n);
+    if (!name) return SQLITE_NOMEM;
+    snprintf(name, n, "%s", w->run);
+    int exists;
+    for (long k = 2; (exists = run_exists(w->db, name)) == 1; k++) snprintf(name, n, "%s_%ld", w->run, k);
+    if (exists < 0) {
+        free(name);
+        return sqlite3_errcode(w->db);
+    }
+    free(w->run);
+    w->run = name;
+    return SQLITE_OK;
+}
+
+const char *gb_summary_writer_run(const gb_summary_writer *w) { return w ? w->run : NULL; }
+
+bool gb_summary_writer_continues(const gb_summary_writer *w) { return w && w->continues; }
+
+/* Creates the run row unless it exists (then keeps its metadata), or with
+ * new_run under a name no run has. */
 static int open_run(gb_summary_writer *w) {
     char host[256] = "", cmd[4096];
     gethostname(host, sizeof host - 1);
@@ -189,8 +224,10 @@ static int open_run(gb_summary_writer *w) {
     double now = gb__wall_now();
     int rc = gb__begin_immediate(w->db);
     if (rc != SQLITE_OK) return rc;
+    if (w->opt.new_run) rc = choose_new_run(w);
     sqlite3_stmt *st;
-    rc = sqlite3_prepare_v2(w->db,
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(w->db,
                             "INSERT OR IGNORE INTO runs(name, start_time, last_write_time, host, "
                             "pid, command_line) VALUES (?1, ?2, ?2, ?3, ?4, ?5)",
                             -1, &st, NULL);
@@ -201,6 +238,7 @@ static int open_run(gb_summary_writer *w) {
         sqlite3_bind_int64(st, 4, getpid());
         sqlite3_bind_text(st, 5, cmd, -1, SQLITE_STATIC);
         rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(w->db);
+        w->continues = rc == SQLITE_OK && sqlite3_changes(w->db) == 0;   /* ignored: it was there */
         sqlite3_finalize(st);
     }
     if (rc == SQLITE_OK)

@@ -19,7 +19,8 @@ const db = path.join(work, 'showcase.db');
 fs.mkdirSync(ARTIFACTS, { recursive: true });
 run(path.join(BUILD, 'examples/summary_showcase'), ['--db', db]);
 // More histogram tags in one run, so that the last cards start below the fold.
-const EXTRA_TAGS = ['extra/1', 'extra/2', 'extra/3', 'extra/4'];
+// (Cards share rows and are as tall as their curves: it takes a dozen.)
+const EXTRA_TAGS = Array.from({ length: 12 }, (_, i) => `extra/${String(i + 1).padStart(2, '0')}`);
 for (const tag of EXTRA_TAGS) run(path.join(BUILD, 'tests/append_histogram'), [db, 'mlp-sgd-lr0.1', tag, '12']);
 
 const server = await startServer(db);
@@ -281,7 +282,8 @@ async function checkImages() {
   await shot('images-adjusted');
 }
 
-// Text: every entry, newest first, as plain text.
+// Text: every entry, newest first, rendered as markdown (the showcase's
+// notes: "# <run>", an emphasised word, inline code).
 async function checkText() {
   await openTab('text');
   const textTags = (await api('text/tags')).runs;
@@ -292,7 +294,13 @@ async function checkText() {
   const shown = await page.$$eval(`${sel} .text-body`,
     (ps) => ps.map((p) => ({ text: p.textContent, children: p.children.length })));
   check('text: every entry shown', shown.length === rows.length, `${shown.length}`);
-  check('text: shown as plain text', shown.length > 0 && shown.every((s, i) => s.children === 0 && s.text === rows[rows.length - 1 - i].text));
+  const marks = await page.$$eval(`${sel} .text-body`, (ps) => ps.map((p) => ({
+    h1: p.querySelector('h1')?.textContent, em: p.querySelector('em')?.textContent, code: p.querySelector('code')?.textContent })));
+  check('text: shown as markdown', shown.length > 0 && marks.every((m, i) => {
+    const src = rows[rows.length - 1 - i].text;
+    return m.h1 === src.match(/^# (.*)$/m)?.[1] && m.em === src.match(/\*([^*]+)\*/)?.[1] && m.code === src.match(/`([^`]+)`/)?.[1] &&
+      !shown[i].text.includes('# ') && !shown[i].text.includes('*');
+  }), JSON.stringify(marks));
   await shot('text');
 }
 

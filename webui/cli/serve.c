@@ -5,7 +5,10 @@
  * The first line on stdout is "glassbox: serving http://HOST:PORT/ ...",
  * printed once the socket listens (scripts and tests that pass --port 0
  * read the chosen port from it). Beyond loopback the address printed
- * carries the token (`?token=...`) every request needs, as Jupyter's.
+ * carries the token (`?token=...`) every request needs, as Jupyter's. A
+ * store that does not exist yet is created empty (said on the next line),
+ * as TensorBoard waits for a logdir: the page is open before training
+ * starts and shows each run as it appears.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -60,6 +63,10 @@ static int serve(const gb__cli_command *cmd, const char *const *values) {
     sigaddset(&stop, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
 
+    /* A store that does not exist yet is made empty, so the dashboard can
+     * be opened before training starts; runs appear as they are written. */
+    bool created = false;
+    if (gb_store_create(db, &created) != GB_STORE_OK) return gb__cli_store_failed(cmd);
     gb_board *board = gb_board_start(db, host, port, &opts);
     if (!board) {
         gb__cli_print(stderr, "glassbox %s: %s", cmd->name, gb_board_last_error());
@@ -68,6 +75,9 @@ static int serve(const gb__cli_command *cmd, const char *const *values) {
     const char *token = gb_board_token(board);
     gb__cli_print(stdout, "glassbox: serving %s%s%s (store %s); Ctrl-C stops", gb_board_url(board),
                   *token ? "?token=" : "", token, db);
+    if (created)
+        gb__cli_print(stdout, "glassbox: %s did not exist: created it empty; runs appear as a "
+                              "program writes them (--db %s)", db, db);
     if (opts.no_auth)
         gb__cli_print(stderr, "glassbox %s: WARNING: --no-auth: anyone who can reach %s port %d "
                               "reads every run of %s, with no token asked",
@@ -86,7 +96,7 @@ static int serve(const gb__cli_command *cmd, const char *const *values) {
 }
 
 static const gb__cli_option options[] = {
-    [DB] = {"--db", "FILE", "the store to serve", .required = true},
+    [DB] = {"--db", "FILE", "the store to serve (created empty when missing)", .required = true},
     [HOST] = {"--host", "HOST", "the address to listen on", .fallback = "127.0.0.1"},
     [PORT] = {"--port", "PORT", "the TCP port; 0 picks a free one", .fallback = "6006"},
     [THREADS] = {"--threads", "N", "HTTP worker threads, 1..64", .fallback = "4"},

@@ -44,12 +44,32 @@ static int read_failed(gb__request *req, gb_store_status st) {
     return gb__reply_store_error(req, st);
 }
 
-static void write_totals(gb__json *j, const gb__numerics_view *v) {
+/* How many alerts the checks raised in run — stored or past their limit —
+ * and the step of the last: the last bucket of the engine's count series
+ * (GB_STORE_NUMERICS_SEEN_TAG). Nulls for a store without it. */
+static void write_seen(gb__json *j, gb_store *store, const char *run) {
+    gb_query q = GB_QUERY_ALL;
+    q.max_rows = 1;
+    gb_scalar_series *ser = NULL;
+    const gb_scalar_row *last = NULL;
+    if (gb_store_scalars(store, run, GB_STORE_NUMERICS_SEEN_TAG, &q, &ser) == GB_STORE_OK && ser->count)
+        last = &ser->rows[ser->count - 1];
+    gb__json_key(j, "seen");
+    if (last) gb__json_int(j, (int64_t)last->max);
+    else gb__json_null(j);
+    gb__json_key(j, "seen_last_step");
+    if (last) gb__json_int(j, last->step_last);
+    else gb__json_null(j);
+    gb_store_free(ser);
+}
+
+static void write_totals(gb__json *j, const gb__numerics_view *v, gb_store *store, const char *run) {
     gb__json_key(j, "first_step");
     gb__numerics_write_step(j, v->first_step);
     gb__json_key(j, "last_step");
     gb__numerics_write_step(j, v->last_step);
     GB__JSON_KV(j, "truncated", bool, v->truncated);
+    write_seen(j, store, run);
 }
 
 static int numerics_runs(gb__request *req) {
@@ -70,7 +90,7 @@ static int numerics_runs(gb__request *req) {
             gb__json_obj(j);
             GB__JSON_KV(j, "run", str, run);
             GB__JSON_KV(j, "count", int, v.total);
-            write_totals(j, &v);
+            write_totals(j, &v, req->store, run);
             gb__json_key(j, "first");
             gb__json_obj(j);
             GB__JSON_KV(j, "id", int, v.first->id);
@@ -112,7 +132,7 @@ static int numerics_alerts(gb__request *req) {
     GB__JSON_KV(j, "matched", int, v.matched);
     GB__JSON_KV(j, "window_matched", int, v.window_matched);
     GB__JSON_KV(j, "last_id", int, v.last_id);
-    write_totals(j, &v);
+    write_totals(j, &v, req->store, run);
     GB__JSON_KV(j, "offset", int, (int64_t)f.offset);
     gb__json_key(j, "first");
     if (v.first) gb__numerics_write_alert(j, v.first);

@@ -34,6 +34,32 @@ int gb__cli_engine_failed(const gb__cli_command *cmd) {
     return 1;
 }
 
+/* The actions of command (its commands' second words), "show, run". */
+static void actions_of(const char *command, char *out, size_t n) {
+    size_t len = strlen(command), used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < NCOMMANDS; i++) {
+        const char *name = commands[i]->name;
+        if (!strncmp(name, command, len) && name[len] == ' ')
+            used += (size_t)snprintf(out + used, used < n ? n - used : 0, "%s%s", used ? ", " : "", name + len + 1);
+    }
+}
+
+/* A command without its action, an unknown action, or an unknown command:
+ * said as such, then the usage. */
+static int unknown(int argc, char **argv) {
+    char actions[128];
+    actions_of(argv[1], actions, sizeof actions);
+    if (actions[0] && argc < 3)
+        gb__cli_print(stderr, "glassbox %s: which action? (%s)", argv[1], actions);
+    else if (actions[0])
+        gb__cli_print(stderr, "glassbox %s: unknown action '%s' (%s)", argv[1], argv[2], actions);
+    else
+        gb__cli_print(stderr, "glassbox: unknown command '%s'", argv[1]);
+    fputc('\n', stderr);
+    return usage(stderr);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) return usage(stderr);
     /* "glassbox saved-model --help" (or alone) lists the actions. */
@@ -48,8 +74,5 @@ int main(int argc, char **argv) {
         int rc = gb__cli_parse(commands[i], argc - 3, argv + 3, values);
         return rc == GB__CLI_RUN ? commands[i]->run(commands[i], values) : rc;
     }
-    gb__cli_print(stderr, "glassbox: unknown command '%s%s%s'", argv[1], argc > 2 ? " " : "",
-                  argc > 2 ? argv[2] : "");
-    fputc('\n', stderr);
-    return usage(stderr);
+    return unknown(argc, argv);
 }

@@ -5,7 +5,8 @@
  * An input file is .npy (by its name) or IDX, gzip-compressed or not (the
  * Fashion-MNIST files run as they are). Each output is printed — name,
  * dtype, shape and its first values — and, with --output-dir, written as
- * <name>.npy for NumPy.
+ * <name>.npy for NumPy (the directory is created when missing, with its
+ * parents).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +64,7 @@ static void print_values(gb_tensor *t, int max) {
 
 static int write_outputs(const gb__cli_command *cmd, const char *dir, const gb_tensor_spec *specs,
                          gb_tensor **out, int n) {
+    if (!gb_make_dirs(dir)) return gb__cli_engine_failed(cmd);
     for (int i = 0; i < n; i++) {
         char path[4200];
         snprintf(path, sizeof path, "%s/%s.npy", dir, specs[i].name);
