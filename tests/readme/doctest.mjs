@@ -31,7 +31,9 @@
 //   - ports: `--serve 6006` becomes `--serve 0` and `glassbox serve` gets
 //     `--port 0` (a free port: 6006 may be taken);
 //   - `glassbox serve`, which runs until stopped, is started, probed (GET
-//     / and /api/runs must answer 200) and stopped with SIGTERM (exit 0);
+//     / and /api/runs must answer 200, with the token the address printed
+//     carries beyond loopback, and 401 without it) and stopped with
+//     SIGTERM (exit 0);
 //   - mpirun gets `--allow-run-as-root --oversubscribe` when the README's
 //     comment says so (as root, or on fewer cores than ranks), and runs
 //     with leak checks off under ASan (Open MPI keeps its allocations to
@@ -187,9 +189,9 @@ function holds(output, expect) {
   return loose(output).includes(want);
 }
 
-function get(port, route) {
+function get(port, route, headers = {}) {
   return new Promise((resolve) => {
-    const req = http.get({ host: '127.0.0.1', port, path: route, timeout: 10000 }, (res) => {
+    const req = http.get({ host: '127.0.0.1', port, path: route, headers, timeout: 10000 }, (res) => {
       res.resume();
       res.on('end', () => resolve(res.statusCode));
     });
@@ -207,12 +209,17 @@ function runServer(cmd, cwd) {
     const timer = setTimeout(() => finish(false, 'no "serving http://...:PORT" line within 30 s'), 30000);
     const onData = async (d) => {
       out += d;
-      const m = out.match(/serving http:\/\/[^:]+:(\d+)\//);
+      const m = out.match(/serving http:\/\/[^:]+:(\d+)\/(?:\?token=([\w.-]+))? /);
       if (!m || probed) return;
       probed = true;
       const port = Number(m[1]);
-      const statuses = [await get(port, '/'), await get(port, '/api/runs')];
-      finish(statuses.every((s) => s === 200), statuses.every((s) => s === 200) ? '' : `GET / and /api/runs answered ${statuses.join(', ')}`);
+      // Beyond loopback the address printed carries a token: without it
+      // the server refuses (401), with it (as a cookie) it serves.
+      const cookie = m[2] ? { Cookie: `gb_token=${m[2]}` } : {};
+      const statuses = [await get(port, '/', cookie), await get(port, '/api/runs', cookie)];
+      const refused = m[2] ? await get(port, '/api/runs') : 401;
+      const ok = statuses.every((s) => s === 200) && refused === 401;
+      finish(ok, ok ? '' : `GET / and /api/runs answered ${statuses.join(', ')}${m[2] ? `; without the token ${refused}` : ''}`);
     };
     child.stdout.on('data', onData);
     child.stderr.on('data', (d) => { out += d; });
