@@ -463,6 +463,19 @@ START_TEST(test_mnist_label_count_mismatch) {
 }
 END_TEST
 
+/* An empty test set is refused: it would score 0/0, printed as 0. */
+START_TEST(test_mnist_empty_split) {
+    write_mnist(12, 12, 0, true);
+    gb_mnist m;
+    ck_assert(!gb_mnist_load(tmpdir, GB_MNIST_CLASSES, &m));
+    char want[512];
+    snprintf(want, sizeof want, "%s/t10k-images-idx3-ubyte.gz holds no images; a data set needs "
+             "at least one", tmpdir);
+    ck_assert_int_eq(gb_last_error()->code, GB_ERR_IO);
+    ck_assert_str_eq(gb_last_error()->message, want);
+}
+END_TEST
+
 START_TEST(test_mnist_wrong_rank_and_bad_part) {
     write_mnist(12, 12, 5, true);
     const char *p = write_u8("t10k-images-idx3-ubyte.gz", 2, (uint32_t[]){5, 12});
@@ -661,6 +674,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_mnist_small_dir);
     tcase_add_test(tc, test_mnist_dir_errors);
     tcase_add_test(tc, test_mnist_label_count_mismatch);
+    tcase_add_test(tc, test_mnist_empty_split);
     tcase_add_test(tc, test_mnist_wrong_rank_and_bad_part);
     tcase_add_test(tc, test_mnist_label_out_of_range);
     tcase_add_test(tc, test_mnist_fifo_part);

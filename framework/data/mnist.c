@@ -87,6 +87,12 @@ static bool load_split(const char *dir, const char *img_stem, const char *lbl_st
                   (long long)lbl->shape[0], ipath, (long long)img->shape[0]);
         return false;
     }
+    /* An empty split trains nothing and scores 0/0: an accuracy of 0.0000
+     * printed for an empty test set hid the mistake. */
+    if (img->shape[0] == 0) {
+        gb__error(GB_ERR_IO, NULL, "%s holds no images; a data set needs at least one", ipath);
+        return false;
+    }
     *images = img;
     *labels = labels_i32(lbl, lpath, num_classes);
     return *labels != NULL;
