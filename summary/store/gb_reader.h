@@ -52,7 +52,7 @@ extern "C" {
 #endif
 
 /* The schema version this library writes and reads (PRAGMA user_version). */
-#define GB_STORE_SCHEMA_VERSION 2
+#define GB_STORE_SCHEMA_VERSION 3
 
 /* ---- status and errors ------------------------------------------------- */
 
@@ -395,6 +395,10 @@ typedef struct gb_trace_detail {
     int64_t nodes_traced, arena_bytes, naive_bytes, inplace;
     const char *passes, *graph, *graph_traced;
     size_t passes_len, graph_len, graph_traced_len;
+    /* Whether a graph is stored with the trace: in the detail itself (a
+     * store before schema 3, read without migrating it: the spans above),
+     * or apart, in trace_graphs (gb_store_trace_graph reads it). */
+    bool has_graph, has_graph_traced;
 } gb_trace_detail;
 
 typedef struct gb_numerics_row {
@@ -460,6 +464,22 @@ bool gb_numerics_detail_parse(const char *json, gb_numerics_detail *out);
  * *out, whose spans point into json. false, and a detail of unknowns, when
  * it is not a well-formed object. Needs no store handle; thread-safe. */
 bool gb_trace_detail_parse(const char *json, gb_trace_detail *out);
+
+/* The graph stored with trace `id` of run — after the passes, or as traced
+ * (traced = true) — as JSON text of len bytes; json is NULL when the trace
+ * has no such graph. NO_ROW when run has no trace `id`. Reads that one
+ * graph and nothing else of the run. */
+typedef struct gb_trace_graph {
+    const char *json;
+    size_t len;
+} gb_trace_graph;
+gb_store_status gb_store_trace_graph(gb_store *s, const char *run, int64_t id, bool traced,
+                                     gb_trace_graph **out);
+
+/* How many database pages the reader has fetched since it was opened
+ * (from its cache or the file): the work its queries did, to compare two
+ * queries by what they read rather than by how long they took. */
+int64_t gb_store_pages_read(gb_store *s);
 
 /* Whether text is exactly one well-formed JSON value (a stored graph of
  * format "json", say, before a server hands it on). */
