@@ -14,6 +14,9 @@ export class Viewport {
   apply() {
     const { x, y, k } = this.t;
     this.layer.setAttribute('transform', `translate(${x.toFixed(1)},${y.toFixed(1)}) scale(${k.toFixed(4)})`);
+    // Open/close buttons keep their size on screen when zoomed out (to a
+    // third of full size), so they stay big enough to hit.
+    this.svg.style.setProperty('--toggle-k', Math.max(1, Math.min(3.4, 1 / k)).toFixed(3));
   }
 
   size() {
