@@ -9,8 +9,8 @@
  *   GET /api/graphs/graph?run=&trace=&stage=optimized|traced
  *   GET /api/graphs/graph?run=&tag=&step=
  *       {run, function, signature, stage, trace_id, graph: {nodes, outputs},
- *        passes, arena_bytes, naive_bytes, profile: {node: {calls, total_us}},
- *        profile_total_us}
+ *        passes, arena_bytes, naive_bytes, call_arena_bytes, call_naive_bytes,
+ *        call_shapes, profile: {node: {calls, total_us}}, profile_total_us}
  *
  * A concrete function is listed by its newest trace (a retrace of the same
  * signature replaces an evicted one). The list reads the traces' small
@@ -224,6 +224,9 @@ static int trace_graph(gb__request *req) {
     }
     GB__JSON_KV(j, "arena_bytes", int, d.arena_bytes);
     GB__JSON_KV(j, "naive_bytes", int, d.naive_bytes);
+    GB__JSON_KV(j, "call_arena_bytes", int, d.call_arena_bytes);
+    GB__JSON_KV(j, "call_naive_bytes", int, d.call_naive_bytes);
+    GB__JSON_KV(j, "call_shapes", str, d.call_shapes);
     char what[64];
     snprintf(what, sizeof what, "trace %lld", (long long)id);
     status = write_graph(req, g->json, g->len, what);

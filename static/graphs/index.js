@@ -253,9 +253,14 @@ export function createPage(ctx) {
     const scopes = [...model.groups.values()].filter((g) => g.parent && !g.series && !g.part).length;
     const parts = [h('b', null, data.function || data.tag || ''), ` · ${model.nodes.length.toLocaleString('en-US')} nodes in ${scopes} scopes`];
     if (data.passes?.length) parts.push(` · ${data.passes.filter((p) => p.ran).map((p) => p.pass).join(' → ')}`);
-    if (data.arena_bytes >= 0 && data.naive_bytes > 0) {
-      parts.push(h('span.graph-arena', { 'data-arena': data.arena_bytes, 'data-naive': data.naive_bytes },
-        ` · arena ${fmtBytes(data.arena_bytes)} (naive ${fmtBytes(data.naive_bytes)})${data.arena_shapes ? ` for ${data.arena_shapes}` : ''}`));
+    // The plan for the shapes it ran with (a graph with -1 dims plans the
+    // batch-sized values per call shape); an older trace has only the part
+    // every shape shares.
+    const known = data.call_arena_bytes >= 0;
+    const arena = known ? data.call_arena_bytes : data.arena_bytes, naive = known ? data.call_naive_bytes : data.naive_bytes;
+    if (arena >= 0 && naive > 0) {
+      parts.push(h('span.graph-arena', { 'data-arena': arena, 'data-naive': naive },
+        ` · arena ${fmtBytes(arena)} (naive ${fmtBytes(naive)})${data.call_shapes ? ` for ${data.call_shapes}` : ''}`));
     }
     if (model.steps) {
       parts.push(h('span.graph-step', { 'data-step-us': model.stepUs.toFixed(3), 'data-steps': model.steps },

@@ -393,6 +393,11 @@ typedef struct gb_trace_detail {
     int64_t concrete_id;
     gb_tristate warning;       /* this trace raised the excessive-retracing warning */
     int64_t nodes_traced, arena_bytes, naive_bytes, inplace;
+    /* The plan for the shapes of the call that traced it (with -1 dims:
+     * what it runs with; gb_graph_stats), and those shapes ("" when every
+     * dim was known). */
+    int64_t call_arena_bytes, call_naive_bytes;
+    char call_shapes[128];
     const char *passes, *graph, *graph_traced;
     size_t passes_len, graph_len, graph_traced_len;
     /* Whether a graph is stored with the trace: in the detail itself (a
