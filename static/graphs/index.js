@@ -63,7 +63,7 @@ export function createPage(ctx) {
 
   // ---- controls ------------------------------------------------------------------
   const runSelect = h('select.filter', { id: 'graphs-run', 'aria-label': 'Run',
-    onchange: () => { state.run = runSelect.value; state.runChosen = true; state.pick = null; reload().catch(report); } });
+    onchange: () => { state.run = runSelect.value; state.runChosen = true; state.pick = null; reload(new URLSearchParams()).catch(report); } });
   const graphSelect = h('select.filter', { id: 'graphs-pick', 'aria-label': 'Graph',
     onchange: () => { state.pick = graphSelect.value; showPicked().catch(report); } });
   const stageSelect = h('select.filter', { id: 'graphs-stage', 'aria-label': 'Stage',
@@ -150,7 +150,11 @@ export function createPage(ctx) {
   // that has a graph to show (not merely the first run).
   async function chooseRun(q, mine) {
     const runs = ctx.runs.selected();
-    if (q.get('run')) { state.run = q.get('run'); state.runChosen = true; }
+    if (q.get('run')) {
+      if (q.get('run') !== state.run) state.pick = null;   // a pick names a trace of its run
+      state.run = q.get('run');
+      state.runChosen = true;
+    }
     if (state.runChosen && runs.includes(state.run)) return pickRun(runs);
     for (const r of runs) {
       const l = await getJSON('graphs/list', { run: r });
@@ -238,9 +242,9 @@ export function createPage(ctx) {
     if (mine !== token || destroyed) return;
     timing.firstPaintMs = performance.now() - t0;
     view.dataset.firstPaintMs = timing.firstPaintMs.toFixed(0);
+    views().forEach((v) => v.fit());
     if (target) select(target, true);
-    else if (selectedKey && itemIn(main, selectedKey)) select(itemIn(main, selectedKey));
-    else views().forEach((v) => v.fit());
+    else if (selectedKey && itemIn(main, selectedKey)) select(itemIn(main, selectedKey), true);
     view.dataset.loaded = 'true';
     for (const v of views()) v.layouts.prefetch(v.model.root);
     syncHash();
@@ -357,13 +361,16 @@ export function createPage(ctx) {
     if (selectedKey === g.key) showPane();
   }
 
-  function select(item, centre = false, v = main) {
+  // centre: bring it to the middle of every view that shows it.
+  function select(item, centre = false) {
     selectedKey = item.key;
     restyle();
     showPane();
     if (centre) {
-      const box = v.scene.where.get(item.key);
-      if (box) v.viewport.centre(box);
+      for (const v of views()) {
+        const box = v.scene?.where.get(item.key);
+        if (box) v.viewport.centre(box);
+      }
     }
     view.dataset.selected = item.kind === 'node' ? item.name : item.path;
     syncHash();
@@ -393,7 +400,7 @@ export function createPage(ctx) {
     const t = ev.target.closest('[data-toggle]');
     if (t) { toggle(v.model.groups.get(t.dataset.toggle.slice(2)), v).catch(report); return; }
     const it = v.itemOf(ev.target.closest('.node, .scope'));
-    if (it) select(it, false, v);
+    if (it) select(it);
   }
 
   // A double-click on a closed scope opens it; on an open scope's title

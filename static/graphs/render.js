@@ -198,8 +198,9 @@ function drawOpen(box, marks, refs) {
   return el;
 }
 
-// The open/close button: 18 units square, and never smaller than 18 px on
-// screen down to a third of full size (viewport.js scales it back up).
+// The open/close button: 18 units square, and never smaller than 16 px on
+// screen down to a third of full size (viewport.js scales it back up, and
+// the scope's title moves aside to make room).
 export const TOGGLE = 18;
 function toggle(x, y, sign, g) {
   return s('g', { class: 'scope-toggle', 'data-toggle': g.key, transform: `translate(${x},${y})` },
@@ -219,7 +220,7 @@ function drawClosed(box, fill, marks, refs) {
       s('text', { class: 'scope-sub', x: 30, y: 31, fill: ink }, groupSubtitle(it)),
       toggle(6, 4, '+', it),
       marks.alertIn(it) ? s('circle', { class: 'alert-dot', cx: box.w - 8, cy: 8, r: 5 }) : null,
-      marks.changesIn?.(it) ? s('text', { class: 'diff-badge', x: box.w - 6, y: box.h - 6 }, marks.changesIn(it)) : null);
+      marks.changesIn?.(it) ? s('text', { class: 'diff-badge', x: box.w + 3, y: -7 }, marks.changesIn(it)) : null);
     refs.items.push([el, base, it]);
     return el;
   }
