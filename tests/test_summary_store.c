@@ -153,7 +153,8 @@ static void assert_trace_graphs(gb_store *s, int64_t id, const char *graph, cons
  * has_graph. A detail that is not JSON stays as it was. */
 START_TEST(test_version_2_store_moves_graphs_out_of_details) {
     make_store();
-    sql(db, "DROP TABLE trace_graphs; PRAGMA user_version = 2;"
+    sql(db, "DROP TABLE trace_graphs; ALTER TABLE op_timings DROP COLUMN function;"
+            "PRAGMA user_version = 2;"
             "INSERT INTO traces(run_id, wall_time, function, is_retrace, detail) VALUES "
             "(1, 1, 'f', 0, '" V2_DETAIL "'), (1, 2, 'f', 1, '{\"graph\": [1, 2'),"
             "(1, 3, 'f', 1, NULL);");

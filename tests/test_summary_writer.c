@@ -698,6 +698,38 @@ START_TEST(test_function_traces_end_to_end) {
 }
 END_TEST
 
+/* Op timings say which function's graph ran the op: an eager op named as
+ * a graph's node ("Neg") is not counted as a run of that graph. */
+START_TEST(test_op_timings_of_one_function) {
+    gb_summary_writer *w = open_writer("run");
+    gb_summary_set_default(w);
+    gb_function *f = gb_function_new("negate", negate_fn, NULL);
+    gb_tensor *x = gb_zeros(GB_F32, GB_SHAPE(2)), *y;
+    gb_set_op_timing(true);
+    for (int i = 0; i < 3; i++) gb_function_call(f, (gb_tensor *[]){x}, 1, NULL, 0, &y);
+    for (int i = 0; i < 2; i++) gb_neg(x);
+    gb_set_op_timing(false);
+    ck_assert(gb_ok());
+    ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
+    gb_store *s = open_store();
+    gb_op_timings *o;
+    ck_assert_int_eq(gb_store_function_op_timings(s, "run", "negate", &o), GB_STORE_OK);
+    ck_assert_uint_eq(o->count, 1);
+    ck_assert_str_eq(o->rows[0].op_name, "Neg");
+    ck_assert_int_eq(o->rows[0].calls, 3);
+    gb_store_free(o);
+    ck_assert_int_eq(gb_store_op_timings(s, "run", &o), GB_STORE_OK);
+    ck_assert_uint_eq(o->count, 1);
+    ck_assert_int_eq(o->rows[0].calls, 5);
+    gb_store_free(o);
+    ck_assert_int_eq(gb_store_function_op_timings(s, "run", "other", &o), GB_STORE_OK);
+    ck_assert_uint_eq(o->count, 0);
+    gb_store_free(o);
+    gb_store_close(s);
+    gb_function_free(f);
+}
+END_TEST
+
 START_TEST(test_trace_and_numerics_records_paged) {
     gb_summary_writer *w = open_writer("run");
     for (int i = 0; i < 5; i++) {
@@ -831,6 +863,7 @@ int main(void) {
     tcase_add_test(tc, test_engine_scalars_and_sibling_runs);
     tcase_add_test(tc, test_engine_events_end_to_end);
     tcase_add_test(tc, test_function_traces_end_to_end);
+    tcase_add_test(tc, test_op_timings_of_one_function);
     tcase_add_test(tc, test_trace_and_numerics_records_paged);
     tcase_add_test(tc, test_flush_makes_events_visible);
     tcase_add_test(tc, test_timer_and_count_trigger_commits);

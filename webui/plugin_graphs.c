@@ -18,8 +18,9 @@
  * the same whatever the graphs' size. The graph is the JSON the engine
  * wrote with the trace, checked here (well-formed, UTF-8) before it is
  * handed on; a trace stored without one (an older writer) is a 404 that
- * says so. The profile is the run's op
- * timings by node name: empty unless op timing was on.
+ * says so. The profile is the op timings by node name of the trace's
+ * function (of the run, for an exported graph or a store before schema
+ * 3): empty unless op timing was on.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -158,14 +159,20 @@ static void write_profile(gb__json *j, const gb_op_timings *o) {
     GB__JSON_KV(j, "profile_total_us", num, total);
 }
 
-/* The graph part of a response: the graph itself, then the profile. */
-static int write_graph(gb__request *req, const char *graph, size_t len, const char *what) {
+/* The graph part of a response: the graph itself, then the profile — the
+ * op timings of function's graph (NULL: of the whole run, for an exported
+ * graph), so another graph or eager code naming its ops alike (a test
+ * step, evaluation) does not count as this graph's steps. */
+static int write_graph(gb__request *req, const char *graph, size_t len, const char *what,
+                       const char *function) {
     gb__json *j = &req->json;
     gb__json_key(j, "graph");
     if (!gb__json_raw(j, graph, len))
         return gb__fail(req, 500, "the stored graph of %s is damaged (not UTF-8)", what);
     gb_op_timings *o = NULL;
-    gb_store_status st = gb_store_op_timings(req->store, gb__param_text(req, "run"), &o);
+    const char *run = gb__param_text(req, "run");
+    gb_store_status st = function ? gb_store_function_op_timings(req->store, run, function, &o)
+                                  : gb_store_op_timings(req->store, run, &o);
     if (st != GB_STORE_OK) return gb__reply_store_error(req, st);
     write_profile(j, o);
     gb_store_free(o);
@@ -229,7 +236,7 @@ static int trace_graph(gb__request *req) {
     GB__JSON_KV(j, "call_shapes", str, d.call_shapes);
     char what[64];
     snprintf(what, sizeof what, "trace %lld", (long long)id);
-    status = write_graph(req, g->json, g->len, what);
+    status = write_graph(req, g->json, g->len, what, r->function);
     gb__json_obj_end(j);
     gb_store_free(g);
     gb_store_free(t);
@@ -255,7 +262,7 @@ static int exported_graph(gb__request *req) {
         GB__JSON_KV(j, "tag", str, tag);
         GB__JSON_KV(j, "step", int, step);
         GB__JSON_KV(j, "stage", str, "exported");
-        status = write_graph(req, g->rows[0].content, strlen(g->rows[0].content), tag);
+        status = write_graph(req, g->rows[0].content, strlen(g->rows[0].content), tag, NULL);
         gb__json_obj_end(j);
     }
     gb_store_free(g);

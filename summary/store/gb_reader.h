@@ -505,6 +505,10 @@ typedef struct gb_op_timings {
 } gb_op_timings;
 
 gb_store_status gb_store_op_timings(gb_store *s, const char *run, gb_op_timings **out);
+/* The same, of the ops one traced function's graph ran (every op of run
+ * in a store before schema 3, which did not record the function). */
+gb_store_status gb_store_function_op_timings(gb_store *s, const char *run, const char *function,
+                                             gb_op_timings **out);
 
 /* A traced function's call counters, as the engine last reported them. */
 typedef struct gb_function_stats_row {

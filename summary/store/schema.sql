@@ -216,7 +216,8 @@ CREATE TABLE numerics (
 );
 CREATE INDEX numerics_by_run ON numerics (run_id);
 
--- Kernel timings (while op timing is on).
+-- Kernel timings (while op timing is on). function: the traced function
+-- whose graph ran the op, '' when it ran eagerly (schema 3).
 CREATE TABLE op_timings (
     id          INTEGER PRIMARY KEY,
     run_id      INTEGER NOT NULL REFERENCES runs(id),
@@ -225,7 +226,8 @@ CREATE TABLE op_timings (
     op_type     TEXT NOT NULL DEFAULT '',
     op_name     TEXT NOT NULL DEFAULT '',
     device      TEXT NOT NULL DEFAULT '',
-    duration_us REAL NOT NULL
+    duration_us REAL NOT NULL,
+    function    TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX op_timings_by_run ON op_timings (run_id, op_name);
 

@@ -74,7 +74,7 @@ static const char *const statements[GB__ST_COUNT] = {
                         "neginf_count, message, detail) "
                         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
     [GB__ST_OP_TIMING] = "INSERT INTO op_timings(run_id, step, wall_time, op_type, op_name, "
-                         "device, duration_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                         "device, function, duration_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     [GB__ST_MESSAGE] = "INSERT INTO messages(run_id, step, wall_time, kind, op_type, op_name, "
                        "device, message) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     [GB__ST_HPARAM] = "INSERT INTO hparams(run_id, key, value, is_number, number) "
