@@ -27,7 +27,7 @@ function nodeLink(node, text, go) {
 
 // step: the mean profiled step in µs (0: none). timeUs is per step.
 function compute(item, step) {
-  if (item.timeUs === null || item.timeUs === undefined) {
+  if (item.timeUs === null || item.timeUs === undefined || (item.kind === 'group' && !step)) {
     return section('Compute time', h('div.muted', null, 'not profiled (trace_on with profile, or op timing on)'));
   }
   const share = step ? (100 * item.timeUs) / step : null;

@@ -25,6 +25,8 @@ export class GraphView {
     this.scene = null;
     this.layouts = null;
     for (const type of ['click', 'dblclick', 'keydown']) this.svg.addEventListener(type, (ev) => on[type](this, ev));
+    // A double-click opens a scope; it must not also select text nearby.
+    this.svg.addEventListener('mousedown', (ev) => { if (ev.detail > 1) ev.preventDefault(); });
   }
 
   // A new graph (the response of /api/graphs/graph): its hierarchy, and
