@@ -7,6 +7,7 @@
  * migrated) still has them inside the detail: that detail is read and the
  * graph cut out of it (gb_trace_detail_parse).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "store/internal.h"
@@ -26,8 +27,17 @@ static gb_store_status take(gb_store *s, sqlite3_stmt *q, bool v3, bool traced,
     size_t len = 0;
     gb_trace_detail d;
     if (v3) {
-        text = (const char *)sqlite3_column_text(q, traced ? 2 : 1);
-        len = text ? (size_t)sqlite3_column_bytes(q, traced ? 2 : 1) : 0;
+        int col = traced ? 2 : 1;
+        const char *why = sqlite3_column_type(q, col) == SQLITE_NULL ? NULL : gb__text_damage(q, col);
+        if (why) {
+            gb_store_free(g);
+            char where[64];
+            snprintf(where, sizeof where, "trace %lld", (long long)sqlite3_column_int64(q, 0));
+            return why == gb__out_of_memory ? gb__store_done(s, SQLITE_NOMEM, "reading a trace's graph")
+                                            : gb__store_damaged(s, "trace_graphs", where, why);
+        }
+        text = (const char *)sqlite3_column_text(q, col);
+        len = text ? (size_t)sqlite3_column_bytes(q, col) : 0;
     } else if (gb_trace_detail_parse((const char *)sqlite3_column_text(q, 1), &d)) {
         text = traced ? d.graph_traced : d.graph;
         len = traced ? d.graph_traced_len : d.graph_len;
