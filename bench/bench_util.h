@@ -4,6 +4,12 @@
  * unit=<u>`, ratio > 1 meaning glassbox is better; medians of repeats
  * because the machine is noisy. Peers are measured in the same run by
  * running their script and reading `name value` lines from its output.
+ *
+ * Run with GB_ISA=v2|v3|v4 (scripts/bench.sh does, for the benchmarks
+ * whose kernels have a version per instruction-set level), every name
+ * carries the level the kernels ran at (`fused_elementwise@x86-64-v3`),
+ * and a level this CPU cannot run skips the program instead of measuring
+ * the fallback twice.
  */
 #ifndef GB_BENCH_UTIL_H
 #define GB_BENCH_UTIL_H
@@ -13,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "gb_base.h"
 
 static inline double bench_now(void) {
     struct timespec ts;
@@ -51,10 +59,25 @@ static inline bool bench_run_peer(const char *cmd, char *out, size_t n) {
     return pclose(f) == 0;
 }
 
+/* Under GB_ISA: the level asked for is the one in force, or the program
+ * ends here (the engine chose its level in a constructor of its own, which
+ * runs before this one). */
+__attribute__((constructor)) static void bench_isa_guard(void) {
+    const char *want = getenv("GB_ISA"), *have = gb_cpu_isa();
+    size_t wl = want ? strlen(want) : 0, hl = strlen(have);
+    if (!want || !*want || (hl >= wl && strcmp(have + hl - wl, want) == 0)) return;
+    fprintf(stderr, "bench: skipped at GB_ISA=%s: this CPU runs the kernels at %s\n", want, have);
+    exit(0);
+}
+
 /* Prints one figure; ratio > 1 means glassbox is better whichever way the
  * unit points. theirs <= 0: the peer could not be measured, no ratio. */
-static inline void bench_line(const char *name, double ours, const char *peer, double theirs,
+static inline void bench_line(const char *figure, double ours, const char *peer, double theirs,
                               const char *unit, bool higher_is_better) {
+    char name[160];
+    const char *isa = getenv("GB_ISA");
+    snprintf(name, sizeof name, "%s%s%s", figure, isa && *isa ? "@" : "",
+             isa && *isa ? gb_cpu_isa() : "");
     if (theirs > 0)
         printf("bench %s glassbox=%.4g %s=%.4g ratio=%.2f unit=%s\n", name, ours, peer, theirs,
                higher_is_better ? ours / theirs : theirs / ours, unit);

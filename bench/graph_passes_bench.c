@@ -6,6 +6,11 @@
  *                      pass makes it one FusedElementwise node, against
  *                      the same code run eagerly (nine passes over memory),
  *                      repeats interleaved in one run;
+ *   gelu_kernel        the same traced GELU against PyTorch's own fused
+ *                      kernel, gelu(x, approximate='tanh'), on the same
+ *                      1M floats (bench/gelu_peer.py, same run, the
+ *                      faster of its 1- and 2-thread runs): fusion has to
+ *                      make primitives as fast as a hand-written kernel;
  *   graph_memory_plan  bytes of the planned arena of the Fashion-MNIST MLP's
  *                      train step (784-256-128-10, Adam, batch 128: forward,
  *                      tape, gradients, update) against the naive plan, every
@@ -54,7 +59,8 @@ static double traced_us(gb_function *f, gb_tensor *x) {
     return (bench_now() - t0) / CALLS * 1e6;
 }
 
-static void fused_elementwise_figure(void) {
+/* Prints fused_elementwise and returns the traced median (µs). */
+static double fused_elementwise_figure(void) {
     gb_scope_begin();
     gb_tensor *x = gb_random_normal(GB_F32, 1, (int64_t[]){N}, 0, 1, 7);
     gb_function *f = gb_function_new("gelu", gelu_fn, NULL);
@@ -68,10 +74,19 @@ static void fused_elementwise_figure(void) {
     gb_graph_stats st = gb_function_graph_stats(f);
     fprintf(stderr, "graph_passes_bench: gelu graph %d nodes traced, %d after the passes\n",
             st.nodes_traced, st.passes[st.npasses - 1].nodes);
-    bench_line_time("fused_elementwise", bench_median(traced, REPEATS), "eager",
-                    bench_median(eager, REPEATS), "us");
+    double fused = bench_median(traced, REPEATS);
+    bench_line_time("fused_elementwise", fused, "eager", bench_median(eager, REPEATS), "us");
     gb_function_free(f);
     gb_scope_end();
+    return fused;
+}
+
+static void gelu_kernel_figure(double fused_us) {
+    char peer[256] = "";
+    if (!bench_run_peer("/usr/bin/python3 " GB_SOURCE_DIR "/bench/gelu_peer.py 2>/dev/null", peer,
+                        sizeof peer))
+        fprintf(stderr, "graph_passes_bench: PyTorch peer unavailable; gelu_kernel without ratio\n");
+    bench_line_time("gelu_kernel", fused_us, "pytorch", bench_peer_value(peer, "gelu_us"), "us");
 }
 
 /* ---- the memory plan ------------------------------------------------------------------- */
@@ -98,7 +113,7 @@ static void memory_plan_figure(void) {
 
 int main(void) {
     gb_set_error_mode(GB_ERRORS_ABORT);
-    fused_elementwise_figure();
+    gelu_kernel_figure(fused_elementwise_figure());
     memory_plan_figure();
     return 0;
 }

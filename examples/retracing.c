@@ -266,6 +266,9 @@ static gb_summary_writer *open_store(int argc, char **argv, bool *bad) {
 }
 
 int main(int argc, char **argv) {
+    /* Line by line, so the library's warnings on stderr fall between the
+     * lines of this output when both go to one pipe. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     bool bad = false;
     gb_summary_writer *w = open_store(argc, argv, &bad);
     if (bad) {

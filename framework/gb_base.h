@@ -91,20 +91,44 @@ int gb_warning_count(void);
 
 /* Call sites. Every public function that can fail is wrapped, in user
  * code, in a macro of its own name that records __FILE__ and __LINE__
- * here before the call, so an error names the line that made the failing
- * call, not the last op before it:
+ * for the length of the call, so an error or a retrace reason names the
+ * line that made the call, not the last op before it:
  *   #define gb_tape_gradient(...) GB_AT(gb_tape_gradient, __VA_ARGS__)
- * The macros are function-like, so taking a function's address
- * (`&gb_add`, or `gb_add` passed as a pointer) still works; a call through
- * such a pointer (or written `(gb_add)(a, b)`) skips the macro and its
- * error names the last wrapped call instead: call gb_set_call_site()
- * first if that matters. The library is built with GB_BUILDING_LIBRARY
- * and calls its functions directly, so internal calls never move the
- * call site; tests/call_sites checks that no fallible function lacks
- * its macro. */
+ * The sites form a stack: a wrapped call inside another's arguments (a
+ * helper that builds an input, `gb_function_call(f, in_of(x), ...)`)
+ * pushes its own line and pops it when it returns, so the outer call
+ * still names its line when it runs. Messages name the file by its base
+ * name ("train.c:42"). The macros are function-like, so taking a
+ * function's address (`&gb_add`, or `gb_add` passed as a pointer) still
+ * works; a call through such a pointer (or written `(gb_add)(a, b)`)
+ * skips the macro and its error names the last wrapped call instead:
+ * call gb_set_call_site() first if that matters. The library is built
+ * with GB_BUILDING_LIBRARY and calls its functions directly, so internal
+ * calls never move the call site; tests/call_sites checks that no
+ * fallible function lacks its macro. */
 void gb_set_call_site(const char *file, int line);
+/* The macro's halves: push a site (returns the depth), pop it. */
+int gb__site_enter(const char *file, int line);
+void gb__site_leave(const int *depth);
 #if !defined(GB_BUILDING_LIBRARY)
+#if defined(__GNUC__)
+/* A statement expression whose cleanup pops the site after the call (its
+ * value is the call's, void included); __COUNTER__ names each nested
+ * site variable apart. */
+#define GB__CAT2(a, b) a##b
+#define GB__CAT(a, b) GB__CAT2(a, b)
+#define GB__AT(var, fn, ...)                                                              \
+    (__extension__({                                                                     \
+        __attribute__((cleanup(gb__site_leave), unused)) const int var =                 \
+            gb__site_enter(__FILE__, __LINE__);                                           \
+        fn(__VA_ARGS__);                                                                  \
+    }))
+#define GB_AT(fn, ...) GB__AT(GB__CAT(gb__site_, __COUNTER__), fn, __VA_ARGS__)
+#else
+/* Without GNU C the site is set before the arguments are evaluated: a
+ * wrapped call inside an argument then moves it. */
 #define GB_AT(fn, ...) (gb_set_call_site(__FILE__, __LINE__), fn(__VA_ARGS__))
+#endif
 #endif
 
 /* ---- memory scopes ------------------------------------------------------ */
@@ -125,6 +149,15 @@ size_t gb_scope_bytes_in_use(void);
 void gb_name_scope_push(const char *name);
 void gb_name_scope_pop(void);
 const char *gb_name_scope_path(void);     /* "" at top level */
+
+/* ---- the CPU ------------------------------------------------------------ */
+
+/* The instruction-set level the kernels run at: "x86-64-v2" (SSE4.2),
+ * "x86-64-v3" (AVX2 + FMA) or "x86-64-v4" (AVX-512), chosen at start from
+ * the CPU's features; the environment variable GB_ISA=v2|v3|v4 forces a
+ * lower one. A build for one machine (cmake -DGB_MARCH=native) says
+ * "-march=native". */
+const char *gb_cpu_isa(void);
 
 /* ---- call sites (GB_AT above) ------------------------------------------- */
 #if !defined(GB_BUILDING_LIBRARY)

@@ -51,7 +51,7 @@ typedef struct gb_value {
         int64_t i;
         double d;
         bool b;
-        const char *s;       /* copied into the signature; at most 63 bytes */
+        const char *s;       /* copied into the signature whole, any length */
     } as;
 } gb_value;
 #define GB_INT(name_, v) ((gb_value){.kind = GB_VALUE_INT, .name = (name_), .as.i = (v)})
@@ -118,6 +118,11 @@ typedef enum gb_graph_pass {
 } gb_graph_pass;
 #define GB_GRAPH_PASSES 6
 
+/* A function wrapping fn. Wrappers of one C function made by one line of
+ * code share a history of calls (for the excessive-retracing warning):
+ * making one there again, whatever its user data, is the "function in a
+ * loop" mistake, which its first trace reports; wrappers made at two
+ * lines (a train and an eval loss) keep histories of their own. */
 gb_function *gb_function_new(const char *name, gb_function_fn fn, const gb_function_options *opts);
 void gb_function_free(gb_function *f);
 
@@ -146,6 +151,7 @@ typedef struct gb_function_stats {
     int64_t cache_hits;      /* calls served by a cached concrete function */
     int64_t traces;          /* traces made (tracing count) */
     double trace_ms;         /* time spent tracing */
+    double last_trace_ms;    /* the cost of the last trace (in its reason too) */
     int concrete;            /* concrete functions cached now */
 } gb_function_stats;
 gb_function_stats gb_function_get_stats(const gb_function *f);
@@ -156,8 +162,26 @@ const char *gb_function_name(const gb_function *f);
  * lives in f until its next call. */
 const char *gb_function_concrete_signatures(gb_function *f);
 /* Why the last trace happened, in the words of the trace event ("" before
- * the first). */
+ * the first): what changed against the closest cached signature, the
+ * call site, the cost and the fix —
+ *   "input 0 'x' changed dim 0: 3 -> 4 (float32[3] -> float32[4]), against
+ *    the closest cached signature sq(x: float32[3]) -> (float32[3]); called
+ *    at train.c:42; traced in 0.31 ms. Fix: declare the dim -1 ..."
+ * A call refused before tracing (an input that does not fit the input
+ * signature) or a trace that fails leaves it as it was. */
 const char *gb_function_last_trace_reason(const gb_function *f);
+
+/* One line on stderr per trace as it happens ("glassbox: traced 'f'
+ * (trace 2): <reason>"), as TORCH_LOGS=recompiles does; also turned on,
+ * with no change to the program, by the environment variable
+ * GB_LOG_TRACES=1. */
+void gb_log_traces(bool on);
+bool gb_traces_logged(void);
+
+/* Sends the counters of every live function whose calls changed since
+ * they last left as a GB_EVENT_FUNCTION event (the summary writer calls
+ * it when it closes, so a store's counts are exact at the end of a run). */
+void gb_function_flush_counters(void);
 /* The graph of the most recently traced concrete function, one node per
  * line; the signature and graph of one concrete function. */
 const char *gb_function_graph_text(gb_function *f);
@@ -204,7 +228,7 @@ typedef struct gb_trace_event {
     int trace_number;         /* 1 for the function's first trace */
     const char *signature;    /* as in gb_function_concrete_signatures */
     const char *reason;       /* "first call", or what changed and the fix */
-    const char *call_site;    /* "train.c:42", or "" */
+    const char *call_site;    /* "train.c:42", or "" (the line of the call that traced) */
     double duration_ms;       /* the trace's cost */
     int nodes;                /* nodes in the graph */
     const char *graph;        /* the graph as text (gb_concrete_graph_text) */
@@ -217,9 +241,10 @@ typedef struct gb_trace_event {
 } gb_trace_event;
 
 /* The detail of a GB_EVENT_FUNCTION event: a function's counters, sent
- * after calls 1, 2, 4, ... 1024 and every 1024th call after, and when the
- * function is freed — live enough for a dashboard, cheap for a training
- * loop. */
+ * after its first call, then after any call a second or more after the
+ * last event, when the function is freed and by
+ * gb_function_flush_counters — at most a second behind while it runs,
+ * exact at the end, and cheap for a training loop. */
 typedef struct gb_function_event {
     const char *function;
     gb_function_stats stats;

@@ -46,9 +46,9 @@ add_test(NAME retracing_example
                  "changed rank: 1 -> 2 (float32[3] -> float32[3,1])"
                  "changed dim 0: 3 -> 4 (float32[3] -> float32[4])"
                  "static argument 'exponent' changed value: 2 -> 3"
-                 "a variable its graph captured was freed"
+                 "which its graph captured, was freed"
                  "its C function was wrapped in a new gb_function"
-                 "WARNING: function 'negate' traced 5 times in its last 5 calls, each time wrapped"
+                 "WARNING: function 'negate' traced 5 times in its last 5 calls, each time"
                  "WARNING: function 'mean' traced 5 times in its last 5 calls; the argument that varies is input 0 'x' dim 0 (values seen: 1, 2, 3, 4, 5)"
                  "1 trace(s) for 5 calls; cached: center(x: float32[-1]) -> (float32[-1])"
                  "2 trace(s) for 5 calls; cached: sum_of_squares(x: float32[-1]) -> (float32[])")

@@ -24,7 +24,7 @@ static void assert_error_at(const char *message, int line) {
     ck_assert_str_eq(e->file, __FILE__);
     ck_assert_int_eq(e->line, line);
     char expect[1024];
-    snprintf(expect, sizeof expect, "%s (at %s:%d)", message, __FILE__, line);
+    snprintf(expect, sizeof expect, "%s (at test_call_sites.c:%d)", message, line);
     ck_assert_str_eq(gb_error_string(), expect);
     gb_clear_error();
 }

@@ -252,10 +252,9 @@ START_TEST(test_train_num_steps_static_vs_tensor) {
     gb_function_call(f, NULL, 0, (gb_value[]){GB_INT("num_steps", 10)}, 1, &y);
     gb_function_call(f, NULL, 0, (gb_value[]){GB_INT("num_steps", 20)}, 1, &y);
     ck_assert_int_eq(gb_function_tracing_count(f), 2);
-    ck_assert_str_eq(gb_function_last_trace_reason(f),
-                     "static argument 'num_steps' changed value: 10 -> 20, against the closest "
+    assert_reason(f, "static argument 'num_steps' changed value: 10 -> 20, against the closest "
                      "cached signature train(num_steps=10) -> (int64[]); called at "
-                     "test_graph_function.c:253. Fix: pass a tensor instead of a static value "
+                     "test_graph_function.c:253" COST ". Fix: pass a tensor instead of a static value "
                      "when it does not change the graph's structure; each static value needs its "
                      "own graph");
     gb_function *g = gb_function_new("train_t", train_fn, NULL);
@@ -270,6 +269,29 @@ END_TEST
 
 /* ---- suite ------------------------------------------------------------------------------ */
 
+/* A function's name is what the dashboard selects it by: kept whole
+ * (at most 63 bytes), UTF-8, no control characters — else refused when
+ * the function is made, never cut or unselectable later. */
+START_TEST(test_function_names_are_kept_whole_or_refused) {
+    char long_name[80];
+    memset(long_name, 'f', 64);
+    long_name[64] = '\0';
+    ck_assert_ptr_null(gb_function_new(long_name, double_fn, NULL));
+    assert_error_text(GB_ERR_VALUE, "gb_function_new: the name is 64 bytes; at most 63 are kept");
+    ck_assert_ptr_null(gb_function_new("train\nstep", double_fn, NULL));
+    assert_error_text(GB_ERR_VALUE, "gb_function_new: the name has a control character at byte "
+                                    "5; names are UTF-8 text without control characters");
+    ck_assert_ptr_null(gb_function_new("caf\xe9", double_fn, NULL));
+    assert_error_text(GB_ERR_VALUE, "gb_function_new: the name has a byte that is not UTF-8 at "
+                                    "byte 3; names are UTF-8 text without control characters");
+    ck_assert_ptr_null(gb_function_new("x\xc2\x85", double_fn, NULL)); /* C1 NEL */
+    gb_clear_error();
+    gb_function *f = gb_function_new("caf\xc3\xa9_\xe2\x86\x92", double_fn, NULL);
+    ck_assert_msg(f != NULL, "%s", gb_error_string());
+    gb_function_free(f);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("graph_function");
     TCase *tc = tcase_create("seeds");
@@ -281,6 +303,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_variable_singleton);
     tcase_add_test(tc, test_variable_on_later_trace_is_an_error);
     tcase_add_test(tc, test_train_num_steps_static_vs_tensor);
+    tcase_add_test(tc, test_function_names_are_kept_whole_or_refused);
     suite_add_tcase(s, tc);
     return s;
 }

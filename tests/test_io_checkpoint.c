@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -324,6 +326,35 @@ START_TEST(test_damaged_files_are_clear_errors) {
 }
 END_TEST
 
+/* The largest resident set of the process so far, in KiB. */
+static long peak_rss_kib(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss;
+}
+
+/* A file that is no checkpoint is refused by its first 40 bytes: a 3 GiB
+ * (sparse) file once cost 3 GiB of memory and 22 s before "bad magic".
+ * The peak resident set says it was never read whole; a model file, the
+ * same container, likewise. */
+START_TEST(test_big_files_refused_by_their_header) {
+    const char *big = in_test_dir("big.ckpt");
+    int fd = open(big, O_CREAT | O_TRUNC | O_WRONLY, 0600);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(ftruncate(fd, (off_t)3 << 30), 0);
+    close(fd);
+    long before = peak_rss_kib();
+    gb_checkpoint_entry *entries = NULL;
+    ck_assert_int_eq(gb_checkpoint_list(big, &entries), -1);
+    assert_error_text(GB_ERR_IO, "%s: not a glassbox checkpoint (bad magic)", big);
+    ck_assert_ptr_null(gb_model_load(big));
+    assert_error_text(GB_ERR_IO, "%s: not a glassbox checkpoint (bad magic)", big);
+    ck_assert_msg(peak_rss_kib() - before < 64 * 1024, "peak memory grew by %ld KiB",
+                  peak_rss_kib() - before);
+    unlink(big);
+}
+END_TEST
+
 /* ---- delayed restoration ---------------------------------------------------------------- */
 
 static int forward(void *user, gb_tensor *const *in, int nin, const gb_value *statics, int nstatics,
@@ -588,6 +619,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_shape_mismatch_changes_nothing);
     tcase_add_test(tc, test_dtype_mismatch_changes_nothing);
     tcase_add_test(tc, test_damaged_files_are_clear_errors);
+    tcase_add_test(tc, test_big_files_refused_by_their_header);
     tcase_add_test(tc, test_delayed_restore_at_first_call);
     tcase_add_test(tc, test_delayed_restore_in_a_traced_first_call);
     tcase_add_test(tc, test_delayed_restore_mismatch_fails_the_build);

@@ -254,6 +254,18 @@ START_TEST(test_bad_configs_are_clear_errors) {
         {"{\"class_name\": \"Functional\", \"config\": {\"inputs\": [{\"name\": \"x\", \"dtype\": "
          "\"float33\", \"shape\": [-1, 3]}]}}",
          "'dtype' is an unknown dtype 'float33'"},
+        /* Every key is read or refused: nothing is silently dropped. */
+        {"{\"class_name\": \"Dense\", \"config\": {\"units\": 3, \"kernel_regularizr\": "
+         "{\"l2\": 0.1}}}",
+         "Dense config: unknown key 'kernel_regularizr' (the Dense layer does not read it)"},
+        {"{\"class_name\": \"Dense\", \"config\": {\"units\": 3, \"kernel_regularizer\": "
+         "{\"l3\": 0.1}}}",
+         "Dense config: unknown key 'l3' (the Dense layer does not read it)"},
+        {"{\"class_name\": \"Dense\", \"config\": {\"units\": 3, \"kernel_regularizer\": \"l3\"}}",
+         "Dense config: 'kernel_regularizer' is 'l3'; a regularizer is l1, l2, l1_l2 or {l1, l2}"},
+        {"{\"class_name\": \"Conv2D\", \"config\": {\"filters\": 2, \"kernel_size\": [3, 3], "
+         "\"bias_regularizer\": 5}}",
+         "Conv2D config: 'bias_regularizer' must be null, a name or {l1, l2}"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         gb_config *c = parse(cases[i].json);
@@ -265,6 +277,24 @@ START_TEST(test_bad_configs_are_clear_errors) {
         gb_clear_error();
         gb_config_free(c);
     }
+}
+END_TEST
+
+/* Keras' regularizer names in a config: "l2" is L2(0.01), as
+ * keras.regularizers.get("l2") gives, and written back as numbers. */
+START_TEST(test_regularizer_names_in_configs) {
+    gb_config *c = parse("{\"class_name\": \"Dense\", \"config\": {\"units\": 3, "
+                         "\"kernel_regularizer\": \"l2\", \"bias_regularizer\": \"l1_l2\"}}");
+    gb_module *m = gb_module_from_config(c);
+    ck_assert_msg(m != NULL, "%s", gb_error_string());
+    gb_config *back = gb_module_get_config(m);
+    const gb_config *cfg = gb_config_get(back, "config");
+    const gb_config *k = gb_config_get(cfg, "kernel_regularizer"), *b = gb_config_get(cfg, "bias_regularizer");
+    ck_assert(gb_config_number(gb_config_get(k, "l1")) == 0 && gb_config_number(gb_config_get(k, "l2")) == 0.01);
+    ck_assert(gb_config_number(gb_config_get(b, "l1")) == 0.01 && gb_config_number(gb_config_get(b, "l2")) == 0.01);
+    gb_config_free(back);
+    gb_config_free(c);
+    gb_module_free(m);
 }
 END_TEST
 
@@ -280,6 +310,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_functional_round_trip_with_shared_and_nested);
     tcase_add_test(tc, test_custom_layers_through_the_registry);
     tcase_add_test(tc, test_bad_configs_are_clear_errors);
+    tcase_add_test(tc, test_regularizer_names_in_configs);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -352,6 +352,14 @@ START_TEST(test_errors) {
                  "Conv2D: strides must be >= 1, got {0,1}");
     expect_error(gb_conv2d(x, f, NULL, 0, GB_PADDING_SAME, GB_LIST(1, -2)), GB_ERR_VALUE,
                  "Conv2D: dilations must be >= 1, got {1,-2}");
+    /* Attributes at the edge of int64 (a loaded graph can hold any): no
+     * arithmetic on them may wrap. A huge stride is a 1x1 output; a huge
+     * dilation is a window past 2^63 elements. */
+    gb_tensor *y = gb_conv2d(x, f, GB_LIST(INT64_MAX, INT64_MAX), GB_PADDING_SAME, NULL, 0);
+    ck_assert_msg(y && gb_shape(y)[1] == 1 && gb_shape(y)[2] == 1, "%s", gb_error_string());
+    expect_error(gb_conv2d(x, f, NULL, 0, GB_PADDING_SAME, GB_LIST(INT64_MAX, 1)), GB_ERR_VALUE,
+                 "Conv2D: the window's height (size 3, dilation 9223372036854775807) spans more "
+                 "than 2^63 elements");
     expect_error(gb_conv2d(x, f, NULL, 0, (gb_padding)7, NULL, 0), GB_ERR_VALUE,
                  "Conv2D: padding must be GB_PADDING_VALID (0) or GB_PADDING_SAME (1), got 7");
     expect_error(

@@ -113,6 +113,30 @@ START_TEST(test_reshape_errors) {
 }
 END_TEST
 
+/* Shapes whose element count wraps int64 are refused by name, never
+ * multiplied out: the target of a Reshape (2^62 x 4 wraps to 0, which a
+ * size check then compared against an empty input), and any op's output
+ * (the dispatcher checks every inferred shape). */
+START_TEST(test_shapes_past_int64_are_refused) {
+    gb_scope_begin();
+    const int64_t big = INT64_C(1) << 62;
+    ck_assert_ptr_null(gb_reshape(gb_zeros(GB_F32, GB_SHAPE(0)), GB_SHAPE(big, 4)));
+    assert_error_text(GB_ERR_SHAPE,
+                      "Reshape: target shape [4611686018427387904,4] has more than 2^63 elements");
+    ck_assert_ptr_null(gb_broadcast_to(gb_scalar(GB_F32, 1), GB_SHAPE(big, 3)));
+    assert_error_text(GB_ERR_SHAPE, "BroadcastTo: output 0 of shape [4611686018427387904,3] has "
+                                    "more than 2^63 elements");
+    ck_assert_ptr_null(gb_broadcast_to(gb_scalar(GB_F64, 1), GB_SHAPE(big, 1)));
+    assert_error_text(GB_ERR_SHAPE, "BroadcastTo: output 0 of shape [4611686018427387904,1] has "
+                                    "more than 2^63 bytes");
+    ck_assert_ptr_null(gb_zeros(GB_F32, GB_SHAPE(big, big)));
+    assert_error_text(GB_ERR_SHAPE,
+                      "gb_zeros: shape [4611686018427387904,4611686018427387904] has more than "
+                      "2^63 elements");
+    gb_scope_end();
+}
+END_TEST
+
 /* ---- Transpose --------------------------------------------------------------------- */
 
 START_TEST(test_transpose_values) {
@@ -599,6 +623,7 @@ static Suite *movement_suite(void) {
     tcase_add_test(fwd, test_reshape_values_and_view);
     tcase_add_test(fwd, test_reshape_keep_and_variable);
     tcase_add_test(fwd, test_reshape_errors);
+    tcase_add_test(fwd, test_shapes_past_int64_are_refused);
     tcase_add_test(fwd, test_transpose_values);
     tcase_add_test(fwd, test_transpose_tiled);
     tcase_add_test(fwd, test_transpose_errors);

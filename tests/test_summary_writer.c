@@ -730,6 +730,44 @@ START_TEST(test_op_timings_of_one_function) {
 }
 END_TEST
 
+static int twice_fn(void *user, gb_tensor *const *in, int nin, const gb_value *st, int nst,
+                    gb_tensor **out) {
+    (void)user, (void)nin, (void)st, (void)nst;
+    out[0] = gb_add(in[0], in[0]);
+    return 1;
+}
+
+/* A function called 469 times (a fit's steps) and still alive when the
+ * writer closes: the store's counters are the last ones, not those of the
+ * 256th call; a flush sends the calls so far. */
+static void assert_counts(const char *run, int64_t calls) {
+    gb_store *s = open_store();
+    gb_function_stats_list *l;
+    ck_assert_int_eq(gb_store_function_stats(s, run, &l), GB_STORE_OK);
+    ck_assert_int_eq(l->count, 1);
+    ck_assert_str_eq(l->rows[0].function, "twice");
+    ck_assert_int_eq(l->rows[0].calls, calls);
+    ck_assert_int_eq(l->rows[0].cache_hits, calls - 1);
+    ck_assert_int_eq(l->rows[0].traces, 1);
+    gb_store_free(l);
+    gb_store_close(s);
+}
+
+START_TEST(test_function_counters_exact_at_close) {
+    gb_summary_writer *w = open_writer("steps");
+    gb_summary_set_default(w);
+    gb_function *f = gb_function_new("twice", twice_fn, NULL);
+    gb_tensor *y, *x = gb_ones(GB_F32, GB_SHAPE(4));
+    for (int i = 0; i < 300; i++) ck_assert_int_eq(gb_function_call(f, &x, 1, NULL, 0, &y), 1);
+    ck_assert_int_eq(gb_summary_flush(w), GB_OK);
+    assert_counts("steps", 300);
+    for (int i = 300; i < 469; i++) ck_assert_int_eq(gb_function_call(f, &x, 1, NULL, 0, &y), 1);
+    ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
+    assert_counts("steps", 469);
+    gb_function_free(f);
+}
+END_TEST
+
 START_TEST(test_trace_and_numerics_records_paged) {
     gb_summary_writer *w = open_writer("run");
     for (int i = 0; i < 5; i++) {
@@ -864,6 +902,7 @@ int main(void) {
     tcase_add_test(tc, test_engine_events_end_to_end);
     tcase_add_test(tc, test_function_traces_end_to_end);
     tcase_add_test(tc, test_op_timings_of_one_function);
+    tcase_add_test(tc, test_function_counters_exact_at_close);
     tcase_add_test(tc, test_trace_and_numerics_records_paged);
     tcase_add_test(tc, test_flush_makes_events_visible);
     tcase_add_test(tc, test_timer_and_count_trigger_commits);

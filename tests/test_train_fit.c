@@ -430,6 +430,18 @@ START_TEST(test_errors_are_clear) {
     assert_error(GB_ERR_SHAPE, "x has 10 samples but sample_weight has 1");
     ck_assert_ptr_null(gb_model_predict(m, xs(), 0));
     assert_error(GB_ERR_VALUE, "gb_model_predict: batch_size must be >= 1");
+    /* An empty test set is refused, not scored 0. */
+    gb_tensor *none_x = gb_slice(xs(), GB_LIST(0, 0), GB_LIST(0, -1));
+    gb_tensor *none_y = gb_slice(ys(), GB_LIST(0), GB_LIST(0));
+    ck_assert(!gb_model_evaluate(m, none_x, none_y, NULL, 4, &logs));
+    assert_error_text(GB_ERR_VALUE,
+                      "gb_model_evaluate: x has no samples (rank 0 or an empty first axis)");
+    gb_dataset *empty =
+        gb_dataset_batch(gb_dataset_from_tensor_slices(2, (gb_tensor *[]){none_x, none_y}), 4, false);
+    ck_assert(!gb_model_evaluate_dataset(m, empty, &logs));
+    assert_error_text(GB_ERR_VALUE, "gb_model_evaluate: the dataset has no samples; the loss and "
+                                    "metrics need at least one");
+    gb_dataset_free(empty);
     finish(NULL, NULL, 0, m, opt);
 }
 END_TEST

@@ -137,4 +137,17 @@ static inline void expect_error(gb_tensor *t, gb_status code, const char *part) 
     assert_error(code, part);
 }
 
+/* ---- trace reasons ------------------------------------------------------------------ */
+
+/* A trace reason carries the trace's cost ("; traced in 0.42 ms"). The
+ * expected reason is written with COST where the cost stands, filled from
+ * the function's own stats, so the whole reason is still compared word
+ * for word without asserting a time. */
+#define COST "; traced in %.2f ms"
+static inline void assert_reason(const gb_function *f, const char *fmt) {
+    char want[1400];
+    snprintf(want, sizeof want, fmt, gb_function_get_stats(f).last_trace_ms);
+    ck_assert_str_eq(gb_function_last_trace_reason(f), want);
+}
+
 #endif

@@ -67,6 +67,14 @@ START_TEST(list_gives_reasons_signatures_call_sites) {
 }
 END_TEST
 
+/* The runs with traces, in the store's order; the run without is not one. */
+START_TEST(runs_are_those_with_traces) {
+    char *b = webui_get_expect(port, "/api/traces/runs", 200);
+    ck_assert_str_eq(b, "{\"runs\":[\"damaged\",\"engine\"]}");
+    free(b);
+}
+END_TEST
+
 /* A damaged detail: the trace still lists, its detail's fields unknown. */
 START_TEST(damaged_detail_lists_with_unknowns) {
     char *b = webui_get_expect(port, "/api/traces/list?run=damaged", 200);
@@ -200,6 +208,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, functions_have_counters_and_traces);
     tcase_add_test(tc, list_gives_reasons_signatures_call_sites);
     tcase_add_test(tc, damaged_detail_lists_with_unknowns);
+    tcase_add_test(tc, runs_are_those_with_traces);
     tcase_add_test(tc, list_has_each_concrete_function_and_the_export);
     tcase_add_test(tc, graph_of_a_trace_both_stages);
     tcase_add_test(tc, exported_graph_by_tag_and_step);

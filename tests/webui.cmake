@@ -16,9 +16,11 @@ if(TARGET glassbox_webui)
   #   append_scalar   scalars written while a page or a test watches
   #   append_alert    a numerics alert written while a page or a test watches
   #   append_histogram histogram tags, so some cards start below the fold
+  #   append_traces   a function capturing 40 variables, relaxed by reduce_retracing
   set(gb_store_writers webui_fixtures=webui_fixtures.c append_scalar=browser/append_scalar.c
                        append_alert=browser/append_alert.c
-                       append_histogram=browser/append_histogram.c)
+                       append_histogram=browser/append_histogram.c
+                       append_traces=browser/append_traces.c)
   foreach(pair ${gb_store_writers})
     string(REGEX REPLACE "=.*" "" prog ${pair})
     string(REGEX REPLACE "^[^=]*=" "" src ${pair})
@@ -50,4 +52,5 @@ if(TARGET glassbox_webui)
   gb_node_test(webui_browser ${CMAKE_CURRENT_LIST_DIR}/browser/dashboard.test.mjs 180)
   gb_node_test(webui_smoothing ${CMAKE_CURRENT_LIST_DIR}/browser/smoothing.test.mjs 30)
   gb_node_test(webui_traces_browser ${CMAKE_CURRENT_LIST_DIR}/browser/traces.test.mjs 120)
+  gb_node_test(webui_auth_browser ${CMAKE_CURRENT_LIST_DIR}/browser/auth.test.mjs 120)
 endif()

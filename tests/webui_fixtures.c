@@ -15,7 +15,8 @@
  *   webui_fixtures traces DB          run engine: a function traced twice (a dim
  *                                     changed), called five times, profiled and
  *                                     exported between trace_on/trace_export; run
- *                                     damaged: a trace whose detail is not JSON
+ *                                     damaged: a trace whose detail is not JSON;
+ *                                     untraced: a scalar, no trace
  *   webui_fixtures graph DB [SHAPE]   run big: graph summary "generated" of a
  *                                     generated shape (graph_shapes.c; default
  *                                     10k100: 10,000 ops in 100 scopes)
@@ -214,6 +215,10 @@ static bool write_traces(const char *db) {
     CHECK(gb_summary_trace(w, &(gb_trace_record){.function = "broken", .reason = "first call",
                                                   .detail_json = "{\"graph\": [1, 2"}, 0));
     CHECK(gb_summary_graph(w, "text_graph", "text", "a = Add(b, c)", 1));
+    CHECK(gb_summary_writer_close(w));
+    /* A run that traced nothing: not among the Traces page's runs. */
+    CHECK(gb_summary_writer_open(db, "untraced", NULL, &w));
+    CHECK(gb_summary_scalar(w, "loss", 0.5, 1));
     CHECK(gb_summary_writer_close(w));
     return ok;
 }

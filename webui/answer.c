@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth.h"
 #include "respond.h"
 
 void gb__head_add_param(gb__head *head, const char *name, size_t name_size, const char *value,
@@ -136,11 +137,89 @@ static int check_head(const gb__hosts *hosts, const gb__head *head, char *msg, s
     return 0;
 }
 
-bool gb__answer_request(const gb__hosts *hosts, gb__reader_pool *pool, const gb__head *head,
-                        gb__answer *out) {
+/* ---- the token -------------------------------------------------------------------------- */
+
+/* Appends s to buf (size bytes, *at used), percent-encoding all but
+ * unreserved characters and those in `keep`; false when it does not fit. */
+static bool put_encoded(char *buf, size_t size, size_t *at, const char *s, const char *keep) {
+    static const char unreserved[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                     "0123456789-._~";
+    for (; *s; s++) {
+        bool plain = strchr(unreserved, *s) || strchr(keep, *s);
+        int n = plain ? snprintf(buf + *at, size - *at, "%c", *s)
+                      : snprintf(buf + *at, size - *at, "%%%02X", (unsigned char)*s);
+        if (n < 0 || (size_t)n >= size - *at) return false;
+        *at += (size_t)n;
+    }
+    return true;
+}
+
+/* The request's address without its token parameter (malloc'd; NULL when
+ * out of memory or room). */
+static char *address_without_token(const gb__head *head) {
+    size_t size = GB__MAX_TARGET + 1, at = 0;
+    char *loc = malloc(size);
+    bool ok = loc && put_encoded(loc, size, &at, head->path, "/");
+    const char *sep = "?";
+    size_t shown = head->param_count < GB__HEAD_PARAMS ? head->param_count : GB__HEAD_PARAMS;
+    for (size_t i = 0; ok && i < shown; i++) {
+        if (!strcmp(head->param_name[i], "token")) continue;
+        ok = put_encoded(loc, size, &at, sep, sep) &&
+             put_encoded(loc, size, &at, head->param_name[i], "") &&
+             (!head->param_value[i] || (put_encoded(loc, size, &at, "=", "=") &&
+                                        put_encoded(loc, size, &at, head->param_value[i], "")));
+        sep = "&";
+    }
+    if (ok) return loc;
+    free(loc);
+    return NULL;
+}
+
+/* The token in the address (NULL when none). */
+static const char *token_param(const gb__head *head) {
+    size_t shown = head->param_count < GB__HEAD_PARAMS ? head->param_count : GB__HEAD_PARAMS;
+    for (size_t i = 0; i < shown; i++)
+        if (!strcmp(head->param_name[i], "token")) return head->param_value[i] ? head->param_value[i] : "";
+    return NULL;
+}
+
+/* The token's gate: false when the request was answered here (out set):
+ * a redirect that sets the cookie for a right token in the address, 401
+ * for a wrong one or none. */
+static bool token_gate(const char *token, const gb__head *head, gb__answer *out, bool *made) {
+    *made = true;
+    const char *given = token_param(head);
+    if (given && gb__token_equal(given, token)) {
+        *out = (gb__answer){.kind = GB__ANSWER_LOGIN, .status = 302};
+        *made = (out->body = address_without_token(head)) != NULL;
+        return false;
+    }
+    if (given) {
+        *made = error_answer(out, 401, "wrong token");
+        return false;
+    }
+    if (gb__token_equal(head->token, token)) return true;
+    static const char why[] = "this dashboard needs its token: open the address the server "
+                              "printed (it ends in ?token=...)";
+    if (!strncmp(head->path, "/api/", 5)) {
+        *made = error_answer(out, 401, why);
+        return false;
+    }
+    /* A person at the address bar: the reason as text, not JSON. */
+    char *text = strdup("This glassbox dashboard needs its token: open the address the server "
+                        "printed, which ends in ?token=...\n");
+    *made = text && body_answer(out, text, strlen(text), "text/plain; charset=utf-8");
+    out->status = 401;
+    return false;
+}
+
+bool gb__answer_request(const gb__hosts *hosts, const char *token, gb__reader_pool *pool,
+                        const gb__head *head, gb__answer *out) {
     char msg[320];
     int status = check_head(hosts, head, msg, sizeof msg);
     if (status) return error_answer(out, (unsigned)status, msg);
+    bool made;
+    if (token && *token && !token_gate(token, head, out, &made)) return made;
     if (!strcmp(head->path, "/api/events")) return answer_events(head, out);
     if (!strncmp(head->path, "/api/", 5) || !strcmp(head->path, "/api"))
         return answer_api(pool, head, out);

@@ -36,6 +36,7 @@ typedef struct gb__head {
     bool param_nul;              /* a parameter's name or value held a NUL byte */
     const char *param_name[GB__HEAD_PARAMS];
     const char *param_value[GB__HEAD_PARAMS];   /* NULL: given without '=' */
+    const char *token;           /* from its cookie or Authorization (auth.h); NULL: none */
 } gb__head;
 
 /* Adds a query parameter to head as libmicrohttpd reports it: decoded,
@@ -47,12 +48,14 @@ typedef enum gb__answer_kind {
     GB__ANSWER_BODY,     /* status, body, content_type */
     GB__ANSWER_FILE,     /* 200 and an embedded file */
     GB__ANSWER_EVENTS,   /* 200 and the live stream (/api/events) */
+    GB__ANSWER_LOGIN,    /* 302 to `body` (the address without its token), setting the
+                            token's cookie */
 } gb__answer_kind;
 
 typedef struct gb__answer {
     gb__answer_kind kind;
     unsigned status;
-    char *body;                    /* BODY: malloc'ed, len bytes */
+    char *body;                    /* BODY: malloc'ed, len bytes; LOGIN: the location */
     size_t len;
     const char *content_type;      /* BODY and FILE */
     const gb__static_file *file;   /* FILE */
@@ -60,10 +63,11 @@ typedef struct gb__answer {
 
 /* Decides the answer to head, reading the store through pool: a BODY is
  * the route's JSON (or PNG), or an error {"error": message, "status": n}
- * with the status of http_api.md. False when memory ran out before any
- * answer could be made: there is nothing to send. */
-bool gb__answer_request(const gb__hosts *hosts, gb__reader_pool *pool, const gb__head *head,
-                        gb__answer *out);
+ * with the status of http_api.md. token: the board's (NULL or "": none),
+ * which every request must then carry (auth.h). False when memory ran out
+ * before any answer could be made: there is nothing to send. */
+bool gb__answer_request(const gb__hosts *hosts, const char *token, gb__reader_pool *pool,
+                        const gb__head *head, gb__answer *out);
 /* Frees the body of an answer that was not sent. */
 void gb__answer_free(gb__answer *a);
 

@@ -21,7 +21,9 @@
  *       request), so answering there made every response "Connection:
  *       close" and left pipelined requests unanswered.
  * Errors found at the request line are answered there, on the socket
- * (gb__conn_refuse); every other answer goes through libmicrohttpd.
+ * (gb__conn_refuse); every other answer goes through libmicrohttpd. A
+ * board bound beyond loopback asks every request for its token (auth.h),
+ * right after the Host check.
  */
 #include "gb_board.h"
 
@@ -40,6 +42,7 @@
 #include <unistd.h>
 
 #include "answer.h"
+#include "auth.h"
 #include "board_internal.h"
 #include "connections.h"
 #include "host.h"
@@ -53,6 +56,7 @@ struct gb_board {
     gb__live *live;
     gb__conns *conns;
     gb__hosts hosts;   /* what Host headers may name */
+    char token[GB__TOKEN_MAX + 1];   /* every request's, when set (auth.h) */
     int port;
     char url[320];
 };
@@ -89,6 +93,7 @@ static void read_head(struct MHD_Connection *c, const char *url, const char *met
                        .nul_in_path = gb__conn_bad_path(gb__conn_of(c))};
     gb__host_fields(c, &head->host_count, &head->host);
     MHD_get_connection_values_n(c, MHD_GET_ARGUMENT_KIND, collect_param, head);
+    head->token = gb__request_token(c);
 }
 
 static enum MHD_Result send_file(struct MHD_Connection *c, const gb__static_file *f) {
@@ -108,10 +113,31 @@ static enum MHD_Result send_file(struct MHD_Connection *c, const gb__static_file
     return ok;
 }
 
+/* The redirect that logs a browser in: to the address without its token,
+ * with the token as a cookie no script reads and no other site sends. */
+static enum MHD_Result send_login(gb_board *b, struct MHD_Connection *c, gb__answer *a) {
+    char cookie[GB__TOKEN_MAX + 64];
+    snprintf(cookie, sizeof cookie, "%s=%s; Path=/; HttpOnly; SameSite=Strict", GB__TOKEN_COOKIE,
+             b->token);
+    struct MHD_Response *r = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+    enum MHD_Result ok = MHD_NO;
+    if (r) {
+        gb__common_headers(r, "text/plain; charset=utf-8");
+        MHD_add_response_header(r, MHD_HTTP_HEADER_LOCATION, a->body);
+        MHD_add_response_header(r, MHD_HTTP_HEADER_SET_COOKIE, cookie);
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+        ok = MHD_queue_response(c, MHD_HTTP_FOUND, r);
+        MHD_destroy_response(r);
+    }
+    gb__answer_free(a);
+    return ok;
+}
+
 static enum MHD_Result send_answer(gb_board *b, struct MHD_Connection *c, gb__answer *a) {
     switch (a->kind) {
     case GB__ANSWER_EVENTS: return gb__live_respond(b->live, c);
     case GB__ANSWER_FILE: return send_file(c, a->file);
+    case GB__ANSWER_LOGIN: return send_login(b, c, a);
     case GB__ANSWER_BODY: break;
     }
     /* The body is libmicrohttpd's to free from here, even on failure. */
@@ -174,7 +200,7 @@ static enum MHD_Result answer(gb_board *b, struct MHD_Connection *c, const char 
     gb__head head;
     read_head(c, url, method, version, &head);
     gb__answer a;
-    if (!gb__answer_request(&b->hosts, b->pool, &head, &a)) return MHD_NO;
+    if (!gb__answer_request(&b->hosts, b->token, b->pool, &head, &a)) return MHD_NO;
     return send_answer(b, c, &a);
 }
 
@@ -304,6 +330,25 @@ static struct MHD_Daemon *start_mhd(gb_board *b, int fd, const gb_board_options 
         MHD_OPTION_URI_LOG_CALLBACK, on_request_line, b, MHD_OPTION_END);
 }
 
+/* The token every request must carry: the one given, else a fresh one
+ * when the board leaves loopback (unless told not to), else none. */
+static bool choose_token(gb_board *b, const char *host, const gb_board_options *o) {
+    if (o->token && *o->token) {
+        if (!gb__token_valid(o->token)) {
+            snprintf(last_error, sizeof last_error,
+                     "the token must be 8 to %d letters, digits, '-', '_' or '.'", GB__TOKEN_MAX);
+            return false;
+        }
+        snprintf(b->token, sizeof b->token, "%s", o->token);
+        return true;
+    }
+    if (gb__host_is_loopback(host) || o->no_auth) return true;
+    if (gb__token_generate(b->token, sizeof b->token)) return true;
+    snprintf(last_error, sizeof last_error,
+             "no randomness for a token to guard %s (give one with the token option)", host);
+    return false;
+}
+
 gb_board *gb_board_start(const char *db_path, const char *host, int port,
                          const gb_board_options *options) {
     last_error[0] = '\0';
@@ -324,6 +369,10 @@ gb_board *gb_board_start(const char *db_path, const char *host, int port,
     if (!b) return start_failed(NULL, "out of memory");
     if (!gb__hosts_init(&b->hosts, host, o.allow_hosts, err, sizeof err))
         return start_failed(b, "%s", err);
+    if (!choose_token(b, host, &o)) {
+        snprintf(err, sizeof err, "%s", last_error);
+        return start_failed(b, "%s", err);
+    }
     b->pool = gb__pool_new(db_path, o.threads, err, sizeof err);
     if (!b->pool) return start_failed(b, "%s", err);
     b->live = gb__live_start(db_path, o.poll_ms, err, sizeof err);
@@ -346,6 +395,8 @@ gb_board *gb_board_start(const char *db_path, const char *host, int port,
 int gb_board_port(const gb_board *board) { return board ? board->port : 0; }
 
 const char *gb_board_url(const gb_board *board) { return board ? board->url : ""; }
+
+const char *gb_board_token(const gb_board *board) { return board ? board->token : ""; }
 
 /* How long stopping waits for connections reading a request head to close
  * (they close at once; the bound is for a libmicrohttpd that does not). */

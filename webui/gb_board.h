@@ -15,12 +15,16 @@
  * otherwise. It binds the loopback interface unless another host is asked
  * for explicitly, and whatever it binds it answers only requests whose Host
  * header names it (loopback names, the address bound, allow_hosts below).
+ * Bound beyond loopback it also asks every request for a secret token
+ * (Jupyter's scheme, `token` below), unless told not to (`no_auth`).
  * Every request is bounded (webui/http_api.md, "Limits"). Errors never exit
  * the process: gb_board_start returns NULL and gb_board_last_error() says
  * why (port in use, missing store...).
  */
 #ifndef GB_BOARD_H
 #define GB_BOARD_H
+
+#include <stdbool.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -50,6 +54,16 @@ typedef struct gb_board_options {
                                 other Host headers are refused (403), so a
                                 page elsewhere cannot reach the dashboard
                                 through DNS rebinding */
+    const char *token;  /* a secret every request must carry (8 to 128
+                           letters, digits, '-', '_', '.'): given once in
+                           the address (/?token=...), answered with a
+                           cookie (HttpOnly, SameSite=Strict) the browser
+                           sends from then on; scripts may send
+                           "Authorization: Bearer <token>". Default: none
+                           on loopback; a fresh random one when bound
+                           beyond it (gb_board_token) */
+    bool no_auth;       /* bound beyond loopback, serve without a token:
+                           anyone who reaches the port reads every run */
 } gb_board_options;
 
 /* Starts serving the store at db_path on host:port in background threads.
@@ -64,6 +78,10 @@ int gb_board_port(const gb_board *board);
 
 /* "http://HOST:PORT/" of a running board. */
 const char *gb_board_url(const gb_board *board);
+
+/* The token its requests must carry ("" when none): open
+ * gb_board_url() + "?token=" + this in a browser once. */
+const char *gb_board_token(const gb_board *board);
 
 /* Stops the server, closes every connection (live streams included) and
  * frees the board. NULL is accepted and ignored. */

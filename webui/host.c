@@ -94,6 +94,12 @@ static bool init_failed(char *err, size_t err_size, const char *fmt, ...) {
     return false;
 }
 
+bool gb__host_is_loopback(const char *host) {
+    struct in_addr a4;
+    if (inet_pton(AF_INET, host, &a4) == 1) return (ntohl(a4.s_addr) >> 24) == 127;
+    return !strcmp(host, "localhost") || !strcmp(host, "::1") || !strcmp(host, "[::1]");
+}
+
 void gb__hosts_add_bound(gb__hosts *h, const char *numeric) { add(h, numeric, strlen(numeric)); }
 
 bool gb__hosts_init(gb__hosts *h, const char *bound, const char *extra, char *err,

@@ -39,6 +39,10 @@ typedef struct gb__hosts {
  * than GB__MAX_ALLOWED_HOSTS names. */
 bool gb__hosts_init(gb__hosts *h, const char *bound, const char *extra, char *err,
                     size_t err_size);
+/* Whether an address to bind is loopback only: localhost, ::1 or
+ * 127.0.0.0/8. */
+bool gb__host_is_loopback(const char *host);
+
 /* Adds the address actually bound, numeric (as getnameinfo gives it). */
 void gb__hosts_add_bound(gb__hosts *h, const char *numeric);
 

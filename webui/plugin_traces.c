@@ -4,6 +4,9 @@
  *   GET /api/traces/functions?run=
  *       {"functions": [{function, calls, cache_hits, traces, trace_ms,
  *                       concrete, warnings, last_wall}]}
+ *   GET /api/traces/runs
+ *       {"runs": [run, ...]}: the runs with traces, in the store's order
+ *       (the page opens on the first of them)
  *   GET /api/traces/list?run=&function=&after_id=&limit=
  *       {"traces": [{id, step, wall, function, is_retrace, reason, signature,
  *                    call_site, duration_us, nodes_before, nodes_after,
@@ -104,7 +107,26 @@ static int traces_functions(gb__request *req) {
     return 200;
 }
 
+/* ---- /api/traces/runs --------------------------------------------------------------- */
+
+static int traces_runs(gb__request *req) {
+    gb_runs *runs = NULL;
+    gb_store_status st = gb_store_runs(req->store, &runs);
+    if (st != GB_STORE_OK) return gb__reply_store_error(req, st);
+    gb__json *j = &req->json;
+    gb__json_obj(j);
+    gb__json_key(j, "runs");
+    gb__json_arr(j);
+    for (size_t i = 0; i < runs->count; i++)
+        if (gb__run_has_traces(req->store, runs->rows[i].name)) gb__json_str(j, runs->rows[i].name);
+    gb__json_arr_end(j);
+    gb__json_obj_end(j);
+    gb_store_free(runs);
+    return 200;
+}
+
 static const gb__route routes[] = {
+    {"runs", traces_runs, {GB__P_END}},
     {"functions", traces_functions, {GB__P_RUN, GB__P_END}},
     {"list", traces_list,
      {GB__P_RUN,

@@ -75,16 +75,20 @@ void gb__fn_summaries_free(gb__fn_summaries *s) {
     *s = (gb__fn_summaries){0};
 }
 
+bool gb__run_has_traces(gb_store *store, const char *run) {
+    gb_traces *t = NULL;
+    bool any = gb_store_traces(store, run, NULL, &(gb_event_query){0, 1}, &t) == GB_STORE_OK &&
+               t->count > 0;
+    gb_store_free(t);
+    return any;
+}
+
 bool gb__any_traces(gb_store *store) {
     gb_runs *runs = NULL;
     bool any = false;
     if (gb_store_runs(store, &runs) == GB_STORE_OK)
-        for (size_t i = 0; i < runs->count && !any; i++) {
-            gb_traces *t = NULL;
-            any = gb_store_traces(store, runs->rows[i].name, NULL, &(gb_event_query){0, 1}, &t) ==
-                      GB_STORE_OK && t->count > 0;
-            gb_store_free(t);
-        }
+        for (size_t i = 0; i < runs->count && !any; i++)
+            any = gb__run_has_traces(store, runs->rows[i].name);
     gb_store_free(runs);
     return any;
 }

@@ -23,6 +23,8 @@ typedef struct gb__fn_summaries {
 gb_store_status gb__fn_summaries_read(gb_store *store, const char *run, gb__fn_summaries *out);
 void gb__fn_summaries_free(gb__fn_summaries *s);
 
+/* Whether run has a trace (one row read). */
+bool gb__run_has_traces(gb_store *store, const char *run);
 /* Whether any run of the store has a trace (the two dashboards' tabs). */
 bool gb__any_traces(gb_store *store);
 

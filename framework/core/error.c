@@ -12,10 +12,14 @@
 
 static _Thread_local gb_error tl_error;
 static _Thread_local bool tl_has_error;
-static _Thread_local const char *tl_site_file;
-static _Thread_local int tl_site_line;
+/* The call sites of the wrapped calls in progress (gb_base.h): entry 0
+ * holds the last finished one, entry d the call at depth d. Past the end
+ * the deepest entry is overwritten, so the top is always the latest. */
+enum { SITE_DEPTH = 64 };
+static _Thread_local gb_call_site tl_sites[SITE_DEPTH];
+static _Thread_local int tl_site_depth;
 static _Thread_local char tl_error_text[1400];
-static _Thread_local char tl_warning[512];
+static _Thread_local char tl_warning[2048];
 static _Thread_local int tl_warning_count;
 static _Thread_local const char *tl_context;
 static gb_error_mode error_mode = GB_ERRORS_STICKY;
@@ -49,24 +53,44 @@ void gb_clear_error(void) {
 
 void gb_set_error_mode(gb_error_mode mode) { error_mode = mode; }
 
-void gb_set_call_site(const char *file, int line) {
-    tl_site_file = file;
-    tl_site_line = line;
+static gb_call_site *site_top(void) {
+    return &tl_sites[tl_site_depth < SITE_DEPTH ? tl_site_depth : SITE_DEPTH - 1];
+}
+
+void gb_set_call_site(const char *file, int line) { *site_top() = (gb_call_site){file, line}; }
+
+int gb__site_enter(const char *file, int line) {
+    tl_site_depth++;
+    *site_top() = (gb_call_site){file, line};
+    return tl_site_depth;
+}
+
+void gb__site_leave(const int *depth) {
+    gb_call_site done = *site_top();
+    tl_site_depth = *depth - 1;
+    if (tl_site_depth <= 0) {
+        tl_site_depth = 0;
+        tl_sites[0] = done; /* an unwrapped call after it names the last wrapped one */
+    }
+}
+
+const char *gb__site_file_name(const char *file) {
+    const char *slash = file ? strrchr(file, '/') : NULL;
+    return slash ? slash + 1 : file;
 }
 
 const char *gb__call_site_text(char *buf, size_t n) {
-    if (tl_site_file) {
-        const char *slash = strrchr(tl_site_file, '/');
-        snprintf(buf, n, "%s:%d", slash ? slash + 1 : tl_site_file, tl_site_line);
-    } else if (n) {
+    const gb_call_site *s = site_top();
+    if (s->file)
+        snprintf(buf, n, "%s:%d", gb__site_file_name(s->file), s->line);
+    else if (n)
         buf[0] = '\0';
-    }
     return buf;
 }
 
-gb_call_site gb__call_site(void) { return (gb_call_site){tl_site_file, tl_site_line}; }
+gb_call_site gb__call_site(void) { return *site_top(); }
 
-void gb__call_site_restore(gb_call_site site) { gb_set_call_site(site.file, site.line); }
+void gb__call_site_restore(gb_call_site site) { *site_top() = site; }
 
 const char *gb_error_string(void) {
     if (!tl_has_error) return "";
@@ -77,7 +101,7 @@ const char *gb_error_string(void) {
     size_t used = (size_t)n;
     if (e->file)
         used += (size_t)snprintf(tl_error_text + used, sizeof tl_error_text - used,
-                                 " (at %s:%d)", e->file, e->line);
+                                 " (at %s:%d)", gb__site_file_name(e->file), e->line);
     if (used < sizeof tl_error_text && e->scope_path[0])
         snprintf(tl_error_text + used, sizeof tl_error_text - used, " [scope %s]",
                  e->scope_path);
@@ -98,8 +122,8 @@ void gb__verror(gb_status code, const char *op_type, const char *op_name, const 
     copy_str(e->op_type, sizeof e->op_type, op_type);
     copy_str(e->op_name, sizeof e->op_name, op_name);
     copy_str(e->scope_path, sizeof e->scope_path, gb_name_scope_path());
-    e->file = tl_site_file;
-    e->line = tl_site_line;
+    e->file = site_top()->file;
+    e->line = site_top()->line;
     int at = tl_context ? snprintf(e->message, sizeof e->message, "%s: ", tl_context) : 0;
     if (at < 0 || (size_t)at >= sizeof e->message) at = 0;
     vsnprintf(e->message + at, sizeof e->message - (size_t)at, fmt, ap);

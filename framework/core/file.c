@@ -69,7 +69,26 @@ static void *read_to_end(int fd, const char *path, size_t hint, size_t *size) {
     return NULL;
 }
 
-void *gb__file_read(const char *path, const char *what, size_t *size) {
+/* The loader's check of the file's first head_bytes (true without one);
+ * the file is then read from its start again. */
+static bool head_agrees(int fd, const char *path, size_t head_bytes, gb_file_head_fn head_ok,
+                        uint64_t file_size) {
+    if (!head_ok) return true;
+    unsigned char head[256];
+    if (head_bytes > sizeof head) head_bytes = sizeof head;
+    ssize_t got = read_fully(fd, head, head_bytes);
+    if (got < 0) {
+        gb__error(GB_ERR_IO, NULL, "%s: read error: %s", path, strerror(errno));
+        return false;
+    }
+    if (!head_ok(path, head, (size_t)got, file_size)) return false;
+    if (lseek(fd, 0, SEEK_SET) == 0) return true;
+    gb__error(GB_ERR_IO, NULL, "%s: cannot seek: %s", path, strerror(errno));
+    return false;
+}
+
+void *gb__file_read_checked(const char *path, const char *what, size_t head_bytes,
+                            gb_file_head_fn head_ok, size_t *size) {
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0) {
         gb__error(GB_ERR_IO, NULL, "%s: cannot open: %s", path, strerror(errno));
@@ -81,8 +100,12 @@ void *gb__file_read(const char *path, const char *what, size_t *size) {
         gb__error(GB_ERR_IO, NULL, "%s: cannot stat: %s", path, strerror(errno));
     else if (!S_ISREG(st.st_mode))
         gb__error(GB_ERR_IO, NULL, "%s: is %s, not %s", path, file_kind(st.st_mode), what);
-    else
+    else if (head_agrees(fd, path, head_bytes, head_ok, (uint64_t)st.st_size))
         bytes = read_to_end(fd, path, (size_t)st.st_size, size);
     close(fd);
     return bytes;
+}
+
+void *gb__file_read(const char *path, const char *what, size_t *size) {
+    return gb__file_read_checked(path, what, 0, NULL, size);
 }

@@ -81,7 +81,19 @@ gb_tensor *gb__tensor_new_in(struct gb_scope *s, gb_dtype dt, int rank, const in
  * reference when it is a variable's heap buffer. */
 bool gb__view_into(gb_tensor *out, gb_tensor *src);
 uint64_t gb__next_tensor_id(void);
+/* Elements of a shape (-1 when a dim is unknown). Only for shapes already
+ * known to fit: every shape a tensor or a graph node gets has passed
+ * gb__shape_check first. */
 int64_t gb__shape_size(int rank, const int64_t *shape);
+/* Whether a tensor of this shape (unknown -1 dims count as 1) and element
+ * size fits: its element count and its bytes within int64. When not,
+ * *unit says which overflowed ("elements" or "bytes"). */
+bool gb__shape_fits(int rank, const int64_t *shape, size_t elem_size, const char **unit);
+/* The same, recording when it does not fit a ShapeError naming `what`
+ * ("Reshape: output 0") and the shape: "... has more than 2^63 elements"
+ * (or bytes). Callers check once, before any size is multiplied out. */
+bool gb__shape_check(const char *op_type, const char *what, int rank, const int64_t *shape,
+                     size_t elem_size);
 /* Heap buffers: a new one with refcount 1, and releasing a reference. */
 gb_buffer *gb__buffer_new_heap(size_t nbytes);
 void gb__buffer_unref(gb_buffer *b);
@@ -138,8 +150,18 @@ const char *gb__error_context(const char *context);
 /* The user's call site of the current API call, "train.c:42" ("" when
  * unknown), into buf. */
 const char *gb__call_site_text(char *buf, size_t n);
+/* The base name of a source path ("train.c" of "/src/train.c"), as every
+ * message names a file. */
+const char *gb__site_file_name(const char *file);
 /* Formats a shape as "[2,3]" into buf. */
 const char *gb__shape_fmt(int rank, const int64_t *shape, char *buf, size_t n);
+
+/* ---- names ------------------------------------------------------------------------ */
+
+/* Whether `name` is fit to be selected by: at most max_bytes, well-formed
+ * UTF-8, no control characters; false after a ValueError naming `what`
+ * (core/name_check.c). */
+bool gb__name_check(const char *what, const char *name, size_t max_bytes);
 
 /* ---- files ---------------------------------------------------------------------- */
 
@@ -148,6 +170,15 @@ const char *gb__shape_fmt(int rank, const int64_t *shape, char *buf, size_t n);
  * regular file ("is a FIFO, not <what>"; what: "an IDX file"). Never
  * blocks on a FIFO or device. */
 void *gb__file_read(const char *path, const char *what, size_t *size);
+/* A loader's look at the first bytes of a file (n of them: fewer when the
+ * file is shorter) and its size, before the rest is read: false, after an
+ * error, refuses the file — so a 3 GiB file that is not a checkpoint costs
+ * its first 40 bytes, not 3 GiB of memory and 20 s. */
+typedef bool (*gb_file_head_fn)(const char *path, const unsigned char *head, size_t n,
+                                uint64_t file_size);
+/* gb__file_read, reading only the first head_bytes until head_ok agrees. */
+void *gb__file_read_checked(const char *path, const char *what, size_t head_bytes,
+                            gb_file_head_fn head_ok, size_t *size);
 
 /* The call site the last GB_AT macro recorded (gb_base.h). User code the
  * library calls back (observers, custom layers, gradient functions, map

@@ -267,6 +267,30 @@ int64_t gb__shape_size(int rank, const int64_t *shape) {
     return n;
 }
 
+bool gb__shape_fits(int rank, const int64_t *shape, size_t elem_size, const char **unit) {
+    int64_t n = 1, bytes;
+    for (int i = 0; i < rank; i++)
+        if (shape[i] >= 0 && __builtin_mul_overflow(n, shape[i], &n)) {
+            *unit = "elements";
+            return false;
+        }
+    if (__builtin_mul_overflow(n, (int64_t)elem_size, &bytes)) {
+        *unit = "bytes";
+        return false;
+    }
+    return true;
+}
+
+bool gb__shape_check(const char *op_type, const char *what, int rank, const int64_t *shape,
+                     size_t elem_size) {
+    const char *unit;
+    if (gb__shape_fits(rank, shape, elem_size, &unit)) return true;
+    char buf[160];
+    gb__error(GB_ERR_SHAPE, op_type, "%s: shape %s has more than 2^63 %s", what,
+              gb__shape_fmt(rank, shape, buf, sizeof buf), unit);
+    return false;
+}
+
 /* Ids are unique in the process and grow on each thread (a tape compares
  * them with its start). Threads take blocks of ids, so making a tensor
  * costs no atomic instruction. */

@@ -50,7 +50,7 @@ static bool check_shape(const char *what, gb_dtype dt, int rank, const int64_t *
             return false;
         }
     }
-    return true;
+    return gb__shape_check(NULL, what, rank, dims, gb_dtype_size(dt));
 }
 
 gb_tensor *gb_tensor_from(gb_dtype dt, const void *data, int rank, const int64_t *dims) {
@@ -75,8 +75,10 @@ gb_tensor *gb_from_f64(const double *data, int rank, const int64_t *dims) {
     return gb_tensor_from(GB_F64, data, rank, dims);
 }
 
-gb_tensor *gb_fill(gb_dtype dt, int rank, const int64_t *dims, double value) {
-    if (!check_shape("gb_fill", dt, rank, dims)) return NULL;
+/* gb_fill, with errors naming the function the caller called. */
+static gb_tensor *filled(const char *what, gb_dtype dt, int rank, const int64_t *dims,
+                         double value) {
+    if (!check_shape(what, dt, rank, dims)) return NULL;
     gb_tensor *t = gb__tensor_new(dt, rank, dims, true);
     if (!t) return NULL;
     if (value == 0.0) {
@@ -90,15 +92,19 @@ gb_tensor *gb_fill(gb_dtype dt, int rank, const int64_t *dims, double value) {
     return t;
 }
 
+gb_tensor *gb_fill(gb_dtype dt, int rank, const int64_t *dims, double value) {
+    return filled("gb_fill", dt, rank, dims, value);
+}
+
 gb_tensor *gb_zeros(gb_dtype dt, int rank, const int64_t *dims) {
-    return gb_fill(dt, rank, dims, 0.0);
+    return filled("gb_zeros", dt, rank, dims, 0.0);
 }
 
 gb_tensor *gb_ones(gb_dtype dt, int rank, const int64_t *dims) {
-    return gb_fill(dt, rank, dims, 1.0);
+    return filled("gb_ones", dt, rank, dims, 1.0);
 }
 
-gb_tensor *gb_scalar(gb_dtype dt, double value) { return gb_fill(dt, 0, NULL, value); }
+gb_tensor *gb_scalar(gb_dtype dt, double value) { return filled("gb_scalar", dt, 0, NULL, value); }
 
 gb_tensor *gb_arange(gb_dtype dt, double start, double limit, double step) {
     if (step == 0.0 || !isfinite(start) || !isfinite(limit) || !isfinite(step)) {
@@ -106,8 +112,13 @@ gb_tensor *gb_arange(gb_dtype dt, double start, double limit, double step) {
         return NULL;
     }
     double count = ceil((limit - start) / step);
+    if (!(count < 0x1p62)) { /* also a NaN count; a cast past int64 is undefined */
+        gb__error(GB_ERR_SHAPE, NULL, "gb_arange: %g values from %g to %g by %g: more than 2^62",
+                  count, start, limit, step);
+        return NULL;
+    }
     int64_t n = count > 0 ? (int64_t)count : 0;
-    gb_tensor *t = gb_fill(dt, 1, &n, 0.0);
+    gb_tensor *t = filled("gb_arange", dt, 1, &n, 0.0);
     if (!t) return NULL;
     for (int64_t i = 0; i < n; i++) gb__store(dt, t->data, i, start + (double)i * step);
     return t;
@@ -118,7 +129,7 @@ gb_tensor *gb_linspace(gb_dtype dt, double start, double stop, int64_t num) {
         gb__error(GB_ERR_VALUE, NULL, "gb_linspace: num must be >= 0, got %lld", (long long)num);
         return NULL;
     }
-    gb_tensor *t = gb_fill(dt, 1, &num, 0.0);
+    gb_tensor *t = filled("gb_linspace", dt, 1, &num, 0.0);
     if (!t) return NULL;
     double step = num > 1 ? (stop - start) / (double)(num - 1) : 0.0;
     for (int64_t i = 0; i < num; i++)

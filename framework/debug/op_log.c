@@ -1,6 +1,8 @@
 /* debug/op_log.c — device placement logging and per-op timing.
  *
  * tf.debugging.set_log_device_placement prints each op and its device;
+ * glassbox adds the instruction-set level its CPU kernels ran at
+ * (core/isa.h), since one build runs different code on different CPUs;
  * op timing emits one GB_EVENT_OP per kernel with its duration. Both run
  * after the kernel through the dispatcher's op-log hook, installed here
  * when either is turned on, so they cost nothing while off.
@@ -17,7 +19,8 @@ static void log_op(const gb_op_call *c, double us) {
     if (flags & GB_HOOK_PLACEMENT) {
         gb__op_display_name(c, name, sizeof name);
         char msg[320];
-        snprintf(msg, sizeof msg, "Executing op %s in device %s", c->def->name, cpu_device);
+        snprintf(msg, sizeof msg, "Executing op %s in device %s (kernels: %s)", c->def->name,
+                 cpu_device, gb_cpu_isa());
         fprintf(stderr, "%s\n", msg);
         gb_event ev = {.kind = GB_EVENT_PLACEMENT, .op_type = c->def->name, .op_name = name,
                        .device = cpu_device, .message = msg};

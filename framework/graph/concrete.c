@@ -29,6 +29,8 @@ void gb__concrete_free(gb_concrete_function *cf) {
     free(cf->traced_text);
     free(cf->input_nodes);
     free(cf->outputs);
+    for (int i = 0; i < cf->ncaptures; i++) free(cf->capture_names[i]);
+    free(cf->capture_names);
     free(cf->captures);
     free(cf->sig_text);
     free(cf->graph_text);
@@ -201,9 +203,22 @@ gb_concrete_function *gb__trace(gb_function *f, const gb_signature *sig) {
     gb_trace t = {.function = f, .cf = cf, .graph = &cf->graph,
                   .first_trace = f->stats.traces == 0, .outer = gb__tl_trace};
     double t0 = gb__now_us();
+    /* An error while the user's code traces names the function and the
+     * call that started the trace, besides its own line; a branch or loop
+     * body keeps its function's. */
+    char context[320], site[160];
+    const char *outer_context = NULL;
+    if (!f->region) {
+        gb__call_site_text(site, sizeof site);
+        snprintf(context, sizeof context, "while tracing function '%s'%s%s", f->name,
+                 site[0] ? " (called at " : "", site[0] ? site : "");
+        if (site[0]) strncat(context, ")", sizeof context - strlen(context) - 1);
+        outer_context = gb__error_context(context);
+    }
     trace_saved saved = enter(&t);
     bool ok = run_traced(&t);
     leave(saved);
+    if (!f->region) gb__error_context(outer_context);
     free(t.const_ids);
     free(t.const_nodes);
     for (int i = 0; ok && i < cf->graph.n; i++)

@@ -7,7 +7,13 @@
  * never a retrace); with reduce_retracing a second distinct shape traces
  * once with the differing dims relaxed to -1, and that trace replaces the
  * ones it covers.
+ *
+ * Its counters leave as GB_EVENT_FUNCTION events after the first call,
+ * then at most once a second, and when it is freed; live functions are
+ * listed so gb_function_flush_counters can send the last counts when a
+ * run ends without freeing them.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -15,7 +21,28 @@
 
 static _Atomic bool run_eagerly;
 
-static void emit_counters(const gb_function *f);
+static void emit_counters(gb_function *f);
+
+/* The live functions, for gb_function_flush_counters. */
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static gb_function *live_functions;
+
+static void live_add(gb_function *f) {
+    pthread_mutex_lock(&live_lock);
+    f->live_next = live_functions;
+    if (live_functions) live_functions->live_prev = f;
+    live_functions = f;
+    pthread_mutex_unlock(&live_lock);
+}
+
+static void live_remove(gb_function *f) {
+    pthread_mutex_lock(&live_lock);
+    if (f->live_prev) f->live_prev->live_next = f->live_next;
+    else if (live_functions == f) live_functions = f->live_next;
+    if (f->live_next) f->live_next->live_prev = f->live_prev;
+    f->live_next = f->live_prev = NULL;
+    pthread_mutex_unlock(&live_lock);
+}
 
 void gb_run_functions_eagerly(bool on) { atomic_store(&run_eagerly, on); }
 bool gb_functions_run_eagerly(void) { return atomic_load(&run_eagerly); }
@@ -55,11 +82,19 @@ static bool copy_options(gb_function *f, const gb_function_options *o) {
     return true;
 }
 
-gb_function *gb_function_new(const char *name, gb_function_fn fn, const gb_function_options *opts) {
+/* A new function; user_key: its history is keyed on its user pointer
+ * (the library's), else on the line that called gb_function_new. */
+static gb_function *function_new(const char *name, gb_function_fn fn,
+                                 const gb_function_options *opts, bool user_key) {
     if (!fn) {
         gb__error(GB_ERR_VALUE, NULL, "gb_function_new: fn is NULL");
         return NULL;
     }
+    /* A user's name is kept whole, so the dashboard can select every
+     * function by it (the library's own are made from checked names). */
+    if (!user_key && name &&
+        !gb__name_check("gb_function_new", name, sizeof ((gb_function *)0)->name - 1))
+        return NULL;
     gb_function *f = calloc(1, sizeof *f);
     gb_function_options none = {0};
     if (!f || !copy_options(f, opts ? opts : &none)) {
@@ -70,13 +105,28 @@ gb_function *gb_function_new(const char *name, gb_function_fn fn, const gb_funct
     snprintf(f->name, sizeof f->name, "%s", name && name[0] ? name : "function");
     f->fn = fn;
     gb__trace_install_hooks();
-    f->history = gb__history_for(fn, f->user, f->name, &f->rewrapped);
+    if (user_key)
+        f->history = gb__history_for(fn, f->user, NULL, 0, f->name, &f->rewrapped);
+    else
+        f->history = gb__history_for(fn, NULL, gb__call_site().file, gb__call_site().line, f->name,
+                                     &f->rewrapped);
+    live_add(f);
     return f;
+}
+
+gb_function *gb_function_new(const char *name, gb_function_fn fn, const gb_function_options *opts) {
+    return function_new(name, fn, opts, false);
+}
+
+gb_function *gb__function_new_owned(const char *name, gb_function_fn fn,
+                                    const gb_function_options *opts) {
+    return function_new(name, fn, opts, true);
 }
 
 void gb_function_free(gb_function *f) {
     if (!f) return;
-    if (f->stats.calls) emit_counters(f); /* the final counts */
+    live_remove(f);
+    if (f->stats.calls != f->counted_calls) emit_counters(f); /* the final counts */
     for (int i = 0; i < f->ncache; i++) gb__concrete_free(f->cache[i]);
     free(f->cache);
     for (int i = 0; i < f->ninput_names; i++) free(f->input_names[i]);
@@ -112,7 +162,7 @@ static bool call_is_exactly(const gb_concrete_function *cf, gb_tensor *const *in
         bool same = st[i].kind == GB_VALUE_INT      ? st[i].as.i == a->i
                     : st[i].kind == GB_VALUE_DOUBLE ? st[i].as.d == a->d
                     : st[i].kind == GB_VALUE_BOOL   ? st[i].as.b == a->b
-                                                    : st[i].as.s && !strcmp(st[i].as.s, a->s);
+                                                    : st[i].as.s && !strcmp(st[i].as.s, a->s); /* whole */
         if (!same) return false;
     }
     return true;
@@ -244,12 +294,10 @@ static bool plan_for_call(gb_concrete_function *cf, gb_tensor *const *in, int ni
 }
 
 /* Traces f for the call's signature (of the tensors in, when a call
- * traces), caches the result, and reports it. */
+ * traces), caches the result, and reports it. A call refused here, or a
+ * trace that fails, leaves the last reason and the counts as they were. */
 static gb_concrete_function *trace_miss(gb_function *f, const gb_signature *call,
                                         gb_tensor *const *in) {
-    gb_retrace_cause cause;
-    gb__retrace_reason(f, call, f->rewrapped && f->stats.traces == 0, f->last_reason,
-                       sizeof f->last_reason, &cause);
     gb_signature sig = *call;
     bool relaxed = false;
     if (f->ninput_signature) {
@@ -258,6 +306,8 @@ static gb_concrete_function *trace_miss(gb_function *f, const gb_signature *call
     } else if (f->reduce_retracing) {
         relaxed = relax(f, &sig);
     }
+    gb_retrace_cause cause;
+    gb__retrace_cause(f, call, f->rewrapped && f->stats.traces == 0, relaxed ? &sig : NULL, &cause);
     gb_concrete_function *cf = gb__trace(f, &sig);
     if (!cf) return NULL;
     cache_prune(f, relaxed ? cf : NULL); /* and drop those with freed captures */
@@ -273,7 +323,9 @@ static gb_concrete_function *trace_miss(gb_function *f, const gb_signature *call
 
 /* ---- counters as events ---------------------------------------------------------------------- */
 
-static void emit_counters(const gb_function *f) {
+static void emit_counters(gb_function *f) {
+    f->counted_calls = f->stats.calls;
+    f->counted_at_us = gb__now_us();
     if (!gb_observer_wants(GB_EVENT_FUNCTION)) return;
     gb_function_event detail = {.function = f->name, .stats = gb_function_get_stats(f)};
     char msg[160];
@@ -284,11 +336,18 @@ static void emit_counters(const gb_function *f) {
     gb_observer_emit(&ev);
 }
 
-/* After calls 1, 2, 4, ... 1024, then every 1024th. */
+/* After the first call, then after a call a second or more after the
+ * last event: at most a second behind, one clock read per call. */
 static int counted(gb_function *f, int rc) {
-    int64_t n = f->stats.calls;
-    if ((n & (n - 1)) == 0 || (n & 1023) == 0) emit_counters(f);
+    if (f->stats.calls == 1 || gb__now_us() - f->counted_at_us >= 1e6) emit_counters(f);
     return rc;
+}
+
+void gb_function_flush_counters(void) {
+    pthread_mutex_lock(&live_lock);
+    for (gb_function *f = live_functions; f; f = f->live_next)
+        if (f->stats.calls != f->counted_calls) emit_counters(f);
+    pthread_mutex_unlock(&live_lock);
 }
 
 /* ---- calls ------------------------------------------------------------------------------------- */

@@ -9,7 +9,8 @@
  *   trace.c       the dispatcher's trace hook: op calls become nodes
  *   signature.c   call signatures, matching, specificity, text
  *   function.c    gb_function: the cache, the call path, get_concrete
- *   retrace.c     why a trace happened, and the excessive-retracing warning
+ *   retrace.c     why a trace happened, in words; logging traces
+ *   retrace_history.c  a C function's recent calls: the excessive-retracing warning
  *   plan.c        buffer lifetimes and the arena of a concrete function
  *   executor.c    running a planned graph
  *   specialize.c  static plans of a graph with -1 dims, per input shapes
@@ -102,7 +103,7 @@ typedef struct gb_sig_static {
     int64_t i;
     double d;
     bool b;
-    char s[64];
+    const char *s;               /* interned (gb__intern): whole, compared by pointer */
 } gb_sig_static;
 
 typedef struct gb_signature {
@@ -121,6 +122,9 @@ bool gb__sig_accepts(const gb_signature *general, const gb_signature *call);
 /* How many dims are -1 (fewer is more specific). */
 int gb__sig_unknown_dims(const gb_signature *s);
 bool gb__sig_statics_equal(const gb_signature *a, const gb_signature *b);
+/* The one copy of string s for the process (any length), so equal
+ * strings are the same pointer; NULL when out of memory. */
+const char *gb__intern(const char *s);
 bool gb__static_equal(const gb_sig_static *a, const gb_sig_static *b);
 /* Text of one input spec, "float32[-1,784]" (-1 as None would read oddly in C). */
 const char *gb__spec_text(const gb_tensor_spec *s, char *buf, size_t n);
@@ -181,6 +185,7 @@ struct gb_concrete_function {
     int32_t *input_nodes;        /* the Placeholder of each input */
     gb_edge *outputs;
     int64_t *captures;           /* ids of the variables read or written */
+    char **capture_names;        /* their names, for a reason once one is freed */
     int ncaptures;
     bool dynamic;                /* some shape has a -1 dim: infer shapes per call */
     gb_plan *plan;
@@ -225,8 +230,12 @@ struct gb_function {
     gb_function_stats stats;
     char last_reason[1024];
     char *signatures_text;
-    struct gb_fn_history *history; /* shared by every gb_function of this C function */
-    bool rewrapped;              /* its C function was wrapped by another gb_function before */
+    struct gb_fn_history *history; /* shared by every wrapper of this C function at one place */
+    bool rewrapped;              /* its C function was wrapped there before */
+    gb_call_site created_at;     /* the user's call of gb_function_new (file NULL: the library's) */
+    int64_t counted_calls;       /* calls when the counters last left as an event */
+    double counted_at_us;        /* and when */
+    struct gb_function *live_next, *live_prev; /* the live functions, to flush their counters */
     gb_concrete_function *latest;
     gb_concrete_function *last_exact; /* the last hit, when its signature has no -1 dim */
     /* A branch, loop cond or loop body (control_flow/): the scope its nodes
@@ -234,6 +243,12 @@ struct gb_function {
      * function of the user's. */
     const char *region;
 };
+
+/* A function the library makes for one object (a model's train step, a
+ * loaded signature): as gb_function_new, its history keyed on its user
+ * pointer, since no line of the user's wraps it. */
+gb_function *gb__function_new_owned(const char *name, gb_function_fn fn,
+                                    const gb_function_options *opts);
 
 /* Traces f for signature sig into a new concrete function (not cached);
  * NULL after an error. */
@@ -315,32 +330,72 @@ void gb__trace_capture(gb_trace *t, int64_t var_id);
 /* ---- retracing ------------------------------------------------------------------------- */
 
 typedef struct gb_fn_history gb_fn_history;
-/* The history of the C function fn with its user data (shared by every
- * gb_function wrapping that pair, as TensorFlow keys on the Python code
- * object: the same code with other data — two models' train steps, two
- * SavedModel signatures — is another function); creating one for a pair
+/* The history of a C function, shared by every gb_function that wraps it
+ * at one place: for a function the user wraps, the line that called
+ * gb_function_new (as JAX keys on where a function was defined), so a
+ * loop that wraps it again — whatever its user data — shares one, and two
+ * wrappers made at two lines (a train and an eval loss) have one each;
+ * for one the library makes per object (a model's train step, a loaded
+ * signature), its user pointer (file NULL). Creating a wrapper for a key
  * seen before is the "function in a loop" mistake, which the next first
- * trace reports. */
-gb_fn_history *gb__history_for(gb_function_fn fn, void *user, const char *name, bool *rewrapped);
+ * trace reports (*previous: the line of the earlier wrapper). */
+gb_fn_history *gb__history_for(gb_function_fn fn, const void *user, const char *file, int line,
+                               const char *name, bool *rewrapped);
 /* Notes one call (traced or not) and, when it traced, returns the
  * excessive-retracing warning to raise ("" when none). */
 const char *gb__history_note_call(gb_fn_history *h, bool traced);
-/* What made a trace: its kind, the argument and its new value (for the
- * warning's "values seen"). */
-typedef struct gb_retrace_cause {
-    int kind;
-    char key[128];
+/* The line that made the history's wrappers ("train.c:40"; "" for the
+ * library's), into buf. */
+const char *gb__history_site(const gb_fn_history *h, char *buf, size_t n);
+
+/* The kinds of cause of a trace, each with its fix (retrace.c). */
+typedef enum gb_retrace_kind {
+    GB_CAUSE_FIRST,
+    GB_CAUSE_REWRAPPED,
+    GB_CAUSE_COUNT,
+    GB_CAUSE_DTYPE,
+    GB_CAUSE_RANK,
+    GB_CAUSE_DIM,
+    GB_CAUSE_STATIC,
+    GB_CAUSE_CAPTURE,
+    GB_CAUSE_KINDS
+} gb_retrace_kind;
+/* The fixes of the kinds in a mask of (1 << kind), joined by "; ". */
+void gb__retrace_fixes(unsigned kinds, char *buf, size_t n);
+
+/* What made a trace: each part of the signature that differs from the
+ * closest cached one (its kind, the argument and its values, for the
+ * warning's "values seen"), the text of the reason before its cost, and
+ * the call site. Worked out before the trace, written after it. */
+enum { GB_RETRACE_MAX_DIFFS = 8 };
+typedef struct gb_retrace_diff {
+    int kind;                    /* gb_retrace_kind */
+    char key[160];
     char value[48];
     char old[48];
+} gb_retrace_diff;
+typedef struct gb_retrace_cause {
+    int kind;                    /* of the first difference */
+    int ndiffs;
+    gb_retrace_diff diffs[GB_RETRACE_MAX_DIFFS];
+    char text[1024];             /* what changed, old -> new, against what */
+    char fix[512];               /* "" for a first call or a relaxed trace */
+    char relaxed[512];           /* what reduce_retracing relaxed, or "" */
+    char site[160];
 } gb_retrace_cause;
-/* Counts the trace, notes it in the history (raising the warning when
- * due) and emits the GB_EVENT_TRACE event. */
+/* Notes a trace in the history: the values of every argument that
+ * changed, and the call; returns the warning to raise ("" when none). */
+const char *gb__history_note_trace(gb_fn_history *h, const gb_retrace_cause *cause);
+/* Works out why a call with signature sig traces against f's cache:
+ * "first call", or every difference against the closest cached
+ * signature, with the fix; relaxed (NULL: none) is the signature that
+ * reduce_retracing makes of sig, which then replaces the fix. */
+void gb__retrace_cause(const gb_function *f, const gb_signature *sig, bool rewrapped,
+                       const gb_signature *relaxed, gb_retrace_cause *cause);
+/* Writes the reason into f->last_reason with the trace's cost, counts
+ * the trace, notes it in the history (raising the warning when due),
+ * logs it when asked (gb_log_traces) and emits the GB_EVENT_TRACE event. */
 void gb__report_trace(gb_function *f, gb_concrete_function *cf, const gb_retrace_cause *cause);
-/* The reason a call with signature sig traces: fills buf ("first call",
- * or what changed against the closest cached signature, the call site and
- * the fix) and the cause. */
-void gb__retrace_reason(const gb_function *f, const gb_signature *sig, bool rewrapped,
-                        char *buf, size_t n, gb_retrace_cause *cause);
 
 /* ---- text ---------------------------------------------------------------------------------- */
 

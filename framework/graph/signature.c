@@ -6,8 +6,15 @@
  * among those that accept it, the one with the fewest -1 dims is the most
  * specific and wins. Captured variables are checked apart (function.c): a
  * concrete function whose variable was freed accepts nothing.
+ *
+ * A static string is part of the signature whole, whatever its length:
+ * two strings that share a prefix are two graphs. Signatures are copied
+ * by value, so their strings are interned — one copy per distinct string
+ * for the life of the process, compared by pointer.
  */
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "graph/internal.h"
 
@@ -20,6 +27,55 @@ const char *gb__input_name(const gb_function *f, int i, char *buf, size_t n) {
         snprintf(buf, n, "x%d", i);
     return buf;
 }
+
+/* ---- interned strings -------------------------------------------------------------- */
+
+static pthread_mutex_t intern_lock = PTHREAD_MUTEX_INITIALIZER;
+static char **interned;          /* open addressing, a power of two of slots */
+static size_t interned_cap, interned_used;
+
+static uint64_t hash_str(const char *s) {
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static bool intern_grow(void) {
+    size_t cap = interned_cap ? 2 * interned_cap : 64;
+    char **slots = calloc(cap, sizeof *slots);
+    if (!slots) return false;
+    for (size_t i = 0; i < interned_cap; i++) {
+        if (!interned[i]) continue;
+        size_t k = hash_str(interned[i]) & (cap - 1);
+        while (slots[k]) k = (k + 1) & (cap - 1);
+        slots[k] = interned[i];
+    }
+    free(interned);
+    interned = slots;
+    interned_cap = cap;
+    return true;
+}
+
+const char *gb__intern(const char *s) {
+    pthread_mutex_lock(&intern_lock);
+    const char *found = NULL;
+    if (2 * (interned_used + 1) <= interned_cap || intern_grow()) {
+        size_t k = hash_str(s) & (interned_cap - 1);
+        while (interned[k] && strcmp(interned[k], s) != 0) k = (k + 1) & (interned_cap - 1);
+        if (!interned[k]) {
+            size_t n = strlen(s) + 1;
+            if ((interned[k] = malloc(n))) {
+                memcpy(interned[k], s, n);
+                interned_used++;
+            }
+        }
+        found = interned[k];
+    }
+    pthread_mutex_unlock(&intern_lock);
+    return found;
+}
+
+/* ---- signatures ------------------------------------------------------------------------ */
 
 static bool statics_of(const gb_value *st, int nst, gb_signature *out) {
     if (nst < 0 || nst > GB_FUNCTION_MAX_STATICS || (nst && !st)) {
@@ -40,7 +96,13 @@ static bool statics_of(const gb_value *st, int nst, gb_signature *out) {
         case GB_VALUE_INT: s->i = st[i].as.i; break;
         case GB_VALUE_DOUBLE: s->d = st[i].as.d; break;
         case GB_VALUE_BOOL: s->b = st[i].as.b; break;
-        case GB_VALUE_STRING: snprintf(s->s, sizeof s->s, "%s", st[i].as.s ? st[i].as.s : ""); break;
+        case GB_VALUE_STRING:
+            if (!(s->s = gb__intern(st[i].as.s ? st[i].as.s : ""))) {
+                gb__error(GB_ERR_MEMORY, NULL, "function call: out of memory for static argument '%s'",
+                          s->name);
+                return false;
+            }
+            break;
         default:
             gb__error(GB_ERR_VALUE, NULL, "function call: static argument %d has kind %d",
                       i, (int)st[i].kind);
@@ -103,7 +165,7 @@ bool gb__static_equal(const gb_sig_static *a, const gb_sig_static *b) {
     case GB_VALUE_INT: return a->i == b->i;
     case GB_VALUE_DOUBLE: return a->d == b->d || (a->d != a->d && b->d != b->d);
     case GB_VALUE_BOOL: return a->b == b->b;
-    default: return strcmp(a->s, b->s) == 0;
+    default: return a->s == b->s; /* interned */
     }
 }
 
@@ -140,10 +202,24 @@ const char *gb__spec_text(const gb_tensor_spec *s, char *buf, size_t n) {
     return buf;
 }
 
+/* The shortest of %.15g, %.16g, %.17g that reads back as d, so two
+ * different doubles never print alike; an integral value keeps a ".0"
+ * so it never reads as an int. */
+static void double_text(double d, char *buf, size_t n) {
+    for (int digits = 15; digits <= 17; digits++) {
+        snprintf(buf, n, "%.*g", digits, d);
+        if (strtod(buf, NULL) == d || d != d) break;
+    }
+    if (!strpbrk(buf, ".eninf")) {
+        size_t k = strlen(buf);
+        if (k + 2 < n) memcpy(buf + k, ".0", 3);
+    }
+}
+
 const char *gb__static_text(const gb_sig_static *s, char *buf, size_t n) {
     switch (s->kind) {
     case GB_VALUE_INT: snprintf(buf, n, "%lld", (long long)s->i); break;
-    case GB_VALUE_DOUBLE: snprintf(buf, n, "%g", s->d); break;
+    case GB_VALUE_DOUBLE: double_text(s->d, buf, n); break;
     case GB_VALUE_BOOL: snprintf(buf, n, "%s", s->b ? "true" : "false"); break;
     default: snprintf(buf, n, "\"%s\"", s->s); break;
     }

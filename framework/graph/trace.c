@@ -31,12 +31,20 @@ void gb__trace_capture(gb_trace *t, int64_t var_id) {
     for (int i = 0; i < cf->ncaptures; i++)
         if (cf->captures[i] == var_id) return;
     int64_t *c = realloc(cf->captures, (size_t)(cf->ncaptures + 1) * sizeof *c);
-    if (!c) {
+    if (c) cf->captures = c;
+    char **names = c ? realloc(cf->capture_names, (size_t)(cf->ncaptures + 1) * sizeof *names) : NULL;
+    if (names) cf->capture_names = names;
+    /* The name is kept: a reason names the variable after it is freed. */
+    gb_variable *v = gb__variable_by_id(var_id);
+    const char *name = v ? gb_variable_name(v) : "";
+    char *copy = names ? malloc(strlen(name) + 1) : NULL;
+    if (!copy) {
         gb__error(GB_ERR_MEMORY, NULL, "out of memory recording a capture");
         return;
     }
+    memcpy(copy, name, strlen(name) + 1);
+    names[cf->ncaptures] = copy;
     c[cf->ncaptures++] = var_id;
-    cf->captures = c;
 }
 
 /* The Const node standing for eager tensor x in this trace. */

@@ -75,6 +75,11 @@ bool gb__ckpt_read(const char *path, gb__ckpt_file *out);
 /* The same on bytes already read (malloc'd; *out takes them over, also
  * on failure); path names them in errors. */
 bool gb__ckpt_parse(const char *path, unsigned char *bytes, size_t size, gb__ckpt_file *out);
+/* The header's checks alone, on a file's first bytes and its size (a
+ * gb_file_head_fn, for gb__file_read_checked): every reader of the
+ * container looks at its header before reading the rest. */
+bool gb__ckpt_head_ok(const char *path, const unsigned char *head, size_t n, uint64_t file_size);
+enum { GB__CKPT_HEADER_BYTES = 40 };
 /* An entry's bytes after checking its CRC; NULL with an error naming the
  * tensor when they do not match. */
 const void *gb__ckpt_data(const gb__ckpt_file *f, const gb__ckpt_entry *e);

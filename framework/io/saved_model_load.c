@@ -272,7 +272,7 @@ static bool make_functions(gb_saved_model *m) {
     for (int i = 0; i < m->nsigs; i++) {
         loaded_signature *s = &m->sigs[i];
         gb_function_options o = {.user = s, .input_signature = s->g.inputs, .ninput_signature = s->g.ninputs};
-        if (!(s->fn = gb_function_new(s->g.name, replay, &o))) return false;
+        if (!(s->fn = gb__function_new_owned(s->g.name, replay, &o))) return false;
     }
     return true;
 }

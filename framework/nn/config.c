@@ -141,7 +141,21 @@ const char *gb_config_key_at(const gb_config *c, int i) {
 const gb_config *gb_config_get(const gb_config *c, const char *key) {
     if (!c || c->kind != GB_CONFIG_DICT || !key) return NULL;
     for (int i = 0; i < c->n; i++)
-        if (strcmp(c->keys[i], key) == 0) return c->items[i];
+        if (strcmp(c->keys[i], key) == 0) {
+            c->items[i]->looked_up = true;
+            return c->items[i];
+        }
+    return NULL;
+}
+
+const char *gb__config_unread_key(const gb_config *c) {
+    if (!c || c->kind != GB_CONFIG_DICT) return NULL;
+    for (int i = 0; i < c->n; i++) {
+        if (!c->items[i]->looked_up) return c->keys[i];
+        /* Inside a dict that was read (an initializer, a regularizer). */
+        const char *inner = gb__config_unread_key(c->items[i]);
+        if (inner) return inner;
+    }
     return NULL;
 }
 

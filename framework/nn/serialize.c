@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "nn/config_internal.h"
 #include "nn/internal.h"
 
 static const gb_module_type *const builtin[] = {
@@ -108,6 +109,10 @@ gb_module *gb_module_from_config(const gb_config *c) {
     bool trainable = true;
     if (!gb_config_read_bool(cfg, class_name, "trainable", true, &trainable)) return NULL;
     gb_module *m = t->from_config(cfg);
+    const char *unread = m && gb_ok() ? gb__config_unread_key(cfg) : NULL;
+    if (unread)
+        gb__error(GB_ERR_VALUE, NULL, "%s config: unknown key '%s' (the %s layer does not read it)",
+                  class_name, unread, class_name);
     if (m && !gb_ok()) {
         gb_module_free(m);
         return NULL;
@@ -161,6 +166,23 @@ bool gb__config_read_regularizer(const gb_config *c, const char *who, const char
     *out = (gb_regularizer){0};
     const gb_config *d = gb_config_get(c, key);
     if (!d || gb_config_kind_of(d) == GB_CONFIG_NULL) return true;
+    if (gb_config_kind_of(d) == GB_CONFIG_STRING) { /* Keras' names, at its default 0.01 */
+        const char *name = gb_config_string(d);
+        bool l1 = !strcmp(name, "l1") || !strcmp(name, "l1_l2");
+        bool l2 = !strcmp(name, "l2") || !strcmp(name, "l1_l2");
+        if (!l1 && !l2) {
+            gb__error(GB_ERR_VALUE, NULL,
+                      "%s config: '%s' is '%s'; a regularizer is l1, l2, l1_l2 or {l1, l2}", who,
+                      key, name);
+            return false;
+        }
+        *out = (gb_regularizer){.l1 = l1 ? 0.01 : 0, .l2 = l2 ? 0.01 : 0};
+        return true;
+    }
+    if (gb_config_kind_of(d) != GB_CONFIG_DICT) {
+        gb__error(GB_ERR_VALUE, NULL, "%s config: '%s' must be null, a name or {l1, l2}", who, key);
+        return false;
+    }
     return gb_config_read_number(d, who, "l1", 0, &out->l1) &&
            gb_config_read_number(d, who, "l2", 0, &out->l2);
 }

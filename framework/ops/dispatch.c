@@ -42,6 +42,24 @@ static bool inputs_present(gb_op_id op, gb_tensor *const *in, int nin, bool *sym
     return true;
 }
 
+/* Every output's shape has a count and bytes within int64: checked here,
+ * once for every op, eager, traced or replayed from a loaded graph, so
+ * no kernel, planner or loader multiplies out a shape that wraps (a
+ * SavedModel's Reshape to 2^62 x 4 passed a size check by wrapping). */
+static bool outputs_fit(const gb_op_call *c, const gb_out_desc *desc, int nout) {
+    for (int k = 0; k < nout; k++) {
+        const char *unit;
+        if (gb__shape_fits(desc[k].rank, desc[k].shape, gb_dtype_size(desc[k].dtype), &unit))
+            continue;
+        char shape[160];
+        gb__op_error(c, GB_ERR_SHAPE, "%s: output %d of shape %s has more than 2^63 %s",
+                     c->def->name, k, gb__shape_fmt(desc[k].rank, desc[k].shape, shape, sizeof shape),
+                     unit);
+        return false;
+    }
+    return true;
+}
+
 /* Numerics may fail the op; placement and timing only log. */
 bool gb__run_post_hooks(const gb_op_call *c, unsigned hooks, gb_tensor **out, int nout,
                         double us) {
@@ -69,7 +87,7 @@ int gb__dispatch(gb_op_id op, gb_tensor *const *in, int nin, const gb_attrs *att
     }
     gb_out_desc desc[GB_MAX_OUTPUTS];
     int nout = def->infer(&c, desc);
-    if (nout < 0) return -1;
+    if (nout < 0 || !outputs_fit(&c, desc, nout)) return -1;
 
     if (gb__tl_tracing || symbolic) {
         /* Traced: a node instead of a kernel; tapes begun inside the traced

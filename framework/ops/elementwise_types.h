@@ -17,6 +17,7 @@
 #ifndef GB_OPS_ELEMENTWISE_TYPES_H
 #define GB_OPS_ELEMENTWISE_TYPES_H
 
+#include "core/isa.h"
 #include "ops/internal.h"
 
 #define GB_EW_FLOAT_TYPES(X, A)                                                               \
@@ -46,6 +47,25 @@ typedef void (*gb_ew_pair_fn)(int64_t n, const void *a, const void *b, void *r);
  * scalar op vector, vector op scalar. */
 enum { GB_EW_RUN_VV, GB_EW_RUN_SV, GB_EW_RUN_VS };
 typedef void (*gb_ew_run_fn)(int layout, int64_t n, const void *a, const void *b, void *r);
+
+/* The kernels of every (op, dtype), one table per family and ISA level
+ * (ops/isa/ew_unary.c, ops/isa/ew_binary.c); a NULL entry means the op
+ * has no kernel for that dtype. */
+typedef struct gb_ew_map_table { gb_ew_map_fn fn[GB_OP_COUNT][GB_DTYPE_COUNT]; } gb_ew_map_table;
+typedef struct gb_ew_pair_table { gb_ew_pair_fn fn[GB_OP_COUNT][GB_DTYPE_COUNT]; } gb_ew_pair_table;
+typedef struct gb_ew_run_table { gb_ew_run_fn fn[GB_OP_COUNT][GB_DTYPE_COUNT]; } gb_ew_run_table;
+GB_ISA_DECLARE(const gb_ew_map_table, gb__ew_map_kernels);
+GB_ISA_DECLARE(const gb_ew_pair_table, gb__ew_pair_kernels);
+GB_ISA_DECLARE(const gb_ew_run_table, gb__ew_run_kernels);
+
+/* Gelu's variants, from its attributes i[0] (approximate: the tanh form)
+ * and i[1] (cdf: Phi(x) alone), shared by the kernel and the gradient. */
+enum { GB_GELU_EXACT, GB_GELU_TANH, GB_GELU_CDF };
+#define GB_GELU_TANH_C 0.7978845608028654 /* sqrt(2/pi) */
+#define GB_GELU_TANH_K 0.044715
+static inline int gb__gelu_mode(const gb_attrs *at) {
+    return at->i[1] ? GB_GELU_CDF : at->i[0] ? GB_GELU_TANH : GB_GELU_EXACT;
+}
 
 /* The kernel of (op, dtype), or NULL when op is not of that kind or has
  * no kernel for dt. */

@@ -181,7 +181,11 @@ static bool resolve_shape(const gb_op_call *c, const gb_tensor *x, int rank, con
                          dims[i] == -1 ? "two -1 dimensions" : "a negative dimension");
             return false;
         }
-        known *= dims[i];
+        if (__builtin_mul_overflow(known, dims[i], &known)) {
+            gb__op_error(c, GB_ERR_SHAPE, "%s: target shape %s has more than 2^63 elements",
+                         c->def->name, gb__shape_fmt(rank, dims, a, sizeof a));
+            return false;
+        }
         out[i] = dims[i];
     }
     if (x->size < 0) return resolve_against_unknown(c, x, rank, dims, unknown, known, out);

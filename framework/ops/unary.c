@@ -2,12 +2,10 @@
  * StopGradient, and the fused gradient helpers ReluGrad, SigmoidGrad and
  * TanhGrad (TensorFlow's), with the gradients of all of them.
  *
- * Every math op is an expression over the element type, stamped out per
- * dtype (ops/elementwise_types.h) into one tight loop; <tgmath.h> makes
- * exp() on a float call expf(). Tanh on float is ops/fast_math.h's, which
- * vectorizes (libm's tanhf is a call per element). Which dtypes an op
- * accepts follows from its row in the kernel table: an empty slot is an
- * unsupported dtype.
+ * The kernels, one tight loop per op and dtype, are in ops/isa/ew_unary.c,
+ * compiled once per ISA level; the ops here read the table of the level
+ * in force. Which dtypes an op accepts follows from its row in the kernel
+ * table: an empty slot is an unsupported dtype.
  *
  * Gradients are written with the public ops so they nest for higher
  * derivatives. Relu, Sigmoid and Tanh backpropagate with one fused helper
@@ -16,117 +14,12 @@
 #include <tgmath.h>
 
 #include "ops/elementwise_types.h"
-#include "ops/fast_math.h"
 
-/* ---- math kernels ------------------------------------------------------------------ */
-
-
-/* Element expressions E_<op>(T, U, CLASS, x); `alpha` and `mode` come
- * from the attributes (LeakyRelu's slope, Gelu's variant). */
-#define E_neg(T, U, CL, x) (-(U)(x))
-#define E_abs(T, U, CL, x) ABS_##CL(T, U, x)
-#define ABS_F(T, U, x) fabs(x)
-#define ABS_S(T, U, x) ((x) < 0 ? (T)((U)0 - (U)(x)) : (x))
-#define ABS_U(T, U, x) (x)
-#define E_sign(T, U, CL, x) SIGN_##CL(T, x)
-/* Floats keep x itself at zero and NaN (signed zero and NaN pass). */
-#define SIGN_F(T, x) ((x) > 0 ? (T)1 : (x) < 0 ? (T)-1 : (x))
-#define SIGN_S(T, x) ((T)(((x) > 0) - ((x) < 0)))
-#define SIGN_U(T, x) ((T)((x) > 0))
-#define E_square(T, U, CL, x) ((U)(x) * (U)(x))
-#define E_exp(T, U, CL, x) exp(x)
-#define E_log(T, U, CL, x) log(x)
-#define E_log1p(T, U, CL, x) log1p(x)
-#define E_sqrt(T, U, CL, x) sqrt(x)
-#define E_rsqrt(T, U, CL, x) ((T)1 / sqrt(x))
-#define E_reciprocal(T, U, CL, x) ((T)1 / (x))
-#define E_sin(T, U, CL, x) sin(x)
-#define E_cos(T, U, CL, x) cos(x)
-#define E_tanh(T, U, CL, x) GB_TANH(x)
-#define E_sigmoid(T, U, CL, x) ((T)1 / ((T)1 + exp(-(x))))
-#define E_relu(T, U, CL, x) ((x) > 0 ? (x) : (T)0)
-#define E_leaky_relu(T, U, CL, x) ((x) > 0 ? (x) : (T)alpha * (x))
-#define E_elu(T, U, CL, x) ((x) > 0 ? (x) : expm1(x))
-/* log(1 + e^x) without overflow for large x. */
-#define E_softplus(T, U, CL, x) ((x) > 0 ? (x) + log1p(exp(-(x))) : log1p(exp(x)))
-/* Phi(x), the standard normal CDF; exact Gelu is x * Phi(x). */
-#define NORMAL_CDF(T, x) ((T)0.5 * ((T)1 + erf((x) * (T)M_SQRT1_2)))
-#define GELU_TANH_C 0.7978845608028654 /* sqrt(2/pi) */
-#define GELU_TANH_K 0.044715
-#define E_gelu(T, U, CL, x)                                                                   \
-    (mode == GELU_EXACT  ? (x) * NORMAL_CDF(T, x)                                             \
-     : mode == GELU_CDF ? NORMAL_CDF(T, x)                                                    \
-                        : (T)0.5 * (x) *                                                      \
-                              ((T)1 + tanh((T)GELU_TANH_C *                                   \
-                                           ((x) + (T)GELU_TANH_K * (x) * (x) * (x)))))
-
-/* Gelu's variants, from attrs i[0] (approximate) and i[1] (cdf). */
-enum { GELU_EXACT, GELU_TANH, GELU_CDF };
-
-static int gelu_mode(const gb_attrs *at) {
-    return at->i[1] ? GELU_CDF : at->i[0] ? GELU_TANH : GELU_EXACT;
-}
-
-#define GEN_MAP(op, DT, sfx, T, U, CL)                                                        \
-    static void op##_##sfx(int64_t n, const void *px, void *pr, const gb_attrs *at) {         \
-        const T *restrict x_ = px;                                                            \
-        T *restrict r_ = pr;                                                                  \
-        const double alpha = at->f[0];                                                        \
-        const int mode = gelu_mode(at);                                                       \
-        (void)alpha;                                                                          \
-        (void)mode;                                                                           \
-        for (int64_t i = 0; i < n; i++) {                                                     \
-            const T x = x_[i];                                                                \
-            r_[i] = (T)(E_##op(T, U, CL, x));                                                 \
-        }                                                                                     \
-    }
-
-GB_EW_NUMERIC_TYPES(GEN_MAP, neg)
-GB_EW_NUMERIC_TYPES(GEN_MAP, abs)
-GB_EW_NUMERIC_TYPES(GEN_MAP, sign)
-GB_EW_NUMERIC_TYPES(GEN_MAP, square)
-GB_EW_FLOAT_TYPES(GEN_MAP, exp)
-GB_EW_FLOAT_TYPES(GEN_MAP, log)
-GB_EW_FLOAT_TYPES(GEN_MAP, log1p)
-GB_EW_FLOAT_TYPES(GEN_MAP, sqrt)
-GB_EW_FLOAT_TYPES(GEN_MAP, rsqrt)
-GB_EW_FLOAT_TYPES(GEN_MAP, reciprocal)
-GB_EW_FLOAT_TYPES(GEN_MAP, sin)
-GB_EW_FLOAT_TYPES(GEN_MAP, cos)
-GB_EW_FLOAT_TYPES(GEN_MAP, tanh)
-GB_EW_FLOAT_TYPES(GEN_MAP, sigmoid)
-GB_EW_FLOAT_TYPES(GEN_MAP, relu)
-GB_EW_FLOAT_TYPES(GEN_MAP, leaky_relu)
-GB_EW_FLOAT_TYPES(GEN_MAP, elu)
-GB_EW_FLOAT_TYPES(GEN_MAP, gelu)
-GB_EW_FLOAT_TYPES(GEN_MAP, softplus)
-
-#define ENTRY(op, DT, sfx, T, U, CL) [DT] = op##_##sfx,
-static const gb_ew_map_fn map_kernels[GB_OP_COUNT][GB_DTYPE_COUNT] = {
-    [GB_OP_NEG] = {GB_EW_NUMERIC_TYPES(ENTRY, neg)},
-    [GB_OP_ABS] = {GB_EW_NUMERIC_TYPES(ENTRY, abs)},
-    [GB_OP_SIGN] = {GB_EW_NUMERIC_TYPES(ENTRY, sign)},
-    [GB_OP_SQUARE] = {GB_EW_NUMERIC_TYPES(ENTRY, square)},
-    [GB_OP_EXP] = {GB_EW_FLOAT_TYPES(ENTRY, exp)},
-    [GB_OP_LOG] = {GB_EW_FLOAT_TYPES(ENTRY, log)},
-    [GB_OP_LOG1P] = {GB_EW_FLOAT_TYPES(ENTRY, log1p)},
-    [GB_OP_SQRT] = {GB_EW_FLOAT_TYPES(ENTRY, sqrt)},
-    [GB_OP_RSQRT] = {GB_EW_FLOAT_TYPES(ENTRY, rsqrt)},
-    [GB_OP_RECIPROCAL] = {GB_EW_FLOAT_TYPES(ENTRY, reciprocal)},
-    [GB_OP_SIN] = {GB_EW_FLOAT_TYPES(ENTRY, sin)},
-    [GB_OP_COS] = {GB_EW_FLOAT_TYPES(ENTRY, cos)},
-    [GB_OP_TANH] = {GB_EW_FLOAT_TYPES(ENTRY, tanh)},
-    [GB_OP_SIGMOID] = {GB_EW_FLOAT_TYPES(ENTRY, sigmoid)},
-    [GB_OP_RELU] = {GB_EW_FLOAT_TYPES(ENTRY, relu)},
-    [GB_OP_LEAKY_RELU] = {GB_EW_FLOAT_TYPES(ENTRY, leaky_relu)},
-    [GB_OP_ELU] = {GB_EW_FLOAT_TYPES(ENTRY, elu)},
-    [GB_OP_GELU] = {GB_EW_FLOAT_TYPES(ENTRY, gelu)},
-    [GB_OP_SOFTPLUS] = {GB_EW_FLOAT_TYPES(ENTRY, softplus)},
-};
+/* ---- math ops: the kernels are in ops/isa/ew_unary.c, per ISA level ---------------- */
 
 static int infer_map(const gb_op_call *c, gb_out_desc *out) {
     const gb_tensor *x = c->in[0];
-    if (!map_kernels[c->op][x->dtype]) {
+    if (!GB_ISA_TABLE(gb__ew_map_kernels)->fn[c->op][x->dtype]) {
         gb__ew_dtype_error(c, x->dtype);
         return -1;
     }
@@ -136,7 +29,7 @@ static int infer_map(const gb_op_call *c, gb_out_desc *out) {
 
 static bool kernel_map(const gb_op_call *c, gb_tensor **out) {
     const gb_tensor *x = c->in[0];
-    gb_ew_map_fn fn = map_kernels[c->op][x->dtype];
+    gb_ew_map_fn fn = GB_ISA_TABLE(gb__ew_map_kernels)->fn[c->op][x->dtype];
     if (x->size < GB_EW_PARALLEL_MIN)
         fn(x->size, x->data, out[0]->data, c->attrs);
     else
@@ -144,35 +37,13 @@ static bool kernel_map(const gb_op_call *c, gb_tensor **out) {
     return true;
 }
 
-/* ---- fused gradient helpers: ReluGrad(dy, x), SigmoidGrad(y, dy), TanhGrad(y, dy) ---- */
-
-#define E_relu_grad(T, a, b) ((b) > 0 ? (a) : (T)0)
-#define E_sigmoid_grad(T, a, b) ((b) * (a) * ((T)1 - (a)))
-#define E_tanh_grad(T, a, b) ((b) * ((T)1 - (a) * (a)))
-
-#define GEN_PAIR(op, DT, sfx, T, U, CL)                                                       \
-    static void op##_##sfx(int64_t n, const void *pa, const void *pb, void *pr) {             \
-        const T *restrict a_ = pa, *restrict b_ = pb;                                         \
-        T *restrict r_ = pr;                                                                  \
-        for (int64_t i = 0; i < n; i++) r_[i] = E_##op(T, a_[i], b_[i]);                      \
-    }
-GB_EW_FLOAT_TYPES(GEN_PAIR, relu_grad)
-GB_EW_FLOAT_TYPES(GEN_PAIR, sigmoid_grad)
-GB_EW_FLOAT_TYPES(GEN_PAIR, tanh_grad)
-
-static const gb_ew_pair_fn pair_kernels[GB_OP_COUNT][GB_DTYPE_COUNT] = {
-    [GB_OP_RELU_GRAD] = {GB_EW_FLOAT_TYPES(ENTRY, relu_grad)},
-    [GB_OP_SIGMOID_GRAD] = {GB_EW_FLOAT_TYPES(ENTRY, sigmoid_grad)},
-    [GB_OP_TANH_GRAD] = {GB_EW_FLOAT_TYPES(ENTRY, tanh_grad)},
-};
-#undef ENTRY
 
 gb_ew_map_fn gb__ew_map_kernel(gb_op_id op, gb_dtype dt) {
-    return op < GB_OP_COUNT && dt < GB_DTYPE_COUNT ? map_kernels[op][dt] : NULL;
+    return op < GB_OP_COUNT && dt < GB_DTYPE_COUNT ? GB_ISA_TABLE(gb__ew_map_kernels)->fn[op][dt] : NULL;
 }
 
 gb_ew_pair_fn gb__ew_pair_kernel(gb_op_id op, gb_dtype dt) {
-    return op < GB_OP_COUNT && dt < GB_DTYPE_COUNT ? pair_kernels[op][dt] : NULL;
+    return op < GB_OP_COUNT && dt < GB_DTYPE_COUNT ? GB_ISA_TABLE(gb__ew_pair_kernels)->fn[op][dt] : NULL;
 }
 
 /* The helpers take two tensors of one dtype and one shape (no broadcasting:
@@ -184,7 +55,7 @@ static int infer_pair(const gb_op_call *c, gb_out_desc *out) {
                      gb_dtype_name(a->dtype), gb_dtype_name(b->dtype));
         return -1;
     }
-    if (!pair_kernels[c->op][a->dtype]) {
+    if (!GB_ISA_TABLE(gb__ew_pair_kernels)->fn[c->op][a->dtype]) {
         gb__ew_dtype_error(c, a->dtype);
         return -1;
     }
@@ -202,7 +73,7 @@ static int infer_pair(const gb_op_call *c, gb_out_desc *out) {
 
 static bool kernel_pair(const gb_op_call *c, gb_tensor **out) {
     const gb_tensor *a = c->in[0], *b = c->in[1];
-    gb_ew_pair_fn fn = pair_kernels[c->op][a->dtype];
+    gb_ew_pair_fn fn = GB_ISA_TABLE(gb__ew_pair_kernels)->fn[c->op][a->dtype];
     if (a->size < GB_EW_PARALLEL_MIN)
         fn(a->size, a->data, b->data, out[0]->data);
     else
@@ -337,11 +208,11 @@ static gb_tensor *normal_cdf(gb_tensor *x) {
  * dy/dx = (1 + t)/2 + x/2 (1 - t^2) c (1 + 3 k x^2). */
 static gb_tensor *gelu_tanh_derivative(gb_tensor *x) {
     gb_tensor *x2 = gb_square(x);
-    gb_tensor *u = gb_mul_scalar(gb_mul(x, gb_add_scalar(gb_mul_scalar(x2, GELU_TANH_K), 1.0)),
-                                 GELU_TANH_C);
+    gb_tensor *u = gb_mul_scalar(gb_mul(x, gb_add_scalar(gb_mul_scalar(x2, GB_GELU_TANH_K), 1.0)),
+                                 GB_GELU_TANH_C);
     gb_tensor *t = gb_tanh(u);
-    gb_tensor *du = gb_mul_scalar(gb_add_scalar(gb_mul_scalar(x2, 3 * GELU_TANH_K), 1.0),
-                                  GELU_TANH_C);
+    gb_tensor *du = gb_mul_scalar(gb_add_scalar(gb_mul_scalar(x2, 3 * GB_GELU_TANH_K), 1.0),
+                                  GB_GELU_TANH_C);
     gb_tensor *sech2 = gb_add_scalar(gb_neg(gb_square(t)), 1.0);
     return gb_add(gb_mul_scalar(gb_add_scalar(t, 1.0), 0.5),
                   gb_mul(gb_mul_scalar(x, 0.5), gb_mul(sech2, du)));
@@ -350,9 +221,9 @@ static gb_tensor *gelu_tanh_derivative(gb_tensor *x) {
 /* Exact: d(x Phi(x)) = Phi(x) + x phi(x); the CDF variant: phi(x). */
 static bool grad_gelu(const gb_grad_ctx *g, gb_tensor **dx) {
     gb_tensor *x = X0, *d;
-    switch (gelu_mode(g->attrs)) {
-    case GELU_CDF: d = normal_pdf(x); break;
-    case GELU_TANH: d = gelu_tanh_derivative(x); break;
+    switch (gb__gelu_mode(g->attrs)) {
+    case GB_GELU_CDF: d = normal_pdf(x); break;
+    case GB_GELU_TANH: d = gelu_tanh_derivative(x); break;
     default: d = gb_add(normal_cdf(x), gb_mul(x, normal_pdf(x))); break;
     }
     dx[0] = gb_mul(DY, d);

@@ -19,163 +19,32 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "optim/internal.h"
+#include "optim/update_loops.h"
 
-/* The loops below read element i of every array before writing element i,
- * so running them in place (source == destination) is safe; this tells
- * the compiler to vectorize without proving the arrays disjoint. */
-#if defined(__clang__)
-#define GB_IVDEP _Pragma("clang loop vectorize(assume_safety)")
-#elif defined(__GNUC__)
-#define GB_IVDEP _Pragma("GCC ivdep")
-#else
-#define GB_IVDEP
-#endif
+enum { MAX_ARRAYS = GB_UPDATE_MAX_ARRAYS };
 
-enum { MAX_ARRAYS = 1 + GB__OPTIM_MAX_SLOTS }; /* the variable, then its slots */
-
-/* One update: the arrays and this step's scalars. */
-typedef struct update {
-    int64_t n;
-    const void *g;
-    const void *src[MAX_ARRAYS];
-    void *dst[MAX_ARRAYS];
-    double lr;     /* this step's learning rate */
-    double decay;  /* lr * weight_decay: decoupled decay factor */
-    int64_t t;     /* 1-based step number */
-    const double *f;
-} update;
-
-/* Runs the update over elements [begin, end). */
-typedef void (*loop_fn)(const update *u, int64_t begin, int64_t end);
-
-/* ---- the loops, per dtype and variant ----------------------------------------------- */
-
-/* Locals every loop starts with: gradient, old and new variable, and the
- * variable after weight decay (Keras decays before the update). */
-#define LOOP_PROLOGUE(T)                                                                      \
-    const T *g = (const T *)u->g;                                                             \
-    const T *w0 = (const T *)u->src[0];                                                       \
-    T *w1 = (T *)u->dst[0];                                                                   \
-    const T lr = (T)u->lr, dec = (T)u->decay
-#define DECAYED(i) (w0[i] - w0[i] * dec)
-
-#define DEFINE_SGD(T, SUF)                                                                    \
-    static void sgd_##SUF(const update *u, int64_t begin, int64_t end) {                      \
-        LOOP_PROLOGUE(T);                                                                     \
-        GB_IVDEP for (int64_t i = begin; i < end; i++) w1[i] = DECAYED(i) - g[i] * lr;        \
-    }
-
-/* velocity = momentum * velocity - lr * g; var += velocity, or with
- * Nesterov var += momentum * velocity - lr * g. */
-#define DEFINE_MOMENTUM(T, SUF, NAME, NESTEROV)                                               \
-    static void NAME##_##SUF(const update *u, int64_t begin, int64_t end) {                   \
-        LOOP_PROLOGUE(T);                                                                     \
-        const T *m0 = (const T *)u->src[1];                                                   \
-        T *m1 = (T *)u->dst[1];                                                               \
-        const T mom = (T)u->f[0];                                                             \
-        GB_IVDEP for (int64_t i = begin; i < end; i++) {                                      \
-            T m = m0[i] * mom - g[i] * lr;                                                    \
-            m1[i] = m;                                                                        \
-            w1[i] = DECAYED(i) + (NESTEROV ? m * mom - g[i] * lr : m);                        \
-        }                                                                                     \
-    }
-
-/* m += (g - m)(1 - beta_1); v += (g^2 - v)(1 - beta_2);
- * var -= alpha m / (sqrt(v) + epsilon), alpha carrying the bias correction. */
-#define DEFINE_ADAM(T, SUF, SQRT)                                                             \
-    static void adam_##SUF(const update *u, int64_t begin, int64_t end) {                     \
-        LOOP_PROLOGUE(T);                                                                     \
-        const T *m0 = (const T *)u->src[1], *v0 = (const T *)u->src[2];                       \
-        T *m1 = (T *)u->dst[1], *v1 = (T *)u->dst[2];                                         \
-        const double b1 = u->f[0], b2 = u->f[1];                                              \
-        const T alpha = (T)(u->lr * sqrt(1.0 - pow(b2, (double)u->t)) /                       \
-                            (1.0 - pow(b1, (double)u->t)));                                   \
-        const T c1 = (T)(1.0 - b1), c2 = (T)(1.0 - b2), eps = (T)u->f[2];                     \
-        (void)lr;                                                                             \
-        GB_IVDEP for (int64_t i = begin; i < end; i++) {                                      \
-            T m = m0[i] + (g[i] - m0[i]) * c1;                                                \
-            T v = v0[i] + (g[i] * g[i] - v0[i]) * c2;                                         \
-            m1[i] = m;                                                                        \
-            v1[i] = v;                                                                        \
-            w1[i] = DECAYED(i) - m * alpha / (SQRT(v) + eps);                                 \
-        }                                                                                     \
-    }
-
-/* velocity = rho velocity + (1 - rho) g^2; centered: average = rho average
- * + (1 - rho) g, denominator velocity - average^2 + epsilon (else velocity
- * + epsilon); increment = lr g / sqrt(denominator); with momentum
- * mom = momentum mom + increment, var -= mom; else var -= increment. */
-#define DEFINE_RMSPROP(T, SUF, SQRT, NAME, CENTERED, MOMENTUM)                                \
-    static void NAME##_##SUF(const update *u, int64_t begin, int64_t end) {                   \
-        LOOP_PROLOGUE(T);                                                                     \
-        const T *v0 = (const T *)u->src[1], *p0 = (const T *)u->src[2],                       \
-                *a0 = (const T *)u->src[3];                                                   \
-        T *v1 = (T *)u->dst[1], *p1 = (T *)u->dst[2], *a1 = (T *)u->dst[3];                   \
-        const T rho = (T)u->f[0], c = (T)(1.0 - u->f[0]), mom = (T)u->f[1];                   \
-        const T eps = (T)u->f[2];                                                             \
-        (void)p0, (void)p1, (void)a0, (void)a1, (void)mom;                                    \
-        GB_IVDEP for (int64_t i = begin; i < end; i++) {                                      \
-            T v = rho * v0[i] + c * (g[i] * g[i]);                                            \
-            v1[i] = v;                                                                        \
-            T den = v + eps;                                                                  \
-            if (CENTERED) {                                                                   \
-                T a = rho * a0[i] + c * g[i];                                                 \
-                a1[i] = a;                                                                    \
-                den = v - a * a + eps;                                                        \
-            }                                                                                 \
-            T inc = lr * g[i] / SQRT(den);                                                    \
-            if (MOMENTUM) {                                                                   \
-                inc = mom * p0[i] + inc;                                                      \
-                p1[i] = inc;                                                                  \
-            }                                                                                 \
-            w1[i] = DECAYED(i) - inc;                                                         \
-        }                                                                                     \
-    }
-
-#define DEFINE_LOOPS(T, SUF, SQRT)                                                            \
-    DEFINE_SGD(T, SUF)                                                                        \
-    DEFINE_MOMENTUM(T, SUF, momentum, 0)                                                      \
-    DEFINE_MOMENTUM(T, SUF, nesterov, 1)                                                      \
-    DEFINE_ADAM(T, SUF, SQRT)                                                                 \
-    DEFINE_RMSPROP(T, SUF, SQRT, rmsprop, 0, 0)                                               \
-    DEFINE_RMSPROP(T, SUF, SQRT, rmsprop_mom, 0, 1)                                           \
-    DEFINE_RMSPROP(T, SUF, SQRT, rmsprop_ctr, 1, 0)                                           \
-    DEFINE_RMSPROP(T, SUF, SQRT, rmsprop_ctr_mom, 1, 1)
-
-DEFINE_LOOPS(float, f32, sqrtf)
-DEFINE_LOOPS(double, f64, sqrt)
-
-/* ---- choosing the loop ---------------------------------------------------------------- */
+/* ---- choosing the loop: optim/isa/update_loops.c, per ISA level ------------------------- */
 
 /* Index 0 float32, 1 float64 (infer admits nothing else). */
 static int dtype_index(gb_dtype dt) { return dt == GB_F64; }
 
-static loop_fn pick_sgd(const gb_attrs *a, gb_dtype dt) {
+static gb_update_loop pick_sgd(const gb_attrs *a, gb_dtype dt) {
     (void)a;
-    static const loop_fn loops[2] = {sgd_f32, sgd_f64};
-    return loops[dtype_index(dt)];
+    return GB_ISA_TABLE(gb__update_loops)->sgd[dtype_index(dt)];
 }
 
-static loop_fn pick_momentum(const gb_attrs *a, gb_dtype dt) {
-    static const loop_fn loops[2][2] = {{momentum_f32, nesterov_f32},
-                                        {momentum_f64, nesterov_f64}};
-    return loops[dtype_index(dt)][a->i[GB__OPTIM_I_FLAG] != 0];
+static gb_update_loop pick_momentum(const gb_attrs *a, gb_dtype dt) {
+    return GB_ISA_TABLE(gb__update_loops)->momentum[dtype_index(dt)][a->i[GB__OPTIM_I_FLAG] != 0];
 }
 
-static loop_fn pick_adam(const gb_attrs *a, gb_dtype dt) {
+static gb_update_loop pick_adam(const gb_attrs *a, gb_dtype dt) {
     (void)a;
-    static const loop_fn loops[2] = {adam_f32, adam_f64};
-    return loops[dtype_index(dt)];
+    return GB_ISA_TABLE(gb__update_loops)->adam[dtype_index(dt)];
 }
 
-/* [dtype][centered][momentum] */
-static loop_fn pick_rmsprop(const gb_attrs *a, gb_dtype dt) {
-    static const loop_fn loops[2][2][2] = {
-        {{rmsprop_f32, rmsprop_mom_f32}, {rmsprop_ctr_f32, rmsprop_ctr_mom_f32}},
-        {{rmsprop_f64, rmsprop_mom_f64}, {rmsprop_ctr_f64, rmsprop_ctr_mom_f64}},
-    };
-    return loops[dtype_index(dt)][a->i[GB__OPTIM_I_FLAG] != 0][a->f[1] > 0];
+static gb_update_loop pick_rmsprop(const gb_attrs *a, gb_dtype dt) {
+    const gb_update_loops *l = GB_ISA_TABLE(gb__update_loops);
+    return l->rmsprop[dtype_index(dt)][a->i[GB__OPTIM_I_FLAG] != 0][a->f[1] > 0];
 }
 
 /* ---- copy on write ------------------------------------------------------------------------ */
@@ -203,7 +72,7 @@ static gb_buffer *fresh_buffer(gb__optim_var *s, int k, size_t nbytes) {
 
 /* Points u->src/dst at each array: in place when the variable holds the
  * only reference to its buffer, else at a fresh buffer. */
-static bool open_targets(gb__optim_var *s, update *u, targets *tg) {
+static bool open_targets(gb__optim_var *s, gb_update *u, targets *tg) {
     *tg = (targets){.var = {s->var}};
     for (int k = 1; k < MAX_ARRAYS; k++) tg->var[k] = s->slot[k - 1];
     for (int k = 0; k < MAX_ARRAYS; k++) {
@@ -253,7 +122,8 @@ static void commit_targets(gb__optim_var *s, const targets *tg) {
  * array, made the checked MLP step's overhead about twice as large. */
 enum { SCAN_BLOCK = 2048 };
 
-static void run_scanned(loop_fn loop, const update *u, gb_dtype dt, signed char *nonfinite) {
+static void run_scanned(gb_update_loop loop, const gb_update *u, gb_dtype dt,
+                        signed char *nonfinite) {
     for (int k = 0; k < MAX_ARRAYS; k++) nonfinite[k] = u->dst[k] ? 0 : -1;
     for (int64_t b = 0; b < u->n; b += SCAN_BLOCK) {
         int64_t e = b + SCAN_BLOCK < u->n ? b + SCAN_BLOCK : u->n;
@@ -298,13 +168,13 @@ static int infer_update(const gb_op_call *c, gb_out_desc *out) {
     return 0;
 }
 
-typedef loop_fn (*pick_fn)(const gb_attrs *a, gb_dtype dt);
+typedef gb_update_loop (*pick_fn)(const gb_attrs *a, gb_dtype dt);
 
 static bool run_update(const gb_op_call *c, pick_fn pick) {
     gb__optim_var *s = gb__optim_state_of(c);
     if (!s) return false;
     const gb_tensor *grad = c->in[0];
-    update u = {.n = grad->size, .g = grad->data, .f = c->attrs->f};
+    gb_update u = {.n = grad->size, .g = grad->data, .f = c->attrs->f};
     u.lr = gb__optimizer_step_lr(s->opt);
     if (!(u.lr >= 0 && isfinite(u.lr))) {
         gb__op_error(c, GB_ERR_VALUE,
@@ -322,7 +192,7 @@ static bool run_update(const gb_op_call *c, pick_fn pick) {
      * measured slower (waking a worker costs what the second core saves,
      * and far more when the machine is busy). The ranged loops make a
      * split a one-line change should bigger variables want it. */
-    loop_fn loop = pick(c->attrs, grad->dtype);
+    gb_update_loop loop = pick(c->attrs, grad->dtype);
     if (numerics_on()) {
         run_scanned(loop, &u, grad->dtype, s->nonfinite);
     } else {

@@ -76,7 +76,8 @@ bool gb__evaluate_dataset_into(gb__compiled *c, gb_dataset *ds, const char *pref
     gb__metrics_reset(c);
     gb_iterator *it = gb_iterator_new(ds);
     bool ok = it != NULL;
-    for (int got = 1; ok && got == 1;) {
+    int64_t batches = 0;
+    for (int got = 1; ok && got == 1; batches += got == 1) {
         gb_scope_begin();
         gb__io x, y;
         gb_tensor *sw;
@@ -87,6 +88,12 @@ bool gb__evaluate_dataset_into(gb__compiled *c, gb_dataset *ds, const char *pref
         gb_scope_end();
     }
     gb_iterator_free(it);
+    if (ok && batches == 0) {
+        gb__error(GB_ERR_VALUE, NULL,
+                  "gb_model_evaluate: the dataset has no samples; the loss and metrics need at "
+                  "least one");
+        ok = false;
+    }
     if (ok) gb__metrics_logs(c, prefix, logs);
     return ok && gb_ok();
 }

@@ -223,6 +223,7 @@ gb_module *gb_model_load(const char *path) {
         return NULL;
     }
     size_t size = 0;
-    unsigned char *bytes = gb__file_read(path, "a model file", &size);
+    unsigned char *bytes = gb__file_read_checked(path, "a model file", GB__CKPT_HEADER_BYTES,
+                                                 gb__ckpt_head_ok, &size);
     return bytes ? gb__model_parse(path, bytes, size) : NULL;
 }

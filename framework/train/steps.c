@@ -252,7 +252,7 @@ static void fit_specs(gb__compiled *c, const gb__io *x, const gb__io *y) {
 
 static gb_function *make_fn(gb__compiled *c, const char *name, gb_function_fn body, int nin) {
     gb_function_options o = {.user = c, .input_signature = c->specs, .ninput_signature = nin};
-    return gb_function_new(name, body, &o);
+    return gb__function_new_owned(name, body, &o);
 }
 
 static gb_function *function_for(gb__compiled *c, bool training, bool weighted) {

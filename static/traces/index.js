@@ -3,7 +3,11 @@
 // warning when it was raised — then a timeline of its traces and each
 // trace with its reason in the terminal's words, its signature, its call
 // site and a link to its graph; and the table of its concrete signatures.
-// Live: refetched when the store changes.
+// A signature shows its inputs and outputs; the variables it captures fold
+// into "captures N variables", opened on a click. The header and the
+// table count concrete functions alike: cached now, and traced in all
+// (reduce_retracing and freed variables drop some). The page opens on the
+// first run that has traces. Live: refetched when the store changes.
 
 import { getJSON } from '../core/api.js';
 import { fmtWall, h } from '../core/dom.js';
@@ -12,7 +16,9 @@ import './traces.css';
 
 export const name = 'traces';
 
-const state = { run: null };   // survives tab switches
+// Survives tab switches; picked: the person chose the run (else the page
+// keeps choosing the first run with traces, as traces arrive).
+const state = { run: null, picked: false };
 
 const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
 const ms = (us) => (us === null || us === undefined ? '–' : `${(us / 1000).toFixed(2)} ms`);
@@ -20,14 +26,42 @@ const ms = (us) => (us === null || us === undefined ? '–' : `${(us / 1000).toF
 // The Graphs page's link to a trace's graph.
 export const graphLink = (run, trace) => `#graphs?run=${encodeURIComponent(run)}&trace=${trace}`;
 
-function counters(f) {
+// "f(x: float32[3]) captures a, b -> (float32[3])" as its call and its
+// captures (the engine's signature text, graph_text.c).
+export function splitSignature(sig) {
+  const arrow = sig.lastIndexOf(' -> (');
+  const at = sig.indexOf(') captures ');
+  if (arrow < 0 || at < 0 || at > arrow) return { call: sig, captures: [] };
+  return { call: sig.slice(0, at + 1) + sig.slice(arrow),
+    captures: sig.slice(at + ') captures '.length, arrow).split(', ') };
+}
+
+// A signature: inputs and outputs, the captures folded.
+function signatureCell(sig) {
+  const { call, captures } = splitSignature(sig);
+  if (!captures.length) return h('code', null, sig);
+  return h('div.signature', null, h('code', null, call),
+    h('details.captures', null, h('summary', null, `captures ${plural(captures.length, 'variable')}`),
+      h('ul.capture-list', null, ...captures.map((c) => h('li', null, h('code', null, c))))));
+}
+
+// Concrete functions: cached now (the engine's count) and traced in all.
+function concreteCounts(f, rows) {
+  const traced = new Set(rows.map((t) => t.concrete_id ?? `trace ${t.id}`)).size;
+  return { cached: f.calls ? f.concrete : traced, traced };
+}
+const concreteText = ({ cached, traced }) => (cached === traced ? `${plural(traced, 'concrete function')}`
+  : `${cached} concrete cached of ${traced} traced`);
+
+function counters(f, rows) {
+  const concrete = concreteCounts(f, rows);
   const hitRate = f.calls ? ` (${Math.round((100 * f.cache_hits) / f.calls)}%)` : '';
   return h('div.trace-counters', null,
     h('span', null, h('b', null, String(f.calls)), f.calls === 1 ? ' call' : ' calls'),
     h('span', null, h('b', null, String(f.cache_hits)), ` cache hits${hitRate}`),
     h('span', null, h('b', null, String(f.traces)), ` ${f.traces === 1 ? 'trace' : 'traces'}`),
     h('span', null, h('b', null, `${f.trace_ms.toFixed(2)} ms`), ' tracing'),
-    h('span', null, h('b', null, String(f.concrete)), ' concrete'));
+    h('span.trace-concrete', null, concreteText(concrete)));
 }
 
 // The warning, with the trace (its row number) that raised it.
@@ -45,7 +79,7 @@ function traceRow(run, t, i) {
     h('td', null, h('span', { className: `trace-kind ${t.is_retrace ? 'retrace' : 'first'}` }, t.is_retrace ? 'retrace' : 'first'),
       h('div.muted', { title: fmtWall(t.wall) }, new Date(t.wall * 1000).toLocaleTimeString(undefined, { hour12: false }))),
     h('td.trace-reason', null, t.reason, t.warning ? h('div.trace-warned', null, 'raised the retracing warning') : null),
-    h('td', null, h('code', null, t.signature), h('div.muted', null, t.call_site || '')),
+    h('td', null, signatureCell(t.signature), h('div.muted', null, t.call_site || '')),
     h('td.num', null, ms(t.duration_us), h('div.muted', null, `${t.nodes_before} → ${t.nodes_after} nodes`)),
     h('td', null, h('a.graph-link', { href: graphLink(run, t.id) }, 'graph')));
 }
@@ -62,17 +96,17 @@ function signatureTable(traces) {
   for (const t of traces) byConcrete.set(t.concrete_id ?? `trace ${t.id}`, t);
   return h('table.signature-table', null,
     h('thead', null, h('tr', null, h('th', null, 'concrete'), h('th', null, 'signature'))),
-    h('tbody', null, ...[...byConcrete].map(([id, t]) => h('tr', null, h('td.num', null, String(id)), h('td', null, h('code', null, t.signature))))));
+    h('tbody', null, ...[...byConcrete].map(([id, t]) => h('tr', null, h('td.num', null, String(id)), h('td', null, signatureCell(t.signature))))));
 }
 
 function functionCard(run, f, traces) {
   const rows = traces.filter((t) => t.function === f.function);
   return h('section.card.wide.trace-card', { 'data-function': f.function, 'data-warnings': f.warnings },
-    h('div.card-head', null, h('div.card-title', null, f.function), counters(f)),
+    h('div.card-head', null, h('div.card-title', null, f.function), counters(f, rows)),
     warning(f, rows),
     timeline(rows, (t) => document.getElementById(`trace-${t.id}`)?.scrollIntoView({ block: 'center' })),
     traceTable(run, rows),
-    h('details.signatures', null, h('summary', null, `Concrete signatures (${plural(new Set(rows.map((t) => t.concrete_id)).size, 'function')})`),
+    h('details.signatures', null, h('summary', null, `Concrete signatures: ${concreteText(concreteCounts(f, rows))}`),
       signatureTable(rows)));
 }
 
@@ -80,15 +114,16 @@ export function createPage(ctx) {
   let destroyed = false;
   let token = 0;
   const runSelect = h('select.filter', { id: 'traces-run', 'aria-label': 'Run',
-    onchange: () => { state.run = runSelect.value; reload().catch(() => {}); } });
+    onchange: () => { state.run = runSelect.value; state.picked = true; reload().catch(() => {}); } });
   const controls = h('div', null, h('div.section-title', null, 'Run'), runSelect);
   const summary = h('span.muted');
   const body = h('div.trace-body');
   const view = h('div.page.traces-page', null, h('div.toolbar', null, summary), body);
 
-  function pickRun() {
-    const runs = ctx.runs.selected();
-    if (!runs.includes(state.run)) state.run = runs[0] ?? null;
+  // The run shown: the one picked, else the first selected run with traces.
+  function pickRun(runs, traced) {
+    if (!runs.includes(state.run)) state.picked = false;
+    if (!state.picked) state.run = runs.find((r) => traced.includes(r)) ?? runs[0] ?? null;
     const sig = JSON.stringify([runs, state.run]);
     if (sig === runSelect.dataset.sig) return;
     runSelect.dataset.sig = sig;
@@ -109,7 +144,11 @@ export function createPage(ctx) {
 
   async function reload() {
     const mine = ++token;
-    pickRun();
+    const runs = ctx.runs.selected();
+    const traced = state.picked && runs.includes(state.run) ? []
+      : (await getJSON('traces/runs').catch(() => ({ runs: [] }))).runs;
+    if (mine !== token || destroyed) return;
+    pickRun(runs, traced);
     const run = state.run;
     if (run) {
       const [f, l] = await Promise.all([

@@ -87,8 +87,9 @@ static void on_trace(gb_summary_writer *w, const gb_event *ev) {
     free(detail);
 }
 
-/* A function's call counters (sent after calls 1, 2, 4, ... and when it is
- * freed): the store keeps the latest per function. */
+/* A function's call counters (sent after its first call, then at most a
+ * second apart, when it is freed and when this writer flushes, closes or
+ * stops being the default): the store keeps the latest per function. */
 static void on_function(gb_summary_writer *w, const gb_event *ev) {
     const gb_function_event *f = ev->detail;
     if (!f) return;
@@ -133,6 +134,9 @@ static void on_event(const gb_event *ev, void *user) {
 /* ---- the default writer ------------------------------------------------------------ */
 
 void gb_summary_set_default(gb_summary_writer *w) {
+    /* The functions' last counts go to the run that saw their calls: a
+     * store's counters are exact when its writer closes or is replaced. */
+    if (gb_summary_get_default() && gb_summary_get_default() != w) gb_function_flush_counters();
     pthread_mutex_lock(&default_lock);
     gb_summary_writer *old = default_writer;
     if (old != w) {

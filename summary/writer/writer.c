@@ -317,6 +317,7 @@ static gb_status wait_committed(gb_summary_writer *w, char *msg, size_t n) {
 gb_status gb_summary_flush(gb_summary_writer *w) {
     if (!w) w = gb_summary_get_default();
     if (!w) return fail(GB_ERR_STATE, "gb_summary_flush", NULL, "no writer given and no default");
+    if (w == gb_summary_get_default()) gb_function_flush_counters(); /* the calls so far */
     char msg[sizeof w->error_message];
     gb_status st = wait_committed(w, msg, sizeof msg);
     if (st != GB_OK) return fail(st, "gb_summary_flush", NULL, msg);

@@ -205,8 +205,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     add_params(&head, query);
     read_host(&r, &head);
     gb__answer a;
-    FUZZ_CHECK(gb__answer_request(&hosts, pool, &head, &a), "no answer made");
+    FUZZ_CHECK(gb__answer_request(&hosts, NULL, pool, &head, &a), "no answer made");
     check_answer(&head, &a);
+    gb__answer_free(&a);
+    /* Behind a token (a board beyond loopback), with none carried: only
+     * the head's own refusals, 401, or the redirect of a right token in
+     * the address, to an address of this server without it. */
+    FUZZ_CHECK(gb__answer_request(&hosts, "fuzz-token-1", pool, &head, &a), "no answer made");
+    if (a.kind == GB__ANSWER_LOGIN)
+        FUZZ_CHECK(a.status == 302 && a.body && a.body[0] == '/' && !strstr(a.body, "token=fuzz"),
+                   "a login to %s", a.body ? a.body : "(none)");
+    else
+        FUZZ_CHECK(a.kind == GB__ANSWER_BODY && (a.status == 400 || a.status == 401 ||
+                                                 a.status == 403 || a.status == 405),
+                   "behind a token, %s answered %u", head.path, a.status);
     gb__answer_free(&a);
     return 0;
 }

@@ -5,8 +5,8 @@
  * table, and words every mistake the same way, so the subcommands agree
  * on syntax and messages without each carrying a parser of its own.
  *
- * Syntax: `--name VALUE` or `--name=VALUE`, each option at most once, no
- * positional arguments. A separate word starting with "--" is never taken
+ * Syntax: `--name VALUE` or `--name=VALUE`, or `--name` alone for a flag,
+ * each option at most once, no positional arguments. A separate word starting with "--" is never taken
  * as a value (`--db --port 1` says --db needs a value rather than opening
  * a file called "--port"); `--db=--odd` still passes such a value.
  */
@@ -25,7 +25,8 @@ static void print_usage_line(const gb__cli_command *cmd, FILE *out) {
     fprintf(out, "usage: glassbox %s", cmd->name);
     for (size_t i = 0; i < cmd->noptions; i++) {
         const gb__cli_option *o = &cmd->options[i];
-        fprintf(out, o->required ? " %s %s" : " [%s %s]", o->name, o->metavar);
+        if (!o->metavar) fprintf(out, " [%s]", o->name);
+        else fprintf(out, o->required ? " %s %s" : " [%s %s]", o->name, o->metavar);
     }
     fputc('\n', out);
 }
@@ -38,7 +39,7 @@ static void print_help(const gb__cli_command *cmd) {
     for (size_t i = 0; i < cmd->noptions; i++) {
         const gb__cli_option *o = &cmd->options[i];
         char left[64];
-        snprintf(left, sizeof left, "%s %s", o->name, o->metavar);
+        snprintf(left, sizeof left, "%s %s", o->name, o->metavar ? o->metavar : "");
         printf("  %-18s %s", left, o->help);
         if (o->required) printf(" (required)");
         if (o->fallback) printf(" (default %s)", o->fallback);
@@ -84,6 +85,14 @@ static int take_option(const gb__cli_command *cmd, int argc, char **argv, int *i
                        bool *seen, const char **values) {
     const gb__cli_option *o = &cmd->options[k];
     const char *eq = strchr(argv[*i], '=');
+    if (!o->metavar) { /* a flag */
+        if (eq) return gb__cli_usage_error(cmd, "%s takes no value", o->name);
+        if (seen[k]) return gb__cli_usage_error(cmd, "%s is given more than once", o->name);
+        seen[k] = true;
+        values[k] = "yes";
+        *i += 1;
+        return GB__CLI_RUN;
+    }
     const char *value = eq ? eq + 1 : *i + 1 < argc ? argv[*i + 1] : NULL;
     if (!eq && value && !strncmp(value, "--", 2)) value = NULL;
     if (!value || !*value) return gb__cli_usage_error(cmd, "%s needs a value (%s)", o->name, o->metavar);

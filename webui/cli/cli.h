@@ -32,10 +32,12 @@
 #define GB__CLI_RUN (-1)         /* gb__cli_parse: go on and run the command */
 #define GB__CLI_USAGE 2          /* exit code of a usage error */
 
-/* One option, given as `--name VALUE` or `--name=VALUE`. */
+/* One option, given as `--name VALUE` or `--name=VALUE`; or a flag, given
+ * as `--name` alone (metavar NULL; its value is "yes" when given, else
+ * the fallback, NULL). */
 typedef struct gb__cli_option {
     const char *name;        /* "--db" */
-    const char *metavar;     /* "FILE": the value's name in the usage */
+    const char *metavar;     /* "FILE": the value's name in the usage; NULL: a flag */
     const char *help;        /* one line for --help */
     bool required;
     const char *fallback;    /* the value when absent (NULL: none); shown in --help */

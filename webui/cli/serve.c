@@ -1,11 +1,13 @@
 /* cli/serve.c — `glassbox serve --db FILE [--host 127.0.0.1] [--port 6006]
- * [--threads 4] [--allow-host NAME[,NAME...]]`: runs the dashboard server
- * until SIGINT or SIGTERM.
+ * [--threads 4] [--allow-host NAME[,NAME...]] [--token T | --token-file F |
+ * --no-auth]`: runs the dashboard server until SIGINT or SIGTERM.
  *
  * The first line on stdout is "glassbox: serving http://HOST:PORT/ ...",
  * printed once the socket listens (scripts and tests that pass --port 0
- * read the chosen port from it).
+ * read the chosen port from it). Beyond loopback the address printed
+ * carries the token (`?token=...`) every request needs, as Jupyter's.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,18 +16,40 @@
 #include "cli/cli.h"
 #include "gb_board.h"
 
-enum { DB, HOST, PORT, THREADS, ALLOW_HOST };   /* options[] and values[] */
+/* options[] and values[] */
+enum { DB, HOST, PORT, THREADS, ALLOW_HOST, TOKEN, TOKEN_FILE, NO_AUTH };
 
-static bool is_loopback(const char *host) {
-    return !strcmp(host, "127.0.0.1") || !strcmp(host, "localhost") || !strcmp(host, "::1");
+/* The token from --token or the first line of --token-file (into buf);
+ * false after a usage error. */
+static bool read_token(const gb__cli_command *cmd, const char *const *values, char *buf,
+                       size_t size, const char **token) {
+    *token = values[TOKEN];
+    if ((values[TOKEN] != NULL) + (values[TOKEN_FILE] != NULL) + (values[NO_AUTH] != NULL) > 1) {
+        gb__cli_usage_error(cmd, "--token, --token-file and --no-auth exclude each other");
+        return false;
+    }
+    if (!values[TOKEN_FILE]) return true;
+    FILE *f = fopen(values[TOKEN_FILE], "r");
+    if (!f || !fgets(buf, (int)size, f)) {
+        gb__cli_usage_error(cmd, "--token-file %s: %s", values[TOKEN_FILE],
+                            f ? "the file is empty" : strerror(errno));
+        if (f) fclose(f);
+        return false;
+    }
+    fclose(f);
+    buf[strcspn(buf, "\r\n")] = '\0';
+    *token = buf;
+    return true;
 }
 
 static int serve(const gb__cli_command *cmd, const char *const *values) {
     const char *db = values[DB], *host = values[HOST];
     int port;
-    gb_board_options opts = {.allow_hosts = values[ALLOW_HOST]};
+    char token_buf[256];
+    gb_board_options opts = {.allow_hosts = values[ALLOW_HOST], .no_auth = values[NO_AUTH] != NULL};
     if (!gb__cli_int(cmd, values, PORT, 0, 65535, &port) ||
-        !gb__cli_int(cmd, values, THREADS, 1, 64, &opts.threads))
+        !gb__cli_int(cmd, values, THREADS, 1, 64, &opts.threads) ||
+        !read_token(cmd, values, token_buf, sizeof token_buf, &opts.token))
         return GB__CLI_USAGE;
 
     /* Block the stop signals before any thread starts, so only sigwait
@@ -41,12 +65,19 @@ static int serve(const gb__cli_command *cmd, const char *const *values) {
         gb__cli_print(stderr, "glassbox %s: %s", cmd->name, gb_board_last_error());
         return 1;
     }
-    gb__cli_print(stdout, "glassbox: serving %s (store %s); Ctrl-C stops", gb_board_url(board), db);
-    if (!is_loopback(host))
-        gb__cli_print(stderr, "glassbox %s: warning: listening on %s, reachable from other "
-                              "machines; the dashboard has no authentication. Browsers that "
-                              "reach it by a name or address other than %s need --allow-host NAME",
-                      cmd->name, host, host);
+    const char *token = gb_board_token(board);
+    gb__cli_print(stdout, "glassbox: serving %s%s%s (store %s); Ctrl-C stops", gb_board_url(board),
+                  *token ? "?token=" : "", token, db);
+    if (opts.no_auth)
+        gb__cli_print(stderr, "glassbox %s: WARNING: --no-auth: anyone who can reach %s port %d "
+                              "reads every run of %s, with no token asked",
+                      cmd->name, host, gb_board_port(board), db);
+    if (*token && !values[TOKEN] && !values[TOKEN_FILE])
+        gb__cli_print(stderr, "glassbox %s: listening on %s, reachable from other machines: "
+                              "open the address above once, with its token (a new one each "
+                              "start; --token or --token-file keep one). Browsers that reach "
+                              "it by another name or address need --allow-host NAME",
+                      cmd->name, host);
     fflush(stdout);
     int sig = 0;
     sigwait(&stop, &sig);
@@ -61,14 +92,24 @@ static const gb__cli_option options[] = {
     [THREADS] = {"--threads", "N", "HTTP worker threads, 1..64", .fallback = "4"},
     [ALLOW_HOST] = {"--allow-host", "NAMES",
                     "other names or addresses requests may give in Host, comma-separated"},
+    [TOKEN] = {"--token", "TOKEN", "the secret every request must carry (default: a new one "
+                                   "when not on loopback)"},
+    [TOKEN_FILE] = {"--token-file", "FILE", "the token, from the first line of FILE"},
+    [NO_AUTH] = {"--no-auth", NULL, "beyond loopback, ask no token (anyone reaching the port "
+                                    "reads every run)"},
 };
 
 const gb__cli_command gb__cli_serve = {
     .name = "serve",
     .summary = "Serves the live dashboard of a store until Ctrl-C",
     .details = "It binds the loopback interface unless --host names another address\n"
-               "(--host 0.0.0.0 lets other machines in; the dashboard has no\n"
-               "authentication). New events reach the open pages within a second.\n"
+               "(--host 0.0.0.0 lets other machines in). Beyond loopback every request\n"
+               "needs a secret token: the address printed carries it once\n"
+               "(http://HOST:PORT/?token=...), then a cookie (HttpOnly,\n"
+               "SameSite=Strict) does; scripts send 'Authorization: Bearer TOKEN'.\n"
+               "A new token is made at each start unless --token or --token-file\n"
+               "gives one; --no-auth serves without one. New events reach the open\n"
+               "pages within a second.\n"
                "\n"
                "Requests must name the server in their Host header: localhost,\n"
                "127.0.0.1, [::1], the --host address, or a name given with\n"

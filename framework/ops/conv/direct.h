@@ -9,21 +9,36 @@
 #ifndef GB_CONV_DIRECT_H
 #define GB_CONV_DIRECT_H
 
+#include "core/isa.h"
 #include "ops/conv/im2col.h"
 
 #define GB_DIRECT_MAX_K 32
 
+/* The kernels (ops/conv/isa/direct.c) at every ISA level (core/isa.h). */
+#define GB_DIRECT_FORWARD(T)                                                                       \
+    (const gb_window *g, const T *x, const T *w, int64_t oc, int64_t n0, int64_t n1, T *out)
+#define GB_DIRECT_FILTER(T)                                                                        \
+    (const gb_window *g, const T *x, const T *dy, int64_t oc, int64_t n0, int64_t n1, T *dw)
+GB_ISA_DECLARE_FN(void, gb__conv_direct_f32, GB_DIRECT_FORWARD(float));
+GB_ISA_DECLARE_FN(void, gb__conv_direct_f64, GB_DIRECT_FORWARD(double));
+GB_ISA_DECLARE_FN(void, gb__conv_direct_filter_f32, GB_DIRECT_FILTER(float));
+GB_ISA_DECLARE_FN(void, gb__conv_direct_filter_f64, GB_DIRECT_FILTER(double));
+
 /* out[n, oh, ow, :] for images [n0, n1); x NHWC, w [KH,KW,C,OC]. */
-void gb__conv_direct_f32(const gb_window *g, const float *x, const float *w, int64_t oc, int64_t n0,
-                         int64_t n1, float *out);
-void gb__conv_direct_f64(const gb_window *g, const double *x, const double *w, int64_t oc,
-                         int64_t n0, int64_t n1, double *out);
+static inline void gb__conv_direct_f32 GB_DIRECT_FORWARD(float) {
+    GB_ISA_CALL(gb__conv_direct_f32, g, x, w, oc, n0, n1, out);
+}
+static inline void gb__conv_direct_f64 GB_DIRECT_FORWARD(double) {
+    GB_ISA_CALL(gb__conv_direct_f64, g, x, w, oc, n0, n1, out);
+}
 
 /* dW [KH,KW,C,OC] += the filter gradient of images [n0, n1): the sum over
  * pixels of input tap x output gradient dy [N,OH,OW,OC]. */
-void gb__conv_direct_filter_f32(const gb_window *g, const float *x, const float *dy, int64_t oc,
-                                int64_t n0, int64_t n1, float *dw);
-void gb__conv_direct_filter_f64(const gb_window *g, const double *x, const double *dy, int64_t oc,
-                                int64_t n0, int64_t n1, double *dw);
+static inline void gb__conv_direct_filter_f32 GB_DIRECT_FILTER(float) {
+    GB_ISA_CALL(gb__conv_direct_filter_f32, g, x, dy, oc, n0, n1, dw);
+}
+static inline void gb__conv_direct_filter_f64 GB_DIRECT_FILTER(double) {
+    GB_ISA_CALL(gb__conv_direct_filter_f64, g, x, dy, oc, n0, n1, dw);
+}
 
 #endif

@@ -13,17 +13,30 @@
 
 /* ---- geometry ------------------------------------------------------------------- */
 
+/* Every step below is written so that no attribute, however large
+ * (a stride of 2^63 - 1 from a loaded graph), can overflow: the window's
+ * effective size is multiplied out with a check, and ceil(in / s) and the
+ * padding are formed from terms that stay within [-in, eff]. */
 static bool window_axis(const gb_op_call *c, const gb_window *g, const char *axis, int64_t in,
                         int64_t k, int64_t s, int64_t d, int64_t *out, int64_t *pad) {
-    int64_t eff = (k - 1) * d + 1;
+    int64_t eff;
+    if (__builtin_mul_overflow(k - 1, d, &eff) || eff == INT64_MAX) {
+        gb__op_error(c, GB_ERR_VALUE,
+                     "%s: the window's %s (size %lld, dilation %lld) spans more than 2^63 "
+                     "elements",
+                     c->def->name, axis, (long long)k, (long long)d);
+        return false;
+    }
+    eff += 1;
     if (in < 0) { /* unknown until the graph runs, and so is the output */
         *out = -1;
         *pad = 0;
         return true;
     }
     if (g->padding == GB_PADDING_SAME) {
-        *out = (in + s - 1) / s;
-        int64_t total = (*out - 1) * s + eff - in;
+        *out = in / s + (in % s != 0);
+        /* (out - 1) s <= in - 1, so this sum stays in range. */
+        int64_t total = ((*out - 1) * s - in) + eff;
         *pad = total > 0 ? total / 2 : 0;
         return true;
     }

@@ -1,14 +1,7 @@
 /* ops/conv/winograd.c — Winograd F(2x2, 3x3) convolution (see ops/conv/winograd.h):
- * when to use it, the plans, and the kernels for float32 and float64
- * (ops/conv/winograd_impl.h, included once per type).
+ * when to use it and the plans; the kernels for float32 and float64 are in
+ * ops/conv/isa/winograd.c, compiled once per ISA level.
  */
-/* Let GCC fuse multiply-adds (ISO C mode forbids contracting otherwise). */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("fp-contract=fast")
-#endif
-
-#include <cblas.h>
-#include <string.h>
 
 #include "ops/conv/winograd.h"
 
@@ -75,19 +68,3 @@ int64_t gb__wino_worker_elems(const gb_wino *p) {
 }
 
 int64_t gb__wino_filter_elems(const gb_wino *p) { return 16 * p->ci * p->co; }
-
-#define T float
-#define SFX(name) name##_f32
-#define GEMM cblas_sgemm
-#include "ops/conv/winograd_impl.h"
-#undef T
-#undef SFX
-#undef GEMM
-
-#define T double
-#define SFX(name) name##_f64
-#define GEMM cblas_dgemm
-#include "ops/conv/winograd_impl.h"
-#undef T
-#undef SFX
-#undef GEMM

@@ -17,6 +17,7 @@
 #ifndef GB_CONV_WINOGRAD_H
 #define GB_CONV_WINOGRAD_H
 
+#include "core/isa.h"
 #include "ops/conv/im2col.h"
 
 /* A correlation of X [n, ih, iw, ci] with a 3x3 filter (stride 1) into
@@ -44,26 +45,54 @@ int64_t gb__wino_worker_elems(const gb_wino *p);
  * 16 partial sums of the filter gradient. */
 int64_t gb__wino_filter_elems(const gb_wino *p);
 
+/* The kernels (ops/conv/isa/winograd.c) at every ISA level (core/isa.h). */
+#define GB_WINO_FILTER(T) (const T *w, int64_t c, int64_t oc, bool flip, T *u)
+#define GB_WINO_CONV(T)                                                                            \
+    (const gb_wino *p, const T *x, const T *u, int64_t n0, int64_t n1, T *y, T *scratch)
+#define GB_WINO_FILTER_GRAD(T)                                                                     \
+    (const gb_wino *p, const T *x, const T *dy, int64_t n0, int64_t n1, T *s, T *scratch)
+#define GB_WINO_FILTER_FINISH(T) (const gb_wino *p, const T *s, T *dw)
+GB_ISA_DECLARE_FN(void, gb__wino_filter_f32, GB_WINO_FILTER(float));
+GB_ISA_DECLARE_FN(void, gb__wino_filter_f64, GB_WINO_FILTER(double));
+GB_ISA_DECLARE_FN(void, gb__wino_conv_f32, GB_WINO_CONV(float));
+GB_ISA_DECLARE_FN(void, gb__wino_conv_f64, GB_WINO_CONV(double));
+GB_ISA_DECLARE_FN(void, gb__wino_filter_grad_f32, GB_WINO_FILTER_GRAD(float));
+GB_ISA_DECLARE_FN(void, gb__wino_filter_grad_f64, GB_WINO_FILTER_GRAD(double));
+GB_ISA_DECLARE_FN(void, gb__wino_filter_finish_f32, GB_WINO_FILTER_FINISH(float));
+GB_ISA_DECLARE_FN(void, gb__wino_filter_finish_f64, GB_WINO_FILTER_FINISH(double));
+
 /* U [16][ci][co] from w [3,3,C,OC]; `flip` builds the input-gradient
  * filter: ci = OC, co = C, taps mirrored. */
-void gb__wino_filter_f32(const float *w, int64_t c, int64_t oc, bool flip, float *u);
-void gb__wino_filter_f64(const double *w, int64_t c, int64_t oc, bool flip, double *u);
+static inline void gb__wino_filter_f32 GB_WINO_FILTER(float) {
+    GB_ISA_CALL(gb__wino_filter_f32, w, c, oc, flip, u);
+}
+static inline void gb__wino_filter_f64 GB_WINO_FILTER(double) {
+    GB_ISA_CALL(gb__wino_filter_f64, w, c, oc, flip, u);
+}
 
 /* Y of images [n0, n1) from X and U, with one worker's scratch. */
-void gb__wino_conv_f32(const gb_wino *p, const float *x, const float *u, int64_t n0, int64_t n1,
-                       float *y, float *scratch);
-void gb__wino_conv_f64(const gb_wino *p, const double *x, const double *u, int64_t n0, int64_t n1,
-                       double *y, double *scratch);
+static inline void gb__wino_conv_f32 GB_WINO_CONV(float) {
+    GB_ISA_CALL(gb__wino_conv_f32, p, x, u, n0, n1, y, scratch);
+}
+static inline void gb__wino_conv_f64 GB_WINO_CONV(double) {
+    GB_ISA_CALL(gb__wino_conv_f64, p, x, u, n0, n1, y, scratch);
+}
 
 /* s [16][ci][co] += the 16 partial sums of the filter gradient over
  * images [n0, n1) of x and dy, with one worker's scratch. */
-void gb__wino_filter_grad_f32(const gb_wino *p, const float *x, const float *dy, int64_t n0,
-                              int64_t n1, float *s, float *scratch);
-void gb__wino_filter_grad_f64(const gb_wino *p, const double *x, const double *dy, int64_t n0,
-                              int64_t n1, double *s, double *scratch);
+static inline void gb__wino_filter_grad_f32 GB_WINO_FILTER_GRAD(float) {
+    GB_ISA_CALL(gb__wino_filter_grad_f32, p, x, dy, n0, n1, s, scratch);
+}
+static inline void gb__wino_filter_grad_f64 GB_WINO_FILTER_GRAD(double) {
+    GB_ISA_CALL(gb__wino_filter_grad_f64, p, x, dy, n0, n1, s, scratch);
+}
 
 /* dw [3,3,ci,co] = G^T s G from the summed partial sums. */
-void gb__wino_filter_finish_f32(const gb_wino *p, const float *s, float *dw);
-void gb__wino_filter_finish_f64(const gb_wino *p, const double *s, double *dw);
+static inline void gb__wino_filter_finish_f32 GB_WINO_FILTER_FINISH(float) {
+    GB_ISA_CALL(gb__wino_filter_finish_f32, p, s, dw);
+}
+static inline void gb__wino_filter_finish_f64 GB_WINO_FILTER_FINISH(double) {
+    GB_ISA_CALL(gb__wino_filter_finish_f64, p, s, dw);
+}
 
 #endif

@@ -1,4 +1,5 @@
-/* ops/conv/winograd_impl.h — the element-type-generic body of ops/conv/winograd.c.
+/* ops/conv/isa/winograd_impl.h — the element-type-generic body of
+ * ops/conv/isa/winograd.c.
  *
  * Included once per type with T (the element type), SFX(name) (name with
  * the type suffix) and GEMM (cblas_sgemm / cblas_dgemm) defined. Tiles are

@@ -1,4 +1,5 @@
-/* ops/conv/direct.c — direct Conv2D for small windows (see ops/conv/direct.h).
+/* ops/conv/isa/direct.c — direct Conv2D for small windows (see
+ * ops/conv/direct.h), compiled once per ISA level (core/isa.h).
  *
  * For each output pixel the taps that fall inside the image are found
  * once (no per-element bounds checks); the output channels are computed
@@ -12,6 +13,7 @@
 #pragma GCC optimize("fp-contract=fast")
 #endif
 
+#include "core/isa.h"
 #include "ops/conv/direct.h"
 
 /* The taps [lo, hi) of a window along one axis that land inside [0, in),
@@ -71,8 +73,8 @@ typedef double vec_f64 __attribute__((vector_size(32), aligned(sizeof(double)), 
     }
 
 #define DEFINE_DIRECT(T, V, SUFFIX)                                                                \
-    void gb__conv_direct_##SUFFIX(const gb_window *g, const T *x, const T *w, int64_t oc,          \
-                                  int64_t n0, int64_t n1, T *out) {                                \
+    void GB_ISA_SYM(gb__conv_direct_##SUFFIX)(const gb_window *g, const T *x, const T *w,          \
+                                              int64_t oc, int64_t n0, int64_t n1, T *out) {        \
         const int64_t C = g->c, VL = (int64_t)(sizeof(V) / sizeof(T));                             \
         for (int64_t n = n0; n < n1; n++)                                                          \
             for (int64_t oh = 0; oh < g->oh; oh++) {                                               \
@@ -137,8 +139,9 @@ static inline void out_range(int64_t k, int64_t s, int64_t pad, int64_t d, int64
  * falls into padding), so the inner loop is bounds-free; dy of one image
  * stays in cache across the taps. */
 #define DEFINE_DIRECT_FILTER(T, V, SUFFIX)                                                         \
-    void gb__conv_direct_filter_##SUFFIX(const gb_window *g, const T *x, const T *dy, int64_t oc,  \
-                                         int64_t n0, int64_t n1, T *dw) {                          \
+    void GB_ISA_SYM(gb__conv_direct_filter_##SUFFIX)(const gb_window *g, const T *x,               \
+                                                     const T *dy, int64_t oc, int64_t n0,          \
+                                                     int64_t n1, T *dw) {                          \
         const int64_t C = g->c, VL = (int64_t)(sizeof(V) / sizeof(T));                             \
         for (int64_t n = n0; n < n1; n++)                                                          \
             for (int64_t kh = 0; kh < g->kh; kh++) {                                               \
