@@ -45,7 +45,7 @@ static int64_t pages_of(const char *db, const char *path, const char *const *par
         int64_t before = gb_store_pages_read(s);
         gb__pool_release(pool, s);
         gb__answer a;
-        ck_assert(gb__answer_request(&hosts, pool, &head, &a));
+        ck_assert(gb__answer_request(&hosts, NULL, pool, &head, &a));
         *status = (int)a.status;
         gb__answer_free(&a);
         s = gb__pool_acquire(pool);
