@@ -51,10 +51,13 @@ async function measurePage(browser, url) {
   // the slowest of these opens.
   const opened = [];
   for (let k = 0; k < 4; k++) {
-    const target = await page.$$eval('.scope.closed', (gs) => {
+    // Inside the scope just opened when it has closed scopes of its own
+    // path (parts); else anywhere (a series' members keep their paths).
+    const target = await page.$$eval('.scope.closed', (gs, last) => {
       const sub = (g) => Number(g.querySelector('.scope-sub').textContent.replace(/^.*·/, '').replace(/[^\d]/g, ''));
-      return gs.reduce((a, g) => (!a || sub(g) > sub(a) ? g : a), null)?.dataset.path ?? null;
-    });
+      const inside = gs.filter((g) => last && g.dataset.path.startsWith(`${last}/`));
+      return (inside.length ? inside : gs).reduce((a, g) => (!a || sub(g) > sub(a) ? g : a), null)?.dataset.path ?? null;
+    }, opened.at(-1)?.target ?? null);
     if (!target) break;
     const el = page.locator(`.scope.closed[data-path="${target}"]`);
     await el.scrollIntoViewIfNeeded();
