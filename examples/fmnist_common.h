@@ -382,11 +382,15 @@ static bool fmnist_epoch(fmnist_run *r, gb_dataset *ds, int epoch, double *test_
 }
 
 /* How often the traced step traced (twice: without and with gradients)
- * against how many steps it served. */
+ * against how many steps it served, and the memory its newest trace
+ * plans for the batch it runs with (its input signature's batch is -1). */
 static void fmnist_print_trace_stats(const gb_function *f) {
     gb_function_stats s = gb_function_get_stats(f);
     printf("traced train step: %lld traces (%.0f ms) for %lld steps\n", (long long)s.traces,
            s.trace_ms, (long long)s.calls);
+    gb_graph_stats g = gb_function_graph_stats(f);
+    printf("memory plan: arena %zu bytes (naive %zu) for %s\n", g.call_arena_bytes,
+           g.call_naive_bytes, g.call_shapes[0] ? g.call_shapes : "its declared shapes");
 }
 
 static volatile sig_atomic_t fmnist_stop;

@@ -206,6 +206,14 @@ typedef struct gb_graph_stats {
     size_t arena_bytes;                  /* the planned arena */
     size_t naive_bytes;                  /* every planned value in its own buffer */
     int inplace;                         /* outputs written over an input that died */
+    /* A graph with -1 dims plans nothing for the values they size (the
+     * batch): it is planned again for each call's shapes. These are the
+     * plan for the shapes of the call that traced it — what the function
+     * runs with — and those shapes ("float32[32,784], int32[32]"); equal
+     * to the above, with call_shapes "", when every dim is known or no
+     * call traced it (gb_function_get_concrete). */
+    size_t call_arena_bytes, call_naive_bytes;
+    char call_shapes[128];
 } gb_graph_stats;
 gb_graph_stats gb_concrete_graph_stats(const gb_concrete_function *cf);
 /* The stats of the most recently traced concrete function. */

@@ -17,7 +17,7 @@ extern "C" {
 #endif
 
 typedef enum gb_event_kind {
-    GB_EVENT_OP = 1u << 0,        /* an op ran (only while op timing is on) */
+    GB_EVENT_OP = 1u << 0,        /* an op ran (only while op timing is on; gb_op_event) */
     GB_EVENT_PLACEMENT = 1u << 1, /* an op was placed on a device */
     GB_EVENT_WARNING = 1u << 2,   /* a warning (message) */
     GB_EVENT_TRACE = 1u << 3,     /* a function was traced (gb_trace_event) */
@@ -37,6 +37,13 @@ typedef struct gb_event {
     double duration_us;      /* GB_EVENT_OP: kernel time */
     const void *detail;      /* kind-specific struct, documented with the kind */
 } gb_event;
+
+/* GB_EVENT_OP's detail: the traced function whose graph ran the op (NULL
+ * when it ran eagerly), so a function's own op timings can be told from
+ * those of another graph, or of eager code, that names its ops alike. */
+typedef struct gb_op_event {
+    const char *function;
+} gb_op_event;
 
 /* GB_EVENT_SCALAR's detail: a value of a series, as a summary scalar —
  * e.g. each rank's step time in data-parallel training (gb_dist.h). run

@@ -83,6 +83,37 @@ START_TEST(test_broadcast_unknown_against_known) {
 }
 END_TEST
 
+BODY(mlp_layer) {
+    gb_tensor *h = gb_relu(gb_matmul(in[0], in[1]));
+    out[0] = gb_add(gb_mul(h, h), h);
+    return 1;
+}
+
+/* A graph with a -1 batch plans no memory for batch-sized values; its
+ * stats also give the plan for the shapes of the call that traced it,
+ * byte for byte the plan of the same graph traced for those shapes. */
+START_TEST(test_stats_plan_the_call_shapes) {
+    gb_tensor_spec sig[] = {GB_SPEC("x", GB_F32, -1, 64), GB_SPEC("w", GB_F32, 64, 32)};
+    gb_tensor_spec fixed[] = {GB_SPEC("x", GB_F32, 50, 64), GB_SPEC("w", GB_F32, 64, 32)};
+    gb_function *f = traced("layer_any_batch", mlp_layer, sig, 2);
+    gb_function *g = traced("layer_batch_50", mlp_layer, fixed, 2);
+    gb_tensor *x = gb_ones(GB_F32, GB_SHAPE(50, 64)), *w = gb_ones(GB_F32, GB_SHAPE(64, 32));
+    gb_tensor *out;
+    ck_assert_int_eq(gb_function_call(f, (gb_tensor *[]){x, w}, 2, NULL, 0, &out), 1);
+    ck_assert_int_eq(gb_function_call(g, (gb_tensor *[]){x, w}, 2, NULL, 0, &out), 1);
+    gb_graph_stats any = gb_function_graph_stats(f), batch = gb_function_graph_stats(g);
+    ck_assert_uint_eq(any.arena_bytes, 0);   /* every value is batch-sized */
+    ck_assert_uint_gt(batch.arena_bytes, 0);
+    ck_assert_uint_eq(any.call_arena_bytes, batch.arena_bytes);
+    ck_assert_uint_eq(any.call_naive_bytes, batch.naive_bytes);
+    ck_assert_str_eq(any.call_shapes, "float32[50,64], float32[64,32]");
+    ck_assert_uint_eq(batch.call_arena_bytes, batch.arena_bytes);
+    ck_assert_str_eq(batch.call_shapes, "");
+    gb_function_free(f);
+    gb_function_free(g);
+}
+END_TEST
+
 BODY(add_two) {
     out[0] = gb_add(in[0], in[1]);
     return 1;
@@ -444,6 +475,7 @@ static Suite *suite(void) {
     TCase *tc = tcase_create("unknown_dims");
     tcase_add_checked_fixture(tc, scope_setup, scope_teardown);
     tcase_add_test(tc, test_broadcast_unknown_against_known);
+    tcase_add_test(tc, test_stats_plan_the_call_shapes);
     tcase_add_test(tc, test_trace_time_errors_name_op_and_shapes);
     tcase_add_test(tc, test_matmul_inner_dim_unknown);
     tcase_add_test(tc, test_matmul_batch_dims_broadcast);

@@ -63,8 +63,8 @@ static void make_store(void) {
 /* ---- schema ---------------------------------------------------------------------------- */
 
 /* A version-1 store (written before function counters existed): read as
- * it is (no counters), then migrated to version 2 by the next writer,
- * keeping its rows. */
+ * it is (no counters), then migrated to the current version by the next
+ * writer, keeping its rows. */
 START_TEST(test_version_1_store_is_read_then_migrated) {
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "cp '%s/tests/stores/every_kind_v1.sqlite' '%s'",
@@ -92,7 +92,7 @@ START_TEST(test_version_1_store_is_read_then_migrated) {
     ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
     gb_store_close(s);
     ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
-    ck_assert_int_eq(gb_store_schema_version(s), 2);
+    ck_assert_int_eq(gb_store_schema_version(s), GB_STORE_SCHEMA_VERSION);
     ck_assert_int_eq(gb_store_function_stats(s, run, &f), GB_STORE_OK);
     ck_assert_uint_eq(f->count, 1); /* the latest report, not one row per report */
     ck_assert_str_eq(f->rows[0].function, "train_step");
@@ -126,6 +126,72 @@ START_TEST(test_store_is_versioned_and_recognised) {
     ck_assert_str_eq((const char *)sqlite3_column_text(st, 0), "wal");
     sqlite3_finalize(st);
     sqlite3_close(h);
+}
+END_TEST
+
+/* The detail of a trace as a version-2 writer stored it: its graphs inside. */
+#define V2_DETAIL                                                                         \
+    "{\"call_site\":\"t.c:1\",\"concrete_id\":4,\"arena_bytes\":64,"                  \
+    "\"graph\":{\"nodes\":[{\"name\":\"x\"}],\"outputs\":[\"x\"]},"                   \
+    "\"graph_traced\":{\"nodes\":[],\"outputs\":[]}}"
+
+/* Both graphs of a trace: after the passes, as traced. */
+static void assert_trace_graphs(gb_store *s, int64_t id, const char *graph, const char *traced) {
+    gb_trace_graph *g;
+    ck_assert_int_eq(gb_store_trace_graph(s, "run", id, false, &g), GB_STORE_OK);
+    ck_assert_str_eq(g->json, graph);
+    ck_assert_uint_eq(g->len, strlen(graph));
+    gb_store_free(g);
+    ck_assert_int_eq(gb_store_trace_graph(s, "run", id, true, &g), GB_STORE_OK);
+    ck_assert_str_eq(g->json, traced);
+    gb_store_free(g);
+}
+
+/* A version-2 store kept a trace's graphs in its detail: read as it is
+ * (the graphs cut out of the detail), then migrated by the next writer,
+ * which moves them to trace_graphs and leaves the detail small, with
+ * has_graph. A detail that is not JSON stays as it was. */
+START_TEST(test_version_2_store_moves_graphs_out_of_details) {
+    make_store();
+    sql(db, "DROP TABLE trace_graphs; ALTER TABLE op_timings DROP COLUMN function;"
+            "PRAGMA user_version = 2;"
+            "INSERT INTO traces(run_id, wall_time, function, is_retrace, detail) VALUES "
+            "(1, 1, 'f', 0, '" V2_DETAIL "'), (1, 2, 'f', 1, '{\"graph\": [1, 2'),"
+            "(1, 3, 'f', 1, NULL);");
+    gb_store *s;
+    ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
+    ck_assert_int_eq(gb_store_schema_version(s), 2);
+    assert_trace_graphs(s, 1, "{\"nodes\":[{\"name\":\"x\"}],\"outputs\":[\"x\"]}",
+                        "{\"nodes\":[],\"outputs\":[]}");
+    gb_store_close(s);
+
+    gb_summary_writer *w;
+    ck_assert_int_eq(gb_summary_writer_open(db, "run", NULL, &w), GB_OK);
+    ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
+    ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
+    ck_assert_int_eq(gb_store_schema_version(s), 3);
+    gb_traces *t;
+    ck_assert_int_eq(gb_store_traces(s, "run", NULL, NULL, &t), GB_STORE_OK);
+    ck_assert_uint_eq(t->count, 3);
+    ck_assert_str_eq(t->rows[0].detail, "{\"call_site\":\"t.c:1\",\"concrete_id\":4,"
+                                        "\"arena_bytes\":64,\"has_graph\":true,"
+                                        "\"has_graph_traced\":true}");
+    ck_assert_str_eq(t->rows[1].detail, "{\"graph\": [1, 2");
+    ck_assert_str_eq(t->rows[2].detail, "");
+    gb_trace_detail d;
+    ck_assert(gb_trace_detail_parse(t->rows[0].detail, &d));
+    ck_assert(d.has_graph && d.has_graph_traced && !d.graph && d.concrete_id == 4);
+    gb_store_free(t);
+    assert_trace_graphs(s, 1, "{\"nodes\":[{\"name\":\"x\"}],\"outputs\":[\"x\"]}",
+                        "{\"nodes\":[],\"outputs\":[]}");
+    gb_trace_graph *g;
+    ck_assert_int_eq(gb_store_trace_graph(s, "run", 2, false, &g), GB_STORE_OK);
+    ck_assert_ptr_null(g->json);
+    gb_store_free(g);
+    ck_assert_int_eq(gb_store_trace_graph(s, "run", 9, false, &g), GB_STORE_ERR_NO_ROW);
+    ck_assert_msg(strstr(gb_store_last_error(), "run 'run' has no trace 9"), "%s",
+                  gb_store_last_error());
+    gb_store_close(s);
 }
 END_TEST
 
@@ -461,6 +527,7 @@ int main(void) {
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_store_is_versioned_and_recognised);
     tcase_add_test(tc, test_version_1_store_is_read_then_migrated);
+    tcase_add_test(tc, test_version_2_store_moves_graphs_out_of_details);
     tcase_add_test(tc, test_newer_schema_is_refused);
     tcase_add_test(tc, test_files_that_are_not_stores);
     tcase_add_test(tc, test_foreign_database_is_left_untouched);

@@ -738,18 +738,58 @@ START_TEST(test_function_traces_end_to_end) {
     ck_assert_str_eq(t->rows[1].reason, gb_function_last_trace_reason(f));
     ck_assert(t->rows[1].duration_us >= 0 && t->rows[1].nodes_after == 2);
     ck_assert_int_eq(t->rows[1].nodes_before, 2);
-    /* The detail: the passes' node counts, the planned bytes, and the graph
-     * before and after the passes. */
+    /* The detail: the passes' node counts, the planned bytes, and that the
+     * graphs before and after the passes are stored — apart from it. */
     const char *d = t->rows[1].detail;
     ck_assert_msg(strstr(d, "\"passes\":[{\"pass\":\"pruning\",\"ran\":true,\"nodes\":2,") &&
                       strstr(d, "{\"pass\":\"fusion\"") && strstr(d, "\"arena_bytes\":") &&
-                      strstr(d, "\"graph\":{\"nodes\":[{\"name\":\"x0\",\"op\":\"Placeholder\"") &&
-                      strstr(d, "\"graph_traced\":{\"nodes\":[") &&
-                      strstr(d, "{\"name\":\"Neg\",\"op\":\"Neg\",\"device\":\"CPU:0\",\"inputs\":[\"x0\"],\"control\":[],"
-                                "\"attrs\":{},\"outputs\":[{\"dtype\":\"float32\",\"shape\":[3]}]}") &&
-                      strstr(d, "\"outputs\":[\"Neg\"]}"),
+                      strstr(d, "\"has_graph\":true,\"has_graph_traced\":true}") &&
+                      !strstr(d, "\"nodes\":[{"),
                   "%s", d);
+    gb_trace_graph *g;
+    ck_assert_int_eq(gb_store_trace_graph(s, "run", t->rows[1].id, false, &g), GB_STORE_OK);
+    ck_assert_msg(!strncmp(g->json, "{\"nodes\":[{\"name\":\"x0\",\"op\":\"Placeholder\"", 40) &&
+                      strstr(g->json, "{\"name\":\"Neg\",\"op\":\"Neg\",\"device\":\"CPU:0\",\"inputs\":[\"x0\"],\"control\":[],"
+                                      "\"attrs\":{},\"outputs\":[{\"dtype\":\"float32\",\"shape\":[3]}]}") &&
+                      strstr(g->json, "\"outputs\":[\"Neg\"]}"),
+                  "%s", g->json);
+    gb_store_free(g);
+    ck_assert_int_eq(gb_store_trace_graph(s, "run", t->rows[1].id, true, &g), GB_STORE_OK);
+    ck_assert_msg(!strncmp(g->json, "{\"nodes\":[", 10), "%s", g->json);
+    gb_store_free(g);
     gb_store_free(t);
+    gb_store_close(s);
+    gb_function_free(f);
+}
+END_TEST
+
+/* Op timings say which function's graph ran the op: an eager op named as
+ * a graph's node ("Neg") is not counted as a run of that graph. */
+START_TEST(test_op_timings_of_one_function) {
+    gb_summary_writer *w = open_writer("run");
+    gb_summary_set_default(w);
+    gb_function *f = gb_function_new("negate", negate_fn, NULL);
+    gb_tensor *x = gb_zeros(GB_F32, GB_SHAPE(2)), *y;
+    gb_set_op_timing(true);
+    for (int i = 0; i < 3; i++) gb_function_call(f, (gb_tensor *[]){x}, 1, NULL, 0, &y);
+    for (int i = 0; i < 2; i++) gb_neg(x);
+    gb_set_op_timing(false);
+    ck_assert(gb_ok());
+    ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
+    gb_store *s = open_store();
+    gb_op_timings *o;
+    ck_assert_int_eq(gb_store_function_op_timings(s, "run", "negate", &o), GB_STORE_OK);
+    ck_assert_uint_eq(o->count, 1);
+    ck_assert_str_eq(o->rows[0].op_name, "Neg");
+    ck_assert_int_eq(o->rows[0].calls, 3);
+    gb_store_free(o);
+    ck_assert_int_eq(gb_store_op_timings(s, "run", &o), GB_STORE_OK);
+    ck_assert_uint_eq(o->count, 1);
+    ck_assert_int_eq(o->rows[0].calls, 5);
+    gb_store_free(o);
+    ck_assert_int_eq(gb_store_function_op_timings(s, "run", "other", &o), GB_STORE_OK);
+    ck_assert_uint_eq(o->count, 0);
+    gb_store_free(o);
     gb_store_close(s);
     gb_function_free(f);
 }
@@ -928,6 +968,7 @@ int main(void) {
     tcase_add_test(tc, test_engine_events_end_to_end);
     tcase_add_test(tc, test_numerics_alerts_past_the_limit_are_counted);
     tcase_add_test(tc, test_function_traces_end_to_end);
+    tcase_add_test(tc, test_op_timings_of_one_function);
     tcase_add_test(tc, test_function_counters_exact_at_close);
     tcase_add_test(tc, test_trace_and_numerics_records_paged);
     tcase_add_test(tc, test_flush_makes_events_visible);

@@ -4,7 +4,7 @@
  * between trace_on(profile) and trace_export; and a run whose one trace
  * has a damaged detail. Every bad parameter is a 4xx that says why. And
  * a store holding nothing but one big exported graph (webui_fixtures
- * "graph": 10,000 nodes in 100 scopes): its Graphs tab is active.
+ * "graph": 10,000 ops in 100 scopes): its Graphs tab is active.
  */
 #include <check.h>
 #include <stdio.h>
@@ -182,8 +182,8 @@ START_TEST(trace_without_graph_is_404) {
 END_TEST
 
 /* Graphs is active for a store with graphs but no traced function, and
- * the route hands over all of a 10,000-node graph, each node with its
- * device. */
+ * the route hands over all of a 10,001-node graph (an input and 100
+ * scopes of 100 ops), each node with its device. */
 START_TEST(exported_only_store_has_the_graphs_tab) {
     int p2;
     gb_board *b2 = webui_start_board(graph_db_path, &p2);
@@ -194,7 +194,7 @@ START_TEST(exported_only_store_has_the_graphs_tab) {
     b = webui_get_expect(p2, "/api/graphs/graph?run=big&tag=generated&step=0", 200);
     int nodes = 0;
     for (const char *q = strstr(b, "{\"name\":"); q; q = strstr(q + 1, "{\"name\":")) nodes++;
-    ck_assert_int_eq(nodes, 10000);
+    ck_assert_int_eq(nodes, 10001);
     ASSERT_HAS(b, "{\"name\":\"block_99/Add_99\",\"op\":\"Add\",\"device\":\"CPU:0\"");
     free(b);
     gb_board_stop(b2);

@@ -17,9 +17,11 @@
  *                                     exported between trace_on/trace_export; run
  *                                     damaged: a trace whose detail is not JSON;
  *                                     untraced: a scalar, no trace
- *   webui_fixtures graph DB           run big: graph summary "generated", 10,000
- *                                     nodes in 100 scopes (the Graphs page's
- *                                     scale test)
+ *   webui_fixtures graph DB [SHAPE]   run big: graph summary "generated" of a
+ *                                     generated shape (graph_shapes.c; default
+ *                                     10k100: 10,000 ops in 100 scopes)
+ *   webui_fixtures many_traces DB T N run many: T traces of function step, each
+ *                                     with an N-op graph (N a multiple of 100)
  *   webui_fixtures evil DB            a run, its hparams and a tag named with
  *                                     terminal escapes, C1 controls and bytes
  *                                     that are not UTF-8 (see write_evil)
@@ -33,6 +35,7 @@
 
 #include "gb_summary.h"
 #include "glassbox.h"
+#include "graph_shapes.h"
 
 #define CHECK(call)                                                                     \
     do {                                                                                \
@@ -220,57 +223,49 @@ static bool write_traces(const char *db) {
     return ok;
 }
 
-/* ---- graph: 10,000 nodes in 100 scopes ------------------------------------------------ */
+/* ---- generated graphs (graph_shapes.c) ------------------------------------------------ */
 
-enum { BLOCKS = 100, BLOCK_NODES = 100 };
-
-static const char *const graph_ops[10] = {"MatMul", "Add",   "Relu", "Mul",     "Sub",
-                                          "Tanh",   "Const", "Mul",  "Sigmoid", "Add"};
-
-static const char *op_of(int b, int i) { return b == 0 && i == 0 ? "Placeholder" : graph_ops[i % 10]; }
-
-/* ",\"block_07/Relu_42\"" (without the comma when first). */
-static int ref(char *out, size_t cap, bool first, int b, int i) {
-    return snprintf(out, cap, "%s\"block_%02d/%s_%d\"", first ? "" : ",", b, op_of(b, i), i);
-}
-
-/* Appends node i of block b to out (at *len; out is big enough). Each op
- * reads the one before it (not a Const) and, when binary, one three back;
- * every 25th instead reads the end of the block two before (a residual
- * edge across scopes). The very first node is the input. */
-static void graph_node(char *out, size_t *len, int b, int i) {
-    const char *op = op_of(b, i);
-    char in[96] = "";
-    if (strcmp(op, "Placeholder") && strcmp(op, "Const")) {
-        int pb = i ? b : b - 1, pi = i ? i - 1 : BLOCK_NODES - 1;
-        if (!strcmp(op_of(pb, pi), "Const")) pi--;
-        int n = ref(in, sizeof in, true, pb, pi);
-        bool binary = strcmp(op, "Relu") && strcmp(op, "Tanh") && strcmp(op, "Sigmoid");
-        if (binary && i % 25 == 0 && b >= 2) ref(in + n, sizeof in - (size_t)n, false, b - 2, 99);
-        else if (binary && i >= 3) ref(in + n, sizeof in - (size_t)n, false, b, i - 3);
+static bool write_graph(const char *db, const char *shape) {
+    char *json = graph_shape_json(shape, NULL);
+    if (!json) {
+        fprintf(stderr, "webui_fixtures: graph: no shape '%s' (10k100, 10x1000, flat5k, scope5k, "
+                        "repeat12)\n", shape);
+        return false;
     }
-    *len += (size_t)sprintf(out + *len,
-                            "%s{\"name\":\"block_%02d/%s_%d\",\"op\":\"%s\",\"device\":\"CPU:0\","
-                            "\"inputs\":[%s],\"control\":[],\"attrs\":{},\"outputs\":[{\"dtype\":"
-                            "\"float32\",\"shape\":%s}]}",
-                            *len > 10 ? "," : "", b, op, i, op, in,
-                            strcmp(op, "Const") ? "[-1,256]" : "[256]");
-}
-
-static bool write_graph(const char *db) {
-    size_t cap = (size_t)BLOCKS * BLOCK_NODES * 256, len = 0;
-    char *json = malloc(cap);
-    if (!json) return false;
-    len += (size_t)sprintf(json, "{\"nodes\":[");
-    for (int b = 0; b < BLOCKS; b++)
-        for (int i = 0; i < BLOCK_NODES; i++) graph_node(json, &len, b, i);
-    sprintf(json + len, "],\"outputs\":[\"block_%02d/Add_%d\"]}", BLOCKS - 1, BLOCK_NODES - 1);
     gb_summary_writer *w = NULL;
     bool ok = gb_summary_writer_open(db, "big", NULL, &w) == GB_OK &&
               gb_summary_graph(w, "generated", "json", json, 0) == GB_OK;
     if (!ok) fprintf(stderr, "webui_fixtures: graph: %s\n", gb_summary_last_error());
     if (w) gb_summary_writer_close(w);
     free(json);
+    return ok;
+}
+
+/* Run many: `traces` traces of function step, each a concrete function of
+ * its own (a signature per trace) with an `nodes`-op graph stored after
+ * the passes and as traced — what the list routes must answer without
+ * reading. */
+static bool write_many_traces(const char *db, int traces, int nodes) {
+    char *graph = graph_chain_json(nodes, NULL);
+    size_t cap = graph ? 2 * strlen(graph) + 256 : 0;
+    char *detail = graph ? malloc(cap) : NULL;
+    gb_summary_writer *w = NULL;
+    bool ok = detail && gb_summary_writer_open(db, "many", NULL, &w) == GB_OK;
+    for (int i = 0; ok && i < traces; i++) {
+        snprintf(detail, cap, "{\"call_site\":\"many.c:%d\",\"concrete_id\":%d,\"warning\":false,"
+                              "\"graph\":%s,\"graph_traced\":%s}", i, i + 1, graph, graph);
+        char signature[64], reason[64];
+        snprintf(signature, sizeof signature, "step(x0: float32[%d])", i + 1);
+        snprintf(reason, sizeof reason, "input 0 'x0' changed dim 0: %d -> %d", i, i + 1);
+        gb_trace_record r = {.function = "step", .is_retrace = i > 0, .reason = i ? reason : "first call",
+                             .signature = signature, .duration_us = 1000, .nodes_before = nodes + 1,
+                             .nodes_after = nodes + 1, .detail_json = detail};
+        ok = gb_summary_trace(w, &r, i) == GB_OK;
+    }
+    if (!ok) fprintf(stderr, "webui_fixtures: many_traces: %s\n", gb_summary_last_error());
+    if (w && gb_summary_writer_close(w) != GB_OK) ok = false;
+    free(detail);
+    free(graph);
     return ok;
 }
 
@@ -302,9 +297,13 @@ int main(int argc, char **argv) {
     else if (!strcmp(kind, "cli") && argc == 3) ok = write_cli(argv[2]);
     else if (!strcmp(kind, "evil") && argc == 3) ok = write_evil(argv[2]);
     else if (!strcmp(kind, "traces") && argc == 3) ok = write_traces(argv[2]);
-    else if (!strcmp(kind, "graph") && argc == 3) ok = write_graph(argv[2]);
+    else if (!strcmp(kind, "graph") && (argc == 3 || argc == 4))
+        ok = write_graph(argv[2], argc == 4 ? argv[3] : "10k100");
+    else if (!strcmp(kind, "many_traces") && argc == 5)
+        ok = write_many_traces(argv[2], atoi(argv[3]), atoi(argv[4]));
     else {
-        fprintf(stderr, "usage: webui_fixtures api DB | numerics DB QUIET_DB | cli DB | evil DB | traces DB | graph DB\n");
+        fprintf(stderr, "usage: webui_fixtures api DB | numerics DB QUIET_DB | cli DB | evil DB | "
+                        "traces DB | graph DB [SHAPE] | many_traces DB TRACES NODES\n");
         return 2;
     }
     return ok ? 0 : 1;

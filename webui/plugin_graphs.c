@@ -9,15 +9,18 @@
  *   GET /api/graphs/graph?run=&trace=&stage=optimized|traced
  *   GET /api/graphs/graph?run=&tag=&step=
  *       {run, function, signature, stage, trace_id, graph: {nodes, outputs},
- *        passes, arena_bytes, naive_bytes, profile: {node: {calls, total_us}},
- *        profile_total_us}
+ *        passes, arena_bytes, naive_bytes, call_arena_bytes, call_naive_bytes,
+ *        call_shapes, profile: {node: {calls, total_us}}, profile_total_us}
  *
  * A concrete function is listed by its newest trace (a retrace of the same
- * signature replaces an evicted one). The graph is the JSON the engine
- * wrote into the trace's detail, checked by the reader (well-formed) and
- * here (UTF-8) before it is handed on; a trace stored without one (an
- * older writer) is a 404 that says so. The profile is the run's op
- * timings by node name: empty unless op timing was on.
+ * signature replaces an evicted one). The list reads the traces' small
+ * fields only, never a graph (the store keeps those apart), so it costs
+ * the same whatever the graphs' size. The graph is the JSON the engine
+ * wrote with the trace, checked here (well-formed, UTF-8) before it is
+ * handed on; a trace stored without one (an older writer) is a 404 that
+ * says so. The profile is the op timings by node name of the trace's
+ * function (of the run, for an exported graph or a store before schema
+ * 3): empty unless op timing was on.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,36 +31,54 @@
 
 /* ---- /api/graphs/list --------------------------------------------------------------- */
 
-/* Whether trace i is the newest of its concrete function among rows i.. */
-static bool newest_of_concrete(const gb_traces *t, size_t i, const gb_trace_detail *d) {
-    if (d->concrete_id < 0) return true;
-    for (size_t k = i + 1; k < t->count; k++) {
-        gb_trace_detail e;
-        if (strcmp(t->rows[k].function, t->rows[i].function)) continue;
-        gb_trace_detail_parse(t->rows[k].detail, &e);
-        if (e.concrete_id == d->concrete_id) return false;
+/* Each trace's detail, parsed once; newest[i]: trace i is the newest of
+ * its concrete function (a retrace of the same signature replaces an
+ * evicted one), found by one pass from the newest trace back. */
+typedef struct trace_info {
+    gb_trace_detail *detail;
+    bool *newest;
+} trace_info;
+
+static bool trace_info_read(const gb_traces *t, trace_info *out) {
+    size_t n = t->count ? t->count : 1;
+    out->detail = malloc(n * sizeof *out->detail);
+    out->newest = calloc(n, sizeof *out->newest);
+    if (!out->detail || !out->newest) return false;
+    for (size_t i = 0; i < t->count; i++) gb_trace_detail_parse(t->rows[i].detail, &out->detail[i]);
+    for (size_t i = t->count; i-- > 0;) {
+        const gb_trace_detail *d = &out->detail[i];
+        bool newest = true;
+        /* A later trace of the same concrete function: few per function. */
+        for (size_t k = i + 1; k < t->count && newest && d->concrete_id >= 0; k++)
+            newest = !(out->newest[k] && out->detail[k].concrete_id == d->concrete_id &&
+                       !strcmp(t->rows[k].function, t->rows[i].function));
+        out->newest[i] = newest;
     }
     return true;
 }
 
-static void write_concretes(gb__json *j, const gb_traces *t, const char *function) {
+static void trace_info_free(trace_info *ti) {
+    free(ti->detail);
+    free(ti->newest);
+}
+
+static void write_concretes(gb__json *j, const gb_traces *t, const trace_info *ti,
+                            const char *function) {
     gb__json_arr(j);
     for (size_t i = 0; i < t->count; i++) {
         const gb_trace_row *r = &t->rows[i];
-        gb_trace_detail d;
-        if (strcmp(r->function, function)) continue;
-        gb_trace_detail_parse(r->detail, &d);
-        if (!newest_of_concrete(t, i, &d)) continue;
+        const gb_trace_detail *d = &ti->detail[i];
+        if (!ti->newest[i] || strcmp(r->function, function)) continue;
         gb__json_obj(j);
         GB__JSON_KV(j, "trace_id", int, r->id);
         gb__json_key(j, "concrete_id");
-        if (d.concrete_id < 0) gb__json_null(j);
-        else gb__json_int(j, d.concrete_id);
+        if (d->concrete_id < 0) gb__json_null(j);
+        else gb__json_int(j, d->concrete_id);
         GB__JSON_KV(j, "signature", str, r->signature);
         GB__JSON_KV(j, "wall", time, r->wall_time);
         GB__JSON_KV(j, "nodes_before", int, r->nodes_before);
         GB__JSON_KV(j, "nodes_after", int, r->nodes_after);
-        GB__JSON_KV(j, "has_graph", bool, d.graph != NULL);
+        GB__JSON_KV(j, "has_graph", bool, d->has_graph);
         gb__json_obj_end(j);
     }
     gb__json_arr_end(j);
@@ -92,6 +113,12 @@ static int graphs_list(gb__request *req) {
     gb__fn_summaries s;
     gb_store_status st = gb__fn_summaries_read(req->store, run, &s);
     if (st != GB_STORE_OK) return gb__reply_store_error(req, st);
+    trace_info ti;
+    if (!trace_info_read(s.traces, &ti)) {
+        trace_info_free(&ti);
+        gb__fn_summaries_free(&s);
+        return gb__reply_store_error(req, GB_STORE_ERR_MEMORY);
+    }
     gb__json *j = &req->json;
     gb__json_obj(j);
     GB__JSON_KV(j, "run", str, run);
@@ -102,9 +129,10 @@ static int graphs_list(gb__request *req) {
         GB__JSON_KV(j, "function", str, s.rows[i].name);
         GB__JSON_KV(j, "calls", int, s.rows[i].calls);
         gb__json_key(j, "concretes");
-        write_concretes(j, s.traces, s.rows[i].name);
+        write_concretes(j, s.traces, &ti, s.rows[i].name);
         gb__json_obj_end(j);
     }
+    trace_info_free(&ti);
     gb__json_arr_end(j);
     gb__json_key(j, "exported");
     st = write_exported(req, run);
@@ -131,14 +159,20 @@ static void write_profile(gb__json *j, const gb_op_timings *o) {
     GB__JSON_KV(j, "profile_total_us", num, total);
 }
 
-/* The graph part of a response: the graph itself, then the profile. */
-static int write_graph(gb__request *req, const char *graph, size_t len, const char *what) {
+/* The graph part of a response: the graph itself, then the profile — the
+ * op timings of function's graph (NULL: of the whole run, for an exported
+ * graph), so another graph or eager code naming its ops alike (a test
+ * step, evaluation) does not count as this graph's steps. */
+static int write_graph(gb__request *req, const char *graph, size_t len, const char *what,
+                       const char *function) {
     gb__json *j = &req->json;
     gb__json_key(j, "graph");
     if (!gb__json_raw(j, graph, len))
         return gb__fail(req, 500, "the stored graph of %s is damaged (not UTF-8)", what);
     gb_op_timings *o = NULL;
-    gb_store_status st = gb_store_op_timings(req->store, gb__param_text(req, "run"), &o);
+    const char *run = gb__param_text(req, "run");
+    gb_store_status st = function ? gb_store_function_op_timings(req->store, run, function, &o)
+                                  : gb_store_op_timings(req->store, run, &o);
     if (st != GB_STORE_OK) return gb__reply_store_error(req, st);
     write_profile(j, o);
     gb_store_free(o);
@@ -168,12 +202,20 @@ static int trace_graph(gb__request *req) {
     const gb_trace_row *r = &t->rows[0];
     gb_trace_detail d;
     gb_trace_detail_parse(r->detail, &d);
-    const char *graph = traced ? d.graph_traced : d.graph;
-    if (!graph) {
-        int st = gb__fail(req, 404, "trace %lld of '%s' has no %s graph stored", (long long)id,
-                          r->function, stage);
+    gb_trace_graph *g = NULL;
+    gb_store_status st = gb_store_trace_graph(req->store, gb__param_text(req, "run"), id, traced, &g);
+    if (st != GB_STORE_OK) {
+        gb_store_free(t);
+        return gb__reply_store_error(req, st);
+    }
+    if (!g->json || !gb_json_is_value(g->json)) {
+        status = g->json ? gb__fail(req, 500, "the stored %s graph of trace %lld is damaged "
+                                              "(not JSON)", stage, (long long)id)
+                         : gb__fail(req, 404, "trace %lld of '%s' has no %s graph stored",
+                                    (long long)id, r->function, stage);
+        gb_store_free(g);
         gb_store_free(t); /* after the message: r points into it */
-        return st;
+        return status;
     }
     gb__json *j = &req->json;
     gb__json_obj(j);
@@ -189,10 +231,14 @@ static int trace_graph(gb__request *req) {
     }
     GB__JSON_KV(j, "arena_bytes", int, d.arena_bytes);
     GB__JSON_KV(j, "naive_bytes", int, d.naive_bytes);
+    GB__JSON_KV(j, "call_arena_bytes", int, d.call_arena_bytes);
+    GB__JSON_KV(j, "call_naive_bytes", int, d.call_naive_bytes);
+    GB__JSON_KV(j, "call_shapes", str, d.call_shapes);
     char what[64];
     snprintf(what, sizeof what, "trace %lld", (long long)id);
-    status = write_graph(req, graph, traced ? d.graph_traced_len : d.graph_len, what);
+    status = write_graph(req, g->json, g->len, what, r->function);
     gb__json_obj_end(j);
+    gb_store_free(g);
     gb_store_free(t);
     return status;
 }
@@ -216,7 +262,7 @@ static int exported_graph(gb__request *req) {
         GB__JSON_KV(j, "tag", str, tag);
         GB__JSON_KV(j, "step", int, step);
         GB__JSON_KV(j, "stage", str, "exported");
-        status = write_graph(req, g->rows[0].content, strlen(g->rows[0].content), tag);
+        status = write_graph(req, g->rows[0].content, strlen(g->rows[0].content), tag, NULL);
         gb__json_obj_end(j);
     }
     gb_store_free(g);

@@ -28,8 +28,10 @@ static void log_op(const gb_op_call *c, double us) {
     }
     if (flags & GB_HOOK_TIMING) {
         gb__op_display_name(c, name, sizeof name);
+        gb_op_event in = {.function = gb__tl_function};
         gb_event ev = {.kind = GB_EVENT_OP, .op_type = c->def->name, .op_name = name,
-                       .device = cpu_device, .message = c->def->name, .duration_us = us};
+                       .device = cpu_device, .message = c->def->name, .duration_us = us,
+                       .detail = &in};
         gb_observer_emit(&ev);
     }
 }

@@ -228,6 +228,9 @@ gb_concrete_function *gb__trace(gb_function *f, const gb_signature *sig) {
         cf->stats.arena_bytes = cf->plan->arena_bytes;
         cf->stats.naive_bytes = cf->plan->naive_bytes;
         cf->stats.inplace = cf->plan->inplace;
+        /* Until a call's shapes say otherwise (function.c). */
+        cf->stats.call_arena_bytes = cf->stats.arena_bytes;
+        cf->stats.call_naive_bytes = cf->stats.naive_bytes;
     }
     cf->trace_ms = (gb__now_us() - t0) / 1000.0;
     if (!ok) {

@@ -263,10 +263,41 @@ static bool relax(const gb_function *f, gb_signature *sig) {
 
 /* ---- tracing a miss -------------------------------------------------------------------------- */
 
-/* Traces f for the call's signature, caches the result, and reports it.
- * A call refused here, or a trace that fails, leaves the last reason and
- * the counts as they were. */
-static gb_concrete_function *trace_miss(gb_function *f, const gb_signature *call) {
+/* "float32[32,784], int32[32]": the shapes of a call's inputs. */
+static void shapes_text(char *out, size_t n, gb_tensor *const *in, int nin) {
+    size_t len = 0;
+    out[0] = '\0';
+    for (int i = 0; i < nin && len < n; i++) {
+        len += (size_t)snprintf(out + len, n - len, "%s%s[", i ? ", " : "", gb_dtype_name(in[i]->dtype));
+        for (int d = 0; d < in[i]->rank && len < n; d++)
+            len += (size_t)snprintf(out + len, n - len, "%s%lld", d ? "," : "", (long long)in[i]->shape[d]);
+        if (len < n) len += (size_t)snprintf(out + len, n - len, "]");
+    }
+}
+
+/* The plan for the shapes of the call that traced cf (in; NULL when no
+ * call did): with -1 dims, the specialization the call is about to run
+ * (made now, found again by the executor), so the trace reports the arena
+ * the function really uses rather than the part of it every shape shares. */
+static bool plan_for_call(gb_concrete_function *cf, gb_tensor *const *in, int nin) {
+    gb_graph_stats *st = &cf->stats;
+    st->call_arena_bytes = st->arena_bytes;
+    st->call_naive_bytes = st->naive_bytes;
+    st->call_shapes[0] = '\0';
+    if (!in || !cf->dynamic) return true;
+    gb_concrete_function *spec = gb__specialize(cf, in);
+    if (!spec) return false;
+    st->call_arena_bytes = spec->plan->arena_bytes;
+    st->call_naive_bytes = spec->plan->naive_bytes;
+    shapes_text(st->call_shapes, sizeof st->call_shapes, in, nin);
+    return true;
+}
+
+/* Traces f for the call's signature (of the tensors in, when a call
+ * traces), caches the result, and reports it. A call refused here, or a
+ * trace that fails, leaves the last reason and the counts as they were. */
+static gb_concrete_function *trace_miss(gb_function *f, const gb_signature *call,
+                                        gb_tensor *const *in) {
     gb_signature sig = *call;
     bool relaxed = false;
     if (f->ninput_signature) {
@@ -285,6 +316,7 @@ static gb_concrete_function *trace_miss(gb_function *f, const gb_signature *call
         return NULL;
     }
     f->latest = cf;
+    if (!plan_for_call(cf, in, call->nin)) return NULL;
     gb__report_trace(f, cf, &cause);
     return cf;
 }
@@ -357,7 +389,7 @@ int gb_function_call(gb_function *f, gb_tensor *const *in, int nin, const gb_val
     if (cf) {
         f->stats.cache_hits++;
         gb__history_note_call(f->history, false);
-    } else if (!(cf = trace_miss(f, &sig))) {
+    } else if (!(cf = trace_miss(f, &sig, in))) {
         return -1;
     }
     return counted(f, gb__call_recorded(cf, in, nin, out));
@@ -372,7 +404,7 @@ gb_concrete_function *gb_function_get_concrete(gb_function *f, const gb_tensor_s
     gb_signature sig;
     if (!gb__sig_of_specs(f, specs, nspecs, st, nst, &sig)) return NULL;
     gb_concrete_function *cf = lookup(f, &sig);
-    return cf ? cf : trace_miss(f, &sig);
+    return cf ? cf : trace_miss(f, &sig, NULL);
 }
 
 int gb_concrete_call(gb_concrete_function *cf, gb_tensor *const *in, int nin, gb_tensor **out) {

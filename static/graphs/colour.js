@@ -12,11 +12,21 @@ export const MODES = [
   ['memory', 'Output memory'],
 ];
 
-// Categorical colours (Tableau 10, then a lighter set), distinct enough
-// for the ten most frequent op types; the rest share one grey.
-const PALETTE = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#76b7b2', '#edc948', '#b07aa1',
-  '#ff9da7', '#9c755f', '#a0cbe8'];
-const OTHER = '#cfd4da';
+// Categorical colours (Tableau 20). A category's colour comes from its
+// name alone (a hash), never from its rank in one graph: an op type keeps
+// its colour on every stage, run and page, so two graphs compare by eye.
+// Two types may share a colour; the legend and the pane name them.
+const PALETTE = ['#4e79a7', '#a0cbe8', '#f28e2b', '#ffbe7d', '#59a14f', '#8cd17d', '#b6992d',
+  '#f1ce63', '#499894', '#86bcb6', '#e15759', '#ff9d9a', '#79706e', '#bab0ac', '#d37295',
+  '#fabfd2', '#b07aa1', '#d4a6c8', '#9d7660', '#d7b5a6'];
+const LEGEND_ROWS = 12;
+
+// FNV-1a over the name's UTF-16 units: the same colour everywhere.
+export function colourOf(name) {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < name.length; i++) h = Math.imul(h ^ name.charCodeAt(i), 0x01000193) >>> 0;
+  return PALETTE[h % PALETTE.length];
+}
 const SCOPE = '#eef1f6';
 const NO_DATA = '#e9ecef';
 const LOW = [255, 245, 230];     // the sequential scale's two ends
@@ -45,12 +55,11 @@ function ranked(counts) {
 }
 
 function categorical(keys, valueOf, title) {
-  const colour = new Map(keys.slice(0, PALETTE.length).map((k, i) => [k, PALETTE[i]]));
   return {
-    fill: (item) => (item.kind === 'group' ? SCOPE : colour.get(valueOf(item)) ?? OTHER),
+    fill: (item) => (item.kind === 'group' ? SCOPE : colourOf(valueOf(item))),
     legend: () => h('div.graph-legend', { 'data-mode': title }, h('div.graph-legend-title', null, title),
-      ...keys.slice(0, PALETTE.length).map((k) => swatch(colour.get(k), k)),
-      keys.length > PALETTE.length ? swatch(OTHER, `${keys.length - PALETTE.length} more`) : null),
+      ...keys.slice(0, LEGEND_ROWS).map((k) => swatch(colourOf(k), k)),
+      keys.length > LEGEND_ROWS ? h('div.muted', null, `and ${keys.length - LEGEND_ROWS} more (each its own colour)`) : null),
   };
 }
 

@@ -19,7 +19,7 @@ export const MAX_CONSTS = 3;
 
 const clamp = (x, lo, hi) => Math.max(lo, Math.min(hi, x));
 
-export const groupSubtitle = (g) => `${g.count.toLocaleString('en-US')} node${g.count === 1 ? '' : 's'}`;
+export const groupSubtitle = (g) => `${g.series ? `×${g.series} · ` : ''}${g.count.toLocaleString('en-US')} node${g.count === 1 ? '' : 's'}`;
 
 // The box of an op, or of a closed scope.
 export function closedSize(item) {

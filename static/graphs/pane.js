@@ -25,18 +25,21 @@ function nodeLink(node, text, go) {
     onclick: (e) => { e.preventDefault(); go(node); } }, text);
 }
 
-function compute(item, total) {
-  if (item.timeUs === null || item.timeUs === undefined) {
+// step: the mean profiled step in µs (0: none). timeUs is per step.
+function compute(item, step) {
+  if (item.timeUs === null || item.timeUs === undefined || (item.kind === 'group' && !step)) {
     return section('Compute time', h('div.muted', null, 'not profiled (trace_on with profile, or op timing on)'));
   }
-  const share = total ? (100 * item.timeUs) / total : null;
+  const share = step ? (100 * item.timeUs) / step : null;
   return section('Compute time', h('table.pane-table', null,
-    item.kind === 'node' ? row('calls', String(item.calls)) : null,
-    row('total', fmtUs(item.timeUs)),
-    item.kind === 'node' && item.calls ? row('mean', fmtUs(item.timeUs / item.calls)) : null,
+    row('per step', fmtUs(item.timeUs)),
+    item.kind === 'node' ? row('runs timed', String(item.calls)) : null,
+    item.kind === 'node' ? row('total', fmtUs(item.totalUs)) : null,
     share === null ? null : row('share of step', h('span.share', null, `${share.toFixed(1)}%`),
       h('span.share-bar', null, h('span', { style: { width: `${Math.min(100, share)}%` } })))));
 }
+
+const perSample = (o) => (o.shape.some((d) => d < 0) ? ' per sample' : '');
 
 function attrsTable(attrs) {
   const entries = Object.entries(attrs || {});
@@ -49,9 +52,9 @@ export function nodePane(n, total, go) {
   return h('div.pane-body', { 'data-name': n.name },
     h('div.pane-kicker', null, n.op),
     h('h3.pane-title', null, n.name),
-    h('table.pane-table', null, row('op type', n.op), row('device', n.device), row('scope', n.parent.path || '(top level)')),
+    h('table.pane-table', null, row('op type', n.op), row('device', n.device), row('scope', n.scope || '(top level)')),
     section(`Outputs (${n.outputs.length})`, n.outputs.length ? h('table.pane-table.outputs', null,
-      ...n.outputs.map((o, k) => row(`:${k}`, h('code', null, `${o.dtype}[${o.shape.join(',')}]`), h('span.muted', null, ` ${shapeText(o.shape)} · ${fmtBytes(outputBytes(o))}`))))
+      ...n.outputs.map((o, k) => row(`:${k}`, h('code', null, `${o.dtype}[${o.shape.join(',')}]`), h('span.muted', null, ` ${shapeText(o.shape)} · ${fmtBytes(outputBytes(o))}${perSample(o)}`))))
       : h('div.muted', null, 'none (runs for its effect)')),
     n.fused?.length ? section(`Fused ops (${n.fused.length})`, h('ol.pane-list', null, ...n.fused.map((f) => h('li', null, h('code', null, f.op), ' ', f.name)))) : null,
     section(`Inputs (${n.ins.length})`, n.ins.length ? h('ul.pane-list.inputs', null,
@@ -72,7 +75,8 @@ export function scopePane(g, total, toggle, isOpen) {
     h('div.pane-kicker', null, 'name scope'),
     h('h3.pane-title', null, g.path),
     h('table.pane-table', null, row('ops inside', g.count.toLocaleString('en-US')),
-      row('output memory', fmtBytes(g.bytes)), row('devices', [...g.devices].join(', '))),
+      row('output memory', `${fmtBytes(g.bytes)}${g.perSample ? ' (per sample where the batch is unknown)' : ''}`),
+      row('devices', [...g.devices].join(', '))),
     h('button.small', { type: 'button', onclick: () => toggle(g) }, isOpen ? 'Close scope' : 'Open scope'),
     section('Op types', h('table.pane-table', null, ...ops.slice(0, 12).map(([op, n]) => row(op, String(n))))),
     compute(g, total));

@@ -14,6 +14,11 @@ export class Viewport {
   apply() {
     const { x, y, k } = this.t;
     this.layer.setAttribute('transform', `translate(${x.toFixed(1)},${y.toFixed(1)}) scale(${k.toFixed(4)})`);
+    // Open/close buttons stay at least 16 px on screen when zoomed out (to
+    // a third of full size), so they stay big enough to hit.
+    const grow = Math.max(1, Math.min(3, 16 / (18 * k)));
+    this.svg.style.setProperty('--toggle-k', grow.toFixed(3));
+    this.svg.style.setProperty('--toggle-shift', `${((grow - 1) * 18).toFixed(1)}px`);
   }
 
   size() {

@@ -52,7 +52,7 @@ extern "C" {
 #endif
 
 /* The schema version this library writes and reads (PRAGMA user_version). */
-#define GB_STORE_SCHEMA_VERSION 2
+#define GB_STORE_SCHEMA_VERSION 3
 /* The scalar tag under which the engine's numerics checks count their
  * alerts (gb_debug.h's GB_NUMERICS_SEEN_TAG; a writer test keeps the two
  * equal): its last value is how many there were, stored or past the
@@ -406,8 +406,17 @@ typedef struct gb_trace_detail {
     int64_t concrete_id;
     gb_tristate warning;       /* this trace raised the excessive-retracing warning */
     int64_t nodes_traced, arena_bytes, naive_bytes, inplace;
+    /* The plan for the shapes of the call that traced it (with -1 dims:
+     * what it runs with; gb_graph_stats), and those shapes ("" when every
+     * dim was known). */
+    int64_t call_arena_bytes, call_naive_bytes;
+    char call_shapes[128];
     const char *passes, *graph, *graph_traced;
     size_t passes_len, graph_len, graph_traced_len;
+    /* Whether a graph is stored with the trace: in the detail itself (a
+     * store before schema 3, read without migrating it: the spans above),
+     * or apart, in trace_graphs (gb_store_trace_graph reads it). */
+    bool has_graph, has_graph_traced;
 } gb_trace_detail;
 
 typedef struct gb_numerics_row {
@@ -474,6 +483,22 @@ bool gb_numerics_detail_parse(const char *json, gb_numerics_detail *out);
  * it is not a well-formed object. Needs no store handle; thread-safe. */
 bool gb_trace_detail_parse(const char *json, gb_trace_detail *out);
 
+/* The graph stored with trace `id` of run — after the passes, or as traced
+ * (traced = true) — as JSON text of len bytes; json is NULL when the trace
+ * has no such graph. NO_ROW when run has no trace `id`. Reads that one
+ * graph and nothing else of the run. */
+typedef struct gb_trace_graph {
+    const char *json;
+    size_t len;
+} gb_trace_graph;
+gb_store_status gb_store_trace_graph(gb_store *s, const char *run, int64_t id, bool traced,
+                                     gb_trace_graph **out);
+
+/* How many database pages the reader has fetched since it was opened
+ * (from its cache or the file): the work its queries did, to compare two
+ * queries by what they read rather than by how long they took. */
+int64_t gb_store_pages_read(gb_store *s);
+
 /* Whether text is exactly one well-formed JSON value (a stored graph of
  * format "json", say, before a server hands it on). */
 bool gb_json_is_value(const char *text);
@@ -493,6 +518,10 @@ typedef struct gb_op_timings {
 } gb_op_timings;
 
 gb_store_status gb_store_op_timings(gb_store *s, const char *run, gb_op_timings **out);
+/* The same, of the ops one traced function's graph ran (every op of run
+ * in a store before schema 3, which did not record the function). */
+gb_store_status gb_store_function_op_timings(gb_store *s, const char *run, const char *function,
+                                             gb_op_timings **out);
 
 /* A traced function's call counters, as the engine last reported them. */
 typedef struct gb_function_stats_row {

@@ -45,6 +45,21 @@ gb_store_status gb__store_check_read(sqlite3 *db, const char *path, int *version
 /* BEGIN IMMEDIATE, retrying while another process holds the write lock. */
 int gb__begin_immediate(sqlite3 *db);
 
+/* A trace's graphs live in trace_graphs, not in its detail (schema 3).
+ * What the writer does to each new trace and the 2 -> 3 migration to each
+ * old one, as SQL over a detail x (a column or a parameter): whether it
+ * holds a graph, each graph as JSON text, and the detail without them,
+ * marked with has_graph and has_graph_traced. */
+#define GB__DETAIL_HAS_GRAPHS(x)                                                       \
+    "(json_valid(" x ") AND json_type(" x ") = 'object' AND (json_type(" x ", '$.graph') " \
+    "IS NOT NULL OR json_type(" x ", '$.graph_traced') IS NOT NULL))"
+#define GB__DETAIL_GRAPH(x, key) "(" x " -> '$." key "')"
+#define GB__DETAIL_WITHOUT_GRAPHS(x)                                                   \
+    "json_set(json_remove(" x ", '$.graph', '$.graph_traced'), '$.has_graph', "         \
+    "json(iif(json_type(" x ", '$.graph') IS NULL, 'false', 'true')), "                 \
+    "'$.has_graph_traced', json(iif(json_type(" x ", '$.graph_traced') IS NULL, "       \
+    "'false', 'true')))"
+
 /* ---- scalar points and rollups (rollup.c) ------------------------------------ */
 
 /* One raw scalar point as stored in scalar_chunks.points (24 bytes). */

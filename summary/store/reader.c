@@ -199,6 +199,18 @@ void gb_store_close(gb_store *s) {
 
 int gb_store_schema_version(gb_store *s) { return s ? s->version : 0; }
 
+int64_t gb_store_pages_read(gb_store *s) {
+    if (!s) return 0;
+    int64_t pages = 0;
+    gb__store_lock(s);
+    for (int op = SQLITE_DBSTATUS_CACHE_HIT; op <= SQLITE_DBSTATUS_CACHE_MISS; op++) {
+        int now = 0, high = 0;
+        if (sqlite3_db_status(s->db, op, &now, &high, 0) == SQLITE_OK) pages += now;
+    }
+    gb__store_unlock(s);
+    return pages;
+}
+
 gb_store_status gb__store_null_args(const char *what) {
     gb__store_fail("%s: the store or the output pointer is NULL", what);
     return GB_STORE_ERR_ARG;

@@ -633,6 +633,20 @@ gb_store_status gb_store_op_timings(gb_store *s, const char *run, gb_op_timings 
     ROWS_RESULT(gb_op_timings, event_rows(s, &eq, run, NULL, NULL, a_, &res_->count, &rows_));
 }
 
+gb_store_status gb_store_function_op_timings(gb_store *s, const char *run, const char *function,
+                                             gb_op_timings **out) {
+    if (!s || !out || !function) return gb__store_null_args("gb_store_function_op_timings");
+    if (gb_store_schema_version(s) < 3) return gb_store_op_timings(s, run, out);
+    *out = NULL;
+    static const event_query eq = {
+        "op_timings",
+        "SELECT op_name, op_type, device, count(*), sum(duration_us), max(duration_us) "
+        "FROM op_timings WHERE run_id = ?1 AND id > ?2 AND function = ?4 "
+        "GROUP BY op_name, op_type, device ORDER BY 5 DESC, 1 LIMIT ?3",
+        sizeof(gb_op_timing_row), fill_op_timing, "reading op timings"};
+    ROWS_RESULT(gb_op_timings, event_rows(s, &eq, run, function, NULL, a_, &res_->count, &rows_));
+}
+
 static const char *fill_function_stats(sqlite3_stmt *st, gb__arena *a, void *row) {
     gb_function_stats_row *f = row;
     f->function = col_text(st, a, 0);

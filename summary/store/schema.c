@@ -17,7 +17,9 @@
 
 /* migrations[v] turns a version-v store into version v+1 (v >= 1); each
  * repeats, for an existing store, what schema.sql gained in version v+1.
- *   1 -> 2: function_stats, each traced function's call counters. */
+ *   1 -> 2: function_stats, each traced function's call counters.
+ *   2 -> 3: trace_graphs, each trace's graphs moved out of its detail;
+ *           op_timings.function, the function whose graph ran the op. */
 static const char *const migrations[GB_STORE_SCHEMA_VERSION] = {
     [0] = NULL,   /* 0 -> 1 is creation from schema.sql */
     [1] = "CREATE TABLE function_stats ("
@@ -26,6 +28,14 @@ static const char *const migrations[GB_STORE_SCHEMA_VERSION] = {
           "calls INTEGER NOT NULL DEFAULT 0, cache_hits INTEGER NOT NULL DEFAULT 0, "
           "traces INTEGER NOT NULL DEFAULT 0, trace_ms REAL NOT NULL DEFAULT 0, "
           "concrete INTEGER NOT NULL DEFAULT 0, UNIQUE (run_id, function));",
+    [2] = "CREATE TABLE trace_graphs (trace_id INTEGER PRIMARY KEY REFERENCES traces(id), "
+          "graph TEXT, graph_traced TEXT);"
+          "INSERT INTO trace_graphs (trace_id, graph, graph_traced) SELECT id, "
+          GB__DETAIL_GRAPH("detail", "graph") ", " GB__DETAIL_GRAPH("detail", "graph_traced")
+          " FROM traces WHERE " GB__DETAIL_HAS_GRAPHS("detail") ";"
+          "UPDATE traces SET detail = " GB__DETAIL_WITHOUT_GRAPHS("detail")
+          " WHERE " GB__DETAIL_HAS_GRAPHS("detail") ";"
+          "ALTER TABLE op_timings ADD COLUMN function TEXT NOT NULL DEFAULT '';",
 };
 
 static void sleep_ms(int ms) {

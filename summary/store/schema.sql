@@ -1,4 +1,4 @@
--- schema.sql — the glassbox event store, schema version 1.
+-- schema.sql — the glassbox event store, schema version 3.
 --
 -- One SQLite file holds many runs. This file creates a new store; it is
 -- compiled into the library (no file is read at run time) and executed in
@@ -173,6 +173,16 @@ CREATE TABLE traces (
 );
 CREATE INDEX traces_by_run ON traces (run_id, function);
 
+-- The graphs of a trace, after the passes and as traced (schema 3): kept
+-- apart from the traces row, whose detail then holds only small fields
+-- (and has_graph / has_graph_traced), so that listing a run's traces reads
+-- the same few pages whatever the size of their graphs.
+CREATE TABLE trace_graphs (
+    trace_id     INTEGER PRIMARY KEY REFERENCES traces(id),
+    graph        TEXT,
+    graph_traced TEXT
+);
+
 -- Each traced function's call counters, as last reported (schema 2).
 CREATE TABLE function_stats (
     id           INTEGER PRIMARY KEY,
@@ -206,7 +216,8 @@ CREATE TABLE numerics (
 );
 CREATE INDEX numerics_by_run ON numerics (run_id);
 
--- Kernel timings (while op timing is on).
+-- Kernel timings (while op timing is on). function: the traced function
+-- whose graph ran the op, '' when it ran eagerly (schema 3).
 CREATE TABLE op_timings (
     id          INTEGER PRIMARY KEY,
     run_id      INTEGER NOT NULL REFERENCES runs(id),
@@ -215,7 +226,8 @@ CREATE TABLE op_timings (
     op_type     TEXT NOT NULL DEFAULT '',
     op_name     TEXT NOT NULL DEFAULT '',
     device      TEXT NOT NULL DEFAULT '',
-    duration_us REAL NOT NULL
+    duration_us REAL NOT NULL,
+    function    TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX op_timings_by_run ON op_timings (run_id, op_name);
 
@@ -234,4 +246,4 @@ CREATE TABLE messages (
 CREATE INDEX messages_by_run ON messages (run_id);
 
 PRAGMA application_id = 1195528024;  -- 0x47424F58, 'GBOX'
-PRAGMA user_version = 2;
+PRAGMA user_version = 3;

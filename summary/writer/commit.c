@@ -59,15 +59,22 @@ static const char *const statements[GB__ST_COUNT] = {
     [GB__ST_TEXT] = "INSERT INTO texts(tag_id, step, wall_time, value) VALUES (?1, ?2, ?3, ?4)",
     [GB__ST_GRAPH] = "INSERT INTO graphs(tag_id, step, wall_time, format, content) "
                      "VALUES (?1, ?2, ?3, ?4, ?5)",
+    /* A detail's graphs go to trace_graphs (store/internal.h says why). */
     [GB__ST_TRACE] = "INSERT INTO traces(run_id, step, wall_time, function, is_retrace, reason, "
                      "signature, duration_us, nodes_before, nodes_after, detail) "
-                     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, CASE WHEN "
+                     GB__DETAIL_HAS_GRAPHS("?11") " THEN " GB__DETAIL_WITHOUT_GRAPHS("?11")
+                     " ELSE ?11 END)",
+    [GB__ST_TRACE_GRAPHS] = "INSERT INTO trace_graphs(trace_id, graph, graph_traced) SELECT ?1, "
+                            GB__DETAIL_GRAPH("?2", "graph") ", "
+                            GB__DETAIL_GRAPH("?2", "graph_traced")
+                            " WHERE " GB__DETAIL_HAS_GRAPHS("?2"),
     [GB__ST_NUMERICS] = "INSERT INTO numerics(run_id, step, wall_time, op_type, op_name, "
                         "function, scope_path, forward_op, nan_count, posinf_count, "
                         "neginf_count, message, detail) "
                         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
     [GB__ST_OP_TIMING] = "INSERT INTO op_timings(run_id, step, wall_time, op_type, op_name, "
-                         "device, duration_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                         "device, function, duration_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     [GB__ST_MESSAGE] = "INSERT INTO messages(run_id, step, wall_time, kind, op_type, op_name, "
                        "device, message) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     [GB__ST_HPARAM] = "INSERT INTO hparams(run_id, key, value, is_number, number) "
@@ -340,6 +347,11 @@ static int add_trace(gb_summary_writer *w, const gb__event *ev) {
     sqlite3_bind_int64(st, 9, p->nodes_before);
     sqlite3_bind_int64(st, 10, p->nodes_after);
     bind_detail(st, 11, p->text->s[3]);
+    int rc = run(st);
+    if (rc != SQLITE_OK || !*p->text->s[3]) return rc;
+    st = w->st[GB__ST_TRACE_GRAPHS];
+    sqlite3_bind_int64(st, 1, sqlite3_last_insert_rowid(w->db));
+    bind_text(st, 2, p->text->s[3]);
     return run(st);
 }
 

@@ -110,10 +110,13 @@ static void on_scalar(gb_summary_writer *w, const gb_event *ev) {
 static void on_event(const gb_event *ev, void *user) {
     gb_summary_writer *w = user;
     switch (ev->kind) {
-    case GB_EVENT_OP:
-        push_strings(w, GB__EV_OP_TIMING, ev, 3,
-                     (const char *[]){ev->op_type, ev->op_name, ev->device});
+    case GB_EVENT_OP: {
+        const gb_op_event *op = ev->detail;
+        push_strings(w, GB__EV_OP_TIMING, ev, 4,
+                     (const char *[]){ev->op_type, ev->op_name, ev->device,
+                                      op && op->function ? op->function : ""});
         break;
+    }
     case GB_EVENT_PLACEMENT:
     case GB_EVENT_WARNING:
         push_strings(w, GB__EV_MESSAGE, ev, 5,

@@ -23,6 +23,9 @@ static void put_passes(gb__jtext *j, const gb_graph_stats *st) {
     }
     gb__jtext_put(j, "],\"arena_bytes\":%zu,\"naive_bytes\":%zu,\"inplace\":%d", st->arena_bytes,
                  st->naive_bytes, st->inplace);
+    gb__jtext_put(j, ",\"call_arena_bytes\":%zu,\"call_naive_bytes\":%zu,\"call_shapes\":",
+                 st->call_arena_bytes, st->call_naive_bytes);
+    gb__jtext_string(j, st->call_shapes);
 }
 
 char *gb__trace_detail_json(const gb_trace_event *t, const char *call_site) {

@@ -114,9 +114,8 @@ async function main() {
   // Live: another process traces into the same run; the page shows it.
   const before = traces.length;
   run(path.join(BUILD, 'examples/retracing'), ['--db', db, '--run', RUN], 60000);
-  const t0 = Date.now();
-  const live = await until(page, (n) => Number(document.querySelector('.traces-page')?.dataset.traces) > n, before, 5000);
-  check('traces: live, new traces within 2 s', !!live && Date.now() - t0 < 2500, `${Date.now() - t0} ms`);
+  const live = await until(page, (n) => Number(document.querySelector('.traces-page')?.dataset.traces) > n, before, 10000);
+  check('traces: live, new traces shown without a reload', !!live);
   await shot('traces-live');
   check('no console errors or failed requests', errors.length === 0, errors.join(' | '));
 }

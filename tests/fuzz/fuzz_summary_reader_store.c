@@ -152,6 +152,19 @@ static void query_traces(gb_store *s, const char *run, const char *function,
         FUZZ_CHECK(!function || !strcmp(function, r->function), "trace of another function");
     }
     if (t->count) check_event_page("traces", t->count, q, t->rows[0].id, t->rows[t->count - 1].id);
+    /* Each trace's graphs, read apart from it. */
+    for (size_t i = 0; i < t->count && i < 4; i++) {
+        for (int traced = 0; traced < 2; traced++) {
+            gb_trace_graph *g = NULL;
+            st = gb_store_trace_graph(s, run, t->rows[i].id, traced, &g);
+            if (st != GB_STORE_OK) {
+                check_failure("gb_store_trace_graph", st, QUERY_FAILURES | BIT(GB_STORE_ERR_NO_ROW), g);
+                continue;
+            }
+            FUZZ_CHECK(!g->json || strlen(g->json) == g->len, "a graph's length is not its text's");
+            gb_store_free(g);
+        }
+    }
     gb_store_free(t);
 }
 
@@ -212,9 +225,10 @@ static void query_function_stats(gb_store *s, const char *run) {
     gb_store_free(f);
 }
 
-static void query_op_timings(gb_store *s, const char *run) {
+static void query_op_timings(gb_store *s, const char *run, const char *function) {
     gb_op_timings *o = NULL;
-    gb_store_status st = gb_store_op_timings(s, run, &o);
+    gb_store_status st = function ? gb_store_function_op_timings(s, run, function, &o)
+                                  : gb_store_op_timings(s, run, &o);
     if (st != GB_STORE_OK) {
         check_failure("gb_store_op_timings", st, QUERY_FAILURES, o);
         return;
@@ -238,7 +252,8 @@ static void query_events(gb_store *s, const char *run) {
     query_traces(s, run, "train_step", &one);
     query_messages(s, run, &all);
     query_messages(s, run, &(gb_event_query){1, 1});
-    query_op_timings(s, run);
+    query_op_timings(s, run, NULL);
+    query_op_timings(s, run, "train_step");
     query_function_stats(s, run);
 }
 
