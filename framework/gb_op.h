@@ -17,7 +17,7 @@ extern "C" {
 #endif
 
 typedef enum gb_op_id {
-#define GB_OP(id, type_name, sym) GB_OP_##id,
+#define GB_OP(id, type_name, sym, attrs) GB_OP_##id,
 #include "ops.def"
 #undef GB_OP
     GB_OP_COUNT
