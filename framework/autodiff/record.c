@@ -58,7 +58,12 @@ tape_rec *gb__tape_new_record(gb_tape *t, int op, gb_tensor *const *in, int nin,
     if (nin) memcpy(r->in, in, (size_t)nin * sizeof *in); /* ReadVariableOp has none */
     if (nout) memcpy(r->out, out, (size_t)nout * sizeof *out);
     const char *path = gb_name_scope_path();
-    if (path[0]) {
+    if (gb__tl_traced_node) { /* traced: the node's unique name */
+        size_t n = strlen(gb__tl_traced_node) + 1;
+        char *name = gb__tape_alloc(t, n);
+        if (name) memcpy(name, gb__tl_traced_node, n);
+        r->name = name;
+    } else if (path[0]) {
         size_t n = strlen(path) + strlen(type_name) + 2;
         char *name = gb__tape_alloc(t, n);
         if (name) snprintf(name, n, "%s/%s", path, type_name);
