@@ -186,6 +186,10 @@ extern _Thread_local const char *gb__tl_function;
 /* The graph node the executor is running (its name names the op); NULL
  * outside graphs. */
 extern _Thread_local const char *gb__tl_node_name;
+/* A FusedElementwise node that blamed a NaN/Inf on one of its steps
+ * (ops/fused.c sets it, naming the step in gb__tl_node_name): the alert
+ * names both, the step that made it and the node a graph shows. */
+extern _Thread_local const char *gb__tl_fused_node;
 
 /* Called when a memory scope of the given depth ends, before its memory
  * is released: the tapes begun in it expire (autodiff/ installs it with

@@ -129,6 +129,7 @@ int gb__trace_op(const gb_op_call *c, const gb_out_desc *desc, int nout, gb_tens
     int32_t id = gb__graph_add(t->graph, c->op, base, in, c->nin, desc, nout, c->attrs);
     if (id < 0) return -1;
     gb__tl_traced_node = t->graph->nodes[id].name;
+    if (!gb__graph_set_backward_of(t->graph, id, gb__tl_backward_of, gb__tl_backward_of_type)) return -1;
     for (int k = 0; k < nout; k++)
         if (!(out[k] = gb__symbolic(id, k, &desc[k]))) return -1;
     return nout;
