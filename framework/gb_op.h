@@ -23,8 +23,8 @@ typedef enum gb_op_id {
     GB_OP_COUNT
 } gb_op_id;
 
-/* The attributes of one op call. Each op documents how it uses the slots
- * (its descriptor's attrs_doc); a fixed block keeps calls allocation-free
+/* The attributes of one op call. Each op declares its attributes in
+ * ops.def (name, type and slot); a fixed block keeps calls allocation-free
  * and makes attributes trivially hashable and serializable for tracing. */
 #define GB_MAX_ATTR_INTS 24
 typedef struct gb_attrs {

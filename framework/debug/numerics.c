@@ -273,7 +273,6 @@ const gb_op_def gb_opdef_check_numerics = {
     .name = "CheckNumerics",
     .arity = 1,
     .flags = GB_OPF_STATEFUL | GB_OPF_VIEW,
-    .attrs_doc = "s: the message (at most 63 bytes)",
     .infer = infer_check,
     .kernel = kernel_check,
     .grad = grad_check,

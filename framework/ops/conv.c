@@ -205,14 +205,9 @@ static bool grad_backprop_filter(const gb_grad_ctx *ctx, gb_tensor **dx) {
     return gb_ok();
 }
 
-#define CONV_ATTRS_DOC                                                                             \
-    "i[0], i[1] strides h, w; i[2], i[3] dilations h, w; i[4] padding (0 VALID, 1 SAME); "         \
-    "i[5..8] output shape of the backprop ops"
-
 const gb_op_def gb_opdef_conv2d = {
     .name = "Conv2D",
     .arity = 2,
-    .attrs_doc = CONV_ATTRS_DOC,
     .infer = infer_conv2d,
     .kernel = kernel_conv2d,
     .grad = grad_conv2d,
@@ -221,7 +216,6 @@ const gb_op_def gb_opdef_conv2d = {
 const gb_op_def gb_opdef_conv2d_backprop_input = {
     .name = "Conv2DBackpropInput",
     .arity = 2,
-    .attrs_doc = CONV_ATTRS_DOC,
     .infer = infer_backprop_input,
     .kernel = kernel_backprop_input,
     .grad = grad_backprop_input,
@@ -230,7 +224,6 @@ const gb_op_def gb_opdef_conv2d_backprop_input = {
 const gb_op_def gb_opdef_conv2d_backprop_filter = {
     .name = "Conv2DBackpropFilter",
     .arity = 2,
-    .attrs_doc = CONV_ATTRS_DOC,
     .infer = infer_backprop_filter,
     .kernel = kernel_backprop_filter,
     .grad = grad_backprop_filter,

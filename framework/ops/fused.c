@@ -319,8 +319,8 @@ const gb_op_def gb_opdef_fused_elementwise = {
     .name = "FusedElementwise",
     .arity = -1,
     .flags = GB_OPF_ELEMENTWISE | GB_OPF_INPLACE,
-    .attrs_doc = "none; the node holds its program (gb_fused_program): the ops it replaced, "
-                 "their attributes and names",
+    .inputs_doc = "the program's inputs; the node holds its program (gb_fused_program): the "
+                  "ops it replaced, their attributes and names",
     .infer = infer_fused,
     .kernel = kernel_fused,
 };

@@ -69,7 +69,8 @@ typedef struct gb_op_def {
     const char *name;       /* the op type, "MatMul" */
     int arity;              /* number of inputs; -1 variadic */
     unsigned flags;
-    const char *attrs_doc;  /* how the op uses gb_attrs slots */
+    const char *inputs_doc; /* its inputs, when more than its operands say (NULL);
+                             * its attributes are declared in ops.def */
     gb_infer_fn infer;
     gb_kernel_fn kernel;
     gb_grad_fn grad;        /* NULL: no gradient */

@@ -350,14 +350,9 @@ static bool grad_avg_pool_grad(const gb_grad_ctx *ctx, gb_tensor **dx) {
     return dx[0] != NULL;
 }
 
-#define POOL_ATTRS_DOC                                                                             \
-    "i[0], i[1] window h, w; i[2], i[3] strides h, w; i[4] padding (0 VALID, 1 SAME); "            \
-    "i[5..8] input shape (AvgPoolGrad)"
-
 const gb_op_def gb_opdef_max_pool = {
     .name = "MaxPool",
     .arity = 1,
-    .attrs_doc = POOL_ATTRS_DOC,
     .infer = infer_pool,
     .kernel = kernel_max_pool,
     .grad = grad_max_pool,
@@ -366,7 +361,6 @@ const gb_op_def gb_opdef_max_pool = {
 const gb_op_def gb_opdef_max_pool_grad = {
     .name = "MaxPoolGrad",
     .arity = 3,
-    .attrs_doc = POOL_ATTRS_DOC,
     .infer = infer_max_pool_grad,
     .kernel = kernel_max_pool_grad,
     .grad = NULL, /* second derivatives of max pooling are not supported */
@@ -375,7 +369,6 @@ const gb_op_def gb_opdef_max_pool_grad = {
 const gb_op_def gb_opdef_avg_pool = {
     .name = "AvgPool",
     .arity = 1,
-    .attrs_doc = POOL_ATTRS_DOC,
     .infer = infer_pool,
     .kernel = kernel_avg_pool,
     .grad = grad_avg_pool,
@@ -384,7 +377,6 @@ const gb_op_def gb_opdef_avg_pool = {
 const gb_op_def gb_opdef_avg_pool_grad = {
     .name = "AvgPoolGrad",
     .arity = 1,
-    .attrs_doc = POOL_ATTRS_DOC,
     .infer = infer_avg_pool_grad,
     .kernel = kernel_avg_pool_grad,
     .grad = grad_avg_pool_grad,
