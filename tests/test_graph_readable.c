@@ -16,9 +16,11 @@
  */
 #include <check.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "glassbox.h"
+#include "graph/internal.h"
 #include "test_util.h"
 
 /* ---- the two steps ------------------------------------------------------------------------ */
@@ -206,6 +208,16 @@ START_TEST(test_mlp_train_step_reads_like_the_model) {
                            "gradients/mlp/dense_2/Add_grad/Sum, ^Adam/ResourceApplyAdam_4) {beta_1=0.9, "
                            "beta_2=0.999, epsilon=1e-07, weight_decay=0, "
                            "slots=['Adam/mlp/dense_2/bias/m','Adam/mlp/dense_2/bias/v'], optimizer_id=");
+    /* The stored graph (a trace's detail, the Graphs page): attrs by name. */
+    char *json = gb__concrete_graph_json(f->latest, false);
+    assert_text(json, "{\"name\":\"mlp/dense/ReadVariableOp\",\"op\":\"ReadVariableOp\",\"device\":\"CPU:0\","
+                      "\"inputs\":[],\"control\":[],\"attrs\":{\"variable\":\"mlp/dense/kernel\"},");
+    assert_text(json, "\"attrs\":{\"transpose_a\":false,\"transpose_b\":true}");
+    assert_text(json, "\"attrs\":{\"axes\":[0],\"keepdims\":false}");
+    assert_text(json, "\"attrs\":{\"variable\":\"mlp/dense_2/bias\",\"beta_1\":0.9,\"beta_2\":0.999,"
+                      "\"epsilon\":1e-07,\"weight_decay\":0,\"slots\":[\"Adam/mlp/dense_2/bias/m\","
+                      "\"Adam/mlp/dense_2/bias/v\"],\"optimizer_id\":");
+    free(json);
     gb_function_free(f);
     gb_optimizer_free(s.opt);
     gb_module_free(s.model);

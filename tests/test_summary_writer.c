@@ -678,7 +678,9 @@ START_TEST(test_function_traces_end_to_end) {
     const char *d = t->rows[1].detail;
     ck_assert_msg(strstr(d, "\"passes\":[{\"pass\":\"pruning\",\"ran\":true,\"nodes\":2,") &&
                       strstr(d, "{\"pass\":\"fusion\"") && strstr(d, "\"arena_bytes\":") &&
-                      strstr(d, "\"graph\":{\"nodes\":[{\"name\":\"x0\",\"op\":\"Placeholder\"") &&
+                      /* attributes by name, as ops.def declares them */
+                      strstr(d, "\"graph\":{\"nodes\":[{\"name\":\"x0\",\"op\":\"Placeholder\",\"device\":\"CPU:0\","
+                                "\"inputs\":[],\"control\":[],\"attrs\":{\"index\":0},\"outputs\":[") &&
                       strstr(d, "\"graph_traced\":{\"nodes\":[") &&
                       strstr(d, "{\"name\":\"Neg\",\"op\":\"Neg\",\"device\":\"CPU:0\",\"inputs\":[\"x0\"],\"control\":[],"
                                 "\"attrs\":{},\"outputs\":[{\"dtype\":\"float32\",\"shape\":[3]}]}") &&
