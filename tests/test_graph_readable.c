@@ -89,9 +89,11 @@ static int attention_train_step(void *user, gb_tensor *const *in, int nin, const
     return 2;
 }
 
-static gb_function *mlp_function(mlp_step *s) {
+/* The MLP, with a BatchNormalization after its first layer when asked. */
+static gb_function *mlp_function(mlp_step *s, bool batch_norm) {
     s->model = gb_sequential_new("mlp");
     gb_sequential_add(s->model, gb_dense_new(256, &(gb_dense_options){.activation = GB_ACT_RELU}));
+    if (batch_norm) gb_sequential_add(s->model, gb_batch_norm_new(NULL));
     gb_sequential_add(s->model, gb_dense_new(128, &(gb_dense_options){.activation = GB_ACT_RELU}));
     gb_sequential_add(s->model, gb_dense_new(10, NULL));
     s->opt = gb_adam(1e-3);
@@ -181,7 +183,7 @@ static void write_texts(const char *mode, const char *title, gb_function *f) {
 
 START_TEST(test_mlp_train_step_reads_like_the_model) {
     mlp_step s;
-    gb_function *f = mlp_function(&s);
+    gb_function *f = mlp_function(&s, false);
     const char *traced = gb_function_traced_graph_text(f), *optimized = gb_function_graph_text(f);
     write_texts("w", "Fashion-MNIST MLP train step", f);
     const char *inputs[] = {"images", "labels"};
@@ -257,12 +259,30 @@ START_TEST(test_attention_step_has_a_gradient_scope_per_matmul) {
 }
 END_TEST
 
+/* BatchNormalization's gradient sums what flows back through its batch
+ * mean and variance: every sum in its layer's gradient scopes, none at the
+ * top level. */
+START_TEST(test_batch_norm_gradients_are_scoped) {
+    mlp_step s;
+    gb_function *f = mlp_function(&s, true);
+    const char *traced = gb_function_traced_graph_text(f);
+    const char *inputs[] = {"images", "labels"};
+    assert_readable(traced, traced, inputs, 2);
+    assert_readable(gb_function_graph_text(f), traced, inputs, 2);
+    assert_text(traced, "\ngradients/mlp/batch_normalization/Mean_grad/AccumulateGrad = Add(");
+    gb_function_free(f);
+    gb_optimizer_free(s.opt);
+    gb_module_free(s.model);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("graph_readable");
     TCase *tc = tcase_create("readable");
     tcase_add_checked_fixture(tc, nn_seeded_setup, scope_teardown);
     tcase_add_test(tc, test_mlp_train_step_reads_like_the_model);
     tcase_add_test(tc, test_attention_step_has_a_gradient_scope_per_matmul);
+    tcase_add_test(tc, test_batch_norm_gradients_are_scoped);
     suite_add_tcase(s, tc);
     return s;
 }
