@@ -159,7 +159,12 @@ const char *gb_function_concrete_signatures(gb_function *f);
  * the first). */
 const char *gb_function_last_trace_reason(const gb_function *f);
 /* The graph of the most recently traced concrete function, one node per
- * line; the signature and graph of one concrete function. */
+ * line, attributes by name and variable ops naming their variable:
+ *     dense/ReadVariableOp = ReadVariableOp 'dense/kernel'() -> float32[784,10]
+ *     dense/MatMul = MatMul(x, dense/ReadVariableOp) {transpose_a=false, transpose_b=false} -> float32[-1,10]
+ * and a backward pass's nodes under their forward node's gradient scope
+ * ("gradients/dense/MatMul_grad/MatMul"); the signature and graph of one
+ * concrete function. */
 const char *gb_function_graph_text(gb_function *f);
 const char *gb_concrete_signature_text(const gb_concrete_function *cf);
 const char *gb_concrete_graph_text(const gb_concrete_function *cf);
