@@ -276,6 +276,36 @@ START_TEST(test_batch_norm_gradients_are_scoped) {
 }
 END_TEST
 
+/* Writes name their variable too. */
+static int count_and_reset(void *user, gb_tensor *const *in, int nin, const gb_value *st, int nst,
+                           gb_tensor **out) {
+    (void)nin, (void)st, (void)nst;
+    gb_variable *const *v = user;
+    gb_name_scope_push("metrics");
+    bool ok = gb_variable_assign_add(v[0], in[0]) && gb_variable_assign(v[1], in[0]) &&
+              gb_variable_assign_sub(v[1], in[0]);
+    gb_name_scope_pop();
+    out[0] = in[0];
+    return ok ? 1 : -1;
+}
+
+START_TEST(test_assigns_name_their_variable) {
+    gb_variable *v[2] = {gb_variable_new("metrics/count", gb_zeros(GB_F32, GB_SHAPE(2)), false),
+                         gb_variable_new("metrics/last", gb_zeros(GB_F32, GB_SHAPE(2)), false)};
+    gb_function *f = gb_function_new("count", count_and_reset, &(gb_function_options){.user = v});
+    gb_tensor *x = gb_ones(GB_F32, GB_SHAPE(2)), *y;
+    ck_assert_int_eq(gb_function_call(f, &x, 1, NULL, 0, &y), 1);
+    ck_assert_str_eq(gb_function_traced_graph_text(f),
+                     "x0 = Placeholder() {index=0} -> float32[2]\n"
+                     "metrics/AssignAddVariableOp = AssignAddVariableOp 'metrics/count'(x0)\n"
+                     "metrics/AssignVariableOp = AssignVariableOp 'metrics/last'(x0, ^metrics/AssignAddVariableOp)\n"
+                     "metrics/AssignSubVariableOp = AssignSubVariableOp 'metrics/last'(x0, ^metrics/AssignVariableOp)\n"
+                     "return (x0)\n");
+    gb_function_free(f);
+    gb_variable_free(v[0]), gb_variable_free(v[1]);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("graph_readable");
     TCase *tc = tcase_create("readable");
@@ -283,6 +313,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_mlp_train_step_reads_like_the_model);
     tcase_add_test(tc, test_attention_step_has_a_gradient_scope_per_matmul);
     tcase_add_test(tc, test_batch_norm_gradients_are_scoped);
+    tcase_add_test(tc, test_assigns_name_their_variable);
     suite_add_tcase(s, tc);
     return s;
 }
