@@ -372,11 +372,12 @@ bool gb__tape_run_gradient(gb_tape *t, const grad_request *q, gb_tensor **out) {
     t->in_gradient = true;
     gb__tape_update_recording();
     mark_relevant(t, &m, q);
-    /* What no record's gradient owns (the seeds, zeros of unconnected
-     * sources) is named under "gradients/" too. */
-    gb_name_scope_push("gradients");
+    /* Traced, what no record's gradient owns (the seeds, zeros of
+     * unconnected sources) becomes nodes under "gradients/" too. */
+    bool scoped = gb__tl_tracing;
+    if (scoped) gb_name_scope_push("gradients");
     bool ok = walk(t, &m, q, out);
-    gb_name_scope_pop();
+    if (scoped) gb_name_scope_pop();
     t->in_gradient = was;
     gb__tape_update_recording();
     map_free(&m);
