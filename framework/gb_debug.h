@@ -48,6 +48,7 @@ typedef struct gb_numerics_alert {
     bool backward;            /* produced by a gradient function */
     const char *forward_op;   /* backward: the forward op whose gradient it is */
     const char *forward_op_type;
+    const char *fused_in;     /* op_name is a step of this FusedElementwise node, or NULL */
     int output_index;
     gb_dtype dtype;
     int rank;

@@ -183,7 +183,12 @@ bool gb_traces_logged(void);
  * it when it closes, so a store's counts are exact at the end of a run). */
 void gb_function_flush_counters(void);
 /* The graph of the most recently traced concrete function, one node per
- * line; the signature and graph of one concrete function. */
+ * line, attributes by name and variable ops naming their variable:
+ *     dense/ReadVariableOp = ReadVariableOp 'dense/kernel'() -> float32[784,10]
+ *     dense/MatMul = MatMul(x, dense/ReadVariableOp) {transpose_a=false, transpose_b=false} -> float32[-1,10]
+ * and a backward pass's nodes under their forward node's gradient scope
+ * ("gradients/dense/MatMul_grad/MatMul"); the signature and graph of one
+ * concrete function. */
 const char *gb_function_graph_text(gb_function *f);
 const char *gb_concrete_signature_text(const gb_concrete_function *cf);
 const char *gb_concrete_graph_text(const gb_concrete_function *cf);

@@ -17,14 +17,14 @@ extern "C" {
 #endif
 
 typedef enum gb_op_id {
-#define GB_OP(id, type_name, sym) GB_OP_##id,
+#define GB_OP(id, type_name, sym, attrs) GB_OP_##id,
 #include "ops.def"
 #undef GB_OP
     GB_OP_COUNT
 } gb_op_id;
 
-/* The attributes of one op call. Each op documents how it uses the slots
- * (its descriptor's attrs_doc); a fixed block keeps calls allocation-free
+/* The attributes of one op call. Each op declares its attributes in
+ * ops.def (name, type and slot); a fixed block keeps calls allocation-free
  * and makes attributes trivially hashable and serializable for tracing. */
 #define GB_MAX_ATTR_INTS 24
 typedef struct gb_attrs {

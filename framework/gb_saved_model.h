@@ -35,7 +35,9 @@
 extern "C" {
 #endif
 
-#define GB_SAVED_MODEL_VERSION 1
+/* The format version written: 2 stores attributes by name (version 1,
+ * their slots, still loads). */
+#define GB_SAVED_MODEL_VERSION 2
 
 /* One named entry point of a SavedModel: a function and the input
  * signature it is saved for (dims may be -1). */

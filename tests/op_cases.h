@@ -3,7 +3,8 @@
  * gradients, gradients taken inside a traced function, unknown batch sizes.
  *
  * op_cases[op](c, batch) fills an op_case: the op's inputs and attributes
- * (as its descriptor's attrs_doc describes them) for a batch size, which
+ * (by name, as graph text prints them, read through ops.def's schema) for
+ * a batch size, which
  * inputs carry that batch in dim 0, and, for the ops that cannot simply be
  * dispatched on their inputs, how to run them:
  *   - variable ops and the fused optimizer updates run through the public
@@ -42,6 +43,10 @@ struct op_case {
     gb_op_id op;
     int nin;
     gb_tensor *in[OC_MAX_IN];
+    /* The op's attributes as graph text prints them ("{axes=[1],
+     * keepdims=true}"), read into attrs through the op's schema (ops.def):
+     * every case of an op with attributes gives them by name. */
+    const char *attrs_text;
     gb_attrs attrs;
     unsigned batched;             /* bit i: dim 0 of input i is the batch */
     oc_run_fn run;                /* NULL: the op dispatched on the inputs */
@@ -102,24 +107,24 @@ static void gen_unary_nonzero(op_case *c, int64_t b) {
 
 static void gen_leaky_relu(op_case *c, int64_t b) {
     gen_unary_nonzero(c, b);
-    c->attrs = (gb_attrs){.f = {0.2}};
+    c->attrs_text = "{alpha=0.2}";
 }
 
 static void gen_gelu(op_case *c, int64_t b) {
     gen_unary(c, b);
-    c->attrs = (gb_attrs){.i = {0, 0}, .ni = 2}; /* the exact form */
+    c->attrs_text = "{approximate=false, normal_cdf=false}"; /* the exact form */
 }
 
 /* float64 to float64: a float32 result would be too coarse for the
  * finite differences (its gradient is the same cast back). */
 static void gen_cast(op_case *c, int64_t b) {
     gen_unary(c, b);
-    c->attrs = (gb_attrs){.i = {GB_F64}, .ni = 1};
+    c->attrs_text = "{dtype=float64}";
 }
 
 static void gen_check_numerics(op_case *c, int64_t b) {
     gen_unary(c, b);
-    snprintf(c->attrs.s, sizeof c->attrs.s, "activations");
+    c->attrs_text = "{message=\"activations\"}";
 }
 
 /* ---- the fused gradient helpers ------------------------------------------------------ */
@@ -162,128 +167,121 @@ static void gen_select(op_case *c, int64_t b) {
  * batch axis among them for some (a static result of a dynamic input). */
 static void gen_reduce(op_case *c, int64_t b) {
     OC_INPUTS(c, 1, oc_uniform(0.5, 1.5, 21, GB_SHAPE(b, 3, 4)));
-    int64_t mask = 0, keep = 0;
     switch (c->op) {
-    case GB_OP_SUM: mask = 0x5, keep = 1; break;
-    case GB_OP_MEAN: mask = 0x1; break;
-    case GB_OP_MAX: mask = 0x2; break;
-    case GB_OP_MIN: mask = 0x6, keep = 1; break;
-    default: mask = 0x4; break;
+    case GB_OP_SUM: c->attrs_text = "{axes=[0,2], keepdims=true}"; break;
+    case GB_OP_MEAN: c->attrs_text = "{axes=[0], keepdims=false}"; break;
+    case GB_OP_MAX: c->attrs_text = "{axes=[1], keepdims=false}"; break;
+    case GB_OP_MIN: c->attrs_text = "{axes=[1,2], keepdims=true}"; break;
+    default: c->attrs_text = "{axes=[2], keepdims=false}"; break;
     }
-    c->attrs = (gb_attrs){.i = {mask, keep}, .ni = 2};
 }
 
 static void gen_arg(op_case *c, int64_t b) {
     OC_INPUTS(c, 1, oc_uniform(-2, 2, 22, GB_SHAPE(b, 4)));
-    c->attrs = (gb_attrs){.i = {1}, .ni = 1};
+    c->attrs_text = "{axis=1}";
 }
 
 /* ---- shape and movement -------------------------------------------------------------- */
 
 static void gen_reshape(op_case *c, int64_t b) {
     OC_INPUTS(c, 1, oc_uniform(-2, 2, 23, GB_SHAPE(b, 6)));
-    c->attrs = (gb_attrs){.i = {-1, 2, 3}, .ni = 3};
+    c->attrs_text = "{shape=[-1,2,3]}";
 }
 static void gen_transpose(op_case *c, int64_t b) {
     OC_INPUTS(c, 1, oc_uniform(-2, 2, 24, GB_SHAPE(b, 3, 4)));
-    c->attrs = (gb_attrs){.i = {2, 0, 1}, .ni = 3};
+    c->attrs_text = "{perm=[2,0,1]}";
 }
 /* The target shape is an attribute: no batch can vary. */
 static void gen_broadcast_to(op_case *c, int64_t b) {
     (void)b;
     OC_INPUTS(c, 0, oc_uniform(-2, 2, 25, GB_SHAPE(3, 1)));
-    c->attrs = (gb_attrs){.i = {2, 3, 4}, .ni = 3};
+    c->attrs_text = "{shape=[2,3,4]}";
 }
 static void gen_slice(op_case *c, int64_t b) { /* x[:, 1:4] */
     OC_INPUTS(c, 1, oc_uniform(-2, 2, 26, GB_SHAPE(b, 5)));
-    c->attrs = (gb_attrs){.i = {0, 1, -1, 3}, .ni = 4};
+    c->attrs_text = "{begin=[0,1], size=[-1,3]}";
 }
 static void gen_concat(op_case *c, int64_t b) {
     OC_INPUTS(c, 3, oc_uniform(-2, 2, 27, GB_SHAPE(b, 2)), oc_uniform(-2, 2, 28, GB_SHAPE(b, 3)));
-    c->attrs = (gb_attrs){.i = {1}, .ni = 1};
+    c->attrs_text = "{axis=1}";
 }
 static void gen_pad(op_case *c, int64_t b) {
     OC_INPUTS(c, 1, oc_uniform(-2, 2, 29, GB_SHAPE(b, 3)));
-    c->attrs = (gb_attrs){.i = {1, 0, 0, 2}, .ni = 4, .f = {0.5}};
+    c->attrs_text = "{paddings=[[1,0],[0,2]], constant_value=0.5}";
 }
 static void gen_gather(op_case *c, int64_t b) { /* (params, indices) */
     OC_INPUTS(c, 2, oc_uniform(-2, 2, 30, GB_SHAPE(5, 3)), oc_ints(5, 31, GB_SHAPE(b)));
-    c->attrs = (gb_attrs){.i = {0}, .ni = 1};
+    c->attrs_text = "{axis=0}";
 }
 static void gen_scatter_add(op_case *c, int64_t b) { /* (indices, updates) into [5,3] */
     OC_INPUTS(c, 3, oc_ints(5, 32, GB_SHAPE(b)), oc_uniform(-2, 2, 33, GB_SHAPE(b, 3)));
-    c->attrs = (gb_attrs){.i = {0, 2, 5, 3}, .ni = 4};
+    c->attrs_text = "{axis=0, shape=[5,3]}";
 }
 /* Indices up to 4 with depth 4: some rows are all `off`. */
 static void gen_one_hot(op_case *c, int64_t b) {
     OC_INPUTS(c, 1, oc_ints(5, 34, GB_SHAPE(b, 2)));
-    c->attrs = (gb_attrs){.i = {4, GB_F64}, .ni = 2, .f = {1.0, -0.5}};
+    c->attrs_text = "{depth=4, dtype=float64, on_value=1, off_value=-0.5}";
 }
 
 /* ---- matmul, convolution, pooling (NHWC) --------------------------------------------- */
 
 static void gen_matmul(op_case *c, int64_t b) { /* [B,3] x [4,3]^T */
     OC_INPUTS(c, 1, oc_uniform(-2, 2, 35, GB_SHAPE(b, 3)), oc_uniform(-2, 2, 36, GB_SHAPE(4, 3)));
-    c->attrs = (gb_attrs){.i = {0, 1}, .ni = 2};
+    c->attrs_text = "{transpose_a=false, transpose_b=true}";
 }
 
 /* 3x3 window, stride 2, SAME over [B,5,5,2] -> [B,3,3,3]; the backprop
- * ops' shape attribute in i[5..8] (a -1 batch: out_backprop's). */
-static gb_attrs conv_attrs(const int64_t shape[4]) {
-    return (gb_attrs){.i = {2, 2, 1, 1, GB_PADDING_SAME, shape[0], shape[1], shape[2], shape[3]},
-                      .ni = 9};
-}
+ * ops also name the shape they make (a -1 batch: out_backprop's). */
+#define CONV_ATTRS "strides=[2,2], dilations=[1,1], padding=SAME"
 static gb_tensor *conv_x(int64_t b) { return oc_uniform(-1, 1, 37, GB_SHAPE(b, 5, 5, 2)); }
 static gb_tensor *conv_f(void) { return oc_uniform(-1, 1, 38, GB_SHAPE(3, 3, 2, 3)); }
 static gb_tensor *conv_dy(int64_t b) { return oc_uniform(-1, 1, 39, GB_SHAPE(b, 3, 3, 3)); }
 
 static void gen_conv2d(op_case *c, int64_t b) {
     OC_INPUTS(c, 1, conv_x(b), conv_f());
-    c->attrs = conv_attrs((const int64_t[]){0, 0, 0, 0});
+    c->attrs_text = "{" CONV_ATTRS "}";
 }
 static void gen_conv2d_backprop_input(op_case *c, int64_t b) { /* (filter, dy) */
     OC_INPUTS(c, 2, conv_f(), conv_dy(b));
-    c->attrs = conv_attrs((const int64_t[]){-1, 5, 5, 2});
+    c->attrs_text = "{" CONV_ATTRS ", input_sizes=[-1,5,5,2]}";
 }
 static void gen_conv2d_backprop_filter(op_case *c, int64_t b) { /* (x, dy) */
     OC_INPUTS(c, 3, conv_x(b), conv_dy(b));
-    c->attrs = conv_attrs((const int64_t[]){3, 3, 2, 3});
+    c->attrs_text = "{" CONV_ATTRS ", filter_sizes=[3,3,2,3]}";
 }
 
 /* MaxPool: 2x2 windows, stride 2, VALID over [B,4,4,2]. */
-static gb_attrs max_pool_attrs(void) {
-    return (gb_attrs){.i = {2, 2, 2, 2, GB_PADDING_VALID}, .ni = 9};
-}
+#define MAX_POOL_ATTRS "{ksize=[2,2], strides=[2,2], padding=VALID}"
 static void gen_max_pool(op_case *c, int64_t b) {
     OC_INPUTS(c, 1, oc_uniform(-2, 2, 40, GB_SHAPE(b, 4, 4, 2)));
-    c->attrs = max_pool_attrs();
+    c->attrs_text = MAX_POOL_ATTRS;
 }
 static void gen_max_pool_grad(op_case *c, int64_t b) { /* (x, y, dy) */
     gb_tensor *x = oc_uniform(-2, 2, 41, GB_SHAPE(b, 4, 4, 2));
     OC_INPUTS(c, 7, x, gb_max_pool2d(x, GB_LIST(2), NULL, 0, GB_PADDING_VALID),
               oc_uniform(-2, 2, 42, GB_SHAPE(b, 2, 2, 2)));
-    c->attrs = max_pool_attrs();
+    c->attrs_text = MAX_POOL_ATTRS;
 }
 
 /* AvgPool: 3x3 windows, stride 2, SAME over [B,5,5,2] -> [B,3,3,2]. */
 static void gen_avg_pool(op_case *c, int64_t b) {
     OC_INPUTS(c, 1, oc_uniform(-2, 2, 43, GB_SHAPE(b, 5, 5, 2)));
-    c->attrs = (gb_attrs){.i = {3, 3, 2, 2, GB_PADDING_SAME}, .ni = 9};
+    c->attrs_text = "{ksize=[3,3], strides=[2,2], padding=SAME}";
 }
 static void gen_avg_pool_grad(op_case *c, int64_t b) { /* (dy) */
     OC_INPUTS(c, 1, oc_uniform(-2, 2, 44, GB_SHAPE(b, 3, 3, 2)));
-    c->attrs = (gb_attrs){.i = {3, 3, 2, 2, GB_PADDING_SAME, -1, 5, 5, 2}, .ni = 9};
+    c->attrs_text = "{ksize=[3,3], strides=[2,2], padding=SAME, orig_input_shape=[-1,5,5,2]}";
 }
 
 /* ---- softmax and the losses ---------------------------------------------------------- */
 
 static void gen_softmax(op_case *c, int64_t b) {
     OC_INPUTS(c, 1, oc_uniform(-2, 2, 45, GB_SHAPE(b, 4)));
-    c->attrs = (gb_attrs){.i = {-1}, .ni = 1};
+    c->attrs_text = "{axis=-1}";
 }
 static void gen_log_softmax(op_case *c, int64_t b) { /* over the batch axis */
     OC_INPUTS(c, 1, oc_uniform(-2, 2, 46, GB_SHAPE(b, 4)));
-    c->attrs = (gb_attrs){.i = {0}, .ni = 1};
+    c->attrs_text = "{axis=0}";
 }
 static void gen_sparse_xent(op_case *c, int64_t b) { /* (labels, logits) */
     OC_INPUTS(c, 3, oc_ints(4, 47, GB_SHAPE(b)), oc_uniform(-2, 2, 48, GB_SHAPE(b, 4)));
@@ -297,8 +295,9 @@ static void gen_softmax_xent(op_case *c, int64_t b) { /* (label distributions, l
 
 static void gen_random(op_case *c, int64_t b) {
     (void)b;
-    bool uniform = c->op == GB_OP_RANDOM_UNIFORM;
-    c->attrs = (gb_attrs){.i = {GB_F64, 51, 2, 2, 3}, .ni = 5, .f = {uniform ? -1 : 0.5, 2}};
+    c->attrs_text = c->op == GB_OP_RANDOM_UNIFORM
+                        ? "{dtype=float64, seed=51, shape=[2,3], minval=-1, maxval=2}"
+                        : "{dtype=float64, seed=51, shape=[2,3], mean=0.5, stddev=2}";
 }
 
 /* ---- variables: each world reads and writes its own ---------------------------------- */
@@ -425,7 +424,7 @@ static void gen_fused(op_case *c, int64_t b) {
 
 static void gen_print(op_case *c, int64_t b) {
     OC_INPUTS(c, 1, oc_ints(10, 59, GB_SHAPE(b, 3)));
-    snprintf(c->attrs.s, sizeof c->attrs.s, "x:");
+    c->attrs_text = "{message=\"x:\"}";
 }
 
 /* ---- tensor arrays: the batch is the array's size, index 0 fits every batch ---------- */
@@ -598,6 +597,10 @@ static bool op_case_make(gb_op_id op, int64_t batch, op_case *c, char *why, size
         return false;
     }
     op_cases[op](c, batch);
+    if (gb_ok() && c->attrs_text && !gb__attrs_parse(op, c->attrs_text, &c->attrs, "op_cases.h")) {
+        snprintf(why, n, "the attributes of %s's case: %s", gb_op_type_name(op), gb_error_string());
+        return false;
+    }
     if (gb_ok()) return true;
     snprintf(why, n, "the generator of %s failed: %s", gb_op_type_name(op), gb_error_string());
     return false;

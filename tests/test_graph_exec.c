@@ -33,7 +33,7 @@ START_TEST(test_only_needed_ops_run) {
     gb_tensor *y, *x = gb_scalar(GB_F32, 2);
     gb_function_call(f, &x, 1, NULL, 0, &y);
     ck_assert_double_eq(gb_item(y), -2);
-    ck_assert_str_eq(gb_function_graph_text(f), "x0 = Placeholder() {i=[0]} -> float32[]\n"
+    ck_assert_str_eq(gb_function_graph_text(f), "x0 = Placeholder() {index=0} -> float32[]\n"
                                                 "Neg = Neg(x0) -> float32[]\n"
                                                 "return (Neg)\n");
     gb_function_free(f);

@@ -23,6 +23,7 @@
 
 #include "glassbox.h"
 #include "gradcheck.h"
+#include "graph/internal.h"
 #include "graph_test_util.h"
 #include "op_cases.h"
 #include "test_util.h"
@@ -141,10 +142,11 @@ static void assert_same_runs(const op_case *c, const run_result *eager, const ru
  * by the passes) or of the optimized one (FusedElementwise is made by
  * them). */
 static void assert_graph_has_op(gb_function *f, const op_case *c) {
-    char node[96];
+    char node[96], var_node[96]; /* a variable op names its variable after its type */
     snprintf(node, sizeof node, " = %s(", gb_op_type_name(c->op));
+    snprintf(var_node, sizeof var_node, " = %s '", gb_op_type_name(c->op));
     const char *traced = gb_function_traced_graph_text(f), *graph = gb_function_graph_text(f);
-    ck_assert_msg(strstr(traced, node) || strstr(graph, node),
+    ck_assert_msg(strstr(traced, node) || strstr(graph, node) || strstr(traced, var_node),
                   "%s: no such node in the traced graph:\n%s\nnor in the optimized one:\n%s",
                   gb_op_type_name(c->op), traced, graph);
 }
@@ -165,6 +167,116 @@ START_TEST(test_every_op_has_a_generator) {
         ck_assert_msg(op_cases[op] != NULL,
                       "op %s has no input generator: add one to op_cases[] in tests/op_cases.h",
                       gb_op_type_name((gb_op_id)op));
+}
+END_TEST
+
+/* ---- attributes by name ---------------------------------------------------------------- */
+
+/* Whether op's schema has attributes a case gives (a count follows from
+ * its list). */
+static bool has_given_attrs(gb_op_id op) {
+    int n;
+    const gb_attr_def *d = gb__op_attrs(op, &n);
+    for (int k = 0; k < n; k++)
+        if (d[k].type != GB_ATTR_COUNT) return true;
+    return false;
+}
+
+/* A case that dispatches an op with attributes gives them by name; they
+ * print back word for word, so the printer and the parser agree. */
+START_TEST(test_cases_give_attributes_by_name) {
+    gb_op_id op = (gb_op_id)_i;
+    op_case c;
+    make_case(op, BATCH, &c);
+    if (!c.run && has_given_attrs(op))
+        ck_assert_msg(c.attrs_text != NULL, "%s: its case must give its attributes by name "
+                      "(attrs_text), as ops.def declares them", gb_op_type_name(op));
+    if (c.attrs_text) {
+        char back[512];
+        gb__attrs_print(op, &c.attrs, &(gb_attrs_style){0}, back, sizeof back);
+        ck_assert_str_eq(back, c.attrs_text);
+    }
+    op_case_free(&c);
+}
+END_TEST
+
+/* A variable by its id, so a printed node's attributes parse back. */
+static bool var_as_id(void *user, int64_t id, char *buf, size_t n) {
+    (void)user;
+    return snprintf(buf, n, "%lld", (long long)id) > 0;
+}
+
+/* Every node each op's case traces — the op, and what the public
+ * functions of variable ops, updates, If and While make — holds only
+ * attributes of its schema: printed (both styles) and parsed back, they
+ * are the node's, slot for slot. */
+START_TEST(test_node_attributes_round_trip_through_the_schema) {
+    op_case c;
+    make_case((gb_op_id)_i, BATCH, &c);
+    gb_function *f = traced_op(&c, NULL, 0);
+    run_result traced;
+    run_traced(f, &c, &traced);
+    const gb_graph *g = &f->latest->traced;
+    for (int i = 0; i < g->n; i++) {
+        const gb_node *nd = &g->nodes[i];
+        for (int json = 0; json < 2; json++) {
+            char text[1024];
+            gb_attrs_style st = {.json = json, .var = var_as_id};
+            ck_assert_int_lt(gb__attrs_print(nd->op, &nd->attrs, &st, text, sizeof text), (int)sizeof text);
+            gb_attrs back;
+            ck_assert_msg(gb__attrs_parse(nd->op, text, &back, "test"), "%s", gb_error_string());
+            ck_assert_msg(attrs_equal(&nd->attrs, &back), "%s (%s): %s does not read back as the node's slots",
+                          nd->name, gb_op_type_name(nd->op), text);
+        }
+    }
+    gb_function_free(f);
+    op_case_free(&c);
+}
+END_TEST
+
+/* What the printer writes, word for word, and what the parser refuses. */
+START_TEST(test_attribute_text_word_for_word) {
+    gb_attrs a = {.i = {4, 1}, .ni = 2};
+    char buf[256];
+    gb__attrs_print(GB_OP_MEAN, &a, &(gb_attrs_style){0}, buf, sizeof buf);
+    ck_assert_str_eq(buf, "{axes=[2], keepdims=true}");
+    gb__attrs_print(GB_OP_MEAN, &a, &(gb_attrs_style){.json = true}, buf, sizeof buf);
+    ck_assert_str_eq(buf, "{\"axes\":[2],\"keepdims\":true}");
+    a = (gb_attrs){.i = {0, 1}, .ni = 2};
+    gb__attrs_print(GB_OP_MATMUL, &a, &(gb_attrs_style){0}, buf, sizeof buf);
+    ck_assert_str_eq(buf, "{transpose_a=false, transpose_b=true}");
+    a = (gb_attrs){.i = {2, 2, 1, 1, GB_PADDING_SAME}, .ni = 5};
+    gb__attrs_print(GB_OP_CONV2D, &a, &(gb_attrs_style){0}, buf, sizeof buf);
+    ck_assert_str_eq(buf, "{strides=[2,2], dilations=[1,1], padding=SAME}");
+    a = (gb_attrs){.f = {NAN}};
+    gb__attrs_print(GB_OP_LEAKY_RELU, &a, &(gb_attrs_style){.json = true}, buf, sizeof buf);
+    ck_assert_str_eq(buf, "{\"alpha\":\"nan\"}");
+    a = (gb_attrs){.f = {0.1}};
+    gb__attrs_print(GB_OP_LEAKY_RELU, &a, &(gb_attrs_style){0}, buf, sizeof buf);
+    ck_assert_str_eq(buf, "{alpha=0.1}");
+    gb__attrs_print(GB_OP_ADD, &a, &(gb_attrs_style){0}, buf, sizeof buf);
+    ck_assert_str_eq(buf, "");
+    static const struct {
+        gb_op_id op;
+        const char *text, *error;
+    } bad[] = {
+        {GB_OP_MEAN, "{axes=[2]}", "t: Mean attribute 'keepdims': is missing"},
+        {GB_OP_MEAN, "{axes=[2,2], keepdims=true}", "t: Mean attribute 'axes': axis 2 is listed twice"},
+        {GB_OP_MEAN, "{axes=[2], keepdims=1}", "t: Mean attribute 'keepdims': must be true or false"},
+        {GB_OP_MATMUL, "{transpose_a=false, transpose_c=true}", "t: MatMul has no attribute 'transpose_c'"},
+        {GB_OP_CONV2D, "{strides=[2], dilations=[1,1], padding=SAME}", "t: Conv2D attribute 'strides': must have 2 entries, not 1"},
+        {GB_OP_CONV2D, "{strides=[2,2], dilations=[1,1], padding=FULL}", "t: Conv2D attribute 'padding': 'FULL' is not one of its values"},
+        {GB_OP_CAST, "{dtype=float16}", "t: Cast attribute 'dtype': 'float16' is not a dtype"},
+        {GB_OP_SLICE, "{begin=[0,1], size=[3]}", "t: Slice attribute 'size': has 1 entries where the list before it has 2"},
+        {GB_OP_SCATTER_ADD, "{axis=0, rank=2, shape=[5,3]}", "t: ScatterAdd attribute 'rank': follows from its list; it is not given"},
+        {GB_OP_SOFTMAX, "{axis=-1", "t: Softmax attributes: ',' or '}' is expected at offset 8"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        ck_assert(!gb__attrs_parse(bad[k].op, bad[k].text, &a, "t"));
+        check_error(GB_ERR_VALUE, bad[k].error);
+        ck_assert_str_eq(gb_last_error()->message, bad[k].error);
+        gb_clear_error();
+    }
 }
 END_TEST
 
@@ -389,6 +501,9 @@ static Suite *suite(void) {
     TCase *tc = tcase_create("ops");
     tcase_add_checked_fixture(tc, scope_setup, scope_teardown);
     tcase_add_test(tc, test_every_op_has_a_generator);
+    tcase_add_loop_test(tc, test_cases_give_attributes_by_name, 0, GB_OP_COUNT);
+    tcase_add_loop_test(tc, test_node_attributes_round_trip_through_the_schema, 0, GB_OP_COUNT);
+    tcase_add_test(tc, test_attribute_text_word_for_word);
     tcase_add_loop_test(tc, test_traced_matches_eager, 0, GB_OP_COUNT);
     tcase_add_loop_test(tc, test_unknown_batch_matches_eager, 0, GB_OP_COUNT);
     tcase_add_loop_test(tc, test_gradient_finite_differences, 0, GB_OP_COUNT);

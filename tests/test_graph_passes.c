@@ -105,7 +105,7 @@ START_TEST(test_cse) {
     assert_pair_like_eager(p, cse_body, NULL, &x, 1);
     ck_assert_int_eq(count(gb_function_graph_text(p.on), "= Exp("), 1);
     ck_assert_int_eq(count(gb_function_graph_text(p.off), "= Exp("), 2);
-    ck_assert_int_eq(count(gb_function_graph_text(p.on), "= AssignAddVariableOp("), 2);
+    ck_assert_int_eq(count(gb_function_graph_text(p.on), "= AssignAddVariableOp '"), 2);
     ck_assert_int_lt(nodes_after(p.on, "cse"), nodes_after(p.off, "cse"));
     ck_assert_double_eq(gb_item(gb_variable_value(counter)), 8); /* 2 per call, 4 calls */
     free_pair(p);
@@ -312,7 +312,7 @@ START_TEST(test_stateful_order_kept) {
     for (int call = 0; call < 3; call++) ck_assert_int_eq(gb_function_call(f, &x, 1, NULL, 0, &y), 1);
     /* 1 -> 3 -> 7 -> 15: (v*2)+1 each time, not (v+1)*2. */
     ck_assert_double_eq(gb_item(y), 15);
-    ck_assert_int_eq(count(gb_function_graph_text(f), "= AssignVariableOp("), 3);
+    ck_assert_int_eq(count(gb_function_graph_text(f), "= AssignVariableOp '"), 3);
     gb_function_free(f);
     gb_variable_free(counter);
 }

@@ -242,15 +242,24 @@ START_TEST(test_bad_graphs_are_named) {
         const char *from, *to, *error;
         gb_status code;
     } cases[] = {
-        {"\"version\": 1", "\"version\": 2",
-         "saved_model.json: format version 2 is not one this glassbox reads (1 to 1); it was written by a newer glassbox",
+        {"\"version\": 2", "\"version\": 3",
+         "saved_model.json: format version 3 is not one this glassbox reads (1 to 2); it was written by a newer glassbox",
          GB_ERR_IO},
         {"\"op\": \"MatMul\"", "\"op\": \"Frobnicate\"", "node 2 ('mlp/dense/MatMul'): unknown op type 'Frobnicate'", GB_ERR_VALUE},
         {"\"op\": \"MatMul\"", "\"op\": \"FusedElementwise\"", "op type 'FusedElementwise' cannot be loaded", GB_ERR_VALUE},
         {"\"in\": [[0, 0], [1, 0]]", "\"in\": [[0, 0], [9, 0]]", "an edge reads node 9, which is not a node before it", GB_ERR_VALUE},
         {"\"in\": [[0, 0], [1, 0]]", "\"in\": [[0, 0], [1, 3]]", "an edge reads output 3 of node 1, which has 1", GB_ERR_VALUE},
         {"\"in\": [[0, 0], [1, 0]]", "\"in\": [[0, 0]]", "MatMul takes 2 inputs, not 1", GB_ERR_VALUE},
-        {"\"vars\": [0]", "\"vars\": [77]", "variable 77 is not one of the model's 4", GB_ERR_VALUE},
+        {"\"variable\": 0", "\"variable\": 77", "variable 77 is not one of the model's 4", GB_ERR_VALUE},
+        /* Attributes by name, checked against the op's schema. */
+        {"\"transpose_b\": false", "\"transpose_b\": 0",
+         "saved_model.json: signature 'serving_default', node 2 ('mlp/dense/MatMul'): MatMul attribute "
+         "'transpose_b': must be true or false", GB_ERR_VALUE},
+        {"\"transpose_b\": false", "\"transpose_c\": false",
+         "node 2 ('mlp/dense/MatMul'): MatMul has no attribute 'transpose_c'", GB_ERR_VALUE},
+        {", \"transpose_b\": false", "",
+         "node 2 ('mlp/dense/MatMul'): MatMul attribute 'transpose_b': is missing", GB_ERR_VALUE},
+        {"\"attrs\": {\"index\": 0}", "\"attrs\": [0]", "node 0 ('features'): 'attrs' must be a dict", GB_ERR_VALUE},
         {"\"dtype\": \"float32\"", "\"dtype\": \"float128\"", "unknown dtype 'float128'", GB_ERR_VALUE},
         {"\"format\": \"glassbox.saved_model\"", "\"format\": \"other\"", "not a glassbox SavedModel", GB_ERR_IO},
     };
@@ -271,6 +280,75 @@ START_TEST(test_missing_files) {
     snprintf(path, sizeof path, "%s/" GB__SAVED_MODEL_CONSTANTS, test_dir());
     ck_assert_int_eq(unlink(path), 0);
     assert_load_fails(GB_ERR_IO, "constants.ckpt");
+}
+END_TEST
+
+/* ---- format versions ---------------------------------------------------------------------- */
+
+/* The outputs of tests/fixtures/saved_model_v1 on fixture_input(), as the
+ * glassbox that wrote it computed them (its make.c printed them). */
+static const uint32_t v1_probabilities[8] = {0x398012a4, 0x3f726365, 0x3d07fad5, 0x3ca19d60,
+                                             0x3f62d9d5, 0x3cf9c9ff, 0x3c53e929, 0x3d9041b2};
+static const uint64_t v1_probabilities64[8] = {
+    0x3f30025480000000, 0x3fee4c6ca0000000, 0x3fa0ff5aa0000000, 0x3f9433ac00000000,
+    0x3fec5b3aa0000000, 0x3f9f393fe0000000, 0x3f8a7d2520000000, 0x3fb2083640000000};
+
+static gb_tensor *fixture_input(void) {
+    float v[72];
+    for (int i = 0; i < 72; i++) v[i] = (float)((i * 37) % 17 - 8) / 8.0f;
+    return gb_tensor_from(GB_F32, v, GB_SHAPE(2, 6, 6, 1));
+}
+
+static void assert_fixture_outputs(gb_saved_model *m) {
+    gb_tensor *out[2];
+    ck_assert_int_eq(gb_saved_model_call(m, "serving_default", (gb_tensor *[]){fixture_input()}, 1, out), 2);
+    ck_assert_msg(gb_ok(), "%s", gb_error_string());
+    ck_assert_int_eq(memcmp(gb_data(out[0]), v1_probabilities, sizeof v1_probabilities), 0);
+    ck_assert_int_eq(memcmp(gb_data(out[1]), v1_probabilities64, sizeof v1_probabilities64), 0);
+}
+
+/* A file of format version 1 (attributes as slots) still loads and runs
+ * bit for bit; saved again it is version 2, its attributes by name, and
+ * runs to the same bits. */
+START_TEST(test_version_1_file_loads_and_saves_as_version_2) {
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/tests/fixtures/saved_model_v1", getenv("GB_SOURCE_DIR"));
+    gb_saved_model *m = gb_saved_model_load(dir);
+    ck_assert_msg(m != NULL, "%s", gb_error_string());
+    assert_fixture_outputs(m);
+    int n;
+    const gb_tensor_spec *in = gb_saved_model_inputs(m, "serving_default", &n);
+    gb_saved_model_signature sig = {.name = "serving_default",
+                                    .function = gb_saved_model_function(m, "serving_default"),
+                                    .inputs = in, .ninputs = n,
+                                    .output_names = (const char *const[]){"probabilities", "probabilities64"}};
+    ck_assert_msg(gb_saved_model_save(test_dir(), &sig, 1), "%s", gb_error_string());
+    gb_saved_model_free(m);
+    size_t size;
+    char *json = file_text(GB__SAVED_MODEL_JSON, &size);
+    static const char *const lines[] = {
+        "\"version\": 2,",
+        "{\"op\": \"Placeholder\", \"name\": \"images\", \"in\": [], \"out\": [{\"dtype\": \"float32\", \"shape\": [-1, 6, 6, 1]}], \"attrs\": {\"index\": 0}}",
+        "{\"op\": \"ReadVariableOp\", \"name\": \"ReadVariableOp\", \"in\": [], \"out\": [{\"dtype\": \"float32\", \"shape\": [3, 3, 1, 2]}], \"attrs\": {\"variable\": 0}}",
+        "\"attrs\": {\"strides\": [1, 1], \"dilations\": [1, 1], \"padding\": \"SAME\"}}",
+        "\"attrs\": {\"alpha\": 0.20000000000000001}}",
+        "\"attrs\": {\"ksize\": [2, 2], \"strides\": [2, 2], \"padding\": \"VALID\"}}",
+        "\"attrs\": {\"paddings\": [[0, 0], [1, 0], [0, 1], [0, 0]], \"constant_value\": 0.5}}",
+        "\"attrs\": {\"begin\": [0, 0, 0, 0], \"size\": [-1, 3, 3, 2]}}",
+        "\"attrs\": {\"shape\": [-1, 18]}}",
+        "\"attrs\": {\"transpose_a\": false, \"transpose_b\": true}}",
+        "\"attrs\": {\"axes\": [1], \"keepdims\": true}}",
+        "\"attrs\": {\"dtype\": \"float64\"}}",
+    };
+    for (size_t k = 0; k < sizeof lines / sizeof lines[0]; k++)
+        ck_assert_msg(strstr(json, lines[k]), "no '%s' in\n%s", lines[k], json);
+    ck_assert_ptr_null(strstr(json, "\"i\":"));
+    ck_assert_ptr_null(strstr(json, "\"f_bits\":"));
+    free(json);
+    m = gb_saved_model_load(test_dir());
+    ck_assert_msg(m != NULL, "%s", gb_error_string());
+    assert_fixture_outputs(m);
+    gb_saved_model_free(m);
 }
 END_TEST
 
@@ -405,6 +483,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_loaded_graph_is_differentiable_and_trainable);
     tcase_add_test(tc, test_changed_files_fail_the_fingerprint);
     tcase_add_test(tc, test_bad_graphs_are_named);
+    tcase_add_test(tc, test_version_1_file_loads_and_saves_as_version_2);
     tcase_add_test(tc, test_missing_files);
     tcase_add_test(tc, test_refusals_when_saving);
     tcase_add_test(tc, test_cond_and_while_loop_round_trip);

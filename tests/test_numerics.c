@@ -198,6 +198,85 @@ START_TEST(test_backward_raise_message) {
 }
 END_TEST
 
+/* ---- alerts from traced graphs ---------------------------------------------------------- */
+
+/* d sqrt(x)/dx taken by a tape inside the function: its backward ops are
+ * nodes of the graph. */
+static int sqrt_slope(void *user, gb_tensor *const *in, int nin, const gb_value *st, int nst,
+                      gb_tensor **out) {
+    (void)user, (void)nin, (void)st, (void)nst;
+    gb_tape *tape = gb_tape_begin();
+    gb_tape_watch(tape, in[0]);
+    gb_name_scope_push("norm");
+    gb_tensor *y = gb_sqrt(in[0]);
+    gb_name_scope_pop();
+    gb_tape_end(tape);
+    out[0] = gb_tape_gradient(tape, y, in[0]);
+    return out[0] ? 1 : -1;
+}
+
+/* A NaN/Inf made by a node of a traced backward pass is reported as the
+ * backward pass of its forward node, as eagerly. */
+START_TEST(test_traced_backward_alert_says_backward) {
+    gb_scope_begin();
+    gb_enable_check_numerics();
+    gb_function *f = gb_function_new("sqrt_slope", sqrt_slope, NULL);
+    gb_tensor *x = gb_from_f64((const double[]){4, 0}, GB_SHAPE(2)), *g;
+    ck_assert_int_eq(gb_function_call(f, &x, 1, NULL, 0, &g), -1);
+    ck_assert_str_eq(gb_last_error()->message,
+                     "check_numerics: 0 NaN, 1 +Inf, 0 -Inf in output 0 (float64 [2]) of op "
+                     "'gradients/norm/Sqrt_grad/Div' (type Div) in the backward pass of 'norm/Sqrt' "
+                     "(type Sqrt) in function 'sqrt_slope', first at index 1. The op created them: its "
+                     "inputs are finite — input 0: float64 [2] min 0 max 4 NaN 0 Inf 0; input 1: "
+                     "float64 [2] min 0.5 max 0.5 NaN 0 Inf 0");
+    gb_clear_error();
+    gb_function_free(f);
+    teardown();
+    gb_scope_end();
+}
+END_TEST
+
+/* log(x) * 3, fused into one node named after the op it computes (the
+ * Mul); the alert names the step that made the -Inf and that node. */
+static int log3(void *user, gb_tensor *const *in, int nin, const gb_value *st, int nst, gb_tensor **out) {
+    (void)user, (void)nin, (void)st, (void)nst;
+    gb_name_scope_push("naive");
+    out[0] = gb_mul_scalar(gb_log(in[0]), 3);
+    gb_name_scope_pop();
+    return 1;
+}
+
+START_TEST(test_fused_step_alert_names_its_node) {
+    gb_scope_begin();
+    seen s = {0};
+    int id = gb_observer_add(on_alert, &s, GB_EVENT_NUMERICS);
+    gb_enable_check_numerics();
+    gb_function *f = gb_function_new("log3", log3, NULL);
+    gb_tensor *x = gb_from_f64((const double[]){1, 0, 2}, GB_SHAPE(3)), *y;
+    ck_assert_int_eq(gb_function_call(f, &x, 1, NULL, 0, &y), -1);
+    ck_assert_msg(strstr(gb_function_graph_text(f), "naive/Mul = FusedElementwise(x0, naive/Const) "
+                                                    "{steps=[Log(in0) \"naive/Log\", Mul(s0,in1) \"naive/Mul\"]}"),
+                  "%s", gb_function_graph_text(f));
+    ck_assert_str_eq(gb_last_error()->message,
+                     "check_numerics: 0 NaN, 0 +Inf, 1 -Inf in output 0 (float64 [3]) of op 'naive/Log' "
+                     "(type Log), fused into node 'naive/Mul' in function 'log3', first at index 1. The op "
+                     "created them: its inputs are finite — input 0: float64 [3] min 0 max 2 NaN 0 Inf 0; "
+                     "input 1: float64 [] min 3 max 3 NaN 0 Inf 0");
+    gb_clear_error();
+    /* Recorded, the alert's op is the step, of its own type. */
+    gb_enable_check_numerics_mode(GB_NUMERICS_RECORD, 0);
+    ck_assert_int_eq(gb_function_call(f, &x, 1, NULL, 0, &y), 1);
+    ck_assert_int_eq(s.n, 1);
+    ck_assert_str_eq(s.op_name[0], "naive/Log");
+    ck_assert_str_eq(s.op_type[0], "Log");
+    ck_assert(!s.backward[0]);
+    gb_observer_remove(id);
+    gb_function_free(f);
+    teardown();
+    gb_scope_end();
+}
+END_TEST
+
 START_TEST(test_check_numerics_op) {
     gb_scope_begin();
     gb_tensor *ok = gb_from_f32((float[]){1, 2}, GB_SHAPE(2));
@@ -236,6 +315,8 @@ int main(void) {
     tcase_add_test(t, test_sqrt_of_negative_and_exp_overflow);
     tcase_add_test(t, test_nothing_runs_after_the_first_bad_op);
     tcase_add_test(t, test_backward_raise_message);
+    tcase_add_test(t, test_traced_backward_alert_says_backward);
+    tcase_add_test(t, test_fused_step_alert_names_its_node);
     tcase_add_test(t, test_check_numerics_op);
     tcase_add_test(t, test_checks_off_cost_nothing_and_change_nothing);
     suite_add_tcase(s, t);

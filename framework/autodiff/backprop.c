@@ -132,18 +132,31 @@ static bool run_backward(const tape_rec *r, gb_tensor **dys, const bool *needs, 
     return ok;
 }
 
-/* Runs the gradient function with the forward op's name published for
- * numerics alerts (restored after: backward passes nest). */
-static bool record_backward(const tape_rec *r, gb_tensor **dys, const bool *needs,
-                            gb_tensor **dx) {
-    const char *outer = gb__tl_backward_of, *outer_type = gb__tl_backward_of_type;
+/* The ops made for record r's gradient — its gradient function's, the
+ * zeros for outputs without a gradient, the sums of what flows into its
+ * inputs — run with the forward op's name published, so they are named
+ * "gradients/<forward op>_grad/..." and numerics alerts point at it;
+ * label names the sums. Restored after: backward passes nest. */
+typedef struct grad_scope {
+    const char *of, *of_type, *label;
+} grad_scope;
+
+static grad_scope grad_scope_enter(const tape_rec *r) {
+    grad_scope outer = {gb__tl_backward_of, gb__tl_backward_of_type, gb__tl_backward_label};
     gb__tl_backward_of = r->name;
     gb__tl_backward_of_type = r->op == CUSTOM_OP ? r->name : gb_op_type_name((gb_op_id)r->op);
-    bool ok = run_backward(r, dys, needs, dx);
-    gb__tl_backward_of = outer;
-    gb__tl_backward_of_type = outer_type;
-    return ok;
+    gb__tl_backward_label = NULL;
+    return outer;
 }
+
+static void grad_scope_leave(grad_scope outer) {
+    gb__tl_backward_of = outer.of;
+    gb__tl_backward_of_type = outer.of_type;
+    gb__tl_backward_label = outer.label;
+}
+
+/* What the sum of two contributions to one gradient is called. */
+static const char accumulate_label[] = "AccumulateGrad";
 
 static bool backprop_record(grad_map *m, const tape_rec *r) {
     gb_tensor *dys[GB_MAX_OUTPUTS];
@@ -171,9 +184,11 @@ static bool backprop_record(grad_map *m, const tape_rec *r) {
         needed |= needs[j];
     }
     bool ok = true;
+    grad_scope outer = grad_scope_enter(r);
     for (int k = 0; needed && k < r->nout; k++)
         if (!dys[k]) ok = (dys[k] = gb__fill_like(r->out[k], 0.0)) != NULL;
-    ok = ok && (!needed || record_backward(r, dys, needs, dx));
+    ok = ok && (!needed || run_backward(r, dys, needs, dx));
+    gb__tl_backward_label = accumulate_label;
     for (int j = 0; ok && needed && j < r->nin; j++) {
         gb_tensor *x = r->in[j];
         if (!dx[j] || !needs[j]) continue;
@@ -187,6 +202,7 @@ static bool backprop_record(grad_map *m, const tape_rec *r) {
         }
         ok = map_accumulate(m, x->id, dx[j]);
     }
+    grad_scope_leave(outer);
     if (needs != needs_small) {
         free(needs);
         free(dx);
@@ -223,7 +239,14 @@ static gb_tensor *source_gradient(const gb_tape *t, grad_map *m, const gb_source
     for (int i = 0; i < t->nrecs; i++) {
         if (!is_read_of(t->recs[i], s->variable)) continue;
         gb_tensor *g = map_get(m, t->recs[i]->out[0]->id);
-        if (g) sum = sum ? gb_add(sum, g) : g;
+        if (!g || !sum) {
+            sum = sum ? sum : g;
+            continue;
+        }
+        grad_scope outer = grad_scope_enter(t->recs[i]);   /* the read's gradient scope */
+        gb__tl_backward_label = accumulate_label;
+        sum = gb_add(sum, g);
+        grad_scope_leave(outer);
     }
     return sum;
 }
@@ -349,7 +372,12 @@ bool gb__tape_run_gradient(gb_tape *t, const grad_request *q, gb_tensor **out) {
     t->in_gradient = true;
     gb__tape_update_recording();
     mark_relevant(t, &m, q);
+    /* Traced, what no record's gradient owns (the seeds, zeros of
+     * unconnected sources) becomes nodes under "gradients/" too. */
+    bool scoped = gb__tl_tracing;
+    if (scoped) gb_name_scope_push("gradients");
     bool ok = walk(t, &m, q, out);
+    if (scoped) gb_name_scope_pop();
     t->in_gradient = was;
     gb__tape_update_recording();
     map_free(&m);

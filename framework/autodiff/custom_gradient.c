@@ -52,7 +52,7 @@ bool gb_custom_gradient(const char *name, gb_custom_forward_fn forward,
     for (uint64_t m = mask; m; m &= m - 1) {
         gb_tape *t = gb__tape_slots[__builtin_ctzll(m)];
         tape_rec *r = gb__tape_new_record(t, CUSTOM_OP, inputs, nin, outputs, nout,
-                                 name ? name : "CustomGradient");
+                                 name ? name : "CustomGradient", true);
         if (!r) return false;
         r->custom = backward;
         r->custom_user = user;

@@ -65,8 +65,11 @@ void gb__tape_add_var(gb_tape *t, struct gb_variable *v);
 /* ---- record.c ---- */
 /* The recording tapes that should see this call. */
 uint64_t gb__tape_tapes_for_call(const gb_op_call *c);
+/* A new record on t named name, after the current name scope when in_scope
+ * (name then outlives the tape: an op type, a custom gradient's name);
+ * NULL after a memory error. */
 tape_rec *gb__tape_new_record(gb_tape *t, int op, gb_tensor *const *in, int nin,
-                              gb_tensor **out, int nout, const char *type_name);
+                              gb_tensor **out, int nout, const char *name, bool in_scope);
 /* The dispatcher's record hook. */
 void gb__tape_record(const gb_op_call *c, gb_tensor **out, int nout);
 

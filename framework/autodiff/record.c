@@ -44,7 +44,7 @@ uint64_t gb__tape_tapes_for_call(const gb_op_call *c) {
 }
 
 tape_rec *gb__tape_new_record(gb_tape *t, int op, gb_tensor *const *in, int nin, gb_tensor **out,
-                            int nout, const char *type_name) {
+                            int nout, const char *name, bool in_scope) {
     if (t->nrecs == t->caprecs && !gb__tape_grow((void **)&t->recs, &t->caprecs, sizeof *t->recs))
         return NULL;
     tape_rec *r = gb__tape_alloc(t, sizeof *r + (size_t)(nin + nout) * sizeof(gb_tensor *));
@@ -57,14 +57,16 @@ tape_rec *gb__tape_new_record(gb_tape *t, int op, gb_tensor *const *in, int nin,
     r->out = r->in + nin;
     if (nin) memcpy(r->in, in, (size_t)nin * sizeof *in); /* ReadVariableOp has none */
     if (nout) memcpy(r->out, out, (size_t)nout * sizeof *out);
-    const char *path = gb_name_scope_path();
-    if (path[0]) {
-        size_t n = strlen(path) + strlen(type_name) + 2;
-        char *name = gb__tape_alloc(t, n);
-        if (name) snprintf(name, n, "%s/%s", path, type_name);
+    /* A name of static lifetime at the top level is kept as it is: most
+     * eager records, at no cost per op. */
+    const char *path = in_scope ? gb_name_scope_path() : "";
+    if (in_scope && !path[0]) {
         r->name = name;
     } else {
-        r->name = type_name;
+        size_t n = strlen(path) + strlen(name) + 2;
+        char *full = gb__tape_alloc(t, n);
+        if (full) snprintf(full, n, "%s%s%s", path, path[0] ? "/" : "", name);
+        r->name = full ? full : name;
     }
     int depth = gb_scope_depth();
     if (depth > t->max_rec_depth) t->max_rec_depth = depth;
@@ -76,9 +78,19 @@ void gb__tape_record(const gb_op_call *c, gb_tensor **out, int nout) {
     if (nout == 0 || !any_float_output(out, nout)) return;
     uint64_t mask = gb__tape_tapes_for_call(c);
     if (!mask) return;
+    /* The op's name as errors give it: traced, its node's (unique); in a
+     * backward pass, "gradients/<forward op>_grad/<Type>"; else its scope
+     * and type, joined only when the scope is not the top level. */
+    char buf[192];
+    const char *name = c->def->name;
+    bool in_scope = true;
+    if (gb__tl_traced_node || gb__tl_backward_of || gb__tl_node_name) {
+        name = gb__tl_traced_node ? gb__tl_traced_node : gb__op_display_name(c, buf, sizeof buf);
+        in_scope = false;
+    }
     for (uint64_t m = mask; m; m &= m - 1) {
         gb_tape *t = gb__tape_slots[__builtin_ctzll(m)];
-        tape_rec *r = gb__tape_new_record(t, c->op, c->in, c->nin, out, nout, c->def->name);
+        tape_rec *r = gb__tape_new_record(t, c->op, c->in, c->nin, out, nout, name, in_scope);
         if (!r) return;
         r->attrs = *c->attrs;
         if (c->op == GB_OP_READ_VARIABLE) r->var = gb__call_variable(c);

@@ -209,11 +209,23 @@ extern _Thread_local bool gb__tl_tracing;
  * names and numerics alerts in a backward pass can point at it. */
 extern _Thread_local const char *gb__tl_backward_of;
 extern _Thread_local const char *gb__tl_backward_of_type;
+/* What an op of the backward pass is, when not the op's own type: the
+ * sums of a gradient's contributions are "AccumulateGrad" (autodiff/). */
+extern _Thread_local const char *gb__tl_backward_label;
+/* The name of the graph node the op call being dispatched became (graph/
+ * sets it, the dispatcher clears it after the tapes recorded the call):
+ * a tape names its record after it, so each traced op's gradient gets a
+ * scope of its own, "gradients/attention/MatMul_3_grad/". */
+extern _Thread_local const char *gb__tl_traced_node;
 /* The traced function being built or run, for names in alerts; NULL eager. */
 extern _Thread_local const char *gb__tl_function;
 /* The graph node the executor is running (its name names the op); NULL
  * outside graphs. */
 extern _Thread_local const char *gb__tl_node_name;
+/* A FusedElementwise node that blamed a NaN/Inf on one of its steps
+ * (ops/fused.c sets it, naming the step in gb__tl_node_name): the alert
+ * names both, the step that made it and the node a graph shows. */
+extern _Thread_local const char *gb__tl_fused_node;
 
 /* Called when a memory scope of the given depth ends, before its memory
  * is released: the tapes begun in it expire (autodiff/ installs it with

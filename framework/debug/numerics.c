@@ -87,6 +87,14 @@ void gb__numerics_alert_begin(gb_numerics_alert *a, const gb_op_call *c,
     a->scope = gb_name_scope_path();
     a->function = gb__tl_function;
     a->has_step = gb_get_step(&a->step);
+    if (c->op == GB_OP_FUSED_ELEMENTWISE && c->payload && gb__tl_fused_node) {
+        /* A step made it: its own type, and the node that holds it. */
+        const gb_fused_program *p = c->payload;
+        for (int s = 0; s < p->nsteps; s++)
+            if (strcmp(p->steps[s].name, a->op_name) == 0) a->op_type = gb_op_type_name(p->steps[s].op);
+        if (strcmp(gb__tl_fused_node, a->op_name) != 0) a->fused_in = gb__tl_fused_node;
+        gb__tl_fused_node = NULL;
+    }
     a->backward = gb__tl_backward_of != NULL;
     a->forward_op = gb__tl_backward_of;
     a->forward_op_type = gb__tl_backward_of_type;
@@ -154,6 +162,7 @@ static void describe_output(const gb_numerics_alert *a, char *buf, size_t n) {
                             a->output_index, gb_dtype_name(a->dtype),
                             gb__shape_fmt(a->rank, a->shape, shape, sizeof shape), a->op_name,
                             a->op_type);
+    if (a->fused_in) u = gb__numerics_append(buf, n, u, ", fused into node '%s'", a->fused_in);
     u = gb__numerics_append_site(a, buf, n, u);
     u = gb__numerics_append(buf, n, u,
                             a->created ? ". The op created them: its inputs are finite"
@@ -280,7 +289,6 @@ const gb_op_def gb_opdef_check_numerics = {
     .name = "CheckNumerics",
     .arity = 1,
     .flags = GB_OPF_STATEFUL | GB_OPF_VIEW,
-    .attrs_doc = "s: the message (at most 63 bytes)",
     .infer = infer_check,
     .kernel = kernel_check,
     .grad = grad_check,

@@ -182,6 +182,14 @@ int gb__graph_add(gb_graph *g, gb_op_id op, const char *base_name, const gb_edge
     return g->n++;
 }
 
+bool gb__graph_set_backward_of(gb_graph *g, int32_t id, const char *of, const char *of_type) {
+    gb_node *nd = &g->nodes[id];
+    if (!of) return true;
+    nd->backward_of = gb__graph_strdup(g, of);
+    nd->backward_of_type = gb__graph_strdup(g, of_type ? of_type : "");
+    return nd->backward_of && nd->backward_of_type;
+}
+
 void gb__graph_mark_stateful(gb_graph *g, int32_t id) {
     gb_node *nd = &g->nodes[id];
     if (nd->flags & GB_NODE_STATEFUL) return;

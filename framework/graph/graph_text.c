@@ -7,9 +7,12 @@
  *   train_step(x: float32[-1,784], y: int32[-1]) captures dense/kernel, dense/bias -> ()
  *
  * A graph prints one node per line, in execution order, inputs by name
- * (":k" for an output other than the first), control edges as "^name":
+ * (":k" for an output other than the first), control edges as "^name",
+ * the variable a variable op reads or writes after its type, and the
+ * attributes by name (ops.def's schema, printed by ops/attr_text.c):
  *
- *   dense/MatMul = MatMul(x, dense/ReadVariableOp) -> float32[-1,10]
+ *   dense/ReadVariableOp = ReadVariableOp 'dense/kernel'() -> float32[784,10]
+ *   dense/MatMul = MatMul(x, dense/ReadVariableOp) {transpose_a=false, transpose_b=false} -> float32[-1,10]
  *   return (dense/BiasAdd)
  */
 #include <stdio.h>
@@ -143,26 +146,44 @@ static void put_program(text *t, const gb_fused_program *p) {
     put(t, "]}");
 }
 
+/* A node's attributes by the op's schema (ops/attr_text.c), in style st. */
+static void put_schema_attrs(text *t, const gb_node *nd, const gb_attrs_style *st) {
+    char small[512];
+    int n = gb__attrs_print(nd->op, &nd->attrs, st, small, sizeof small);
+    if (n < 0) {
+        t->failed = true;
+        return;
+    }
+    if ((size_t)n < sizeof small) {
+        put(t, "%s", small);
+        return;
+    }
+    char *big = malloc((size_t)n + 1);
+    if (!big) {
+        t->failed = true;
+        return;
+    }
+    gb__attrs_print(nd->op, &nd->attrs, st, big, (size_t)n + 1);
+    put(t, "%s", big);
+    free(big);
+}
+
 static void put_attrs(text *t, const gb_node *nd) {
     if (nd->op == GB_OP_FUSED_ELEMENTWISE && nd->payload) {
         put_program(t, nd->payload);
         return;
     }
-    const gb_attrs *a = &nd->attrs;
-    bool any = a->ni > 0 || a->s[0];
-    if (!any) return;
-    put(t, " {");
-    if (a->ni > 0) {
-        put(t, "i=[");
-        for (int i = 0; i < a->ni; i++) put(t, "%s%lld", i ? "," : "", (long long)a->i[i]);
-        put(t, "]");
-    }
-    if (a->s[0]) put(t, "%ss=\"%s\"", a->ni > 0 ? " " : "", a->s);
-    put(t, "}");
+    const gb_attrs_style st = {.omit_variable = true};
+    size_t before = t->len;
+    put(t, " ");
+    put_schema_attrs(t, nd, &st);
+    if (t->s && t->len == before + 1) t->s[t->len = before] = '\0'; /* none: no space either */
 }
 
 static void put_node(text *t, const gb_graph *g, const gb_node *nd) {
-    put(t, "%s = %s(", nd->name, gb_op_type_name(nd->op));
+    char var[256];
+    gb__attrs_variable_label(nd->op, &nd->attrs, var, sizeof var);
+    put(t, "%s = %s%s%s(", nd->name, gb_op_type_name(nd->op), var[0] ? " " : "", var);
     for (int i = 0; i < nd->nin; i++) {
         if (i) put(t, ", ");
         put_edge(t, g, nd->in[i]);
@@ -217,22 +238,11 @@ static void put_json_edge(text *t, const gb_graph *g, gb_edge e) {
     put_json_str(t, buf);
 }
 
+/* "attrs": the node's attributes by name, variables by their names:
+ * {"axes":[2],"keepdims":true}, {"variable":"dense/kernel"}. */
 static void put_json_attrs(text *t, const gb_node *nd) {
-    const gb_attrs *a = &nd->attrs;
-    put(t, "\"attrs\":{");
-    const char *sep = "";
-    if (a->ni > 0) {
-        put(t, "\"i\":[");
-        for (int i = 0; i < a->ni && i < GB_MAX_ATTR_INTS; i++)
-            put(t, "%s%lld", i ? "," : "", (long long)a->i[i]);
-        put(t, "]");
-        sep = ",";
-    }
-    if (a->s[0]) {
-        put(t, "%s\"s\":", sep);
-        put_json_str(t, a->s);
-    }
-    put(t, "}");
+    put(t, "\"attrs\":");
+    put_schema_attrs(t, nd, &(gb_attrs_style){.json = true});
 }
 
 static void put_json_node(text *t, const gb_graph *g, const gb_node *nd) {

@@ -51,6 +51,9 @@ typedef struct gb_node {
     int32_t value0;              /* index of output 0 in the graph's value table */
     void *payload;               /* beyond the attributes, in the graph arena: a Const's
                                   * value bytes, a FusedElementwise's program */
+    const char *backward_of;     /* made by the gradient of this forward op (traced in a
+                                  * backward pass), and its type; NULL: forward */
+    const char *backward_of_type;
 } gb_node;
 
 typedef struct gb_graph {
@@ -67,6 +70,9 @@ typedef struct gb_graph {
 
 void gb__graph_init(gb_graph *g);
 void gb__graph_free(gb_graph *g);
+/* Node id of g is made by the backward pass of forward op `of` (of type
+ * of_type; NULL: forward): numerics alerts of graphs say so. */
+bool gb__graph_set_backward_of(gb_graph *g, int32_t id, const char *of, const char *of_type);
 void *gb__graph_alloc(gb_graph *g, size_t n);
 const char *gb__graph_strdup(gb_graph *g, const char *s);
 /* Appends a node (inputs, outputs and attributes copied); its name is made

@@ -63,9 +63,11 @@ static int32_t const_node(gb_trace *t, const gb_tensor *x) {
         t->const_nodes = nodes;
         t->capconsts = cap;
     }
-    const char *path = gb_name_scope_path();
+    /* Named as an op of its place would be: a constant a gradient
+     * function uses is in that gradient's scope. */
+    gb_op_call call = {.op = GB_OP_CONST, .def = gb_op_table[GB_OP_CONST]};
     char base[192];
-    snprintf(base, sizeof base, "%s%sConst", path, path[0] ? "/" : "");
+    gb__op_display_name(&call, base, sizeof base);
     int32_t id = gb__graph_add_const(t->graph, x, base);
     if (id < 0) return -1;
     t->const_ids[t->nconsts] = x->id;
@@ -134,6 +136,8 @@ int gb__trace_op(const gb_op_call *c, const gb_out_desc *desc, int nout, gb_tens
     t->next_node_name = NULL;
     int32_t id = gb__graph_add(t->graph, c->op, base, in, c->nin, desc, nout, c->attrs);
     if (id < 0) return -1;
+    gb__tl_traced_node = t->graph->nodes[id].name;
+    if (!gb__graph_set_backward_of(t->graph, id, gb__tl_backward_of, gb__tl_backward_of_type)) return -1;
     for (int k = 0; k < nout; k++)
         if (!(out[k] = gb__symbolic(id, k, &desc[k]))) return -1;
     return nout;

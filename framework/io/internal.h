@@ -250,10 +250,11 @@ struct gb__saved_graph {
     gb_edge out_edges[GB_FUNCTION_MAX_OUTPUTS];
 };
 
-/* Reads and checks one signature's JSON: every op known and loadable,
- * inputs from earlier nodes, attributes in range, variables below nvars,
- * constants below nconsts. what names the file in errors. */
-bool gb__saved_graph_parse(const gb_config *sig, int nvars, int nconsts, const char *what,
+/* Reads and checks one signature's JSON, of the file's format version:
+ * every op known and loadable, inputs from earlier nodes, attributes in
+ * range, variables below nvars, constants below nconsts. what names the
+ * file in errors. */
+bool gb__saved_graph_parse(const gb_config *sig, int version, int nvars, int nconsts, const char *what,
                            gb__saved_graph *g);
 void gb__saved_graph_free(gb__saved_graph *g);
 /* A {"dtype", "shape"} dict (a variable's), checked; what names the file. */

@@ -11,18 +11,23 @@
  *    "inputs":  [{"name": "images", "dtype": "float32", "shape": [-1, 28, 28, 1]}],
  *    "outputs": [{"name": "logits", "dtype": "float32", "shape": [-1, 10]}],
  *    "nodes": [{"op": "Placeholder", "name": "images", "in": [],
- *               "out": [{"dtype": "float32", "shape": [-1, 28, 28, 1]}], "i": [0]},
+ *               "out": [{"dtype": "float32", "shape": [-1, 28, 28, 1]}], "attrs": {"index": 0}},
  *              {"op": "ReadVariableOp", "name": "cnn/conv2d/ReadVariableOp", "in": [],
- *               "out": [...], "vars": [0]}, ...],
+ *               "out": [...], "attrs": {"variable": 0}},
+ *              {"op": "Conv2D", ..., "attrs": {"strides": [1, 1], "dilations": [1, 1],
+ *                                            "padding": "SAME"}}, ...],
  *    "output_edges": [[17, 0]]}
  *
- * A node's attributes keep gb_attrs' slots: "i" the integers, "f_bits"
- * the doubles as IEEE-754 bit patterns (exact, and NaN and infinities
- * survive, which JSON numbers cannot carry), "s" the string, "vars" the
- * variables as indices into the model's variable list (engine ids mean
- * nothing in another process). A Const names its value by index in
- * constants.ckpt ("const"). Inputs are [node, output] pairs, and a node
- * reads only nodes before it: the list is a topological order.
+ * Version 2: a node's "attrs" are its op's attributes by name, as ops.def
+ * declares them, written and read by the one printer and parser of
+ * ops/attr_text.c: every attribute of the schema, nothing else. Doubles
+ * are exact (%.17g; NaN and infinities as "nan", "inf", "-inf"), variables
+ * are indices into the model's variable list (engine ids mean nothing in
+ * another process). Version 1 files kept gb_attrs' slots ("i", "f_bits"
+ * the doubles' bit patterns, "s", "vars") and still load. A Const names
+ * its value by index in constants.ckpt ("const"). Inputs are [node,
+ * output] pairs, and a node reads only nodes before it: the list is a
+ * topological order.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,6 +35,7 @@
 
 #include "graph/control_flow/internal.h"
 #include "io/internal.h"
+#include "nn/config_internal.h"
 
 bool gb__dtype_from_name(const char *name, gb_dtype *out) {
     for (int d = 0; name && d < GB_DTYPE_COUNT; d++)
@@ -88,18 +94,25 @@ static bool put_spec(gb_config *list, const char *name, gb_dtype dt, int rank, c
            gb_config_put_ints(d, "shape", rank, shape);
 }
 
-static bool put_attrs(gb_config *c, const gb_attrs *a, gb__saved_tables *t) {
-    bool ok = a->ni == 0 || gb_config_put_ints(c, "i", a->ni, a->i);
-    int64_t bits[4];
-    bool any = false;
-    for (int k = 0; k < 4; k++) memcpy(&bits[k], &a->f[k], sizeof bits[k]), any |= bits[k] != 0;
-    ok = ok && (!any || gb_config_put_ints(c, "f_bits", 4, bits));
-    ok = ok && (!a->s[0] || gb_config_put_string(c, "s", a->s));
-    if (!ok || a->nvars == 0) return ok;
-    int64_t idx[4];
-    for (int k = 0; k < a->nvars; k++)
-        if ((idx[k] = var_index(t, a->vars[k])) < 0) return false;
-    return gb_config_put_ints(c, "vars", a->nvars, idx);
+/* A variable attribute in a file: its index in the model's list. */
+static bool var_as_index(void *user, int64_t id, char *buf, size_t n) {
+    int k = var_index(user, id);
+    return k >= 0 && snprintf(buf, n, "%d", k) > 0;
+}
+
+/* "attrs": the node's attributes by name, as ops.def declares them (the
+ * printer of ops/attr_text.c, JSON style, variables by index). */
+static bool put_attrs(gb_config *c, gb_op_id op, const gb_attrs *a, gb__saved_tables *t) {
+    gb_attrs_style st = {.json = true, .var = var_as_index, .user = t};
+    char buf[2048];
+    int n = gb__attrs_print(op, a, &st, buf, sizeof buf);
+    if (n < 0) return false;
+    if ((size_t)n >= sizeof buf) {
+        gb__error(GB_ERR_VALUE, NULL, "SavedModel: the attributes of a %s node are too long",
+                  gb_op_type_name(op));
+        return false;
+    }
+    return gb__config_attach(c, "attrs", gb_config_from_json(buf, (size_t)n, "SavedModel attributes")) != NULL;
 }
 
 static bool put_body(gb_config *d, const gb_concrete_function *cf, gb__saved_tables *t,
@@ -153,7 +166,7 @@ static bool put_node(gb_config *nodes, const gb_graph *g, int i, const int32_t *
         ok = put_spec(out, NULL, nd->out[k].dtype, nd->out[k].rank, nd->out[k].shape);
     /* A control-flow node's attributes hold only its record's id, which
      * means nothing in a file: its sub-graphs stand there instead. */
-    ok = ok && (cf ? put_control_flow(c, nd, t, sig, depth) : put_attrs(c, &nd->attrs, t));
+    ok = ok && (cf ? put_control_flow(c, nd, t, sig, depth) : put_attrs(c, nd->op, &nd->attrs, t));
     if (ok && nd->op == GB_OP_CONST) {
         int k = const_index(t, nd, sig);
         ok = k >= 0 && gb_config_put_int(c, "const", k);
@@ -229,6 +242,7 @@ bool gb__saved_graph_put(gb_config *sigs, const char *name, const gb_concrete_fu
 
 typedef struct reader {
     const char *what;            /* the file, in errors */
+    int version;                 /* of the file's format */
     gb__saved_graph *g;
     int node;                    /* the node being read, -1: the signature itself */
     int nvars, nconsts;
@@ -318,6 +332,23 @@ static bool read_edge(const reader *r, const gb_config *c, int before, gb_edge *
     return true;
 }
 
+/* Version 2: "attrs" by name, through the schema's parser. */
+static bool read_named_attrs(const reader *r, const gb_config *c, gb_op_id op, gb_attrs *a) {
+    const gb_config *d = gb_config_get(c, "attrs");
+    if (!d || gb_config_kind_of(d) != GB_CONFIG_DICT) return bad(r, "'attrs' must be a dict");
+    char *json = gb_config_to_json(d, 0), where[384];
+    if (!json) return false;
+    snprintf(where, sizeof where, "%s: signature '%s', node %d ('%s')", r->what, r->g->name, r->node,
+             r->g->nodes[r->node].name);
+    bool ok = gb__attrs_parse(op, json, a, where);
+    free(json);
+    for (int k = 0; ok && k < a->nvars; k++)
+        if (a->vars[k] >= r->nvars)
+            return bad(r, "variable %lld is not one of the model's %d", (long long)a->vars[k], r->nvars);
+    return ok;
+}
+
+/* Version 1: gb_attrs' slots. */
 static bool read_attrs(const reader *r, const gb_config *c, gb_attrs *a) {
     char who[96];
     snprintf(who, sizeof who, "%s node %d", r->g->name, r->node);
@@ -361,8 +392,8 @@ static bool read_sub(const reader *r, const gb_config *c, gb__saved_node *nd, in
     gb__saved_graph *g = nd->sub[k] = calloc(1, sizeof *g);
     if (!g) return gb__error(GB_ERR_MEMORY, NULL, "%s: out of memory", r->what), false;
     snprintf(g->name, sizeof g->name, "%.24s/%.24s/%s", r->g->name, nd->name, parts[nd->op == GB_OP_WHILE][k]);
-    reader sub = {.what = r->what, .g = g, .node = -1, .nvars = r->nvars, .nconsts = r->nconsts,
-                  .depth = r->depth + 1};
+    reader sub = {.what = r->what, .version = r->version, .g = g, .node = -1, .nvars = r->nvars,
+                  .nconsts = r->nconsts, .depth = r->depth + 1};
     if (sub.depth > GB__SAVED_MAX_DEPTH) return bad(r, "control flow nested deeper than %d", GB__SAVED_MAX_DEPTH);
     return read_specs(&sub, c, "inputs", g->inputs, g->input_names, &g->ninputs) && parse_body(&sub, c, false);
 }
@@ -449,8 +480,9 @@ static bool read_node(reader *r, const gb_config *c, int i) {
     for (int j = 0; j < nd->nin; j++)
         if (!read_edge(r, gb_config_at(in, j), i, &nd->in[j])) return false;
     bool cf = nd->op == GB_OP_IF || nd->op == GB_OP_WHILE;   /* attributes: its sub-graphs */
-    if (!read_outputs(r, c, nd) || (!cf && !read_attrs(r, c, &nd->attrs)) || !check_kind(r, c, nd))
-        return false;
+    bool attrs = cf || (r->version >= 2 ? read_named_attrs(r, c, nd->op, &nd->attrs)
+                                         : read_attrs(r, c, &nd->attrs));
+    if (!read_outputs(r, c, nd) || !attrs || !check_kind(r, c, nd)) return false;
     nd->value0 = r->g->nvalues;
     r->g->nvalues += nd->nout;
     return true;
@@ -494,10 +526,10 @@ static bool parse_body(reader *r, const gb_config *d, bool outputs_given) {
     return read_output_edges(r, d, outputs_given);
 }
 
-bool gb__saved_graph_parse(const gb_config *sig, int nvars, int nconsts, const char *what,
-                           gb__saved_graph *g) {
+bool gb__saved_graph_parse(const gb_config *sig, int version, int nvars, int nconsts,
+                           const char *what, gb__saved_graph *g) {
     *g = (gb__saved_graph){0};
-    reader r = {.what = what, .g = g, .node = -1, .nvars = nvars, .nconsts = nconsts};
+    reader r = {.what = what, .version = version, .g = g, .node = -1, .nvars = nvars, .nconsts = nconsts};
     snprintf(g->name, sizeof g->name, "?");
     if (gb_config_kind_of(sig) != GB_CONFIG_DICT) return bad(&r, "a signature must be a dict");
     return read_string(&r, sig, "name", g->name, sizeof g->name) &&

@@ -240,7 +240,8 @@ static bool load_signatures(gb_saved_model *m, const gb_config *root, const char
     for (int i = 0; i < gb_config_len(list); i++) {
         loaded_signature *s = &m->sigs[m->nsigs++];
         s->model = m;
-        if (!gb__saved_graph_parse(gb_config_at(list, i), nvars, m->consts.count, what, &s->g) ||
+        if (!gb__saved_graph_parse(gb_config_at(list, i), (int)gb_config_int(gb_config_get(root, "version")),
+                                   nvars, m->consts.count, what, &s->g) ||
             !consts_match(m, &s->g, what))
             return false;
         adopt(m, &s->g);

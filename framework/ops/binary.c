@@ -375,7 +375,6 @@ static bool grad_select(const gb_grad_ctx *g, gb_tensor **dx) {
         .name = type_name,                                                                    \
         .arity = 2,                                                                           \
         .flags = GB_OPF_ELEMENTWISE,                                                          \
-        .attrs_doc = "none",                                                                  \
         .infer = infer_binary,                                                                \
         .kernel = kernel_binary,                                                              \
         .grad = grad_fn,                                                                      \
@@ -399,7 +398,7 @@ const gb_op_def gb_opdef_select = {
     .name = "Select",
     .arity = 3,
     .flags = GB_OPF_ELEMENTWISE,
-    .attrs_doc = "none; inputs cond (bool), a, b",
+    .inputs_doc = "cond (bool), a, b",
     .infer = infer_select,
     .kernel = kernel_select,
     .grad = grad_select,

@@ -149,11 +149,13 @@ static bool kernel_backprop_filter(const gb_op_call *c, gb_tensor **out) {
 /* ---- op calls ---------------------------------------------------------------------------- */
 
 /* The attrs of a call: the convolution parameters of `like` with the
- * shape slot set to `shape` (NULL: left as is). */
+ * shape slots set to `shape` (a backprop op), or without them (NULL: a
+ * Conv2D, whose schema has no shape). */
 static gb_attrs with_shape(const gb_attrs *like, const int64_t *shape) {
     gb_attrs a = *like;
+    memset(a.i + A_SHAPE, 0, 4 * sizeof(int64_t));
     if (shape) memcpy(a.i + A_SHAPE, shape, 4 * sizeof(int64_t));
-    a.ni = A_COUNT;
+    a.ni = shape ? A_COUNT : A_SHAPE;
     return a;
 }
 
@@ -188,7 +190,8 @@ static bool grad_conv2d(const gb_grad_ctx *ctx, gb_tensor **dx) {
 static bool grad_backprop_input(const gb_grad_ctx *ctx, gb_tensor **dx) {
     gb_tensor *f = ctx->inputs[0], *dy = ctx->inputs[1], *g = ctx->dys[0];
     dx[0] = ctx->needs_grad[0] ? backprop_filter(ctx->attrs, f->shape, g, dy) : NULL;
-    dx[1] = ctx->needs_grad[1] ? conv_op(GB_OP_CONV2D, g, f, ctx->attrs) : NULL;
+    gb_attrs conv = with_shape(ctx->attrs, NULL);
+    dx[1] = ctx->needs_grad[1] ? conv_op(GB_OP_CONV2D, g, f, &conv) : NULL;
     return gb_ok();
 }
 
@@ -197,18 +200,14 @@ static bool grad_backprop_input(const gb_grad_ctx *ctx, gb_tensor **dx) {
 static bool grad_backprop_filter(const gb_grad_ctx *ctx, gb_tensor **dx) {
     gb_tensor *x = ctx->inputs[0], *dy = ctx->inputs[1], *g = ctx->dys[0];
     dx[0] = ctx->needs_grad[0] ? backprop_input(ctx->attrs, x->shape, g, dy) : NULL;
-    dx[1] = ctx->needs_grad[1] ? conv_op(GB_OP_CONV2D, x, g, ctx->attrs) : NULL;
+    gb_attrs conv = with_shape(ctx->attrs, NULL);
+    dx[1] = ctx->needs_grad[1] ? conv_op(GB_OP_CONV2D, x, g, &conv) : NULL;
     return gb_ok();
 }
-
-#define CONV_ATTRS_DOC                                                                             \
-    "i[0], i[1] strides h, w; i[2], i[3] dilations h, w; i[4] padding (0 VALID, 1 SAME); "         \
-    "i[5..8] output shape of the backprop ops"
 
 const gb_op_def gb_opdef_conv2d = {
     .name = "Conv2D",
     .arity = 2,
-    .attrs_doc = CONV_ATTRS_DOC,
     .infer = infer_conv2d,
     .kernel = kernel_conv2d,
     .grad = grad_conv2d,
@@ -217,7 +216,6 @@ const gb_op_def gb_opdef_conv2d = {
 const gb_op_def gb_opdef_conv2d_backprop_input = {
     .name = "Conv2DBackpropInput",
     .arity = 2,
-    .attrs_doc = CONV_ATTRS_DOC,
     .infer = infer_backprop_input,
     .kernel = kernel_backprop_input,
     .grad = grad_backprop_input,
@@ -226,7 +224,6 @@ const gb_op_def gb_opdef_conv2d_backprop_input = {
 const gb_op_def gb_opdef_conv2d_backprop_filter = {
     .name = "Conv2DBackpropFilter",
     .arity = 2,
-    .attrs_doc = CONV_ATTRS_DOC,
     .infer = infer_backprop_filter,
     .kernel = kernel_backprop_filter,
     .grad = grad_backprop_filter,
@@ -237,7 +234,7 @@ const gb_op_def gb_opdef_conv2d_backprop_filter = {
 gb_tensor *gb_conv2d(gb_tensor *x, gb_tensor *filter, const int64_t *strides, int nstrides,
                      gb_padding padding, const int64_t *dilations, int ndilations) {
     static const int64_t ones[2] = {1, 1};
-    gb_attrs a = {.ni = A_COUNT};
+    gb_attrs a = {.ni = A_SHAPE};
     if (!gb__window_pair(GB_OP_CONV2D, "strides", strides, nstrides, ones, a.i + A_SH) ||
         !gb__window_pair(GB_OP_CONV2D, "dilations", dilations, ndilations, ones, a.i + A_DH))
         return NULL;

@@ -100,6 +100,7 @@ int gb__dispatch(gb_op_id op, gb_tensor *const *in, int nin, const gb_attrs *att
         int n = trace(&c, desc, nout, out);
         if (n >= 0 && gb__tl_recording && !(def->flags & GB_OPF_NO_RECORD))
             atomic_load_explicit(&gb__record_hook, memory_order_relaxed)(&c, out, n);
+        gb__tl_traced_node = NULL;
         return n;
     }
 

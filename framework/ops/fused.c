@@ -15,8 +15,8 @@
  * eager elementwise kernels share theirs.
  *
  * With numerics checks on, a NaN or Inf is blamed on the step that made
- * it, by the name of the node that step replaced: alerts keep naming
- * "gelu/Tanh", not the fused node.
+ * it, by the name of the node that step replaced: alerts name "gelu/Tanh"
+ * (type Tanh) and the fused node that holds it, the node a graph shows.
  */
 #include <stdalign.h>
 #include <stdatomic.h>
@@ -307,7 +307,10 @@ static bool kernel_fused(const gb_op_call *c, gb_tensor **out) {
     int first = 0;
     for (int w = 1; w < workers; w++)
         if (blamed_block[w] < blamed_block[first]) first = w;
-    if (blamed[first]) gb__tl_node_name = blamed[first];
+    if (blamed[first]) {
+        gb__tl_fused_node = gb__tl_node_name;
+        gb__tl_node_name = blamed[first];
+    }
     if (mem != stack) free(mem);
     return true;
 }
@@ -316,8 +319,8 @@ const gb_op_def gb_opdef_fused_elementwise = {
     .name = "FusedElementwise",
     .arity = -1,
     .flags = GB_OPF_ELEMENTWISE | GB_OPF_INPLACE,
-    .attrs_doc = "none; the node holds its program (gb_fused_program): the ops it replaced, "
-                 "their attributes and names",
+    .inputs_doc = "the program's inputs; the node holds its program (gb_fused_program): the "
+                  "ops it replaced, their attributes and names",
     .infer = infer_fused,
     .kernel = kernel_fused,
 };

@@ -24,7 +24,6 @@ static bool kernel_graph_only(const gb_op_call *c, gb_tensor **out) {
 const gb_op_def gb_opdef_placeholder = {
     .name = "Placeholder",
     .arity = 0,
-    .attrs_doc = "i[0]: the index of the function input it stands for",
     .infer = infer_graph_only,
     .kernel = kernel_graph_only,
 };
@@ -32,7 +31,7 @@ const gb_op_def gb_opdef_placeholder = {
 const gb_op_def gb_opdef_const = {
     .name = "Const",
     .arity = 0,
-    .attrs_doc = "none; the node holds the value",
+    .inputs_doc = "none; the node holds the value",
     .infer = infer_graph_only,
     .kernel = kernel_graph_only,
 };

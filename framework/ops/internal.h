@@ -69,14 +69,15 @@ typedef struct gb_op_def {
     const char *name;       /* the op type, "MatMul" */
     int arity;              /* number of inputs; -1 variadic */
     unsigned flags;
-    const char *attrs_doc;  /* how the op uses gb_attrs slots */
+    const char *inputs_doc; /* its inputs, when more than its operands say (NULL);
+                             * its attributes are declared in ops.def */
     gb_infer_fn infer;
     gb_kernel_fn kernel;
     gb_grad_fn grad;        /* NULL: no gradient */
     gb_written_fn written;  /* NULL: writes no variable */
 } gb_op_def;
 
-#define GB_OP(id, type_name, sym) extern const gb_op_def gb_opdef_##sym;
+#define GB_OP(id, type_name, sym, attrs) extern const gb_op_def gb_opdef_##sym;
 #include "ops.def"
 #undef GB_OP
 
@@ -99,6 +100,67 @@ void gb__op_error(const gb_op_call *c, gb_status code, const char *fmt, ...)
 /* The op name shown in errors and logs: "<scope>/<Type>", or
  * "gradients/<forward>_grad/<Type>" inside a backward pass. */
 const char *gb__op_display_name(const gb_op_call *c, char *buf, size_t n);
+
+/* ---- attributes by name (ops/attr_schema.c) -------------------------------------------- */
+
+/* Each op's attributes, declared once in ops.def: a name, a type and the
+ * gb_attrs slot that holds it. Everything that shows or stores attributes
+ * (graph text, the graphs' JSON, SavedModel, tests) goes through the one
+ * printer and the one parser below, so none of them knows a slot. */
+typedef enum gb_attr_type {
+    GB_ATTR_INT,     /* i[slot] */
+    GB_ATTR_BOOL,    /* i[slot]: 0 or 1 */
+    GB_ATTR_INTS,    /* i[slot..]: len entries, or as many as GB_ALEN_* says */
+    GB_ATTR_PAIRS,   /* i[slot..ni): [before, after] pairs, one per axis */
+    GB_ATTR_AXES,    /* i[slot]: a bitmask of axes, shown as the list of axes */
+    GB_ATTR_ENUM,    /* i[slot]: an index into names ("VALID", "SAME") */
+    GB_ATTR_DTYPE,   /* i[slot]: a gb_dtype, shown by name */
+    GB_ATTR_COUNT,   /* i[slot]: the length of the list at slot len; derived, never shown */
+    GB_ATTR_DOUBLE,  /* f[slot] */
+    GB_ATTR_STRING,  /* s */
+    GB_ATTR_VAR,     /* vars[slot]: a variable, shown by name */
+    GB_ATTR_VARS,    /* vars[slot..nvars): variables, shown by name */
+} gb_attr_type;
+
+/* An INTS attribute's length when not fixed: the slots up to ni, or the
+ * first or second half of them (Slice's begin and size). */
+enum { GB_ALEN_REST = 0, GB_ALEN_HALF1 = -1, GB_ALEN_HALF2 = -2 };
+
+typedef struct gb_attr_def {
+    const char *name;
+    gb_attr_type type;
+    int slot;
+    int len;                   /* INTS: a count or GB_ALEN_*; COUNT: the counted list's slot */
+    const char *const *names;  /* ENUM: the names of values 0, 1, ... (NULL-terminated) */
+} gb_attr_def;
+
+/* op's attributes in declaration order; *n their number. */
+const gb_attr_def *gb__op_attrs(gb_op_id op, int *n);
+
+/* How a variable attribute is written: its id as `id` in buf (SavedModel
+ * writes an index into its variable list); false fails the print. NULL:
+ * by the variable's name. */
+typedef bool (*gb_attr_var_fn)(void *user, int64_t id, char *buf, size_t n);
+typedef struct gb_attrs_style {
+    bool json;           /* {"axes": [2], "keepdims": true}; else {axes=[2], keepdims=true} */
+    bool omit_variable;  /* leave out the VAR attribute (graph text prints it after the type) */
+    gb_attr_var_fn var;
+    void *user;
+} gb_attrs_style;
+
+/* op's attributes a, printed as an object ("{...}"; text style: "" when
+ * there are none) into buf, snprintf-like: returns the length the whole
+ * text needs, or -1 when st->var failed. */
+int gb__attrs_print(gb_op_id op, const gb_attrs *a, const gb_attrs_style *st, char *buf,
+                    size_t n);
+/* The name of variable attribute k of a, quoted ('dense/kernel'), into buf;
+ * "" when op has no VAR attribute. */
+const char *gb__attrs_variable_label(gb_op_id op, const gb_attrs *a, char *buf, size_t n);
+/* Parses what gb__attrs_print writes, in either style, into *a (zeroed
+ * first): every attribute of the schema exactly once, nothing else;
+ * variables are given as integers (ids, or a file's indices). False after
+ * a GB_ERR_VALUE error "<what>: <Op> attribute '<name>': <why>". */
+bool gb__attrs_parse(gb_op_id op, const char *text, gb_attrs *a, const char *what);
 
 /* ---- variables as ops see them ---------------------------------------------------- */
 

@@ -295,7 +295,6 @@ const gb_op_def gb_opdef_matmul = {
     .name = "MatMul",
     .arity = 2,
     .flags = 0,
-    .attrs_doc = "i[0] transpose_a, i[1] transpose_b",
     .infer = infer_matmul,
     .kernel = kernel_matmul,
     .grad = grad_matmul,

@@ -240,7 +240,6 @@ const gb_op_def gb_opdef_reshape = {
     .name = "Reshape",
     .arity = 1,
     .flags = GB_OPF_VIEW,
-    .attrs_doc = "i[0..ni-1]: target dims (one may be -1), ni: target rank",
     .infer = infer_reshape,
     .kernel = kernel_reshape,
     .grad = grad_reshape,
@@ -314,7 +313,6 @@ static bool grad_transpose(const gb_grad_ctx *ctx, gb_tensor **dx) {
 const gb_op_def gb_opdef_transpose = {
     .name = "Transpose",
     .arity = 1,
-    .attrs_doc = "i[0..rank-1]: perm (output axis k is input axis perm[k]), ni: rank",
     .infer = infer_transpose,
     .kernel = kernel_transpose,
     .grad = grad_transpose,
@@ -415,9 +413,9 @@ static bool grad_broadcast_to(const gb_grad_ctx *ctx, gb_tensor **dx) {
 const gb_op_def gb_opdef_broadcast_to = {
     .name = "BroadcastTo",
     .arity = -1,
-    .attrs_doc = "i[0..ni-1]: target dims, ni: target rank; input 1 (optional): a shape donor "
-                 "of the target's rank whose dims replace the target's -1 dims (TF's "
-                 "BroadcastTo(x, Shape(like)), for shapes unknown until a graph runs)",
+    .inputs_doc = "x; input 1 (optional): a shape donor of the target's rank whose dims "
+                  "replace the target's -1 dims (TF's BroadcastTo(x, Shape(like)), for shapes "
+                  "unknown until a graph runs)",
     .infer = infer_broadcast_to,
     .kernel = kernel_broadcast_to,
     .grad = grad_broadcast_to,
@@ -519,7 +517,6 @@ static bool grad_slice(const gb_grad_ctx *ctx, gb_tensor **dx) {
 const gb_op_def gb_opdef_slice = {
     .name = "Slice",
     .arity = 1,
-    .attrs_doc = "i[0..r-1]: begin, i[r..2r-1]: size (-1: to the end), ni: 2r",
     .infer = infer_slice,
     .kernel = kernel_slice,
     .grad = grad_slice,
@@ -626,7 +623,6 @@ static bool grad_concat(const gb_grad_ctx *ctx, gb_tensor **dx) {
 const gb_op_def gb_opdef_concat = {
     .name = "ConcatV2",
     .arity = -1,
-    .attrs_doc = "i[0]: axis (may be negative)",
     .infer = infer_concat,
     .kernel = kernel_concat,
     .grad = grad_concat,
@@ -690,7 +686,6 @@ static bool grad_pad(const gb_grad_ctx *ctx, gb_tensor **dx) {
 const gb_op_def gb_opdef_pad = {
     .name = "Pad",
     .arity = 1,
-    .attrs_doc = "i[2k], i[2k+1]: padding before/after axis k, ni: 2*rank; f[0]: fill value",
     .infer = infer_pad,
     .kernel = kernel_pad,
     .grad = grad_pad,

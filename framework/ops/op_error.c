@@ -3,7 +3,9 @@
  * An op's name is the name-scope path and its type ("model/dense/MatMul");
  * ops run by a gradient function are named as TensorFlow names them,
  * "gradients/<forward op>_grad/<Type>", so an error in a backward pass
- * points at the forward op it differentiates.
+ * points at the forward op it differentiates. Traced, the forward op is
+ * its node ("attention/MatMul_3"), so every node has a gradient scope of
+ * its own.
  */
 #include <stdio.h>
 
@@ -14,7 +16,8 @@ const char *gb__op_display_name(const gb_op_call *c, char *buf, size_t n) {
     if (gb__tl_node_name) /* a graph node running: its name from the trace */
         snprintf(buf, n, "%s", gb__tl_node_name);
     else if (gb__tl_backward_of)
-        snprintf(buf, n, "gradients/%s_grad/%s", gb__tl_backward_of, c->def->name);
+        snprintf(buf, n, "gradients/%s_grad/%s", gb__tl_backward_of,
+                 gb__tl_backward_label ? gb__tl_backward_label : c->def->name);
     else
         snprintf(buf, n, "%s%s%s", path, path[0] ? "/" : "", c->def->name);
     return buf;

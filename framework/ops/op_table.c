@@ -7,13 +7,13 @@
 #include "ops/internal.h"
 
 const gb_op_def *const gb_op_table[GB_OP_COUNT] = {
-#define GB_OP(id, type_name, sym) [GB_OP_##id] = &gb_opdef_##sym,
+#define GB_OP(id, type_name, sym, attrs) [GB_OP_##id] = &gb_opdef_##sym,
 #include "ops.def"
 #undef GB_OP
 };
 
 static const char *const op_type_names[] = {
-#define GB_OP(id, type_name, sym) type_name,
+#define GB_OP(id, type_name, sym, attrs) type_name,
 #include "ops.def"
 #undef GB_OP
 };

@@ -173,10 +173,13 @@ static bool kernel_avg_pool_grad(const gb_op_call *c, gb_tensor **out) {
 
 /* ---- gradients ------------------------------------------------------------------------- */
 
+/* The window of `like` with the shape slots set to `shape` (AvgPoolGrad),
+ * or without them (NULL: the pools, whose schema has no shape). */
 static gb_attrs with_shape(const gb_attrs *like, const int64_t *shape) {
     gb_attrs a = *like;
-    memcpy(a.i + A_SHAPE, shape, 4 * sizeof(int64_t));
-    a.ni = A_COUNT;
+    memset(a.i + A_SHAPE, 0, 4 * sizeof(int64_t));
+    if (shape) memcpy(a.i + A_SHAPE, shape, 4 * sizeof(int64_t));
+    a.ni = shape ? A_COUNT : A_SHAPE;
     return a;
 }
 
@@ -194,18 +197,14 @@ static bool grad_avg_pool(const gb_grad_ctx *ctx, gb_tensor **dx) {
 
 /* AvgPoolGrad is linear in dy and AvgPool is its adjoint. */
 static bool grad_avg_pool_grad(const gb_grad_ctx *ctx, gb_tensor **dx) {
-    dx[0] = gb__op1(GB_OP_AVG_POOL, &ctx->dys[0], 1, ctx->attrs);
+    gb_attrs a = with_shape(ctx->attrs, NULL);
+    dx[0] = gb__op1(GB_OP_AVG_POOL, &ctx->dys[0], 1, &a);
     return dx[0] != NULL;
 }
-
-#define POOL_ATTRS_DOC                                                                             \
-    "i[0], i[1] window h, w; i[2], i[3] strides h, w; i[4] padding (0 VALID, 1 SAME); "            \
-    "i[5..8] input shape (AvgPoolGrad)"
 
 const gb_op_def gb_opdef_max_pool = {
     .name = "MaxPool",
     .arity = 1,
-    .attrs_doc = POOL_ATTRS_DOC,
     .infer = infer_pool,
     .kernel = kernel_max_pool,
     .grad = grad_max_pool,
@@ -214,7 +213,6 @@ const gb_op_def gb_opdef_max_pool = {
 const gb_op_def gb_opdef_max_pool_grad = {
     .name = "MaxPoolGrad",
     .arity = 3,
-    .attrs_doc = POOL_ATTRS_DOC,
     .infer = infer_max_pool_grad,
     .kernel = kernel_max_pool_grad,
     .grad = NULL, /* second derivatives of max pooling are not supported */
@@ -223,7 +221,6 @@ const gb_op_def gb_opdef_max_pool_grad = {
 const gb_op_def gb_opdef_avg_pool = {
     .name = "AvgPool",
     .arity = 1,
-    .attrs_doc = POOL_ATTRS_DOC,
     .infer = infer_pool,
     .kernel = kernel_avg_pool,
     .grad = grad_avg_pool,
@@ -232,7 +229,6 @@ const gb_op_def gb_opdef_avg_pool = {
 const gb_op_def gb_opdef_avg_pool_grad = {
     .name = "AvgPoolGrad",
     .arity = 1,
-    .attrs_doc = POOL_ATTRS_DOC,
     .infer = infer_avg_pool_grad,
     .kernel = kernel_avg_pool_grad,
     .grad = grad_avg_pool_grad,
@@ -242,7 +238,7 @@ const gb_op_def gb_opdef_avg_pool_grad = {
 
 static gb_tensor *pool(gb_op_id op, gb_tensor *x, const int64_t *ksize, int nksize,
                        const int64_t *strides, int nstrides, gb_padding padding) {
-    gb_attrs a = {.ni = A_COUNT};
+    gb_attrs a = {.ni = A_SHAPE};
     if (!gb__window_pair(op, "ksize", ksize, nksize, NULL, a.i + A_KH) ||
         !gb__window_pair(op, "strides", strides, nstrides, a.i + A_KH, a.i + A_SH))
         return NULL;

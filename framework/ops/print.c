@@ -54,7 +54,7 @@ const gb_op_def gb_opdef_print = {
     .name = "Print",
     .arity = -1,
     .flags = GB_OPF_STATEFUL,
-    .attrs_doc = "s: the message; input 0 (optional): the tensor printed after it",
+    .inputs_doc = "input 0 (optional): the tensor printed after the message",
     .infer = infer_print,
     .kernel = kernel_print,
 };

@@ -175,8 +175,7 @@ static bool kernel_truncated(const gb_op_call *c, gb_tensor **out) {
         .name = type_name,                                                                         \
         .arity = -1,                                                                               \
         .flags = GB_OPF_RANDOM | GB_OPF_STATEFUL | GB_OPF_NO_RECORD,                               \
-        .attrs_doc = "i[0] dtype, i[1] seed, i[2] rank, i[3..] shape; f[0], f[1] " params         \
-                     "; input 0 (optional): a shape donor for the shape's -1 dims",                \
+        .inputs_doc = "input 0 (optional): a shape donor for the shape's -1 dims",                 \
         .infer = infer_random,                                                                     \
         .kernel = kernel_fn,                                                                       \
         .grad = NULL,                                                                              \

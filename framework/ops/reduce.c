@@ -257,12 +257,10 @@ static bool grad_prod(const gb_grad_ctx *ctx, gb_tensor **dx) {
 
 /* ---- descriptors -------------------------------------------------------------------- */
 
-#define REDUCE_ATTRS_DOC "i[0]: bitmask of reduced axes (bit k: axis k, normalized), i[1]: keepdims"
 #define REDUCE_OP(sym, type_name, grad_fn)                                                    \
     const gb_op_def gb_opdef_##sym = {                                                        \
         .name = type_name,                                                                    \
         .arity = 1,                                                                           \
-        .attrs_doc = REDUCE_ATTRS_DOC,                                                        \
         .infer = infer_reduce,                                                                \
         .kernel = kernel_reduce,                                                              \
         .grad = grad_fn,                                                                      \
@@ -314,7 +312,6 @@ static bool kernel_arg(const gb_op_call *c, gb_tensor **out) {
     const gb_op_def gb_opdef_##sym = {                                                        \
         .name = type_name,                                                                    \
         .arity = 1,                                                                           \
-        .attrs_doc = "i[0]: the axis (normalized); output int64",                             \
         .infer = infer_arg,                                                                   \
         .kernel = kernel_arg,                                                                 \
         .grad = NULL, /* integer output: nothing flows back */                                \

@@ -113,7 +113,7 @@ static bool grad_gather(const gb_grad_ctx *ctx, gb_tensor **dx) {
 const gb_op_def gb_opdef_gather = {
     .name = "GatherV2",
     .arity = 2,
-    .attrs_doc = "inputs: params, indices (int32/int64); i[0]: axis of params",
+    .inputs_doc = "params, indices (int32/int64)",
     .infer = infer_gather,
     .kernel = kernel_gather,
     .grad = grad_gather,
@@ -203,8 +203,7 @@ static bool grad_scatter_add(const gb_grad_ctx *ctx, gb_tensor **dx) {
 const gb_op_def gb_opdef_scatter_add = {
     .name = "ScatterAdd",
     .arity = 2,
-    .attrs_doc = "inputs: indices (int32/int64), updates; i[0]: axis, i[1]: output rank r, "
-                 "i[2..2+r-1]: output shape",
+    .inputs_doc = "indices (int32/int64), updates",
     .infer = infer_scatter_add,
     .kernel = kernel_scatter_add,
     .grad = grad_scatter_add,
@@ -264,7 +263,7 @@ static bool kernel_one_hot(const gb_op_call *c, gb_tensor **out) {
 const gb_op_def gb_opdef_one_hot = {
     .name = "OneHot",
     .arity = 1,
-    .attrs_doc = "input: integer indices; i[0]: depth, i[1]: output dtype; f[0]: on, f[1]: off",
+    .inputs_doc = "integer indices",
     .infer = infer_one_hot,
     .kernel = kernel_one_hot,
     .grad = NULL, /* integer input: nothing to differentiate */

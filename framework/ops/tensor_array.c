@@ -96,8 +96,7 @@ static bool grad_write(const gb_grad_ctx *ctx, gb_tensor **dx) {
 const gb_op_def gb_opdef_tensor_array_write = {
     .name = "TensorArrayWrite",
     .arity = 3,
-    .attrs_doc = "inputs: the array [size, ...element], the index (int scalar), the value "
-                 "[...element]; no attributes",
+    .inputs_doc = "the array [size, ...element], the index (int scalar), the value [...element]",
     .infer = infer_write,
     .kernel = kernel_write,
     .grad = grad_write,
@@ -131,7 +130,7 @@ static bool grad_read(const gb_grad_ctx *ctx, gb_tensor **dx) {
 const gb_op_def gb_opdef_tensor_array_read = {
     .name = "TensorArrayRead",
     .arity = 2,
-    .attrs_doc = "inputs: the array [size, ...element], the index (int scalar); no attributes",
+    .inputs_doc = "the array [size, ...element], the index (int scalar)",
     .infer = infer_read,
     .kernel = kernel_read,
     .grad = grad_read,

@@ -272,13 +272,13 @@ static bool grad_tanh_grad(const gb_grad_ctx *g, gb_tensor **dx) {
         .name = type_name,                                                                    \
         .arity = n,                                                                           \
         .flags = GB_OPF_ELEMENTWISE | (extra_flags),                                          \
-        .attrs_doc = doc,                                                                     \
+        .inputs_doc = doc,                                                                    \
         .infer = infer_fn,                                                                    \
         .kernel = kernel_fn,                                                                  \
         .grad = grad_fn,                                                                      \
     };
 #define MAP_OP(sym, type_name, grad_fn)                                                       \
-    OP_DEF(sym, type_name, 1, "none", infer_map, kernel_map, grad_fn, 0)
+    OP_DEF(sym, type_name, 1, NULL, infer_map, kernel_map, grad_fn, 0)
 
 MAP_OP(neg, "Neg", grad_neg)
 MAP_OP(abs, "Abs", grad_abs)
@@ -297,22 +297,17 @@ MAP_OP(sigmoid, "Sigmoid", grad_sigmoid)
 MAP_OP(relu, "Relu", grad_relu)
 MAP_OP(elu, "Elu", grad_elu)
 MAP_OP(softplus, "Softplus", grad_softplus)
-OP_DEF(leaky_relu, "LeakyRelu", 1, "f[0]: alpha, the slope below zero", infer_map, kernel_map,
-       grad_leaky_relu, 0)
-OP_DEF(gelu, "Gelu", 1,
-       "i[0]=1: the tanh approximation; i[1]=1: Phi(x), the standard normal CDF (the "
-       "exact form's gradient uses it)",
-       infer_map, kernel_map, grad_gelu, 0)
-OP_DEF(cast, "Cast", 1, "i[0]: the target gb_dtype", infer_cast, kernel_cast, grad_cast, 0)
-OP_DEF(identity, "Identity", 1, "none", infer_same, kernel_identity, grad_identity, 0)
-OP_DEF(stop_gradient, "StopGradient", 1, "none", infer_same, kernel_stop_gradient, NULL,
+OP_DEF(leaky_relu, "LeakyRelu", 1, NULL, infer_map, kernel_map, grad_leaky_relu, 0)
+/* normal_cdf: Phi(x), the standard normal CDF, which the exact form's
+ * gradient uses. */
+OP_DEF(gelu, "Gelu", 1, NULL, infer_map, kernel_map, grad_gelu, 0)
+OP_DEF(cast, "Cast", 1, NULL, infer_cast, kernel_cast, grad_cast, 0)
+OP_DEF(identity, "Identity", 1, NULL, infer_same, kernel_identity, grad_identity, 0)
+OP_DEF(stop_gradient, "StopGradient", 1, NULL, infer_same, kernel_stop_gradient, NULL,
        GB_OPF_VIEW | GB_OPF_NO_RECORD)
-OP_DEF(relu_grad, "ReluGrad", 2, "none; inputs dy, x", infer_pair, kernel_pair,
-       grad_relu_grad, 0)
-OP_DEF(sigmoid_grad, "SigmoidGrad", 2, "none; inputs y, dy", infer_pair, kernel_pair,
-       grad_sigmoid_grad, 0)
-OP_DEF(tanh_grad, "TanhGrad", 2, "none; inputs y, dy", infer_pair, kernel_pair,
-       grad_tanh_grad, 0)
+OP_DEF(relu_grad, "ReluGrad", 2, "dy, x", infer_pair, kernel_pair, grad_relu_grad, 0)
+OP_DEF(sigmoid_grad, "SigmoidGrad", 2, "y, dy", infer_pair, kernel_pair, grad_sigmoid_grad, 0)
+OP_DEF(tanh_grad, "TanhGrad", 2, "y, dy", infer_pair, kernel_pair, grad_tanh_grad, 0)
 
 /* ---- public functions -------------------------------------------------------------------- */
 

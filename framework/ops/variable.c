@@ -138,7 +138,6 @@ const gb_op_def gb_opdef_read_variable = {
     .name = "ReadVariableOp",
     .arity = 0,
     .flags = GB_OPF_STATEFUL | GB_OPF_VIEW,
-    .attrs_doc = "vars[0]: the variable's id",
     .infer = infer_read,
     .kernel = kernel_read,
     .grad = NULL, /* reads are gradient sources; the tape handles them */
@@ -248,7 +247,6 @@ static int written_assign(const gb_op_call *c, gb_variable **vars, signed char *
         .name = type_name,                                                                    \
         .arity = 1,                                                                           \
         .flags = GB_OPF_STATEFUL,                                                             \
-        .attrs_doc = "vars[0]: the variable's id",                                                     \
         .infer = infer_assign,                                                                \
         .kernel = kernel_fn,                                                                  \
         .written = written_assign,                                                            \

@@ -2,10 +2,9 @@
  *
  * One op call updates one variable and its slot variables in a single
  * pass: for Adam, each element of the gradient, m, v and the variable is
- * read once and written once. The op's only input is the gradient; `ptr`
- * points at the optimizer's per-variable state (gb__optim_var: the
- * optimizer, the variable, its slots), and f[]/i[] hold the constant
- * hyperparameters. The step's learning rate and number are read from the
+ * read once and written once. The op's only input is the gradient; its
+ * attributes (ops.def) name the variable, its slot variables and the
+ * optimizer by id, and hold the constant hyperparameters. The step's learning rate and number are read from the
  * optimizer when the kernel runs, not frozen into the attributes, so a
  * traced train step replayed many times follows the schedule and Adam's
  * bias correction; the step's last update counts the iteration.
@@ -221,30 +220,21 @@ static bool kernel_rmsprop(const gb_op_call *c, gb_tensor **out) {
     return run_update(c, pick_rmsprop);
 }
 
-#define STATE_DOC                                                                             \
-    "in[0]: the gradient (the variable's dtype and shape). ptr: the optimizer's "             \
-    "gb__optim_var (optim/internal.h): the optimizer, whose learning rate (its schedule at "  \
-    "the current iteration) and step number are read when the kernel runs, the variable, "    \
-    "and its slot variables. f[3]: weight_decay (decoupled: var -= lr*weight_decay*var "      \
-    "first). i[0]: 1 on the last update of a step (counts the optimizer's iteration). "
-
-#define UPDATE_OP(sym, type_name, doc, kernel_fn)                                             \
+/* Slots: Momentum's velocity; Adam's m, v; RMSprop's velocity, momentum
+ * (when momentum > 0), average_gradient (when centered). Their
+ * hyperparameters are named in ops.def. */
+#define UPDATE_OP(sym, type_name, kernel_fn)                                             \
     const gb_op_def gb_opdef_##sym = {                                                        \
         .name = type_name,                                                                    \
         .arity = 1,                                                                           \
         .flags = GB_OPF_STATEFUL,                                                             \
-        .attrs_doc = STATE_DOC doc,                                                           \
+        .inputs_doc = "the gradient (the variable's dtype and shape)",                        \
         .infer = infer_update,                                                                \
         .kernel = kernel_fn,                                                                  \
         .written = written_update,                                                            \
     };
 
-UPDATE_OP(apply_gradient_descent, "ResourceApplyGradientDescent", "No slots.", kernel_sgd)
-UPDATE_OP(apply_momentum, "ResourceApplyKerasMomentum",
-          "Slot 0: momentum (velocity). f[0]: momentum. i[1]: nesterov.", kernel_momentum)
-UPDATE_OP(apply_adam, "ResourceApplyAdam",
-          "Slots 0, 1: m, v. f[0]: beta_1, f[1]: beta_2, f[2]: epsilon.", kernel_adam)
-UPDATE_OP(apply_rmsprop, "ResourceApplyRMSProp",
-          "Slots 0: velocity, 1: momentum (when f[1] > 0), 2: average_gradient (when "
-          "centered). f[0]: rho, f[1]: momentum, f[2]: epsilon. i[1]: centered.",
-          kernel_rmsprop)
+UPDATE_OP(apply_gradient_descent, "ResourceApplyGradientDescent", kernel_sgd)
+UPDATE_OP(apply_momentum, "ResourceApplyKerasMomentum", kernel_momentum)
+UPDATE_OP(apply_adam, "ResourceApplyAdam", kernel_adam)
+UPDATE_OP(apply_rmsprop, "ResourceApplyRMSProp", kernel_rmsprop)

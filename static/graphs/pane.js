@@ -40,11 +40,15 @@ function compute(item, step) {
 }
 
 const perSample = (o) => (o.shape.some((d) => d < 0) ? ' per sample' : '');
+// Attributes come by name, as the op declares them ({axes: [2], keepdims:
+// true, padding: "SAME", variable: "dense/kernel"}): a name or a variable
+// shows as itself, lists and numbers as the graph text writes them.
+const attrText = (v) => (typeof v === 'string' ? v : JSON.stringify(v));
 
 function attrsTable(attrs) {
   const entries = Object.entries(attrs || {});
   if (!entries.length) return h('div.muted', null, 'none');
-  return h('table.pane-table', null, ...entries.map(([k, v]) => row(k, h('code', null, JSON.stringify(v)))));
+  return h('table.pane-table.attrs', null, ...entries.map(([k, v]) => row(k, h('code', null, attrText(v)))));
 }
 
 export function nodePane(n, total, go) {

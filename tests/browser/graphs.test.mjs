@@ -100,6 +100,9 @@ async function mlp() {
   const pane = await page.$eval('#graph-pane', (p) => p.textContent);
   check('graphs: a clicked op fills the pane (op, device, output, inputs, compute time and share)',
     ['mlp/dense/MatMul', 'MatMul', 'CPU:0', 'float32[-1,256]', 'per sample', 'images', 'per step', 'share of step'].every((x) => pane.includes(x)), pane.slice(0, 300));
+  const attrs = await page.$$eval('#graph-pane table.attrs tr', (r) => r.map((x) => [...x.cells].map((c) => c.textContent).join('=')));
+  check('graphs: the pane shows the op\'s attributes by name', JSON.stringify(attrs) === '["transpose_a=false","transpose_b=false"]', JSON.stringify(attrs));
+  await shot('graphs-pane-attributes');
   const links = await page.$$eval('#graph-pane .pane-link', (a) => a.map((x) => x.dataset.name));
   check('graphs: inputs and consumers are links', links.includes('images') && links.includes('mlp/dense/ReadVariableOp') && links.includes('mlp/dense/Add'), links.join(','));
 

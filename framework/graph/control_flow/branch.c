@@ -120,8 +120,9 @@ bool gb__cf_recorded(gb_tensor *const *in, int nin) {
 }
 
 int gb__cf_add_node(gb_cf_record *r, gb_tensor *const *in, int nin, gb_tensor **out) {
-    gb_attrs a = {.i = {r->id, r->nvars, r->max_iterations, r->stacks}, .ni = 1};
-    if (r->op == GB_OP_WHILE) a.ni = 4;
+    /* An If holds only its record; a While also its loop's figures. */
+    gb_attrs a = {.i = {r->id}, .ni = 1};
+    if (r->op == GB_OP_WHILE) a = (gb_attrs){.i = {r->id, r->nvars, r->max_iterations, r->stacks}, .ni = 4};
     gb_trace *t = gb__tl_trace;
     t->next_node_name = r->name;
     int n = gb__dispatch(r->op, in, nin, &a, out);

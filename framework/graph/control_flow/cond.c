@@ -190,8 +190,8 @@ const gb_op_def gb_opdef_if = {
     .name = "If",
     .arity = -1,
     .flags = GB_OPF_ALLOCATES,
-    .attrs_doc = "inputs: the predicate (bool scalar), then the branches' inputs; i[0]: the id "
-                 "of the record of its two traced branches (control_flow/registry.c)",
+    .inputs_doc = "the predicate (bool scalar), then the branches' inputs; record_id names "
+                  "the record of its two traced branches (control_flow/registry.c)",
     .infer = infer_if,
     .kernel = kernel_if,
     .grad = gb__if_grad,

@@ -213,10 +213,10 @@ const gb_op_def gb_opdef_while = {
     .name = "While",
     .arity = -1,
     .flags = GB_OPF_ALLOCATES,
-    .attrs_doc = "inputs: the loop variables; i[0]: the id of the record of its traced cond and "
-                 "body (control_flow/registry.c), i[1]: the number of loop variables, i[2]: "
-                 "max_iterations (0: none), i[3]: 1 when it also outputs each changing "
-                 "variable's values per iteration and the iteration count (for its gradient)",
+    .inputs_doc = "the loop variables; record_id names the record of its traced cond and body "
+                  "(control_flow/registry.c), max_iterations 0 is none, and with stacks it also "
+                  "outputs each changing variable's values per iteration and the iteration count "
+                  "(for its gradient)",
     .infer = infer_while,
     .kernel = kernel_while,
     .grad = gb__while_grad,

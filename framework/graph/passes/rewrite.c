@@ -104,6 +104,7 @@ static bool copy_live(const gb_rewrite *rw, const bool *live, gb_graph *to, int3
         if (id < 0) return false;
         to->nodes[id].payload = copy_payload(to, nd);
         if (nd->payload && !to->nodes[id].payload) return false;
+        if (!gb__graph_set_backward_of(to, id, nd->backward_of, nd->backward_of_type)) return false;
         newid[i] = id;
     }
     return true;
