@@ -262,12 +262,30 @@ START_TEST(test_bad_graphs_are_named) {
         {"\"attrs\": {\"index\": 0}", "\"attrs\": [0]", "node 0 ('features'): 'attrs' must be a dict", GB_ERR_VALUE},
         {"\"dtype\": \"float32\"", "\"dtype\": \"float128\"", "unknown dtype 'float128'", GB_ERR_VALUE},
         {"\"format\": \"glassbox.saved_model\"", "\"format\": \"other\"", "not a glassbox SavedModel", GB_ERR_IO},
+        /* Names become file names (saved-model run --output-dir): never a path. */
+        {"\"name\": \"logits\"", "\"name\": \"../../x\"",
+         "saved_model.json: signature 'serving_default': the signature name '../../x' is not a "
+         "plain name (one path component: no '/', not '.' or '..')", GB_ERR_VALUE},
+        {"\"name\": \"logits\"", "\"name\": \"..\"", "the signature name '..' is not a plain name",
+         GB_ERR_VALUE},
+        {"\"name\": \"logits\"", "\"name\": \"lo\\ngits\"",
+         "the signature name 'lo\ngits': the name has a control character at byte 2", GB_ERR_VALUE},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ck_assert(save_both());
         edit_json(cases[i].from, cases[i].to, true);
         assert_load_fails(cases[i].code, cases[i].error);
     }
+}
+END_TEST
+
+/* What a load refuses, a save refuses first. */
+START_TEST(test_names_that_are_paths_are_refused_at_save) {
+    gb_saved_model_signature sig = {.name = "serving_default", .function = predict, .inputs = x_spec,
+                                    .ninputs = 1, .output_names = (const char *[]){"../escape"}};
+    ck_assert(!gb_saved_model_save(test_dir(), &sig, 1));
+    assert_error(GB_ERR_VALUE, "the signature name '../escape' is not a plain name (one path "
+                               "component: no '/', not '.' or '..')");
 }
 END_TEST
 
@@ -482,6 +500,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_loaded_graph_keeps_names);
     tcase_add_test(tc, test_loaded_graph_is_differentiable_and_trainable);
     tcase_add_test(tc, test_changed_files_fail_the_fingerprint);
+    tcase_add_test(tc, test_names_that_are_paths_are_refused_at_save);
     tcase_add_test(tc, test_bad_graphs_are_named);
     tcase_add_test(tc, test_version_1_file_loads_and_saves_as_version_2);
     tcase_add_test(tc, test_missing_files);

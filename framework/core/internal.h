@@ -167,6 +167,9 @@ const char *gb__shape_fmt(int rank, const int64_t *shape, char *buf, size_t n);
  * UTF-8, no control characters; false after a ValueError naming `what`
  * (core/name_check.c). */
 bool gb__name_check(const char *what, const char *name, size_t max_bytes);
+/* The same check without an error: NULL when the name is fit, else what
+ * is wrong with it, written into buf. */
+const char *gb__name_problem(const char *name, size_t max_bytes, char *buf, size_t n);
 
 /* ---- files ---------------------------------------------------------------------- */
 

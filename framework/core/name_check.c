@@ -26,24 +26,30 @@ static int utf8_length(const unsigned char *s) {
     return cp >= 0x80 && cp < 0xA0 ? 0 : n; /* C1 controls */
 }
 
-bool gb__name_check(const char *what, const char *name, size_t max_bytes) {
+const char *gb__name_problem(const char *name, size_t max_bytes, char *buf, size_t n) {
     size_t len = strlen(name);
     if (len > max_bytes) {
-        gb__error(GB_ERR_VALUE, NULL, "%s: the name is %zu bytes; at most %zu are kept", what, len,
-                  max_bytes);
-        return false;
+        snprintf(buf, n, "the name is %zu bytes; at most %zu are kept", len, max_bytes);
+        return buf;
     }
     for (const unsigned char *p = (const unsigned char *)name; *p;) {
-        int n = *p < 0x20 || *p == 0x7F ? 0 : utf8_length(p);
-        if (!n) {
-            gb__error(GB_ERR_VALUE, NULL,
-                      "%s: the name has %s at byte %zu; names are UTF-8 text without control "
-                      "characters",
-                      what, *p < 0x80 ? "a control character" : "a byte that is not UTF-8",
-                      (size_t)(p - (const unsigned char *)name));
-            return false;
+        int k = *p < 0x20 || *p == 0x7F ? 0 : utf8_length(p);
+        if (!k) {
+            snprintf(buf, n,
+                     "the name has %s at byte %zu; names are UTF-8 text without control "
+                     "characters",
+                     *p < 0x80 ? "a control character" : "a byte that is not UTF-8",
+                     (size_t)(p - (const unsigned char *)name));
+            return buf;
         }
-        p += n;
+        p += k;
     }
-    return true;
+    return NULL;
+}
+
+bool gb__name_check(const char *what, const char *name, size_t max_bytes) {
+    char why[160];
+    if (!gb__name_problem(name, max_bytes, why, sizeof why)) return true;
+    gb__error(GB_ERR_VALUE, NULL, "%s: %s", what, why);
+    return false;
 }

@@ -87,7 +87,29 @@ static int const_index(gb__saved_tables *t, const gb_node *nd, const char *sig) 
     return t->nconsts++;
 }
 
+/* What makes a signature's input or output name other than a plain name
+ * (NULL when it is one): one path component (no '/', not "." or ".."),
+ * UTF-8, no control characters. Tools write an output to
+ * <dir>/<name>.npy, so a name from a file is never a path (an output
+ * named "../../x" wrote outside the directory). */
+static const char *name_problem(const char *name, char *buf, size_t n) {
+    char why[160];
+    if (!*name || !strcmp(name, ".") || !strcmp(name, "..") || strchr(name, '/'))
+        snprintf(buf, n, "the signature name '%s' is not a plain name (one path component: no "
+                 "'/', not '.' or '..')", name);
+    else if (gb__name_problem(name, 63, why, sizeof why))
+        snprintf(buf, n, "the signature name '%.64s': %s", name, why);
+    else
+        return NULL;
+    return buf;
+}
+
 static bool put_spec(gb_config *list, const char *name, gb_dtype dt, int rank, const int64_t *shape) {
+    char why[320];
+    if (name && name_problem(name, why, sizeof why)) {
+        gb__error(GB_ERR_VALUE, NULL, "gb_saved_model_save: %s", why);
+        return false;
+    }
     gb_config *d = gb_config_put_dict(list, NULL);
     return d && (!name || gb_config_put_string(d, "name", name)) &&
            gb_config_put_string(d, "dtype", gb_dtype_name(dt)) &&
@@ -279,6 +301,8 @@ static bool read_spec(const reader *r, const gb_config *c, char *name, size_t na
     char dtype[16];
     if (gb_config_kind_of(c) != GB_CONFIG_DICT) return bad(r, "a tensor spec must be a dict");
     if (name && !read_string(r, c, "name", name, name_n)) return false;
+    char why[320];
+    if (name && name_problem(name, why, sizeof why)) return bad(r, "%s", why);
     if (!read_string(r, c, "dtype", dtype, sizeof dtype)) return false;
     if (!gb__dtype_from_name(dtype, dt)) return bad(r, "unknown dtype '%s'", dtype);
     const gb_config *s = gb_config_get(c, "shape");
