@@ -51,7 +51,7 @@ static inline float gb__tanhf_fast(float x) {
     const float th = t / (t + 2.0f);
     const float r_signed = x < 0 ? -th : th;
     /* NaN stays NaN, and -0 stays -0 (tanh is odd). */
-    return (x != x) | (x == 0) ? x : r_signed;
+    return ((x != x) | (x == 0)) ? x : r_signed;
 }
 
 /* tanh for the kernels' element type: the fast form for float, libm's
