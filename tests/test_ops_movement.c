@@ -296,6 +296,24 @@ END_TEST
 
 /* ---- Pad ------------------------------------------------------------------------------- */
 
+/* Paddings that reach past int64 are refused, never added up (UBSan:
+ * 2^63-1 + 14); a constant a uint8 cannot hold is saturated, never cast
+ * out of range. */
+START_TEST(test_pad_at_the_edges) {
+    gb_scope_begin();
+    gb_tensor *x = gb_zeros(GB_U8, GB_SHAPE(2, 3));
+    ck_assert_ptr_null(gb_pad(x, GB_LIST(0, 0, INT64_MAX, 14), 0));
+    assert_error_text(GB_ERR_SHAPE, "Pad: axis 1 padded by (9223372036854775807, 14) has more "
+                                    "than 2^63 elements");
+    gb_tensor *y = gb_pad(x, GB_LIST(0, 0, 1, 0), -3.875);
+    ck_assert_msg(y != NULL, "%s", gb_error_string());
+    ck_assert_double_eq(gb_get(y, 0), 0);
+    y = gb_pad(x, GB_LIST(0, 0, 1, 0), 300);
+    ck_assert_double_eq(gb_get(y, 0), 255);
+    gb_scope_end();
+}
+END_TEST
+
 START_TEST(test_pad) {
     gb_scope_begin();
     gb_tensor *x = gb_add_scalar(IOTA(2, 2), 1);
@@ -631,6 +649,7 @@ static Suite *movement_suite(void) {
     tcase_add_test(fwd, test_slice);
     tcase_add_test(fwd, test_concat);
     tcase_add_test(fwd, test_pad);
+    tcase_add_test(fwd, test_pad_at_the_edges);
     tcase_add_test(fwd, test_gather);
     tcase_add_test(fwd, test_one_hot);
     tcase_add_test(fwd, test_squeeze_expand_dims);

@@ -340,6 +340,25 @@ START_TEST(test_sign_gradient_is_zero) {
 }
 END_TEST
 
+/* Floats to integers saturate at the type's ends and NaN becomes 0: a
+ * plain cast of NaN or of a value past the range is undefined behaviour. */
+START_TEST(test_cast_saturates) {
+    gb_scope_begin();
+    gb_tensor *x = F32((6), NAN, -5, 300, 1e20f, -1e20f, 7.9f);
+    gb_tensor *u8 = gb_cast(x, GB_U8), *i32 = gb_cast(x, GB_I32), *i64 = gb_cast(x, GB_I64);
+    const double want_u8[] = {0, 0, 255, 255, 0, 7};
+    const double want_i32[] = {0, -5, 300, INT32_MAX, INT32_MIN, 7};
+    for (int i = 0; i < 6; i++) {
+        ck_assert_double_eq(gb_get(u8, i), want_u8[i]);
+        ck_assert_double_eq(gb_get(i32, i), want_i32[i]);
+    }
+    ck_assert(((const int64_t *)gb_data(i64))[3] == (int64_t)1e20f);
+    ck_assert(((const int64_t *)gb_data(i64))[0] == 0);
+    ck_assert(((const int64_t *)gb_data(gb_cast(F64((1), 1e300), GB_I64)))[0] == INT64_MAX);
+    gb_scope_end();
+}
+END_TEST
+
 START_TEST(test_cast_gradient) {
     gb_scope_begin();
     gb_tensor *x = F64((2), 1.5, -2);
@@ -550,6 +569,7 @@ static Suite *unary_suite(void) {
     tcase_add_test(grad, test_gradcheck_unary);
     tcase_add_test(grad, test_sign_gradient_is_zero);
     tcase_add_test(grad, test_cast_gradient);
+    tcase_add_test(grad, test_cast_saturates);
     tcase_add_test(grad, test_stop_gradient_blocks);
     tcase_add_test(grad, test_fused_backward_is_one_op);
     tcase_add_test(grad, test_fused_helper_values);

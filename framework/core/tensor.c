@@ -16,13 +16,23 @@ double gb__load(gb_dtype dt, const void *data, int64_t i) {
     }
 }
 
+/* v as an integer in [lo, hi]: saturated at the ends, NaN as 0. A plain
+ * cast of a value past the type's range is undefined behaviour (a Pad of
+ * uint8 with the constant -3.875 was one). */
+static double to_range(double v, double lo, double hi) {
+    return v != v ? 0 : v < lo ? lo : v > hi ? hi : v;
+}
+
 void gb__store(gb_dtype dt, void *data, int64_t i, double v) {
     switch (dt) {
     case GB_F32: ((float *)data)[i] = (float)v; break;
     case GB_F64: ((double *)data)[i] = v; break;
-    case GB_I32: ((int32_t *)data)[i] = (int32_t)v; break;
-    case GB_I64: ((int64_t *)data)[i] = (int64_t)v; break;
-    case GB_U8: ((uint8_t *)data)[i] = (uint8_t)v; break;
+    case GB_I32: ((int32_t *)data)[i] = (int32_t)to_range(v, INT32_MIN, INT32_MAX); break;
+    case GB_I64:
+        /* 2^63 itself is past int64: the upper end is the largest double below it. */
+        ((int64_t *)data)[i] = (int64_t)to_range(v, -0x1p63, 0x1.fffffffffffffp62);
+        break;
+    case GB_U8: ((uint8_t *)data)[i] = (uint8_t)to_range(v, 0, UINT8_MAX); break;
     case GB_BOOL: ((uint8_t *)data)[i] = v != 0.0; break;
     default: break;
     }

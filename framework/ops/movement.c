@@ -655,7 +655,15 @@ static int infer_pad(const gb_op_call *c, gb_out_desc *out) {
                          c->def->name, i, (long long)before, (long long)after);
             return -1;
         }
-        out[0].shape[i] = x->shape[i] < 0 ? -1 : x->shape[i] + before + after;
+        int64_t padded;
+        if (__builtin_add_overflow(before, after, &padded) ||
+            (x->shape[i] >= 0 && __builtin_add_overflow(padded, x->shape[i], &padded))) {
+            gb__op_error(c, GB_ERR_SHAPE,
+                         "%s: axis %d padded by (%lld, %lld) has more than 2^63 elements",
+                         c->def->name, i, (long long)before, (long long)after);
+            return -1;
+        }
+        out[0].shape[i] = x->shape[i] < 0 ? -1 : padded;
     }
     out[0].dtype = x->dtype;
     out[0].rank = x->rank;

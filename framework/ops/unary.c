@@ -92,14 +92,27 @@ static bool kernel_pair(const gb_op_call *c, gb_tensor **out) {
 
 /* One function per source type; the switch picks the destination loop.
  * To bool is "non-zero", as in TensorFlow. */
+/* A float as an integer type: saturated at the type's ends, NaN as 0 (a
+ * plain cast past the range is undefined behaviour); integers convert as
+ * C converts them (narrowing wraps, as TensorFlow's Cast). */
+#define TO_I32_F(x) ((x) != (x) ? 0 : (x) <= -0x1p31 ? INT32_MIN : (x) >= 0x1p31 ? INT32_MAX : (int32_t)(x))
+#define TO_I64_F(x) ((x) != (x) ? 0 : (x) <= -0x1p63 ? INT64_MIN : (x) >= 0x1p63 ? INT64_MAX : (int64_t)(x))
+#define TO_U8_F(x) ((x) != (x) || (x) <= 0 ? 0 : (x) >= 255 ? 255 : (uint8_t)(x))
+#define TO_I32_S(x) ((int32_t)(x))
+#define TO_I64_S(x) ((int64_t)(x))
+#define TO_U8_S(x) ((uint8_t)(x))
+#define TO_I32_U TO_I32_S
+#define TO_I64_U TO_I64_S
+#define TO_U8_U TO_U8_S
+
 #define GEN_CAST_FROM(unused, DT, sfx, S, U, CL)                                              \
     static void cast_from_##sfx(int64_t n, const void *px, void *pr, gb_dtype to) {           \
         switch (to) {                                                                         \
         case GB_F32: CAST_LOOP(S, float, s_[i]); break;                                       \
         case GB_F64: CAST_LOOP(S, double, s_[i]); break;                                      \
-        case GB_I32: CAST_LOOP(S, int32_t, s_[i]); break;                                     \
-        case GB_I64: CAST_LOOP(S, int64_t, s_[i]); break;                                     \
-        case GB_U8: CAST_LOOP(S, uint8_t, s_[i]); break;                                      \
+        case GB_I32: CAST_LOOP(S, int32_t, TO_I32_##CL(s_[i])); break;                        \
+        case GB_I64: CAST_LOOP(S, int64_t, TO_I64_##CL(s_[i])); break;                        \
+        case GB_U8: CAST_LOOP(S, uint8_t, TO_U8_##CL(s_[i])); break;                          \
         default: CAST_LOOP(S, uint8_t, s_[i] != 0); break;                                    \
         }                                                                                     \
     }
