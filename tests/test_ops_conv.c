@@ -357,6 +357,14 @@ START_TEST(test_errors) {
      * dilation is a window past 2^63 elements. */
     gb_tensor *y = gb_conv2d(x, f, GB_LIST(INT64_MAX, INT64_MAX), GB_PADDING_SAME, NULL, 0);
     ck_assert_msg(y && gb_shape(y)[1] == 1 && gb_shape(y)[2] == 1, "%s", gb_error_string());
+    /* A 1x1 window spans one element whatever its dilation: the direct
+     * kernel's tap ranges take a dilation of 2^63-1 without wrapping. */
+    gb_tensor *f1 = gb_ones(GB_F32, GB_SHAPE(1, 1, 3, 8));
+    gb_tensor *y1 = gb_conv2d(x, f1, NULL, 0, GB_PADDING_SAME, GB_LIST(INT64_MAX, INT64_MAX));
+    gb_tensor *y1_plain = gb_conv2d(x, f1, NULL, 0, GB_PADDING_SAME, NULL, 0);
+    ck_assert_msg(y1 && y1_plain && gb_nbytes(y1) == gb_nbytes(y1_plain) &&
+                      !memcmp(gb_data(y1), gb_data(y1_plain), gb_nbytes(y1)),
+                  "%s", gb_error_string());
     expect_error(gb_conv2d(x, f, NULL, 0, GB_PADDING_SAME, GB_LIST(INT64_MAX, 1)), GB_ERR_VALUE,
                  "Conv2D: the window's height (size 3, dilation 9223372036854775807) spans more "
                  "than 2^63 elements");

@@ -129,6 +129,10 @@ START_TEST(test_shapes_past_int64_are_refused) {
     ck_assert_ptr_null(gb_broadcast_to(gb_scalar(GB_F64, 1), GB_SHAPE(big, 1)));
     assert_error_text(GB_ERR_SHAPE, "BroadcastTo: output 0 of shape [4611686018427387904,1] has "
                                     "more than 2^63 bytes");
+    /* Empty, but its strides would wrap. */
+    ck_assert_ptr_null(gb_zeros(GB_F32, GB_SHAPE(0, INT64_C(1) << 40, INT64_C(1) << 40)));
+    assert_error_text(GB_ERR_SHAPE, "gb_zeros: shape [0,1099511627776,1099511627776] has more "
+                                    "than 2^63 elements");
     ck_assert_ptr_null(gb_zeros(GB_F32, GB_SHAPE(big, big)));
     assert_error_text(GB_ERR_SHAPE,
                       "gb_zeros: shape [4611686018427387904,4611686018427387904] has more than "
@@ -252,6 +256,9 @@ START_TEST(test_slice) {
         "begin 3 and size 2 are out of range for axis 1 of size 4 (input shape [3,4])");
     ck_assert_ptr_null(gb_slice(x, GB_LIST(-1, 0), GB_LIST(1, 1)));
     assert_op_error(GB_ERR_VALUE, "Slice", "begin -1 and size 1 are out of range for axis 0");
+    /* A size near 2^63 is out of range, not a wrapped sum (UBSan). */
+    ck_assert_ptr_null(gb_slice(x, GB_LIST(1, 0), GB_LIST(INT64_MAX, 1)));
+    assert_op_error(GB_ERR_VALUE, "Slice", "begin 1 and size 9223372036854775807 are out of range");
     ck_assert_ptr_null(gb_slice(x, GB_LIST(0, 0), GB_LIST(-2, 1)));
     assert_op_error(GB_ERR_VALUE, "Slice", "size -2");
     /* one begin and one size per axis */

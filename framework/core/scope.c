@@ -269,8 +269,10 @@ int64_t gb__shape_size(int rank, const int64_t *shape) {
 
 bool gb__shape_fits(int rank, const int64_t *shape, size_t elem_size, const char **unit) {
     int64_t n = 1, bytes;
+    /* The dims past zero are multiplied out too: a [0, 2^40, 2^40] tensor
+     * holds nothing, but its strides would wrap. */
     for (int i = 0; i < rank; i++)
-        if (shape[i] >= 0 && __builtin_mul_overflow(n, shape[i], &n)) {
+        if (shape[i] > 0 && __builtin_mul_overflow(n, shape[i], &n)) {
             *unit = "elements";
             return false;
         }

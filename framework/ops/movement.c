@@ -465,7 +465,8 @@ static bool slice_axis(int64_t d, int64_t begin, int64_t size, int64_t *s) {
         return begin >= 0 && size >= -1;
     }
     *s = size == -1 ? d - begin : size;
-    return begin >= 0 && begin <= d && *s >= 0 && begin + *s <= d;
+    /* *s <= d - begin, not begin + *s <= d: a size near 2^63 would wrap. */
+    return begin >= 0 && begin <= d && *s >= 0 && *s <= d - begin;
 }
 
 static int infer_slice(const gb_op_call *c, gb_out_desc *out) {

@@ -16,6 +16,10 @@
 #include "core/isa.h"
 #include "ops/conv/direct.h"
 
+/* ceil(a / d) for a >= 0, d >= 1, without forming a + d - 1 (a dilation
+ * or stride near 2^63 from a loaded graph would overflow it). */
+static inline int64_t ceil_div(int64_t a, int64_t d) { return a / d + (a % d != 0); }
+
 /* The taps [lo, hi) of a window along one axis that land inside [0, in),
  * for the window starting at `base` (= o * stride - pad). */
 static inline void tap_range(int64_t base, int64_t d, int64_t k, int64_t in, int64_t *lo,
@@ -24,8 +28,8 @@ static inline void tap_range(int64_t base, int64_t d, int64_t k, int64_t in, int
         *lo = base >= 0 ? 0 : -base;
         *hi = in - base < k ? in - base : k;
     } else {
-        *lo = base >= 0 ? 0 : (-base + d - 1) / d;
-        *hi = in - base <= 0 ? 0 : (in - base + d - 1) / d;
+        *lo = base >= 0 ? 0 : ceil_div(-base, d);
+        *hi = in - base <= 0 ? 0 : ceil_div(in - base, d);
         if (*hi > k) *hi = k;
     }
     if (*hi < *lo) *hi = *lo;
@@ -101,8 +105,8 @@ DEFINE_DIRECT(double, vec_f64, f64)
 static inline void out_range(int64_t k, int64_t s, int64_t pad, int64_t d, int64_t in, int64_t out,
                              int64_t *lo, int64_t *hi) {
     int64_t off = k * d - pad; /* o * s + off must be in [0, in) */
-    *lo = off >= 0 ? 0 : (-off + s - 1) / s;
-    *hi = in - off <= 0 ? 0 : (in - off + s - 1) / s;
+    *lo = off >= 0 ? 0 : ceil_div(-off, s);
+    *hi = in - off <= 0 ? 0 : ceil_div(in - off, s);
     if (*hi > out) *hi = out;
     if (*hi < *lo) *hi = *lo;
 }
