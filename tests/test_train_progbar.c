@@ -179,27 +179,29 @@ static void say_at_batch_1(gb_train_state *s, int64_t batch, gb_logs *logs, void
     if (batch == 1) gb_train_print(s, "a note at batch %lld", (long long)batch);
 }
 
-/* On a terminal the bar is redrawn in place; a callback's line printed
- * mid-epoch stands on a line of its own, whole, and the bar goes on below
- * it (printf there would leave "2/4 ━━━...a note" on one line). */
-START_TEST(test_print_goes_above_a_live_bar) {
+/* A 4-3 model compiled with SGD, and 100 samples of 3 classes, for the
+ * tests of what prints beside a live bar. */
+static gb_module *small_model(gb_optimizer **opt, gb_tensor **x, gb_tensor **y) {
     gb_module *m = gb_sequential_new("model");
     gb_sequential_add(m, gb_dense_new(3, &(gb_dense_options){.seed = 1}));
-    gb_optimizer *opt = gb_sgd(0.1);
+    *opt = gb_sgd(0.1);
     gb_model_compile(m, &(gb_compile_options){
-                            .optimizer = opt,
+                            .optimizer = *opt,
                             .loss = {GB_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY, .from_logits = true}});
-    gb_tensor *x = gb_random_uniform(GB_F32, GB_SHAPE(100, 4), -1, 1, 7);
-    gb_tensor *y = gb_cast(gb_random_uniform(GB_F32, GB_SHAPE(100), 0, 3, 8), GB_I32);
-    gb_callback *note = gb_lambda(&(gb_lambda_callback){.on_batch_end = say_at_batch_1});
-    char *text = NULL;
-    size_t size = 0;
-    FILE *out = open_memstream(&text, &size);
+    *x = gb_random_uniform(GB_F32, GB_SHAPE(100, 4), -1, 1, 7);
+    *y = gb_cast(gb_random_uniform(GB_F32, GB_SHAPE(100), 0, 3, 8), GB_I32);
+    return m;
+}
+
+/* One epoch in batches of 25 on a terminal (forced) with the fake clock,
+ * printing to out, with callback cb. */
+static gb_history *fit_on_terminal(gb_module *m, gb_tensor *x, gb_tensor *y, FILE *out,
+                                   gb_callback *cb) {
     gb_fit_options o = gb_fit_defaults();
     o.epochs = 1;
     o.batch_size = 25;
     o.out = out;
-    o.callbacks = &note;
+    o.callbacks = &cb;
     o.ncallbacks = 1;
     fake_t = 0;
     gb__train_set_clock(fake_clock);
@@ -207,6 +209,21 @@ START_TEST(test_print_goes_above_a_live_bar) {
     gb_history *h = gb_model_fit(m, x, y, &o);
     gb__progbar_force_terminal(false);
     gb__train_set_clock(NULL);
+    return h;
+}
+
+/* On a terminal the bar is redrawn in place; a callback's line printed
+ * mid-epoch stands on a line of its own, whole, and the bar goes on below
+ * it (printf there would leave "2/4 ━━━...a note" on one line). */
+START_TEST(test_print_goes_above_a_live_bar) {
+    gb_optimizer *opt;
+    gb_tensor *x, *y;
+    gb_module *m = small_model(&opt, &x, &y);
+    gb_callback *note = gb_lambda(&(gb_lambda_callback){.on_batch_end = say_at_batch_1});
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&text, &size);
+    gb_history *h = fit_on_terminal(m, x, y, out, note);
     fclose(out);
     ck_assert_msg(h, "%s", gb_error_string());
     char screen[8][CELLS * 4 + 1];
@@ -233,14 +250,9 @@ static void warn_at_batch_1(gb_train_state *s, int64_t batch, gb_logs *logs, voi
  * bar: while the bar is live they too stand on a line of their own above
  * it. (The bar's stream and stderr append to one file here, in order.) */
 START_TEST(test_engine_warning_goes_above_a_live_bar) {
-    gb_module *m = gb_sequential_new("model");
-    gb_sequential_add(m, gb_dense_new(3, &(gb_dense_options){.seed = 1}));
-    gb_optimizer *opt = gb_sgd(0.1);
-    gb_model_compile(m, &(gb_compile_options){
-                            .optimizer = opt,
-                            .loss = {GB_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY, .from_logits = true}});
-    gb_tensor *x = gb_random_uniform(GB_F32, GB_SHAPE(100, 4), -1, 1, 7);
-    gb_tensor *y = gb_cast(gb_random_uniform(GB_F32, GB_SHAPE(100), 0, 3, 8), GB_I32);
+    gb_optimizer *opt;
+    gb_tensor *x, *y;
+    gb_module *m = small_model(&opt, &x, &y);
     gb_callback *warn = gb_lambda(&(gb_lambda_callback){.on_batch_end = warn_at_batch_1});
     char path[] = "/tmp/gb_progbar_XXXXXX";
     int fd = mkstemp(path);
@@ -248,18 +260,7 @@ START_TEST(test_engine_warning_goes_above_a_live_bar) {
     int appending = open(path, O_WRONLY | O_APPEND), saved_stderr = dup(2);
     FILE *out = fdopen(appending, "a");
     dup2(appending, 2);
-    gb_fit_options o = gb_fit_defaults();
-    o.epochs = 1;
-    o.batch_size = 25;
-    o.out = out;
-    o.callbacks = &warn;
-    o.ncallbacks = 1;
-    fake_t = 0;
-    gb__train_set_clock(fake_clock);
-    gb__progbar_force_terminal(true);
-    gb_history *h = gb_model_fit(m, x, y, &o);
-    gb__progbar_force_terminal(false);
-    gb__train_set_clock(NULL);
+    gb_history *h = fit_on_terminal(m, x, y, out, warn);
     fflush(stderr);
     dup2(saved_stderr, 2);
     close(saved_stderr);
