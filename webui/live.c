@@ -23,6 +23,7 @@
 #include "respond.h"
 
 #define KEEPALIVE_MS 10000
+#define SHUTDOWN_WAIT_MS 1000
 
 typedef struct stream {
     gb__live *live;
@@ -39,6 +40,7 @@ typedef struct stream {
 struct gb__live {
     pthread_mutex_t mu;
     pthread_cond_t wake;    /* signals the watcher to stop */
+    pthread_cond_t ended;   /* signalled each time a stream closes */
     pthread_t thread;
     bool thread_started, stopping;
     int poll_ms;
@@ -57,16 +59,23 @@ static void resume_all(gb__live *live) {
         }
 }
 
+/* The CLOCK_REALTIME instant ms from now, for pthread_cond_timedwait. */
+static struct timespec deadline_in(int ms) {
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    t.tv_sec += ms / 1000;
+    t.tv_nsec += (long)(ms % 1000) * 1000000L;
+    t.tv_sec += t.tv_nsec / 1000000000L;
+    t.tv_nsec %= 1000000000L;
+    return t;
+}
+
 static void *watch(void *arg) {
     gb__live *live = arg;
     int64_t last_wake = gb__now_ms();
     pthread_mutex_lock(&live->mu);
     while (!live->stopping) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += (long)live->poll_ms * 1000000L;
-        until.tv_sec += until.tv_nsec / 1000000000L;
-        until.tv_nsec %= 1000000000L;
+        struct timespec until = deadline_in(live->poll_ms);
         pthread_cond_timedwait(&live->wake, &live->mu, &until);
         if (live->stopping) break;
         /* The store check runs without mu: it may wait on SQLite. */
@@ -94,6 +103,7 @@ gb__live *gb__live_start(const char *db_path, int poll_ms, char *err, size_t err
     }
     pthread_mutex_init(&live->mu, NULL);
     pthread_cond_init(&live->wake, NULL);
+    pthread_cond_init(&live->ended, NULL);
     live->poll_ms = poll_ms;
     live->generation = 1;
     if (gb_store_open(db_path, &live->store) != GB_STORE_OK) {
@@ -163,6 +173,7 @@ static void stream_closed(void *cls) {
     if (s->prev) s->prev->next = s->next;
     else live->streams = s->next;
     if (s->next) s->next->prev = s->prev;
+    pthread_cond_broadcast(&live->ended);
     pthread_mutex_unlock(&live->mu);
     free(s);
 }
@@ -200,6 +211,14 @@ void gb__live_shutdown(gb__live *live) {
     live->thread_started = false;
     pthread_mutex_lock(&live->mu);
     resume_all(live);
+    /* Each resumed stream now writes its last chunk and closes. Waiting for
+     * that before the daemon stops lets the browser see a stream that
+     * ended, which it retries quietly, rather than one cut mid-chunk
+     * (ERR_INCOMPLETE_CHUNKED_ENCODING in its console). Bounded, for a
+     * client that stopped reading. */
+    struct timespec until = deadline_in(SHUTDOWN_WAIT_MS);
+    while (live->streams && pthread_cond_timedwait(&live->ended, &live->mu, &until) == 0) {
+    }
     pthread_mutex_unlock(&live->mu);
 }
 
@@ -209,5 +228,6 @@ void gb__live_free(gb__live *live) {
     gb_store_close(live->store);
     pthread_mutex_destroy(&live->mu);
     pthread_cond_destroy(&live->wake);
+    pthread_cond_destroy(&live->ended);
     free(live);
 }

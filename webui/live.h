@@ -20,7 +20,8 @@ typedef struct gb__live gb__live;
 gb__live *gb__live_start(const char *db_path, int poll_ms, char *err, size_t err_size);
 /* Answers GET /api/events with an endless event stream. */
 enum MHD_Result gb__live_respond(gb__live *live, struct MHD_Connection *connection);
-/* Stops the watcher and ends every stream; call before MHD_stop_daemon. */
+/* Stops the watcher and ends every stream, waiting (at most 1 s) until
+ * each has sent its last chunk; call before MHD_stop_daemon. */
 void gb__live_shutdown(gb__live *live);
 /* Frees what is left; call after MHD_stop_daemon. */
 void gb__live_free(gb__live *live);

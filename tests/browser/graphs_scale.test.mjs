@@ -36,7 +36,12 @@ const count = (sub) => Number(sub.replace(/^.*· /, '').replace(/[^\d]/g, ''));
 const MAX_BOXES = 200;   // hierarchy.js MAX_CHILDREN
 
 async function show(shape) {
-  if (server) await server.stop();
+  // Leave the page first, as a person closes the tab: a page still open on
+  // a server that stops would rightly report its lost event stream.
+  if (server) {
+    await page.goto('about:blank');
+    await server.stop();
+  }
   server = await startServer(dbs[shape]);
   await page.goto(`${server.url}#graphs?run=big&tag=generated&step=0`);
   return until(page, () => document.querySelector('.graphs-page')?.dataset.state === 'ready' &&
