@@ -1,5 +1,6 @@
 /* test_webui_protocol.c — the HTTP layer's checks before any route runs,
- * and connection reuse: NUL bytes in paths, the parameters of
+ * and connection reuse: NUL bytes in paths (encoded and raw) and header
+ * fields, the parameters of
  * /api/events, the Host header (required in HTTP/1.1, once, strictly
  * host[:port], and naming an allowed host whatever address is bound),
  * keep-alive and pipelined requests. Raw requests over sockets. Links the
@@ -34,6 +35,13 @@ static http_response raw_request(int to_port, const char *request) {
     return r;
 }
 
+/* Sends len bytes (NULs included) on the connection fd; the response. */
+static http_response send_bytes(int fd, const char *bytes, size_t len) {
+    http_response r = {0};
+    if (!http_send_all(fd, bytes, len) || !http_read_response(fd, false, &r)) r.status = 0;
+    return r;
+}
+
 /* ---- paths ------------------------------------------------------------------------ */
 
 START_TEST(nul_in_a_path_is_400) {
@@ -52,6 +60,64 @@ START_TEST(events_rejects_parameters_like_every_route) {
                                               "unknown parameter 'x' (accepted: none)"});
     webui_assert_json_error(port, &(bad_case){"/api/events?since=3", 400,
                                               "unknown parameter 'since'"});
+}
+END_TEST
+
+/* A raw NUL byte would end the line libmicrohttpd reads there: refused,
+ * not served as what came before it. sizeof - 1 keeps the NULs. */
+#define RAW(s) {s, sizeof s - 1}
+typedef struct raw_case {
+    const char *bytes;
+    size_t len;
+} raw_case;
+
+START_TEST(raw_nul_bytes_are_400) {
+    static const raw_case target[] = {
+        RAW("GET /api/runs\0x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"),
+        RAW("GET /static/app.js\0.png HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"),
+    };
+    for (size_t i = 0; i < sizeof target / sizeof target[0]; i++) {
+        int fd = http_connect(port, 3000);
+        http_response r = send_bytes(fd, target[i].bytes, target[i].len);
+        close(fd);
+        ck_assert_int_eq(r.status, 400);
+        ASSERT_HAS(r.body, "NUL byte in the request target");
+        http_free(&r);
+    }
+    static const struct {
+        raw_case head;
+        const char *field;
+    } fields[] = {
+        {RAW("GET /api/runs HTTP/1.1\r\nHost: 127.0.0.1\0.evil.example\r\n\r\n"), "'Host'"},
+        {RAW("GET /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: a\0b\r\n\r\n"), "'Accept'"},
+        {RAW("GET /api/runs HTTP/1.1\r\nAccept: a\0b\r\nHost: 127.0.0.1\r\n\r\n"), "'Accept'"},
+    };
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        /* On a connection that already served a request: its second head. */
+        int fd = http_connect(port, 3000);
+        const char *good = "GET /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+        http_response first = send_bytes(fd, good, strlen(good));
+        ck_assert_int_eq(first.status, 200);
+        http_free(&first);
+        http_response r = send_bytes(fd, fields[i].head.bytes, fields[i].head.len);
+        close(fd);
+        ck_assert_int_eq(r.status, 400);
+        ASSERT_HAS(r.body, "NUL byte in header field ");
+        ASSERT_HAS(r.body, fields[i].field);
+        http_free(&r);
+    }
+    /* What libmicrohttpd skips between a head's pieces is not taken for one. */
+    static const raw_case fine[] = {
+        RAW("GET /api/runs HTTP/1.1\r\nHost:127.0.0.1\r\nAccept:   */*  \r\n\r\n"),
+        RAW("GET /api/runs HTTP/1.1\nHost: 127.0.0.1\nAccept: */*\n\n"),
+    };
+    for (size_t i = 0; i < sizeof fine / sizeof fine[0]; i++) {
+        int fd = http_connect(port, 3000);
+        http_response r = send_bytes(fd, fine[i].bytes, fine[i].len);
+        close(fd);
+        ck_assert_msg(r.status == 200, "case %zu: %d %s", i, r.status, r.body ? r.body : "");
+        http_free(&r);
+    }
 }
 END_TEST
 
@@ -246,6 +312,7 @@ static Suite *suite(void) {
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, nul_in_a_path_is_400);
+    tcase_add_test(tc, raw_nul_bytes_are_400);
     tcase_add_test(tc, events_rejects_parameters_like_every_route);
     tcase_add_loop_test(tc, host_header_is_checked_strictly, 0,
                         (int)(sizeof host_cases / sizeof host_cases[0]));

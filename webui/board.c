@@ -10,10 +10,11 @@
  * runs at the first point where what it reads is there:
  *   the request line (MHD_OPTION_URI_LOG_CALLBACK)  target length, the
  *       number of parameters (before libmicrohttpd splits them, see
- *       request_head.c), %00 in the path;
+ *       request_head.c), %00 in the path, a raw NUL in the target;
  *   the head is in (the access handler's first call)  the header deadline
  *       stops (connections.c); a request with a body is answered now;
- *   the request is in (its last call)  header fields, then answer.c:
+ *   the request is in (its last call)  header fields (their number,
+ *       size, raw NUL bytes), then answer.c:
  *       method, Host, %00 in the path, the route. Answering here, not
  *       earlier, is what keeps the connection open: libmicrohttpd closes
  *       a connection after a response queued on the first call (an
@@ -167,6 +168,10 @@ static void *on_request_line(void *cls, const char *target, struct MHD_Connectio
     bool nul_in_path;
     char msg[128];
     int status = gb__check_target(target, &nul_in_path, msg, sizeof msg);
+    if (!status && gb__target_hides_nul(target)) {
+        snprintf(msg, sizeof msg, "NUL byte in the request target");
+        status = 400;
+    }
     gb__conn_set_bad_path(conn, nul_in_path);
     if (status) refuse(b, conn, (unsigned)status, msg);
     return NULL;
@@ -196,6 +201,7 @@ static enum MHD_Result answer(gb_board *b, struct MHD_Connection *c, const char 
                               const char *method, const char *version) {
     char msg[320];
     int status = gb__check_header_fields(c, msg, sizeof msg);
+    if (!status) status = gb__check_head_nul(c, method, msg, sizeof msg);
     if (status) return gb__send_error(c, (unsigned)status, msg);
     gb__head head;
     read_head(c, url, method, version, &head);
