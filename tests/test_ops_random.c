@@ -138,6 +138,18 @@ START_TEST(test_errors) {
                  "RandomUniform: need minval <= maxval, got minval 1, maxval 0");
     expect_error(gb_random_uniform(GB_I64, GB_SHAPE(2), 3, 3, 1), GB_ERR_VALUE,
                  "need minval < maxval");
+    /* Integer bounds past the type (the fuzzer's 1e300) or a span past
+     * int64 would wrap: refused by name. The widest allowed still draw. */
+    expect_error(gb_random_uniform(GB_I64, GB_SHAPE(2), 0, 1e300, 1), GB_ERR_VALUE,
+                 "RandomUniform: int64 bounds must lie within the type and span less than 2^63, "
+                 "got minval 0, maxval 1e+300");
+    expect_error(gb_random_uniform(GB_I64, GB_SHAPE(2), -0x1p62, 0x1p62, 1), GB_ERR_VALUE,
+                 "span less than 2^63");
+    expect_error(gb_random_uniform(GB_I32, GB_SHAPE(2), 0, 0x1p31, 1), GB_ERR_VALUE,
+                 "RandomUniform: int32 bounds must lie within the type");
+    gb_tensor *wide = gb_random_uniform(GB_I32, GB_SHAPE(64), -0x1p31, 0x1p31 - 1, 7);
+    ck_assert_ptr_nonnull(wide);
+    for (int64_t i = 0; i < 64; i++) ck_assert(gb_get(wide, i) >= -0x1p31 && gb_get(wide, i) < 0x1p31);
     expect_error(gb_random_uniform(GB_BOOL, GB_SHAPE(2), 0, 1, 1), GB_ERR_DTYPE,
                  "RandomUniform: dtype bool is not supported");
     expect_error(gb_random_normal(GB_I32, GB_SHAPE(2), 0, 1, 1), GB_ERR_DTYPE,

@@ -36,6 +36,13 @@ static bool dtype_allowed(const gb_op_call *c, gb_dtype dt) {
     return c->op == GB_OP_RANDOM_UNIFORM && (dt == GB_I32 || dt == GB_I64);
 }
 
+/* An integer draw is ceil(minval) + floor(u * (ceil(maxval) - ceil(minval))):
+ * both ends must be values of the type, and their difference an int64. */
+static bool int_bounds_fit(gb_dtype dt, double lo, double hi) {
+    const double top = dt == GB_I32 ? 0x1p31 : 0x1p63;
+    return lo >= -top && hi < top && ceil(hi) - ceil(lo) < 0x1p63;
+}
+
 static bool check_params(const gb_op_call *c, gb_dtype dt) {
     double p0 = c->attrs->f[0], p1 = c->attrs->f[1];
     if (!isfinite(p0) || !isfinite(p1)) {
@@ -49,6 +56,13 @@ static bool check_params(const gb_op_call *c, gb_dtype dt) {
         if (integer ? !(p1 > p0) : !(p1 >= p0)) {
             gb__op_error(c, GB_ERR_VALUE, "%s: need minval %s maxval, got minval %g, maxval %g",
                          c->def->name, integer ? "<" : "<=", p0, p1);
+            return false;
+        }
+        if (integer && !int_bounds_fit(dt, p0, p1)) {
+            gb__op_error(c, GB_ERR_VALUE,
+                         "%s: %s bounds must lie within the type and span less than 2^63, "
+                         "got minval %g, maxval %g",
+                         c->def->name, gb_dtype_name(dt), p0, p1);
             return false;
         }
     } else if (p1 < 0) {
