@@ -59,3 +59,44 @@ const gb_attr_def *gb__op_attrs(gb_op_id op, int *n) {
     *n = k;
     return d;
 }
+
+/* The value an attribute of def's type cannot hold, described in msg. */
+static bool attr_value_ok(const gb_attr_def *d, int64_t x, char *msg, size_t size) {
+    switch (d->type) {
+    case GB_ATTR_ENUM: {
+        int n = 0;
+        while (d->names[n]) n++;
+        if (x >= 0 && x < n) return true;
+        size_t len = (size_t)snprintf(msg, size, "is %lld, not one of", (long long)x);
+        for (int k = 0; k < n && len < size; k++)
+            len += (size_t)snprintf(msg + len, size - len, "%s %s", k ? "," : "", d->names[k]);
+        return false;
+    }
+    case GB_ATTR_BOOL:
+        if (x == 0 || x == 1) return true;
+        snprintf(msg, size, "is %lld, not 0 (false) or 1 (true)", (long long)x);
+        return false;
+    case GB_ATTR_DTYPE:
+        if (x >= 0 && x < GB_DTYPE_COUNT) return true;
+        snprintf(msg, size, "is %lld, not a dtype", (long long)x);
+        return false;
+    case GB_ATTR_AXES:
+        if (!((uint64_t)x >> GB_MAX_RANK)) return true;
+        snprintf(msg, size, "names an axis past %d", GB_MAX_RANK - 1);
+        return false;
+    default: return true;
+    }
+}
+
+bool gb__attrs_valid(const gb_op_call *c) {
+    const gb_attr_def *d = (unsigned)c->op < GB_OP_COUNT ? op_attrs[c->op] : no_attrs;
+    for (; d->name; d++) {
+        if (d->slot >= GB_MAX_ATTR_INTS) continue;
+        char msg[160];
+        if (!attr_value_ok(d, c->attrs->i[d->slot], msg, sizeof msg)) {
+            gb__op_error(c, GB_ERR_VALUE, "%s: attribute '%s' %s", c->def->name, d->name, msg);
+            return false;
+        }
+    }
+    return true;
+}

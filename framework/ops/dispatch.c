@@ -87,7 +87,9 @@ int gb__dispatch(gb_op_id op, gb_tensor *const *in, int nin, const gb_attrs *att
     }
     gb_out_desc desc[GB_MAX_OUTPUTS];
     int nout = def->infer(&c, desc);
-    if (nout < 0 || !outputs_fit(&c, desc, nout)) return -1;
+    /* An op's own checks speak first (they name the C API's constants);
+     * the schema's catch whatever an op leaves unchecked. */
+    if (nout < 0 || !outputs_fit(&c, desc, nout) || !gb__attrs_valid(&c)) return -1;
 
     if (gb__tl_tracing || symbolic) {
         /* Traced: a node instead of a kernel; tapes begun inside the traced

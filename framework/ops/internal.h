@@ -136,6 +136,12 @@ typedef struct gb_attr_def {
 
 /* op's attributes in declaration order; *n their number. */
 const gb_attr_def *gb__op_attrs(gb_op_id op, int *n);
+/* Whether the call's typed attributes hold values of their type: an enum
+ * one of its names, a bool 0 or 1, a dtype a dtype, axes below
+ * GB_MAX_RANK. The dispatcher checks every call (eager, traced, loaded),
+ * so what runs can be written and read back as the same values; false
+ * after gb__op_error naming the attribute. */
+bool gb__attrs_valid(const gb_op_call *c);
 
 /* How a variable attribute is written: its id as `id` in buf (SavedModel
  * writes an index into its variable list); false fails the print. NULL:
