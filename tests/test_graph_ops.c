@@ -160,6 +160,64 @@ static void assert_refuses_eager(const op_case *c) {
     gb_clear_error();
 }
 
+/* ---- attributes outside their type --------------------------------------------------- */
+
+/* An enum, bool, dtype or axes attribute holding a value of no name (one
+ * past its names, 2^32, which an int would read as 0, 2, a dtype past the
+ * last, an axis past the maximum rank) is refused when the op runs: the
+ * op would otherwise run on a value that saves as no name and loads as
+ * another. */
+START_TEST(test_attributes_outside_their_type_are_refused) {
+    gb_op_id op = (gb_op_id)_i;
+    if (op == GB_OP_PLACEHOLDER || op == GB_OP_CONST) return;
+    int n;
+    const gb_attr_def *defs = gb__op_attrs(op, &n);
+    for (int k = 0; k < n; k++) {
+        const gb_attr_def *d = &defs[k];
+        int64_t bad[2] = {0, 0};
+        int nbad = 0;
+        if (d->type == GB_ATTR_ENUM) {
+            while (d->names[bad[0]]) bad[0]++;
+            bad[1] = INT64_C(1) << 32;
+            nbad = 2;
+        } else if (d->type == GB_ATTR_BOOL) {
+            bad[0] = 2, bad[1] = INT64_C(1) << 32, nbad = 2;
+        } else if (d->type == GB_ATTR_DTYPE) {
+            bad[0] = GB_DTYPE_COUNT, bad[1] = -1, nbad = 2;
+        } else if (d->type == GB_ATTR_AXES) {
+            bad[0] = INT64_C(1) << GB_MAX_RANK, nbad = 1;
+        }
+        for (int b = 0; b < nbad; b++) {
+            gb_scope_begin();
+            op_case c;
+            make_case(op, BATCH, &c);
+            c.attrs.i[d->slot] = bad[b];
+            if (c.attrs.ni <= d->slot) c.attrs.ni = d->slot + 1;
+            gb_tensor *out[OC_MAX_OUT];
+            int got = gb__dispatch(c.op, c.in, c.nin, &c.attrs, out);
+            ck_assert_msg(got < 0, "%s ran with attribute '%s' = %lld", gb_op_type_name(op),
+                          d->name, (long long)bad[b]);
+            const gb_error *e = gb_last_error();
+            ck_assert_msg(e && e->message[0], "%s refused '%s' without a message",
+                          gb_op_type_name(op), d->name);
+            gb_clear_error();
+            gb_scope_end();
+        }
+    }
+}
+END_TEST
+
+START_TEST(test_schema_names_the_attribute) {
+    /* Conv2D's own check reads padding as an int: 2^32 was VALID. */
+    gb_tensor *x = gb_ones(GB_F32, GB_SHAPE(1, 4, 4, 1)), *w = gb_ones(GB_F32, GB_SHAPE(2, 2, 1, 1));
+    gb_attrs a = {.i = {1, 1, 1, 1, INT64_C(1) << 32}, .ni = 5};
+    gb_tensor *out[1];
+    ck_assert_int_eq(gb__dispatch(GB_OP_CONV2D, (gb_tensor *[]){x, w}, 2, &a, out), -1);
+    check_error(GB_ERR_VALUE, "Conv2D: attribute 'padding' is 4294967296, not one of VALID, SAME");
+    gb_clear_error();
+}
+END_TEST
+
 /* ---- the generators ------------------------------------------------------------------ */
 
 START_TEST(test_every_op_has_a_generator) {
@@ -501,6 +559,8 @@ static Suite *suite(void) {
     TCase *tc = tcase_create("ops");
     tcase_add_checked_fixture(tc, scope_setup, scope_teardown);
     tcase_add_test(tc, test_every_op_has_a_generator);
+    tcase_add_loop_test(tc, test_attributes_outside_their_type_are_refused, 0, GB_OP_COUNT);
+    tcase_add_test(tc, test_schema_names_the_attribute);
     tcase_add_loop_test(tc, test_cases_give_attributes_by_name, 0, GB_OP_COUNT);
     tcase_add_loop_test(tc, test_node_attributes_round_trip_through_the_schema, 0, GB_OP_COUNT);
     tcase_add_test(tc, test_attribute_text_word_for_word);
