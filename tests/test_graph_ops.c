@@ -26,6 +26,7 @@
 #include "graph/internal.h"
 #include "graph_test_util.h"
 #include "op_cases.h"
+#include "stdout_capture.h"
 #include "test_util.h"
 
 enum { BATCH = 3 };
@@ -43,32 +44,6 @@ static bool attrs_equal(const gb_attrs *a, const gb_attrs *b) {
     return a->ni == b->ni && memcmp(a->i, b->i, sizeof a->i) == 0 &&
            memcmp(a->f, b->f, sizeof a->f) == 0 && strcmp(a->s, b->s) == 0 &&
            a->nvars == b->nvars && memcmp(a->vars, b->vars, sizeof a->vars) == 0;
-}
-
-/* ---- stdout, captured ---------------------------------------------------------------- */
-
-typedef struct capture {
-    int saved;
-    FILE *file;
-} capture;
-
-static void capture_begin(capture *cp) {
-    fflush(stdout);
-    cp->file = tmpfile();
-    ck_assert_ptr_nonnull(cp->file);
-    cp->saved = dup(STDOUT_FILENO);
-    ck_assert_int_ge(cp->saved, 0);
-    ck_assert_int_ge(dup2(fileno(cp->file), STDOUT_FILENO), 0);
-}
-
-static void capture_end(capture *cp, char *buf, size_t n) {
-    fflush(stdout);
-    dup2(cp->saved, STDOUT_FILENO);
-    close(cp->saved);
-    rewind(cp->file);
-    size_t len = fread(buf, 1, n - 1, cp->file);
-    buf[len] = '\0';
-    fclose(cp->file);
 }
 
 /* ---- runs ---------------------------------------------------------------------------- */

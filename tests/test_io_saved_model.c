@@ -13,6 +13,7 @@
 #include "cf_test_fns.h"
 #include "glassbox.h"
 #include "io/internal.h"
+#include "stdout_capture.h"
 #include "test_util.h"
 
 static gb_module *model;
@@ -453,6 +454,42 @@ START_TEST(test_cond_and_while_loop_round_trip) {
 }
 END_TEST
 
+/* gb_print inside a saved function: a node with no output, saved and
+ * loaded (it once saved and then failed to load), printing at each call
+ * of the loaded model what it printed in the original. */
+static int doubles_and_prints(void *user, gb_tensor *const *in, int nin, const gb_value *st,
+                              int nst, gb_tensor **out) {
+    (void)user, (void)nin, (void)st, (void)nst;
+    gb_print("halfway:", in[0]);
+    out[0] = gb_mul(in[0], gb_scalar(GB_F32, 2));
+    return 1;
+}
+
+START_TEST(test_print_round_trip) {
+    gb_function *f = gb_function_new("doubles", doubles_and_prints,
+                                     &(gb_function_options){.input_signature = x_spec, .ninput_signature = 1});
+    gb_saved_model_signature sig = {.name = "serving_default", .function = f, .inputs = x_spec, .ninputs = 1};
+    ck_assert_msg(gb_saved_model_save(test_dir(), &sig, 1), "%s", gb_error_string());
+    gb_saved_model *m = gb_saved_model_load(test_dir());
+    ck_assert_msg(m != NULL, "%s", gb_error_string());
+    gb_tensor *x = batch(2, 5), *loaded, *original;
+    char printed_loaded[1024], printed_original[1024];
+    capture cp;
+    capture_begin(&cp);
+    int n = gb_saved_model_call(m, "serving_default", &x, 1, &loaded);
+    capture_end(&cp, printed_loaded, sizeof printed_loaded);
+    ck_assert_msg(n == 1, "%s", gb_error_string());
+    capture_begin(&cp);
+    ck_assert_int_eq(gb_function_call(f, &x, 1, NULL, 0, &original), 1);
+    capture_end(&cp, printed_original, sizeof printed_original);
+    assert_bitwise(loaded, original);
+    ck_assert_msg(strstr(printed_loaded, "halfway:") != NULL, "printed '%s'", printed_loaded);
+    ck_assert_str_eq(printed_loaded, printed_original);
+    gb_saved_model_free(m);
+    gb_function_free(f);
+}
+END_TEST
+
 /* A gradient taken inside the function through a cond is saved: the If
  * of the gradient is an If like any other. */
 START_TEST(test_gradient_of_a_cond_inside_the_graph) {
@@ -506,6 +543,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_missing_files);
     tcase_add_test(tc, test_refusals_when_saving);
     tcase_add_test(tc, test_cond_and_while_loop_round_trip);
+    tcase_add_test(tc, test_print_round_trip);
     tcase_add_test(tc, test_gradient_of_a_cond_inside_the_graph);
     suite_add_tcase(s, tc);
     return s;

@@ -397,9 +397,9 @@ static bool read_attrs(const reader *r, const gb_config *c, gb_attrs *a) {
 
 static bool read_outputs(const reader *r, const gb_config *c, gb__saved_node *nd) {
     const gb_config *out = gb_config_get(c, "out");
-    if (!out || gb_config_kind_of(out) != GB_CONFIG_LIST || gb_config_len(out) < 1 ||
-        gb_config_len(out) > GB_MAX_OUTPUTS)
-        return bad(r, "'out' must be a list of 1 to %d tensor specs", GB_MAX_OUTPUTS);
+    /* Print has no output: an empty list is a node run for its effect. */
+    if (!out || gb_config_kind_of(out) != GB_CONFIG_LIST || gb_config_len(out) > GB_MAX_OUTPUTS)
+        return bad(r, "'out' must be a list of 0 to %d tensor specs", GB_MAX_OUTPUTS);
     nd->nout = gb_config_len(out);
     for (int k = 0; k < nd->nout; k++)
         if (!read_spec(r, gb_config_at(out, k), NULL, 0, &nd->out[k].dtype, &nd->out[k].rank,

@@ -99,8 +99,9 @@ static int replay_node(const gb_saved_model *m, const gb__saved_graph *g, const 
     if (n == nd->nout) return n;
     gb__error(GB_ERR_VALUE, NULL,
               "SavedModel '%s', graph '%s': node '%s' (%s) gave outputs other than the file "
-              "says (%d of dtype %s)",
-              m->dir, g->name, nd->name, gb_op_type_name(nd->op), nd->nout, gb_dtype_name(nd->out[0].dtype));
+              "says (%d%s%s)",
+              m->dir, g->name, nd->name, gb_op_type_name(nd->op), nd->nout,
+              nd->nout ? " of dtype " : "", nd->nout ? gb_dtype_name(nd->out[0].dtype) : "");
     return -1;
 }
 
