@@ -300,6 +300,7 @@ START_TEST(test_text_and_graph) {
     ck_assert_int_eq(gb_summary_text(w, "notes", text, 4), GB_OK);
     ck_assert_int_eq(gb_summary_text(w, "notes", "", 5), GB_OK);
     ck_assert_int_eq(gb_summary_graph(w, "train_step", "text", "y = MatMul(x, w)", 0), GB_OK);
+    ck_assert_int_eq(gb_summary_graph(w, "train_step", "json", "{\"nodes\":[\"\xc3\xbc\"]}", 1), GB_OK);
     ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
     gb_store *s = open_store();
     gb_texts *t;
@@ -311,9 +312,11 @@ START_TEST(test_text_and_graph) {
     gb_store_free(t);
     gb_graphs *g;
     ck_assert_int_eq(gb_store_graphs(s, "run", "train_step", NULL, &g), GB_STORE_OK);
-    ck_assert_int_eq(g->count, 1);
+    ck_assert_int_eq(g->count, 2);
     ck_assert_str_eq(g->rows[0].format, "text");
     ck_assert_str_eq(g->rows[0].content, "y = MatMul(x, w)");
+    ck_assert_str_eq(g->rows[1].format, "json");
+    ck_assert_str_eq(g->rows[1].content, "{\"nodes\":[\"\xc3\xbc\"]}");
     gb_store_free(g);
     gb_store_close(s);
 }
@@ -454,6 +457,15 @@ START_TEST(test_bad_inputs_have_clear_errors) {
     ASSERT_ERROR(gb_summary_text(w, "", "x", 0), GB_ERR_VALUE, "tag is empty");
     ASSERT_ERROR(gb_summary_text(w, "t", NULL, 0), GB_ERR_VALUE, "text is NULL");
     ASSERT_ERROR(gb_summary_graph(w, "g", NULL, "x", 0), GB_ERR_VALUE, "format is NULL");
+    /* A graph the server could only answer with a 500 is refused here. */
+    ASSERT_ERROR(gb_summary_graph(w, "g", "json", "{\"nodes\":[\"\xff\"]}", 0), GB_ERR_VALUE,
+                 "gb_summary_graph 'g': content of format 'json' is not one JSON value in UTF-8");
+    ASSERT_ERROR(gb_summary_graph(w, "g", "json", "{\"nodes\":[\"\xc3\"]}", 0), GB_ERR_VALUE,
+                 "not one JSON value in UTF-8");
+    ASSERT_ERROR(gb_summary_graph(w, "g", "json", "{\"nodes\":[]} x", 0), GB_ERR_VALUE,
+                 "not one JSON value in UTF-8");
+    ASSERT_ERROR(gb_summary_graph(w, "g", "text", "a \xed\xa0\x80 b", 0), GB_ERR_VALUE,
+                 "gb_summary_graph 'g': format or content is not UTF-8");
     ASSERT_ERROR(gb_summary_scalar(w, "x", 1, GB_STEP_LIMIT + 1), GB_ERR_VALUE, "out of range");
     gb_summary_clear_step();
     ASSERT_ERROR(gb_summary_scalar(w, "x", 1, GB_STEP_DEFAULT), GB_ERR_STATE,

@@ -109,7 +109,7 @@ static void quoted(gb__json *j, const char *s, size_t n) {
     size_t run = 0;   /* bytes before i that pass as they are */
     for (size_t i = 0; i < n;) {
         unsigned cp;
-        size_t len = gb__utf8_decode(p + i, n - i, &cp);
+        size_t len = gb_utf8_decode(p + i, n - i, &cp);
         char u[8];
         const char *esc = len ? escape_of(cp, u) : "\\ufffd";
         if (!esc) {
@@ -212,14 +212,7 @@ void gb__json_bool(gb__json *j, bool v) {
 bool gb__json_raw(gb__json *j, const char *s, size_t n) {
     /* Checked JSON from the store's parser; its strings may still hold
      * bytes that are not UTF-8, which a response must not. */
-    for (size_t i = 0; i < n;) {
-        unsigned cp;
-        size_t k = (unsigned char)s[i] < 0x80
-                       ? 1
-                       : gb__utf8_decode((const unsigned char *)s + i, n - i, &cp);
-        if (!k) return false;
-        i += k;
-    }
+    if (!gb_utf8_valid(s, n)) return false;
     begin_value(j);
     put(j, s, n);
     return true;

@@ -36,7 +36,7 @@ static const char *check_text(const char *v, const gb__param_spec *spec) {
     if (len > (size_t)spec->max) return "is too long";
     for (const unsigned char *p = (const unsigned char *)v, *end = p + len; p < end;) {
         unsigned cp;
-        size_t n = gb__utf8_decode(p, (size_t)(end - p), &cp);
+        size_t n = gb_utf8_decode(p, (size_t)(end - p), &cp);
         if (!n) return "is not valid UTF-8";
         if (gb__is_control(cp)) return "contains a control character";
         p += n;

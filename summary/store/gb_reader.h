@@ -499,9 +499,17 @@ gb_store_status gb_store_trace_graph(gb_store *s, const char *run, int64_t id, b
  * queries by what they read rather than by how long they took. */
 int64_t gb_store_pages_read(gb_store *s);
 
-/* Whether text is exactly one well-formed JSON value (a stored graph of
- * format "json", say, before a server hands it on). */
+/* Whether text is exactly one well-formed JSON value, its strings UTF-8
+ * (a stored graph of format "json", say, before a server hands it on). */
 bool gb_json_is_value(const char *text);
+
+/* Decodes the UTF-8 sequence at s (n > 0 bytes readable): its code point
+ * into *cp and its length 1..4, or 0 when the bytes there are not UTF-8
+ * (a stray or cut-short sequence, an overlong form, a surrogate, past
+ * U+10FFFF). */
+size_t gb_utf8_decode(const unsigned char *s, size_t n, unsigned *cp);
+/* Whether the n bytes at s are UTF-8 throughout. */
+bool gb_utf8_valid(const char *s, size_t n);
 
 /* Op timings aggregated per (op_name, op_type, device). */
 typedef struct gb_op_timing_row {

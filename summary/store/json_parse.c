@@ -100,8 +100,13 @@ long gb__jp_string(gb__jp *ps, char *out, size_t size) {
             if (cp < 0) return -1;
             put_utf8(out, size, &len, (unsigned)cp);
         } else {
-            if (out && len + 1 < size) out[len] = (char)c;
-            len++;
+            /* JSON text is UTF-8: a stray byte rejects the string. */
+            unsigned cp;
+            size_t k = c < 0x80 ? 1 : gb_utf8_decode((const unsigned char *)ps->p - 1, 4, &cp);
+            if (!k) return -1;
+            for (size_t b = 0; b < k; b++, len++)
+                if (out && len + 1 < size) out[len] = ps->p[b - 1];
+            ps->p += k - 1;
         }
     }
     ps->p++;

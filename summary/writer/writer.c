@@ -546,6 +546,12 @@ gb_status gb_summary_graph(gb_summary_writer *w, const char *tag, const char *fo
     if (st != GB_OK) return st;
     if (!format || !*format) return fail(GB_ERR_VALUE, what, tag, "format is NULL or empty");
     if (!content) return fail(GB_ERR_VALUE, what, tag, "content is NULL");
+    /* Checked here, where the caller can be told: a stored graph the
+     * server cannot hand on would only be a damaged one there. */
+    if (!strcmp(format, "json") && !gb_json_is_value(content))
+        return fail(GB_ERR_VALUE, what, tag, "content of format 'json' is not one JSON value in UTF-8");
+    if (!gb_utf8_valid(format, strlen(format)) || !gb_utf8_valid(content, strlen(content)))
+        return fail(GB_ERR_VALUE, what, tag, "format or content is not UTF-8");
     size_t bytes;
     gb__strings *s = gb__strings_new(2, (const char *[]){format, content}, &bytes);
     if (!s) return fail(GB_ERR_MEMORY, what, tag, "out of memory");

@@ -41,7 +41,7 @@ static void put_escaped(FILE *f, const char *s) {
     size_t n = strlen(s);
     for (size_t i = 0; i < n;) {
         unsigned cp;
-        size_t len = gb__utf8_decode(p + i, n - i, &cp);
+        size_t len = gb_utf8_decode(p + i, n - i, &cp);
         char buf[16];
         const char *esc = len ? escape_of(cp, buf, sizeof buf) : buf;
         if (!len) snprintf(buf, sizeof buf, "\\x%02x", p[i]);
