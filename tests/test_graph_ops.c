@@ -289,6 +289,14 @@ START_TEST(test_attribute_text_word_for_word) {
     ck_assert_str_eq(buf, "{alpha=0.1}");
     gb__attrs_print(GB_OP_ADD, &a, &(gb_attrs_style){0}, buf, sizeof buf);
     ck_assert_str_eq(buf, "");
+    /* A rank-0 Pad has no pairs: printed and read back as an empty list. */
+    a = (gb_attrs){.f = {3}};
+    gb__attrs_print(GB_OP_PAD, &a, &(gb_attrs_style){0}, buf, sizeof buf);
+    ck_assert_str_eq(buf, "{paddings=[], constant_value=3}");
+    gb_attrs back;
+    ck_assert_msg(gb__attrs_parse(GB_OP_PAD, buf, &back, "t"), "%s", gb_error_string());
+    ck_assert_int_eq(back.ni, 0);
+    ck_assert(back.f[0] == 3);
     static const struct {
         gb_op_id op;
         const char *text, *error;

@@ -363,7 +363,8 @@ static bool set_double(setter *st, const gb_attr_def *d, const pval *v) {
 }
 
 static bool set_list(setter *st, const gb_attr_def *d, const pval *v) {
-    if (v->kind != PV_LIST || v->pairs != (d->type == GB_ATTR_PAIRS))
+    /* An empty list is both (a rank-0 Pad has no pairs). */
+    if (v->kind != PV_LIST || (v->n && v->pairs != (d->type == GB_ATTR_PAIRS)))
         return bad(st, d, "must be a list of %s", d->type == GB_ATTR_PAIRS ? "[before, after] pairs" : "integers");
     if (d->type == GB_ATTR_INTS && d->len > 0 && v->n != d->len)
         return bad(st, d, "must have %d entries, not %d", d->len, v->n);
