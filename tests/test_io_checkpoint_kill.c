@@ -20,7 +20,8 @@
  * machine's timing, so the test also counts the kills that landed
  * mid-write (a temporary file was there) and the rounds that wrote
  * something, and requires both, so it cannot pass by killing only idle
- * children. Each test is bounded to 9 s (it takes about 1 s).
+ * children; while either is missing it runs more rounds (at most 60),
+ * with longer delays. Each test is bounded to 20 s (it takes about 1 s).
  */
 #include <check.h>
 #include <dirent.h>
@@ -36,7 +37,7 @@
 #include "glassbox.h"
 #include "test_util.h"
 
-enum { KILLS = 20, WIDTH = 512, LAYERS = 3 };
+enum { KILLS = 20, MAX_ROUNDS = 60, WIDTH = 512, LAYERS = 3 };
 
 /* What both sides hold: the model (3 Dense layers of 512x512, 3 MB), a
  * step variable, the checkpoint tracking both. */
@@ -188,10 +189,16 @@ static void kill_writers(save_fn save) {
     unsigned seed = 12345;
     int64_t last = 0;
     int mid_write = 0, advanced = 0;
-    for (int round = 0; round < KILLS; round++) {
+    /* KILLS rounds, and more while no kill has yet landed mid-write or no
+     * round completed a write (a loaded machine writes slower than the
+     * first write measured), the delays' spread doubling every KILLS
+     * rounds (twice at most). */
+    for (int round = 0; round < KILLS || ((!mid_write || !advanced) && round < MAX_ROUNDS);
+         round++) {
         /* Up to three write times: some kills before the first write ends,
          * some during a later one, some between writes. */
-        long delay_us = 200 + (long)(rand_r(&seed) % (unsigned)(3 * write_us + 1000));
+        unsigned spread = (unsigned)(3 * write_us + 1000) << (round < 2 * KILLS ? round / KILLS : 2);
+        long delay_us = 200 + (long)(rand_r(&seed) % spread);
         kill_a_writer(&r, save, last + 1, delay_us);
         int temps = temp_files();
         ck_assert_int_le(temps, 1);   /* the file being written: a checkpoint or the state */
@@ -222,7 +229,7 @@ static Suite *suite(void) {
     Suite *s = suite_create("io_checkpoint_kill");
     TCase *tc = tcase_create("kill");
     tcase_add_checked_fixture(tc, ckpt_dir_setup, ckpt_dir_teardown);
-    tcase_set_timeout(tc, 9);   /* both: under 20 s whatever happens */
+    tcase_set_timeout(tc, 20);   /* each: a hang fails, a slow machine does not */
     tcase_add_test(tc, test_sigkill_during_checkpoint_writes);
     tcase_add_test(tc, test_sigkill_during_manager_saves);
     suite_add_tcase(s, tc);

@@ -8,7 +8,7 @@
  * for 256 elements at a time, every step computes into a register block
  * that stays in L1, using the very kernels the unfused ops use (so the
  * results are bitwise those of the unfused graph), and only the last step
- * is written out. Inputs broadcast to the output: one that covers it is
+ * writes the output. Inputs broadcast to the output: one that covers it is
  * read in place, a single element is spread once, any other broadcast is
  * gathered per block. A large output's blocks are shared by the workers
  * of the pool (core/parallel.h), each with registers of its own, as the
@@ -172,18 +172,18 @@ static const void *operand(const fused_run *r, int k) {
     return k >= 0 ? (const void *)r->regs[k] : (const void *)r->in_block[-1 - k];
 }
 
-/* One block: every step into its register block. */
-static void run_block(fused_run *r, int64_t m) {
+/* One block: every step into its register block, the last one into dst
+ * (the output's slice; see run_blocks). */
+static void run_block(fused_run *r, int64_t m, void *dst) {
     const gb_fused_program *p = r->p;
     for (int s = 0; s < p->nsteps; s++) {
         const gb_fused_step *st = &p->steps[s];
         const void *a = operand(r, st->a);
+        void *to = s == p->nsteps - 1 ? dst : r->regs[s];
         switch (st->kind) {
-        case GB_FUSED_MAP: r->fns[s].map(m, a, r->regs[s], &st->attrs); break;
-        case GB_FUSED_PAIR: r->fns[s].pair(m, a, operand(r, st->b), r->regs[s]); break;
-        case GB_FUSED_BINARY:
-            r->fns[s].run(GB_EW_RUN_VV, m, a, operand(r, st->b), r->regs[s]);
-            break;
+        case GB_FUSED_MAP: r->fns[s].map(m, a, to, &st->attrs); break;
+        case GB_FUSED_PAIR: r->fns[s].pair(m, a, operand(r, st->b), to); break;
+        case GB_FUSED_BINARY: r->fns[s].run(GB_EW_RUN_VV, m, a, operand(r, st->b), to); break;
         }
     }
 }
@@ -247,15 +247,21 @@ static void run_blocks(void *ctx, int64_t b0, int64_t b1, int worker) {
     for (int64_t b = b0; b < b1; b++) {
         int64_t i0 = b * r->len, m = job->y->size - i0 < r->len ? job->y->size - i0 : r->len;
         load_inputs(r, job->c, job->y, i0, m, es);
-        run_block(r, m);
-        if (job->check && b < job->blamed_block[worker]) {
-            const char *name = blame_step(r, m, es);
-            if (name) job->blamed_block[worker] = b, job->blamed[worker] = name;
+        /* The last step writes the output's slice directly: the output may
+         * take the memory of an input that dies here (the memory plan's
+         * in-place reuse), which is safe because only that step writes it,
+         * element j from operands' element j, as every elementwise kernel
+         * runs in place. With numerics checks on, it goes through its
+         * register block so the block can be searched. */
+        char *dst = (char *)job->y->data + (size_t)i0 * es;
+        run_block(r, m, job->check ? r->regs[r->p->nsteps - 1] : dst);
+        if (job->check) {
+            if (b < job->blamed_block[worker]) {
+                const char *name = blame_step(r, m, es);
+                if (name) job->blamed_block[worker] = b, job->blamed[worker] = name;
+            }
+            memcpy(dst, r->regs[r->p->nsteps - 1], (size_t)m * es);
         }
-        /* Copied out after the block is computed: the output may take the
-         * memory of an input that dies here (the memory plan's in-place
-         * reuse), and each block reads its inputs before this write. */
-        memcpy((char *)job->y->data + (size_t)i0 * es, r->regs[r->p->nsteps - 1], (size_t)m * es);
     }
 }
 

@@ -5,7 +5,8 @@
  *
  * Every math op is an expression over the element type, stamped out per
  * dtype (ops/elementwise_types.h) into one tight loop; <tgmath.h> makes
- * exp() on a float call expf(). Tanh on float is ops/fast_math.h's, which
+ * exp() on a float call expf(). Tanh on float (Tanh, and Gelu's tanh form)
+ * is ops/fast_math.h's, which
  * vectorizes (libm's tanhf is a call per element) at every level: the
  * build lets the compiler assume no floating-point traps, without which it
  * would not compute both sides of tanh's select unmasked, and on AVX2
@@ -50,8 +51,8 @@
     (mode == GB_GELU_EXACT  ? (x) * NORMAL_CDF(T, x)                                             \
      : mode == GB_GELU_CDF ? NORMAL_CDF(T, x)                                                    \
                         : (T)0.5 * (x) *                                                      \
-                              ((T)1 + tanh((T)GB_GELU_TANH_C *                                   \
-                                           ((x) + (T)GB_GELU_TANH_K * (x) * (x) * (x)))))
+                              ((T)1 + GB_TANH((T)GB_GELU_TANH_C *                                \
+                                              ((x) + (T)GB_GELU_TANH_K * (x) * (x) * (x)))))
 
 #define GEN_MAP(op, DT, sfx, T, U, CL)                                                        \
     static void op##_##sfx(int64_t n, const void *px, void *pr, const gb_attrs *at) {         \
