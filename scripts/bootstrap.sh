@@ -8,12 +8,12 @@ here="$(cd "$(dirname "$0")/.." && pwd)"
 
 # Debian packages: build tools, libraries (Open MPI, so that `make test`
 # builds and tests data-parallel training), the data set, the benchmark peer
-# (GB_WITH_TORCH=1), the fuzzing compiler (GB_WITH_FUZZ=1) and the browser
-# used by the end-to-end tests.
+# (GB_WITH_TORCH=1), the fuzzing compiler (GB_WITH_FUZZ=1), the browser
+# used by the end-to-end tests and openssl (the HTTPS test's certificate).
 packages=(
   build-essential cmake pkg-config
   libopenblas-dev libsqlite3-dev libmicrohttpd-dev check
-  libpng-dev zlib1g-dev
+  libpng-dev zlib1g-dev openssl
   libopenmpi-dev openmpi-bin
   dataset-fashion-mnist
   chromium nodejs npm

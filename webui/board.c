@@ -22,7 +22,8 @@
  *       request), so answering there made every response "Connection:
  *       close" and left pipelined requests unanswered.
  * Errors found at the request line are answered there, on the socket
- * (gb__conn_refuse); every other answer goes through libmicrohttpd. A
+ * (gb__conn_refuse; over HTTPS the connection is only closed); every
+ * other answer goes through libmicrohttpd. A
  * board bound beyond loopback asks every request for its token (auth.h),
  * right after the Host check.
  */
@@ -50,6 +51,7 @@
 #include "live.h"
 #include "request_head.h"
 #include "respond.h"
+#include "tls.h"
 
 struct gb_board {
     struct MHD_Daemon *mhd;
@@ -58,6 +60,7 @@ struct gb_board {
     gb__conns *conns;
     gb__hosts hosts;   /* what Host headers may name */
     char token[GB__TOKEN_MAX + 1];   /* every request's, when set (auth.h) */
+    gb__tls tls;       /* HTTPS when set */
     int port;
     char url[320];
 };
@@ -118,8 +121,9 @@ static enum MHD_Result send_file(struct MHD_Connection *c, const gb__static_file
  * with the token as a cookie no script reads and no other site sends. */
 static enum MHD_Result send_login(gb_board *b, struct MHD_Connection *c, gb__answer *a) {
     char cookie[GB__TOKEN_MAX + 64];
-    snprintf(cookie, sizeof cookie, "%s=%s; Path=/; HttpOnly; SameSite=Strict", GB__TOKEN_COOKIE,
-             b->token);
+    /* Over HTTPS the cookie is Secure: a browser never sends it in clear. */
+    snprintf(cookie, sizeof cookie, "%s=%s; Path=/; HttpOnly; SameSite=Strict%s", GB__TOKEN_COOKIE,
+             b->token, b->tls.cert ? "; Secure" : "");
     struct MHD_Response *r = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
     enum MHD_Result ok = MHD_NO;
     if (r) {
@@ -154,7 +158,9 @@ static enum MHD_Result send_answer(gb_board *b, struct MHD_Connection *c, gb__an
  * the connection. */
 static void refuse(gb_board *b, gb__conn *conn, unsigned status, const char *msg) {
     size_t len = 0;
-    char *bytes = gb__raw_error(status, msg, &len);
+    /* Over HTTPS the socket carries TLS records only libmicrohttpd can
+     * write: such a request is just closed. */
+    char *bytes = b->tls.cert ? NULL : gb__raw_error(status, msg, &len);
     gb__conn_refuse(b->conns, conn, bytes ? bytes : "", len);
     free(bytes);
 }
@@ -267,8 +273,8 @@ static int listen_on(gb_board *b, const char *host, int port) {
     b->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
                                              : ((struct sockaddr_in *)&ss)->sin_port);
     bool v6 = res->ai_family == AF_INET6;
-    snprintf(b->url, sizeof b->url, "http://%s%s%s:%d/", v6 ? "[" : "", host, v6 ? "]" : "",
-             b->port);
+    snprintf(b->url, sizeof b->url, "%s://%s%s%s:%d/", b->tls.cert ? "https" : "http",
+             v6 ? "[" : "", host, v6 ? "]" : "", b->port);
     freeaddrinfo(res);
     return fd;
 }
@@ -324,8 +330,12 @@ static bool resolve_options(const gb_board_options *given, gb_board_options *o) 
  * each connection registered for the header deadline, each request line
  * and response end reported. */
 static struct MHD_Daemon *start_mhd(gb_board *b, int fd, const gb_board_options *o) {
+    struct MHD_OptionItem tls[] = {{MHD_OPTION_HTTPS_MEM_KEY, 0, b->tls.key},
+                                   {MHD_OPTION_HTTPS_MEM_CERT, 0, b->tls.cert},
+                                   {MHD_OPTION_END, 0, NULL}};
     return MHD_start_daemon(
-        MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, on_request, b,
+        MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | (b->tls.cert ? MHD_USE_TLS : 0),
+        0, NULL, NULL, on_request, b, MHD_OPTION_ARRAY, b->tls.cert ? tls : tls + 2,
         MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)o->threads,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->max_connections,
         /* Silence, e.g. a client that stops reading its response. */
@@ -379,6 +389,8 @@ gb_board *gb_board_start(const char *db_path, const char *host, int port,
         snprintf(err, sizeof err, "%s", last_error);
         return start_failed(b, "%s", err);
     }
+    if (!gb__tls_load(o.tls_cert, o.tls_key, &b->tls, err, sizeof err))
+        return start_failed(b, "%s", err);
     b->pool = gb__pool_new(db_path, o.threads, err, sizeof err);
     if (!b->pool) return start_failed(b, "%s", err);
     b->live = gb__live_start(db_path, o.poll_ms, err, sizeof err);
@@ -393,7 +405,9 @@ gb_board *gb_board_start(const char *db_path, const char *host, int port,
     b->mhd = start_mhd(b, fd, &o);
     if (!b->mhd) {
         close(fd);
-        return start_failed(b, "cannot start the HTTP server on %s:%d", host, b->port);
+        return start_failed(b, "cannot start the HTTP%s server on %s:%d%s", b->tls.cert ? "S" : "",
+                            host, b->port,
+                            b->tls.cert ? " (does the key match the certificate?)" : "");
     }
     return b;
 }
@@ -423,5 +437,6 @@ void gb_board_stop(gb_board *b) {
     gb__conns_free(b->conns);
     gb__live_free(b->live);
     gb__pool_free(b->pool);
+    gb__tls_free(&b->tls);
     free(b);
 }

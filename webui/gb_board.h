@@ -64,6 +64,11 @@ typedef struct gb_board_options {
                            beyond it (gb_board_token) */
     bool no_auth;       /* bound beyond loopback, serve without a token:
                            anyone who reaches the port reads every run */
+    const char *tls_cert; /* serve HTTPS with this certificate (a PEM file,
+                             its chain after it) and tls_key, its private
+                             key (PEM, unencrypted); both or neither. The
+                             token's cookie is then Secure */
+    const char *tls_key;
 } gb_board_options;
 
 /* Starts serving the store at db_path on host:port in background threads.

@@ -28,7 +28,7 @@
 
 #include "gb_reader.h"
 
-#define GB__CLI_MAX_OPTIONS 8    /* per subcommand */
+#define GB__CLI_MAX_OPTIONS 16   /* per subcommand (each asserts it has room) */
 #define GB__CLI_RUN (-1)         /* gb__cli_parse: go on and run the command */
 #define GB__CLI_USAGE 2          /* exit code of a usage error */
 

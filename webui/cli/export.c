@@ -78,6 +78,8 @@ static const gb__cli_option options[] = {
     [TAG] = {"--tag", "TAG", "the scalar tag", .required = true},
     [FORMAT] = {"--format", "csv|json", "the output format", .fallback = "csv"},
 };
+_Static_assert(sizeof options / sizeof options[0] <= GB__CLI_MAX_OPTIONS,
+               "more options than the parser holds (cli.h)");
 
 const gb__cli_command gb__cli_export = {
     .name = "export",

@@ -111,6 +111,8 @@ static int inspect(const gb__cli_command *cmd, const char *const *values) {
 static const gb__cli_option options[] = {
     [DB] = {"--db", "FILE", "the store to read", .required = true},
 };
+_Static_assert(sizeof options / sizeof options[0] <= GB__CLI_MAX_OPTIONS,
+               "more options than the parser holds (cli.h)");
 
 const gb__cli_command gb__cli_inspect = {
     .name = "inspect",

@@ -1,8 +1,10 @@
 /* cli/serve.c — `glassbox serve --db FILE [--host 127.0.0.1] [--port 6006]
  * [--threads 4] [--allow-host NAME[,NAME...]] [--token T | --token-file F |
- * --no-auth]`: runs the dashboard server until SIGINT or SIGTERM.
+ * --no-auth] [--cert PEM --key PEM]`: runs the dashboard server until
+ * SIGINT or SIGTERM.
  *
- * The first line on stdout is "glassbox: serving http://HOST:PORT/ ...",
+ * The first line on stdout is "glassbox: serving http://HOST:PORT/ ..."
+ * (https with --cert and --key),
  * printed once the socket listens (scripts and tests that pass --port 0
  * read the chosen port from it). Beyond loopback the address printed
  * carries the token (`?token=...`) every request needs, as Jupyter's. A
@@ -20,7 +22,7 @@
 #include "gb_board.h"
 
 /* options[] and values[] */
-enum { DB, HOST, PORT, THREADS, ALLOW_HOST, TOKEN, TOKEN_FILE, NO_AUTH };
+enum { DB, HOST, PORT, THREADS, ALLOW_HOST, TOKEN, TOKEN_FILE, NO_AUTH, CERT, KEY };
 
 /* The token from --token or the first line of --token-file (into buf);
  * false after a usage error. */
@@ -49,7 +51,8 @@ static int serve(const gb__cli_command *cmd, const char *const *values) {
     const char *db = values[DB], *host = values[HOST];
     int port;
     char token_buf[256];
-    gb_board_options opts = {.allow_hosts = values[ALLOW_HOST], .no_auth = values[NO_AUTH] != NULL};
+    gb_board_options opts = {.allow_hosts = values[ALLOW_HOST], .no_auth = values[NO_AUTH] != NULL,
+                             .tls_cert = values[CERT], .tls_key = values[KEY]};
     if (!gb__cli_int(cmd, values, PORT, 0, 65535, &port) ||
         !gb__cli_int(cmd, values, THREADS, 1, 64, &opts.threads) ||
         !read_token(cmd, values, token_buf, sizeof token_buf, &opts.token))
@@ -107,7 +110,11 @@ static const gb__cli_option options[] = {
     [TOKEN_FILE] = {"--token-file", "FILE", "the token, from the first line of FILE"},
     [NO_AUTH] = {"--no-auth", NULL, "beyond loopback, ask no token (anyone reaching the port "
                                     "reads every run)"},
+    [CERT] = {"--cert", "PEM", "serve HTTPS with this certificate (and its chain); needs --key"},
+    [KEY] = {"--key", "PEM", "the certificate's private key (unencrypted PEM)"},
 };
+_Static_assert(sizeof options / sizeof options[0] <= GB__CLI_MAX_OPTIONS,
+               "more options than the parser holds (cli.h)");
 
 const gb__cli_command gb__cli_serve = {
     .name = "serve",
@@ -118,7 +125,8 @@ const gb__cli_command gb__cli_serve = {
                "(http://HOST:PORT/?token=...), then a cookie (HttpOnly,\n"
                "SameSite=Strict) does; scripts send 'Authorization: Bearer TOKEN'.\n"
                "A new token is made at each start unless --token or --token-file\n"
-               "gives one; --no-auth serves without one. New events reach the open\n"
+               "gives one; --no-auth serves without one. With --cert and --key it\n"
+               "serves HTTPS, and the cookie is Secure. New events reach the open\n"
                "pages within a second.\n"
                "\n"
                "Requests must name the server in their Host header: localhost,\n"

@@ -36,6 +36,8 @@ static int list(const gb__cli_command *cmd, const char *const *values) {
 static const gb__cli_option options[] = {
     {.name = "--file", .metavar = "FILE", .help = "the checkpoint file", .required = true},
 };
+_Static_assert(sizeof options / sizeof options[0] <= GB__CLI_MAX_OPTIONS,
+               "more options than the parser holds (cli.h)");
 
 const gb__cli_command gb__cli_checkpoint_ls = {
     .name = "checkpoint ls",

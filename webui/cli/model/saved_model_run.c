@@ -113,6 +113,8 @@ static const gb__cli_option options[] = {
     {.name = "--output-dir", .metavar = "DIR", .help = "also write each output there as <name>.npy"},
     {.name = "--print", .metavar = "N", .help = "values printed per output", .fallback = "10"},
 };
+_Static_assert(sizeof options / sizeof options[0] <= GB__CLI_MAX_OPTIONS,
+               "more options than the parser holds (cli.h)");
 
 const gb__cli_command gb__cli_saved_model_run = {
     .name = "saved-model run",

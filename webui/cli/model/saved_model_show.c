@@ -56,6 +56,8 @@ static int show(const gb__cli_command *cmd, const char *const *values) {
 static const gb__cli_option options[] = {
     {.name = "--dir", .metavar = "DIR", .help = "the SavedModel directory", .required = true},
 };
+_Static_assert(sizeof options / sizeof options[0] <= GB__CLI_MAX_OPTIONS,
+               "more options than the parser holds (cli.h)");
 
 const gb__cli_command gb__cli_saved_model_show = {
     .name = "saved-model show",
