@@ -177,6 +177,25 @@ bool gb_optimizer_build(gb_optimizer *opt, gb_variable *const *vars, int n);
  * apply. */
 bool gb_optimizer_exclude_from_weight_decay(gb_optimizer *opt, const char *name_part);
 
+/* Gradient clipping, as Keras' optimizer arguments (at most one is set;
+ * 0 is off):
+ *   clipnorm         each gradient scaled so its L2 norm is at most this
+ *                    (tf.clip_by_norm: g * c / max(||g||, c));
+ *   global_clipnorm  all gradients of a step scaled by one factor so their
+ *                    joint L2 norm is at most this (tf.clip_by_global_norm:
+ *                    a non-finite joint norm makes every gradient NaN, so
+ *                    the numerics checks see it);
+ *   clipvalue        each element clipped to [-clipvalue, clipvalue].
+ * apply_gradients (and so fit) clips before it updates, with ops under
+ * "<optimizer>/clip", so a traced train step's graph shows the clipping. */
+typedef struct gb_gradient_clipping {
+    double clipnorm, global_clipnorm, clipvalue;
+} gb_gradient_clipping;
+/* False (nothing changed) when more than one is set, or one is negative
+ * or not finite. */
+bool gb_optimizer_set_clipping(gb_optimizer *opt, gb_gradient_clipping clipping);
+gb_gradient_clipping gb_optimizer_clipping(const gb_optimizer *opt);
+
 /* "Adam", "AdamW", ... or the name given in the options. */
 const char *gb_optimizer_name(const gb_optimizer *opt);
 /* The learning rate the next step will use: the schedule at the current
@@ -231,6 +250,7 @@ gb_optimizer *gb_optimizer_from_config(const gb_config *c);
 #define gb_rmsprop_ex(...) GB_AT(gb_rmsprop_ex, __VA_ARGS__)
 #define gb_optimizer_apply_gradients(...) GB_AT(gb_optimizer_apply_gradients, __VA_ARGS__)
 #define gb_optimizer_build(...) GB_AT(gb_optimizer_build, __VA_ARGS__)
+#define gb_optimizer_set_clipping(...) GB_AT(gb_optimizer_set_clipping, __VA_ARGS__)
 #define gb_optimizer_exclude_from_weight_decay(...) \
     GB_AT(gb_optimizer_exclude_from_weight_decay, __VA_ARGS__)
 #define gb_optimizer_set_learning_rate(...) GB_AT(gb_optimizer_set_learning_rate, __VA_ARGS__)

@@ -75,7 +75,8 @@ START_TEST(test_config_text) {
     ck_assert_str_eq(text, "{\"class_name\": \"Adam\", \"config\": {\"name\": \"AdamW\", "
                            "\"learning_rate\": 0.001, \"beta_1\": 0.90000000000000002, "
                            "\"beta_2\": 0.999, \"epsilon\": 9.9999999999999995e-08, "
-                           "\"weight_decay\": 0.0040000000000000001, "
+                           "\"weight_decay\": 0.0040000000000000001, \"clipnorm\": null, "
+                           "\"global_clipnorm\": null, \"clipvalue\": null, "
                            "\"exclude_from_weight_decay\": [\"bias\"]}}");
     free(text);
     gb_optimizer_free(o);
@@ -85,7 +86,8 @@ START_TEST(test_config_text) {
                            "\"learning_rate\": {\"class_name\": \"ExponentialDecay\", \"config\": "
                            "{\"initial_learning_rate\": 0.10000000000000001, \"decay_steps\": 10, "
                            "\"decay_rate\": 0.5, \"staircase\": false}}, \"momentum\": 0.0, "
-                           "\"nesterov\": false, \"weight_decay\": 0.0, "
+                           "\"nesterov\": false, \"weight_decay\": 0.0, \"clipnorm\": null, "
+                           "\"global_clipnorm\": null, \"clipvalue\": null, "
                            "\"exclude_from_weight_decay\": []}}");
     free(text);
     gb_optimizer_free(o);

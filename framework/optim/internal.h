@@ -74,6 +74,12 @@ int64_t gb__optimizer_step_number(const struct gb_optimizer *opt);
  * calls it, so a traced train step counts every time it runs. */
 void gb__optimizer_advance(struct gb_optimizer *opt);
 
+/* Clips grads[0..n) in place (NULL entries stay NULL) as the clipping
+ * says (gb_gradient_clipping; all zero: nothing); false after an op
+ * failed. optim/clipping.c. */
+bool gb__optim_clip(const gb_gradient_clipping *clipping, gb_tensor **grads, int n);
+bool gb__optim_clipping_valid(const gb_gradient_clipping *clipping, const char *who);
+
 /* Whether g can update v: GB_OK, or the error code with the reason (naming
  * the variable and both dtypes and shapes) written to why. */
 gb_status gb__optim_gradient_fits(const gb_variable *v, const gb_tensor *g, char *why,

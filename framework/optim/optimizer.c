@@ -5,13 +5,15 @@
  * constructor), and per-variable state: the slot variables, created
  * lazily on the first apply (as Keras builds them), found again through a
  * pointer-keyed hash index. apply_gradients validates the whole call
- * before it updates anything, then runs one update op per variable; the
+ * before it updates anything, clips the gradients if asked
+ * (optim/clipping.c), then runs one update op per variable; the
  * step's last op counts the iteration, so the count also advances when
  * the ops run from a traced graph.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "optim/internal.h"
 
@@ -29,6 +31,7 @@ struct gb_optimizer {
     size_t index_cap;     /* a power of two, at least 2 * nvars */
     char **no_decay;      /* name parts excluded from weight decay */
     int nno_decay;
+    gb_gradient_clipping clipping;
 };
 
 /* Optimizers by id (core/handles.c), for the update ops' attributes. */
@@ -291,6 +294,28 @@ static bool apply_each(gb_optimizer *opt, gb_tensor *const *grads, gb_variable *
     return true;
 }
 
+static bool clipping_on(const gb_gradient_clipping *c) {
+    return c->clipnorm > 0 || c->global_clipnorm > 0 || c->clipvalue > 0;
+}
+
+/* The gradients clipped (a copy of the array; "<optimizer>/clip" ops), or
+ * grads itself when clipping is off; NULL after an error. */
+static gb_tensor **clipped(const gb_optimizer *opt, gb_tensor *const *grads, int n) {
+    if (!clipping_on(&opt->clipping)) return (gb_tensor **)grads;
+    gb_tensor **out = malloc((size_t)n * sizeof *out);
+    if (!out) {
+        gb__error(GB_ERR_MEMORY, NULL, "%s: out of memory", APPLY);
+        return NULL;
+    }
+    memcpy(out, grads, (size_t)n * sizeof *out);
+    gb_name_scope_push("clip");
+    bool ok = gb__optim_clip(&opt->clipping, out, n);
+    gb_name_scope_pop();
+    if (ok) return out;
+    free(out);
+    return NULL;
+}
+
 bool gb_optimizer_apply_gradients(gb_optimizer *opt, gb_tensor *const *grads, int ngrads,
                                   gb_variable *const *vars, int nvars) {
     if (!gb_ok()) return false; /* a gradient that failed is NULL: do not mistake it */
@@ -299,9 +324,25 @@ bool gb_optimizer_apply_gradients(gb_optimizer *opt, gb_tensor *const *grads, in
     /* Its ops under the optimizer's name ("Adam/ResourceApplyAdam"), as
      * Keras names them: a traced step's graph shows one "Adam" scope. */
     gb_name_scope_push(opt->name);
-    bool ok = apply_each(opt, grads, vars, nvars, last);
+    gb_tensor **g = clipped(opt, grads, nvars);
+    bool ok = g && apply_each(opt, g, vars, nvars, last);
+    if (g && g != grads) free(g);
     gb_name_scope_pop();
     return ok;
+}
+
+bool gb_optimizer_set_clipping(gb_optimizer *opt, gb_gradient_clipping clipping) {
+    if (!opt) {
+        gb__error(GB_ERR_VALUE, NULL, "gb_optimizer_set_clipping: the optimizer is NULL");
+        return false;
+    }
+    if (!gb__optim_clipping_valid(&clipping, opt->name)) return false;
+    opt->clipping = clipping;
+    return true;
+}
+
+gb_gradient_clipping gb_optimizer_clipping(const gb_optimizer *opt) {
+    return opt ? opt->clipping : (gb_gradient_clipping){0};
 }
 
 bool gb_optimizer_build(gb_optimizer *opt, gb_variable *const *vars, int n) {

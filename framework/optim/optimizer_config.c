@@ -3,7 +3,8 @@
  *
  *   {"class_name": "Adam",
  *    "config": {"name": "Adam", "learning_rate": 0.001, "beta_1": 0.9, "beta_2": 0.999,
- *               "epsilon": 1e-07, "weight_decay": 0.0, "exclude_from_weight_decay": []}}
+ *               "epsilon": 1e-07, "weight_decay": 0.0, "clipnorm": null,
+ *               "global_clipnorm": null, "clipvalue": null, "exclude_from_weight_decay": []}}
  *
  * SGD has momentum and nesterov instead, RMSprop rho, momentum, epsilon
  * and centered. The learning rate is a number, or a schedule the way
@@ -120,6 +121,32 @@ static bool put_hyperparameters(gb_config *cfg, kind k, const gb_attrs *a) {
     return gb_config_put_number(cfg, "weight_decay", a->f[GB__OPTIM_F_WEIGHT_DECAY]) != NULL;
 }
 
+/* ---- clipping ------------------------------------------------------------------------------ */
+
+static const char *const CLIP_KEYS[3] = {"clipnorm", "global_clipnorm", "clipvalue"};
+
+/* The one clipping set, as Keras writes it (a number; the others null). */
+static bool put_clipping(gb_config *cfg, const gb_gradient_clipping *c) {
+    const double v[3] = {c->clipnorm, c->global_clipnorm, c->clipvalue};
+    for (int k = 0; k < 3; k++)
+        if (!(v[k] > 0 ? gb_config_put_number(cfg, CLIP_KEYS[k], v[k])
+                       : gb_config_put_null(cfg, CLIP_KEYS[k])))
+            return false;
+    return true;
+}
+
+/* Each key absent or null (off) or a number; the optimizer checks them. */
+static bool read_clipping(const gb_config *cfg, const char *who, gb_gradient_clipping *c) {
+    double *v[3] = {&c->clipnorm, &c->global_clipnorm, &c->clipvalue};
+    *c = (gb_gradient_clipping){0};
+    for (int k = 0; k < 3; k++) {
+        const gb_config *x = gb_config_get(cfg, CLIP_KEYS[k]);
+        if (x && gb_config_kind_of(x) == GB_CONFIG_NULL) continue;
+        if (!gb_config_read_number(cfg, who, CLIP_KEYS[k], 0, v[k])) return false;
+    }
+    return true;
+}
+
 gb_config *gb_optimizer_get_config(const gb_optimizer *opt) {
     if (!gb_ok()) return NULL;
     if (!opt) {
@@ -134,9 +161,10 @@ gb_config *gb_optimizer_get_config(const gb_optimizer *opt) {
     gb_config *cfg = c && gb_config_put_string(c, "class_name", KINDS[k].class_name)
                          ? gb_config_put_dict(c, "config")
                          : NULL;
+    gb_gradient_clipping clipping = gb_optimizer_clipping(opt);
     bool ok = cfg && gb_config_put_string(cfg, "name", gb_optimizer_name(opt)) &&
               put_schedule(cfg, gb_optimizer_name(opt), gb_optimizer_schedule(opt)) &&
-              put_hyperparameters(cfg, k, &a);
+              put_hyperparameters(cfg, k, &a) && put_clipping(cfg, &clipping);
     gb_config *excluded = ok ? gb_config_put_list(cfg, "exclude_from_weight_decay") : NULL;
     for (int i = 0; excluded && i < nparts; i++)
         if (!gb_config_put_string(excluded, NULL, parts[i])) excluded = NULL;
@@ -223,10 +251,11 @@ gb_optimizer *gb_optimizer_from_config(const gb_config *c) {
         return NULL;
     }
     hyper h;
+    gb_gradient_clipping clipping;
     const char *name = gb_config_read_string(cfg, cls, "name", cls);
-    if (!name || !read_hyper(cfg, (kind)k, &h)) return NULL;
+    if (!name || !read_hyper(cfg, (kind)k, &h) || !read_clipping(cfg, cls, &clipping)) return NULL;
     gb_optimizer *o = make((kind)k, name, &h);
-    if (o && !exclude_parts(o, cfg, cls)) {
+    if (o && (!exclude_parts(o, cfg, cls) || !gb_optimizer_set_clipping(o, clipping))) {
         gb_optimizer_free(o);
         return NULL;
     }
