@@ -124,6 +124,9 @@ typedef enum gb_init_kind {
     GB_INIT_HE_NORMAL,        /* stddev sqrt(2 / fan_in) */
     GB_INIT_LECUN_UNIFORM,    /* limit sqrt(3 / fan_in) */
     GB_INIT_LECUN_NORMAL,     /* stddev sqrt(1 / fan_in) */
+    GB_INIT_ORTHOGONAL,       /* gain a (0: 1): a random orthogonal matrix, the
+                                 shape's leading dims flattened into rows
+                                 (recurrent kernels' default, as Keras) */
     GB_INIT_KIND_COUNT
 } gb_init_kind;
 
@@ -455,6 +458,36 @@ typedef struct gb_embedding_options {
 } gb_embedding_options;
 gb_module *gb_embedding_new(int64_t input_dim, int64_t output_dim, const gb_embedding_options *opts);
 
+/* Recurrent layers, as Keras': SimpleRNN, LSTM (gates i, f, c, o) and GRU
+ * (gates z, r, h), on [batch, time, features] with a known number of time
+ * steps; the output is the last state [batch, units], or every state
+ * [batch, time, units] with return_sequences (in the order processed:
+ * reversed with go_backwards). Weights: kernel [features, gates * units],
+ * recurrent_kernel [units, gates * units] and bias ([gates * units]; a
+ * GRU with reset_after, Keras' default, has [2, 3 * units]: the input and
+ * the recurrent bias). The time loop is C: eagerly it runs step by step
+ * (the input's projection for all steps is one matrix product), traced it
+ * unrolls into the graph, and a tape differentiates through time. Not
+ * yet: return_state, masking, dropout, an initial state. */
+typedef struct gb_rnn_options {
+    const char *name;                     /* NULL: simple_rnn, lstm, gru (+ _1, ...) */
+    gb_activation activation;             /* 0 (not linear): tanh */
+    gb_activation recurrent_activation;   /* LSTM, GRU; 0: sigmoid */
+    bool no_bias;                         /* Keras use_bias=False */
+    bool return_sequences;
+    bool go_backwards;
+    bool no_unit_forget_bias;             /* LSTM: Keras unit_forget_bias=False */
+    bool reset_before;                    /* GRU: Keras reset_after=False */
+    gb_initializer kernel_initializer;    /* default Glorot-uniform */
+    gb_initializer recurrent_initializer; /* default orthogonal */
+    gb_initializer bias_initializer;      /* default zeros (LSTM: forget gate's ones) */
+    gb_regularizer kernel_regularizer, recurrent_regularizer, bias_regularizer;
+    uint64_t seed;                        /* 0: next from the global sequence */
+} gb_rnn_options;
+gb_module *gb_simple_rnn_new(int64_t units, const gb_rnn_options *opts);
+gb_module *gb_lstm_new(int64_t units, const gb_rnn_options *opts);
+gb_module *gb_gru_new(int64_t units, const gb_rnn_options *opts);
+
 /* GlobalAveragePooling2D: NHWC [B, H, W, C] -> [B, C]. */
 gb_module *gb_global_avg_pool2d_new(const char *name);
 
@@ -724,6 +757,9 @@ void gb_metric_error(const gb_metric *m, gb_status code, const char *fmt, ...)
 #define gb_batch_norm_new(...) GB_AT(gb_batch_norm_new, __VA_ARGS__)
 #define gb_layer_norm_new(...) GB_AT(gb_layer_norm_new, __VA_ARGS__)
 #define gb_embedding_new(...) GB_AT(gb_embedding_new, __VA_ARGS__)
+#define gb_simple_rnn_new(...) GB_AT(gb_simple_rnn_new, __VA_ARGS__)
+#define gb_lstm_new(...) GB_AT(gb_lstm_new, __VA_ARGS__)
+#define gb_gru_new(...) GB_AT(gb_gru_new, __VA_ARGS__)
 #define gb_global_avg_pool2d_new(...) GB_AT(gb_global_avg_pool2d_new, __VA_ARGS__)
 #define gb_sequential_new(...) GB_AT(gb_sequential_new, __VA_ARGS__)
 #define gb_add_layer_new(...) GB_AT(gb_add_layer_new, __VA_ARGS__)

@@ -1,6 +1,7 @@
 /* nn/initializers.c — weight initializers (keras.initializers).
  *
- * Constants and plain random draws, and the variance-scaling family
+ * Constants and plain random draws, orthogonal matrices, and the
+ * variance-scaling family
  * (Glorot, He, LeCun) as one table of (scale, fan mode, distribution), as
  * Keras defines them. Fans: a matrix [in, out] has fan_in = in and
  * fan_out = out; a conv kernel [kh, kw, in, out] multiplies both by the
@@ -9,6 +10,8 @@
  * what is drawn is exactly scale/n (Keras' VarianceScaling).
  */
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "nn/internal.h"
 
@@ -43,6 +46,7 @@ static const char *const init_names[GB_INIT_KIND_COUNT] = {
     [GB_INIT_HE_NORMAL] = "he_normal",
     [GB_INIT_LECUN_UNIFORM] = "lecun_uniform",
     [GB_INIT_LECUN_NORMAL] = "lecun_normal",
+    [GB_INIT_ORTHOGONAL] = "orthogonal",
 };
 
 /* The stddev of a unit normal truncated to [-2, 2]. */
@@ -83,6 +87,43 @@ static gb_tensor *make_scaled(gb_initializer init, gb_dtype dt, int rank, const 
                                init.seed);
 }
 
+/* Keras' Orthogonal: a normal matrix [max(r, c), min(r, c)] (r the
+ * product of the leading dims, c the last), the Q of its QR decomposition
+ * with R's diagonal made positive (modified Gram-Schmidt gives exactly
+ * that), transposed when r < c, times the gain. Computed in float64. */
+static gb_tensor *make_orthogonal(gb_initializer init, gb_dtype dt, int rank, const int64_t *shape) {
+    int64_t rows = 1, cols = rank ? shape[rank - 1] : 1;
+    for (int i = 0; i + 1 < rank; i++) rows *= shape[i];
+    int64_t tall = rows > cols ? rows : cols, wide = rows > cols ? cols : rows;
+    if (rank < 2) {
+        gb__error(GB_ERR_VALUE, NULL, "initializer orthogonal: needs a shape of rank >= 2, got rank %d", rank);
+        return NULL;
+    }
+    gb_tensor *a = gb_random_normal(GB_F64, 2, (int64_t[]){tall, wide}, 0.0, 1.0, init.seed);
+    double *q = a ? malloc((size_t)(tall * wide) * sizeof *q) : NULL;
+    if (!q) {
+        if (a) gb__error(GB_ERR_MEMORY, NULL, "initializer orthogonal: out of memory");
+        return NULL;
+    }
+    memcpy(q, gb_data(a), (size_t)(tall * wide) * sizeof *q);
+    for (int64_t j = 0; j < wide; j++) {
+        for (int64_t k = 0; k < j; k++) { /* remove the earlier columns */
+            double dot = 0;
+            for (int64_t i = 0; i < tall; i++) dot += q[i * wide + k] * q[i * wide + j];
+            for (int64_t i = 0; i < tall; i++) q[i * wide + j] -= dot * q[i * wide + k];
+        }
+        double norm = 0;
+        for (int64_t i = 0; i < tall; i++) norm += q[i * wide + j] * q[i * wide + j];
+        norm = sqrt(norm);
+        for (int64_t i = 0; i < tall; i++) q[i * wide + j] /= norm > 0 ? norm : 1;
+    }
+    a = gb_from_f64(q, 2, (int64_t[]){tall, wide});
+    free(q);
+    gb_tensor *m = rows < cols ? gb_transpose(a, NULL, 0) : a;
+    double gain = init.a ? init.a : 1.0;
+    return gb_cast(gb_reshape(gb_mul(m, gb_scalar(GB_F64, gain)), rank, shape), dt);
+}
+
 gb_tensor *gb_initializer_make(gb_initializer init, gb_dtype dt, int rank,
                                const int64_t *shape) {
     if (!gb_dtype_is_float(dt)) {
@@ -104,6 +145,7 @@ gb_tensor *gb_initializer_make(gb_initializer init, gb_dtype dt, int rank,
     case GB_INIT_HE_NORMAL:
     case GB_INIT_LECUN_UNIFORM:
     case GB_INIT_LECUN_NORMAL: return make_scaled(init, dt, rank, shape);
+    case GB_INIT_ORTHOGONAL: return make_orthogonal(init, dt, rank, shape);
     case GB_INIT_DEFAULT:
     case GB_INIT_KIND_COUNT: break;
     }
