@@ -71,15 +71,21 @@ typedef struct raw_case {
     size_t len;
 } raw_case;
 
+/* The answer to c's bytes on a fresh connection. */
+static http_response raw_on_new_connection(const raw_case *c) {
+    int fd = http_connect(port, 3000);
+    http_response r = send_bytes(fd, c->bytes, c->len);
+    close(fd);
+    return r;
+}
+
 START_TEST(raw_nul_bytes_are_400) {
     static const raw_case target[] = {
         RAW("GET /api/runs\0x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"),
         RAW("GET /static/app.js\0.png HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"),
     };
     for (size_t i = 0; i < sizeof target / sizeof target[0]; i++) {
-        int fd = http_connect(port, 3000);
-        http_response r = send_bytes(fd, target[i].bytes, target[i].len);
-        close(fd);
+        http_response r = raw_on_new_connection(&target[i]);
         ck_assert_int_eq(r.status, 400);
         ASSERT_HAS(r.body, "NUL byte in the request target");
         http_free(&r);
@@ -112,9 +118,7 @@ START_TEST(raw_nul_bytes_are_400) {
         RAW("GET /api/runs HTTP/1.1\nHost: 127.0.0.1\nAccept: */*\n\n"),
     };
     for (size_t i = 0; i < sizeof fine / sizeof fine[0]; i++) {
-        int fd = http_connect(port, 3000);
-        http_response r = send_bytes(fd, fine[i].bytes, fine[i].len);
-        close(fd);
+        http_response r = raw_on_new_connection(&fine[i]);
         ck_assert_msg(r.status == 200, "case %zu: %d %s", i, r.status, r.body ? r.body : "");
         http_free(&r);
     }
