@@ -238,7 +238,8 @@ int gb_module_num_submodules(const gb_module *m);
 gb_module *gb_module_submodule(const gb_module *m, int i);
 /* Keras get_layer(name): a submodule at any depth, or NULL. */
 gb_module *gb_module_find(gb_module *m, const char *name);
-/* One of m's own weights by short name ("kernel") or full name, or NULL. */
+/* One of m's own weights by short name ("kernel"), its last components
+ * ("query/kernel") or full name, or NULL. */
 gb_variable *gb_module_variable(gb_module *m, const char *name);
 
 /* Variables of m and its submodules: own first, then each submodule's
@@ -487,6 +488,28 @@ typedef struct gb_rnn_options {
 gb_module *gb_simple_rnn_new(int64_t units, const gb_rnn_options *opts);
 gb_module *gb_lstm_new(int64_t units, const gb_rnn_options *opts);
 gb_module *gb_gru_new(int64_t units, const gb_rnn_options *opts);
+
+/* MultiHeadAttention(num_heads, key_dim), as Keras': called with
+ * gb_module_call_n on (query), (query, value), (query, value, key) or
+ * (query, value, key, attention_mask [batch, Tq, Tv] bool), each
+ * [batch, time, dim] with the query's dim; the output [batch, Tq,
+ * output_dim or dim], and with return_attention_scores the weights
+ * [batch, heads, Tq, Tv] second. Masked keys get exactly 0 weight, a
+ * query that may see no key gets 0 everywhere (gb_masked_softmax). */
+typedef struct gb_mha_options {
+    const char *name;                  /* NULL: multi_head_attention, ... */
+    int64_t value_dim;                 /* 0: key_dim */
+    int64_t output_dim;                /* 0: the query's width */
+    double dropout;                    /* on the attention weights, training only */
+    bool no_bias;
+    bool use_causal_mask;              /* query i attends to keys j <= i */
+    bool return_attention_scores;
+    gb_initializer kernel_initializer; /* default Glorot-uniform */
+    gb_initializer bias_initializer;   /* default zeros */
+    gb_regularizer kernel_regularizer, bias_regularizer;
+    uint64_t seed;
+} gb_mha_options;
+gb_module *gb_multi_head_attention_new(int64_t num_heads, int64_t key_dim, const gb_mha_options *opts);
 
 /* GlobalAveragePooling2D: NHWC [B, H, W, C] -> [B, C]. */
 gb_module *gb_global_avg_pool2d_new(const char *name);
@@ -760,6 +783,7 @@ void gb_metric_error(const gb_metric *m, gb_status code, const char *fmt, ...)
 #define gb_simple_rnn_new(...) GB_AT(gb_simple_rnn_new, __VA_ARGS__)
 #define gb_lstm_new(...) GB_AT(gb_lstm_new, __VA_ARGS__)
 #define gb_gru_new(...) GB_AT(gb_gru_new, __VA_ARGS__)
+#define gb_multi_head_attention_new(...) GB_AT(gb_multi_head_attention_new, __VA_ARGS__)
 #define gb_global_avg_pool2d_new(...) GB_AT(gb_global_avg_pool2d_new, __VA_ARGS__)
 #define gb_sequential_new(...) GB_AT(gb_sequential_new, __VA_ARGS__)
 #define gb_add_layer_new(...) GB_AT(gb_add_layer_new, __VA_ARGS__)

@@ -174,6 +174,11 @@ gb_tensor *gb_avg_pool2d(gb_tensor *x, const int64_t *ksize, int nksize, const i
 /* ---- softmax, losses, dropout -------------------------------------------------- */
 gb_tensor *gb_softmax(gb_tensor *logits, int64_t axis);
 gb_tensor *gb_log_softmax(gb_tensor *logits, int64_t axis);
+/* Softmax over the last axis where mask (bool, broadcast to the logits)
+ * is true; masked entries are exactly 0, and a row with nothing unmasked
+ * is all 0 (not NaN, not uniform). A composition of ops: it traces and
+ * differentiates as they do. */
+gb_tensor *gb_masked_softmax(gb_tensor *logits, gb_tensor *mask);
 /* Per-example loss [batch]: labels int32/int64 [batch], logits [batch, classes]. */
 gb_tensor *gb_sparse_softmax_cross_entropy_with_logits(gb_tensor *labels, gb_tensor *logits);
 /* Per-example loss [batch]: labels a distribution [batch, classes]. */
@@ -261,6 +266,7 @@ bool gb_print(const char *message, gb_tensor *x);
 #define gb_avg_pool2d(...) GB_AT(gb_avg_pool2d, __VA_ARGS__)
 #define gb_softmax(...) GB_AT(gb_softmax, __VA_ARGS__)
 #define gb_log_softmax(...) GB_AT(gb_log_softmax, __VA_ARGS__)
+#define gb_masked_softmax(...) GB_AT(gb_masked_softmax, __VA_ARGS__)
 #define gb_sparse_softmax_cross_entropy_with_logits(...) \
     GB_AT(gb_sparse_softmax_cross_entropy_with_logits, __VA_ARGS__)
 #define gb_softmax_cross_entropy_with_logits(...) \

@@ -112,7 +112,7 @@ extern const gb_module_type gb__dense_type, gb__conv2d_type, gb__max_pool_type, 
     gb__flatten_type, gb__dropout_type, gb__activation_type, gb__relu_type, gb__add_type,
     gb__concatenate_type, gb__sequential_type, gb__functional_type, gb__batch_norm_type,
     gb__layer_norm_type, gb__embedding_type, gb__global_avg_pool_type, gb__simple_rnn_type,
-    gb__lstm_type, gb__gru_type;
+    gb__lstm_type, gb__gru_type, gb__mha_type;
 
 /* m's serialized form ({"class_name", "config"}) into dict c. */
 bool gb__module_config_into(gb_module *m, gb_config *c);

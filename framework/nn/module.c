@@ -361,11 +361,13 @@ gb_module *gb_module_find(gb_module *m, const char *name) {
 
 gb_variable *gb_module_variable(gb_module *m, const char *name) {
     if (!m || !name) return NULL;
+    size_t n = strlen(name);
     for (int i = 0; i < m->own.n; i++) {
+        /* The full name, or its last components from a '/' on. */
         const char *full = gb_variable_name(m->own.v[i]);
-        const char *slash = strrchr(full, '/');
-        const char *short_name = slash ? slash + 1 : full;
-        if (strcmp(full, name) == 0 || strcmp(short_name, name) == 0) return m->own.v[i];
+        size_t len = strlen(full);
+        if (len >= n && strcmp(full + len - n, name) == 0 && (len == n || full[len - n - 1] == '/'))
+            return m->own.v[i];
     }
     return NULL;
 }
@@ -508,11 +510,6 @@ static int run_call_n(gb_module *m, int nin, gb_tensor *const *in, gb_tensor **o
     return gb_ok() ? nout : -1;
 }
 
-static gb_tensor *run_call(gb_module *m, gb_tensor *x, bool training) {
-    gb_tensor *out[GB_NN_MAX_IO];
-    return run_call_n(m, 1, &x, out, training) == 1 ? out[0] : NULL;
-}
-
 /* The type's input check and output shape; false after an error. Types
  * without one accept any input. */
 static bool check_input(gb_module *m, int rank, const int64_t *in, int *out_rank, int64_t *out) {
@@ -595,10 +592,13 @@ static bool probe_output(gb_module *m) {
     int64_t dims[GB_MAX_RANK];
     for (int i = 0; i < m->in_rank; i++) dims[i] = m->in_shape[i] < 0 ? 1 : m->in_shape[i];
     gb_init_scope s = gb__init_scope_begin();
-    gb_tensor *y = run_call(m, gb_zeros(m->dtype, m->in_rank, dims), false);
-    if (y) record_output(m, y->rank, y->shape);
+    /* Every output is made; the first one's shape is the one recorded (a
+     * layer with a second output, as attention scores, included). */
+    gb_tensor *x = gb_zeros(m->dtype, m->in_rank, dims), *out[GB_NN_MAX_IO];
+    int n = run_call_n(m, 1, &x, out, false);
+    if (n > 0) record_output(m, out[0]->rank, out[0]->shape);
     gb__init_scope_end(s);
-    return y != NULL;
+    return n > 0;
 }
 
 static void enter(gb_module *m, bool *was_in) {
