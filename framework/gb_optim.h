@@ -176,6 +176,9 @@ bool gb_optimizer_build(gb_optimizer *opt, gb_variable *const *vars, int n);
  * (exclude_from_weight_decay(var_names=[...])); call before their first
  * apply. */
 bool gb_optimizer_exclude_from_weight_decay(gb_optimizer *opt, const char *name_part);
+/* Variables of rank 0 or 1 (biases, normalization scales and offsets) get
+ * no weight decay, as transformer recipes train with AdamW. */
+bool gb_optimizer_exclude_vectors_from_weight_decay(gb_optimizer *opt);
 
 /* Gradient clipping, as Keras' optimizer arguments (at most one is set;
  * 0 is off):
@@ -251,6 +254,8 @@ gb_optimizer *gb_optimizer_from_config(const gb_config *c);
 #define gb_optimizer_apply_gradients(...) GB_AT(gb_optimizer_apply_gradients, __VA_ARGS__)
 #define gb_optimizer_build(...) GB_AT(gb_optimizer_build, __VA_ARGS__)
 #define gb_optimizer_set_clipping(...) GB_AT(gb_optimizer_set_clipping, __VA_ARGS__)
+#define gb_optimizer_exclude_vectors_from_weight_decay(...) \
+    GB_AT(gb_optimizer_exclude_vectors_from_weight_decay, __VA_ARGS__)
 #define gb_optimizer_exclude_from_weight_decay(...) \
     GB_AT(gb_optimizer_exclude_from_weight_decay, __VA_ARGS__)
 #define gb_optimizer_set_learning_rate(...) GB_AT(gb_optimizer_set_learning_rate, __VA_ARGS__)

@@ -135,6 +135,36 @@ START_TEST(test_adamw_defaults_and_exclusion) {
 }
 END_TEST
 
+/* Excluding vectors: a [2, 2] kernel decays, a [2] bias and a scalar do
+ * not, whatever their names; the option survives the config. */
+START_TEST(test_adamw_excludes_vectors) {
+    gb_optimizer *opt = gb_adam_ex(&(gb_adam_options){.learning_rate = gb_lr_constant(0.001),
+                                                      .beta_1 = 0.9, .beta_2 = 0.999,
+                                                      .epsilon = 1e-7, .weight_decay = 0.004});
+    ck_assert(gb_optimizer_exclude_vectors_from_weight_decay(opt));
+    gb_scope_begin();
+    gb_variable *vars[3] = {gb_variable_new("w", gb_fill(GB_F64, GB_SHAPE(2, 2), 2.0), true),
+                            gb_variable_new("b", gb_fill(GB_F64, GB_SHAPE(2), 2.0), true),
+                            gb_variable_new("s", gb_scalar(GB_F64, 2.0), true)};
+    gb_tensor *g[3] = {gb_zeros(GB_F64, GB_SHAPE(2, 2)), gb_zeros(GB_F64, GB_SHAPE(2)),
+                       gb_scalar(GB_F64, 0)};
+    ck_assert(gb_optimizer_apply_gradients(opt, g, 3, vars, 3));
+    gb_scope_end();
+    OT_ASSERT_NEAR(ot_get(vars[0], 3), 2.0 * (1 - 0.001 * 0.004), 1e-15);
+    OT_ASSERT_NEAR(ot_get(vars[1], 1), 2.0, 0);
+    OT_ASSERT_NEAR(ot_get(vars[2], 0), 2.0, 0);
+    gb_config *c = gb_optimizer_get_config(opt);
+    gb_optimizer *back = gb_optimizer_from_config(c);
+    ck_assert_msg(back != NULL, "%s", gb_error_string());
+    gb_config *again = gb_optimizer_get_config(back);
+    ck_assert(gb_config_get(again, "config") &&
+              gb_config_bool(gb_config_get(gb_config_get(again, "config"), "exclude_vectors_from_weight_decay")));
+    gb_config_free(c), gb_config_free(again);
+    for (int i = 0; i < 3; i++) gb_variable_free(vars[i]);
+    gb_optimizer_free(opt), gb_optimizer_free(back);
+}
+END_TEST
+
 START_TEST(test_adam_minimizes_bowl) {
     /* Adam's steps stay about lr long, so let a cosine schedule shrink lr. */
     gb_adam_options o = gb_adam_defaults();
@@ -194,6 +224,7 @@ static Suite *adam_suite(void) {
     tcase_add_test(tc, test_adam_float32_vector);
     tcase_add_test(tc, test_adamw_decoupled_decay);
     tcase_add_test(tc, test_adamw_defaults_and_exclusion);
+    tcase_add_test(tc, test_adamw_excludes_vectors);
     tcase_add_test(tc, test_adam_minimizes_bowl);
     tcase_add_test(tc, test_adam_bad_hyperparameters);
     suite_add_tcase(s, tc);

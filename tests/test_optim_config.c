@@ -77,6 +77,7 @@ START_TEST(test_config_text) {
                            "\"beta_2\": 0.999, \"epsilon\": 9.9999999999999995e-08, "
                            "\"weight_decay\": 0.0040000000000000001, \"clipnorm\": null, "
                            "\"global_clipnorm\": null, \"clipvalue\": null, "
+                           "\"exclude_vectors_from_weight_decay\": false, "
                            "\"exclude_from_weight_decay\": [\"bias\"]}}");
     free(text);
     gb_optimizer_free(o);
@@ -88,6 +89,7 @@ START_TEST(test_config_text) {
                            "\"decay_rate\": 0.5, \"staircase\": false}}, \"momentum\": 0.0, "
                            "\"nesterov\": false, \"weight_decay\": 0.0, \"clipnorm\": null, "
                            "\"global_clipnorm\": null, \"clipvalue\": null, "
+                           "\"exclude_vectors_from_weight_decay\": false, "
                            "\"exclude_from_weight_decay\": []}}");
     free(text);
     gb_optimizer_free(o);

@@ -64,6 +64,7 @@ gb_optimizer *gb__optimizer_new(const gb__optim_spec *spec);
  * the optimizer's array). */
 gb_op_id gb__optimizer_op(const struct gb_optimizer *opt, gb_attrs *attrs);
 int gb__optimizer_no_decay(const struct gb_optimizer *opt, const char *const **parts);
+bool gb__optimizer_no_decay_vectors(const struct gb_optimizer *opt);
 
 /* The learning rate for the step being applied: the schedule at the
  * current iteration count (Keras evaluates it before incrementing). */

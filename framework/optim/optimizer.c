@@ -31,6 +31,7 @@ struct gb_optimizer {
     size_t index_cap;     /* a power of two, at least 2 * nvars */
     char **no_decay;      /* name parts excluded from weight decay */
     int nno_decay;
+    bool no_decay_vectors; /* and every variable of rank 0 or 1 */
     gb_gradient_clipping clipping;
 };
 
@@ -142,6 +143,7 @@ static bool add_entry(gb_optimizer *o, gb__optim_var *e) {
 }
 
 static bool excluded_from_decay(const gb_optimizer *o, const gb_variable *v) {
+    if (o->no_decay_vectors && gb_variable_rank(v) <= 1) return true;
     for (int i = 0; i < o->nno_decay; i++)
         if (strstr(gb_variable_name(v), o->no_decay[i])) return true;
     return false;
@@ -391,6 +393,19 @@ bool gb_optimizer_exclude_from_weight_decay(gb_optimizer *opt, const char *name_
         if (excluded_from_decay(opt, opt->vars[i]->var)) opt->vars[i]->decay = false;
     return true;
 }
+
+bool gb_optimizer_exclude_vectors_from_weight_decay(gb_optimizer *opt) {
+    if (!opt) {
+        gb__error(GB_ERR_VALUE, NULL, "gb_optimizer_exclude_vectors_from_weight_decay: the optimizer is NULL");
+        return false;
+    }
+    opt->no_decay_vectors = true;
+    for (int i = 0; i < opt->nvars; i++)
+        if (excluded_from_decay(opt, opt->vars[i]->var)) opt->vars[i]->decay = false;
+    return true;
+}
+
+bool gb__optimizer_no_decay_vectors(const gb_optimizer *opt) { return opt->no_decay_vectors; }
 
 const char *gb_optimizer_name(const gb_optimizer *opt) { return opt ? opt->name : ""; }
 

@@ -4,7 +4,8 @@
  *   {"class_name": "Adam",
  *    "config": {"name": "Adam", "learning_rate": 0.001, "beta_1": 0.9, "beta_2": 0.999,
  *               "epsilon": 1e-07, "weight_decay": 0.0, "clipnorm": null,
- *               "global_clipnorm": null, "clipvalue": null, "exclude_from_weight_decay": []}}
+ *               "global_clipnorm": null, "clipvalue": null,
+ *               "exclude_vectors_from_weight_decay": false, "exclude_from_weight_decay": []}}
  *
  * SGD has momentum and nesterov instead, RMSprop rho, momentum, epsilon
  * and centered. The learning rate is a number, or a schedule the way
@@ -165,6 +166,8 @@ gb_config *gb_optimizer_get_config(const gb_optimizer *opt) {
     bool ok = cfg && gb_config_put_string(cfg, "name", gb_optimizer_name(opt)) &&
               put_schedule(cfg, gb_optimizer_name(opt), gb_optimizer_schedule(opt)) &&
               put_hyperparameters(cfg, k, &a) && put_clipping(cfg, &clipping);
+    ok = ok && gb_config_put_bool(cfg, "exclude_vectors_from_weight_decay",
+                                  gb__optimizer_no_decay_vectors(opt));
     gb_config *excluded = ok ? gb_config_put_list(cfg, "exclude_from_weight_decay") : NULL;
     for (int i = 0; excluded && i < nparts; i++)
         if (!gb_config_put_string(excluded, NULL, parts[i])) excluded = NULL;
@@ -255,7 +258,10 @@ gb_optimizer *gb_optimizer_from_config(const gb_config *c) {
     const char *name = gb_config_read_string(cfg, cls, "name", cls);
     if (!name || !read_hyper(cfg, (kind)k, &h) || !read_clipping(cfg, cls, &clipping)) return NULL;
     gb_optimizer *o = make((kind)k, name, &h);
-    if (o && (!exclude_parts(o, cfg, cls) || !gb_optimizer_set_clipping(o, clipping))) {
+    bool vectors = false;
+    if (o && (!exclude_parts(o, cfg, cls) || !gb_optimizer_set_clipping(o, clipping) ||
+              !gb_config_read_bool(cfg, cls, "exclude_vectors_from_weight_decay", false, &vectors) ||
+              (vectors && !gb_optimizer_exclude_vectors_from_weight_decay(o)))) {
         gb_optimizer_free(o);
         return NULL;
     }
