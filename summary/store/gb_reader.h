@@ -258,6 +258,32 @@ typedef struct gb_scalar_summaries {
 gb_store_status gb_store_scalar_summaries(gb_store *s, const char *tag,
                                           gb_scalar_summaries **out);
 
+/* The HParams dashboard's table (and `glassbox export --hparams`): the
+ * experiment — as declared, or when nothing was declared, inferred from
+ * the runs: every hparam key (real when every run's value is a number,
+ * else string; no domain) and every scalar tag of those runs as a metric
+ * (up to GB_EXPERIMENT_MAX_INFERRED_METRICS, by name, higher_is_better
+ * when the tag's name holds "acc") — and one row per run that recorded
+ * hparams, with each metric summed up (count 0: the run lacks the tag). */
+#define GB_EXPERIMENT_MAX_INFERRED_METRICS 32
+
+typedef struct gb_experiment_run {
+    const gb_run_row *run;                  /* name, status, hparams */
+    const gb_scalar_summary_row *metrics;   /* metric_count of them, in the metrics' order */
+} gb_experiment_run;
+
+typedef struct gb_experiment {
+    bool declared;                          /* false: inferred from the runs */
+    size_t hparam_count;
+    const gb_hparam_info *hparams;
+    size_t metric_count;
+    const gb_metric_info *metrics;
+    size_t run_count;
+    const gb_experiment_run *runs;          /* by name */
+} gb_experiment;
+
+gb_store_status gb_store_experiment(gb_store *s, gb_experiment **out);
+
 /* ---- tags ------------------------------------------------------------------------ */
 
 typedef struct gb_tag_row {

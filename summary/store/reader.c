@@ -311,7 +311,7 @@ static const char *judged_status(const char *stored, const char *host, int64_t p
     return kill((pid_t)pid, 0) != 0 && errno == ESRCH ? "killed" : stored;
 }
 
-static gb_store_status runs(gb_store *s, gb_runs **out) {
+gb_store_status gb__store_runs(gb_store *s, gb_runs **out) {
     gb__arena *a;
     gb_runs *res = gb__result_new(sizeof *res, &a);
     if (!res) return GB_STORE_ERR_MEMORY;
@@ -359,12 +359,13 @@ static gb_store_status runs(gb_store *s, gb_runs **out) {
 gb_store_status gb_store_runs(gb_store *s, gb_runs **out) {
     if (!s || !out) return gb__store_null_args("gb_store_runs");
     *out = NULL;
-    GB__LOCKED(s, runs(s, out));
+    GB__LOCKED(s, gb__store_runs(s, out));
 }
 
 /* ---- tags ------------------------------------------------------------------------------ */
 
-static gb_store_status tags(gb_store *s, const char *run, gb_summary_kind kind, gb_tags **out) {
+gb_store_status gb__store_tags(gb_store *s, const char *run, gb_summary_kind kind,
+                               gb_tags **out) {
     int64_t run_id = 0;
     if (run) {
         gb_store_status st = gb__store_resolve(s, run, NULL, kind, &run_id, NULL);
@@ -416,6 +417,6 @@ gb_store_status gb_store_tags(gb_store *s, const char *run, gb_summary_kind kind
         gb__store_fail("gb_store_tags: unknown kind %d", (int)kind);
         return GB_STORE_ERR_ARG;
     }
-    GB__LOCKED(s, tags(s, run, kind, out));
+    GB__LOCKED(s, gb__store_tags(s, run, kind, out));
 }
 

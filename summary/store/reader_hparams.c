@@ -1,6 +1,7 @@
 /* store/reader_hparams.c — what the HParams dashboard reads: the
- * experiment's declared hyperparameters and metrics, and a metric summed
- * up per run (last value, extremes) for every run at once.
+ * experiment's declared hyperparameters and metrics, a metric summed up
+ * per run (last value, extremes) for every run at once, and the two put
+ * together as the experiment's table (gb_store_experiment).
  *
  * The summary reads the top rollup level only: one row per run (two when
  * the run has negative steps), so a table of a thousand runs costs a
@@ -151,7 +152,8 @@ static double fmax_finite(double a, double b) { return isnan(a) ? b : isnan(b) ?
 
 _Static_assert(GB__ROLLUP_LEVELS == 15, "the query below reads the top level, 15");
 
-static gb_store_status scalar_summaries(gb_store *s, const char *tag, gb_scalar_summaries **out) {
+static gb_store_status scalar_summaries(gb_store *s, const char *tag,
+                                        gb_scalar_summaries **out) {
     gb__arena *a;
     gb_scalar_summaries *res = gb__result_new(sizeof *res, &a);
     if (!res) return GB_STORE_ERR_MEMORY;
@@ -208,4 +210,158 @@ gb_store_status gb_store_scalar_summaries(gb_store *s, const char *tag,
     if (!s || !out || !tag) return gb__store_null_args("gb_store_scalar_summaries");
     *out = NULL;
     GB__LOCKED(s, scalar_summaries(s, tag, out));
+}
+
+/* ---- the experiment: declaration (or inference) and a row per run ------------------------ */
+
+/* hparams inferred from the runs: every key, real when every value is a
+ * number. Runs' hparams are sorted by key; keys are merged in order. */
+static gb_store_status infer_hparams(gb__arena *a, const gb_runs *runs, gb_experiment *e) {
+    gb__rows rows = {.elem = sizeof(gb_hparam_info)};
+    for (size_t i = 0; i < runs->count; i++)
+        for (size_t k = 0; k < runs->rows[i].hparam_count; k++) {
+            const gb_hparam *h = &runs->rows[i].hparams[k];
+            gb_hparam_info *found = NULL;
+            for (size_t j = 0; j < rows.count && !found; j++)
+                if (!strcmp(((gb_hparam_info *)rows.data)[j].name, h->key))
+                    found = &((gb_hparam_info *)rows.data)[j];
+            if (!found) {
+                if (!(found = gb__rows_push(&rows))) goto oom;
+                *found = (gb_hparam_info){.name = h->key, .display_name = "", .description = "",
+                                          .type = GB_HPARAM_REAL, .min = NAN, .max = NAN,
+                                          .values_json = "[]"};
+            }
+            if (!h->is_number) found->type = GB_HPARAM_STRING;
+        }
+    /* by name, as a person scans a table of keys nobody ordered */
+    for (size_t i = 1; i < rows.count; i++)
+        for (size_t j = i; j > 0; j--) {
+            gb_hparam_info *r = rows.data;
+            if (strcmp(r[j - 1].name, r[j].name) <= 0) break;
+            gb_hparam_info t = r[j - 1];
+            r[j - 1] = r[j];
+            r[j] = t;
+        }
+    e->hparam_count = rows.count;
+    e->hparams = gb__rows_into(a, &rows);
+    if (!rows.data) return GB_STORE_OK;
+oom:
+    gb__rows_release(&rows);
+    return GB_STORE_ERR_MEMORY;
+}
+
+static bool has_hparams(const gb_runs *runs, const char *name) {
+    for (size_t i = 0; i < runs->count; i++)
+        if (runs->rows[i].hparam_count && !strcmp(runs->rows[i].name, name)) return true;
+    return false;
+}
+
+/* Every scalar tag of the runs with hparams, by name, each once. */
+static gb_store_status infer_metrics(gb_store *s, gb__arena *a, const gb_runs *runs,
+                                     gb_experiment *e) {
+    gb_tags *tags;
+    gb_store_status st = gb__store_tags(s, NULL, GB_KIND_SCALAR, &tags);
+    if (st != GB_STORE_OK) return st;
+    if (!gb__arena_adopt_result(a, tags)) {
+        gb_store_free(tags);
+        return GB_STORE_ERR_MEMORY;
+    }
+    gb__rows rows = {.elem = sizeof(gb_metric_info)};
+    for (size_t i = 0; i < tags->count; i++) {
+        const char *tag = tags->rows[i].tag;
+        bool seen = false;
+        for (size_t j = 0; j < rows.count && !seen; j++)
+            seen = !strcmp(((gb_metric_info *)rows.data)[j].tag, tag);
+        if (seen || rows.count == GB_EXPERIMENT_MAX_INFERRED_METRICS ||
+            !has_hparams(runs, tags->rows[i].run))
+            continue;
+        gb_metric_info *m = gb__rows_push(&rows);
+        if (!m) {
+            gb__rows_release(&rows);
+            return GB_STORE_ERR_MEMORY;
+        }
+        *m = (gb_metric_info){.tag = tag, .display_name = "",
+                              .higher_is_better = strstr(tag, "acc") != NULL};
+    }
+    for (size_t i = 1; i < rows.count; i++)   /* tags come by run, then name */
+        for (size_t j = i; j > 0; j--) {
+            gb_metric_info *r = rows.data;
+            if (strcmp(r[j - 1].tag, r[j].tag) <= 0) break;
+            gb_metric_info t = r[j - 1];
+            r[j - 1] = r[j];
+            r[j] = t;
+        }
+    e->metric_count = rows.count;
+    e->metrics = gb__rows_into(a, &rows);
+    if (!rows.data) return GB_STORE_OK;
+    gb__rows_release(&rows);
+    return GB_STORE_ERR_MEMORY;
+}
+
+/* The rows: runs with hparams, each metric's summary found by run name
+ * (both lists are sorted by name: one merge per metric). */
+static gb_store_status fill_runs(gb_store *s, gb__arena *a, const gb_runs *runs, gb_experiment *e) {
+    size_t n = 0;
+    for (size_t i = 0; i < runs->count; i++) n += runs->rows[i].hparam_count > 0;
+    size_t ncells = n * e->metric_count;
+    gb_experiment_run *rows = gb__arena_alloc(a, (n ? n : 1) * sizeof *rows);
+    gb_scalar_summary_row *cells = gb__arena_alloc(a, (ncells ? ncells : 1) * sizeof *cells);
+    if (!rows || !cells) return GB_STORE_ERR_MEMORY;
+    for (size_t i = 0, r = 0; i < runs->count; i++)
+        if (runs->rows[i].hparam_count) {
+            rows[r].run = &runs->rows[i];
+            rows[r].metrics = cells + r * e->metric_count;
+            for (size_t m = 0; m < e->metric_count; m++)
+                cells[r * e->metric_count + m] = (gb_scalar_summary_row){
+                    .run = runs->rows[i].name, .last = NAN, .min = NAN, .max = NAN};
+            r++;
+        }
+    for (size_t m = 0; m < e->metric_count; m++) {
+        gb_scalar_summaries *sum;
+        gb_store_status st = scalar_summaries(s, e->metrics[m].tag, &sum);
+        if (st != GB_STORE_OK) return st;
+        size_t r = 0;
+        for (size_t k = 0; k < sum->count && r < n; k++) {
+            int c;
+            while (r < n && (c = strcmp(rows[r].run->name, sum->rows[k].run)) < 0) r++;
+            if (r < n && c == 0) cells[r * e->metric_count + m] = sum->rows[k],
+                                 cells[r * e->metric_count + m].run = rows[r].run->name;
+        }
+        gb_store_free(sum);
+    }
+    e->run_count = n;
+    e->runs = rows;
+    return GB_STORE_OK;
+}
+
+static gb_store_status experiment(gb_store *s, gb_experiment **out) {
+    gb__arena *a;
+    gb_experiment *e = gb__result_new(sizeof *e, &a);
+    if (!e) return GB_STORE_ERR_MEMORY;
+    gb_runs *runs = NULL;
+    gb_hparams_config *c = NULL;
+    gb_store_status st = gb__store_runs(s, &runs);
+    if (st == GB_STORE_OK && !gb__arena_adopt_result(a, runs)) st = GB_STORE_ERR_MEMORY;
+    if (st == GB_STORE_OK) st = hparams_config(s, &c);
+    if (st == GB_STORE_OK && !gb__arena_adopt_result(a, c)) st = GB_STORE_ERR_MEMORY;
+    if (st == GB_STORE_OK) {
+        e->declared = c->hparam_count || c->metric_count;
+        e->hparam_count = c->hparam_count, e->hparams = c->hparams;
+        e->metric_count = c->metric_count, e->metrics = c->metrics;
+        if (!c->hparam_count) st = infer_hparams(a, runs, e);
+        if (st == GB_STORE_OK && !c->metric_count) st = infer_metrics(s, a, runs, e);
+    }
+    if (st == GB_STORE_OK) st = fill_runs(s, a, runs, e);
+    if (st != GB_STORE_OK) {
+        gb_store_free(e);
+        return st;
+    }
+    *out = e;
+    return GB_STORE_OK;
+}
+
+gb_store_status gb_store_experiment(gb_store *s, gb_experiment **out) {
+    if (!s || !out) return gb__store_null_args("gb_store_experiment");
+    *out = NULL;
+    GB__LOCKED(s, experiment(s, out));
 }

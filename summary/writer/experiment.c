@@ -68,16 +68,16 @@ static void put_domain(gb__jtext *t, const gb_hparam_domain *h) {
                   h->domain == GB_DOMAIN_NONE ? "" : gb_hparam_domain_name(h->domain));
     if (h->domain == GB_DOMAIN_INTERVAL) {
         gb__jtext_put(t, ",\"min\":");
-        gb__jtext_number(t, h->min);
+        gb__jtext_shortest(t, h->min);
         gb__jtext_put(t, ",\"max\":");
-        gb__jtext_number(t, h->max);
+        gb__jtext_shortest(t, h->max);
     }
     gb__jtext_put(t, ",\"values\":[");
     for (size_t i = 0; h->domain == GB_DOMAIN_DISCRETE && i < h->value_count; i++) {
         if (i) gb__jtext_put(t, ",");
         if (h->type == GB_HPARAM_STRING) gb__jtext_string(t, h->strings[i]);
         else if (h->type == GB_HPARAM_BOOL) gb__jtext_put(t, h->values[i] ? "true" : "false");
-        else gb__jtext_number(t, h->values[i]);
+        else gb__jtext_shortest(t, h->values[i]);
     }
     gb__jtext_put(t, "]}");
 }

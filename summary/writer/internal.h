@@ -78,6 +78,10 @@ typedef struct gb__jtext {
 void gb__jtext_put(gb__jtext *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void gb__jtext_string(gb__jtext *t, const char *s);
 void gb__jtext_number(gb__jtext *t, double v);   /* null when not finite */
+/* The same with the shortest digits that read back as v ("0.1"). */
+void gb__jtext_shortest(gb__jtext *t, double v);
+/* The shortest text (15 to 17 digits) that reads back as the same double. */
+void gb__shortest_double(char *buf, size_t n, double v);
 void gb__jtext_shape(gb__jtext *t, int rank, const int64_t *shape);
 
 /* ---- traces (trace_detail.c) ------------------------------------------------------- */

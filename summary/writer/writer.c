@@ -413,11 +413,8 @@ gb_status gb_summary_hparam_str(gb_summary_writer *w, const char *key, const cha
 }
 
 gb_status gb_summary_hparam_num(gb_summary_writer *w, const char *key, double value) {
-    char text[64];   /* the shortest text that reads back as the same double */
-    for (int digits = 15; digits <= 17; digits++) {
-        snprintf(text, sizeof text, "%.*g", digits, value);
-        if (strtod(text, NULL) == value || isnan(value)) break;
-    }
+    char text[64];
+    gb__shortest_double(text, sizeof text, value);
     return hparam(w, "gb_summary_hparam_num", key, text, true, value);
 }
 
