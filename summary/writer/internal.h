@@ -9,6 +9,7 @@
  * histogram.c       statistics and buckets of a tensor's values
  * pr_curve.c        precision-recall counts per threshold (binary, per class)
  * experiment.c      the experiment's hyperparameters and metrics, a run's status
+ * fit_hparams.c     the hparams fit's summary callback records by itself
  * image_png.c       image tensors to pixels to PNG
  * siblings.c        runs beside the writer's own, for engine scalars naming one
  * error.c           this thread's last error message, clocks
@@ -304,6 +305,11 @@ gb_status gb__writer_step(const char *what, const char *tag, int64_t step, bool 
 /* commit.c */
 void *gb__writer_thread(void *arg);
 int gb__writer_prepare_statements(gb_summary_writer *w);
+
+/* fit_hparams.c: the compile and fit arguments and the layer sizes of
+ * s's model, as the run's hparams (fit's summary callback, at train begin). */
+struct gb_train_state;
+void gb__fit_record_hparams(gb_summary_writer *w, struct gb_train_state *s);
 
 /* experiment.c: queues the run's status ("running", "done", ...). */
 gb_status gb__writer_push_status(gb_summary_writer *w, const char *status);
