@@ -31,8 +31,21 @@ export class ScatterMatrix {
     g.setTransform(dpr, 0, 0, dpr, 0, 0);
     g.clearRect(0, 0, w, ht);
     if (!xs.length || !ys.length) return;
+    // Each run's colour, filter verdict and position on every column,
+    // once per draw: the cells only look them up.
     const colorCol = this.model.column(this.env.colorBy());
-    const runs = this.model.runs.map((r) => ({ r, ok: this.model.passes(r) }));
+    const runs = this.model.runs;
+    const ok = runs.map((r) => this.model.passes(r));
+    const colors = runs.map((r) => (colorCol ? ramp(this.model.position(colorCol, r.values.get(colorCol.key))) : this.env.runColor(r.name)));
+    const pos = new Map(cols.map((c) => [c.key, runs.map((r) => this.model.position(c, r.values.get(c.key)))]));
+    // Dots grouped by colour (ramp() gives few distinct ones), the runs
+    // filtered out first, underneath: one fill per colour and cell.
+    const groups = new Map([['rgba(154,160,166,0.35)', []]]);
+    runs.forEach((r, k) => {
+      const c = ok[k] ? colors[k] : 'rgba(154,160,166,0.35)';
+      if (!groups.has(c)) groups.set(c, []);
+      groups.get(c).push(k);
+    });
     g.font = '600 11px system-ui, sans-serif';
     g.fillStyle = '#202124';
     g.textAlign = 'center';
@@ -45,11 +58,12 @@ export class ScatterMatrix {
       g.fillStyle = '#202124';
       g.fillText(cx.label + (cx.log ? ' (log)' : ''), 0, 0);
       g.restore();
-      ys.forEach((cy, j) => this.cell(g, LEFT + j * CELL_W, TOP + i * CELL_H, cx, cy, runs, colorCol));
+      ys.forEach((cy, j) => this.cell(g, LEFT + j * CELL_W, TOP + i * CELL_H, cx, cy,
+        { groups, ok, px: pos.get(cx.key), py: pos.get(cy.key) }));
     });
   }
 
-  cell(g, x0, y0, cx, cy, runs, colorCol) {
+  cell(g, x0, y0, cx, cy, d) {
     const w = CELL_W - PAD, ht = CELL_H - PAD;
     g.strokeStyle = '#cfd8dc';
     g.lineWidth = 1;
@@ -63,16 +77,17 @@ export class ScatterMatrix {
       g.textAlign = p ? 'right' : 'left';
       g.fillText(this.tick(cx, p), x0 + p * w, y0 + ht + 11);
     }
-    const dot = (r, color, size) => {
-      const px = this.model.position(cx, r.values.get(cx.key)), py = this.model.position(cy, r.values.get(cy.key));
-      if (px === null || px === undefined || py === null || py === undefined) return;
+    for (const [color, ks] of d.groups) {
+      if (!ks.length) continue;
       g.fillStyle = color;
-      g.fillRect(x0 + 3 + px * (w - 6) - size / 2, y0 + 3 + (1 - py) * (ht - 6) - size / 2, size, size);
-    };
-    for (const { r, ok } of runs) if (!ok) dot(r, 'rgba(154,160,166,0.35)', 3);
-    for (const { r, ok } of runs) {
-      if (!ok) continue;
-      dot(r, colorCol ? ramp(this.model.position(colorCol, r.values.get(colorCol.key))) : this.env.runColor(r.name), 5);
+      g.beginPath();
+      for (const k of ks) {
+        const px = d.px[k], py = d.py[k];
+        if (px === null || px === undefined || py === null || py === undefined) continue;
+        const size = d.ok[k] ? 5 : 3;
+        g.rect(x0 + 3 + px * (w - 6) - size / 2, y0 + 3 + (1 - py) * (ht - 6) - size / 2, size, size);
+      }
+      g.fill();
     }
   }
 

@@ -4,8 +4,10 @@
 // columns hidden from the sidebar. A row's checkbox is the run's box in
 // the shared run selector; its name opens the run's Scalars.
 //
-// Rows are made once per run and kept: a filter or a brush only shows or
-// hides them, a sort only moves them, so a thousand rows follow a brush.
+// Only the rows in the table's scrolled window are in the page (spacer
+// rows stand for the others), each made once when first shown and kept:
+// a sweep of a thousand runs opens at once, and a brush or a sort only
+// picks which rows are in the window.
 
 import { fmtValue, h } from '../core/dom.js';
 import { parseFilter, STATUS_LABEL } from './model.js';
@@ -15,8 +17,12 @@ export class Table {
     this.model = model;
     this.env = env;           // {runs (the selector), hidden: Set(key), onFilter(), openScalars(run)}
     this.sort = null;         // {key, dir: 1 | -1}
-    this.rows = new Map();    // run -> {tr, cells: Map(key -> td), box}
-    this.el = h('div.hp-table-wrap');
+    this.rows = new Map();    // run -> {tr, cells: Map(key -> td), box}, made when first shown
+    this.ordered = [];        // every run, in the sort's order
+    this.shown = [];          // those the filters leave
+    this.el = h('div.hp-table-wrap', { onscroll: () => this.scrolled() });
+    this.topPad = h('tr.hp-pad');
+    this.bottomPad = h('tr.hp-pad');
   }
 
   // Rebuilds the rows, and the header too when the columns or the sort
@@ -45,9 +51,8 @@ export class Table {
   }
 
   renderRows(cols) {
+    this.cols = cols;
     this.rows.clear();
-    this.body.replaceChildren();
-    for (const r of this.model.runs) this.rows.set(r.name, this.row(r, cols));
     this.order();
     this.applyFilter();
   }
@@ -91,7 +96,7 @@ export class Table {
     return r.values.get(key);
   }
 
-  // Puts the rows in the sort's order (missing and NaN values last).
+  // The runs in the sort's order (missing and NaN values last).
   order() {
     const runs = [...this.model.runs];
     if (this.sort) {
@@ -104,18 +109,43 @@ export class Table {
         return dir * String(x).localeCompare(String(y));
       });
     }
-    for (const r of runs) this.body.append(this.rows.get(r.name).tr);
+    this.ordered = runs;
   }
 
+  // The filters moved: which runs are shown; the window drawn again.
   applyFilter() {
-    let shown = 0;
-    for (const r of this.model.runs) {
-      const ok = this.model.passes(r);
-      const row = this.rows.get(r.name);
-      row.tr.hidden = !ok;
+    this.shown = this.ordered.filter((r) => this.model.passes(r));
+    this.drawWindow();
+    return this.shown.length;
+  }
+
+  scrolled() {
+    if (this.pending) return;
+    this.pending = requestAnimationFrame(() => { this.pending = 0; this.drawWindow(); });
+  }
+
+  // The rows in view (and a screenful around them) between two spacers.
+  drawWindow() {
+    if (!this.body) return;
+    const rowH = this.rowHeight ||= 26;
+    const view = Math.max(this.el.clientHeight, 460);   // the wrap grows to 460 px as rows come
+    const first = Math.max(0, Math.floor(this.el.scrollTop / rowH) - 10);
+    const last = Math.min(this.shown.length, first + Math.ceil(view / rowH) + 20);
+    const trs = [];
+    for (let i = first; i < last; i++) {
+      const r = this.shown[i];
+      let row = this.rows.get(r.name);
+      if (!row) this.rows.set(r.name, row = this.row(r, this.cols));
       row.box.checked = this.env.runs.runs.get(r.name)?.checked ?? false;
-      shown += ok;
+      trs.push(row.tr);
     }
-    return shown;
+    if (!this.measured && trs.length) {   // the real height, once the first rows are in
+      this.body.replaceChildren(trs[0]);
+      this.rowHeight = trs[0].offsetHeight || rowH;
+      this.measured = true;
+    }
+    this.topPad.style.height = `${first * this.rowHeight}px`;
+    this.bottomPad.style.height = `${(this.shown.length - last) * this.rowHeight}px`;
+    this.body.replaceChildren(this.topPad, ...trs, this.bottomPad);
   }
 }

@@ -28,7 +28,7 @@ const server = await startServer(db);
 const browser = await launchBrowser(path.join(work, 'profile'));
 const { page, errors } = await watchedPage(browser);
 const shot = (name, el) => (el ?? page).screenshot({ path: path.join(ARTIFACTS, `hparams_${name}.png`) });
-const tableRuns = () => page.$$eval('.hp-table tbody tr:not([hidden])', (trs) => trs.map((t) => t.dataset.run));
+const tableRuns = () => page.$$eval('.hp-table tbody tr[data-run]', (trs) => trs.map((t) => t.dataset.run));
 const shownCount = () => page.$eval('.hp-page', (v) => +v.dataset.shown);
 
 async function main() {
@@ -128,7 +128,7 @@ async function main() {
 
   // ---- live: two runs written while the page is open --------------------------------------------
   run(sweep, [db, '2', '6', '4', '24'], 30000);
-  check('live: the new runs appear within 2 s', await until(page, () => document.querySelectorAll('.hp-table tbody tr').length === 26, null, 2000));
+  check('live: the new runs appear within 2 s', await until(page, () => document.querySelectorAll('.hp-table tbody tr[data-run]').length === 26, null, 2000));
 
   // ---- a run's link opens its Scalars ----------------------------------------------------------------
   await page.click('.hp-table tr[data-run="run_005"] td.hp-run a');

@@ -55,7 +55,7 @@ async function main() {
   await page.click('a[data-tab="hparams"]');
   check('hparams: page loads', await tabLoaded(page, 'hparams', 10000));
   await page.click('.hp-table th[data-key="m:epoch/val_accuracy"]');
-  const rows = await page.$$eval('.hp-table tbody tr', (trs) => trs.map((t) => t.dataset.run));
+  const rows = await page.$$eval('.hp-table tbody tr[data-run]', (trs) => trs.map((t) => t.dataset.run));
   check('hparams: the sweep sorted by validation accuracy, best first', JSON.stringify(rows) === JSON.stringify(byAcc), `${rows} vs ${byAcc}`);
   await shot('hparams_sorted', page.locator('[data-section="table"]'));
   await page.locator('[data-section="parcoords"]').scrollIntoViewIfNeeded();
