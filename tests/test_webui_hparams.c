@@ -56,6 +56,22 @@ START_TEST(experiment_is_the_declared_table) {
 }
 END_TEST
 
+/* step=S: each metric's last point at or before S, with its step. */
+START_TEST(metrics_at_a_step) {
+    char *b = webui_get_expect(port, "/api/hparams?step=1", 200);
+    ASSERT_HAS(b, "\"hparams\":{\"lr\":0.001,\"optimizer\":\"adam\"},"
+                  "\"metrics\":[[0.75,2,0.5,0.75,2,0.5,1],[0.25,2,0.25,0.25,1,null,null]]}");
+    ASSERT_HAS(b, "\"metrics\":[[0.25,1,0.25,0.25,1,0.25,1],null]}");
+    free(b);
+    b = webui_get_expect(port, "/api/hparams?step=99", 200);
+    ASSERT_HAS(b, "\"metrics\":[[0.75,2,0.5,0.75,2,0.75,2],[0.25,2,0.25,0.25,1,0.25,2]]}");
+    free(b);
+    b = webui_get_expect(port, "/api/hparams?step=0", 200);
+    ASSERT_HAS(b, "\"metrics\":[[0.75,2,0.5,0.75,2,null,null],[0.25,2,0.25,0.25,1,null,null]]}");
+    free(b);
+}
+END_TEST
+
 START_TEST(pr_tags_and_series_of_the_hand_case) {
     char *b = webui_get_expect(port, "/api/pr_curves/tags", 200);
     ASSERT_HAS(b, "{\"runs\":{\"a\":[{\"tag\":\"pr/cat\",\"count\":2,\"min_step\":1,\"max_step\":2,");
@@ -83,6 +99,8 @@ END_TEST
 
 static const bad_case bad[] = {
     {"/api/hparams?run=a", 400, "unknown parameter 'run'"},
+    {"/api/hparams?step=x", 400, "parameter 'step' is not an integer"},
+    {"/api/hparams?step=1&step=2", 400, "step"},
     {"/api/hparams/table", 404, "no such API route"},
     {"/api/pr_curves/series?tag=pr/cat", 400, "missing required parameter 'run'"},
     {"/api/pr_curves/series?run=a", 400, "missing required parameter 'tag'"},
@@ -112,6 +130,7 @@ int main(void) {
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, experiment_is_the_declared_table);
+    tcase_add_test(tc, metrics_at_a_step);
     tcase_add_test(tc, pr_tags_and_series_of_the_hand_case);
     tcase_add_test(tc, bad_requests_are_4xx_with_a_message);
     suite_add_tcase(s, tc);

@@ -10,6 +10,10 @@
  *   recorded hparams, each metric from the top rollup (never the series),
  *   so a thousand runs cost a thousand index rows per metric. A run's
  *   metrics are in the order of "metrics"; null where it lacks the tag.
+ *   With step=S each metric's array gains its value at S and the step it
+ *   was written at (the run's last point at or before S; null, null when
+ *   it has none): the table's "at a step" mode. That reads one bucket of
+ *   each series (gb_store_scalars with a row budget of 1).
  */
 #include <string.h>
 
@@ -33,7 +37,24 @@ static void write_hparam_info(gb__json *j, const gb_hparam_info *h) {
     gb__json_obj_end(j);
 }
 
-static void write_run(gb__json *j, const gb_experiment *e, const gb_experiment_run *r) {
+/* The run's last point of tag at or before step, as two JSON values. */
+static void write_at_step(gb__json *j, gb_store *store, const char *run, const char *tag,
+                          int64_t step) {
+    gb_query q = {GB_STEP_MIN, step, 1};
+    gb_scalar_series *s = NULL;
+    if (gb_store_scalars(store, run, tag, &q, &s) == GB_STORE_OK && s->count) {
+        const gb_scalar_row *row = &s->rows[s->count - 1];
+        gb__json_num(j, row->last);
+        gb__json_int(j, row->step_last);
+    } else {
+        gb__json_null(j);
+        gb__json_null(j);
+    }
+    gb_store_free(s);
+}
+
+static void write_run(gb__request *req, const gb_experiment *e, const gb_experiment_run *r) {
+    gb__json *j = &req->json;
     gb__json_obj(j);
     GB__JSON_KV(j, "name", str, r->run->name);
     GB__JSON_KV(j, "status", str, r->run->status);
@@ -62,6 +83,8 @@ static void write_run(gb__json *j, const gb_experiment *e, const gb_experiment_r
         gb__json_num(j, v->min);
         gb__json_num(j, v->max);
         gb__json_int(j, v->count);
+        if (gb__param_present(req, "step"))
+            write_at_step(j, req->store, r->run->name, e->metrics[m].tag, gb__param_int(req, "step"));
         gb__json_arr_end(j);
     }
     gb__json_arr_end(j);
@@ -91,7 +114,7 @@ static int experiment(gb__request *req) {
     gb__json_arr_end(j);
     gb__json_key(j, "runs");
     gb__json_arr(j);
-    for (size_t i = 0; i < e->run_count; i++) write_run(j, e, &e->runs[i]);
+    for (size_t i = 0; i < e->run_count; i++) write_run(req, e, &e->runs[i]);
     gb__json_arr_end(j);
     gb__json_obj_end(j);
     gb_store_free(e);
@@ -99,7 +122,8 @@ static int experiment(gb__request *req) {
 }
 
 static const gb__route routes[] = {
-    {"", experiment, {GB__P_END}},
+    {"", experiment,
+     {{"step", GB__PARAM_INT, false, GB__P_INT64_MIN, GB__P_INT64_MAX, 0}, GB__P_END}},
 };
 
 /* Shown once a run recorded hparams or an experiment was declared. */

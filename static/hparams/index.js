@@ -17,7 +17,7 @@ import './hparams.css';
 
 export const name = 'hparams';
 
-const state = { hidden: new Set(), colorBy: null, mode: 'final' };   // kept across tab switches
+const state = { hidden: new Set(), colorBy: null, mode: 'final', step: 0 };   // kept across tab switches
 
 export function createPage(ctx) {
   const model = new Model();
@@ -37,13 +37,22 @@ export function createPage(ctx) {
   const scatter = new ScatterMatrix(model, { columns, colorBy, runColor });
 
   // ---- sidebar ----
-  const modeRadios = h('div.radios', null, ['final', 'best'].map((m) => h('label.radio', null,
-    h('input', { type: 'radio', name: 'hp-mode', value: m, checked: state.mode === m,
-      onchange: () => { state.mode = model.mode = m; model.rebuild(); redraw(true); } }), m)));
+  const modeRadios = h('div.radios', null, ['final', 'best', 'step'].map((m) => h('label.radio', null,
+    h('input', { type: 'radio', name: 'hp-mode', value: m, checked: state.mode === m, 'data-mode': m,
+      onchange: () => { state.mode = model.mode = m; reloadOrRebuild(); } }), m === 'step' ? 'at step' : m)));
+  const stepInput = h('input.filter.hp-step', { type: 'number', id: 'hp-step', value: state.step, min: 0,
+    title: 'With "at step": each metric\'s last value at or before this step',
+    onchange: () => { state.step = Math.trunc(+stepInput.value || 0); if (state.mode === 'step') reloadOrRebuild(); } });
+  // The value at a step comes from the server; final and best are in hand.
+  function reloadOrRebuild() {
+    model.step = state.step;
+    if (state.mode === 'step') load().catch(() => {});
+    else { model.rebuild(); redraw(true); }
+  }
   const colorSelect = h('select.hp-color', { id: 'hp-color', onchange: () => { state.colorBy = colorSelect.value; redraw(false); } });
   const columnList = h('div.hp-columns');
   const controls = h('div', null,
-    h('div.section-title', null, 'Metric value'), modeRadios,
+    h('div.section-title', null, 'Metric value'), modeRadios, stepInput,
     h('div.section-title', null, 'Colour lines by'), colorSelect,
     h('div.section-title', null, 'Columns'), columnList);
 
@@ -106,7 +115,7 @@ export function createPage(ctx) {
   }
 
   async function load() {
-    const data = await getJSON('hparams');
+    const data = await getJSON('hparams', state.mode === 'step' ? { step: state.step } : {});
     if (destroyed) return;
     const hadRuns = model.runs.length > 0;
     const changed = model.load(data);

@@ -5,8 +5,8 @@
 //
 // A column: {key, kind: 'hparam'|'metric', name, label, numeric, log,
 // higherIsBetter, values: [category...] (non-numeric)}. A metric's value
-// is the run's last ("final") or its best (max when higher is better,
-// else min), as the page's mode says. Numeric columns whose values are
+// is the run's last ("final"), its best (max when higher is better, else
+// min), or its last at or before a chosen step, as the page's mode says. Numeric columns whose values are
 // all positive and span two decades or more get a log scale.
 
 import { num } from '../core/dom.js';
@@ -20,7 +20,8 @@ export class Model {
   constructor() {
     this.columns = [];
     this.runs = [];                 // [{name, status, values: Map(key -> value)}]
-    this.mode = 'final';            // or 'best'
+    this.mode = 'final';            // or 'best', or 'step' (at this.step)
+    this.step = 0;
     this.filters = new Map();       // key -> {lo, hi} (numbers) or {text} (a table filter)
     this.brushes = new Map();       // key -> {lo, hi}: a parallel-coordinates brush
     this.raw = null;
@@ -64,8 +65,9 @@ export class Model {
   }
 
   metricValue(c, m) {
-    const [last, , min, max] = m.map(num);
+    const [last, , min, max, , at] = m.map(num);
     if (this.mode === 'best') return c.higherIsBetter ? max : min;
+    if (this.mode === 'step') return at ?? null;
     return last;
   }
 

@@ -100,7 +100,8 @@ export class ParallelCoordinates {
     g.fillText(c.label.length > 18 ? `${c.label.slice(0, 17)}…` : c.label, x, 16);
     g.font = '10px system-ui, sans-serif';
     g.fillStyle = '#5f6368';
-    g.fillText(c.kind === 'metric' ? `${this.model.mode}${c.log ? ' · log' : ''}` : c.log ? 'log' : '', x, 29);
+    const mode = this.model.mode === 'step' ? `at step ${this.model.step}` : this.model.mode;
+    g.fillText(c.kind === 'metric' ? `${mode}${c.log ? ' · log' : ''}` : c.log ? 'log' : '', x, 29);
     g.textAlign = 'right';
     g.lineJoin = 'round';
     for (const [p, label] of this.ticks(c)) {

@@ -8,7 +8,8 @@
 // finished, a brush on the learning-rate axis of the parallel coordinates
 // leaving exactly the runs with lr >= 1e-3 (in the table and the count),
 // the scatter-plot matrix drawn, the shared run selector (a row's box,
-// "Select shown runs"), a row's link to its Scalars, and two runs written
+// "Select shown runs"), the metrics at a chosen step, a row's link to its
+// Scalars, and two runs written
 // while the page is open appearing within 2 s. Screenshots:
 // <build>/tests/artifacts/hparams_*.png.
 
@@ -125,6 +126,24 @@ async function main() {
   await page.click('.hp-columns input[data-key="h:x4"]');
   const heads = await page.$$eval('.hp-table thead tr:first-child th', (ths) => ths.map((t) => t.dataset.key));
   check('columns: x4 hidden from the table', !heads.includes('h:x4') && heads.includes('h:x5'), heads.join());
+
+  // ---- "at step": each metric's value at a chosen step, from the server ----------------------
+  await page.click('#hp-clear');
+  await page.click('input[data-mode="step"]');
+  await page.fill('#hp-step', '1');
+  await page.press('#hp-step', 'Enter');
+  const atStep = await apiJSON(server, 'hparams', { step: 1 });
+  const want1 = Object.fromEntries(atStep.runs.map((r) => [r.name, r.metrics[acc]?.[5]]));
+  const gotAt = await until(page, (w) => {
+    const cells = [...document.querySelectorAll('.hp-table tbody tr[data-run]')];
+    const ok = cells.length > 0 && cells.every((tr) => {
+      const td = tr.querySelector('td:nth-child(9)');   // val_accuracy, with x4 hidden
+      return td && Math.abs(+td.textContent - w[tr.dataset.run]) < 1e-4;
+    });
+    return ok ? cells.length : null;
+  }, want1, 3000);
+  check('at step: val_accuracy at step 1 is the API\'s for every row', gotAt === 24, String(gotAt));
+  await page.click('input[data-mode="final"]');
 
   // ---- live: two runs written while the page is open --------------------------------------------
   run(sweep, [db, '2', '6', '4', '24'], 30000);
