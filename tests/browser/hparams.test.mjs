@@ -9,8 +9,8 @@
 // leaving exactly the runs with lr >= 1e-3 (in the table and the count),
 // the scatter-plot matrix drawn, the shared run selector (a row's box,
 // "Select shown runs"), the metrics at a chosen step, a row's link to its
-// Scalars, and two runs written
-// while the page is open appearing within 2 s. Screenshots:
+// Scalars, and two runs and a point written while the page is open
+// showing within 2 s. Screenshots:
 // <build>/tests/artifacts/hparams_*.png.
 
 import path from 'node:path';
@@ -148,6 +148,12 @@ async function main() {
   // ---- live: two runs written while the page is open --------------------------------------------
   run(sweep, [db, '2', '6', '4', '24'], 30000);
   check('live: the new runs appear within 2 s', await until(page, () => document.querySelectorAll('.hp-table tbody tr[data-run]').length === 26, null, 2000));
+  // A running run's new point moves its row and its line.
+  run(path.join(BUILD, 'tests/append_scalar'), [db, 'run_005', 'val_accuracy', '10', '0.987'], 30000);
+  check('live: a new point of a run shows in its row within 2 s', await until(page,
+    () => document.querySelector('.hp-table tr[data-run="run_005"] td:nth-child(9)')?.textContent === '0.987', null, 2000));
+  const moved = await page.evaluate(() => window.__glassbox.hparams.model.runs.find((r) => r.name === 'run_005').values.get('m:val_accuracy'));
+  check('live: and the charts draw the new value', moved === 0.987, String(moved));
 
   // ---- a run's link opens its Scalars ----------------------------------------------------------------
   await page.click('.hp-table tr[data-run="run_005"] td.hp-run a');
