@@ -4,14 +4,14 @@ predictions, to the last count.
 
     sklearn_check.py PR_CURVE_DUMP WORK_DIR
 
-Predictions lie on the thresholds' grid (k / 128 with 129 thresholds), so
-"floor(p * 128) >= i" and scikit-learn's "p >= threshold" select the same
-examples and both sides count exactly. For every threshold that is one of
-the predictions, glassbox's TP and FP must equal the cumulative counts of
-sklearn.metrics' _binary_clf_curve, and its precision and recall the
-values of precision_recall_curve, as doubles, bit for bit; at the other
-thresholds its counts equal those of the next prediction above (or 0).
-Unweighted and with weights (multiples of 1/4, so every sum is exact).
+Predictions lie on the thresholds' grid (k / 128 with 129 thresholds), or
+3/512 above it, so "floor(p * 128) >= i" and scikit-learn's "p >= t"
+select the same examples and both sides count exactly. At every threshold
+glassbox's TP, FP, TN and FN must equal the cumulative counts of
+sklearn.metrics' _binary_clf_curve at the smallest prediction at or above
+it (0 when none), and its precision and recall the values of
+precision_recall_curve there, as doubles, bit for bit. Unweighted, with
+weights (multiples of 1/4, so every sum is exact), and off the grid.
 Without scikit-learn, the same counts come from NumPy directly.
 """
 import os
@@ -71,8 +71,8 @@ def check(dump, store, labels, preds, weights, name):
         if list(row[:4]) != want:
             sys.exit("%s: threshold %d: glassbox tp fp tn fn %s, reference %s"
                      % (name, i, list(row[:4]), want))
-        if t in pr:
-            p, r = pr[t]
+        if len(above):   # the same examples as the smallest prediction >= t
+            p, r = pr[thr[above[-1]]]
             if row[4] != p or row[5] != r:
                 sys.exit("%s: threshold %d: glassbox precision %.17g recall %.17g, "
                          "reference %.17g %.17g" % (name, i, row[4], row[5], p, r))
@@ -93,13 +93,17 @@ def main():
     # Positives lean high, negatives low, as a classifier's scores do.
     k = np.clip(rng.normal(np.where(labels == 1, 80, 48), 25), 0, 128).astype(int)
     preds = k / 128.0
-    for name, weights in (("unweighted", np.ones(n)),
-                          ("weighted", rng.integers(0, 9, n) / 4.0)):
-        store = os.path.join(work, name + ".db")
+    # Off the grid: 3/512 above a threshold, which floor() keeps in the
+    # bucket below and rounding would not (exact in binary too).
+    off = np.minimum(k, 127) / 128.0 + 3 / 512.0
+    for name, p, weights in (("unweighted", preds, np.ones(n)),
+                             ("weighted", preds, rng.integers(0, 9, n) / 4.0),
+                             ("between thresholds", off, np.ones(n))):
+        store = os.path.join(work, name.replace(" ", "_") + ".db")
         for f in (store, store + "-wal", store + "-shm"):
             if os.path.exists(f):
                 os.remove(f)
-        check(dump, store, labels, preds, weights, name)
+        check(dump, store, labels, p, weights, name)
 
 
 if __name__ == "__main__":
