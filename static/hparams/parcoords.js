@@ -3,10 +3,11 @@
 // strings), a line per run coloured by the chosen metric (viridis, low to
 // high), runs filtered out drawn faint underneath. Dragging along an axis
 // brushes a range of it (the runs outside leave every view); a click on
-// an axis without a drag clears its brush. A canvas, not SVG: a thousand
+// an axis without a drag clears its brush. The line under the mouse is
+// drawn bold and named, with its values, in a hover card. A canvas, not SVG: a thousand
 // runs redraw in a few milliseconds, so a brush follows the mouse.
 
-import { h } from '../core/dom.js';
+import { fmtValue, h } from '../core/dom.js';
 import { fmtTickValue, ramp } from './model.js';
 
 const TOP = 46, BOTTOM = 26, SIDE = 56, HEIGHT = 340, GRAB = 14;
@@ -16,9 +17,14 @@ export class ParallelCoordinates {
     this.model = model;
     this.env = env;           // {columns() -> shown columns, colorBy() -> key, onBrush()}
     this.canvas = h('canvas.hp-canvas', { 'data-view': 'parcoords' });
-    this.el = h('div.hp-parcoords', null, this.canvas);
+    this.tip = h('div.tooltip.hp-tip');
+    this.tip.hidden = true;
+    this.el = h('div.hp-parcoords', null, this.canvas, this.tip);
     this.drag = null;
+    this.hover = null;        // the run under the mouse
     this.canvas.addEventListener('mousedown', (e) => this.down(e));
+    this.canvas.addEventListener('mousemove', (e) => { if (!this.drag) this.hoverAt(e); });
+    this.canvas.addEventListener('mouseleave', () => this.setHover(null));
     window.addEventListener('mousemove', this.onMove = (e) => this.move(e));
     window.addEventListener('mouseup', this.onUp = (e) => this.up(e));
     this.ro = new ResizeObserver(() => this.draw());
@@ -71,8 +77,58 @@ export class ParallelCoordinates {
       this.path(g, r, axes);
       g.stroke();
     }
+    const hovered = this.hover && passing.find((r) => r.name === this.hover);
+    if (hovered) {
+      g.lineWidth = 3.5;
+      g.strokeStyle = '#202124';
+      g.beginPath();
+      this.path(g, hovered, axes);
+      g.stroke();
+    }
     for (const a of axes) this.axis(g, a);
     this.shownCount = passing.length;
+  }
+
+  // ---- hover ----
+
+  // The shown run whose line passes nearest the mouse (within 6 px).
+  hoverAt(e) {
+    const { x, y } = this.local(e);
+    const axes = this.layout || [];
+    let best = null, bestD = 36;
+    for (const r of this.model.runs) {
+      if (!this.model.passes(r)) continue;
+      let prev = null;
+      for (const { c, x: ax } of axes) {
+        const p = this.model.position(c, r.values.get(c.key));
+        const pt = p === null || p === undefined ? null : [ax, this.y(p)];
+        if (prev && pt && x >= prev[0] - 6 && x <= pt[0] + 6) {
+          const d = segmentDistance2(x, y, prev, pt);
+          if (d < bestD) { bestD = d; best = r; }
+        }
+        prev = pt;
+      }
+    }
+    this.setHover(best, x, y);
+  }
+
+  setHover(r, x, y) {
+    const name = r?.name ?? null;
+    if (name !== this.hover) {
+      this.hover = name;
+      this.el.dataset.hover = name ?? '';
+      this.draw();
+    }
+    if (!r) { this.tip.hidden = true; return; }
+    this.tip.replaceChildren(h('div.tip-row', null, h('span.tip-run', null, r.name)),
+      ...this.env.columns().map((c) => {
+        const v = r.values.get(c.key);
+        return h('div.tip-row', null, h('span.muted', null, c.label), h('span.tip-num', null, typeof v === 'number' ? fmtValue(v) : v ?? '–'));
+      }));
+    this.tip.hidden = false;
+    const w = this.el.clientWidth;
+    this.tip.style.left = `${x + 16 + this.tip.offsetWidth < w ? x + 16 : Math.max(4, x - 16 - this.tip.offsetWidth)}px`;
+    this.tip.style.top = `${Math.max(4, y - this.tip.offsetHeight / 2)}px`;
   }
 
   // A run's polyline; a missing value breaks it.
@@ -169,4 +225,12 @@ export class ParallelCoordinates {
     this.drag = null;
     this.env.onBrush();
   }
+}
+
+// The squared distance from (x, y) to the segment a-b.
+function segmentDistance2(x, y, a, b) {
+  const dx = b[0] - a[0], dy = b[1] - a[1];
+  const t = dx || dy ? Math.max(0, Math.min(1, ((x - a[0]) * dx + (y - a[1]) * dy) / (dx * dx + dy * dy))) : 0;
+  const px = a[0] + t * dx - x, py = a[1] + t * dy - y;
+  return px * px + py * py;
 }

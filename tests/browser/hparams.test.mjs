@@ -93,6 +93,25 @@ async function main() {
   await page.locator('[data-section="parcoords"]').scrollIntoViewIfNeeded();
   await shot('brush_lr', page.locator('[data-section="parcoords"]'));
 
+  // Hover: the mouse on a run's line halfway between the x4 and x5 axes names it.
+  const target = wantLr[0];
+  const mid = await page.evaluate((run) => {
+    const { model, parcoords } = window.__glassbox.hparams;
+    const r = model.runs.find((x) => x.name === run);
+    const axes = parcoords.layout, i = axes.findIndex((a) => a.c.key === 'h:x4');
+    const y = (a) => parcoords.y(model.position(a.c, r.values.get(a.c.key)));
+    return { x: (axes[i].x + axes[i + 1].x) / 2, y: (y(axes[i]) + y(axes[i + 1])) / 2 };
+  }, target);
+  const pc = await page.locator('canvas[data-view="parcoords"]').boundingBox();
+  await page.mouse.move(pc.x + mid.x, pc.y + mid.y + 20);
+  await page.mouse.move(pc.x + mid.x, pc.y + mid.y, { steps: 4 });
+  const hovered = await until(page, () => document.querySelector('.hp-parcoords')?.dataset.hover || null, null, 2000);
+  const tipText = await page.textContent('.hp-parcoords .hp-tip');
+  check('parcoords: the line under the mouse is named with its values', hovered === target && tipText.startsWith(target) &&
+    tipText.includes('learning rate'), `${hovered} ${tipText}`);
+  await shot('parcoords_hover', page.locator('[data-section="parcoords"]'));
+  await page.mouse.move(pc.x + 5, pc.y - 40);
+
   // ---- the scatter-plot matrix ----------------------------------------------------------------
   const sm = await page.locator('canvas[data-view="scatter"]').boundingBox();
   check('scatter: a cell per hparam and metric', sm.width > 4 * 150 && sm.height > 6 * 100, JSON.stringify(sm));
