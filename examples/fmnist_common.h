@@ -41,14 +41,8 @@
 #include "gb_board.h"
 #include "gb_summary.h"
 #include "glassbox.h"
+#include "fmnist_classes.h"
 #include "run_store.h"
-
-/* Indexed by label: gb_mnist_load guarantees every label is below
- * GB_MNIST_CLASSES, and the models' outputs are that wide. */
-static const char *const fmnist_class_names[GB_MNIST_CLASSES] = {
-    "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
-    "Sandal",      "Shirt",   "Sneaker",  "Bag",   "Ankle boot",
-};
 
 typedef struct fmnist_config {
     const char *model_name;    /* "mlp" or "cnn" */

@@ -152,6 +152,9 @@ struct gb_train_state {
     gb_optimizer *optimizer;
     int epochs;               /* the last epoch + 1 (fit's epochs) */
     int64_t steps;            /* steps per epoch */
+    int64_t batch_size;       /* fit's batch_size (per rank); 0 on a dataset (its own batches) */
+    const char *loss;         /* the compiled loss (of the first output with one):
+                                 "sparse_categorical_crossentropy", a custom loss's name... */
     int verbose;
     bool stop_training;
     /* A callback that wants a batch's gradients sets want_gradients in

@@ -7,7 +7,8 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 
 # Debian packages: build tools, libraries (Open MPI, so that `make test`
-# builds and tests data-parallel training), the data set, the benchmark peer
+# builds and tests data-parallel training), the data set, scikit-learn (the
+# reference of the precision-recall counts), the benchmark peer
 # (GB_WITH_TORCH=1), the fuzzing compiler (GB_WITH_FUZZ=1), the browser
 # used by the end-to-end tests and openssl (the HTTPS test's certificate).
 packages=(
@@ -16,6 +17,7 @@ packages=(
   libpng-dev zlib1g-dev openssl
   libopenmpi-dev openmpi-bin
   dataset-fashion-mnist
+  python3-numpy python3-sklearn
   chromium nodejs npm
 )
 if [ "${GB_WITH_TORCH:-0}" = 1 ]; then packages+=(python3-torch); fi

@@ -2,9 +2,14 @@
  * person watches: per-batch scalars at the optimizer's step (every
  * update_freq batches) with the learning rate, per-epoch scalars with the
  * validation ones, weight and gradient histograms every histogram_freq
- * epochs, and the traced train step's graph under "train_function".
+ * epochs, and the traced train step's graph under "train_function";
+ * the run's hparams from the compile and fit arguments and the model's
+ * config without a line of the user's, and by option each class's
+ * precision-recall counts on validation data, checked against the
+ * model's own predictions counted by hand.
  */
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -85,11 +90,97 @@ START_TEST(test_callback_writes_scalars_histograms_and_the_graph) {
 }
 END_TEST
 
+static const gb_hparam *hparam(const gb_run_row *r, const char *key) {
+    for (size_t i = 0; i < r->hparam_count; i++)
+        if (!strcmp(r->hparams[i].key, key)) return &r->hparams[i];
+    ck_abort_msg("no hparam '%s'", key);
+    return NULL;
+}
+
+START_TEST(test_callback_records_hparams_and_pr_curves) {
+    char dir[64], db[128];
+    SUMMARY_TEMP_STORE(dir, db, "fit_callback_hp");
+    gb_summary_writer *w;
+    ck_assert_int_eq(gb_summary_writer_open(db, "fit", NULL, &w), GB_OK);
+    gb_module *m = gb_sequential_new("model");
+    gb_sequential_add(m, gb_dense_new(8, &(gb_dense_options){.activation = GB_ACT_RELU}));
+    gb_sequential_add(m, gb_dropout_new(0.25, 3, NULL));
+    gb_sequential_add(m, gb_dense_new(3, NULL));
+    gb_optimizer *opt = gb_sgd_momentum(0.05, 0.9, false);
+    ck_assert(gb_model_compile(m, &(gb_compile_options){
+                                      .optimizer = opt,
+                                      .loss = {GB_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY, .from_logits = true}}));
+    gb_tensor *x = gb_random_uniform(GB_F32, GB_SHAPE(100, 5), -1, 1, 1);
+    gb_tensor *y = gb_cast(gb_random_uniform(GB_F32, GB_SHAPE(100), 0, 3, 2), GB_I32);
+    gb_tensor *vx = gb_random_uniform(GB_F32, GB_SHAPE(30, 5), -1, 1, 3);
+    gb_tensor *vy = gb_cast(gb_random_uniform(GB_F32, GB_SHAPE(30), 0, 3, 4), GB_I32);
+    const char *const names[] = {"a", "b", "c"};
+    gb_callback *cb = gb_summary_callback(w, &(gb_summary_callback_options){
+                                                 .update_freq = -1, .no_graph = true, .pr_x = vx,
+                                                 .pr_y = vy, .pr_from_logits = true,
+                                                 .pr_num_thresholds = 11, .pr_class_names = names});
+    gb_fit_options o = gb_fit_defaults();
+    o.epochs = 2;
+    o.batch_size = 20;
+    o.verbose = 0;
+    o.callbacks = &cb;
+    o.ncallbacks = 1;
+    gb_history *h = gb_model_fit(m, x, y, &o);
+    ck_assert_msg(h, "%s", gb_error_string());
+    /* The last epoch's curves are of the model as it is now. */
+    gb_tensor *probs = gb_softmax(gb_model_predict(m, vx, 256), -1);
+    ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
+
+    gb_store *s;
+    ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
+    gb_runs *runs;
+    ck_assert_int_eq(gb_store_runs(s, &runs), GB_STORE_OK);
+    const gb_run_row *r = &runs->rows[0];
+    ck_assert_str_eq(hparam(r, "optimizer")->value, "SGD");
+    ck_assert(hparam(r, "optimizer.learning_rate")->number == 0.05);
+    ck_assert(hparam(r, "optimizer.momentum")->number == 0.9);
+    ck_assert_str_eq(hparam(r, "loss")->value, "sparse_categorical_crossentropy");
+    ck_assert(hparam(r, "batch_size")->number == 20 && hparam(r, "epochs")->number == 2);
+    ck_assert(hparam(r, "dense0.units")->number == 8 && hparam(r, "dense1.units")->number == 3);
+    ck_assert(hparam(r, "dropout0.rate")->number == 0.25);
+    gb_store_free(runs);
+    for (int c = 0; c < 3; c++) {
+        char tag[16];
+        snprintf(tag, sizeof tag, "pr/%s", names[c]);
+        gb_pr_curves *pr;
+        ck_assert_int_eq(gb_store_pr_curves(s, "fit", tag, NULL, &pr), GB_STORE_OK);
+        ck_assert_uint_eq(pr->count, 2);   /* epochs 0 and 1 */
+        ck_assert(pr->rows[0].step == 0 && pr->rows[1].step == 1 && pr->rows[1].num_thresholds == 11);
+        for (int i = 0; i < 11; i++) {
+            double tp = 0, fp = 0, fn = 0, tn = 0;
+            for (int64_t k = 0; k < 30; k++) {
+                bool positive = (int)gb_get(vy, k) == c;
+                bool predicted = floor(gb_get(probs, k * 3 + c) * 10) >= i;
+                tp += positive && predicted, fp += !positive && predicted;
+                fn += positive && !predicted, tn += !positive && !predicted;
+            }
+            const gb_pr_curve_row *row = &pr->rows[1];
+            ck_assert_msg(row->tp[i] == tp && row->fp[i] == fp && row->fn[i] == fn && row->tn[i] == tn,
+                          "%s threshold %d: %g %g %g %g, by hand %g %g %g %g", tag, i, row->tp[i],
+                          row->fp[i], row->fn[i], row->tn[i], tp, fp, fn, tn);
+        }
+        gb_store_free(pr);
+    }
+    gb_store_close(s);
+    gb_history_free(h);
+    gb_callback_free(cb);
+    gb_module_free(m);
+    gb_optimizer_free(opt);
+    summary_remove_dir(dir);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("summary_fit_callback");
     TCase *tc = tcase_create("callback");
     tcase_add_checked_fixture(tc, nn_seeded_setup, scope_teardown);
     tcase_add_test(tc, test_callback_writes_scalars_histograms_and_the_graph);
+    tcase_add_test(tc, test_callback_records_hparams_and_pr_curves);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -151,9 +151,16 @@ static void assert_trace_graphs(gb_store *s, int64_t id, const char *graph, cons
  * (the graphs cut out of the detail), then migrated by the next writer,
  * which moves them to trace_graphs and leaves the detail small, with
  * has_graph. A detail that is not JSON stays as it was. */
+/* What schema 4 added, taken away again: a current store made to look as
+ * a version-3 writer left it. */
+#define UNDO_VERSION_4                                                                   \
+    "DROP TABLE hparam_domains; DROP TABLE hparam_metrics; DROP TABLE pr_curves;"         \
+    "ALTER TABLE runs DROP COLUMN status; ALTER TABLE runs DROP COLUMN status_host;"      \
+    "ALTER TABLE runs DROP COLUMN status_pid;"
+
 START_TEST(test_version_2_store_moves_graphs_out_of_details) {
     make_store();
-    sql(db, "DROP TABLE trace_graphs; ALTER TABLE op_timings DROP COLUMN function;"
+    sql(db, UNDO_VERSION_4 "DROP TABLE trace_graphs; ALTER TABLE op_timings DROP COLUMN function;"
             "PRAGMA user_version = 2;"
             "INSERT INTO traces(run_id, wall_time, function, is_retrace, detail) VALUES "
             "(1, 1, 'f', 0, '" V2_DETAIL "'), (1, 2, 'f', 1, '{\"graph\": [1, 2'),"
@@ -169,7 +176,7 @@ START_TEST(test_version_2_store_moves_graphs_out_of_details) {
     ck_assert_int_eq(gb_summary_writer_open(db, "run", NULL, &w), GB_OK);
     ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
     ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
-    ck_assert_int_eq(gb_store_schema_version(s), 3);
+    ck_assert_int_eq(gb_store_schema_version(s), GB_STORE_SCHEMA_VERSION);
     gb_traces *t;
     ck_assert_int_eq(gb_store_traces(s, "run", NULL, NULL, &t), GB_STORE_OK);
     ck_assert_uint_eq(t->count, 3);
@@ -192,6 +199,61 @@ START_TEST(test_version_2_store_moves_graphs_out_of_details) {
     ck_assert_msg(strstr(gb_store_last_error(), "run 'run' has no trace 9"), "%s",
                   gb_store_last_error());
     gb_store_close(s);
+}
+END_TEST
+
+/* A version-3 store has no run status, experiment or PR curves: read as
+ * it is (status "" = unknown, an empty experiment), then migrated by the
+ * next writer, keeping its runs and series; the new tables then work. */
+START_TEST(test_version_3_store_gains_status_experiment_and_pr_curves) {
+    make_store();
+    sql(db, UNDO_VERSION_4 "PRAGMA user_version = 3;");
+    gb_store *s;
+    ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
+    ck_assert_int_eq(gb_store_schema_version(s), 3);
+    gb_runs *runs;
+    ck_assert_int_eq(gb_store_runs(s, &runs), GB_STORE_OK);
+    ck_assert_uint_eq(runs->count, 1);
+    ck_assert_str_eq(runs->rows[0].status, "");
+    gb_store_free(runs);
+    gb_hparams_config *c;
+    ck_assert_int_eq(gb_store_hparams_config(s, &c), GB_STORE_OK);
+    ck_assert(c->hparam_count == 0 && c->metric_count == 0);
+    gb_store_free(c);
+    gb_pr_curves *pr;
+    ck_assert_int_eq(gb_store_pr_curves(s, "run", "pr", NULL, &pr), GB_STORE_ERR_NO_TAG);
+    gb_store_close(s);
+
+    gb_summary_writer *w;
+    ck_assert_int_eq(gb_summary_writer_open(db, "run", NULL, &w), GB_OK);
+    ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
+    ck_assert_int_eq(gb_store_schema_version(s), 4);
+    ck_assert_int_eq(gb_store_runs(s, &runs), GB_STORE_OK);
+    ck_assert_str_eq(runs->rows[0].status, "running");
+    gb_store_free(runs);
+    gb_hparam_metric m = {.tag = "loss"};
+    ck_assert_int_eq(gb_summary_hparams_config(w, NULL, 0, &m, 1), GB_OK);
+    gb_scope_begin();
+    ck_assert_int_eq(gb_summary_pr_curve(w, "pr", gb_scalar(GB_F32, 1), gb_scalar(GB_F32, 0.75), 2, NULL, 3),
+                     GB_OK);
+    gb_scope_end();
+    ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
+    ck_assert_int_eq(gb_store_runs(s, &runs), GB_STORE_OK);
+    ck_assert_str_eq(runs->rows[0].status, "done");
+    gb_store_free(runs);
+    ck_assert_int_eq(gb_store_hparams_config(s, &c), GB_STORE_OK);
+    ck_assert(c->metric_count == 1 && !strcmp(c->metrics[0].tag, "loss"));
+    gb_store_free(c);
+    ck_assert_int_eq(gb_store_pr_curves(s, "run", "pr", NULL, &pr), GB_STORE_OK);
+    ck_assert(pr->count == 1 && pr->rows[0].step == 3);
+    ck_assert(pr->rows[0].tp[0] == 1 && pr->rows[0].tp[1] == 0 && pr->rows[0].fn[1] == 1);
+    gb_store_free(pr);
+    gb_scalar_series *x;   /* what the store held before still reads */
+    ck_assert_int_eq(gb_store_scalars(s, "run", "x", NULL, &x), GB_STORE_OK);
+    ck_assert_uint_gt(x->count, 0);
+    gb_store_free(x);
+    gb_store_close(s);
+    summary_assert_integrity(db);
 }
 END_TEST
 
@@ -528,6 +590,7 @@ int main(void) {
     tcase_add_test(tc, test_store_is_versioned_and_recognised);
     tcase_add_test(tc, test_version_1_store_is_read_then_migrated);
     tcase_add_test(tc, test_version_2_store_moves_graphs_out_of_details);
+    tcase_add_test(tc, test_version_3_store_gains_status_experiment_and_pr_curves);
     tcase_add_test(tc, test_newer_schema_is_refused);
     tcase_add_test(tc, test_files_that_are_not_stores);
     tcase_add_test(tc, test_foreign_database_is_left_untouched);

@@ -61,6 +61,8 @@ START_TEST(plugins_lists_active_dashboards_in_order) {
                         "{\"name\":\"text\",\"title\":\"Text\",\"active\":true},"
                         "{\"name\":\"graphs\",\"title\":\"Graphs\",\"active\":false},"
                         "{\"name\":\"traces\",\"title\":\"Traces\",\"active\":false},"
+                        "{\"name\":\"hparams\",\"title\":\"HParams\",\"active\":true},"
+                        "{\"name\":\"pr_curves\",\"title\":\"PR Curves\",\"active\":false},"
                         "{\"name\":\"numerics\",\"title\":\"Numerics\",\"active\":false}]}");
     free(b);
 }

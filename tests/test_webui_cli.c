@@ -82,7 +82,7 @@ static void teardown(void) {
 
 START_TEST(test_inspect_lists_runs_tags_counts) {
     ck_assert_int_eq(glassbox((const char *const[]){"inspect", "--db", db, NULL}), 0);
-    ck_assert_msg(strstr(out, "schema version 3): 1 run"), "%s", out);
+    ck_assert_msg(strstr(out, "schema version 4): 1 run"), "%s", out);
     ck_assert(strstr(out, "run 'run-a'"));
     ck_assert(strstr(out, "lr=0.01"));
     ck_assert_msg(strstr(out, "scalar     loss                                      6  0..5"), "%s",
@@ -145,11 +145,37 @@ START_TEST(test_errors_exit_non_zero_with_a_message) {
     ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
     ck_assert_int_eq(sqlite3_exec(h, "PRAGMA user_version = 7", NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(h);
-    ASSERT_FAILS(1, "schema version 7, newer than this glassbox supports (3)", "inspect", "--db", db);
+    ASSERT_FAILS(1, "schema version 7, newer than this glassbox supports (4)", "inspect", "--db", db);
 }
 END_TEST
 
 /* ---- the one argument parser -------------------------------------------------------------- */
+
+/* export --hparams: the HParams table of the "hparams" fixture, exactly;
+ * its refusals. */
+START_TEST(test_export_hparams_csv) {
+    char hp_db[400];
+    snprintf(hp_db, sizeof hp_db, "%s/hparams.db", dir);
+    ck_assert_int_eq(run_program("tests/webui_fixtures", (const char *const[]){"hparams", hp_db, NULL},
+                                 NULL, NULL), 0);
+    ck_assert_int_eq(glassbox((const char *const[]){"export", "--db", hp_db, "--hparams", NULL}), 0);
+    ck_assert_str_eq(out, "run,status,lr,optimizer,acc,acc (best),loss,loss (best)\n"
+                          "a,done,0.001,adam,0.75,0.75,0.25,0.25\n"
+                          "b,failed,0.01,sgd,0.25,0.25,,\n"
+                          "c,killed,0.1,,,,,\n");
+    ck_assert_str_eq(err, "");
+    ASSERT_FAILS(2, "--hparams exports every run: no --run or --tag", "export", "--db", hp_db,
+                 "--hparams", "--run", "a");
+    ASSERT_FAILS(2, "--hparams writes CSV only", "export", "--db", hp_db, "--hparams", "--format",
+                 "json");
+    ASSERT_FAILS(2, "--run and --tag are required (or --hparams)", "export", "--db", hp_db, "--run", "a");
+    /* No experiment declared: inferred from the runs (their hparam keys,
+     * their scalar tags as metrics, lower is better unless "acc"). */
+    ck_assert_int_eq(glassbox((const char *const[]){"export", "--db", db, "--hparams", NULL}), 0);
+    ck_assert_str_eq(out, "run,status,lr,loss,loss (best)\n"
+                          "run-a,done,0.01,-2.25e-300,-2.25e-300\n");
+}
+END_TEST
 
 static const char *const subcommands[] = {"inspect", "export", "serve"};
 
@@ -260,7 +286,7 @@ START_TEST(test_bad_store_paths_are_one_line_errors) {
         {dir, "'%s' is not a glassbox store (a directory)"},
         {fifo, "'%s' is not a glassbox store (not a regular file)"},
         {text, "'%s' is not a glassbox store (not an SQLite database)"},
-        {newer, "store '%s' has schema version 7, newer than this glassbox supports (3); use a "
+        {newer, "store '%s' has schema version 7, newer than this glassbox supports (4); use a "
                 "newer glassbox"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -453,6 +479,7 @@ int main(void) {
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_inspect_lists_runs_tags_counts);
     tcase_add_test(tc, test_export_csv_and_json_are_full_and_exact);
+    tcase_add_test(tc, test_export_hparams_csv);
     tcase_add_test(tc, test_errors_exit_non_zero_with_a_message);
     tcase_add_test(tc, test_value_after_equals_sign_everywhere);
     tcase_add_test(tc, test_help_on_every_subcommand);

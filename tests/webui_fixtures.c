@@ -22,6 +22,8 @@
  *                                     10k100: 10,000 ops in 100 scopes)
  *   webui_fixtures many_traces DB T N run many: T traces of function step, each
  *                                     with an N-op graph (N a multiple of 100)
+ *   webui_fixtures hparams DB         runs a, b, c of an experiment (lr, optimizer; acc,
+ *                                     loss), done, failed, killed; PR curves of run a
  *   webui_fixtures evil DB            a run, its hparams and a tag named with
  *                                     terminal escapes, C1 controls and bytes
  *                                     that are not UTF-8 (see write_evil)
@@ -289,6 +291,53 @@ static bool write_evil(const char *db) {
     return true;
 }
 
+/* ---- hparams and PR curves ------------------------------------------------------------- */
+
+/* The experiment (lr, optimizer; metric acc, higher better, and loss) and
+ * three runs: a (lr 0.001, adam: acc 0.5 then 0.75, loss 0.25, done, with
+ * a PR curve at steps 1 and 2 over the hand case of
+ * test_summary_hparams.c), b (lr 0.01, sgd: acc 0.25, failed) and c
+ * (lr 0.1, no metric, still open when its writer is closed as killed). */
+static bool write_hparams(const char *db) {
+    static const double lrs[] = {0.001, 0.01, 0.1};
+    static const char *const opts[] = {"adam", "sgd"};
+    gb_hparam_domain hp[] = {
+        {.name = "lr", .type = GB_HPARAM_REAL, .domain = GB_DOMAIN_DISCRETE, .value_count = 3,
+         .values = lrs},
+        {.name = "optimizer", .type = GB_HPARAM_STRING, .domain = GB_DOMAIN_DISCRETE,
+         .value_count = 2, .strings = opts}};
+    gb_hparam_metric metrics[] = {{.tag = "acc", .higher_is_better = true}, {.tag = "loss"}};
+    gb_summary_writer *w;
+    CHECK(gb_summary_writer_open(db, "a", NULL, &w));
+    CHECK(gb_summary_hparams_config(w, hp, 2, metrics, 2));
+    CHECK(gb_summary_hparam_num(w, "lr", 0.001));
+    CHECK(gb_summary_hparam_str(w, "optimizer", "adam"));
+    CHECK(gb_summary_scalar(w, "acc", 0.5, 1));
+    CHECK(gb_summary_scalar(w, "acc", 0.75, 2));
+    CHECK(gb_summary_scalar(w, "loss", 0.25, 2));
+    static const float labels[] = {1, 1, 0, 1, 0, 0}, preds[] = {0.9f, 0.5f, 0.6f, 0.2f, 0.1f, 1.0f};
+    gb_scope_begin();
+    int64_t n[] = {6};
+    gb_status st = GB_OK;
+    for (int64_t step = 1; step <= 2 && st == GB_OK; step++)
+        st = gb_summary_pr_curve(w, "pr/cat", gb_tensor_from(GB_F32, labels, 1, n),
+                                 gb_tensor_from(GB_F32, preds, 1, n), 5, NULL, step);
+    gb_scope_end();
+    CHECK(st);
+    CHECK(gb_summary_writer_close(w));
+    CHECK(gb_summary_writer_open(db, "b", NULL, &w));
+    CHECK(gb_summary_hparam_num(w, "lr", 0.01));
+    CHECK(gb_summary_hparam_str(w, "optimizer", "sgd"));
+    CHECK(gb_summary_scalar(w, "acc", 0.25, 1));
+    CHECK(gb_summary_run_status(w, GB_RUN_FAILED));
+    CHECK(gb_summary_writer_close(w));
+    CHECK(gb_summary_writer_open(db, "c", NULL, &w));
+    CHECK(gb_summary_hparam_num(w, "lr", 0.1));
+    CHECK(gb_summary_run_status(w, GB_RUN_KILLED));
+    CHECK(gb_summary_writer_close(w));
+    return true;
+}
+
 int main(int argc, char **argv) {
     const char *kind = argc > 1 ? argv[1] : "";
     bool ok;
@@ -296,6 +345,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(kind, "numerics") && argc == 4) ok = write_numerics(argv[2], argv[3]);
     else if (!strcmp(kind, "cli") && argc == 3) ok = write_cli(argv[2]);
     else if (!strcmp(kind, "evil") && argc == 3) ok = write_evil(argv[2]);
+    else if (!strcmp(kind, "hparams") && argc == 3) ok = write_hparams(argv[2]);
     else if (!strcmp(kind, "traces") && argc == 3) ok = write_traces(argv[2]);
     else if (!strcmp(kind, "graph") && (argc == 3 || argc == 4))
         ok = write_graph(argv[2], argc == 4 ? argv[3] : "10k100");
@@ -303,7 +353,7 @@ int main(int argc, char **argv) {
         ok = write_many_traces(argv[2], atoi(argv[3]), atoi(argv[4]));
     else {
         fprintf(stderr, "usage: webui_fixtures api DB | numerics DB QUIET_DB | cli DB | evil DB | "
-                        "traces DB | graph DB [SHAPE] | many_traces DB TRACES NODES\n");
+                        "hparams DB | traces DB | graph DB [SHAPE] | many_traces DB TRACES NODES\n");
         return 2;
     }
     return ok ? 0 : 1;

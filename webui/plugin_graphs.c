@@ -291,20 +291,10 @@ static const gb__route routes[] = {
       GB__P_END}},
 };
 
-/* Active once any run has a traced function or a graph summary. */
-static bool any_graph_tags(gb_store *store) {
-    gb_runs *runs = NULL;
-    bool any = false;
-    if (gb_store_runs(store, &runs) == GB_STORE_OK)
-        for (size_t i = 0; i < runs->count && !any; i++) {
-            gb_tags *t = NULL;
-            any = gb_store_tags(store, runs->rows[i].name, GB_KIND_GRAPH, &t) == GB_STORE_OK &&
-                  t->count > 0;
-            gb_store_free(t);
-        }
-    gb_store_free(runs);
-    return any;
-}
+/* Active once any run has a traced function or a graph summary: one
+ * query over every run's tags, not one per run (a sweep of a thousand
+ * runs must not slow every page's first request). */
+static bool any_graph_tags(gb_store *store) { return gb__has_kind(store, GB_KIND_GRAPH); }
 
 static bool is_active(gb_store *store) { return gb__any_traces(store) || any_graph_tags(store); }
 

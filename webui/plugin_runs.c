@@ -1,5 +1,5 @@
 /* plugin_runs.c — GET /api/runs: every run of the store with its start
- * and last write times, where it ran, and its hyperparameters (numbers as
+ * and last write times, where it ran, its status, and its hyperparameters (numbers as
  * JSON numbers, everything else as strings). The run selector of every
  * page is built from it. */
 #include "board_internal.h"
@@ -13,6 +13,7 @@ static void write_run(gb__json *j, const gb_run_row *r) {
     GB__JSON_KV(j, "host", str, r->host);
     GB__JSON_KV(j, "pid", int, r->pid);
     GB__JSON_KV(j, "command_line", str, r->command_line);
+    GB__JSON_KV(j, "status", str, r->status);
     gb__json_key(j, "hparams");
     gb__json_obj(j);
     for (size_t k = 0; k < r->hparam_count; k++) {

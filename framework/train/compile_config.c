@@ -37,6 +37,11 @@ static const char *const LOSS_NAMES[] = {
 };
 enum { NLOSS_NAMES = sizeof LOSS_NAMES / sizeof *LOSS_NAMES };
 
+const char *gb__loss_name(const gb_loss_spec *l) {
+    if (l->kind == GB_LOSS_CUSTOM) return l->name && l->name[0] ? l->name : "custom";
+    return (unsigned)l->kind < NLOSS_NAMES && LOSS_NAMES[l->kind] ? LOSS_NAMES[l->kind] : "";
+}
+
 /* ---- writing ------------------------------------------------------------------------------- */
 
 static bool put_loss(gb_config *list, const gb__compiled *c, int k) {

@@ -455,9 +455,13 @@ static bool train(fit_run *r) {
     int64_t global = o->batch_size * gb__dist_ranks(r->c);
     int64_t passes = r->ds ? gb__dataset_steps(r->ds)
                            : r->n / global + (r->n % global >= gb__dist_ranks(r->c) ? 1 : 0);
+    const char *loss = "";
+    for (int k = 0; k < r->c->nout && !*loss; k++)
+        if (r->c->loss[k].kind != GB_LOSS_NONE) loss = gb__loss_name(&r->c->loss[k]);
     *s = (gb_train_state){.model = r->c->model, .optimizer = r->c->opts.optimizer,
                           .epochs = o->epochs,
                           .steps = o->steps_per_epoch ? o->steps_per_epoch : passes,
+                          .batch_size = r->ds ? 0 : o->batch_size, .loss = loss,
                           .verbose = o->verbose, .compiled = r->c,
                           .rank = r->c->dist ? gb_dist_rank() : 0,
                           .num_ranks = (int)gb__dist_ranks(r->c),

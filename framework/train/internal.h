@@ -117,6 +117,8 @@ gb_metric *gb__custom_metric(const char *class_name, const char *name);
 
 /* ---- compile arguments as a config (compile_config.c) ------------------------------- */
 
+/* The name a loss is saved under ("huber", a custom loss's name). */
+const char *gb__loss_name(const gb_loss_spec *l);
 /* c's compile arguments into dict out (the optimizer's config, a loss per
  * output, loss weights, metric names and objects, run_eagerly); false
  * with an error naming what a file cannot hold (a custom train_step, an

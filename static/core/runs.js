@@ -50,6 +50,26 @@ export class Runs {
     return [...this.runs.values()].filter((r) => r.checked && this.re.test(r.name)).map((r) => r.name);
   }
 
+  // One run's box, as if clicked (the HParams table's boxes are these).
+  setChecked(name, on) {
+    const r = this.runs.get(name);
+    if (!r || r.checked === on) return;
+    r.checked = on;
+    this.render();
+    this.changed();
+  }
+
+  // Exactly these runs checked, every other one not (and the filter
+  // cleared, so none of them is hidden).
+  setSelected(names) {
+    const want = new Set(names);
+    for (const r of this.runs.values()) r.checked = want.has(r.name);
+    this.filter.value = '';
+    this.re = /(?:)/;
+    this.render();
+    this.changed();
+  }
+
   setAll(on) {
     for (const r of this.runs.values()) if (this.re.test(r.name)) r.checked = on;
     this.render();

@@ -52,7 +52,7 @@ extern "C" {
 #endif
 
 /* The schema version this library writes and reads (PRAGMA user_version). */
-#define GB_STORE_SCHEMA_VERSION 3
+#define GB_STORE_SCHEMA_VERSION 4
 /* The scalar tag under which the engine's numerics checks count their
  * alerts (gb_debug.h's GB_NUMERICS_SEEN_TAG; a writer test keeps the two
  * equal): its last value is how many there were, stored or past the
@@ -92,10 +92,12 @@ typedef enum gb_summary_kind {
     GB_KIND_HISTOGRAM = 2,
     GB_KIND_IMAGE = 3,
     GB_KIND_TEXT = 4,
-    GB_KIND_GRAPH = 5
+    GB_KIND_GRAPH = 5,
+    GB_KIND_PR_CURVE = 6      /* precision-recall counts (schema 4) */
 } gb_summary_kind;
 
-/* "scalar", "histogram", "image", "text", "graph"; "any" for GB_KIND_ANY. */
+/* "scalar", "histogram", "image", "text", "graph", "pr_curve"; "any" for
+ * GB_KIND_ANY. */
 const char *gb_kind_name(gb_summary_kind kind);
 /* The kind named `name`; false when there is none. */
 bool gb_kind_from_name(const char *name, gb_summary_kind *out);
@@ -176,6 +178,12 @@ typedef struct gb_run_row {
     const char *command_line; /* arguments joined by spaces */
     size_t hparam_count;
     const gb_hparam *hparams; /* sorted by key */
+    /* "running" (a writer has it open), "done" (closed), "failed" or
+     * "killed" (as the program said: gb_summary_run_status), or "" in a
+     * store older than schema 4. A "running" run whose process is gone —
+     * the writer's host is this machine and its pid no longer exists, as
+     * after SIGKILL — reads as "killed": it will never finish. */
+    const char *status;
 } gb_run_row;
 
 typedef struct gb_runs {
@@ -184,6 +192,97 @@ typedef struct gb_runs {
 } gb_runs;
 
 gb_store_status gb_store_runs(gb_store *s, gb_runs **out);
+
+/* ---- the experiment: hyperparameter domains and metrics (schema 4) -------------- */
+
+typedef enum gb_hparam_type {
+    GB_HPARAM_REAL = 0,
+    GB_HPARAM_INT,
+    GB_HPARAM_STRING,
+    GB_HPARAM_BOOL
+} gb_hparam_type;
+
+typedef enum gb_hparam_domain_kind {
+    GB_DOMAIN_NONE = 0,       /* any value of the type */
+    GB_DOMAIN_INTERVAL,       /* min <= value <= max (real, int) */
+    GB_DOMAIN_DISCRETE        /* one of a list of values */
+} gb_hparam_domain_kind;
+
+/* "real", "int", "string", "bool"; "none", "interval", "discrete". */
+const char *gb_hparam_type_name(gb_hparam_type t);
+const char *gb_hparam_domain_name(gb_hparam_domain_kind d);
+
+typedef struct gb_hparam_info {
+    const char *name;
+    const char *display_name;  /* "" when none was given */
+    const char *description;
+    gb_hparam_type type;
+    gb_hparam_domain_kind domain;
+    double min, max;           /* GB_DOMAIN_INTERVAL */
+    const char *values_json;   /* GB_DOMAIN_DISCRETE: a JSON array; else "[]" */
+} gb_hparam_info;
+
+typedef struct gb_metric_info {
+    const char *tag;           /* a scalar tag the runs write */
+    const char *display_name;
+    bool higher_is_better;
+} gb_metric_info;
+
+typedef struct gb_hparams_config {
+    size_t hparam_count;
+    const gb_hparam_info *hparams;   /* in declaration order */
+    size_t metric_count;
+    const gb_metric_info *metrics;   /* in declaration order */
+} gb_hparams_config;
+
+/* The experiment as declared by gb_summary_hparams_config (empty when
+ * none was, and in a store older than schema 4). */
+gb_store_status gb_store_hparams_config(gb_store *s, gb_hparams_config **out);
+
+/* A scalar tag summed up per run, as the HParams table shows a metric:
+ * its last point and its extremes, from the rollups (O(1) rows per run
+ * whatever the series length). */
+typedef struct gb_scalar_summary_row {
+    const char *run;
+    int64_t last_step;
+    double last;               /* the value at last_step (NaN stays NaN) */
+    double min, max;           /* over the finite values; NaN when none */
+    int64_t count;             /* points, non-finite included */
+} gb_scalar_summary_row;
+
+typedef struct gb_scalar_summaries {
+    size_t count;
+    const gb_scalar_summary_row *rows;   /* by run name; runs without the tag left out */
+} gb_scalar_summaries;
+
+gb_store_status gb_store_scalar_summaries(gb_store *s, const char *tag,
+                                          gb_scalar_summaries **out);
+
+/* The HParams dashboard's table (and `glassbox export --hparams`): the
+ * experiment — as declared, or when nothing was declared, inferred from
+ * the runs: every hparam key (real when every run's value is a number,
+ * else string; no domain) and every scalar tag of those runs as a metric
+ * (up to GB_EXPERIMENT_MAX_INFERRED_METRICS, by name, higher_is_better
+ * when the tag's name holds "acc") — and one row per run that recorded
+ * hparams, with each metric summed up (count 0: the run lacks the tag). */
+#define GB_EXPERIMENT_MAX_INFERRED_METRICS 32
+
+typedef struct gb_experiment_run {
+    const gb_run_row *run;                  /* name, status, hparams */
+    const gb_scalar_summary_row *metrics;   /* metric_count of them, in the metrics' order */
+} gb_experiment_run;
+
+typedef struct gb_experiment {
+    bool declared;                          /* false: inferred from the runs */
+    size_t hparam_count;
+    const gb_hparam_info *hparams;
+    size_t metric_count;
+    const gb_metric_info *metrics;
+    size_t run_count;
+    const gb_experiment_run *runs;          /* by name */
+} gb_experiment;
+
+gb_store_status gb_store_experiment(gb_store *s, gb_experiment **out);
 
 /* ---- tags ------------------------------------------------------------------------ */
 
@@ -362,6 +461,32 @@ typedef struct gb_graphs {
 /* The graphs written under tag (kind GB_KIND_GRAPH), by step. */
 gb_store_status gb_store_graphs(gb_store *s, const char *run, const char *tag,
                                 const gb_query *q, gb_graphs **out);
+
+/* ---- precision-recall curves (schema 4) ------------------------------------------ */
+
+/* One curve at one step (TensorBoard's pr_curves): at threshold i of
+ * num_thresholds, i / (num_thresholds - 1), a prediction p counts as
+ * positive when floor(p * (num_thresholds - 1)) >= i. Counts are weighted
+ * (plain counts with unit weights). precision = tp / (tp + fp) and
+ * recall = tp / (tp + fn), each 0 where its denominator is 0 (TensorBoard's
+ * convention), computed by the reader so every client shows the same
+ * figures. */
+typedef struct gb_pr_curve_row {
+    int64_t step;
+    double wall_time;
+    size_t num_thresholds;
+    const double *tp, *fp, *tn, *fn;     /* num_thresholds each */
+    const double *precision, *recall;    /* num_thresholds each */
+} gb_pr_curve_row;
+
+typedef struct gb_pr_curves {
+    size_t count;
+    const gb_pr_curve_row *rows;   /* by step */
+} gb_pr_curves;
+
+/* q->max_rows counts steps, spread evenly with the last kept. */
+gb_store_status gb_store_pr_curves(gb_store *s, const char *run, const char *tag,
+                                   const gb_query *q, gb_pr_curves **out);
 
 /* ---- engine events: traces, numerics alerts, op timings, messages ------------------- */
 

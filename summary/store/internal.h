@@ -112,6 +112,10 @@ void gb__rows_release(gb__rows *r);
 /* Moves the rows into the arena (one block); returns it (NULL if empty). */
 void *gb__rows_into(gb__arena *a, gb__rows *r);
 
+/* Makes `result` (another query's result object) part of a's result: it
+ * is freed with it. false when out of memory (result then left as is). */
+bool gb__arena_adopt_result(gb__arena *a, void *result);
+
 /* ---- connecting (reader_open.c) ------------------------------------------------------- */
 
 /* A read-only connection to the store file at path (a regular file; see
@@ -128,6 +132,10 @@ sqlite3_stmt *gb__store_stmt(gb_store *s, const char *sql);
 /* Resolves run (and, when tag != NULL, tag of kind) to ids. */
 gb_store_status gb__store_resolve(gb_store *s, const char *run, const char *tag,
                                   gb_summary_kind kind, int64_t *run_id, int64_t *tag_id);
+/* gb_store_runs and gb_store_tags, the handle's lock already held (for
+ * queries made of several: reader_hparams.c). */
+gb_store_status gb__store_runs(gb_store *s, gb_runs **out);
+gb_store_status gb__store_tags(gb_store *s, const char *run, gb_summary_kind kind, gb_tags **out);
 /* Records a SQLite failure of s as GB_STORE_ERR_IO. */
 gb_store_status gb__store_sql_error(gb_store *s, const char *what);
 /* The status of a finished step loop: DONE -> OK, NOMEM -> MEMORY, else IO. */

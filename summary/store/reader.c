@@ -12,11 +12,14 @@
  * with GB_STORE_ERR_DATA and a message naming it, rather than be read as
  * a guess (a BLOB cut at its first NUL, a flag taken as true).
  */
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "store/internal.h"
 
@@ -41,6 +44,7 @@ struct gb_store {
 static const char *const kind_names[] = {
     [GB_KIND_ANY] = "any",         [GB_KIND_SCALAR] = "scalar", [GB_KIND_HISTOGRAM] = "histogram",
     [GB_KIND_IMAGE] = "image",     [GB_KIND_TEXT] = "text",     [GB_KIND_GRAPH] = "graph",
+    [GB_KIND_PR_CURVE] = "pr_curve",
 };
 
 const char *gb_kind_name(gb_summary_kind kind) {
@@ -295,13 +299,29 @@ static gb_store_status load_hparams(gb_store *s, gb__arena *a, gb_run_row *run) 
     return status != GB_STORE_OK ? status : gb__store_done(s, rc, "reading hyperparameters");
 }
 
-static gb_store_status runs(gb_store *s, gb_runs **out) {
+/* A run's status as a reader should see it: a "running" run whose writer
+ * ran on this host in a process that no longer exists was killed (SIGKILL
+ * leaves no chance to say so) and will never finish. */
+static const char *judged_status(const char *stored, const char *host, int64_t pid) {
+    if (!stored || !host) return stored ? stored : "";
+    if (strcmp(stored, "running") || pid <= 0 || pid > INT32_MAX) return stored;
+    char here[256] = "";
+    gethostname(here, sizeof here - 1);
+    if (strcmp(host, here)) return stored;   /* another machine: cannot tell */
+    return kill((pid_t)pid, 0) != 0 && errno == ESRCH ? "killed" : stored;
+}
+
+gb_store_status gb__store_runs(gb_store *s, gb_runs **out) {
     gb__arena *a;
     gb_runs *res = gb__result_new(sizeof *res, &a);
     if (!res) return GB_STORE_ERR_MEMORY;
     gb__store_read_begin(s);
-    sqlite3_stmt *st = gb__store_stmt(s, "SELECT id, name, start_time, last_write_time, host, pid, "
-                                         "command_line FROM runs ORDER BY name");
+    /* A store before schema 4 has no status: it reads as "" (unknown). */
+    sqlite3_stmt *st = s->version >= 4
+        ? gb__store_stmt(s, "SELECT id, name, start_time, last_write_time, host, pid, "
+                            "command_line, status, status_host, status_pid FROM runs ORDER BY name")
+        : gb__store_stmt(s, "SELECT id, name, start_time, last_write_time, host, pid, "
+                            "command_line, '', '', 0 FROM runs ORDER BY name");
     gb__rows rows = {.elem = sizeof(gb_run_row)};
     int rc = st ? SQLITE_ROW : SQLITE_ERROR;
     while (st && (rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -317,6 +337,9 @@ static gb_store_status runs(gb_store *s, gb_runs **out) {
         r->host = gb__arena_strdup(a, (const char *)sqlite3_column_text(st, 4));
         r->pid = sqlite3_column_int64(st, 5);
         r->command_line = gb__arena_strdup(a, (const char *)sqlite3_column_text(st, 6));
+        r->status = gb__arena_strdup(
+            a, judged_status((const char *)sqlite3_column_text(st, 7),
+                             (const char *)sqlite3_column_text(st, 8), sqlite3_column_int64(st, 9)));
     }
     gb_store_status status = gb__store_done(s, rc, "reading runs");
     gb_run_row *r = rows.data;
@@ -336,12 +359,13 @@ static gb_store_status runs(gb_store *s, gb_runs **out) {
 gb_store_status gb_store_runs(gb_store *s, gb_runs **out) {
     if (!s || !out) return gb__store_null_args("gb_store_runs");
     *out = NULL;
-    GB__LOCKED(s, runs(s, out));
+    GB__LOCKED(s, gb__store_runs(s, out));
 }
 
 /* ---- tags ------------------------------------------------------------------------------ */
 
-static gb_store_status tags(gb_store *s, const char *run, gb_summary_kind kind, gb_tags **out) {
+gb_store_status gb__store_tags(gb_store *s, const char *run, gb_summary_kind kind,
+                               gb_tags **out) {
     int64_t run_id = 0;
     if (run) {
         gb_store_status st = gb__store_resolve(s, run, NULL, kind, &run_id, NULL);
@@ -389,10 +413,10 @@ static gb_store_status tags(gb_store *s, const char *run, gb_summary_kind kind, 
 gb_store_status gb_store_tags(gb_store *s, const char *run, gb_summary_kind kind, gb_tags **out) {
     if (!s || !out) return gb__store_null_args("gb_store_tags");
     *out = NULL;
-    if ((unsigned)kind > GB_KIND_GRAPH) {
+    if ((unsigned)kind > GB_KIND_PR_CURVE) {
         gb__store_fail("gb_store_tags: unknown kind %d", (int)kind);
         return GB_STORE_ERR_ARG;
     }
-    GB__LOCKED(s, tags(s, run, kind, out));
+    GB__LOCKED(s, gb__store_tags(s, run, kind, out));
 }
 

@@ -71,6 +71,23 @@ void *gb__arena_alloc(gb__arena *a, size_t n) {
     return p;
 }
 
+bool gb__arena_adopt_result(gb__arena *a, void *result) {
+    if (!result) return true;
+    chunk *holder = malloc(sizeof *holder);
+    if (!holder) return false;
+    result_header *h = (result_header *)result - 1;
+    for (chunk *c = h->arena.head, *next; c; c = next) {   /* its chunks join a's */
+        next = c->next;
+        c->next = a->head;
+        a->head = c;
+    }
+    h->arena.head = NULL;
+    h->arena.magic = 0;
+    *holder = (chunk){a->head, h, 0, 0};   /* and its header block, freed as adopted */
+    a->head = holder;
+    return true;
+}
+
 const char *gb__arena_strdup(gb__arena *a, const char *s) {
     if (!s) s = "";
     size_t n = strlen(s) + 1;

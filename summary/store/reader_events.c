@@ -1,5 +1,6 @@
-/* store/reader_events.c — histograms, distributions, images, text, graphs and
- * the engine's event tables (traces, numerics alerts, op timings, messages).
+/* store/reader_events.c — histograms, distributions, images, text, graphs,
+ * precision-recall curves, and the engine's event tables (traces, numerics
+ * alerts, op timings, messages).
  *
  * Every query is the same loop: resolve names, bind, step, fill one row
  * struct per result row with a kind-specific `fill` function. Tag kinds
@@ -489,6 +490,56 @@ gb_store_status gb_store_graphs(gb_store *s, const char *run, const char *tag, c
     *out = NULL;
     gb_query qq = query_or_all(q);
     ROWS_RESULT(gb_graphs, tag_rows(s, &graph_query, run, tag, &qq, a_, &res_->count, &rows_));
+}
+
+/* ---- precision-recall curves --------------------------------------------------------------- */
+
+/* Why the counts (column col, num_thresholds t) cannot be read, or NULL:
+ * a BLOB of exactly 4t doubles, t >= 2. */
+static const char *pr_counts_damage(sqlite3_stmt *st, int col, int64_t t) {
+    if (sqlite3_column_type(st, col) != SQLITE_BLOB) return "the counts are not a BLOB";
+    int64_t bytes = sqlite3_column_bytes(st, col);
+    if (t < 2 || t > bytes / 32 || bytes != 4 * t * (int64_t)sizeof(double))
+        return "the counts BLOB does not hold 4 * num_thresholds doubles";
+    return NULL;
+}
+
+static const char *fill_pr_curve(sqlite3_stmt *st, gb__arena *a, void *row) {
+    gb_pr_curve_row *r = row;
+    r->step = sqlite3_column_int64(st, 0);
+    r->wall_time = sqlite3_column_double(st, 1);
+    int64_t t = sqlite3_column_int64(st, 2);
+    const char *why = pr_counts_damage(st, 3, t);
+    if (why) return why;
+    size_t n = (size_t)t;
+    double *v = gb__arena_alloc(a, 6 * n * sizeof(double));
+    if (!v) return gb__out_of_memory;
+    memcpy(v, sqlite3_column_blob(st, 3), 4 * n * sizeof(double));
+    r->num_thresholds = n;
+    r->tp = v, r->fp = v + n, r->tn = v + 2 * n, r->fn = v + 3 * n;
+    double *precision = v + 4 * n, *recall = v + 5 * n;
+    for (size_t i = 0; i < n; i++) {
+        double tp = r->tp[i], predicted = tp + r->fp[i], actual = tp + r->fn[i];
+        precision[i] = predicted > 0 ? tp / predicted : 0;
+        recall[i] = actual > 0 ? tp / actual : 0;
+    }
+    r->precision = precision, r->recall = recall;
+    return NULL;
+}
+
+static const tag_query pr_curve_query = {
+    GB_KIND_PR_CURVE, "pr_curves",
+    "SELECT count(*) FROM pr_curves WHERE tag_id = ?1 AND step BETWEEN ?2 AND ?3",
+    "SELECT step, wall_time, num_thresholds, counts FROM pr_curves WHERE tag_id = ?1 AND step "
+    "BETWEEN ?2 AND ?3 ORDER BY step, id",
+    -1, -1, sizeof(gb_pr_curve_row), fill_pr_curve, "reading precision-recall curves"};
+
+gb_store_status gb_store_pr_curves(gb_store *s, const char *run, const char *tag,
+                                   const gb_query *q, gb_pr_curves **out) {
+    if (!s || !out) return gb__store_null_args("gb_store_pr_curves");
+    *out = NULL;
+    gb_query qq = query_or_all(q);
+    ROWS_RESULT(gb_pr_curves, tag_rows(s, &pr_curve_query, run, tag, &qq, a_, &res_->count, &rows_));
 }
 
 /* ---- engine events ---------------------------------------------------------------------------- */

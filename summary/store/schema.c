@@ -19,7 +19,10 @@
  * repeats, for an existing store, what schema.sql gained in version v+1.
  *   1 -> 2: function_stats, each traced function's call counters.
  *   2 -> 3: trace_graphs, each trace's graphs moved out of its detail;
- *           op_timings.function, the function whose graph ran the op. */
+ *           op_timings.function, the function whose graph ran the op.
+ *   3 -> 4: a run's status; the experiment's hyperparameter domains and
+ *           metrics (hparam_domains, hparam_metrics); pr_curves. Runs of
+ *           older stores get status '' (unknown), not a guess. */
 static const char *const migrations[GB_STORE_SCHEMA_VERSION] = {
     [0] = NULL,   /* 0 -> 1 is creation from schema.sql */
     [1] = "CREATE TABLE function_stats ("
@@ -36,6 +39,20 @@ static const char *const migrations[GB_STORE_SCHEMA_VERSION] = {
           "UPDATE traces SET detail = " GB__DETAIL_WITHOUT_GRAPHS("detail")
           " WHERE " GB__DETAIL_HAS_GRAPHS("detail") ";"
           "ALTER TABLE op_timings ADD COLUMN function TEXT NOT NULL DEFAULT '';",
+    [3] = "ALTER TABLE runs ADD COLUMN status TEXT NOT NULL DEFAULT '';"
+          "ALTER TABLE runs ADD COLUMN status_host TEXT NOT NULL DEFAULT '';"
+          "ALTER TABLE runs ADD COLUMN status_pid INTEGER NOT NULL DEFAULT 0;"
+          "CREATE TABLE hparam_domains (name TEXT PRIMARY KEY, "
+          "display_name TEXT NOT NULL DEFAULT '', description TEXT NOT NULL DEFAULT '', "
+          "type TEXT NOT NULL, domain TEXT NOT NULL DEFAULT '', min REAL, max REAL, "
+          "\"values\" TEXT NOT NULL DEFAULT '[]', position INTEGER NOT NULL) WITHOUT ROWID;"
+          "CREATE TABLE hparam_metrics (tag TEXT PRIMARY KEY, "
+          "display_name TEXT NOT NULL DEFAULT '', higher_is_better INTEGER NOT NULL, "
+          "position INTEGER NOT NULL) WITHOUT ROWID;"
+          "CREATE TABLE pr_curves (id INTEGER PRIMARY KEY, "
+          "tag_id INTEGER NOT NULL REFERENCES tags(id), step INTEGER NOT NULL, "
+          "wall_time REAL NOT NULL, num_thresholds INTEGER NOT NULL, counts BLOB NOT NULL);"
+          "CREATE INDEX pr_curves_by_step ON pr_curves (tag_id, step);",
 };
 
 static void sleep_ms(int ms) {

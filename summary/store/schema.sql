@@ -1,4 +1,4 @@
--- schema.sql — the glassbox event store, schema version 3.
+-- schema.sql — the glassbox event store, schema version 4.
 --
 -- One SQLite file holds many runs. This file creates a new store; it is
 -- compiled into the library (no file is read at run time) and executed in
@@ -16,6 +16,10 @@
 --     keeps every NaN bit pattern exact.
 
 -- A training run: one name in the store, continued if opened again.
+-- status (schema 4): 'running' from a writer's open to its close, then
+-- 'done', or what the program said ('failed', 'killed'); '' in runs an
+-- older glassbox wrote. status_host/status_pid: the process that set it,
+-- so a reader can tell a 'running' run whose process is gone (SIGKILL).
 CREATE TABLE runs (
     id              INTEGER PRIMARY KEY,
     name            TEXT NOT NULL UNIQUE,
@@ -23,7 +27,10 @@ CREATE TABLE runs (
     last_write_time REAL NOT NULL,
     host            TEXT NOT NULL DEFAULT '',
     pid             INTEGER NOT NULL DEFAULT 0,
-    command_line    TEXT NOT NULL DEFAULT ''
+    command_line    TEXT NOT NULL DEFAULT '',
+    status          TEXT NOT NULL DEFAULT '',
+    status_host     TEXT NOT NULL DEFAULT '',
+    status_pid      INTEGER NOT NULL DEFAULT 0
 );
 
 -- Free-form hyperparameters, to compare runs. `value` is the text form;
@@ -37,8 +44,35 @@ CREATE TABLE hparams (
     PRIMARY KEY (run_id, key)
 ) WITHOUT ROWID;
 
+-- The experiment's hyperparameters and metrics (schema 4), declared once
+-- per store (TensorBoard's hparams_config), so the HParams dashboard knows
+-- each one's type and domain and which metrics to show; redeclaring a name
+-- replaces it. type: 'real', 'int', 'string', 'bool'; domain: 'interval'
+-- (min, max), 'discrete' (`values`, a JSON array) or '' (none given).
+-- position: the order of declaration, the dashboard's column order.
+CREATE TABLE hparam_domains (
+    name         TEXT PRIMARY KEY,
+    display_name TEXT NOT NULL DEFAULT '',
+    description  TEXT NOT NULL DEFAULT '',
+    type         TEXT NOT NULL,
+    domain       TEXT NOT NULL DEFAULT '',
+    min          REAL,
+    max          REAL,
+    "values"     TEXT NOT NULL DEFAULT '[]',
+    position     INTEGER NOT NULL
+) WITHOUT ROWID;
+
+-- A metric of the experiment: a scalar tag every run writes, and whether
+-- a higher value is better (accuracy) or a lower one (loss).
+CREATE TABLE hparam_metrics (
+    tag              TEXT PRIMARY KEY,
+    display_name     TEXT NOT NULL DEFAULT '',
+    higher_is_better INTEGER NOT NULL,
+    position         INTEGER NOT NULL
+) WITHOUT ROWID;
+
 -- A series in a run. kind: 1 scalar, 2 histogram, 3 image, 4 text,
--- 5 graph. count/min_step/max_step/last_wall_time summarise the events
+-- 5 graph, 6 pr_curve (schema 4). count/min_step/max_step/last_wall_time summarise the events
 -- committed so far (maintained by the writers, merged additively so that
 -- several processes may write one tag). max_chunk_span is the largest
 -- last_step - first_step of the tag's scalar chunks (for range seeks).
@@ -152,6 +186,20 @@ CREATE TABLE graphs (
 );
 CREATE INDEX graphs_by_step ON graphs (tag_id, step);
 
+-- Precision-recall curves (schema 4), TensorBoard's pr_curves: per step
+-- the (weighted) true/false positive/negative counts at num_thresholds
+-- thresholds i / (num_thresholds - 1); `counts` is 4 * num_thresholds
+-- doubles: TP[0..T-1], FP[...], TN[...], FN[...]. Never the predictions.
+CREATE TABLE pr_curves (
+    id             INTEGER PRIMARY KEY,
+    tag_id         INTEGER NOT NULL REFERENCES tags(id),
+    step           INTEGER NOT NULL,
+    wall_time      REAL NOT NULL,
+    num_thresholds INTEGER NOT NULL,
+    counts         BLOB NOT NULL
+);
+CREATE INDEX pr_curves_by_step ON pr_curves (tag_id, step);
+
 -- Engine events, one row each, in arrival order (id). step is NULL when
 -- no summary step was set; detail is NULL or a JSON object with fields
 -- later versions add without a schema change.
@@ -246,4 +294,4 @@ CREATE TABLE messages (
 CREATE INDEX messages_by_run ON messages (run_id);
 
 PRAGMA application_id = 1195528024;  -- 0x47424F58, 'GBOX'
-PRAGMA user_version = 3;
+PRAGMA user_version = 4;

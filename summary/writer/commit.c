@@ -88,6 +88,26 @@ static const char *const statements[GB__ST_COUNT] = {
         "calls = excluded.calls, cache_hits = excluded.cache_hits, traces = excluded.traces, "
         "trace_ms = excluded.trace_ms, concrete = excluded.concrete",
     [GB__ST_RUN_UPDATE] = "UPDATE runs SET last_write_time = max(last_write_time, ?2) WHERE id = ?1",
+    [GB__ST_PR_CURVE] = "INSERT INTO pr_curves(tag_id, step, wall_time, num_thresholds, counts) "
+                        "VALUES (?1, ?2, ?3, ?4, ?5)",
+    /* The experiment arrives as one JSON text (experiment.c); each entry
+     * replaces the one of its name, keeping the declaration order. */
+    [GB__ST_HPARAM_DOMAINS] =
+        "INSERT INTO hparam_domains(name, display_name, description, type, domain, min, max, "
+        "\"values\", position) SELECT h ->> 'name', h ->> 'display_name', h ->> 'description', "
+        "h ->> 'type', h ->> 'domain', h ->> 'min', h ->> 'max', h -> 'values', key "
+        "FROM (SELECT key, value AS h FROM json_each(?1, '$.hparams')) WHERE 1 "
+        "ON CONFLICT (name) DO UPDATE SET display_name = excluded.display_name, "
+        "description = excluded.description, type = excluded.type, domain = excluded.domain, "
+        "min = excluded.min, max = excluded.max, \"values\" = excluded.\"values\", "
+        "position = excluded.position",
+    [GB__ST_HPARAM_METRICS] =
+        "INSERT INTO hparam_metrics(tag, display_name, higher_is_better, position) "
+        "SELECT m ->> 'tag', m ->> 'display_name', m ->> 'higher_is_better', key "
+        "FROM (SELECT key, value AS m FROM json_each(?1, '$.metrics')) WHERE 1 "
+        "ON CONFLICT (tag) DO UPDATE SET display_name = excluded.display_name, "
+        "higher_is_better = excluded.higher_is_better, position = excluded.position",
+    [GB__ST_RUN_STATUS] = "UPDATE runs SET status = ?2 WHERE id = ?1",
 };
 
 int gb__writer_prepare_statements(gb_summary_writer *w) {
@@ -387,6 +407,35 @@ static int add_hparam(gb_summary_writer *w, const gb__event *ev) {
     return run(st);
 }
 
+static int add_pr_curve(gb_summary_writer *w, gb__tag_state *ts, const gb__event *ev) {
+    const gb__pr_payload *p = ev->payload;
+    sqlite3_stmt *st = w->st[GB__ST_PR_CURVE];
+    sqlite3_bind_int64(st, 1, ts->db_id);
+    sqlite3_bind_int64(st, 2, ev->step);
+    sqlite3_bind_double(st, 3, ev->wall_time);
+    sqlite3_bind_int(st, 4, p->num_thresholds);
+    sqlite3_bind_blob(st, 5, p->counts, 4 * p->num_thresholds * (int)sizeof(double),
+                      SQLITE_STATIC);
+    note(w, ts, ev->step, ev->wall_time, 1);
+    return run(st);
+}
+
+static int add_hparams_config(gb_summary_writer *w, const gb__event *ev) {
+    int rc = SQLITE_OK;
+    for (int k = GB__ST_HPARAM_DOMAINS; rc == SQLITE_OK && k <= GB__ST_HPARAM_METRICS; k++) {
+        bind_text(w->st[k], 1, ev->payload);
+        rc = run(w->st[k]);
+    }
+    return rc;
+}
+
+static int add_run_status(gb_summary_writer *w, const gb__event *ev) {
+    sqlite3_stmt *st = w->st[GB__ST_RUN_STATUS];
+    sqlite3_bind_int64(st, 1, w->run_id);
+    bind_text(st, 2, ev->payload);
+    return run(st);
+}
+
 static int add_function_stats(gb_summary_writer *w, const gb__event *ev) {
     const gb_function_record *r = &((const gb__function_payload *)ev->payload)->r;
     sqlite3_stmt *st = w->st[GB__ST_FUNCTION];
@@ -402,7 +451,7 @@ static int add_function_stats(gb_summary_writer *w, const gb__event *ev) {
 }
 
 static int write_event(gb_summary_writer *w, const gb__event *ev) {
-    gb__tag_state *ts = ev->type <= GB__EV_GRAPH ? w->bg[ev->tag] : NULL;
+    gb__tag_state *ts = ev->type <= GB__EV_PR_CURVE ? w->bg[ev->tag] : NULL;
     int rc = ts ? resolve_tag(w, ts) : SQLITE_OK;
     if (rc != SQLITE_OK) return rc;
     switch ((gb__event_type)ev->type) {
@@ -417,6 +466,9 @@ static int write_event(gb_summary_writer *w, const gb__event *ev) {
     case GB__EV_MESSAGE: return add_strings_event(w, GB__ST_MESSAGE, ev);
     case GB__EV_HPARAM: return add_hparam(w, ev);
     case GB__EV_FUNCTION: return add_function_stats(w, ev);
+    case GB__EV_PR_CURVE: return add_pr_curve(w, ts, ev);
+    case GB__EV_HPARAMS_CONFIG: return add_hparams_config(w, ev);
+    case GB__EV_RUN_STATUS: return add_run_status(w, ev);
     }
     return SQLITE_INTERNAL;
 }

@@ -1,7 +1,8 @@
 /* writer/fit_callback.c — the summary callback of fit (Keras'
  * TensorBoard callback): scalars per batch and per epoch, the learning
  * rate, weight and gradient histograms, the train step's graph with its
- * op times. It lives with the writer, not in the engine's train/, because
+ * op times, the run's hparams (fit_hparams.c) and, by option, the
+ * classes' precision-recall curves on validation data. It lives with the writer, not in the engine's train/, because
  * the engine never depends on the store (ARCHITECTURE.md); it reaches fit
  * through the public callback interface only. In a distributed fit only
  * rank 0 writes (the ranks' logs are the same).
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "gb_summary_callback.h"
+#include "writer/internal.h"
 
 typedef struct summary_cb {
     gb_summary_writer *w;
@@ -44,6 +46,7 @@ static void sc_train_begin(gb_callback *cb, gb_train_state *s, gb_logs *logs) {
     c->batches = 0;
     c->quiet = s->rank != 0;   /* a distributed fit: rank 0 writes the run */
     if (c->quiet) return;
+    if (!c->o.no_hparams && writer(c)) gb__fit_record_hparams(writer(c), s);
     c->exporting = !c->o.no_graph && writer(c) && gb_summary_trace_on(writer(c), true) == GB_OK;
 }
 
@@ -91,10 +94,23 @@ static void sc_batch_end(gb_callback *cb, gb_train_state *s, int64_t batch, gb_l
     if (c->batches == (c->o.profile_batches ? c->o.profile_batches : 20)) export_graph(c, step);
 }
 
+/* The classes' precision-recall curves on the validation data. */
+static void pr_curves(summary_cb *c, gb_module *model, int epoch) {
+    gb_scope_begin();
+    gb_tensor *out = gb_model_predict(model, c->o.pr_x, 256);
+    if (out && c->o.pr_from_logits) out = gb_softmax(out, -1);
+    if (out)
+        gb_summary_pr_curves(writer(c), "pr", c->o.pr_y, out,
+                             c->o.pr_num_thresholds ? c->o.pr_num_thresholds : 101,
+                             c->o.pr_class_names, epoch);
+    gb_scope_end();
+}
+
 static void sc_epoch_end(gb_callback *cb, gb_train_state *s, int epoch, gb_logs *logs) {
     summary_cb *c = gb_callback_state(cb);
     if (c->quiet) return;
     scalars(c, "epoch", logs, epoch);
+    if (c->o.pr_x && c->o.pr_y && writer(c)) pr_curves(c, s->model, epoch);
     if (histogram_epoch(c)) histograms(c, s->model, "weights", NULL, 1 << 30);
 }
 

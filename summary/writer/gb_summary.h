@@ -115,6 +115,50 @@ gb_summary_writer *gb_summary_get_default(void);
 gb_status gb_summary_hparam_str(gb_summary_writer *w, const char *key, const char *value);
 gb_status gb_summary_hparam_num(gb_summary_writer *w, const char *key, double value);
 
+/* ---- the experiment (TensorBoard's hp.hparams_config) and a run's status ----------- */
+
+/* A hyperparameter of the experiment: the key runs record it under
+ * (gb_summary_hparam_num / _str), its type and the values it may take. */
+typedef struct gb_hparam_domain {
+    const char *name;              /* required */
+    const char *display_name;      /* NULL: none */
+    const char *description;       /* NULL: none */
+    gb_hparam_type type;
+    gb_hparam_domain_kind domain;
+    double min, max;               /* INTERVAL (real, int): finite, min <= max */
+    size_t value_count;            /* DISCRETE: at least one value, */
+    const double *values;          /* ... numbers for real, int and bool (0/1), */
+    const char *const *strings;    /* ... or texts for string */
+} gb_hparam_domain;
+
+/* A metric: a scalar tag each run writes; whether higher is better. */
+typedef struct gb_hparam_metric {
+    const char *tag;               /* required */
+    const char *display_name;      /* NULL: none */
+    bool higher_is_better;
+} gb_hparam_metric;
+
+/* Declares the experiment's hyperparameters and metrics for the whole
+ * store (any run's writer may do it; a name declared again is replaced),
+ * as hp.hparams_config. Each run then records its own values with
+ * gb_summary_hparam_num / _str (hp.hparams). Every entry is checked
+ * first: a bad one fails the call naming it, and nothing is written. */
+gb_status gb_summary_hparams_config(gb_summary_writer *w, const gb_hparam_domain *hparams,
+                                    size_t hparam_count, const gb_hparam_metric *metrics,
+                                    size_t metric_count);
+
+typedef enum gb_run_status {
+    GB_RUN_RUNNING = 0,   /* set by gb_summary_writer_open */
+    GB_RUN_DONE,          /* set by gb_summary_writer_close unless the program said otherwise */
+    GB_RUN_FAILED,
+    GB_RUN_KILLED
+} gb_run_status;
+
+/* Says how the run ended (or that it runs again); close then keeps it. A
+ * process killed by SIGKILL cannot say anything: its run stays "running"
+ * in the store and readers on its host see it as "killed". */
+gb_status gb_summary_run_status(gb_summary_writer *w, gb_run_status status);
+
 /* ---- summaries --------------------------------------------------------------------- */
 
 gb_status gb_summary_scalar(gb_summary_writer *w, const char *tag, double value, int64_t step);
@@ -137,6 +181,25 @@ gb_status gb_summary_text(gb_summary_writer *w, const char *tag, const char *tex
 /* A graph (e.g. gb_function_graph_text) under tag; format "text", "json"... */
 gb_status gb_summary_graph(gb_summary_writer *w, const char *tag, const char *format,
                            const char *content, int64_t step);
+
+/* A precision-recall curve, as TensorBoard's pr_curves summary: labels
+ * (any dtype; nonzero is positive) and predictions (floating, each in
+ * [0, 1]) of the same number of elements, optional weights (NULL, one
+ * value, or one per element; finite, >= 0). At threshold i of
+ * num_thresholds (2..10000), i / (num_thresholds - 1), a prediction p is
+ * positive when floor(p * (num_thresholds - 1)) >= i; the store keeps the
+ * weighted TP, FP, TN and FN per threshold, not the predictions. */
+gb_status gb_summary_pr_curve(gb_summary_writer *w, const char *tag, const gb_tensor *labels,
+                              const gb_tensor *predictions, int num_thresholds,
+                              const gb_tensor *weights, int64_t step);
+/* One curve per class of a classifier, under "<tag>/<class name>" (or
+ * "<tag>/<index>" when class_names is NULL): probabilities [N, C], each in
+ * [0, 1]; labels [N] of class indices in 0..C-1 (integer dtype) or [N, C]
+ * one-hot. Class c's curve takes label == c as positive and column c as
+ * the prediction. */
+gb_status gb_summary_pr_curves(gb_summary_writer *w, const char *tag, const gb_tensor *labels,
+                               const gb_tensor *probabilities, int num_thresholds,
+                               const char *const *class_names, int64_t step);
 
 /* tf.summary.trace_on / trace_export. From trace_on, the writer (which
  * must be the default one: it hears the engine's trace events) keeps the

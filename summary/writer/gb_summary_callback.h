@@ -14,6 +14,12 @@
  * times over its first profile_batches batches, under "train_function"
  * (the Graphs dashboard) — and, as for every traced function when the
  * writer is the default one, each trace with its reason (Traces).
+ * When training begins: the run's hparams (the HParams dashboard), from
+ * the compile and fit arguments — "optimizer" (its class) and
+ * "optimizer.<key>" for each number of its config, "loss", "batch_size",
+ * "epochs" — and the model's config: "<class><k>.units", ".filters",
+ * ".rate" of every layer that has one ("dense0.units", "conv2d1.filters",
+ * "dropout0.rate": the k-th layer of its class in the model).
  */
 #ifndef GB_SUMMARY_CALLBACK_H
 #define GB_SUMMARY_CALLBACK_H
@@ -30,6 +36,16 @@ typedef struct gb_summary_callback_options {
     int histogram_freq;       /* epochs between histograms; 0: none */
     bool no_graph;            /* do not export the train step's graph */
     int profile_batches;      /* batches timed for the graph's op costs; 0: 20 */
+    bool no_hparams;          /* do not record the run's hparams (see above) */
+    /* Precision-recall curves at each epoch's end (gb_summary_pr_curves,
+     * tags "pr/<class>"): pr_x the validation inputs, pr_y their labels
+     * (class indices [N] or one-hot [N, C]); the model's outputs are
+     * probabilities, or logits when pr_from_logits (a softmax first).
+     * Borrowed: they must live through the fit. NULL: no curves. */
+    gb_tensor *pr_x, *pr_y;
+    bool pr_from_logits;
+    int pr_num_thresholds;    /* 0: 101 (thresholds every 0.01) */
+    const char *const *pr_class_names;   /* NULL: the class indices */
 } gb_summary_callback_options;
 
 /* w NULL: the default writer at the time of each write. */

@@ -13,8 +13,7 @@
 
 #include "writer/internal.h"
 
-/* Element i of a buffer of dtype dt, as a double. */
-static double element(int dt, const void *data, int64_t i) {
+double gb__element(int dt, const void *data, int64_t i) {
     switch ((gb_dtype)dt) {
     case GB_F32: return ((const float *)data)[i];
     case GB_F64: return ((const double *)data)[i];
@@ -29,7 +28,7 @@ static double element(int dt, const void *data, int64_t i) {
 static void statistics(int dt, const void *data, int64_t n, gb__histogram *h) {
     double lo = INFINITY, hi = -INFINITY, count = 0, sum = 0, sq = 0;
     for (int64_t i = 0; i < n; i++) {
-        double x = element(dt, data, i);
+        double x = gb__element(dt, data, i);
         if (isfinite(x)) {
             lo = x < lo ? x : lo;
             hi = x > hi ? x : hi;
@@ -63,7 +62,7 @@ static void fill_buckets(int dt, const void *data, int64_t n, gb__histogram *h) 
     for (int i = 0; i <= k; i++) h->edges[i] = h->min + i * (range / k);
     h->edges[k] = h->max;
     for (int64_t i = 0; i < n; i++) {
-        double x = element(dt, data, i);
+        double x = gb__element(dt, data, i);
         if (!isfinite(x)) continue;
         int64_t b = (int64_t)floor((x - h->min) / width);
         h->counts[b < 0 ? 0 : b >= k ? k - 1 : b] += 1;

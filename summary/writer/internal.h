@@ -7,6 +7,9 @@
  * numerics_detail.c an engine numerics alert as the detail JSON the store keeps
  * checkpoint.c      WAL checkpoints on a thread of their own
  * histogram.c       statistics and buckets of a tensor's values
+ * pr_curve.c        precision-recall counts per threshold (binary, per class)
+ * experiment.c      the experiment's hyperparameters and metrics, a run's status
+ * fit_hparams.c     the hparams fit's summary callback records by itself
  * image_png.c       image tensors to pixels to PNG
  * siblings.c        runs beside the writer's own, for engine scalars naming one
  * error.c           this thread's last error message, clocks
@@ -50,6 +53,8 @@ typedef struct gb__histogram {
  * false on allocation failure. Free with gb__histogram_free. */
 bool gb__histogram_compute(int dt, const void *data, int64_t n, int buckets, gb__histogram *h);
 void gb__histogram_free(gb__histogram *h);
+/* Element i of a buffer of dtype dt (a gb_dtype), as a double. */
+double gb__element(int dt, const void *data, int64_t i);
 
 /* ---- images (image_png.c) ---------------------------------------------------------- */
 
@@ -74,6 +79,10 @@ typedef struct gb__jtext {
 void gb__jtext_put(gb__jtext *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void gb__jtext_string(gb__jtext *t, const char *s);
 void gb__jtext_number(gb__jtext *t, double v);   /* null when not finite */
+/* The same with the shortest digits that read back as v ("0.1"). */
+void gb__jtext_shortest(gb__jtext *t, double v);
+/* The shortest text (15 to 17 digits) that reads back as the same double. */
+void gb__shortest_double(char *buf, size_t n, double v);
 void gb__jtext_shape(gb__jtext *t, int rank, const int64_t *shape);
 
 /* ---- traces (trace_detail.c) ------------------------------------------------------- */
@@ -104,12 +113,15 @@ typedef enum gb__event_type {
     GB__EV_IMAGE,        /* payload: gb__image_payload */
     GB__EV_TEXT,         /* payload: the text (char *) */
     GB__EV_GRAPH,        /* payload: gb__strings {format, content} */
+    GB__EV_PR_CURVE,     /* payload: gb__pr_payload; the last kind with a tag */
     GB__EV_TRACE,        /* payload: gb__trace_payload */
     GB__EV_NUMERICS,     /* payload: gb__numerics_payload */
     GB__EV_OP_TIMING,    /* payload: gb__strings {op_type, op_name, device}; value: us */
     GB__EV_MESSAGE,      /* payload: gb__strings {kind, op_type, op_name, device, message} */
     GB__EV_HPARAM,       /* payload: gb__strings {key, text}; value: number or NaN, tag: is_number */
-    GB__EV_FUNCTION      /* payload: gb__function_payload */
+    GB__EV_FUNCTION,     /* payload: gb__function_payload */
+    GB__EV_HPARAMS_CONFIG, /* payload: the experiment as JSON text (experiment.c) */
+    GB__EV_RUN_STATUS    /* payload: the status text */
 } gb__event_type;
 
 typedef struct gb__event {
@@ -149,6 +161,12 @@ typedef struct gb__trace_payload {
     gb__strings *text;   /* function, reason, signature, detail ("" = none) */
 } gb__trace_payload;
 
+/* A curve's counts: TP, FP, TN, FN, num_thresholds doubles each. */
+typedef struct gb__pr_payload {
+    int num_thresholds;
+    double counts[];
+} gb__pr_payload;
+
 typedef struct gb__function_payload {
     gb_function_record r;        /* r.function points into text */
     gb__strings *text;           /* function */
@@ -184,6 +202,7 @@ enum {
     GB__ST_HISTOGRAM, GB__ST_IMAGE, GB__ST_TEXT, GB__ST_GRAPH, GB__ST_TRACE, GB__ST_TRACE_GRAPHS,
     GB__ST_NUMERICS,
     GB__ST_OP_TIMING, GB__ST_MESSAGE, GB__ST_HPARAM, GB__ST_FUNCTION, GB__ST_RUN_UPDATE,
+    GB__ST_PR_CURVE, GB__ST_HPARAM_DOMAINS, GB__ST_HPARAM_METRICS, GB__ST_RUN_STATUS,
     GB__ST_COUNT
 };
 
@@ -209,6 +228,7 @@ struct gb_summary_writer {
     sqlite3_stmt *st[GB__ST_COUNT];
     int64_t run_id;
     bool continues;            /* the run was in the store before this writer opened it */
+    bool status_said;          /* gb_summary_run_status was called: close keeps that status */
     pthread_t thread;
     bool thread_started;
     gb__checkpointer checkpointer;
@@ -267,6 +287,13 @@ void gb__writer_tags_free(gb_summary_writer *w);
 gb_status gb__writer_push(gb_summary_writer *w, const char *what, const char *tag,
                           gb_summary_kind kind, gb__event ev, size_t payload_bytes);
 void gb__event_free(gb__event *ev);
+/* The message of a failed call ("what 'tag': msg", or "what: msg" when
+ * tag is NULL) as this thread's last error; returns st. */
+gb_status gb__writer_fail(gb_status st, const char *what, const char *tag, const char *msg);
+/* The checks every summary makes: a tag, a step (resolved into *step). */
+gb_status gb__writer_check_summary(const char *what, const char *tag, int64_t *step);
+/* A tensor argument: present and with data (not symbolic). */
+gb_status gb__writer_check_tensor(const char *what, const char *tag, const gb_tensor *t);
 /* gb_summary_scalar with the time it was measured (engine scalars carry it). */
 gb_status gb__writer_scalar_at(gb_summary_writer *w, const char *tag, double value, int64_t step,
                                double wall_time);
@@ -278,6 +305,14 @@ gb_status gb__writer_step(const char *what, const char *tag, int64_t step, bool 
 /* commit.c */
 void *gb__writer_thread(void *arg);
 int gb__writer_prepare_statements(gb_summary_writer *w);
+
+/* fit_hparams.c: the compile and fit arguments and the layer sizes of
+ * s's model, as the run's hparams (fit's summary callback, at train begin). */
+struct gb_train_state;
+void gb__fit_record_hparams(gb_summary_writer *w, struct gb_train_state *s);
+
+/* experiment.c: queues the run's status ("running", "done", ...). */
+gb_status gb__writer_push_status(gb_summary_writer *w, const char *status);
 
 /* default_writer.c: called by close when w is the default. */
 void gb__writer_forget_default(gb_summary_writer *w);

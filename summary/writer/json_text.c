@@ -63,6 +63,22 @@ void gb__jtext_string(gb__jtext *t, const char *s) {
     gb__jtext_put(t, "\"");
 }
 
+void gb__shortest_double(char *buf, size_t n, double v) {
+    for (int digits = 15; digits <= 17; digits++) {
+        snprintf(buf, n, "%.*g", digits, v);
+        if (strtod(buf, NULL) == v || isnan(v)) break;
+    }
+}
+
+void gb__jtext_shortest(gb__jtext *t, double v) {
+    char text[40];
+    gb__shortest_double(text, sizeof text, v);
+    if (isfinite(v))
+        gb__jtext_put(t, "%s", text);
+    else
+        gb__jtext_put(t, "null");
+}
+
 void gb__jtext_number(gb__jtext *t, double v) {
     if (isfinite(v))
         gb__jtext_put(t, "%.17g", v);

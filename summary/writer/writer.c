@@ -66,7 +66,7 @@ void gb__event_free(gb__event *ev) {
         free(((gb__numerics_payload *)ev->payload)->text);
     } else if (ev->type == GB__EV_FUNCTION && ev->payload) {
         free(((gb__function_payload *)ev->payload)->text);
-    }
+    }   /* the other payloads are one allocation each */
     free(ev->payload);
     ev->payload = NULL;
 }
@@ -241,6 +241,20 @@ static int open_run(gb_summary_writer *w) {
         w->continues = rc == SQLITE_OK && sqlite3_changes(w->db) == 0;   /* ignored: it was there */
         sqlite3_finalize(st);
     }
+    /* Running from now until close, in this process: a reader that finds
+     * it still running once the process is gone knows it was killed. */
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(w->db,
+                                "UPDATE runs SET status = 'running', status_host = ?2, "
+                                "status_pid = ?3 WHERE name = ?1",
+                                -1, &st, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, w->run, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, host, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 3, getpid());
+        rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(w->db);
+        sqlite3_finalize(st);
+    }
     if (rc == SQLITE_OK)
         rc = sqlite3_prepare_v2(w->db, "SELECT id FROM runs WHERE name = ?1", -1, &st, NULL);
     if (rc == SQLITE_OK) {
@@ -366,6 +380,7 @@ gb_status gb_summary_writer_close(gb_summary_writer *w) {
     if (!w) return fail(GB_ERR_VALUE, "gb_summary_writer_close", NULL, "writer is NULL");
     gb__writer_forget_default(w);
     gb_status siblings = gb__writer_siblings_close(w);
+    if (!w->status_said) gb__writer_push_status(w, "done");   /* its failure is the sticky error */
     pthread_mutex_lock(&w->lock);
     w->closing = true;
     pthread_cond_signal(&w->work);
@@ -398,11 +413,8 @@ gb_status gb_summary_hparam_str(gb_summary_writer *w, const char *key, const cha
 }
 
 gb_status gb_summary_hparam_num(gb_summary_writer *w, const char *key, double value) {
-    char text[64];   /* the shortest text that reads back as the same double */
-    for (int digits = 15; digits <= 17; digits++) {
-        snprintf(text, sizeof text, "%.*g", digits, value);
-        if (strtod(text, NULL) == value || isnan(value)) break;
-    }
+    char text[64];
+    gb__shortest_double(text, sizeof text, value);
     return hparam(w, "gb_summary_hparam_num", key, text, true, value);
 }
 
@@ -423,15 +435,23 @@ static gb_status check_tensor(const char *what, const char *tag, const gb_tensor
     return GB_OK;
 }
 
+gb_status gb__writer_fail(gb_status st, const char *what, const char *tag, const char *msg) {
+    return fail(st, what, tag, msg);
+}
+
+gb_status gb__writer_check_tensor(const char *what, const char *tag, const gb_tensor *t) {
+    return check_tensor(what, tag, t);
+}
+
 /* Tag and step checks shared by every summary; fills *step. */
-static gb_status check_summary(const char *what, const char *tag, int64_t *step) {
+gb_status gb__writer_check_summary(const char *what, const char *tag, int64_t *step) {
     gb_status st = check_tag(what, tag);
     return st != GB_OK ? st : gb__writer_step(what, tag, *step, true, step);
 }
 
 gb_status gb__writer_scalar_at(gb_summary_writer *w, const char *tag, double value, int64_t step,
                                double wall_time) {
-    gb_status st = check_summary("gb_summary_scalar", tag, &step);
+    gb_status st = gb__writer_check_summary("gb_summary_scalar", tag, &step);
     if (st != GB_OK) return st;
     gb__event ev = {.type = GB__EV_SCALAR, .step = step, .wall_time = wall_time, .value = value};
     return gb__writer_push(w, "gb_summary_scalar", tag, GB_KIND_SCALAR, ev, 0);
@@ -444,7 +464,7 @@ gb_status gb_summary_scalar(gb_summary_writer *w, const char *tag, double value,
 gb_status gb_summary_scalar_tensor(gb_summary_writer *w, const char *tag, const gb_tensor *t,
                                    int64_t step) {
     static const char what[] = "gb_summary_scalar_tensor";
-    gb_status st = check_summary(what, tag, &step);
+    gb_status st = gb__writer_check_summary(what, tag, &step);
     if (st == GB_OK) st = check_tensor(what, tag, t);
     if (st != GB_OK) return st;
     if (gb_size(t) != 1) {
@@ -459,7 +479,7 @@ gb_status gb_summary_scalar_tensor(gb_summary_writer *w, const char *tag, const 
 gb_status gb_summary_histogram(gb_summary_writer *w, const char *tag, const gb_tensor *t,
                                int64_t step) {
     static const char what[] = "gb_summary_histogram";
-    gb_status st = check_summary(what, tag, &step);
+    gb_status st = gb__writer_check_summary(what, tag, &step);
     if (st == GB_OK) st = check_tensor(what, tag, t);
     if (st != GB_OK) return st;
     int64_t n = gb_size(t);
@@ -510,7 +530,7 @@ static gb_status check_image(const char *what, const char *tag, const gb_tensor 
 gb_status gb_summary_image(gb_summary_writer *w, const char *tag, const gb_tensor *t,
                            int max_outputs, int64_t step) {
     static const char what[] = "gb_summary_image";
-    gb_status st = check_summary(what, tag, &step);
+    gb_status st = gb__writer_check_summary(what, tag, &step);
     if (st == GB_OK) st = check_tensor(what, tag, t);
     if (st == GB_OK) st = check_image(what, tag, t, max_outputs);
     if (st != GB_OK) return st;
@@ -529,7 +549,7 @@ gb_status gb_summary_image(gb_summary_writer *w, const char *tag, const gb_tenso
 
 gb_status gb_summary_text(gb_summary_writer *w, const char *tag, const char *text, int64_t step) {
     static const char what[] = "gb_summary_text";
-    gb_status st = check_summary(what, tag, &step);
+    gb_status st = gb__writer_check_summary(what, tag, &step);
     if (st != GB_OK) return st;
     if (!text) return fail(GB_ERR_VALUE, what, tag, "text is NULL");
     char *copy = strdup(text);
@@ -542,7 +562,7 @@ gb_status gb_summary_text(gb_summary_writer *w, const char *tag, const char *tex
 gb_status gb_summary_graph(gb_summary_writer *w, const char *tag, const char *format,
                            const char *content, int64_t step) {
     static const char what[] = "gb_summary_graph";
-    gb_status st = check_summary(what, tag, &step);
+    gb_status st = gb__writer_check_summary(what, tag, &step);
     if (st != GB_OK) return st;
     if (!format || !*format) return fail(GB_ERR_VALUE, what, tag, "format is NULL or empty");
     if (!content) return fail(GB_ERR_VALUE, what, tag, "content is NULL");

@@ -55,7 +55,7 @@ async function checkShell(runs) {
   await page.goto(server.url);
   check('shell: ready', await until(page, () => window.__glassbox?.ready && document.querySelector('.page')?.dataset.loaded === 'true'));
   const tabs = await page.$$eval('a.tab', (as) => as.map((a) => a.dataset.tab));
-  check('shell: a tab per active dashboard', JSON.stringify(tabs) === JSON.stringify(['scalars', 'histograms', 'distributions', 'images', 'text', 'graphs', 'traces', 'numerics']), tabs.join(','));
+  check('shell: a tab per active dashboard', JSON.stringify(tabs) === JSON.stringify(['scalars', 'histograms', 'distributions', 'images', 'text', 'graphs', 'traces', 'hparams', 'numerics']), tabs.join(','));
   check('shell: every run listed', (await page.$$eval('#run-list .run', (l) => l.map((x) => x.dataset.run))).join() === runs.join());
   check('shell: live stream connected', await until(page, () => document.getElementById('live').classList.contains('on')));
 }

@@ -7,9 +7,10 @@
  * from what the store lists: runs and their hyperparameters, the tags of
  * every kind, each tag through every tag query (scalars raw, streamed and
  * downsampled over several ranges, histograms, distributions, image lists
- * with and without PNGs, each listed PNG, text, graphs), and each run's
- * traces, numerics alerts (their details parsed), op timings and
- * messages, whole and paged. This links the store library alone.
+ * with and without PNGs, each listed PNG, text, graphs, precision-recall
+ * curves), each run's traces, numerics alerts (their details parsed), op
+ * timings and messages, whole and paged, and the experiment's table. This
+ * links the store library alone.
  *
  * What must hold: no crash, leak or undefined behaviour; each call either
  * succeeds with a well-formed result (strings and arrays where the counts
@@ -110,6 +111,7 @@ static void check_runs(const gb_runs *r) {
         text_len("run name", run->name);
         text_len("run host", run->host);
         text_len("run command line", run->command_line);
+        text_len("run status", run->status);
         check_rows("hparams", run->hparam_count, run->hparams);
         for (size_t k = 0; k < run->hparam_count; k++) {
             text_len("hparam key", run->hparams[k].key);
@@ -427,6 +429,54 @@ static void query_graphs(gb_store *s, const char *run, const char *tag, const gb
     gb_store_free(g);
 }
 
+static void query_pr_curves(gb_store *s, const char *run, const char *tag, const gb_query *q) {
+    gb_pr_curves *p = NULL;
+    gb_store_status st = gb_store_pr_curves(s, run, tag, q, &p);
+    if (st != GB_STORE_OK) {
+        check_failure("gb_store_pr_curves", st, QUERY_FAILURES, p);
+        return;
+    }
+    check_rows("pr_curves", p->count, p->rows);
+    check_budget("pr_curves", p->count, q);
+    for (size_t i = 0; i < p->count; i++) {
+        const gb_pr_curve_row *r = &p->rows[i];
+        FUZZ_CHECK(in_range(r->step, q), "pr curve step out of range");
+        FUZZ_CHECK(r->num_thresholds >= 2, "a curve of %zu thresholds", r->num_thresholds);
+        /* Every value is read (damaged counts may be any doubles: nothing
+         * holds of them but that the arrays are whole). */
+        volatile double sink = 0;
+        for (size_t k = 0; k < r->num_thresholds; k++)
+            sink += r->tp[k] + r->fp[k] + r->tn[k] + r->fn[k] + r->precision[k] + r->recall[k];
+        (void)sink;
+    }
+    gb_store_free(p);
+}
+
+/* The experiment's table: declared or inferred, every string readable. */
+static void query_experiment(gb_store *s) {
+    gb_experiment *e = NULL;
+    gb_store_status st = gb_store_experiment(s, &e);
+    if (st != GB_STORE_OK) {
+        check_failure("gb_store_experiment", st, BIT(GB_STORE_ERR_IO) | BIT(GB_STORE_ERR_DATA), e);
+        return;
+    }
+    check_rows("experiment hparams", e->hparam_count, e->hparams);
+    check_rows("experiment metrics", e->metric_count, e->metrics);
+    check_rows("experiment runs", e->run_count, e->runs);
+    for (size_t i = 0; i < e->hparam_count; i++) {
+        text_len("hparam name", e->hparams[i].name);
+        text_len("hparam values", e->hparams[i].values_json);
+        FUZZ_CHECK(gb_json_is_value(e->hparams[i].values_json), "hparam values are not JSON");
+    }
+    for (size_t i = 0; i < e->metric_count; i++) text_len("metric tag", e->metrics[i].tag);
+    for (size_t i = 0; i < e->run_count; i++) {
+        text_len("experiment run", e->runs[i].run->name);
+        for (size_t m = 0; m < e->metric_count; m++)
+            FUZZ_CHECK(e->runs[i].metrics[m].count >= 0, "a negative point count");
+    }
+    gb_store_free(e);
+}
+
 /* The step ranges and budgets each tag is read with, from what the tag
  * listing says of it: everything raw, a few rows, a later half, any
  * range, a live page's "since the last step". */
@@ -455,6 +505,7 @@ static void query_tag(gb_store *s, const gb_tag_row *t) {
         case GB_KIND_IMAGE: query_images(s, t->run, t->tag, &q[i], i % 2, i == 0); break;
         case GB_KIND_TEXT: query_texts(s, t->run, t->tag, &q[i]); break;
         case GB_KIND_GRAPH: query_graphs(s, t->run, t->tag, &q[i]); break;
+        case GB_KIND_PR_CURVE: query_pr_curves(s, t->run, t->tag, &q[i]); break;
         default:   /* a kind no writer writes: every query says there is no such tag */
             query_scalars(s, t->run, t->tag, &q[i]);
             query_histograms(s, t->run, t->tag, &q[i]);
@@ -477,7 +528,7 @@ static void query_tags(gb_store *s, const char *run, bool deep) {
     check_tags(t);
     for (size_t i = 0; deep && i < t->count && i < MAX_TAGS; i++) query_tag(s, &t->rows[i]);
     gb_store_free(t);
-    for (int kind = GB_KIND_SCALAR; kind <= GB_KIND_GRAPH; kind++) {
+    for (int kind = GB_KIND_SCALAR; kind <= GB_KIND_PR_CURVE; kind++) {
         st = gb_store_tags(s, run, (gb_summary_kind)kind, &t);
         if (st != GB_STORE_OK) {
             check_failure("gb_store_tags", st, QUERY_FAILURES, t);
@@ -517,6 +568,7 @@ static void query_store(gb_store *s) {
         gb_store_free(runs);
     }
     query_tags(s, NULL, false);
+    query_experiment(s);
     query_unknown(s);
 }
 

@@ -7,7 +7,8 @@
  * kind of row the reader returns: hyperparameters (a number, a string),
  * scalars with NaN and +-Inf at steps spread far enough apart that the
  * rollup levels hold rows, histograms, images (several samples a step),
- * text, a graph, traces (a retrace with a detail), function counters, numerics alerts (with a
+ * text, a graph, a precision-recall curve, the experiment's hparams and
+ * metrics, a run's status, traces (a retrace with a detail), function counters, numerics alerts (with a
  * detail, without, and with a damaged one), op timings, a warning and a
  * placement. fuzz_summary_reader_store.c damages a copy of it row by row;
  * fuzz_webui_router.c serves it as it is.
@@ -68,6 +69,23 @@ static bool write_summaries(gb_summary_writer *w) {
         return false;
     }
     CHECK(gb_summary_graph(w, "model", "text", "x -> Dense -> y", 0));
+    static const double lrs[] = {0.001, 0.01};
+    static const char *const optimizers[] = {"adam", "sgd"};
+    gb_hparam_domain hp[] = {
+        {.name = "learning_rate", .type = GB_HPARAM_REAL, .domain = GB_DOMAIN_DISCRETE,
+         .value_count = 2, .values = lrs},
+        {.name = "optimizer", .type = GB_HPARAM_STRING, .domain = GB_DOMAIN_DISCRETE,
+         .value_count = 2, .strings = optimizers},
+        {.name = "dropout", .type = GB_HPARAM_REAL, .domain = GB_DOMAIN_INTERVAL, .max = 0.5}};
+    gb_hparam_metric metrics[] = {{.tag = "accuracy", .higher_is_better = true}, {.tag = "loss"}};
+    CHECK(gb_summary_hparams_config(w, hp, 3, metrics, 2));
+    gb_scope_begin();
+    float labels[4] = {1, 0, 1, 0}, predictions[4] = {0.9f, 0.4f, 0.3f, 0.0f};
+    gb_status pr = gb_summary_pr_curve(w, "pr", gb_tensor_from(GB_F32, labels, 1, (int64_t[]){4}),
+                                       gb_tensor_from(GB_F32, predictions, 1, (int64_t[]){4}), 3,
+                                       NULL, 0);
+    gb_scope_end();
+    CHECK(pr);
     return true;
 }
 
@@ -132,7 +150,8 @@ static bool compact(const char *path) {
     int rc = sqlite3_open(path, &db);
     if (rc == SQLITE_OK)
         rc = sqlite3_exec(db,
-                          "UPDATE runs SET host = 'fuzz-host', pid = 1, "
+                          "UPDATE runs SET host = 'fuzz-host', pid = 1, status_host = 'fuzz-host', "
+                          "status_pid = 1, "
                           "command_line = 'make_fuzz_store every_kind.sqlite';"
                           "PRAGMA journal_mode = DELETE; PRAGMA page_size = 512; VACUUM;",
                           NULL, NULL, NULL);

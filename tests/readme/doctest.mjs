@@ -159,7 +159,7 @@ const isRoot = () => process.getuid?.() === 0;
 function adapt(c, block) {
   let cmd = c.command;
   const notes = [];
-  const trains = /examples\/(fashion_mnist_\w+|nan_hunt|csv_regression|functional_tickets|imbalanced_classes)\b/.test(cmd);
+  const trains = /examples\/(fashion_mnist_\w+|nan_hunt|csv_regression|functional_tickets|imbalanced_classes|hparam_sweep)\b/.test(cmd);
   if (trains && /--epochs\s+\d+/.test(cmd) && !/--epochs 1\b/.test(cmd)) {
     cmd = cmd.replace(/--epochs\s+\d+/, '--epochs 1');
     notes.push('--epochs 1');

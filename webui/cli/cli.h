@@ -90,6 +90,16 @@ bool gb__cli_int(const gb__cli_command *cmd, const char *const *values, size_t o
 void gb__cli_print(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void gb__cli_vprint(FILE *f, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
+/* ---- export.c, export_hparams.c ------------------------------------------------------ */
+
+/* The shortest text that reads back as v; non-finite as `nan`/`inf`/`-inf`
+ * (CSV) or the strings "NaN"/"Infinity"/"-Infinity" (JSON has no such
+ * numbers). */
+const char *gb__cli_format_value(double v, bool json, char *buf, size_t n);
+/* `export --hparams`: the experiment's table of db as CSV on stdout; the
+ * exit code. */
+int gb__cli_export_hparams(const gb__cli_command *cmd, const char *db);
+
 /* ---- store.c ------------------------------------------------------------------------ */
 
 /* Opens the store at path read-only; NULL after printing the reader's

@@ -1,5 +1,7 @@
 /* cli/export.c — `glassbox export --db FILE --run RUN --tag TAG
- * [--format csv|json]`: one scalar series at full resolution on stdout.
+ * [--format csv|json]`: one scalar series at full resolution on stdout;
+ * `glassbox export --db FILE --hparams`: the HParams table as CSV
+ * (export_hparams.c).
  *
  * The points are streamed from the reader API (gb_store_scalar_points),
  * so memory stays bounded whatever the series length. A store problem
@@ -13,10 +15,7 @@
 
 #include "cli/cli.h"
 
-/* The shortest text that reads back as v; non-finite as `nan`/`inf`/`-inf`
- * (CSV) or the strings "NaN"/"Infinity"/"-Infinity" (JSON has no such
- * numbers). */
-static const char *format_value(double v, bool json, char *buf, size_t n) {
+const char *gb__cli_format_value(double v, bool json, char *buf, size_t n) {
     if (isnan(v)) return json ? "\"NaN\"" : "nan";
     if (isinf(v)) return v > 0 ? (json ? "\"Infinity\"" : "inf") : (json ? "\"-Infinity\"" : "-inf");
     for (int digits = 15; digits <= 17; digits++) {
@@ -34,7 +33,7 @@ typedef struct exporter {
 static bool export_point(void *user, int64_t step, double wall_time, double value) {
     exporter *e = user;
     char buf[40];
-    const char *v = format_value(value, e->json, buf, sizeof buf);
+    const char *v = gb__cli_format_value(value, e->json, buf, sizeof buf);
     if (e->json)
         printf("%s\n  {\"step\": %lld, \"wall_time\": %.6f, \"value\": %s}", e->count ? "," : "",
                (long long)step, wall_time, v);
@@ -44,12 +43,18 @@ static bool export_point(void *user, int64_t step, double wall_time, double valu
     return true;
 }
 
-enum { DB, RUN, TAG, FORMAT };   /* options[] and values[] */
+enum { DB, RUN, TAG, FORMAT, HPARAMS };   /* options[] and values[] */
 
 static int export_series(const gb__cli_command *cmd, const char *const *values) {
     const char *db = values[DB], *run = values[RUN], *tag = values[TAG], *format = values[FORMAT];
     if (strcmp(format, "csv") && strcmp(format, "json"))
         return gb__cli_usage_error(cmd, "unknown format '%s' (use csv or json)", format);
+    if (values[HPARAMS]) {
+        if (run || tag) return gb__cli_usage_error(cmd, "--hparams exports every run: no --run or --tag");
+        if (strcmp(format, "csv")) return gb__cli_usage_error(cmd, "--hparams writes CSV only");
+        return gb__cli_export_hparams(cmd, db);
+    }
+    if (!run || !tag) return gb__cli_usage_error(cmd, "--run and --tag are required (or --hparams)");
     gb_store *s = gb__cli_open_store(cmd, db);
     if (!s) return 1;
     /* Check the names first so a bad one prints nothing on stdout. */
@@ -74,19 +79,23 @@ static int export_series(const gb__cli_command *cmd, const char *const *values) 
 
 static const gb__cli_option options[] = {
     [DB] = {"--db", "FILE", "the store to read", .required = true},
-    [RUN] = {"--run", "RUN", "the run", .required = true},
-    [TAG] = {"--tag", "TAG", "the scalar tag", .required = true},
+    [RUN] = {"--run", "RUN", "the run (required unless --hparams)"},
+    [TAG] = {"--tag", "TAG", "the scalar tag (required unless --hparams)"},
     [FORMAT] = {"--format", "csv|json", "the output format", .fallback = "csv"},
+    [HPARAMS] = {"--hparams", NULL, "the HParams table instead: a row per run, as CSV"},
 };
 _Static_assert(sizeof options / sizeof options[0] <= GB__CLI_MAX_OPTIONS,
                "more options than the parser holds (cli.h)");
 
 const gb__cli_command gb__cli_export = {
     .name = "export",
-    .summary = "Writes one scalar series at full resolution to stdout, as CSV or JSON",
+    .summary = "Writes one scalar series at full resolution, or the HParams table, to stdout",
     .details = "Every point is written, streamed whatever the series length. Values read\n"
                "back exactly; NaN and infinities are nan/inf/-inf in CSV and the strings\n"
-               "\"NaN\", \"Infinity\", \"-Infinity\" in JSON.\n",
+               "\"NaN\", \"Infinity\", \"-Infinity\" in JSON.\n"
+               "With --hparams: the HParams dashboard's table as CSV, a row per run that\n"
+               "recorded hparams: run, status, each hparam, then each metric's final value\n"
+               "and its best (the highest, or the lowest where lower is better).\n",
     .options = options,
     .noptions = sizeof options / sizeof options[0],
     .run = export_series,

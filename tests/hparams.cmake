@@ -1,0 +1,19 @@
+# The HParams page's end-to-end test (beyond test_webui_hparams.c):
+#   webui_hparams_browser  write_sweep (tests/browser/write_sweep.c, built in
+#                          webui.cmake) writes a 24-run sweep with a SIGKILLed
+#                          run; Debian's chromium (playwright-core) sorts,
+#                          filters and brushes the page, checks it against
+#                          /api/hparams and watches two runs arrive live;
+#                          screenshots go to <build>/tests/artifacts/hparams_*.png
+if(TARGET glassbox_webui)
+  include(${CMAKE_CURRENT_LIST_DIR}/browser/node_test.cmake)
+  gb_node_test(webui_hparams_browser ${CMAKE_CURRENT_LIST_DIR}/browser/hparams.test.mjs 180)
+endif()
+# A real sweep on the HParams and PR Curves pages:
+#   webui_sweep_browser  examples/hparam_sweep trains 12 short Fashion-MNIST
+#                        runs; the table sorted by validation accuracy, the
+#                        classes' PR curves at steps 0 and 1, AUC and hover
+#                        against the API; screenshots <build>/tests/artifacts/sweep_*.png
+if(TARGET glassbox_webui AND TARGET hparam_sweep)
+  gb_node_test(webui_sweep_browser ${CMAKE_CURRENT_LIST_DIR}/browser/sweep.test.mjs 300)
+endif()
