@@ -277,7 +277,11 @@ async function checkImages() {
   await page.$eval('#contrast', (el) => { el.value = '0.5'; el.dispatchEvent(new Event('input')); });
   check('images: brightness/contrast applied', await page.$eval('.image-cell img', (i) => i.style.filter) === 'brightness(1.5) contrast(0.5)');
   await page.check('#actual-size');
-  check('images: actual size', await page.$eval('.image-cell img', (i) => !i.classList.contains('scaled') && i.getBoundingClientRect().width === i.naturalWidth));
+  // Waited for: the older step's image may still be loading (naturalWidth 0).
+  check('images: actual size', await until(page, () => {
+    const i = document.querySelector('.image-cell img');
+    return i.complete && i.naturalWidth > 0 && !i.classList.contains('scaled') && i.getBoundingClientRect().width === i.naturalWidth;
+  }));
   await shot('images-adjusted');
 }
 
