@@ -154,6 +154,7 @@ static void assert_trace_graphs(gb_store *s, int64_t id, const char *graph, cons
 START_TEST(test_version_2_store_moves_graphs_out_of_details) {
     make_store();
     sql(db, "DROP TABLE trace_graphs; ALTER TABLE op_timings DROP COLUMN function;"
+            "DROP TABLE profile_events; DROP TABLE profiles;"
             "PRAGMA user_version = 2;"
             "INSERT INTO traces(run_id, wall_time, function, is_retrace, detail) VALUES "
             "(1, 1, 'f', 0, '" V2_DETAIL "'), (1, 2, 'f', 1, '{\"graph\": [1, 2'),"
@@ -169,7 +170,7 @@ START_TEST(test_version_2_store_moves_graphs_out_of_details) {
     ck_assert_int_eq(gb_summary_writer_open(db, "run", NULL, &w), GB_OK);
     ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
     ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
-    ck_assert_int_eq(gb_store_schema_version(s), 3);
+    ck_assert_int_eq(gb_store_schema_version(s), GB_STORE_SCHEMA_VERSION);
     gb_traces *t;
     ck_assert_int_eq(gb_store_traces(s, "run", NULL, NULL, &t), GB_STORE_OK);
     ck_assert_uint_eq(t->count, 3);
@@ -191,6 +192,44 @@ START_TEST(test_version_2_store_moves_graphs_out_of_details) {
     ck_assert_int_eq(gb_store_trace_graph(s, "run", 9, false, &g), GB_STORE_ERR_NO_ROW);
     ck_assert_msg(strstr(gb_store_last_error(), "run 'run' has no trace 9"), "%s",
                   gb_store_last_error());
+    gb_store_close(s);
+}
+END_TEST
+
+/* A version-3 store (before hparams and profiles): read as it is (no
+ * profiles), then migrated through the empty 3 -> 4 step (another
+ * branch's) to 5 by the next writer, which can then store a capture. */
+START_TEST(test_version_3_store_is_migrated_to_profiles) {
+    make_store();
+    sql(db, "DROP TABLE profile_events; DROP TABLE profiles; PRAGMA user_version = 3;");
+    gb_store *s;
+    ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
+    ck_assert_int_eq(gb_store_schema_version(s), 3);
+    gb_profile_list *list;
+    ck_assert_int_eq(gb_store_profiles(s, "run", &list), GB_STORE_OK);
+    ck_assert_uint_eq(list->count, 0);
+    gb_store_free(list);
+    gb_profile_events *ev;
+    ck_assert_int_eq(gb_store_profile_events(s, "run", 1, &ev), GB_STORE_ERR_NO_ROW);
+    ck_assert_msg(strstr(gb_store_last_error(), "run 'run' has no profile 1"), "%s",
+                  gb_store_last_error());
+    gb_store_close(s);
+    gb_summary_writer *w;
+    ck_assert_int_eq(gb_summary_writer_open(db, "run", NULL, &w), GB_OK);
+    ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
+    ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
+    ck_assert_int_eq(gb_store_schema_version(s), 5);
+    ck_assert_int_eq(gb_store_profiles(s, "run", &list), GB_STORE_OK);
+    ck_assert_uint_eq(list->count, 0);
+    gb_store_free(list);
+    gb_store_close(s);
+    sql(db, "INSERT INTO profiles(run_id, wall_time, duration_us, threads, record_count) "
+            "VALUES (1, 5, 100, '[\"training\"]', 0)");
+    ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
+    ck_assert_int_eq(gb_store_profiles(s, "run", &list), GB_STORE_OK);
+    ck_assert_uint_eq(list->count, 1);
+    ck_assert_str_eq(list->rows[0].threads_json, "[\"training\"]");
+    gb_store_free(list);
     gb_store_close(s);
 }
 END_TEST
@@ -527,6 +566,7 @@ int main(void) {
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_store_is_versioned_and_recognised);
     tcase_add_test(tc, test_version_1_store_is_read_then_migrated);
+    tcase_add_test(tc, test_version_3_store_is_migrated_to_profiles);
     tcase_add_test(tc, test_version_2_store_moves_graphs_out_of_details);
     tcase_add_test(tc, test_newer_schema_is_refused);
     tcase_add_test(tc, test_files_that_are_not_stores);

@@ -299,7 +299,9 @@ bool gb_optimizer_apply_gradients(gb_optimizer *opt, gb_tensor *const *grads, in
     /* Its ops under the optimizer's name ("Adam/ResourceApplyAdam"), as
      * Keras names them: a traced step's graph shows one "Adam" scope. */
     gb_name_scope_push(opt->name);
+    double t0 = gb__prof_clock();
     bool ok = apply_each(opt, grads, vars, nvars, last);
+    gb__prof_range(GB_PROFILE_OPTIMIZER, opt->name, t0);
     gb_name_scope_pop();
     return ok;
 }

@@ -19,7 +19,10 @@
  * repeats, for an existing store, what schema.sql gained in version v+1.
  *   1 -> 2: function_stats, each traced function's call counters.
  *   2 -> 3: trace_graphs, each trace's graphs moved out of its detail;
- *           op_timings.function, the function whose graph ran the op. */
+ *           op_timings.function, the function whose graph ran the op.
+ *   3 -> 4: hparams and PR curves (another branch).
+ *   4 -> 5: profiles and profile_events, the profiler's captures.
+ * An empty migration changes nothing but the version. */
 static const char *const migrations[GB_STORE_SCHEMA_VERSION] = {
     [0] = NULL,   /* 0 -> 1 is creation from schema.sql */
     [1] = "CREATE TABLE function_stats ("
@@ -36,6 +39,20 @@ static const char *const migrations[GB_STORE_SCHEMA_VERSION] = {
           "UPDATE traces SET detail = " GB__DETAIL_WITHOUT_GRAPHS("detail")
           " WHERE " GB__DETAIL_HAS_GRAPHS("detail") ";"
           "ALTER TABLE op_timings ADD COLUMN function TEXT NOT NULL DEFAULT '';",
+    [3] = "",   /* 3 -> 4: hparams and PR curves (another branch) */
+    [4] = "CREATE TABLE profiles (id INTEGER PRIMARY KEY, "
+          "run_id INTEGER NOT NULL REFERENCES runs(id), wall_time REAL NOT NULL, "
+          "duration_us REAL NOT NULL, rank INTEGER NOT NULL DEFAULT 0, threads TEXT NOT NULL, "
+          "record_count INTEGER NOT NULL, dropped INTEGER NOT NULL DEFAULT 0);"
+          "CREATE INDEX profiles_by_run ON profiles (run_id);"
+          "CREATE TABLE profile_events (id INTEGER PRIMARY KEY, "
+          "profile_id INTEGER NOT NULL REFERENCES profiles(id), kind TEXT NOT NULL, "
+          "thread INTEGER NOT NULL, step INTEGER, start_us REAL NOT NULL, "
+          "dur_us REAL NOT NULL, name TEXT NOT NULL, op_type TEXT NOT NULL DEFAULT '', "
+          "function TEXT NOT NULL DEFAULT '', backward INTEGER NOT NULL DEFAULT 0, "
+          "shapes TEXT NOT NULL DEFAULT '', flops REAL NOT NULL DEFAULT 0, "
+          "bytes INTEGER NOT NULL DEFAULT 0, live_bytes INTEGER NOT NULL DEFAULT 0);"
+          "CREATE INDEX profile_events_by_profile ON profile_events (profile_id);",
 };
 
 static void sleep_ms(int ms) {

@@ -88,6 +88,12 @@ static const char *const statements[GB__ST_COUNT] = {
         "calls = excluded.calls, cache_hits = excluded.cache_hits, traces = excluded.traces, "
         "trace_ms = excluded.trace_ms, concrete = excluded.concrete",
     [GB__ST_RUN_UPDATE] = "UPDATE runs SET last_write_time = max(last_write_time, ?2) WHERE id = ?1",
+    [GB__ST_PROFILE] = "INSERT INTO profiles(run_id, wall_time, duration_us, rank, threads, "
+                       "record_count, dropped) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    [GB__ST_PROFILE_EVENT] =
+        "INSERT INTO profile_events(profile_id, kind, thread, step, start_us, dur_us, name, "
+        "op_type, function, backward, shapes, flops, bytes, live_bytes) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
 };
 
 int gb__writer_prepare_statements(gb_summary_writer *w) {
@@ -417,6 +423,7 @@ static int write_event(gb_summary_writer *w, const gb__event *ev) {
     case GB__EV_MESSAGE: return add_strings_event(w, GB__ST_MESSAGE, ev);
     case GB__EV_HPARAM: return add_hparam(w, ev);
     case GB__EV_FUNCTION: return add_function_stats(w, ev);
+    case GB__EV_PROFILE: return gb__writer_add_profile(w, ev);
     }
     return SQLITE_INTERNAL;
 }

@@ -9,6 +9,7 @@
  * histogram.c       statistics and buckets of a tensor's values
  * image_png.c       image tensors to pixels to PNG
  * siblings.c        runs beside the writer's own, for engine scalars naming one
+ * profile.c         a profiler capture (GB_EVENT_PROFILE) into profiles and profile_events
  * error.c           this thread's last error message, clocks
  *
  * The writer sits on the store (store/internal.h: schema, rollups, point
@@ -26,6 +27,7 @@
 
 #include "gb_debug.h"
 #include "gb_function.h"
+#include "gb_observer.h"
 #include "gb_summary.h"
 #include "store/internal.h"
 
@@ -109,7 +111,8 @@ typedef enum gb__event_type {
     GB__EV_OP_TIMING,    /* payload: gb__strings {op_type, op_name, device}; value: us */
     GB__EV_MESSAGE,      /* payload: gb__strings {kind, op_type, op_name, device, message} */
     GB__EV_HPARAM,       /* payload: gb__strings {key, text}; value: number or NaN, tag: is_number */
-    GB__EV_FUNCTION      /* payload: gb__function_payload */
+    GB__EV_FUNCTION,     /* payload: gb__function_payload */
+    GB__EV_PROFILE       /* payload: a reference to a gb_profile (profile.c) */
 } gb__event_type;
 
 typedef struct gb__event {
@@ -184,6 +187,7 @@ enum {
     GB__ST_HISTOGRAM, GB__ST_IMAGE, GB__ST_TEXT, GB__ST_GRAPH, GB__ST_TRACE, GB__ST_TRACE_GRAPHS,
     GB__ST_NUMERICS,
     GB__ST_OP_TIMING, GB__ST_MESSAGE, GB__ST_HPARAM, GB__ST_FUNCTION, GB__ST_RUN_UPDATE,
+    GB__ST_PROFILE, GB__ST_PROFILE_EVENT,
     GB__ST_COUNT
 };
 
@@ -274,6 +278,12 @@ gb_status gb__writer_scalar_at(gb_summary_writer *w, const char *tag, double val
  * exist (summaries) or may be absent (engine events). */
 gb_status gb__writer_step(const char *what, const char *tag, int64_t step, bool required,
                           int64_t *out);
+
+/* profile.c: the observer's side (queues a reference) and the background
+ * thread's (the rows); the payload's release. */
+void gb__writer_on_profile(gb_summary_writer *w, const gb_event *ev);
+int gb__writer_add_profile(gb_summary_writer *w, const gb__event *ev);
+void gb__writer_profile_payload_free(void *payload);
 
 /* commit.c */
 void *gb__writer_thread(void *arg);

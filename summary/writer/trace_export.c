@@ -6,12 +6,14 @@
  * one; trace_export adds a named, stepped copy of the last one traced
  * since trace_on, as TensorFlow users expect to find under a tag, and
  * trace_on(profile) keeps op timing on in between so the Graphs dashboard
- * can colour that graph by compute time.
+ * can colour that graph by compute time, and runs the profiler
+ * (gb_profiler.h), whose capture trace_export stores (the Profile page).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "gb_observer.h"
+#include "gb_profiler.h"
 #include "writer/internal.h"
 
 gb_status gb_summary_trace_on(gb_summary_writer *w, bool profile) {
@@ -25,7 +27,14 @@ gb_status gb_summary_trace_on(gb_summary_writer *w, bool profile) {
     w->tracing = true;
     w->profiling = profile;
     pthread_mutex_unlock(&w->lock);
-    if (profile) gb_set_op_timing(true);
+    if (profile) {
+        gb_set_op_timing(true);
+        gb_status st = gb_profiler_start(NULL);
+        if (st != GB_OK) {
+            gb__summary_fail("gb_summary_trace_on: %s", gb_error_string());
+            return st;
+        }
+    }
     return GB_OK;
 }
 
@@ -54,7 +63,10 @@ gb_status gb_summary_trace_export(gb_summary_writer *w, const char *name, int64_
     w->traced_graph = NULL;
     w->tracing = w->profiling = false;
     pthread_mutex_unlock(&w->lock);
-    if (profiling) gb_set_op_timing(false);
+    if (profiling) {
+        gb_set_op_timing(false);
+        if (gb_profiler_active()) gb_profiler_stop();
+    }
     if (!graph) {
         gb__summary_fail("%s '%s': %s", what, name,
                          was_tracing ? "no function was traced since gb_summary_trace_on (is "
