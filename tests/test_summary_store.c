@@ -30,13 +30,6 @@ static void teardown(void) {
     summary_remove_dir(dir);
 }
 
-static void sql(const char *path, const char *stmt) {
-    sqlite3 *h;
-    ck_assert_int_eq(sqlite3_open(path, &h), SQLITE_OK);
-    ck_assert_msg(sqlite3_exec(h, stmt, NULL, NULL, NULL) == SQLITE_OK, "%s", sqlite3_errmsg(h));
-    sqlite3_close(h);
-}
-
 static void write_file(const char *path, const char *text) {
     FILE *f = fopen(path, "w");
     ck_assert_ptr_nonnull(f);
@@ -153,7 +146,7 @@ static void assert_trace_graphs(gb_store *s, int64_t id, const char *graph, cons
  * has_graph. A detail that is not JSON stays as it was. */
 START_TEST(test_version_2_store_moves_graphs_out_of_details) {
     make_store();
-    sql(db, "DROP TABLE trace_graphs; ALTER TABLE op_timings DROP COLUMN function;"
+    summary_sql(db, "DROP TABLE trace_graphs; ALTER TABLE op_timings DROP COLUMN function;"
             "DROP TABLE profile_events; DROP TABLE profiles;"
             "PRAGMA user_version = 2;"
             "INSERT INTO traces(run_id, wall_time, function, is_retrace, detail) VALUES "
@@ -201,7 +194,7 @@ END_TEST
  * branch's) to 5 by the next writer, which can then store a capture. */
 START_TEST(test_version_3_store_is_migrated_to_profiles) {
     make_store();
-    sql(db, "DROP TABLE profile_events; DROP TABLE profiles; PRAGMA user_version = 3;");
+    summary_sql(db, "DROP TABLE profile_events; DROP TABLE profiles; PRAGMA user_version = 3;");
     gb_store *s;
     ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
     ck_assert_int_eq(gb_store_schema_version(s), 3);
@@ -223,7 +216,7 @@ START_TEST(test_version_3_store_is_migrated_to_profiles) {
     ck_assert_uint_eq(list->count, 0);
     gb_store_free(list);
     gb_store_close(s);
-    sql(db, "INSERT INTO profiles(run_id, wall_time, duration_us, threads, record_count) "
+    summary_sql(db, "INSERT INTO profiles(run_id, wall_time, duration_us, threads, record_count) "
             "VALUES (1, 5, 100, '[\"training\"]', 0)");
     ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
     ck_assert_int_eq(gb_store_profiles(s, "run", &list), GB_STORE_OK);
@@ -236,7 +229,7 @@ END_TEST
 
 START_TEST(test_newer_schema_is_refused) {
     make_store();
-    sql(db, "PRAGMA user_version = 99");
+    summary_sql(db, "PRAGMA user_version = 99");
     ASSERT_OPEN_FAILS(db, GB_STORE_ERR_NEWER, "has schema version 99, newer than this glassbox");
     gb_summary_writer *w = (gb_summary_writer *)1;
     ck_assert_int_eq(gb_summary_writer_open(db, "run", NULL, &w), GB_ERR_IO);
@@ -271,7 +264,7 @@ END_TEST
 START_TEST(test_foreign_database_is_left_untouched) {
     char path[400];
     snprintf(path, sizeof path, "%s/other.db", dir);
-    sql(path, "CREATE TABLE accounts(id INTEGER, name TEXT); INSERT INTO accounts VALUES (1, 'x')");
+    summary_sql(path, "CREATE TABLE accounts(id INTEGER, name TEXT); INSERT INTO accounts VALUES (1, 'x')");
     ASSERT_OPEN_FAILS(path, GB_STORE_ERR_NOT_STORE, "an SQLite database of another application");
     gb_summary_writer *w;
     ck_assert_int_eq(gb_summary_writer_open(path, "run", NULL, &w), GB_ERR_IO);
