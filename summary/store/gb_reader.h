@@ -567,6 +567,8 @@ typedef struct gb_profile_info {
     double wall_time, duration_us;
     int rank;
     const char *threads_json;
+    int nthreads;
+    const char *const *threads;    /* the names, parsed from threads_json */
     int64_t record_count, dropped;
 } gb_profile_info;
 

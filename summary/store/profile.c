@@ -6,8 +6,9 @@
  * analysis of a capture (ops table, steps) is profile_analysis.c's.
  */
 #include <stdio.h>
+#include <string.h>
 
-#include "store/internal.h"
+#include "store/json_parse.h"
 
 static const char *const LIST_SQL =
     "SELECT id, wall_time, duration_us, rank, threads, record_count, dropped FROM profiles "
@@ -20,6 +21,37 @@ static const char *const EVENTS_SQL =
     "flops, bytes, live_bytes FROM profile_events WHERE profile_id = ?1 "
     "ORDER BY thread, start_us, id";
 
+typedef struct names {
+    gb__arena *a;
+    const char **v;
+    int n, cap;
+} names;
+
+static bool thread_name(gb__jp *ps, size_t i, void *ctx) {
+    (void)i;
+    names *t = ctx;
+    char buf[256];
+    if (!gb__jp_string_into(ps, buf, sizeof buf)) return false;
+    if (t->n == t->cap) {
+        int cap = t->cap ? 2 * t->cap : 8;
+        const char **v = gb__arena_alloc(t->a, (size_t)cap * sizeof *v);
+        if (!v) return false;
+        if (t->n) memcpy(v, t->v, (size_t)t->n * sizeof *v);
+        t->v = v, t->cap = cap;
+    }
+    return (t->v[t->n++] = gb__arena_strdup(t->a, buf)) != NULL;
+}
+
+/* The names of threads_json (a damaged list reads as no names). */
+static void parse_threads(gb__arena *a, gb_profile_info *p) {
+    names t = {.a = a};
+    gb__jp ps = {.p = p->threads_json};
+    if (gb__jp_array(&ps, thread_name, &t)) {
+        p->threads = t.v;
+        p->nthreads = t.n;
+    }
+}
+
 static bool fill_info(sqlite3_stmt *st, gb__arena *a, gb_profile_info *p) {
     p->id = sqlite3_column_int64(st, 0);
     p->wall_time = sqlite3_column_double(st, 1);
@@ -28,6 +60,7 @@ static bool fill_info(sqlite3_stmt *st, gb__arena *a, gb_profile_info *p) {
     p->threads_json = gb__arena_strdup(a, (const char *)sqlite3_column_text(st, 4));
     p->record_count = sqlite3_column_int64(st, 5);
     p->dropped = sqlite3_column_int64(st, 6);
+    if (p->threads_json) parse_threads(a, p);
     return p->threads_json != NULL;
 }
 

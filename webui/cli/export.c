@@ -1,5 +1,6 @@
 /* cli/export.c — `glassbox export --db FILE --run RUN --tag TAG
- * [--format csv|json]`: one scalar series at full resolution on stdout.
+ * [--format csv|json]`: one scalar series at full resolution on stdout;
+ * with --profile, a profiler capture instead (export_profile.c).
  *
  * The points are streamed from the reader API (gb_store_scalar_points),
  * so memory stays bounded whatever the series length. A store problem
@@ -44,10 +45,24 @@ static bool export_point(void *user, int64_t step, double wall_time, double valu
     return true;
 }
 
-enum { DB, RUN, TAG, FORMAT };   /* options[] and values[] */
+enum { DB, RUN, TAG, FORMAT, PROFILE, ID };   /* options[] and values[] */
+
+static int export_profile(const gb__cli_command *cmd, const char *const *values) {
+    if (values[TAG]) return gb__cli_usage_error(cmd, "--tag and --profile exclude each other");
+    gb_store *s = gb__cli_open_store(cmd, values[DB]);
+    if (!s) return 1;
+    const char *format = values[FORMAT] ? values[FORMAT] : "chrome-trace";
+    int rc = gb__cli_export_profile(cmd, s, values[RUN], values[ID], format);
+    gb_store_close(s);
+    return rc;
+}
 
 static int export_series(const gb__cli_command *cmd, const char *const *values) {
-    const char *db = values[DB], *run = values[RUN], *tag = values[TAG], *format = values[FORMAT];
+    if (values[PROFILE]) return export_profile(cmd, values);
+    if (values[ID]) return gb__cli_usage_error(cmd, "--id names a profile: it needs --profile");
+    if (!values[TAG]) return gb__cli_usage_error(cmd, "--tag is required (or --profile)");
+    const char *db = values[DB], *run = values[RUN], *tag = values[TAG];
+    const char *format = values[FORMAT] ? values[FORMAT] : "csv";
     if (strcmp(format, "csv") && strcmp(format, "json"))
         return gb__cli_usage_error(cmd, "unknown format '%s' (use csv or json)", format);
     gb_store *s = gb__cli_open_store(cmd, db);
@@ -75,16 +90,22 @@ static int export_series(const gb__cli_command *cmd, const char *const *values) 
 static const gb__cli_option options[] = {
     [DB] = {"--db", "FILE", "the store to read", .required = true},
     [RUN] = {"--run", "RUN", "the run", .required = true},
-    [TAG] = {"--tag", "TAG", "the scalar tag", .required = true},
-    [FORMAT] = {"--format", "csv|json", "the output format", .fallback = "csv"},
+    [TAG] = {"--tag", "TAG", "the scalar tag (without --profile)"},
+    [FORMAT] = {"--format", "FORMAT",
+                "csv or json (a series; csv when absent), chrome-trace (a profile)"},
+    [PROFILE] = {"--profile", NULL, "export a profiler capture instead of a series"},
+    [ID] = {"--id", "ID", "the capture to export (the run's last when absent)"},
 };
 
 const gb__cli_command gb__cli_export = {
     .name = "export",
-    .summary = "Writes one scalar series at full resolution to stdout, as CSV or JSON",
+    .summary = "Writes one scalar series (CSV or JSON) or a profile (Chrome trace) to stdout",
     .details = "Every point is written, streamed whatever the series length. Values read\n"
                "back exactly; NaN and infinities are nan/inf/-inf in CSV and the strings\n"
-               "\"NaN\", \"Infinity\", \"-Infinity\" in JSON.\n",
+               "\"NaN\", \"Infinity\", \"-Infinity\" in JSON.\n"
+               "With --profile, a profiler capture as Chrome trace-event JSON, which\n"
+               "Perfetto and chrome://tracing open: a process per rank, a thread per\n"
+               "recorded thread, each op and wait as a complete event.\n",
     .options = options,
     .noptions = sizeof options / sizeof options[0],
     .run = export_series,
