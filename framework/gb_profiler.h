@@ -70,6 +70,7 @@ typedef struct gb_profile {
     size_t count;
     gb_profile_record *records;
     size_t dropped;          /* records lost to a full buffer */
+    double gemm_peak_flops;  /* a 256x256 GEMM's FLOP/s, measured once per process */
 } gb_profile;
 
 typedef struct gb_profiler_options {

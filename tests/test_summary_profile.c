@@ -58,7 +58,7 @@ START_TEST(test_ops_table_totals_match_op_timings) {
     ck_assert_uint_eq(list->count, 1);
     ck_assert_str_eq(list->rows[0].threads_json, "[\"training\"]");
     gb_profile_events *ev;
-    ck_assert_int_eq(gb_store_profile_events(s, "run", list->rows[0].id, &ev), GB_STORE_OK);
+    ck_assert_int_eq(gb_store_profile_events(s, "run", list->rows[0].id, 0, 0, &ev), GB_STORE_OK);
     ck_assert_int_eq((int64_t)ev->count, list->rows[0].record_count);
     gb_profile_ops *ops;
     ck_assert_int_eq(gb_profile_ops_of(ev, false, &ops), GB_STORE_OK);
@@ -125,7 +125,7 @@ START_TEST(test_steps_and_ops_of_a_known_capture) {
     write_known_capture();
     gb_store *s = open_store();
     gb_profile_events *ev;
-    ck_assert_int_eq(gb_store_profile_events(s, "run", 7, &ev), GB_STORE_OK);
+    ck_assert_int_eq(gb_store_profile_events(s, "run", 7, 0, 0, &ev), GB_STORE_OK);
     ck_assert_uint_eq(ev->count, 13);
     ck_assert_str_eq(ev->rows[12].kind, "map");
     ck_assert_int_eq(ev->rows[12].step, GB_STEP_NONE);

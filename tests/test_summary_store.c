@@ -203,7 +203,7 @@ START_TEST(test_version_3_store_is_migrated_to_profiles) {
     ck_assert_uint_eq(list->count, 0);
     gb_store_free(list);
     gb_profile_events *ev;
-    ck_assert_int_eq(gb_store_profile_events(s, "run", 1, &ev), GB_STORE_ERR_NO_ROW);
+    ck_assert_int_eq(gb_store_profile_events(s, "run", 1, 0, 0, &ev), GB_STORE_ERR_NO_ROW);
     ck_assert_msg(strstr(gb_store_last_error(), "run 'run' has no profile 1"), "%s",
                   gb_store_last_error());
     gb_store_close(s);

@@ -570,6 +570,7 @@ typedef struct gb_profile_info {
     int nthreads;
     const char *const *threads;    /* the names, parsed from threads_json */
     int64_t record_count, dropped;
+    double gemm_peak_flops;        /* a GEMM's FLOP/s at the start; 0 unknown */
 } gb_profile_info;
 
 typedef struct gb_profile_list {
@@ -597,10 +598,10 @@ typedef struct gb_profile_events {
     const gb_profile_event_row *rows;   /* by thread, then start */
 } gb_profile_events;
 
-/* Every event of capture `profile` of run; NO_ROW when the run has no
- * capture of that id. */
+/* The events of capture `profile` of run from the offset-th on, at most
+ * limit of them (0: all); NO_ROW when the run has no capture of that id. */
 gb_store_status gb_store_profile_events(gb_store *s, const char *run, int64_t profile,
-                                        gb_profile_events **out);
+                                        size_t offset, size_t limit, gb_profile_events **out);
 
 /* ---- what a capture says (profile_analysis.c) ------------------------------------------- */
 

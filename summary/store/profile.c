@@ -11,15 +11,15 @@
 #include "store/json_parse.h"
 
 static const char *const LIST_SQL =
-    "SELECT id, wall_time, duration_us, rank, threads, record_count, dropped FROM profiles "
-    "WHERE run_id = ?1 ORDER BY id";
+    "SELECT id, wall_time, duration_us, rank, threads, record_count, dropped, gemm_peak "
+    "FROM profiles WHERE run_id = ?1 ORDER BY id";
 static const char *const ONE_SQL =
-    "SELECT id, wall_time, duration_us, rank, threads, record_count, dropped FROM profiles "
-    "WHERE run_id = ?1 AND id = ?2";
+    "SELECT id, wall_time, duration_us, rank, threads, record_count, dropped, gemm_peak "
+    "FROM profiles WHERE run_id = ?1 AND id = ?2";
 static const char *const EVENTS_SQL =
     "SELECT start_us, dur_us, step, thread, backward, kind, name, op_type, function, shapes, "
     "flops, bytes, live_bytes FROM profile_events WHERE profile_id = ?1 "
-    "ORDER BY thread, start_us, id";
+    "ORDER BY id LIMIT ?3 OFFSET ?2";   /* inserted by thread, then start */
 
 typedef struct names {
     gb__arena *a;
@@ -60,6 +60,7 @@ static bool fill_info(sqlite3_stmt *st, gb__arena *a, gb_profile_info *p) {
     p->threads_json = gb__arena_strdup(a, (const char *)sqlite3_column_text(st, 4));
     p->record_count = sqlite3_column_int64(st, 5);
     p->dropped = sqlite3_column_int64(st, 6);
+    p->gemm_peak_flops = sqlite3_column_double(st, 7);
     if (p->threads_json) parse_threads(a, p);
     return p->threads_json != NULL;
 }
@@ -149,13 +150,16 @@ static bool fill_event(sqlite3_stmt *q, gb__arena *a, gb_profile_event_row *e) {
     return e->kind && e->name && e->op_type && e->function && e->shapes;
 }
 
-static gb_store_status events_locked(gb_store *s, const char *run, int64_t profile, gb__arena *a,
+static gb_store_status events_locked(gb_store *s, const char *run, int64_t profile,
+                                     size_t offset, size_t limit, gb__arena *a,
                                      gb_profile_events *res) {
     gb_store_status st = find_profile(s, run, profile, a, &res->info);
     if (st != GB_STORE_OK) return st;
     sqlite3_stmt *q = gb__store_stmt(s, EVENTS_SQL);
     if (!q) return GB_STORE_ERR_IO;
     sqlite3_bind_int64(q, 1, profile);
+    sqlite3_bind_int64(q, 2, (int64_t)offset);
+    sqlite3_bind_int64(q, 3, limit ? (int64_t)limit : -1);
     gb__rows rows = {.elem = sizeof(gb_profile_event_row)};
     int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
@@ -174,7 +178,7 @@ static gb_store_status events_locked(gb_store *s, const char *run, int64_t profi
 }
 
 gb_store_status gb_store_profile_events(gb_store *s, const char *run, int64_t profile,
-                                        gb_profile_events **out) {
+                                        size_t offset, size_t limit, gb_profile_events **out) {
     if (!s || !out) return gb__store_null_args("gb_store_profile_events");
     *out = NULL;
     gb__arena *a;
@@ -182,7 +186,7 @@ gb_store_status gb_store_profile_events(gb_store *s, const char *run, int64_t pr
     if (!res) return gb__store_done(s, SQLITE_NOMEM, "allocating a result");
     gb__store_lock(s);
     gb__store_read_begin(s);
-    gb_store_status st = events_locked(s, run, profile, a, res);
+    gb_store_status st = events_locked(s, run, profile, offset, limit, a, res);
     gb__store_read_end(s);
     gb__store_unlock(s);
     if (st != GB_STORE_OK) {

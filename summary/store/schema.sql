@@ -248,7 +248,8 @@ CREATE INDEX messages_by_run ON messages (run_id);
 
 -- Profiler captures (schema 5): one row per capture (threads: a JSON
 -- array of the thread names, by index), and one row per recorded event,
--- inserted by thread and then start time. kind: op, step, input_wait,
+-- inserted by thread and then start time; gemm_peak: the FLOP/s of a
+-- GEMM measured when the capture started (the ops table's yardstick). kind: op, step, input_wait,
 -- map, prefetch, optimizer, collective, comm_wait (gb_profiler.h). Times
 -- in microseconds since the capture started.
 CREATE TABLE profiles (
@@ -259,7 +260,8 @@ CREATE TABLE profiles (
     rank         INTEGER NOT NULL DEFAULT 0,
     threads      TEXT NOT NULL,
     record_count INTEGER NOT NULL,
-    dropped      INTEGER NOT NULL DEFAULT 0
+    dropped      INTEGER NOT NULL DEFAULT 0,
+    gemm_peak    REAL NOT NULL DEFAULT 0
 );
 CREATE INDEX profiles_by_run ON profiles (run_id);
 CREATE TABLE profile_events (

@@ -89,7 +89,7 @@ static const char *const statements[GB__ST_COUNT] = {
         "trace_ms = excluded.trace_ms, concrete = excluded.concrete",
     [GB__ST_RUN_UPDATE] = "UPDATE runs SET last_write_time = max(last_write_time, ?2) WHERE id = ?1",
     [GB__ST_PROFILE] = "INSERT INTO profiles(run_id, wall_time, duration_us, rank, threads, "
-                       "record_count, dropped) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                       "record_count, dropped, gemm_peak) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     [GB__ST_PROFILE_EVENT] =
         "INSERT INTO profile_events(profile_id, kind, thread, step, start_us, dur_us, name, "
         "op_type, function, backward, shapes, flops, bytes, live_bytes) "

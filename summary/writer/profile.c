@@ -85,6 +85,7 @@ int gb__writer_add_profile(gb_summary_writer *w, const gb__event *ev) {
     sqlite3_bind_text(st, 5, threads, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(st, 6, (int64_t)p->count);
     sqlite3_bind_int64(st, 7, (int64_t)p->dropped);
+    sqlite3_bind_double(st, 8, p->gemm_peak_flops);
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     free(threads);

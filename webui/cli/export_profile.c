@@ -140,7 +140,7 @@ int gb__cli_export_profile(const gb__cli_command *cmd, gb_store *s, const char *
         return 1;
     }
     gb_profile_events *ev;
-    if (gb_store_profile_events(s, run, id, &ev) != GB_STORE_OK) return gb__cli_store_failed(cmd);
+    if (gb_store_profile_events(s, run, id, 0, 0, &ev) != GB_STORE_OK) return gb__cli_store_failed(cmd);
     bool ok = write_trace(ev);
     gb_store_free(ev);
     if (!ok) {
