@@ -622,6 +622,7 @@ typedef struct gb_profile_ops {
     const gb_profile_op_row *rows; /* by self time, largest first */
 } gb_profile_ops;
 
+/* The table owns its strings: it may outlive ev. */
 gb_store_status gb_profile_ops_of(const gb_profile_events *ev, bool by_type, gb_profile_ops **out);
 
 /* One step of the thread that set steps (the training thread), from one
@@ -639,7 +640,7 @@ typedef struct gb_profile_steps {
     const gb_profile_step_row *rows;
     /* over all steps: the largest part and its share, as a sentence:
      * "input-bound: 38 % of the step waiting for data" */
-    const char *bound;             /* "input", "compute", "communication" or "" */
+    const char *bound;             /* "input", "communication", "other", "compute" or "" */
     double bound_share;
     const char *sentence;
 } gb_profile_steps;

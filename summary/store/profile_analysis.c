@@ -94,9 +94,11 @@ gb_store_status gb_profile_ops_of(const gb_profile_events *ev, bool by_type, gb_
     for (size_t i = 0; i < n; i++) {
         const gb_profile_event_row *e = &ev->rows[keys[i].index];
         if (!i || strcmp(keys[i].key, keys[i - 1].key)) {
-            rows[groups++] = (gb_profile_op_row){.key = keys[i].key,
-                                                 .op_type = by_type ? "" : e->op_type,
-                                                 .function = by_type ? "" : e->function};
+            /* copies: the table outlives the events */
+            rows[groups++] = (gb_profile_op_row){
+                .key = gb__arena_strdup(a, keys[i].key),
+                .op_type = gb__arena_strdup(a, by_type ? "" : e->op_type),
+                .function = gb__arena_strdup(a, by_type ? "" : e->function)};
         }
         gb_profile_op_row *r = &rows[groups - 1];
         r->calls++;
@@ -163,6 +165,12 @@ static const char *sentence(gb__arena *a, gb_profile_steps *res, double total, d
         res->bound = "communication", res->bound_share = pm / 100;
         snprintf(text, sizeof text, "communication-bound: %.0f %% of the step waiting for collectives",
                  pm);
+    } else if (100 - pi - pc - pm > pc) {
+        double po = 100 - pi - pc - pm;
+        res->bound = "other", res->bound_share = po / 100;
+        snprintf(text, sizeof text,
+                 "overhead-bound: %.0f %% of the step outside ops and waits (%.0f %% in ops)", po,
+                 pc);
     } else {
         res->bound = "compute", res->bound_share = pc / 100;
         snprintf(text, sizeof text,
