@@ -187,12 +187,21 @@ export function traceViewer(host) {
   // ---- input -----------------------------------------------------------------
   const timeAt = (x) => state.t0 + ((x - LABEL) / plotWidth()) * (state.t1 - state.t0);
 
+  // The window stays inside the capture: at most all of it, at least 50 ns.
+  function clamp() {
+    const full = Math.max(state.meta?.duration ?? 1, 1);
+    const span = Math.min(Math.max(state.t1 - state.t0, 0.05), full);
+    state.t0 = Math.min(Math.max(state.t0, 0), full - span);
+    state.t1 = state.t0 + span;
+  }
+
   function zoom(factor, x) {
     const at = timeAt(Math.max(LABEL, x));
-    const span = Math.max((state.t1 - state.t0) * factor, 0.05);
+    const span = (state.t1 - state.t0) * factor;
     const frac = (at - state.t0) / (state.t1 - state.t0);
     state.t0 = at - frac * span;
     state.t1 = state.t0 + span;
+    clamp();
     request();
   }
 
@@ -200,6 +209,7 @@ export function traceViewer(host) {
     const dt = (dx / plotWidth()) * (state.t1 - state.t0);
     state.t0 += dt;
     state.t1 += dt;
+    clamp();
     request();
   }
 

@@ -63,8 +63,12 @@ async function main() {
     `${await page.$$eval('.profile-op', (r) => r.length)} of ${ops.ops.length}`);
   check('ops: largest self time first', await page.$eval('.profile-op', (r) => r.dataset.key) === ops.ops[0].key);
   await page.click('th[data-sort="calls"]');
-  const callsOrder = await page.$$eval('.profile-op td:nth-child(2)', (c) => c.map((x) => Number(x.textContent)));
-  check('ops: sorted by calls on a click', callsOrder.every((v, i) => i === 0 || callsOrder[i - 1] >= v), callsOrder.join(','));
+  const sortedByCalls = () => {
+    const c = [...document.querySelectorAll('.profile-op td:nth-child(2)')].map((x) => Number(x.textContent));
+    return document.querySelector('th[data-sort="calls"]')?.classList.contains('desc') && c.every((v, i) => i === 0 || c[i - 1] >= v);
+  };
+  check('ops: sorted by calls on a click', await until(page, sortedByCalls, null, 5000),
+    (await page.$$eval('.profile-op td:nth-child(2)', (c) => c.map((x) => x.textContent))).join(','));
   await page.click('.profile-filter');
   await page.keyboard.type('MatMul');
   check('ops: the filter keeps MatMul', await until(page, () => [...document.querySelectorAll('.profile-op')].every((r) => r.dataset.key === 'MatMul') &&
@@ -99,13 +103,25 @@ async function main() {
   await page.mouse.move(box.x + 500, box.y + 60, { steps: 5 });
   await page.mouse.up();
   check('trace: a drag pans', await until(page, (a) => window.__profileTrace.t0 > a, t0, 5000));
-  // Back out and click the training thread's first slice: a wait on the next batch.
-  await page.keyboard.press('s');
-  for (let i = 0; i < 12; i++) await page.keyboard.press('s');
-  await page.waitForTimeout(300);
-  await page.mouse.click(box.x + 122, box.y + 22 + 9);
-  const name = await until(page, () => document.querySelector('.trace-details')?.dataset.name, null, 5000);
-  check('trace: a click names the slice in the details pane', !!name, String(name));
+  // Back out to the whole capture and click the training thread's first
+  // wait for the next batch, where the server's trace has it.
+  for (let i = 0; i < 30; i++) await page.keyboard.press('s');
+  const page0 = await api('profile/trace', { run: 'serial', profile: 1 });
+  const ev = page0.events, str = page0.strings;
+  const first = ev.start.map((s, i) => i).filter((i) => str[ev.kind[i]] === 'input_wait' && page0.threads[ev.thread[i]] === 'training')
+    .sort((a, b) => ev.dur[b] - ev.dur[a])[0];
+  check('trace: back to the whole capture', await until(page, (d) => Math.abs(window.__profileTrace.t1 - window.__profileTrace.t0 - d) < 1e-6 &&
+    window.__profileTrace.t0 === 0, page0.duration_us, 5000));
+  const plotW = box.w - 120;
+  const x = box.x + 120 + ((ev.start[first] + ev.dur[first] / 2) / page0.duration_us) * plotW;
+  await page.mouse.click(x, box.y + 22 + 9);
+  check('trace: a click on the training thread names its wait for the next batch',
+    await until(page, () => document.querySelector('.trace-details')?.dataset.name === 'next batch', null, 5000),
+    await page.$eval('.trace-details', (e) => e.textContent));
+  // Zoom on that wait: the prefetch thread is mapping the batch meanwhile.
+  await page.mouse.move(x, box.y + 40);
+  await page.mouse.wheel(0, -400);
+  await page.waitForTimeout(400);
   await shot('profile-trace-zoomed');
 
   await page.click('.profile-tab[data-view="memory"]');
