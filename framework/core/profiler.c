@@ -9,7 +9,9 @@
  * (Dekker's order: both sides sequentially consistent); the collector
  * turns the capture off, then waits for every busy buffer before taking
  * its records. Buffers stay registered for good (a thread that ends
- * leaves its buffer empty), so no record is written into freed memory.
+ * leaves its buffer empty), so no record is written into freed memory;
+ * their chunks stay too, so a capture does not pay the page faults of
+ * fresh memory again (the profiler is a tool: it keeps what it used).
  *
  * The capture leaves as one GB_EVENT_PROFILE event; its gb_profile is
  * reference counted so an observer (the writer) can keep it past emit.
@@ -227,11 +229,7 @@ static bool take(prof_buffer *b, profile_block *pb, size_t at) {
     b->table = NULL;
     b->table_cap = b->table_used = 0;
     pb->p.dropped += b->dropped;
-    for (int c = 0; c < MAX_CHUNKS && b->chunks[c]; c++) {
-        free(b->chunks[c]);
-        b->chunks[c] = NULL;
-    }
-    b->count = b->dropped = 0;
+    b->count = b->dropped = 0;   /* the chunks stay for the thread's next capture */
     return true;
 }
 

@@ -9,6 +9,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "debug/internal.h"
 
@@ -54,10 +55,35 @@ static void keep_shapes(const gb_op_call *c, gb_profile_record *r) {
     r->nshapes = (int8_t)n;
 }
 
+/* parts joined into buf (n > 0), cut to fit: snprintf's formatting cost
+ * a tiny op more than its kernel. */
+static const char *join(char *buf, size_t n, const char *const *parts, int nparts) {
+    size_t len = 0;
+    for (int i = 0; i < nparts; i++) {
+        size_t k = strlen(parts[i]);
+        if (k > n - 1 - len) k = n - 1 - len;
+        memcpy(buf + len, parts[i], k);
+        len += k;
+    }
+    buf[len] = '\0';
+    return buf;
+}
+
+/* The op's name as errors and logs give it (gb__op_display_name). */
+static const char *op_name(const gb_op_call *c, char *buf, size_t n) {
+    if (gb__tl_node_name) return gb__tl_node_name;
+    if (gb__tl_backward_of)
+        return join(buf, n, (const char *[]){"gradients/", gb__tl_backward_of, "_grad/",
+                                             gb__tl_backward_label ? gb__tl_backward_label
+                                                                   : c->def->name}, 4);
+    const char *path = gb_name_scope_path();
+    return join(buf, n, (const char *[]){path, *path ? "/" : "", c->def->name}, 3);
+}
+
 void gb__profile_op(const gb_op_call *c, gb_tensor *const *out, int nout, double t0, double us) {
     char name[160];
     gb_profile_record r = {.start_us = t0, .dur_us = us, .kind = GB_PROFILE_OP,
-                           .name = gb__op_display_name(c, name, sizeof name),
+                           .name = op_name(c, name, sizeof name),
                            .op_type = c->def->name,
                            .function = gb__tl_function ? gb__tl_function : "",
                            .backward = gb__tl_backward_of != NULL,
