@@ -17,6 +17,13 @@
  *
  * --steps steps are profiled (gb_profiler_start with a window of steps,
  * after --warmup steps), each marked with gb_set_step.
+ *
+ * Under `mpirun -np N` every rank trains on its share of the batches and
+ * the gradients are averaged (allreduce, overlapping backward); every rank
+ * profiles the same steps and rank 0 stores them all, one track per rank's
+ * thread, with the allreduce waits:
+ *
+ *     mpirun -np 2 build/examples/profile_input_bound --db runs.db --parallel 4
  */
 #include <stdio.h>
 #include <time.h>
@@ -59,17 +66,20 @@ static bool slow_map(void *ctx, gb_tensor *const *in, int nin, gb_tensor **out) 
 /* The map behind a prefetch: one thread makes every batch. */
 static gb_dataset *serial_pipeline(source *src) {
     gb_dataset *ds = gb_dataset_from_tensor_slices(2, (gb_tensor *[]){src->images, src->labels});
+    if (gb_dist_size() > 1) ds = gb_dataset_shard(ds, gb_dist_size(), gb_dist_rank());
     ds = gb_dataset_batch(ds, src->batch, true);
     ds = gb_dataset_map(ds, slow_map, src, 2);
     return gb_dataset_prefetch(ds, 2);
 }
 
-static int64_t sequence_len(void *user) { return ((source *)user)->nbatches; }
+/* This rank's batches: every size-th of them. */
+static int64_t sequence_len(void *user) { return ((source *)user)->nbatches / gb_dist_size(); }
 
-/* Batch i, made on one of the sequence's workers. */
+/* This rank's batch i, made on one of the sequence's workers. */
 static bool sequence_item(void *user, int64_t i, gb_tensor **out) {
     source *src = user;
     int64_t b = src->batch;
+    i = i * gb_dist_size() + gb_dist_rank();
     gb_tensor *images = gb_slice(src->images, (int64_t[]){i * b, 0, 0}, 3, (int64_t[]){b, -1, -1}, 3);
     out[0] = preprocess(src, images);
     out[1] = gb_slice(src->labels, (int64_t[]){i * b}, 1, (int64_t[]){b}, 1);
@@ -92,7 +102,7 @@ static bool train_step(gb_module *model, gb_optimizer *opt, gb_tensor *x, gb_ten
     gb_variable *const *vars = gb_module_trainable_variables(model, &n);
     gb_tensor *grads[16];
     if (n > 16) return false;
-    gb_tape_gradient_vars(tape, loss, vars, n, grads);
+    gb_dist_tape_gradient(tape, loss, vars, n, grads);   /* one rank: the tape's own */
     gb_optimizer_apply_gradients(opt, grads, n, vars, n);
     return gb_ok();
 }
@@ -141,7 +151,7 @@ static bool train(const options *o, source *src, gb_summary_writer *w) {
     gb_iterator *it = gb_iterator_new(ds);
     bool ok = true;
     for (int64_t step = 0; ok && step <= o->warmup + o->steps; step++) {
-        if (step == o->warmup && w)
+        if (step == o->warmup && (w || gb_dist_size() > 1))
             ok = gb_profiler_start(&(gb_profiler_options){.steps = o->steps}) == GB_OK;
         gb_set_step(step);   /* marks the step; ends the window at warmup + steps */
         gb_scope_begin();
@@ -160,6 +170,7 @@ static bool train(const options *o, source *src, gb_summary_writer *w) {
 int main(int argc, char **argv) {
     options o = {.data_dir = GB_FASHION_MNIST_DIR, .batch = 128, .steps = 20, .warmup = 3,
                  .map_us = 6000};
+    if (!gb_dist_init(&argc, &argv)) return fail("joining the MPI job"), 1;   /* mpirun -np N */
     int rc = parse(argc, argv, &o);
     if (rc != EXAMPLE_RUN) return rc;
     gb_scope_begin();
@@ -169,15 +180,17 @@ int main(int argc, char **argv) {
     source src = {.images = data.train_images,
                   .labels = data.train_labels, .batch = o.batch, .nbatches = n / o.batch,
                   .map_us = o.map_us};
-    if (src.nbatches < o.warmup + o.steps + 1) {
+    if (src.nbatches / gb_dist_size() < o.warmup + o.steps + 1) {
         fprintf(stderr, "profile_input_bound: %lld batches of %lld are fewer than the %lld steps\n",
                 (long long)src.nbatches, (long long)o.batch, (long long)(o.warmup + o.steps + 1));
         return 2;
     }
-    gb_summary_writer *w = NULL;
-    if (o.db && !example_open_writer("profile_input_bound", o.db, o.run, &w)) return 1;
+    gb_summary_writer *w = NULL;   /* rank 0 stores every rank's capture */
+    if (o.db && gb_dist_rank() == 0 && !example_open_writer("profile_input_bound", o.db, o.run, &w))
+        return 1;
     if (w) gb_summary_set_default(w);   /* it stores the capture */
-    printf("%s pipeline, %lld us of preprocessing per batch of %lld; profiling %lld steps\n",
+    if (gb_dist_rank() == 0)
+        printf("%s pipeline, %lld us of preprocessing per batch of %lld; profiling %lld steps\n",
            o.parallel ? "parallel" : "serial", (long long)o.map_us, (long long)o.batch,
            (long long)o.steps);
     bool ok = train(&o, &src, w);
@@ -186,5 +199,6 @@ int main(int argc, char **argv) {
         gb_summary_set_default(NULL);
         ok = gb_summary_writer_close(w) == GB_OK && ok;
     }
+    gb_dist_finalize();
     return ok ? 0 : 1;
 }

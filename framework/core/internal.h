@@ -296,5 +296,14 @@ gb_profile *gb__prof_session_end(int rank);
 /* Ends a window of steps (debug/ installs gb_profiler_stop). */
 typedef void (*gb_prof_stop_fn)(void);
 extern _Atomic(gb_prof_stop_fn) gb__prof_stop_hook;
+/* Several ranks (dist/ installs it): takes this rank's capture and returns
+ * the one to emit — every rank's, merged, on rank 0; NULL elsewhere, or
+ * after an error (set). */
+typedef gb_profile *(*gb_prof_merge_fn)(gb_profile *own);
+extern _Atomic(gb_prof_merge_fn) gb__prof_merge_hook;
+/* One profile of n ranks' captures: threads named "rank r: <name>", rank
+ * r's times shifted by shift_us[r] (>= 0: onto the clock of the rank that
+ * started first, whose wall time the profile keeps). */
+gb_profile *gb__prof_merge(const gb_profile *const *parts, const double *shift_us, int n);
 
 #endif

@@ -54,6 +54,7 @@ typedef struct profile_block {
 _Atomic bool gb__prof_on;
 _Thread_local const char *gb__tl_thread_name;
 _Atomic(gb_prof_stop_fn) gb__prof_stop_hook;
+_Atomic(gb_prof_merge_fn) gb__prof_merge_hook;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static prof_buffer *registry;
@@ -159,7 +160,13 @@ void gb__prof_add(const gb_profile_record *r) {
         return;
     }
     *slot = *r;
+    /* A range begun before the capture (a map already running) shows its
+     * part inside it. */
     slot->start_us = r->start_us - started_us;
+    if (slot->start_us < 0) {
+        slot->dur_us = slot->dur_us + slot->start_us > 0 ? slot->dur_us + slot->start_us : 0;
+        slot->start_us = 0;
+    }
     slot->name = intern(b, r->name);
     slot->op_type = intern(b, r->op_type);
     slot->function = intern(b, r->function);
@@ -300,6 +307,73 @@ gb_profile *gb__prof_session_end(int rank) {
     if (!ok) {
         if (pb) block_free(pb);
         gb__error(GB_ERR_MEMORY, NULL, "gb_profiler_stop: out of memory for %zu records", total);
+        return NULL;
+    }
+    return &pb->p;
+}
+
+/* ---- merging the ranks' captures ------------------------------------------------------ */
+
+/* The thread name "rank r: name" (a copy). */
+static char *rank_thread(int rank, const char *name) {
+    char buf[300];
+    snprintf(buf, sizeof buf, "rank %d: %s", rank, name);
+    return strdup(buf);
+}
+
+gb_profile *gb__prof_merge(const gb_profile *const *parts, const double *shift_us, int n) {
+    size_t total = 0;
+    int threads = 0;
+    for (int r = 0; r < n; r++) total += parts[r]->count, threads += parts[r]->nthreads;
+    profile_block *pb = calloc(1, sizeof *pb);
+    prof_buffer *strings = calloc(1, sizeof *strings);   /* an intern table, nothing more */
+    bool ok = pb && strings && (pb->p.records = malloc((total + 1) * sizeof(gb_profile_record))) &&
+              (pb->names = calloc((size_t)threads + 1, sizeof(char *))) &&
+              (pb->p.threads = calloc((size_t)threads + 1, sizeof(char *)));
+    size_t at = 0;
+    int base = 0;
+    for (int r = 0; ok && r < n; r++) {
+        const gb_profile *p = parts[r];
+        for (int t = 0; ok && t < p->nthreads; t++)
+            ok = (pb->names[base + t] = rank_thread(r, p->threads[t])) != NULL;
+        for (size_t i = 0; ok && i < p->count; i++) {
+            gb_profile_record *o = &pb->p.records[at++];
+            *o = p->records[i];
+            o->start_us += shift_us[r];
+            o->thread += base;
+            o->name = intern(strings, p->records[i].name);
+            o->op_type = intern(strings, p->records[i].op_type);
+            o->function = intern(strings, p->records[i].function);
+        }
+        base += p->nthreads;
+    }
+    if (pb) {
+        pb->p.nthreads = threads;
+        for (int t = 0; ok && t < threads; t++) pb->p.threads[t] = pb->names[t];
+        pb->p.count = at;
+        pb->p.wall_time = n ? parts[0]->wall_time - shift_us[0] * 1e-6 : 0;
+        pb->p.gemm_peak_flops = n ? parts[0]->gemm_peak_flops : 0;
+        for (int r = 0; r < n; r++) {
+            double end = parts[r]->duration_us + shift_us[r];
+            if (end > pb->p.duration_us) pb->p.duration_us = end;
+            pb->p.dropped += parts[r]->dropped;
+        }
+        atomic_store(&pb->refs, 1);
+    }
+    if (strings) {
+        /* the table's strings become the profile's */
+        if (ok && pb && (pb->strings = calloc(strings->table_used + 1, sizeof(char *))))
+            for (size_t i = 0; i < strings->table_cap; i++)
+                if (strings->table[i].s) pb->strings[pb->nstrings++] = strings->table[i].s;
+        if (!pb || !pb->strings)
+            for (size_t i = 0; i < strings->table_cap; i++) free(strings->table[i].s);
+        ok = ok && pb->strings;
+        free(strings->table);
+        free(strings);
+    }
+    if (!ok) {
+        if (pb) block_free(pb);
+        gb__error(GB_ERR_MEMORY, NULL, "gb_profiler_stop: out of memory merging %d ranks", n);
         return NULL;
     }
     return &pb->p;

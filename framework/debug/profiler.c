@@ -156,6 +156,12 @@ gb_status gb_profiler_start(const gb_profiler_options *options) {
 gb_status gb_profiler_stop(void) {
     gb__set_op_profiling(false);
     gb_profile *p = gb__prof_session_end(launcher_rank());
+    gb_prof_merge_fn merge = atomic_load(&gb__prof_merge_hook);
+    if (p && merge) {
+        p->gemm_peak_flops = peak_flops;
+        p = merge(p);   /* a collective: every rank stops alike */
+        if (!p) return gb_ok() ? GB_OK : gb_last_error()->code;   /* not rank 0 */
+    }
     if (!p) {
         if (!gb_ok()) return gb_last_error()->code;
         gb__error(GB_ERR_STATE, STOP, "%s: no capture is running (gb_profiler_start begins one)",

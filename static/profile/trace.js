@@ -12,7 +12,7 @@
 import { h } from '../core/dom.js';
 
 const WORKER_URL = '/static/profile_trace.worker.js';
-const ROW = 18, TRACK_GAP = 8, LABEL = 120, AXIS = 22;
+const ROW = 18, TRACK_GAP = 8, LABEL = 150, AXIS = 22;
 
 const KIND_COLOURS = {
   step: '#455a64', input_wait: '#e53935', map: '#fb8c00', prefetch: '#fdd835',

@@ -88,7 +88,7 @@ async function main() {
   const box = await page.$eval('.trace-canvas', (c) => { const r = c.getBoundingClientRect(); return { x: r.x, y: r.y, w: r.width, h: r.height }; });
   const frames = () => page.$eval('.profile-trace', (e) => Number(e.dataset.frames));
   let before = await frames();
-  await page.mouse.move(box.x + 130, box.y + 40);
+  await page.mouse.move(box.x + 160, box.y + 40);
   await page.mouse.wheel(0, -600);
   check('trace: the wheel zooms (a new frame)', await until(page, (b) => Number(document.querySelector('.profile-trace').dataset.frames) > b, before, 5000));
   const span = () => page.evaluate(() => window.__profileTrace.t1 - window.__profileTrace.t0);
@@ -112,8 +112,8 @@ async function main() {
     .sort((a, b) => ev.dur[b] - ev.dur[a])[0];
   check('trace: back to the whole capture', await until(page, (d) => Math.abs(window.__profileTrace.t1 - window.__profileTrace.t0 - d) < 1e-6 &&
     window.__profileTrace.t0 === 0, page0.duration_us, 5000));
-  const plotW = box.w - 120;
-  const x = box.x + 120 + ((ev.start[first] + ev.dur[first] / 2) / page0.duration_us) * plotW;
+  const plotW = box.w - 150;
+  const x = box.x + 150 + ((ev.start[first] + ev.dur[first] / 2) / page0.duration_us) * plotW;
   await page.mouse.click(x, box.y + 22 + 9);
   check('trace: a click on the training thread names its wait for the next batch',
     await until(page, () => document.querySelector('.trace-details')?.dataset.name === 'next batch', null, 5000),

@@ -58,8 +58,10 @@ if (trace) {
   check(`every one of ${events.length} events has ph, ts, dur, pid, tid as the format says`, bad.length === 0,
     bad.slice(0, 3).map(([i, p]) => `event ${i}: ${p}: ${JSON.stringify(events[i])}`).join('\n    '));
   const threads = events.filter((e) => e.ph === 'M' && e.name === 'thread_name').map((e) => e.args.name);
-  check('a named track per thread', threads.includes('training') && threads.includes('prefetch'), threads.join(','));
+  check('a named track per thread', threads.length > 0 && new Set(events.filter((e) => e.ph !== 'M').map((e) => e.tid)).size <= threads.length,
+    threads.join(','));
   if (typeof made !== 'string') {
+    check('the training and prefetch tracks', threads.includes('training') && threads.includes('prefetch'), threads.join(','));
     const X = events.filter((e) => e.ph === 'X');
     const byCat = (c) => X.filter((e) => e.cat === c).length;
     check('every op of the store', byCat('op') === made.counts.op, `${byCat('op')} vs ${made.counts.op}`);
