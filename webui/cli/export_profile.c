@@ -20,11 +20,11 @@
 /* Writes j's text, the element separator before it unless first. */
 static bool emit(gb__json *j, bool *first) {
     size_t len;
-    char *text = gb__json_finish(j, &len);
+    char *text = gb__json_finish(j, &len);   /* ours now, or NULL (freed) */
     if (!text) return false;
     printf("%s\n%s", *first ? "" : ",", text);
     *first = false;
-    gb__json_free(j);
+    free(text);
     return true;
 }
 
