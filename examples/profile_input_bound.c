@@ -152,7 +152,8 @@ static bool train(const options *o, source *src, gb_summary_writer *w) {
     bool ok = true;
     for (int64_t step = 0; ok && step <= o->warmup + o->steps; step++) {
         if (step == o->warmup && (w || gb_dist_size() > 1))
-            ok = gb_profiler_start(&(gb_profiler_options){.steps = o->steps}) == GB_OK;
+            ok = gb_profiler_start(&(gb_profiler_options){.steps = o->steps,
+                                                          .all_ranks = true}) == GB_OK;
         gb_set_step(step);   /* marks the step; ends the window at warmup + steps */
         gb_scope_begin();
         gb_tensor *b[2];

@@ -75,6 +75,11 @@ typedef struct gb_profile {
 
 typedef struct gb_profiler_options {
     int64_t steps;           /* > 0: stop by itself at the step after this many (gb_set_step) */
+    /* Under mpirun: every rank starts and stops this capture alike (the
+     * stop is then a collective) and rank 0 emits one capture of all the
+     * ranks, a track per rank's thread. false: each rank keeps its own
+     * (a capture rank 0 alone runs, as trace_on on its writer). */
+    bool all_ranks;
 } gb_profiler_options;
 
 /* Starts a capture (options may be NULL); GB_ERR_STATE when one runs. */
@@ -89,6 +94,13 @@ void gb_profile_release(const gb_profile *p);
 
 /* The input shapes of r as text: "[32,784] [784,128]" (into buf of n). */
 const char *gb_profile_shapes_text(const gb_profile_record *r, char *buf, size_t n);
+
+/* ---- call sites (GB_AT, gb_base.h) ------------------------------------------------------ */
+#if !defined(GB_BUILDING_LIBRARY)
+#define gb_profiler_start(...) GB_AT(gb_profiler_start, __VA_ARGS__)
+#define gb_profiler_stop(...) GB_AT(gb_profiler_stop, __VA_ARGS__)
+#define gb_profile_shapes_text(...) GB_AT(gb_profile_shapes_text, __VA_ARGS__)
+#endif
 
 #ifdef __cplusplus
 }

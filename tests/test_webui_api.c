@@ -61,6 +61,7 @@ START_TEST(plugins_lists_active_dashboards_in_order) {
                         "{\"name\":\"text\",\"title\":\"Text\",\"active\":true},"
                         "{\"name\":\"graphs\",\"title\":\"Graphs\",\"active\":false},"
                         "{\"name\":\"traces\",\"title\":\"Traces\",\"active\":false},"
+                  "{\"name\":\"profile\",\"title\":\"Profile\",\"active\":false},"
                         "{\"name\":\"numerics\",\"title\":\"Numerics\",\"active\":false}]}");
     free(b);
 }

@@ -123,7 +123,7 @@ static prof_buffer *own_buffer(void) {
 }
 
 /* The buffer to write into, marked busy; NULL when the capture is off. */
-static prof_buffer *enter(void) {
+static prof_buffer *buffer_enter(void) {
     prof_buffer *b = own_buffer();
     if (!b) return NULL;
     atomic_store(&b->busy, 1);
@@ -141,7 +141,7 @@ static prof_buffer *enter(void) {
     return b;
 }
 
-static void leave(prof_buffer *b) { atomic_store_explicit(&b->busy, 0, memory_order_release); }
+static void buffer_leave(prof_buffer *b) { atomic_store_explicit(&b->busy, 0, memory_order_release); }
 
 static gb_profile_record *next_slot(prof_buffer *b) {
     size_t c = b->count / CHUNK;
@@ -151,12 +151,12 @@ static gb_profile_record *next_slot(prof_buffer *b) {
 }
 
 void gb__prof_add(const gb_profile_record *r) {
-    prof_buffer *b = enter();
+    prof_buffer *b = buffer_enter();
     if (!b) return;
     gb_profile_record *slot = next_slot(b);
     if (!slot) {
         b->dropped++;
-        leave(b);
+        buffer_leave(b);
         return;
     }
     *slot = *r;
@@ -175,7 +175,7 @@ void gb__prof_add(const gb_profile_record *r) {
     int64_t step;
     slot->step = gb_get_step(&step) ? step : -1;
     b->count++;
-    leave(b);
+    buffer_leave(b);
 }
 
 void gb__prof_range(gb_profile_kind kind, const char *name, double t0) {

@@ -15,6 +15,7 @@
 
 static const char *const START = "gb_profiler_start", *const STOP = "gb_profiler_stop";
 static double peak_flops;
+static bool all_ranks;   /* of the capture running (one at a time) */
 
 /* A shape's leading dims times its last two (of a MatMul's a): 2*M*N*K. */
 static double matmul_flops(const gb_op_call *c, const gb_tensor *out) {
@@ -149,6 +150,7 @@ gb_status gb_profiler_start(const gb_profiler_options *options) {
     if (gb_profiler_active()) return already_running();
     peak_flops = gemm_peak();
     if (!gb__prof_session_begin(steps)) return already_running();   /* another thread won */
+    all_ranks = options && options->all_ranks;
     gb__set_op_profiling(true);
     return GB_OK;
 }
@@ -157,7 +159,7 @@ gb_status gb_profiler_stop(void) {
     gb__set_op_profiling(false);
     gb_profile *p = gb__prof_session_end(launcher_rank());
     gb_prof_merge_fn merge = atomic_load(&gb__prof_merge_hook);
-    if (p && merge) {
+    if (p && merge && all_ranks) {
         p->gemm_peak_flops = peak_flops;
         p = merge(p);   /* a collective: every rank stops alike */
         if (!p) return gb_ok() ? GB_OK : gb_last_error()->code;   /* not rank 0 */

@@ -45,7 +45,7 @@ void gb__divide_by_size(void *data, int64_t n, gb_dtype dt);
 static inline const gb__dist *gb__dist_job(void) { return &gb__dist_state; }
 
 /* profile_gather.c: makes gb_profiler_stop gather every rank's capture
- * to rank 0 (a job of several ranks). */
+ * to rank 0 (a job of several ranks; captures started with all_ranks). */
 void gb__dist_profile_gather_install(void);
 
 /* ---- the transport (comm_mpi.c or comm_single.c) ------------------------------------- */

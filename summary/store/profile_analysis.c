@@ -107,7 +107,18 @@ gb_store_status gb_profile_ops_of(const gb_profile_events *ev, bool by_type, gb_
         r->flops += e->flops;
         res->self_us += self[keys[i].index];
     }
-    for (size_t g = 0; g < groups; g++) rows[g].share = res->self_us > 0 ? rows[g].self_us / res->self_us : 0;
+    bool copied = true;
+    for (size_t g = 0; g < groups; g++) {
+        rows[g].share = res->self_us > 0 ? rows[g].self_us / res->self_us : 0;
+        copied &= rows[g].key && rows[g].op_type && rows[g].function;
+    }
+    if (!copied) {
+        free(self);
+        free(keys);
+        gb_store_free(res);
+        gb__store_fail("gb_profile_ops_of: out of memory");
+        return GB_STORE_ERR_MEMORY;
+    }
     qsort(rows, groups, sizeof *rows, by_self_desc);
     res->count = groups;
     res->rows = rows;
