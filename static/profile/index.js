@@ -56,7 +56,9 @@ function stackedChart(host, steps) {
     data.push(tops[p]);
   }
   const width = Math.max(300, host.clientWidth || 800);
-  const u = new uPlot({ width, height: 260, series, scales: { x: { time: false } },
+  // bars stand on 0: a range fitted to the data would hide most of each part
+  const u = new uPlot({ width, height: 260, series,
+    scales: { x: { time: false }, y: { range: (u2, min, max) => [0, max > 0 ? max * 1.05 : 1] } },
     axes: [{ label: 'step', stroke: '#3c4043', grid: { show: false } }, yAxis({ label: 'ms' })],
     legend: { live: true } }, data, host);
   return autosize(u, host, 260);
