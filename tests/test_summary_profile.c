@@ -166,12 +166,41 @@ START_TEST(test_steps_and_ops_of_a_known_capture) {
 }
 END_TEST
 
+/* A capture the program started goes on through trace_on(profile) ..
+ * trace_export, and is the program's to stop: one capture is stored. */
+START_TEST(test_trace_on_leaves_a_running_capture_alone) {
+    gb_summary_writer *w;
+    ck_assert_int_eq(gb_summary_writer_open(db, "run", NULL, &w), GB_OK);
+    gb_summary_set_default(w);
+    gb_scope_begin();
+    ck_assert_int_eq(gb_profiler_start(NULL), GB_OK);
+    ck_assert_int_eq(gb_summary_trace_on(w, true), GB_OK);
+    gb_function *f = gb_function_new("train_step", step_fn, NULL);
+    gb_tensor *in[2] = {gb_ones(GB_F32, GB_SHAPE(4, 4)), gb_ones(GB_F32, GB_SHAPE(4, 4))}, *y;
+    gb_function_call(f, in, 2, NULL, 0, &y);
+    ck_assert_int_eq(gb_summary_trace_export(w, "train_step", 1), GB_OK);
+    ck_assert(gb_profiler_active());
+    ck_assert_int_eq(gb_profiler_stop(), GB_OK);
+    gb_function_free(f);
+    gb_scope_end();
+    gb_summary_set_default(NULL);
+    ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
+    gb_store *s = open_store();
+    gb_profile_list *list;
+    ck_assert_int_eq(gb_store_profiles(s, "run", &list), GB_STORE_OK);
+    ck_assert_uint_eq(list->count, 1);
+    gb_store_free(list);
+    gb_store_close(s);
+}
+END_TEST
+
 static Suite *profile_suite(void) {
     Suite *s = suite_create("summary_profile");
     TCase *t = tcase_create("profile");
     tcase_add_checked_fixture(t, setup, teardown);
     tcase_add_test(t, test_ops_table_totals_match_op_timings);
     tcase_add_test(t, test_steps_and_ops_of_a_known_capture);
+    tcase_add_test(t, test_trace_on_leaves_a_running_capture_alone);
     suite_add_tcase(s, t);
     return s;
 }

@@ -241,6 +241,7 @@ struct gb_summary_writer {
     /* trace_on .. trace_export: the graph of the last function traced
      * since trace_on (observer thread and caller: under lock). */
     bool tracing, profiling;
+    bool owns_capture;             /* trace_on started the profiler's capture */
     char *traced_graph;
     /* Runs "<run>/<name>" beside this one (siblings.c), for engine
      * scalars that name a run (each rank's timings): writers of their

@@ -29,11 +29,16 @@ gb_status gb_summary_trace_on(gb_summary_writer *w, bool profile) {
     pthread_mutex_unlock(&w->lock);
     if (profile) {
         gb_set_op_timing(true);
-        gb_status st = gb_profiler_start(NULL);
+        /* A capture the program runs already goes on: it is not ours to end. */
+        bool start = !gb_profiler_active();
+        gb_status st = start ? gb_profiler_start(NULL) : GB_OK;
         if (st != GB_OK) {
             gb__summary_fail("gb_summary_trace_on: %s", gb_error_string());
             return st;
         }
+        pthread_mutex_lock(&w->lock);
+        w->owns_capture = start;
+        pthread_mutex_unlock(&w->lock);
     }
     return GB_OK;
 }
@@ -58,14 +63,15 @@ gb_status gb_summary_trace_export(gb_summary_writer *w, const char *name, int64_
         return GB_ERR_VALUE;
     }
     pthread_mutex_lock(&w->lock);
-    bool was_tracing = w->tracing, profiling = w->profiling;
+    bool was_tracing = w->tracing, profiling = w->profiling, owns_capture = w->owns_capture;
+    w->owns_capture = false;
     char *graph = w->traced_graph;
     w->traced_graph = NULL;
     w->tracing = w->profiling = false;
     pthread_mutex_unlock(&w->lock);
     if (profiling) {
         gb_set_op_timing(false);
-        if (gb_profiler_active()) gb_profiler_stop();
+        if (owns_capture && gb_profiler_active()) gb_profiler_stop();
     }
     if (!graph) {
         gb__summary_fail("%s '%s': %s", what, name,
