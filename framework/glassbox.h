@@ -40,6 +40,7 @@
 #include "gb_function.h"
 #include "gb_control_flow.h"
 #include "gb_observer.h"
+#include "gb_profiler.h"
 #include "gb_nn.h"
 #include "gb_debug.h"
 #include "gb_optim.h"

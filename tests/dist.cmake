@@ -120,6 +120,15 @@ gb_mpi_expect(dist_fmnist_fit 2 ${CMAKE_BINARY_DIR}/examples/fashion_mnist_fit
               --model mlp --epochs 1 --limit 20000 --batch 64 --verbose 2 --min-accuracy 0.80 --
               "157/157" "val_accuracy")
 
+# The profile of a 2-rank run (tests/dist/profile_two_ranks.sh): one capture
+# on rank 0 with both ranks' tracks and their allreduce waits, exported.
+add_test(NAME dist_profile_two_ranks
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/dist/profile_two_ranks.sh ${CMAKE_BINARY_DIR}
+                 ${GB_MPIRUN} ${GB_MPIRUN_FLAGS} -np 2)
+set_tests_properties(dist_profile_two_ranks PROPERTIES ENVIRONMENT "${GB_MPI_TEST_ENV}"
+                     PROCESSORS 2 TIMEOUT 120 LABELS mpi
+                     PASS_REGULAR_EXPRESSION "profile of 2 ranks: OK")
+
 # The straggler view (tests/browser/straggler.test.mjs): 2 ranks, rank 1
 # slowed on purpose; the store shows it computing longer and rank 0
 # waiting, the Scalars page overlays the ranks (screenshot in

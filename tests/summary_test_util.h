@@ -34,6 +34,15 @@ static inline void summary_remove_dir(const char *dir) {
     ck_assert_int_eq(system(cmd), 0);
 }
 
+/* Runs SQL on the store behind the writer's and reader's backs (a store
+ * of an older version, rows of known values). */
+static inline void summary_sql(const char *path, const char *stmt) {
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open(path, &h), SQLITE_OK);
+    ck_assert_msg(sqlite3_exec(h, stmt, NULL, NULL, NULL) == SQLITE_OK, "%s", sqlite3_errmsg(h));
+    sqlite3_close(h);
+}
+
 static inline void summary_sleep_ms(int ms) {
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);

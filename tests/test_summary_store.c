@@ -30,13 +30,6 @@ static void teardown(void) {
     summary_remove_dir(dir);
 }
 
-static void sql(const char *path, const char *stmt) {
-    sqlite3 *h;
-    ck_assert_int_eq(sqlite3_open(path, &h), SQLITE_OK);
-    ck_assert_msg(sqlite3_exec(h, stmt, NULL, NULL, NULL) == SQLITE_OK, "%s", sqlite3_errmsg(h));
-    sqlite3_close(h);
-}
-
 static void write_file(const char *path, const char *text) {
     FILE *f = fopen(path, "w");
     ck_assert_ptr_nonnull(f);
@@ -157,10 +150,13 @@ static void assert_trace_graphs(gb_store *s, int64_t id, const char *graph, cons
     "DROP TABLE hparam_domains; DROP TABLE hparam_metrics; DROP TABLE pr_curves;"         \
     "ALTER TABLE runs DROP COLUMN status; ALTER TABLE runs DROP COLUMN status_host;"      \
     "ALTER TABLE runs DROP COLUMN status_pid;"
+/* And what schema 5 added (the profiler's tables). */
+#define UNDO_VERSION_5 "DROP TABLE profile_events; DROP TABLE profiles;"
 
 START_TEST(test_version_2_store_moves_graphs_out_of_details) {
     make_store();
-    sql(db, UNDO_VERSION_4 "DROP TABLE trace_graphs; ALTER TABLE op_timings DROP COLUMN function;"
+    summary_sql(db, UNDO_VERSION_5 UNDO_VERSION_4
+                "DROP TABLE trace_graphs; ALTER TABLE op_timings DROP COLUMN function;"
             "PRAGMA user_version = 2;"
             "INSERT INTO traces(run_id, wall_time, function, is_retrace, detail) VALUES "
             "(1, 1, 'f', 0, '" V2_DETAIL "'), (1, 2, 'f', 1, '{\"graph\": [1, 2'),"
@@ -207,7 +203,7 @@ END_TEST
  * next writer, keeping its runs and series; the new tables then work. */
 START_TEST(test_version_3_store_gains_status_experiment_and_pr_curves) {
     make_store();
-    sql(db, UNDO_VERSION_4 "PRAGMA user_version = 3;");
+    summary_sql(db, UNDO_VERSION_5 UNDO_VERSION_4 "PRAGMA user_version = 3;");
     gb_store *s;
     ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
     ck_assert_int_eq(gb_store_schema_version(s), 3);
@@ -227,7 +223,7 @@ START_TEST(test_version_3_store_gains_status_experiment_and_pr_curves) {
     gb_summary_writer *w;
     ck_assert_int_eq(gb_summary_writer_open(db, "run", NULL, &w), GB_OK);
     ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
-    ck_assert_int_eq(gb_store_schema_version(s), 4);
+    ck_assert_int_eq(gb_store_schema_version(s), GB_STORE_SCHEMA_VERSION);
     ck_assert_int_eq(gb_store_runs(s, &runs), GB_STORE_OK);
     ck_assert_str_eq(runs->rows[0].status, "running");
     gb_store_free(runs);
@@ -257,9 +253,47 @@ START_TEST(test_version_3_store_gains_status_experiment_and_pr_curves) {
 }
 END_TEST
 
+/* A version-3 store (before hparams and profiles): read as it is (no
+ * profiles), then migrated through 3 -> 4 to 5 by the next writer, which
+ * can then store a capture. */
+START_TEST(test_version_3_store_is_migrated_to_profiles) {
+    make_store();
+    summary_sql(db, UNDO_VERSION_5 UNDO_VERSION_4 "PRAGMA user_version = 3;");
+    gb_store *s;
+    ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
+    ck_assert_int_eq(gb_store_schema_version(s), 3);
+    gb_profile_list *list;
+    ck_assert_int_eq(gb_store_profiles(s, "run", &list), GB_STORE_OK);
+    ck_assert_uint_eq(list->count, 0);
+    gb_store_free(list);
+    gb_profile_events *ev;
+    ck_assert_int_eq(gb_store_profile_events(s, "run", 1, 0, 0, &ev), GB_STORE_ERR_NO_ROW);
+    ck_assert_msg(strstr(gb_store_last_error(), "run 'run' has no profile 1"), "%s",
+                  gb_store_last_error());
+    gb_store_close(s);
+    gb_summary_writer *w;
+    ck_assert_int_eq(gb_summary_writer_open(db, "run", NULL, &w), GB_OK);
+    ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
+    ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
+    ck_assert_int_eq(gb_store_schema_version(s), 5);
+    ck_assert_int_eq(gb_store_profiles(s, "run", &list), GB_STORE_OK);
+    ck_assert_uint_eq(list->count, 0);
+    gb_store_free(list);
+    gb_store_close(s);
+    summary_sql(db, "INSERT INTO profiles(run_id, wall_time, duration_us, threads, record_count) "
+            "VALUES (1, 5, 100, '[\"training\"]', 0)");
+    ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
+    ck_assert_int_eq(gb_store_profiles(s, "run", &list), GB_STORE_OK);
+    ck_assert_uint_eq(list->count, 1);
+    ck_assert_str_eq(list->rows[0].threads_json, "[\"training\"]");
+    gb_store_free(list);
+    gb_store_close(s);
+}
+END_TEST
+
 START_TEST(test_newer_schema_is_refused) {
     make_store();
-    sql(db, "PRAGMA user_version = 99");
+    summary_sql(db, "PRAGMA user_version = 99");
     ASSERT_OPEN_FAILS(db, GB_STORE_ERR_NEWER, "has schema version 99, newer than this glassbox");
     gb_summary_writer *w = (gb_summary_writer *)1;
     ck_assert_int_eq(gb_summary_writer_open(db, "run", NULL, &w), GB_ERR_IO);
@@ -294,7 +328,7 @@ END_TEST
 START_TEST(test_foreign_database_is_left_untouched) {
     char path[400];
     snprintf(path, sizeof path, "%s/other.db", dir);
-    sql(path, "CREATE TABLE accounts(id INTEGER, name TEXT); INSERT INTO accounts VALUES (1, 'x')");
+    summary_sql(path, "CREATE TABLE accounts(id INTEGER, name TEXT); INSERT INTO accounts VALUES (1, 'x')");
     ASSERT_OPEN_FAILS(path, GB_STORE_ERR_NOT_STORE, "an SQLite database of another application");
     gb_summary_writer *w;
     ck_assert_int_eq(gb_summary_writer_open(path, "run", NULL, &w), GB_ERR_IO);
@@ -589,6 +623,7 @@ int main(void) {
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_store_is_versioned_and_recognised);
     tcase_add_test(tc, test_version_1_store_is_read_then_migrated);
+    tcase_add_test(tc, test_version_3_store_is_migrated_to_profiles);
     tcase_add_test(tc, test_version_2_store_moves_graphs_out_of_details);
     tcase_add_test(tc, test_version_3_store_gains_status_experiment_and_pr_curves);
     tcase_add_test(tc, test_newer_schema_is_refused);

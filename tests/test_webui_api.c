@@ -63,6 +63,7 @@ START_TEST(plugins_lists_active_dashboards_in_order) {
                         "{\"name\":\"traces\",\"title\":\"Traces\",\"active\":false},"
                         "{\"name\":\"hparams\",\"title\":\"HParams\",\"active\":true},"
                         "{\"name\":\"pr_curves\",\"title\":\"PR Curves\",\"active\":false},"
+                        "{\"name\":\"profile\",\"title\":\"Profile\",\"active\":false},"
                         "{\"name\":\"numerics\",\"title\":\"Numerics\",\"active\":false}]}");
     free(b);
 }

@@ -17,6 +17,8 @@
  *                                     exported between trace_on/trace_export; run
  *                                     damaged: a trace whose detail is not JSON;
  *                                     untraced: a scalar, no trace
+ *   webui_fixtures profile DB         run prof: three steps of a traced function
+ *                                     profiled (trace_on(profile) / trace_export)
  *   webui_fixtures graph DB [SHAPE]   run big: graph summary "generated" of a
  *                                     generated shape (graph_shapes.c; default
  *                                     10k100: 10,000 ops in 100 scopes)
@@ -225,6 +227,40 @@ static bool write_traces(const char *db) {
     return ok;
 }
 
+/* ---- profile ----------------------------------------------------------------------------- */
+
+static int dense_fn(void *user, gb_tensor *const *in, int nin, const gb_value *st, int nst,
+                    gb_tensor **out) {
+    (void)user, (void)nin, (void)st, (void)nst;
+    gb_name_scope_push("dense");
+    out[0] = gb_reduce_sum(gb_matmul(in[0], in[0]), NULL, 0, false);
+    gb_name_scope_pop();
+    return 1;
+}
+
+static bool write_profile(const char *db) {
+    gb_summary_writer *w = NULL;
+    CHECK(gb_summary_writer_open(db, "prof", NULL, &w));
+    gb_summary_set_default(w);
+    CHECK(gb_summary_trace_on(w, true));
+    gb_scope_begin();
+    gb_function *f = gb_function_new("step", dense_fn, NULL);
+    gb_tensor *y, *x = gb_ones(GB_F32, GB_SHAPE(8, 8));
+    for (int64_t step = 1; step <= 3; step++) {
+        gb_set_step(step);
+        gb_function_call(f, &x, 1, NULL, 0, &y);
+    }
+    bool ok = gb_ok();
+    gb_function_free(f);
+    gb_scope_end();
+    gb_clear_step();
+    if (!ok) fprintf(stderr, "webui_fixtures: profile: %s\n", gb_error_string());
+    CHECK(gb_summary_trace_export(w, "step_graph", 3));
+    gb_summary_set_default(NULL);
+    CHECK(gb_summary_writer_close(w));
+    return ok;
+}
+
 /* ---- generated graphs (graph_shapes.c) ------------------------------------------------ */
 
 static bool write_graph(const char *db, const char *shape) {
@@ -347,13 +383,14 @@ int main(int argc, char **argv) {
     else if (!strcmp(kind, "evil") && argc == 3) ok = write_evil(argv[2]);
     else if (!strcmp(kind, "hparams") && argc == 3) ok = write_hparams(argv[2]);
     else if (!strcmp(kind, "traces") && argc == 3) ok = write_traces(argv[2]);
+    else if (!strcmp(kind, "profile") && argc == 3) ok = write_profile(argv[2]);
     else if (!strcmp(kind, "graph") && (argc == 3 || argc == 4))
         ok = write_graph(argv[2], argc == 4 ? argv[3] : "10k100");
     else if (!strcmp(kind, "many_traces") && argc == 5)
         ok = write_many_traces(argv[2], atoi(argv[3]), atoi(argv[4]));
     else {
         fprintf(stderr, "usage: webui_fixtures api DB | numerics DB QUIET_DB | cli DB | evil DB | "
-                        "hparams DB | traces DB | graph DB [SHAPE] | many_traces DB TRACES NODES\n");
+                        "hparams DB | traces DB | profile DB | graph DB [SHAPE] | many_traces DB TRACES NODES\n");
         return 2;
     }
     return ok ? 0 : 1;

@@ -268,4 +268,42 @@ uint64_t gb__splitmix64(uint64_t *state);
 /* The i-th uniform double in [0,1) of stream `seed` (counter-based). */
 double gb__uniform01(uint64_t seed, uint64_t i);
 
+/* ---- the profiler's capture (profiler.c; gb_profiler.h) ----------------------------- */
+
+/* On while a capture runs: recorders test it with one load. */
+extern _Atomic bool gb__prof_on;
+/* What this thread is, for its track ("prefetch", "data worker"); set
+ * once by the code that starts the thread. NULL: "training" for the
+ * thread that started the capture, else "thread N". */
+extern _Thread_local const char *gb__tl_thread_name;
+/* The start of a range to record, or -1 while no capture runs. */
+static inline double gb__prof_clock(void) {
+    return atomic_load_explicit(&gb__prof_on, memory_order_relaxed) ? gb__now_us() : -1.0;
+}
+/* Records [t0, now] as a range of `kind` named `name` (nothing for t0 < 0). */
+void gb__prof_range(gb_profile_kind kind, const char *name, double t0);
+/* Records r (start_us on gb__now_us's clock); the strings are copied,
+ * and the thread, step and live bytes filled in. */
+void gb__prof_add(const gb_profile_record *r);
+/* A step began (gb_set_step while a capture runs). */
+void gb__prof_step(int64_t step);
+/* Begins a capture; false when one runs. steps > 0: the stop hook is
+ * called at the step after that many. */
+bool gb__prof_session_begin(int64_t steps);
+/* Ends it: the profile (one reference), or NULL when none ran or memory
+ * ran out (then an error is set). */
+gb_profile *gb__prof_session_end(int rank);
+/* Ends a window of steps (debug/ installs gb_profiler_stop). */
+typedef void (*gb_prof_stop_fn)(void);
+extern _Atomic(gb_prof_stop_fn) gb__prof_stop_hook;
+/* Several ranks (dist/ installs it): takes this rank's capture and returns
+ * the one to emit — every rank's, merged, on rank 0; NULL elsewhere, or
+ * after an error (set). */
+typedef gb_profile *(*gb_prof_merge_fn)(gb_profile *own);
+extern _Atomic(gb_prof_merge_fn) gb__prof_merge_hook;
+/* One profile of n ranks' captures: threads named "rank r: <name>", rank
+ * r's times shifted by shift_us[r] (>= 0: onto the clock of the rank that
+ * started first, whose wall time the profile keeps). */
+gb_profile *gb__prof_merge(const gb_profile *const *parts, const double *shift_us, int n);
+
 #endif

@@ -95,6 +95,7 @@ static _Atomic bool step_set;
 void gb_set_step(int64_t step) {
     current_step = step;
     step_set = true;
+    if (atomic_load_explicit(&gb__prof_on, memory_order_relaxed)) gb__prof_step(step);
 }
 
 void gb_clear_step(void) { step_set = false; }

@@ -87,6 +87,8 @@ bool gb_iterator_next(gb_iterator *it, gb_tensor **out) {
     gb__element e;
     bool ok = gb__iter_next(it->root, &e);
     it->next_ms += (gb__now_us() - t0) / 1000.0;
+    if (atomic_load_explicit(&gb__prof_on, memory_order_relaxed))
+        gb__prof_range(GB_PROFILE_INPUT_WAIT, "next batch", t0);
     if (!ok) {
         /* After an error too: stages may not be able to resume mid-element. */
         it->ended = true;

@@ -37,7 +37,9 @@ static bool apply(map_iter *it, const gb__element *e, gb__element *out) {
         ok = in[k] != NULL;
     }
     gb_call_site site = gb__call_site();
+    double t0 = gb__prof_clock();
     bool mapped = ok && ds->fn(ds->ctx, in, e->n, res);
+    gb__prof_range(GB_PROFILE_MAP, "map", t0);
     gb__call_site_restore(site);
     if (ok && !mapped && gb_ok())
         gb__error(GB_ERR_VALUE, "MapDataset",

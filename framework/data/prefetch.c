@@ -65,6 +65,7 @@ static void finish_sequence(prefetch_iter *p) {
 static void produce(void *arg) {
     prefetch_iter *p = arg;
     gb_clear_error();   /* the worker's thread may have run other pipelines */
+    gb__tl_thread_name = "prefetch";
     pthread_mutex_lock(&p->mu);
     while (!p->stop && !p->done) {
         if (p->count == p->cap || p->producing) {
@@ -74,7 +75,9 @@ static void produce(void *arg) {
         p->producing = true;
         pthread_mutex_unlock(&p->mu);
         gb__element e;
+        double t0 = gb__prof_clock();
         bool ok = gb__iter_next(p->up, &e);
+        gb__prof_range(GB_PROFILE_PREFETCH, "prefetch", t0);
         pthread_mutex_lock(&p->mu);
         p->producing = false;
         if (!ok) {

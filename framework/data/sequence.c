@@ -73,6 +73,7 @@ static bool make_batch(const sequence_iter *it, int64_t pos, gb__element *e) {
 static void work(void *arg) {
     sequence_iter *it = arg;
     gb_clear_error();
+    gb__tl_thread_name = "data worker";
     pthread_mutex_lock(&it->mu);
     while (!it->stop && it->next_claim < it->n) {
         if (it->next_claim >= it->next_out + it->cap) {
@@ -82,7 +83,9 @@ static void work(void *arg) {
         int64_t pos = it->next_claim++;
         pthread_mutex_unlock(&it->mu);
         gb__element e = {0};
+        double t0 = gb__prof_clock();
         bool ok = make_batch(it, pos, &e);
+        gb__prof_range(GB_PROFILE_MAP, "get_item", t0);
         pthread_mutex_lock(&it->mu);
         slot *s = &it->ring[pos % it->cap];
         s->ready = true;

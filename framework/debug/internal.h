@@ -1,4 +1,5 @@
-/* debug/internal.h — what the numerics check's files share.
+/* debug/internal.h — what the numerics check's files share, and the
+ * profiler's op record (profiler.c), which op_log.c's hook calls.
  *
  * numerics.c runs the check after every op and reports bad outputs;
  * numerics_variables.c adds what variables need: an op that writes one
@@ -11,6 +12,11 @@
 #define GB_DEBUG_INTERNAL_H
 
 #include "ops/internal.h"
+
+/* The profiler's record of one op call that started at t0 and took us. */
+void gb__profile_op(const gb_op_call *c, gb_tensor *const *out, int nout, double t0, double us);
+/* Turns the op-log hook's profiler part on or off (op_log.c). */
+void gb__set_op_profiling(bool on);
 
 /* Whether t (float32/float64, with data) holds a NaN or an Inf: one fast
  * pass, split across the pool for big tensors. */

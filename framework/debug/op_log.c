@@ -5,15 +5,17 @@
  * (core/isa.h), since one build runs different code on different CPUs;
  * op timing emits one GB_EVENT_OP per kernel with its duration. Both run
  * after the kernel through the dispatcher's op-log hook, installed here
- * when either is turned on, so they cost nothing while off.
+ * when either is turned on, so they cost nothing while off. The profiler
+ * (profiler.c) records through the same hook and the same kernel time,
+ * so its op times are exactly the ones op timing stores.
  */
 #include <stdio.h>
 
-#include "ops/internal.h"
+#include "debug/internal.h"
 
 static const char *const cpu_device = "/job:localhost/replica:0/task:0/device:CPU:0";
 
-static void log_op(const gb_op_call *c, double us) {
+static void log_op(const gb_op_call *c, gb_tensor *const *out, int nout, double t0, double us) {
     char name[160];
     unsigned flags = atomic_load_explicit(&gb__hook_flags, memory_order_relaxed);
     if (flags & GB_HOOK_PLACEMENT) {
@@ -34,6 +36,7 @@ static void log_op(const gb_op_call *c, double us) {
                        .detail = &in};
         gb_observer_emit(&ev);
     }
+    if (flags & GB_HOOK_PROFILE) gb__profile_op(c, out, nout, t0, us);
 }
 
 static void set_logging(unsigned flag, bool on) {
@@ -44,3 +47,5 @@ static void set_logging(unsigned flag, bool on) {
 void gb_set_log_device_placement(bool on) { set_logging(GB_HOOK_PLACEMENT, on); }
 
 void gb_set_op_timing(bool on) { set_logging(GB_HOOK_TIMING, on); }
+
+void gb__set_op_profiling(bool on) { set_logging(GB_HOOK_PROFILE, on); }

@@ -114,6 +114,12 @@ int gb__comm_iallreduce(void *buf, int64_t count, gb_dtype dt, gb_dist_reduce op
     }
     int t = take_ticket(what);
     if (t < 0) return -1;
+    if (atomic_load_explicit(&gb__prof_on, memory_order_relaxed)) {
+        gb_profile_record r = {.start_us = gb__now_us(), .name = what,
+                               .kind = GB_PROFILE_COLLECTIVE,
+                               .bytes = count * (int64_t)gb_dtype_size(dt)};
+        gb__prof_add(&r);
+    }
     return started(t, MPI_Iallreduce(MPI_IN_PLACE, buf, (int)count, mpi_type(dt), mpi_op(op),
                                      M.comm, &M.req[t]));
 }

@@ -85,6 +85,7 @@ bool gb_dist_init_ex(int *argc, char ***argv, const gb_dist_options *o) {
     J.opt = merged(defaults(), o, false);
     if (!gb__comm_init(argc, argv, &J)) return false;
     J.initialized = true;
+    if (J.size > 1) gb__dist_profile_gather_install();
     share_cores();
     return true;
 }

@@ -7,6 +7,7 @@
  * reducer.c     gradient averaging: the tape hook that packs each gradient
  *               as backward makes it and starts its bucket's allreduce
  * timing.c      per-step timings, gathered to rank 0 as scalar events
+ * profile_gather.c  every rank's profiler capture merged on rank 0
  * metrics.c     metric results over all ranks
  * comm_mpi.c    the transport over MPI (built when CMake finds MPI) ...
  * wait_mpi.c    ... its deadline waits and the diagnosis of a lost rank,
@@ -42,6 +43,10 @@ void gb__divide_by_size(void *data, int64_t n, gb_dtype dt);
 
 /* The job, initialized as a job of one if nobody called gb_dist_init. */
 static inline const gb__dist *gb__dist_job(void) { return &gb__dist_state; }
+
+/* profile_gather.c: makes gb_profiler_stop gather every rank's capture
+ * to rank 0 (a job of several ranks; captures started with all_ranks). */
+void gb__dist_profile_gather_install(void);
 
 /* ---- the transport (comm_mpi.c or comm_single.c) ------------------------------------- */
 

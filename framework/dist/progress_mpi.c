@@ -52,6 +52,7 @@ static bool poll_once(void) {
 
 static void *progress_main(void *arg) {
     (void)arg;
+    gb__tl_thread_name = "MPI progress";
     prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
     pthread_mutex_lock(&P.mu);
     uint64_t seen = P.kicks;

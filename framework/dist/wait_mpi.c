@@ -251,8 +251,18 @@ static void release(const int *tickets, int n) {
     pthread_mutex_unlock(&gb__mpi_lock);
 }
 
+static bool wait_tickets(const int *tickets, int n);
+
+/* The wait, as the profiler's comm_wait range while a capture runs. */
 bool gb__comm_wait(const int *tickets, int n) {
     if (!M.active) return true;
+    double t0 = gb__prof_clock();
+    bool ok = wait_tickets(tickets, n);
+    gb__prof_range(GB_PROFILE_COMM_WAIT, "allreduce wait", t0);
+    return ok;
+}
+
+static bool wait_tickets(const int *tickets, int n) {
     if (M.broken) {
         release(tickets, n);
         gb__error(GB_ERR_UNAVAILABLE, NULL, "%s", M.broken_why);

@@ -86,16 +86,16 @@ static bool run_steps(gb_plan *p, unsigned hooks) {
             if (!st->kernel(&c, outs)) return false;
             continue;
         }
-        double t0 = (hooks & GB_HOOK_TIMING) ? gb__now_us() : 0.0;
+        double t0 = (hooks & GB_HOOK_TIMED) ? gb__now_us() : 0.0;
         if (!st->kernel(&c, outs)) return false;
-        double us = (hooks & GB_HOOK_TIMING) ? gb__now_us() - t0 : 0.0;
+        double us = (hooks & GB_HOOK_TIMED) ? gb__now_us() - t0 : 0.0;
         /* A node of a backward pass is reported as one, as eagerly. */
         const char *of = gb__tl_backward_of, *of_type = gb__tl_backward_of_type;
         if (st->node->backward_of) {
             gb__tl_backward_of = st->node->backward_of;
             gb__tl_backward_of_type = st->node->backward_of_type;
         }
-        bool ok = gb__run_post_hooks(&c, hooks, outs, st->nout, us);
+        bool ok = gb__run_post_hooks(&c, hooks, outs, st->nout, t0, us);
         gb__tl_backward_of = of, gb__tl_backward_of_type = of_type;
         if (!ok) return false;
     }

@@ -62,14 +62,14 @@ static bool outputs_fit(const gb_op_call *c, const gb_out_desc *desc, int nout) 
 
 /* Numerics may fail the op; placement and timing only log. */
 bool gb__run_post_hooks(const gb_op_call *c, unsigned hooks, gb_tensor **out, int nout,
-                        double us) {
+                        double t0, double us) {
     if (hooks & GB_HOOK_NUMERICS) {
         gb_post_op_fn check = atomic_load_explicit(&gb__numerics_hook, memory_order_relaxed);
         if (check && !check(c, out, nout)) return false;
     }
-    if (hooks & (GB_HOOK_PLACEMENT | GB_HOOK_TIMING)) {
+    if (hooks & (GB_HOOK_PLACEMENT | GB_HOOK_TIMED)) {
         gb_op_log_fn log = atomic_load_explicit(&gb__op_log_hook, memory_order_relaxed);
-        if (log) log(c, us);
+        if (log) log(c, out, nout, t0, us);
     }
     return true;
 }
@@ -118,14 +118,14 @@ int gb__dispatch(gb_op_id op, gb_tensor *const *in, int nin, const gb_attrs *att
     /* A flag turned on by another thread is seen at this thread's next op;
      * the hook it needs was stored before the flag (release/acquire). */
     unsigned hooks = atomic_load_explicit(&gb__hook_flags, memory_order_acquire);
-    double t0 = (hooks & GB_HOOK_TIMING) ? gb__now_us() : 0.0;
+    double t0 = (hooks & GB_HOOK_TIMED) ? gb__now_us() : 0.0;
     if (!def->kernel(&c, out)) return -1;
-    double us = (hooks & GB_HOOK_TIMING) ? gb__now_us() - t0 : 0.0;
+    double us = (hooks & GB_HOOK_TIMED) ? gb__now_us() - t0 : 0.0;
 
     if (gb__tl_recording && !(def->flags & GB_OPF_NO_RECORD))
         atomic_load_explicit(&gb__record_hook, memory_order_relaxed)(&c, out, nout);
 
-    if (hooks) return gb__run_post_hooks(&c, hooks, out, nout, us) ? nout : -1;
+    if (hooks) return gb__run_post_hooks(&c, hooks, out, nout, t0, us) ? nout : -1;
     return nout;
 }
 

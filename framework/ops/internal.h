@@ -232,20 +232,25 @@ enum {
     GB_HOOK_PLACEMENT = 1u << 0,
     GB_HOOK_TIMING = 1u << 1,
     GB_HOOK_NUMERICS = 1u << 2,
+    GB_HOOK_PROFILE = 1u << 3,   /* the profiler's capture (debug/profiler.c) */
+    /* the kernel is timed: for the timing log, the profiler, or both */
+    GB_HOOK_TIMED = GB_HOOK_TIMING | GB_HOOK_PROFILE,
 };
 extern _Atomic unsigned gb__hook_flags;
 void gb__hook_flag_set(unsigned flag, bool on);
 /* The numerics check (debug/); returns false to fail the op. */
 typedef bool (*gb_post_op_fn)(const gb_op_call *c, gb_tensor **out, int nout);
 extern _Atomic(gb_post_op_fn) gb__numerics_hook;
-/* Placement and timing logs (debug/); us is the kernel's time when timed. */
-typedef void (*gb_op_log_fn)(const gb_op_call *c, double us);
+/* Placement and timing logs and the profiler (debug/); when timed, the
+ * kernel started at t0 (gb__now_us) and took us; out are its outputs. */
+typedef void (*gb_op_log_fn)(const gb_op_call *c, gb_tensor *const *out, int nout, double t0,
+                             double us);
 extern _Atomic(gb_op_log_fn) gb__op_log_hook;
 /* The post-kernel hooks in `hooks` (the flag word read once per op or per
  * graph run); false when the numerics check failed the op. The dispatcher
  * and the graph executor both call it. */
 bool gb__run_post_hooks(const gb_op_call *c, unsigned hooks, gb_tensor **out, int nout,
-                        double us);
+                        double t0, double us);
 
 /* ---- FusedElementwise ---------------------------------------------------------------- */
 

@@ -326,9 +326,11 @@ bool gb_optimizer_apply_gradients(gb_optimizer *opt, gb_tensor *const *grads, in
     /* Its ops under the optimizer's name ("Adam/ResourceApplyAdam"), as
      * Keras names them: a traced step's graph shows one "Adam" scope. */
     gb_name_scope_push(opt->name);
+    double t0 = gb__prof_clock();
     gb_tensor **g = clipped(opt, grads, nvars);
     bool ok = g && apply_each(opt, g, vars, nvars, last);
     if (g && g != grads) free(g);
+    gb__prof_range(GB_PROFILE_OPTIMIZER, opt->name, t0);
     gb_name_scope_pop();
     return ok;
 }

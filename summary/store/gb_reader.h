@@ -52,7 +52,7 @@ extern "C" {
 #endif
 
 /* The schema version this library writes and reads (PRAGMA user_version). */
-#define GB_STORE_SCHEMA_VERSION 4
+#define GB_STORE_SCHEMA_VERSION 5
 /* The scalar tag under which the engine's numerics checks count their
  * alerts (gb_debug.h's GB_NUMERICS_SEEN_TAG; a writer test keeps the two
  * equal): its last value is how many there were, stored or past the
@@ -691,6 +691,94 @@ typedef struct gb_messages {
 
 gb_store_status gb_store_messages(gb_store *s, const char *run, const gb_event_query *q,
                                   gb_messages **out);
+
+/* ---- profiles (the profiler's captures; schema 5) ------------------------------------ */
+
+/* One capture: its threads as a JSON array of names, by index. */
+typedef struct gb_profile_info {
+    int64_t id;
+    double wall_time, duration_us;
+    int rank;
+    const char *threads_json;
+    int nthreads;
+    const char *const *threads;    /* the names, parsed from threads_json */
+    int64_t record_count, dropped;
+    double gemm_peak_flops;        /* a GEMM's FLOP/s at the start; 0 unknown */
+} gb_profile_info;
+
+typedef struct gb_profile_list {
+    size_t count;
+    const gb_profile_info *rows;   /* oldest first */
+} gb_profile_list;
+
+/* The run's captures (none in a store before schema 5). */
+gb_store_status gb_store_profiles(gb_store *s, const char *run, gb_profile_list **out);
+
+/* A recorded event; kind is gb_profiler.h's name ("op", "input_wait", ...). */
+typedef struct gb_profile_event_row {
+    double start_us, dur_us;       /* since the capture started */
+    int64_t step;                  /* GB_STEP_NONE when none was set */
+    int32_t thread;
+    bool backward;
+    const char *kind, *name, *op_type, *function, *shapes;
+    double flops;
+    int64_t bytes, live_bytes;
+} gb_profile_event_row;
+
+typedef struct gb_profile_events {
+    gb_profile_info info;
+    size_t count;
+    const gb_profile_event_row *rows;   /* by thread, then start */
+} gb_profile_events;
+
+/* The events of capture `profile` of run from the offset-th on, at most
+ * limit of them (0: all); NO_ROW when the run has no capture of that id. */
+gb_store_status gb_store_profile_events(gb_store *s, const char *run, int64_t profile,
+                                        size_t offset, size_t limit, gb_profile_events **out);
+
+/* ---- what a capture says (profile_analysis.c) ------------------------------------------- */
+
+/* Ops grouped by type or by name: calls, total time, self time (less the
+ * ops nested in them on the same thread: a traced call's nodes), share of
+ * all ops' self time, FLOPs. */
+typedef struct gb_profile_op_row {
+    const char *key;               /* the type, or the name */
+    const char *op_type;           /* by name: the op's type */
+    const char *function;          /* by name: its function ("" eager) */
+    int64_t calls;
+    double total_us, self_us, share, flops;
+} gb_profile_op_row;
+
+typedef struct gb_profile_ops {
+    size_t count;
+    double self_us;                /* over every op */
+    const gb_profile_op_row *rows; /* by self time, largest first */
+} gb_profile_ops;
+
+/* The table owns its strings: it may outlive ev. */
+gb_store_status gb_profile_ops_of(const gb_profile_events *ev, bool by_type, gb_profile_ops **out);
+
+/* One step of the thread that set steps (the training thread), from one
+ * step mark to the next: where its time went. compute_* are ops' self
+ * time (optimizer: the optimizer's update ranges and ResourceApply* ops);
+ * other = step - the rest. */
+typedef struct gb_profile_step_row {
+    int64_t step;
+    double start_us, step_us;
+    double input_us, forward_us, backward_us, optimizer_us, comm_us, other_us;
+} gb_profile_step_row;
+
+typedef struct gb_profile_steps {
+    size_t count;
+    const gb_profile_step_row *rows;
+    /* over all steps: the largest part and its share, as a sentence:
+     * "input-bound: 38 % of the step waiting for data" */
+    const char *bound;             /* "input", "communication", "other", "compute" or "" */
+    double bound_share;
+    const char *sentence;
+} gb_profile_steps;
+
+gb_store_status gb_profile_steps_of(const gb_profile_events *ev, gb_profile_steps **out);
 
 #ifdef __cplusplus
 }

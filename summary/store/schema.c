@@ -22,7 +22,8 @@
  *           op_timings.function, the function whose graph ran the op.
  *   3 -> 4: a run's status; the experiment's hyperparameter domains and
  *           metrics (hparam_domains, hparam_metrics); pr_curves. Runs of
- *           older stores get status '' (unknown), not a guess. */
+ *           older stores get status '' (unknown), not a guess.
+ *   4 -> 5: profiles and profile_events, the profiler's captures. */
 static const char *const migrations[GB_STORE_SCHEMA_VERSION] = {
     [0] = NULL,   /* 0 -> 1 is creation from schema.sql */
     [1] = "CREATE TABLE function_stats ("
@@ -53,6 +54,20 @@ static const char *const migrations[GB_STORE_SCHEMA_VERSION] = {
           "tag_id INTEGER NOT NULL REFERENCES tags(id), step INTEGER NOT NULL, "
           "wall_time REAL NOT NULL, num_thresholds INTEGER NOT NULL, counts BLOB NOT NULL);"
           "CREATE INDEX pr_curves_by_step ON pr_curves (tag_id, step);",
+    [4] = "CREATE TABLE profiles (id INTEGER PRIMARY KEY, "
+          "run_id INTEGER NOT NULL REFERENCES runs(id), wall_time REAL NOT NULL, "
+          "duration_us REAL NOT NULL, rank INTEGER NOT NULL DEFAULT 0, threads TEXT NOT NULL, "
+          "record_count INTEGER NOT NULL, dropped INTEGER NOT NULL DEFAULT 0, "
+          "gemm_peak REAL NOT NULL DEFAULT 0);"
+          "CREATE INDEX profiles_by_run ON profiles (run_id);"
+          "CREATE TABLE profile_events (id INTEGER PRIMARY KEY, "
+          "profile_id INTEGER NOT NULL REFERENCES profiles(id), kind TEXT NOT NULL, "
+          "thread INTEGER NOT NULL, step INTEGER, start_us REAL NOT NULL, "
+          "dur_us REAL NOT NULL, name TEXT NOT NULL, op_type TEXT NOT NULL DEFAULT '', "
+          "function TEXT NOT NULL DEFAULT '', backward INTEGER NOT NULL DEFAULT 0, "
+          "shapes TEXT NOT NULL DEFAULT '', flops REAL NOT NULL DEFAULT 0, "
+          "bytes INTEGER NOT NULL DEFAULT 0, live_bytes INTEGER NOT NULL DEFAULT 0);"
+          "CREATE INDEX profile_events_by_profile ON profile_events (profile_id);",
 };
 
 static void sleep_ms(int ms) {

@@ -1,4 +1,4 @@
--- schema.sql — the glassbox event store, schema version 4.
+-- schema.sql — the glassbox event store, schema version 5.
 --
 -- One SQLite file holds many runs. This file creates a new store; it is
 -- compiled into the library (no file is read at run time) and executed in
@@ -293,5 +293,43 @@ CREATE TABLE messages (
 );
 CREATE INDEX messages_by_run ON messages (run_id);
 
+
+-- Profiler captures (schema 5): one row per capture (threads: a JSON
+-- array of the thread names, by index), and one row per recorded event,
+-- inserted by thread and then start time; gemm_peak: the FLOP/s of a
+-- GEMM measured when the capture started (the ops table's yardstick). kind: op, step, input_wait,
+-- map, prefetch, optimizer, collective, comm_wait (gb_profiler.h). Times
+-- in microseconds since the capture started.
+CREATE TABLE profiles (
+    id           INTEGER PRIMARY KEY,
+    run_id       INTEGER NOT NULL REFERENCES runs(id),
+    wall_time    REAL NOT NULL,
+    duration_us  REAL NOT NULL,
+    rank         INTEGER NOT NULL DEFAULT 0,
+    threads      TEXT NOT NULL,
+    record_count INTEGER NOT NULL,
+    dropped      INTEGER NOT NULL DEFAULT 0,
+    gemm_peak    REAL NOT NULL DEFAULT 0
+);
+CREATE INDEX profiles_by_run ON profiles (run_id);
+CREATE TABLE profile_events (
+    id          INTEGER PRIMARY KEY,
+    profile_id  INTEGER NOT NULL REFERENCES profiles(id),
+    kind        TEXT NOT NULL,
+    thread      INTEGER NOT NULL,
+    step        INTEGER,
+    start_us    REAL NOT NULL,
+    dur_us      REAL NOT NULL,
+    name        TEXT NOT NULL,
+    op_type     TEXT NOT NULL DEFAULT '',
+    function    TEXT NOT NULL DEFAULT '',
+    backward    INTEGER NOT NULL DEFAULT 0,
+    shapes      TEXT NOT NULL DEFAULT '',
+    flops       REAL NOT NULL DEFAULT 0,
+    bytes       INTEGER NOT NULL DEFAULT 0,
+    live_bytes  INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX profile_events_by_profile ON profile_events (profile_id);
+
 PRAGMA application_id = 1195528024;  -- 0x47424F58, 'GBOX'
-PRAGMA user_version = 4;
+PRAGMA user_version = 5;

@@ -108,6 +108,12 @@ static const char *const statements[GB__ST_COUNT] = {
         "ON CONFLICT (tag) DO UPDATE SET display_name = excluded.display_name, "
         "higher_is_better = excluded.higher_is_better, position = excluded.position",
     [GB__ST_RUN_STATUS] = "UPDATE runs SET status = ?2 WHERE id = ?1",
+    [GB__ST_PROFILE] = "INSERT INTO profiles(run_id, wall_time, duration_us, rank, threads, "
+                       "record_count, dropped, gemm_peak) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    [GB__ST_PROFILE_EVENT] =
+        "INSERT INTO profile_events(profile_id, kind, thread, step, start_us, dur_us, name, "
+        "op_type, function, backward, shapes, flops, bytes, live_bytes) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
 };
 
 int gb__writer_prepare_statements(gb_summary_writer *w) {
@@ -469,6 +475,7 @@ static int write_event(gb_summary_writer *w, const gb__event *ev) {
     case GB__EV_PR_CURVE: return add_pr_curve(w, ts, ev);
     case GB__EV_HPARAMS_CONFIG: return add_hparams_config(w, ev);
     case GB__EV_RUN_STATUS: return add_run_status(w, ev);
+    case GB__EV_PROFILE: return gb__writer_add_profile(w, ev);
     }
     return SQLITE_INTERNAL;
 }

@@ -127,6 +127,7 @@ static void on_event(const gb_event *ev, void *user) {
     case GB_EVENT_FUNCTION: on_function(w, ev); break;
     case GB_EVENT_NUMERICS: on_numerics(w, ev); break;
     case GB_EVENT_SCALAR: on_scalar(w, ev); break;
+    case GB_EVENT_PROFILE: gb__writer_on_profile(w, ev); break;
     default: break;
     }
 }

@@ -12,6 +12,7 @@
  * fit_hparams.c     the hparams fit's summary callback records by itself
  * image_png.c       image tensors to pixels to PNG
  * siblings.c        runs beside the writer's own, for engine scalars naming one
+ * profile.c         a profiler capture (GB_EVENT_PROFILE) into profiles and profile_events
  * error.c           this thread's last error message, clocks
  *
  * The writer sits on the store (store/internal.h: schema, rollups, point
@@ -29,6 +30,7 @@
 
 #include "gb_debug.h"
 #include "gb_function.h"
+#include "gb_observer.h"
 #include "gb_summary.h"
 #include "store/internal.h"
 
@@ -121,7 +123,8 @@ typedef enum gb__event_type {
     GB__EV_HPARAM,       /* payload: gb__strings {key, text}; value: number or NaN, tag: is_number */
     GB__EV_FUNCTION,     /* payload: gb__function_payload */
     GB__EV_HPARAMS_CONFIG, /* payload: the experiment as JSON text (experiment.c) */
-    GB__EV_RUN_STATUS    /* payload: the status text */
+    GB__EV_RUN_STATUS,   /* payload: the status text */
+    GB__EV_PROFILE       /* payload: a reference to a gb_profile (profile.c) */
 } gb__event_type;
 
 typedef struct gb__event {
@@ -203,6 +206,7 @@ enum {
     GB__ST_NUMERICS,
     GB__ST_OP_TIMING, GB__ST_MESSAGE, GB__ST_HPARAM, GB__ST_FUNCTION, GB__ST_RUN_UPDATE,
     GB__ST_PR_CURVE, GB__ST_HPARAM_DOMAINS, GB__ST_HPARAM_METRICS, GB__ST_RUN_STATUS,
+    GB__ST_PROFILE, GB__ST_PROFILE_EVENT,
     GB__ST_COUNT
 };
 
@@ -257,6 +261,7 @@ struct gb_summary_writer {
     /* trace_on .. trace_export: the graph of the last function traced
      * since trace_on (observer thread and caller: under lock). */
     bool tracing, profiling;
+    bool owns_capture;             /* trace_on started the profiler's capture */
     char *traced_graph;
     /* Runs "<run>/<name>" beside this one (siblings.c), for engine
      * scalars that name a run (each rank's timings): writers of their
@@ -301,6 +306,12 @@ gb_status gb__writer_scalar_at(gb_summary_writer *w, const char *tag, double val
  * exist (summaries) or may be absent (engine events). */
 gb_status gb__writer_step(const char *what, const char *tag, int64_t step, bool required,
                           int64_t *out);
+
+/* profile.c: the observer's side (queues a reference) and the background
+ * thread's (the rows); the payload's release. */
+void gb__writer_on_profile(gb_summary_writer *w, const gb_event *ev);
+int gb__writer_add_profile(gb_summary_writer *w, const gb__event *ev);
+void gb__writer_profile_payload_free(void *payload);
 
 /* commit.c */
 void *gb__writer_thread(void *arg);

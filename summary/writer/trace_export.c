@@ -6,12 +6,14 @@
  * one; trace_export adds a named, stepped copy of the last one traced
  * since trace_on, as TensorFlow users expect to find under a tag, and
  * trace_on(profile) keeps op timing on in between so the Graphs dashboard
- * can colour that graph by compute time.
+ * can colour that graph by compute time, and runs the profiler
+ * (gb_profiler.h), whose capture trace_export stores (the Profile page).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "gb_observer.h"
+#include "gb_profiler.h"
 #include "writer/internal.h"
 
 gb_status gb_summary_trace_on(gb_summary_writer *w, bool profile) {
@@ -25,7 +27,19 @@ gb_status gb_summary_trace_on(gb_summary_writer *w, bool profile) {
     w->tracing = true;
     w->profiling = profile;
     pthread_mutex_unlock(&w->lock);
-    if (profile) gb_set_op_timing(true);
+    if (profile) {
+        gb_set_op_timing(true);
+        /* A capture the program runs already goes on: it is not ours to end. */
+        bool start = !gb_profiler_active();
+        gb_status st = start ? gb_profiler_start(NULL) : GB_OK;
+        if (st != GB_OK) {
+            gb__summary_fail("gb_summary_trace_on: %s", gb_error_string());
+            return st;
+        }
+        pthread_mutex_lock(&w->lock);
+        w->owns_capture = start;
+        pthread_mutex_unlock(&w->lock);
+    }
     return GB_OK;
 }
 
@@ -49,12 +63,16 @@ gb_status gb_summary_trace_export(gb_summary_writer *w, const char *name, int64_
         return GB_ERR_VALUE;
     }
     pthread_mutex_lock(&w->lock);
-    bool was_tracing = w->tracing, profiling = w->profiling;
+    bool was_tracing = w->tracing, profiling = w->profiling, owns_capture = w->owns_capture;
+    w->owns_capture = false;
     char *graph = w->traced_graph;
     w->traced_graph = NULL;
     w->tracing = w->profiling = false;
     pthread_mutex_unlock(&w->lock);
-    if (profiling) gb_set_op_timing(false);
+    if (profiling) {
+        gb_set_op_timing(false);
+        if (owns_capture && gb_profiler_active()) gb_profiler_stop();
+    }
     if (!graph) {
         gb__summary_fail("%s '%s': %s", what, name,
                          was_tracing ? "no function was traced since gb_summary_trace_on (is "

@@ -60,6 +60,11 @@ extern const gb__cli_command gb__cli_inspect;
 extern const gb__cli_command gb__cli_export;
 extern const gb__cli_command gb__cli_serve;
 
+/* export_profile.c: capture id_text (NULL: the run's last) of run as Chrome
+ * trace JSON on stdout; the exit code. */
+int gb__cli_export_profile(const gb__cli_command *cmd, gb_store *s, const char *run,
+                           const char *id_text, const char *format);
+
 /* ---- args.c ---------------------------------------------------------------------- */
 
 /* Parses the arguments after the subcommand's name into values[i] (the

@@ -1,7 +1,8 @@
 /* cli/export.c — `glassbox export --db FILE --run RUN --tag TAG
  * [--format csv|json]`: one scalar series at full resolution on stdout;
  * `glassbox export --db FILE --hparams`: the HParams table as CSV
- * (export_hparams.c).
+ * (export_hparams.c); with --profile, a profiler capture instead
+ * (export_profile.c).
  *
  * The points are streamed from the reader API (gb_store_scalar_points),
  * so memory stays bounded whatever the series length. A store problem
@@ -43,10 +44,25 @@ static bool export_point(void *user, int64_t step, double wall_time, double valu
     return true;
 }
 
-enum { DB, RUN, TAG, FORMAT, HPARAMS };   /* options[] and values[] */
+enum { DB, RUN, TAG, FORMAT, HPARAMS, PROFILE, ID };   /* options[] and values[] */
+
+static int export_profile(const gb__cli_command *cmd, const char *const *values) {
+    if (values[TAG] || values[HPARAMS])
+        return gb__cli_usage_error(cmd, "--profile exports a capture: no --tag or --hparams");
+    if (!values[RUN]) return gb__cli_usage_error(cmd, "--profile needs --run");
+    gb_store *s = gb__cli_open_store(cmd, values[DB]);
+    if (!s) return 1;
+    const char *format = values[FORMAT] ? values[FORMAT] : "chrome-trace";
+    int rc = gb__cli_export_profile(cmd, s, values[RUN], values[ID], format);
+    gb_store_close(s);
+    return rc;
+}
 
 static int export_series(const gb__cli_command *cmd, const char *const *values) {
-    const char *db = values[DB], *run = values[RUN], *tag = values[TAG], *format = values[FORMAT];
+    if (values[PROFILE]) return export_profile(cmd, values);
+    if (values[ID]) return gb__cli_usage_error(cmd, "--id names a profile: it needs --profile");
+    const char *db = values[DB], *run = values[RUN], *tag = values[TAG];
+    const char *format = values[FORMAT] ? values[FORMAT] : "csv";
     if (strcmp(format, "csv") && strcmp(format, "json"))
         return gb__cli_usage_error(cmd, "unknown format '%s' (use csv or json)", format);
     if (values[HPARAMS]) {
@@ -54,7 +70,8 @@ static int export_series(const gb__cli_command *cmd, const char *const *values) 
         if (strcmp(format, "csv")) return gb__cli_usage_error(cmd, "--hparams writes CSV only");
         return gb__cli_export_hparams(cmd, db);
     }
-    if (!run || !tag) return gb__cli_usage_error(cmd, "--run and --tag are required (or --hparams)");
+    if (!run || !tag)
+        return gb__cli_usage_error(cmd, "--run and --tag are required (or --hparams, or --profile)");
     gb_store *s = gb__cli_open_store(cmd, db);
     if (!s) return 1;
     /* Check the names first so a bad one prints nothing on stdout. */
@@ -80,22 +97,28 @@ static int export_series(const gb__cli_command *cmd, const char *const *values) 
 static const gb__cli_option options[] = {
     [DB] = {"--db", "FILE", "the store to read", .required = true},
     [RUN] = {"--run", "RUN", "the run (required unless --hparams)"},
-    [TAG] = {"--tag", "TAG", "the scalar tag (required unless --hparams)"},
-    [FORMAT] = {"--format", "csv|json", "the output format", .fallback = "csv"},
+    [TAG] = {"--tag", "TAG", "the scalar tag (a series)"},
+    [FORMAT] = {"--format", "FORMAT",
+                "csv or json (a series; csv when absent), chrome-trace (a profile)"},
     [HPARAMS] = {"--hparams", NULL, "the HParams table instead: a row per run, as CSV"},
+    [PROFILE] = {"--profile", NULL, "a profiler capture of the run instead of a series"},
+    [ID] = {"--id", "ID", "the capture to export (the run's last when absent)"},
 };
 _Static_assert(sizeof options / sizeof options[0] <= GB__CLI_MAX_OPTIONS,
                "more options than the parser holds (cli.h)");
 
 const gb__cli_command gb__cli_export = {
     .name = "export",
-    .summary = "Writes one scalar series at full resolution, or the HParams table, to stdout",
+    .summary = "Writes one scalar series, the HParams table or a profile to stdout",
     .details = "Every point is written, streamed whatever the series length. Values read\n"
                "back exactly; NaN and infinities are nan/inf/-inf in CSV and the strings\n"
                "\"NaN\", \"Infinity\", \"-Infinity\" in JSON.\n"
                "With --hparams: the HParams dashboard's table as CSV, a row per run that\n"
                "recorded hparams: run, status, each hparam, then each metric's final value\n"
-               "and its best (the highest, or the lowest where lower is better).\n",
+               "and its best (the highest, or the lowest where lower is better).\n"
+               "With --profile, a profiler capture as Chrome trace-event JSON, which\n"
+               "Perfetto and chrome://tracing open: a process per rank, a thread per\n"
+               "recorded thread, each op and wait as a complete event.\n",
     .options = options,
     .noptions = sizeof options / sizeof options[0],
     .run = export_series,
