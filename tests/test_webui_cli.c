@@ -168,7 +168,8 @@ START_TEST(test_export_hparams_csv) {
                  "--hparams", "--run", "a");
     ASSERT_FAILS(2, "--hparams writes CSV only", "export", "--db", hp_db, "--hparams", "--format",
                  "json");
-    ASSERT_FAILS(2, "--run and --tag are required (or --hparams)", "export", "--db", hp_db, "--run", "a");
+    ASSERT_FAILS(2, "--run and --tag are required (or --hparams, or --profile)", "export", "--db",
+                 hp_db, "--run", "a");
     /* No experiment declared: inferred from the runs (their hparam keys,
      * their scalar tags as metrics, lower is better unless "acc"). */
     ck_assert_int_eq(glassbox((const char *const[]){"export", "--db", db, "--hparams", NULL}), 0);
