@@ -181,6 +181,37 @@ gb_tensor *gb_softmax_cross_entropy_with_logits(gb_tensor *labels, gb_tensor *lo
 /* Zeroes each element with probability `rate`, scales the rest by 1/(1-rate). */
 gb_tensor *gb_dropout(gb_tensor *x, double rate, uint64_t seed);
 
+/* ---- strings (as tf.strings; gb_add concatenates two string tensors,
+ * gb_equal / gb_not_equal compare them byte for byte) ------------------------- */
+
+/* Element by element, inputs of one shape or scalars, with `separator`
+ * (at most 63 bytes) between them. */
+gb_tensor *gb_strings_join(gb_tensor *const *inputs, int n, const char *separator);
+/* int32 lengths in bytes, or in UTF-8 characters (an error names an element
+ * that is not valid UTF-8). */
+gb_tensor *gb_strings_length(gb_tensor *x, bool utf8_chars);
+/* len bytes (or UTF-8 characters) from pos of every element; a negative
+ * pos counts from the end; len is cut at the end; a pos past it is an error. */
+gb_tensor *gb_substr(gb_tensor *x, int64_t pos, int64_t len, bool utf8_chars);
+/* ASCII letters changed, other bytes kept. */
+gb_tensor *gb_strings_lower(gb_tensor *x);
+gb_tensor *gb_strings_upper(gb_tensor *x);
+/* Splits each element of a rank-1 x: on `separator` (empty tokens kept),
+ * or on runs of whitespace when it is "" (as Python's str.split);
+ * maxsplit < 0 for no limit. Ragged, as RaggedTensor.from_row_splits:
+ * *tokens holds every token in order, *row_splits (int64, size(x) + 1)
+ * where each element's tokens start and end. */
+bool gb_strings_split(gb_tensor *x, const char *separator, int64_t maxsplit, gb_tensor **tokens,
+                      gb_tensor **row_splits);
+/* int64 in [0, num_buckets): a stable 64-bit hash (FNV-1a) modulo. */
+gb_tensor *gb_strings_to_hash_bucket(gb_tensor *x, int64_t num_buckets);
+/* Parses every element as out_type (float32/64, int32/64); an element
+ * that is not a whole number of that type is an error naming it. */
+gb_tensor *gb_string_to_number(gb_tensor *x, gb_dtype out_type);
+/* Numbers as strings: floats "%f" with `precision` digits (-1: 6), as
+ * tf.strings.as_string; integers in decimal; bools "true" / "false". */
+gb_tensor *gb_as_string(gb_tensor *x, int precision);
+
 /* ---- printing ------------------------------------------------------------------ */
 /* tf.print: prints `message`, then x's values (x may be NULL), at every
  * execution — eagerly, and at each run of a traced function, where plain
@@ -225,6 +256,15 @@ bool gb_print(const char *message, gb_tensor *x);
 #define gb_greater(...) GB_AT(gb_greater, __VA_ARGS__)
 #define gb_greater_equal(...) GB_AT(gb_greater_equal, __VA_ARGS__)
 #define gb_where(...) GB_AT(gb_where, __VA_ARGS__)
+#define gb_strings_join(...) GB_AT(gb_strings_join, __VA_ARGS__)
+#define gb_strings_length(...) GB_AT(gb_strings_length, __VA_ARGS__)
+#define gb_substr(...) GB_AT(gb_substr, __VA_ARGS__)
+#define gb_strings_lower(...) GB_AT(gb_strings_lower, __VA_ARGS__)
+#define gb_strings_upper(...) GB_AT(gb_strings_upper, __VA_ARGS__)
+#define gb_strings_split(...) GB_AT(gb_strings_split, __VA_ARGS__)
+#define gb_strings_to_hash_bucket(...) GB_AT(gb_strings_to_hash_bucket, __VA_ARGS__)
+#define gb_string_to_number(...) GB_AT(gb_string_to_number, __VA_ARGS__)
+#define gb_as_string(...) GB_AT(gb_as_string, __VA_ARGS__)
 #define gb_add_scalar(...) GB_AT(gb_add_scalar, __VA_ARGS__)
 #define gb_sub_scalar(...) GB_AT(gb_sub_scalar, __VA_ARGS__)
 #define gb_mul_scalar(...) GB_AT(gb_mul_scalar, __VA_ARGS__)

@@ -7,15 +7,16 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 
 # Debian packages: build tools, libraries (Open MPI, so that `make test`
-# builds and tests data-parallel training), the data set, the benchmark peer
+# builds and tests data-parallel training; PCRE2 for the regex string ops),
+# the data sets (Fashion-MNIST; Debian's fortunes as a text corpus), the benchmark peer
 # (GB_WITH_TORCH=1), the fuzzing compiler (GB_WITH_FUZZ=1) and the browser
 # used by the end-to-end tests.
 packages=(
   build-essential cmake pkg-config
   libopenblas-dev libsqlite3-dev libmicrohttpd-dev check
-  libpng-dev zlib1g-dev
+  libpng-dev zlib1g-dev libpcre2-dev
   libopenmpi-dev openmpi-bin
-  dataset-fashion-mnist
+  dataset-fashion-mnist fortunes
   chromium nodejs npm
 )
 if [ "${GB_WITH_TORCH:-0}" = 1 ]; then packages+=(python3-torch); fi

@@ -491,6 +491,49 @@ static void gen_while(op_case *c, int64_t b) {
     c->run_makes_op = true;
 }
 
+/* ---- strings (no gradients: never differentiable) ------------------------------------ */
+
+/* A batch of b words from a fixed list, cycling; offset picks the start. */
+static gb_tensor *oc_words(int64_t b, int offset) {
+    static const char *const words[] = {"Hello", "world", "", "a b  c", "x,y,,z", "\xc3\xa9t\xc3\xa9"};
+    const char *w[64];
+    for (int64_t i = 0; i < b && i < 64; i++) w[i] = words[(i + offset) % 6];
+    return gb_strings(w, GB_SHAPE(b));
+}
+
+static void gen_strings(op_case *c, int64_t b) { OC_INPUTS(c, 1, oc_words(b, 0)); }
+static void gen_string_join(op_case *c, int64_t b) {
+    OC_INPUTS(c, 3, oc_words(b, 0), oc_words(b, 1), gb_string_scalar("!"));
+    c->attrs_text = "{separator=\"-\"}";
+}
+static void gen_string_length(op_case *c, int64_t b) {
+    gen_strings(c, b);
+    c->attrs_text = "{unit=UTF8_CHAR}";
+}
+static void gen_substr(op_case *c, int64_t b) {
+    gen_strings(c, b);
+    c->attrs_text = "{pos=0, len=2, unit=UTF8_CHAR}";
+}
+static void gen_string_split(op_case *c, int64_t b) {
+    gen_strings(c, b);
+    c->attrs_text = "{sep=\"\", maxsplit=-1}";
+}
+static void gen_hash_bucket(op_case *c, int64_t b) {
+    gen_strings(c, b);
+    c->attrs_text = "{num_buckets=7}";
+}
+static void gen_string_to_number(op_case *c, int64_t b) {
+    const char *n[64];
+    static const char *const nums[] = {"1.5", "-2", "3e2", "0.25"};
+    for (int64_t i = 0; i < b && i < 64; i++) n[i] = nums[i % 4];
+    OC_INPUTS(c, 1, gb_strings(n, GB_SHAPE(b)));
+    c->attrs_text = "{out_type=float64}";
+}
+static void gen_as_string(op_case *c, int64_t b) {
+    gen_unary(c, b);
+    c->attrs_text = "{precision=3}";
+}
+
 /* ---- the table ----------------------------------------------------------------------- */
 
 static const op_case_gen op_cases[GB_OP_COUNT] = {
@@ -581,6 +624,15 @@ static const op_case_gen op_cases[GB_OP_COUNT] = {
     [GB_OP_FUSED_ELEMENTWISE] = gen_fused,
     [GB_OP_IF] = gen_if,
     [GB_OP_WHILE] = gen_while,
+    [GB_OP_STRING_JOIN] = gen_string_join,
+    [GB_OP_STRING_LENGTH] = gen_string_length,
+    [GB_OP_SUBSTR] = gen_substr,
+    [GB_OP_STRING_LOWER] = gen_strings,
+    [GB_OP_STRING_UPPER] = gen_strings,
+    [GB_OP_STRING_SPLIT] = gen_string_split,
+    [GB_OP_STRING_TO_HASH_BUCKET] = gen_hash_bucket,
+    [GB_OP_STRING_TO_NUMBER] = gen_string_to_number,
+    [GB_OP_AS_STRING] = gen_as_string,
 };
 
 /* ---- making, running and freeing cases ----------------------------------------------- */

@@ -207,6 +207,13 @@ int gb__graph_add_const(gb_graph *g, const gb_tensor *t, const char *base_name) 
     void *data = gb__graph_alloc(g, nbytes ? nbytes : 1);
     if (!data) return -1;
     memcpy(data, t->data, nbytes);
+    if (t->dtype == GB_STRING) {
+        /* The bytes too: the graph outlives the scope that made them. */
+        int64_t total = gb__strings_total(t->data, t->size);
+        char *blob = gb__graph_alloc(g, total ? (size_t)total : 1);
+        if (!blob) return -1;
+        gb__strings_pack(data, t->data, t->size, blob);
+    }
     g->nodes[id].payload = data;
     return id;
 }
