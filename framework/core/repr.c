@@ -127,7 +127,11 @@ const char *gb_tensor_repr(const gb_tensor *t, char *buf, size_t n) {
         puts_(&o, "\", shape=");
         put_shape(&o, t);
     } else {
-        puts_(&o, "tf.Tensor(");
+        /* Values on several lines start on a line of their own, as
+         * TensorFlow prints them: when an outer axis has several rows. */
+        bool lines = false;
+        for (int d = 0; d + 1 < t->rank; d++) lines |= t->shape[d] > 1;
+        puts_(&o, lines ? "tf.Tensor(\n" : "tf.Tensor(");
         if (t->rank == 0)
             put_element(&o, t, 0, false);
         else

@@ -280,6 +280,7 @@ static void select_row(void *ctx, const int64_t *in_off, int64_t out_off) {
     switch (w->elem) {
     case 1: SELECT_ROW(uint8_t); break;
     case 4: SELECT_ROW(uint32_t); break;
+    case sizeof(gb_string): SELECT_ROW(gb_string); break; /* strings: pairs, bytes shared */
     default: SELECT_ROW(uint64_t); break;
     }
 }

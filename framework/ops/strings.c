@@ -145,22 +145,22 @@ static int infer_join(const gb_op_call *c, gb_out_desc *out) {
         gb__op_error(c, GB_ERR_VALUE, "%s: needs at least one input", c->def->name);
         return -1;
     }
-    const gb_tensor *shape = c->in[0];
+    int ref = -1; /* the first input that is not a scalar gives the shape */
     for (int i = 0; i < c->nin; i++) {
         if (!gb__need_strings(c, i)) return -1;
-        if (c->in[i]->rank > 0) shape = c->in[i];
+        if (c->in[i]->rank > 0 && ref < 0) ref = i;
     }
-    for (int i = 0; i < c->nin; i++) {
+    const gb_tensor *shape = c->in[ref < 0 ? 0 : ref];
+    for (int i = ref + 1; ref >= 0 && i < c->nin; i++) {
         const gb_tensor *x = c->in[i];
-        if (x->rank == 0) continue;
-        if (!gb__shapes_match(x->rank, x->shape, shape->rank, shape->shape)) {
-            char s1[96], s2[96];
-            gb__op_error(c, GB_ERR_SHAPE, "%s: input %d has shape %s, input 0..%d give %s: "
-                         "inputs must be of one shape or scalars",
-                         c->def->name, i, gb__shape_fmt(x->rank, x->shape, s1, sizeof s1),
-                         c->nin - 1, gb__shape_fmt(shape->rank, shape->shape, s2, sizeof s2));
-            return -1;
-        }
+        if (x->rank == 0 || gb__shapes_match(x->rank, x->shape, shape->rank, shape->shape))
+            continue;
+        char s1[96], s2[96];
+        gb__op_error(c, GB_ERR_SHAPE, "%s: input %d has shape %s, input %d %s: inputs must be "
+                     "of one shape or scalars",
+                     c->def->name, i, gb__shape_fmt(x->rank, x->shape, s1, sizeof s1), ref,
+                     gb__shape_fmt(shape->rank, shape->shape, s2, sizeof s2));
+        return -1;
     }
     out->dtype = GB_STRING;
     out->rank = shape->rank;
