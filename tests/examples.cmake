@@ -132,3 +132,15 @@ add_test(NAME csv_regression
                  ${CMAKE_BINARY_DIR}/examples/csv_regression
                  --csv ${CMAKE_SOURCE_DIR}/examples/data/house_prices.csv --
                  "200 validation houses: mean absolute error")
+
+# polymorphic: the guide's tf.function polymorphism example, line for line
+# (tests/fixtures/polymorphic.out is the guide's output); with --reasons
+# the third trace says the dtype changed to string.
+add_test(NAME polymorphic_example
+         COMMAND bash -c "diff -u ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/polymorphic.out <(${CMAKE_BINARY_DIR}/examples/polymorphic)")
+add_test(NAME polymorphic_example_reasons
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/expect_output.sh
+                 ${CMAKE_BINARY_DIR}/examples/polymorphic --reasons --
+                 "(traced: first call at polymorphic.c:"
+                 "(traced: input 0 'a' changed dtype: int32 -> float32, against the closest cached signature double(a: int32[]) -> (int32[]);"
+                 "(traced: input 0 'a' changed dtype: float32 -> string, against the closest cached signature double(a: float32[]) -> (float32[]);")
