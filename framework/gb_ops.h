@@ -211,6 +211,12 @@ gb_tensor *gb_string_to_number(gb_tensor *x, gb_dtype out_type);
 /* Numbers as strings: floats "%f" with `precision` digits (-1: 6), as
  * tf.strings.as_string; integers in decimal; bools "true" / "false". */
 gb_tensor *gb_as_string(gb_tensor *x, int precision);
+/* Whether each element matches the PCRE2 pattern as a whole (bool). */
+gb_tensor *gb_regex_full_match(gb_tensor *x, const char *pattern);
+/* Each element with the first (or, replace_global, every) match of the
+ * PCRE2 pattern replaced by rewrite ($1, ${name}: groups; $$: a dollar). */
+gb_tensor *gb_regex_replace(gb_tensor *x, const char *pattern, const char *rewrite,
+                            bool replace_global);
 
 /* ---- printing ------------------------------------------------------------------ */
 /* tf.print: prints `message`, then x's values (x may be NULL), at every
@@ -265,6 +271,8 @@ bool gb_print(const char *message, gb_tensor *x);
 #define gb_strings_to_hash_bucket(...) GB_AT(gb_strings_to_hash_bucket, __VA_ARGS__)
 #define gb_string_to_number(...) GB_AT(gb_string_to_number, __VA_ARGS__)
 #define gb_as_string(...) GB_AT(gb_as_string, __VA_ARGS__)
+#define gb_regex_full_match(...) GB_AT(gb_regex_full_match, __VA_ARGS__)
+#define gb_regex_replace(...) GB_AT(gb_regex_replace, __VA_ARGS__)
 #define gb_add_scalar(...) GB_AT(gb_add_scalar, __VA_ARGS__)
 #define gb_sub_scalar(...) GB_AT(gb_sub_scalar, __VA_ARGS__)
 #define gb_mul_scalar(...) GB_AT(gb_mul_scalar, __VA_ARGS__)

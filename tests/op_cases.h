@@ -534,6 +534,14 @@ static void gen_as_string(op_case *c, int64_t b) {
     c->attrs_text = "{precision=3}";
 }
 
+static void gen_regex_full_match(op_case *c, int64_t b) {
+    OC_INPUTS(c, 1, oc_words(b, 0), gb_string_scalar("[a-z ]*"));
+}
+static void gen_regex_replace(op_case *c, int64_t b) {
+    OC_INPUTS(c, 1, oc_words(b, 0), gb_string_scalar("(o|l)+"), gb_string_scalar("<$1>"));
+    c->attrs_text = "{replace_global=true}";
+}
+
 /* ---- the table ----------------------------------------------------------------------- */
 
 static const op_case_gen op_cases[GB_OP_COUNT] = {
@@ -633,6 +641,8 @@ static const op_case_gen op_cases[GB_OP_COUNT] = {
     [GB_OP_STRING_TO_HASH_BUCKET] = gen_hash_bucket,
     [GB_OP_STRING_TO_NUMBER] = gen_string_to_number,
     [GB_OP_AS_STRING] = gen_as_string,
+    [GB_OP_REGEX_FULL_MATCH] = gen_regex_full_match,
+    [GB_OP_REGEX_REPLACE] = gen_regex_replace,
 };
 
 /* ---- making, running and freeing cases ----------------------------------------------- */

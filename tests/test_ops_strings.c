@@ -15,6 +15,7 @@
 
 #include "glassbox.h"
 #include "graph_test_util.h"
+#include "ops/internal.h"
 #include "test_util.h"
 
 #define STRS(shape, ...) gb_strings((const char *const[]){__VA_ARGS__}, GB_SHAPE shape)
@@ -395,6 +396,36 @@ START_TEST(test_as_string) {
 }
 END_TEST
 
+static gb_tensor *is_word(gb_tensor *x) { return gb_regex_full_match(x, "\\w+"); }
+static gb_tensor *vowels(gb_tensor *x) { return gb_regex_replace(x, "([aeiou])", "<$1>", true); }
+static gb_tensor *first_vowel(gb_tensor *x) { return gb_regex_replace(x, "[aeiou]", "_", false); }
+
+START_TEST(test_regex) {
+    gb_tensor *x = STRS((4), "hello", "two words", "", "été");
+    gb_tensor *m = both(is_word, x);
+    ck_assert_int_eq(gb_tensor_dtype(m), GB_BOOL);
+    ck_assert_double_eq(gb_get(m, 0), 1);
+    ck_assert_double_eq(gb_get(m, 1), 0);
+    ck_assert_double_eq(gb_get(m, 2), 0);
+    gb_tensor *r = both(vowels, x);
+    ASSERT_STR(r, 0, "h<e>ll<o>");
+    ASSERT_STR(r, 1, "tw<o> w<o>rds");
+    ASSERT_STR(r, 2, "");
+    ASSERT_STR(both(first_vowel, x), 1, "tw_ words");
+    /* NUL bytes and invalid UTF-8 in the subject */
+    gb_tensor *n = gb_regex_replace(gb_string_bytes("a\0a\xff", 4), "a", "b", true);
+    assert_bytes(n, 0, "b\0b\xff", 4);
+    ck_assert_ptr_null(gb_regex_full_match(x, "("));
+    assert_error_text(GB_ERR_VALUE, "RegexFullMatch: the pattern '(' does not compile: missing "
+                                    "closing parenthesis (at offset 1)");
+    ck_assert_ptr_null(gb_regex_replace(x, "o", "$9", true));
+    assert_error_text(GB_ERR_VALUE, "RegexReplace: rewriting element 0 failed: unknown substring");
+    gb_tensor *in[3] = {x, STRS((1), "a"), gb_string_scalar("")};
+    ck_assert_ptr_null(gb__op1(GB_OP_REGEX_REPLACE, in, 3, NULL));
+    assert_error_text(GB_ERR_SHAPE, "RegexReplace: the pattern (input 1) must be a scalar, got shape [1]");
+}
+END_TEST
+
 /* Ops that only move elements work on strings unchanged (they share bytes). */
 START_TEST(test_movement_ops_move_strings) {
     gb_tensor *x = STRS((2, 2), "a", "b", "c", "d");
@@ -463,6 +494,7 @@ static Suite *strings_suite(void) {
     tcase_add_test(ops, test_hash_bucket);
     tcase_add_test(ops, test_string_to_number);
     tcase_add_test(ops, test_as_string);
+    tcase_add_test(ops, test_regex);
     tcase_add_test(ops, test_movement_ops_move_strings);
     tcase_add_test(ops, test_numeric_ops_refuse_strings);
     suite_add_tcase(s, ops);
