@@ -218,6 +218,22 @@ gb_tensor *gb_regex_full_match(gb_tensor *x, const char *pattern);
 gb_tensor *gb_regex_replace(gb_tensor *x, const char *pattern, const char *rewrite,
                             bool replace_global);
 
+/* ---- lookup tables: strings to int64 ids (tf.lookup.StaticHashTable) ---- */
+
+typedef struct gb_lookup_table gb_lookup_table;
+/* From rank-1 string keys and int64 values of the same shape (copied); a
+ * key not in the table finds default_value. A repeated key is an error. */
+gb_lookup_table *gb_static_hash_table_new(gb_tensor *keys, gb_tensor *values,
+                                          int64_t default_value);
+/* From a vocabulary file: one token per line (a trailing \r dropped), its
+ * id the line's number from 0; an empty line or a repeated token is an
+ * error naming the line or token. */
+gb_lookup_table *gb_lookup_table_from_file(const char *path, int64_t default_value);
+int64_t gb_lookup_table_size(const gb_lookup_table *t);
+void gb_lookup_table_free(gb_lookup_table *t);
+/* The id of every key (an op: traced, the table is named by its id). */
+gb_tensor *gb_lookup_table_find(gb_lookup_table *t, gb_tensor *keys);
+
 /* ---- printing ------------------------------------------------------------------ */
 /* tf.print: prints `message`, then x's values (x may be NULL), at every
  * execution — eagerly, and at each run of a traced function, where plain
@@ -273,6 +289,9 @@ bool gb_print(const char *message, gb_tensor *x);
 #define gb_as_string(...) GB_AT(gb_as_string, __VA_ARGS__)
 #define gb_regex_full_match(...) GB_AT(gb_regex_full_match, __VA_ARGS__)
 #define gb_regex_replace(...) GB_AT(gb_regex_replace, __VA_ARGS__)
+#define gb_static_hash_table_new(...) GB_AT(gb_static_hash_table_new, __VA_ARGS__)
+#define gb_lookup_table_from_file(...) GB_AT(gb_lookup_table_from_file, __VA_ARGS__)
+#define gb_lookup_table_find(...) GB_AT(gb_lookup_table_find, __VA_ARGS__)
 #define gb_add_scalar(...) GB_AT(gb_add_scalar, __VA_ARGS__)
 #define gb_sub_scalar(...) GB_AT(gb_sub_scalar, __VA_ARGS__)
 #define gb_mul_scalar(...) GB_AT(gb_mul_scalar, __VA_ARGS__)

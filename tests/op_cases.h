@@ -30,6 +30,7 @@
 
 #include "glassbox.h"
 #include "ops/internal.h"
+#include "ops/strings_internal.h"
 
 enum { OC_MAX_IN = 4, OC_MAX_OUT = 4, OC_WORLDS = 2 };
 
@@ -542,6 +543,24 @@ static void gen_regex_replace(op_case *c, int64_t b) {
     c->attrs_text = "{replace_global=true}";
 }
 
+/* One table for every case: made on first use, kept for the process. */
+static void gen_lookup_table_find(op_case *c, int64_t b) {
+    static gb_lookup_table *table;
+    if (!table) {
+        gb_scope_begin();
+        table = gb_static_hash_table_new(gb_strings((const char *const[]){"world", "", "Hello"},
+                                                    GB_SHAPE(3)),
+                                         gb_tensor_from(GB_I64, (const int64_t[]){7, 8, 9},
+                                                        GB_SHAPE(3)),
+                                         -1);
+        gb_scope_end();
+    }
+    OC_INPUTS(c, 1, oc_words(b, 0));
+    static char text[48];
+    snprintf(text, sizeof text, "{table_id=%lld}", (long long)gb__lookup_table_id(table));
+    c->attrs_text = text;
+}
+
 /* ---- the table ----------------------------------------------------------------------- */
 
 static const op_case_gen op_cases[GB_OP_COUNT] = {
@@ -643,6 +662,7 @@ static const op_case_gen op_cases[GB_OP_COUNT] = {
     [GB_OP_AS_STRING] = gen_as_string,
     [GB_OP_REGEX_FULL_MATCH] = gen_regex_full_match,
     [GB_OP_REGEX_REPLACE] = gen_regex_replace,
+    [GB_OP_LOOKUP_TABLE_FIND] = gen_lookup_table_find,
 };
 
 /* ---- making, running and freeing cases ----------------------------------------------- */

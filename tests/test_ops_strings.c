@@ -426,6 +426,70 @@ START_TEST(test_regex) {
 }
 END_TEST
 
+static gb_lookup_table *the_table;
+static gb_tensor *find_ids(gb_tensor *x) { return gb_lookup_table_find(the_table, x); }
+
+START_TEST(test_static_hash_table) {
+    the_table = gb_static_hash_table_new(STRS((3), "cat", "", "dog"),
+                                         gb_tensor_from(GB_I64, (const int64_t[]){5, 6, 7}, GB_SHAPE(3)),
+                                         -1);
+    ck_assert_int_eq(gb_lookup_table_size(the_table), 3);
+    gb_tensor *ids = both(find_ids, STRS((2, 2), "dog", "bird", "", "cat"));
+    const double want[] = {7, -1, 6, 5};
+    for (int i = 0; i < 4; i++) ck_assert_double_eq(gb_get(ids, i), want[i]);
+    ck_assert_double_eq(gb_item(gb_lookup_table_find(the_table, gb_string_bytes("cat\0", 4))), -1);
+    gb_lookup_table_free(the_table);
+    ck_assert_ptr_null(gb_lookup_table_find(the_table = NULL, gb_string_scalar("x")));
+    assert_error_text(GB_ERR_VALUE, "gb_lookup_table_find: the table is NULL");
+    ck_assert_ptr_null(gb_static_hash_table_new(STRS((2), "a", "a"),
+                                                gb_tensor_from(GB_I64, (const int64_t[]){1, 2}, GB_SHAPE(2)), 0));
+    assert_error_text(GB_ERR_VALUE, "gb_static_hash_table_new: key 1, b'a', is a repeat of an earlier key");
+    ck_assert_ptr_null(gb_static_hash_table_new(STRS((2), "a", "b"), gb_scalar(GB_I64, 1), 0));
+    assert_error_text(GB_ERR_VALUE, "gb_static_hash_table_new: keys must be an eager rank-1 string "
+                                    "tensor and values int64 of its shape, got string [2] and int64 []");
+}
+END_TEST
+
+/* A graph that names a freed table fails by name at its next run. */
+START_TEST(test_freed_table_in_a_graph) {
+    the_table = gb_static_hash_table_new(STRS((1), "a"), gb_tensor_from(GB_I64, (const int64_t[]){3}, GB_SHAPE(1)), 0);
+    gb_function *f = gb_function_new("find", apply_unary, &(gb_function_options){.user = (void *)find_ids});
+    gb_tensor *x = STRS((1), "a"), *y;
+    ck_assert_int_eq(gb_function_call(f, &x, 1, NULL, 0, &y), 1);
+    ck_assert_double_eq(gb_item(y), 3);
+    gb_lookup_table_free(the_table);
+    ck_assert_int_eq(gb_function_call(f, &x, 1, NULL, 0, &y), -1);
+    check_error(GB_ERR_STATE, "was freed");
+    gb_clear_error();
+    gb_function_free(f);
+}
+END_TEST
+
+START_TEST(test_vocabulary_file) {
+    const char *path = in_test_dir("vocab.txt");
+    FILE *fp = fopen(path, "wb");
+    fputs("[UNK]\r\nthe\r\nfox", fp);
+    fclose(fp);
+    gb_lookup_table *t = gb_lookup_table_from_file(path, 0);
+    ck_assert_int_eq(gb_lookup_table_size(t), 3);
+    gb_tensor *ids = gb_lookup_table_find(t, STRS((3), "fox", "the", "cow"));
+    ck_assert_double_eq(gb_get(ids, 0), 2);
+    ck_assert_double_eq(gb_get(ids, 1), 1);
+    ck_assert_double_eq(gb_get(ids, 2), 0);
+    gb_lookup_table_free(t);
+    fp = fopen(path, "wb");
+    fputs("a\n\nb\n", fp);
+    fclose(fp);
+    ck_assert_ptr_null(gb_lookup_table_from_file(path, 0));
+    char want[300];
+    snprintf(want, sizeof want, "vocabulary %s: line 2 is empty; every line is one token", path);
+    assert_error_text(GB_ERR_VALUE, "%s", want);
+    ck_assert_ptr_null(gb_lookup_table_from_file(in_test_dir("missing.txt"), 0));
+    check_error(GB_ERR_IO, "missing.txt");
+    gb_clear_error();
+}
+END_TEST
+
 /* Ops that only move elements work on strings unchanged (they share bytes). */
 START_TEST(test_movement_ops_move_strings) {
     gb_tensor *x = STRS((2, 2), "a", "b", "c", "d");
@@ -495,9 +559,15 @@ static Suite *strings_suite(void) {
     tcase_add_test(ops, test_string_to_number);
     tcase_add_test(ops, test_as_string);
     tcase_add_test(ops, test_regex);
+    tcase_add_test(ops, test_static_hash_table);
+    tcase_add_test(ops, test_freed_table_in_a_graph);
     tcase_add_test(ops, test_movement_ops_move_strings);
     tcase_add_test(ops, test_numeric_ops_refuse_strings);
     suite_add_tcase(s, ops);
+    TCase *files = tcase_create("files");
+    tcase_add_checked_fixture(files, nn_dir_setup, nn_dir_teardown);
+    tcase_add_test(files, test_vocabulary_file);
+    suite_add_tcase(s, files);
     return s;
 }
 

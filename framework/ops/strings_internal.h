@@ -17,6 +17,15 @@ uint64_t gb__string_hash(gb_string s);
  * `fn` and `what` when it is NULL or longer than the attribute holds. */
 bool gb__attr_string(gb_attrs *a, const char *fn, const char *what, const char *value);
 
+/* A lookup table of the tokens of a vocabulary file's text (len bytes):
+ * what gb_lookup_table_from_file parses, apart so it can be fuzzed; `what`
+ * names the source in errors. */
+gb_lookup_table *gb__vocabulary_parse(const char *what, const char *text, size_t len,
+                                      int64_t default_value);
+
+/* The id graphs name table t by. */
+int64_t gb__lookup_table_id(const gb_lookup_table *t);
+
 /* Run kernels (ops/elementwise_types.h's gb_ew_run_fn) of string operands. */
 void gb__string_concat_run(int layout, int64_t n, const void *a, const void *b, void *r);
 void gb__string_equal_run(int layout, int64_t n, const void *a, const void *b, void *r);
