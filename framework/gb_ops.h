@@ -218,6 +218,14 @@ gb_tensor *gb_regex_full_match(gb_tensor *x, const char *pattern);
 gb_tensor *gb_regex_replace(gb_tensor *x, const char *pattern, const char *rewrite,
                             bool replace_global);
 
+/* Ragged rows (values [n] and int64 row_splits [rows + 1], as
+ * gb_strings_split gives them) padded with 0 or cut to `length`: [rows, length]. */
+gb_tensor *gb_ragged_to_tensor(gb_tensor *values, gb_tensor *row_splits, int64_t length);
+/* How often each value in [0, size) occurs in each row: float32 [rows,
+ * size]; binary_output: 1 where it occurs at all. */
+gb_tensor *gb_ragged_bincount(gb_tensor *values, gb_tensor *row_splits, int64_t size,
+                              bool binary_output);
+
 /* ---- lookup tables: strings to int64 ids (tf.lookup.StaticHashTable) ---- */
 
 typedef struct gb_lookup_table gb_lookup_table;
@@ -289,6 +297,8 @@ bool gb_print(const char *message, gb_tensor *x);
 #define gb_as_string(...) GB_AT(gb_as_string, __VA_ARGS__)
 #define gb_regex_full_match(...) GB_AT(gb_regex_full_match, __VA_ARGS__)
 #define gb_regex_replace(...) GB_AT(gb_regex_replace, __VA_ARGS__)
+#define gb_ragged_to_tensor(...) GB_AT(gb_ragged_to_tensor, __VA_ARGS__)
+#define gb_ragged_bincount(...) GB_AT(gb_ragged_bincount, __VA_ARGS__)
 #define gb_static_hash_table_new(...) GB_AT(gb_static_hash_table_new, __VA_ARGS__)
 #define gb_lookup_table_from_file(...) GB_AT(gb_lookup_table_from_file, __VA_ARGS__)
 #define gb_lookup_table_find(...) GB_AT(gb_lookup_table_find, __VA_ARGS__)

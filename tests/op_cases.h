@@ -561,6 +561,21 @@ static void gen_lookup_table_find(op_case *c, int64_t b) {
     c->attrs_text = text;
 }
 
+/* rows of b values split 0, 1, 3, ... (the batch is the values' count) */
+static void gen_ragged(op_case *c, int64_t b) {
+    int64_t splits[4] = {0, b / 3, b / 2, b};
+    OC_INPUTS(c, 1, oc_ints(5, 40, GB_SHAPE(b)),
+              gb_tensor_from(GB_I64, splits, GB_SHAPE(4)));
+}
+static void gen_ragged_to_tensor(op_case *c, int64_t b) {
+    gen_ragged(c, b);
+    c->attrs_text = "{length=4}";
+}
+static void gen_ragged_bincount(op_case *c, int64_t b) {
+    gen_ragged(c, b);
+    c->attrs_text = "{size=5, binary_output=false}";
+}
+
 /* ---- the table ----------------------------------------------------------------------- */
 
 static const op_case_gen op_cases[GB_OP_COUNT] = {
@@ -663,6 +678,8 @@ static const op_case_gen op_cases[GB_OP_COUNT] = {
     [GB_OP_REGEX_FULL_MATCH] = gen_regex_full_match,
     [GB_OP_REGEX_REPLACE] = gen_regex_replace,
     [GB_OP_LOOKUP_TABLE_FIND] = gen_lookup_table_find,
+    [GB_OP_RAGGED_TO_TENSOR] = gen_ragged_to_tensor,
+    [GB_OP_RAGGED_BINCOUNT] = gen_ragged_bincount,
 };
 
 /* ---- making, running and freeing cases ----------------------------------------------- */
