@@ -152,7 +152,8 @@ gb_dataset *gb_dataset_from_csv_data(const void *data, size_t size, const char *
                                      const gb_csv_options *options);
 
 /* Text files as strings (tf.data.TextLineDataset): every file matching the
- * glob pattern, in sorted order, read when the dataset is made. Each line
+ * glob pattern (braces too: dir/{a,b}), in sorted order, read when the
+ * dataset is made. Each line
  * is an element (its \n or \r\n dropped), or, with a record separator,
  * each run of lines between lines equal to it, joined by \n (Debian's
  * fortune files: records between "%" lines). with_file_index adds the

@@ -133,7 +133,7 @@ gb_dataset *gb_dataset_from_text_files(const char *pattern, const gb_text_option
         return NULL;
     }
     glob_t g;
-    int rc = glob(pattern, 0, NULL, &g);
+    int rc = glob(pattern, GLOB_BRACE, NULL, &g);
     if (rc != 0) {
         gb__error(GB_ERR_IO, NULL, "%s: %s '%s'", fn,
                   rc == GLOB_NOMATCH ? "no file matches" : "cannot list the files of", pattern);
