@@ -11,10 +11,15 @@
  * 64-wide embeddings, so that layer is an Embedding with sum pooling
  * (EmbeddingBag) in one matmul. Trained with fit on the strings; the
  * accuracy on the test split is printed beside the majority-class
- * baseline, and the model (vocabulary in its config) saved with
- * --save FILE.
+ * baseline. --saved-model DIR saves a SavedModel whose signature takes
+ * raw strings and gives each one's category name (and the logits), so
  *
- *   fortune_topics [--epochs N] [--dir DIR] [--save FILE]
+ *   glassbox saved-model run --dir DIR --input text=fortunes.txt
+ *
+ * classifies a text file's lines with no model code; --save FILE writes
+ * a model file (the vocabulary is in its config).
+ *
+ *   fortune_topics [--epochs N] [--dir DIR] [--save FILE] [--saved-model DIR]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +86,28 @@ static double majority_baseline(gb_tensor *train_y, gb_tensor *test_y, int *majo
     return (double)hits / (double)gb_size(test_y);
 }
 
+/* The serving signature: text [n] -> (category names [n], logits [n, classes]). */
+static int classify(void *user, gb_tensor *const *in, int nin, const gb_value *st, int nst,
+                    gb_tensor **out) {
+    (void)nin, (void)st, (void)nst;
+    gb_tensor *logits = gb_module_call(user, in[0], false);
+    gb_tensor *names = gb_strings(categories, GB_SHAPE(NCAT));
+    out[0] = gb_gather(names, gb_argmax(logits, 1), 0);
+    out[1] = logits;
+    return out[0] && out[1] ? 2 : -1;
+}
+
+static bool save_saved_model(gb_module *m, const char *dir) {
+    gb_function *f = gb_function_new("classify", classify, &(gb_function_options){.user = m});
+    gb_saved_model_signature sig = {
+        .name = "serving_default", .function = f,
+        .inputs = (gb_tensor_spec[]){GB_SPEC("text", GB_STRING, -1)}, .ninputs = 1,
+        .output_names = (const char *const[]){"topic", "logits"}};
+    bool ok = gb_saved_model_save(dir, &sig, 1);
+    gb_function_free(f);
+    return ok;
+}
+
 static double accuracy(gb_module *m, gb_tensor *x, gb_tensor *y) {
     gb_tensor *logits = gb_model_predict(m, x, 256);
     gb_tensor *pred = gb_argmax(logits, 1);
@@ -92,12 +119,14 @@ static double accuracy(gb_module *m, gb_tensor *x, gb_tensor *y) {
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     int epochs = 5;
-    const char *dir = "/usr/share/games/fortunes", *save = NULL;
+    const char *dir = "/usr/share/games/fortunes", *save = NULL, *saved_model = NULL;
     const example_flag flags[] = {
         {"--epochs", "N", "passes over the training fortunes", EXAMPLE_INT, &epochs},
         {"--dir", "DIR", "the fortune files (Debian package fortunes)", EXAMPLE_STRING, &dir},
         {"--save", "FILE", "save the trained model (it takes raw strings) to this model file",
          EXAMPLE_STRING, &save},
+        {"--saved-model", "DIR", "save a SavedModel taking raw strings, giving category names",
+         EXAMPLE_STRING, &saved_model},
     };
     const example_program p = {"fortune_topics", "Classifies fortunes by their file, from raw text.",
                                flags, sizeof flags / sizeof flags[0], NULL, 0};
@@ -153,6 +182,11 @@ int main(int argc, char **argv) {
         return 1;
     }
     if (save) printf("saved to %s\n", save);
+    if (saved_model && !save_saved_model(m, saved_model)) {
+        fprintf(stderr, "fortune_topics: %s\n", gb_error_string());
+        return 1;
+    }
+    if (saved_model) printf("SavedModel in %s\n", saved_model);
     gb_module_free(m);
     gb_optimizer_free(opt);
     return acc > baseline ? 0 : 1;

@@ -113,6 +113,25 @@ int64_t gb_lookup_table_size(const gb_lookup_table *t) { return t ? t->n : 0; }
 
 int64_t gb__lookup_table_id(const gb_lookup_table *t) { return t ? t->id : 0; }
 
+gb_lookup_table *gb__lookup_table_by_id(int64_t id) { return gb__handle_get(&tables, id); }
+
+gb_lookup_table *gb__lookup_table_make(const char *what, const gb_string *keys, const int64_t *values,
+                                       int64_t n, int64_t default_value) {
+    return table_new(what, keys, values, n, default_value);
+}
+
+bool gb__lookup_table_export(const gb_lookup_table *t, gb_string *keys, int64_t *values,
+                             int64_t *default_value) {
+    int64_t k = 0;
+    for (int64_t i = 0; i < t->cap; i++) {
+        if (!t->keys[i].data) continue;
+        keys[k] = t->keys[i];
+        values[k++] = t->values[i];
+    }
+    *default_value = t->default_value;
+    return k == t->n;
+}
+
 /* ---- vocabulary files ---------------------------------------------------------------- */
 
 gb_lookup_table *gb__vocabulary_parse(const char *what, const char *text, size_t len,

@@ -26,6 +26,16 @@ gb_lookup_table *gb__vocabulary_parse(const char *what, const char *text, size_t
 /* The id graphs name table t by. */
 int64_t gb__lookup_table_id(const gb_lookup_table *t);
 
+/* The table graphs name by id (NULL once freed); a table from n keys and
+ * values (a repeat is an error naming `what`); a table's entries into
+ * keys and values (gb_lookup_table_size of each; the keys view its bytes)
+ * and its default. */
+gb_lookup_table *gb__lookup_table_by_id(int64_t id);
+gb_lookup_table *gb__lookup_table_make(const char *what, const gb_string *keys, const int64_t *values,
+                                       int64_t n, int64_t default_value);
+bool gb__lookup_table_export(const gb_lookup_table *t, gb_string *keys, int64_t *values,
+                             int64_t *default_value);
+
 /* Run kernels (ops/elementwise_types.h's gb_ew_run_fn) of string operands. */
 void gb__string_concat_run(int layout, int64_t n, const void *a, const void *b, void *r);
 void gb__string_equal_run(int layout, int64_t n, const void *a, const void *b, void *r);
