@@ -226,6 +226,19 @@ gb_tensor *gb_ragged_to_tensor(gb_tensor *values, gb_tensor *row_splits, int64_t
 gb_tensor *gb_ragged_bincount(gb_tensor *values, gb_tensor *row_splits, int64_t size,
                               bool binary_output);
 
+/* What a decode or encode does with invalid UTF-8 or a value that is no
+ * code point: an error naming it, U+FFFD in its place, or nothing. */
+typedef enum gb_unicode_errors { GB_UNICODE_STRICT, GB_UNICODE_REPLACE, GB_UNICODE_IGNORE } gb_unicode_errors;
+/* Each string of a rank-1 x as int32 code points, ragged (as
+ * gb_strings_split): *code_points [n] and *row_splits [size(x) + 1]. */
+bool gb_unicode_decode(gb_tensor *x, gb_unicode_errors errors, gb_tensor **code_points,
+                       gb_tensor **row_splits);
+/* The reverse: a string [rows] of UTF-8 per row. */
+gb_tensor *gb_unicode_encode(gb_tensor *code_points, gb_tensor *row_splits, gb_unicode_errors errors);
+/* Each string's bytes as numbers of out_type (tf.io.decode_raw): shape
+ * x.shape + [bytes / size]; every string as long as the first. */
+gb_tensor *gb_decode_raw(gb_tensor *x, gb_dtype out_type, bool little_endian);
+
 /* ---- lookup tables: strings to int64 ids (tf.lookup.StaticHashTable) ---- */
 
 typedef struct gb_lookup_table gb_lookup_table;
@@ -299,6 +312,9 @@ bool gb_print(const char *message, gb_tensor *x);
 #define gb_regex_replace(...) GB_AT(gb_regex_replace, __VA_ARGS__)
 #define gb_ragged_to_tensor(...) GB_AT(gb_ragged_to_tensor, __VA_ARGS__)
 #define gb_ragged_bincount(...) GB_AT(gb_ragged_bincount, __VA_ARGS__)
+#define gb_unicode_decode(...) GB_AT(gb_unicode_decode, __VA_ARGS__)
+#define gb_unicode_encode(...) GB_AT(gb_unicode_encode, __VA_ARGS__)
+#define gb_decode_raw(...) GB_AT(gb_decode_raw, __VA_ARGS__)
 #define gb_static_hash_table_new(...) GB_AT(gb_static_hash_table_new, __VA_ARGS__)
 #define gb_lookup_table_from_file(...) GB_AT(gb_lookup_table_from_file, __VA_ARGS__)
 #define gb_lookup_table_find(...) GB_AT(gb_lookup_table_find, __VA_ARGS__)

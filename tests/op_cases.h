@@ -576,6 +576,24 @@ static void gen_ragged_bincount(op_case *c, int64_t b) {
     c->attrs_text = "{size=5, binary_output=false}";
 }
 
+static void gen_unicode_decode(op_case *c, int64_t b) {
+    gen_strings(c, b);
+    c->attrs_text = "{errors=strict}";
+}
+static void gen_unicode_encode(op_case *c, int64_t b) {
+    int64_t splits[4] = {0, b / 3, b / 2, b};
+    OC_INPUTS(c, 1, gb_cast(oc_ints(0x3000, 41, GB_SHAPE(b)), GB_I32),
+              gb_tensor_from(GB_I64, splits, GB_SHAPE(4)));
+    c->attrs_text = "{errors=replace}";
+}
+static void gen_decode_raw(op_case *c, int64_t b) {
+    const char *w[64];
+    static const char *const eight[] = {"abcdefgh", "01234567", "\x01\x02\x03\x04zzzz"};
+    for (int64_t i = 0; i < b && i < 64; i++) w[i] = eight[i % 3];
+    OC_INPUTS(c, 1, gb_strings(w, GB_SHAPE(b)));
+    c->attrs_text = "{out_type=int32, little_endian=true}";
+}
+
 /* ---- the table ----------------------------------------------------------------------- */
 
 static const op_case_gen op_cases[GB_OP_COUNT] = {
@@ -680,6 +698,9 @@ static const op_case_gen op_cases[GB_OP_COUNT] = {
     [GB_OP_LOOKUP_TABLE_FIND] = gen_lookup_table_find,
     [GB_OP_RAGGED_TO_TENSOR] = gen_ragged_to_tensor,
     [GB_OP_RAGGED_BINCOUNT] = gen_ragged_bincount,
+    [GB_OP_UNICODE_DECODE] = gen_unicode_decode,
+    [GB_OP_UNICODE_ENCODE] = gen_unicode_encode,
+    [GB_OP_DECODE_RAW] = gen_decode_raw,
 };
 
 /* ---- making, running and freeing cases ----------------------------------------------- */

@@ -490,6 +490,63 @@ START_TEST(test_vocabulary_file) {
 }
 END_TEST
 
+static int decode_strict(void *user, gb_tensor *const *in, int nin, const gb_value *st, int nst,
+                         gb_tensor **out) {
+    (void)user, (void)nin, (void)st, (void)nst;
+    return gb_unicode_decode(in[0], GB_UNICODE_STRICT, &out[0], &out[1]) ? 2 : -1;
+}
+
+START_TEST(test_unicode_decode_encode) {
+    gb_tensor *x = STRS((3), "aé", "", "日本"), *cp, *splits;
+    gb_function *f = gb_function_new("decode", decode_strict, NULL);
+    assert_calls_like_eager(f, decode_strict, NULL, &x, 1);
+    gb_function_free(f);
+    ck_assert(gb_unicode_decode(x, GB_UNICODE_STRICT, &cp, &splits));
+    const double want[] = {97, 233, 0x65E5, 0x672C}, rs[] = {0, 2, 2, 4};
+    for (int i = 0; i < 4; i++) ck_assert_double_eq(gb_get(cp, i), want[i]);
+    for (int i = 0; i < 4; i++) ck_assert_double_eq(gb_get(splits, i), rs[i]);
+    gb_tensor *back = gb_unicode_encode(cp, splits, GB_UNICODE_STRICT);
+    ASSERT_STR(back, 0, "aé");
+    ASSERT_STR(back, 1, "");
+    ASSERT_STR(back, 2, "日本");
+    /* bad UTF-8: an error, U+FFFD per bad byte, or nothing */
+    gb_tensor *bad = STRS((2), "ok", "a\xff" "b");
+    ck_assert(!gb_unicode_decode(bad, GB_UNICODE_STRICT, &cp, &splits));
+    assert_error_text(GB_ERR_VALUE, "UnicodeDecode: element 1 is not valid UTF-8 (a bad sequence at byte 1)");
+    ck_assert(gb_unicode_decode(bad, GB_UNICODE_REPLACE, &cp, &splits));
+    ck_assert_double_eq(gb_get(cp, 3), 0xFFFD);
+    ASSERT_STR(gb_unicode_encode(cp, splits, GB_UNICODE_STRICT), 1, "a\xef\xbf\xbd" "b");
+    ck_assert(gb_unicode_decode(bad, GB_UNICODE_IGNORE, &cp, &splits));
+    ck_assert_int_eq(gb_size(cp), 4);
+    gb_tensor *surrogate = gb_tensor_from(GB_I32, (const int32_t[]){0xD800}, GB_SHAPE(1));
+    gb_tensor *one = gb_tensor_from(GB_I64, (const int64_t[]){0, 1}, GB_SHAPE(2));
+    ck_assert_ptr_null(gb_unicode_encode(surrogate, one, GB_UNICODE_STRICT));
+    assert_error_text(GB_ERR_VALUE, "UnicodeEncode: value 55296 at 0 is not a code point");
+    ASSERT_STR(gb_unicode_encode(surrogate, one, GB_UNICODE_IGNORE), 0, "");
+}
+END_TEST
+
+static gb_tensor *raw_i16(gb_tensor *x) { return gb_decode_raw(x, GB_I32, true); }
+
+START_TEST(test_decode_raw) {
+    gb_tensor *x = gb_strings_from((gb_string[]){{"\x01\x00\x00\x00\xff\xff\xff\xff", 8},
+                                                 {"\x00\x01\x00\x00\x02\x00\x00\x00", 8}},
+                                   GB_SHAPE(2));
+    gb_tensor *r = both(raw_i16, x);
+    ck_assert_int_eq(gb_rank(r), 2);
+    ck_assert_int_eq(gb_dim(r, 1), 2);
+    const double want[] = {1, -1, 256, 2};
+    for (int i = 0; i < 4; i++) ck_assert_double_eq(gb_get(r, i), want[i]);
+    gb_tensor *big = gb_decode_raw(x, GB_I32, false);
+    ck_assert_double_eq(gb_get(big, 0), 16777216);
+    ck_assert_ptr_null(gb_decode_raw(STRS((2), "abcd", "abc"), GB_I32, true));
+    assert_error_text(GB_ERR_VALUE, "DecodeRaw: element 1 has 3 bytes; every element needs 4, a "
+                                    "multiple of int32's 4");
+    ck_assert_ptr_null(gb_decode_raw(STRS((1), "abc"), GB_STRING, true));
+    assert_error_text(GB_ERR_DTYPE, "DecodeRaw: out_type must be a number type, got string");
+}
+END_TEST
+
 /* Ops that only move elements work on strings unchanged (they share bytes). */
 START_TEST(test_movement_ops_move_strings) {
     gb_tensor *x = STRS((2, 2), "a", "b", "c", "d");
@@ -559,6 +616,8 @@ static Suite *strings_suite(void) {
     tcase_add_test(ops, test_string_to_number);
     tcase_add_test(ops, test_as_string);
     tcase_add_test(ops, test_regex);
+    tcase_add_test(ops, test_unicode_decode_encode);
+    tcase_add_test(ops, test_decode_raw);
     tcase_add_test(ops, test_static_hash_table);
     tcase_add_test(ops, test_freed_table_in_a_graph);
     tcase_add_test(ops, test_movement_ops_move_strings);
