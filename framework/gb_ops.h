@@ -239,6 +239,15 @@ gb_tensor *gb_unicode_encode(gb_tensor *code_points, gb_tensor *row_splits, gb_u
  * x.shape + [bytes / size]; every string as long as the first. */
 gb_tensor *gb_decode_raw(gb_tensor *x, gb_dtype out_type, bool little_endian);
 
+/* Each string of records a CSV record (tf.io.decode_csv) of ncols fields
+ * split on delim; defaults[k], a scalar, gives column k's dtype (float32/64,
+ * int32/64, string) and the value of an empty field (a [0] tensor: the
+ * field is required). Quoted fields ("a, ""b""") are unquoted. Writes the
+ * columns (records' shape each); returns ncols, or -1 after an error naming
+ * the record and column. */
+int gb_decode_csv(gb_tensor *records, gb_tensor *const *defaults, int ncols, char delim,
+                  gb_tensor **columns);
+
 /* ---- lookup tables: strings to int64 ids (tf.lookup.StaticHashTable) ---- */
 
 typedef struct gb_lookup_table gb_lookup_table;
@@ -315,6 +324,7 @@ bool gb_print(const char *message, gb_tensor *x);
 #define gb_unicode_decode(...) GB_AT(gb_unicode_decode, __VA_ARGS__)
 #define gb_unicode_encode(...) GB_AT(gb_unicode_encode, __VA_ARGS__)
 #define gb_decode_raw(...) GB_AT(gb_decode_raw, __VA_ARGS__)
+#define gb_decode_csv(...) GB_AT(gb_decode_csv, __VA_ARGS__)
 #define gb_static_hash_table_new(...) GB_AT(gb_static_hash_table_new, __VA_ARGS__)
 #define gb_lookup_table_from_file(...) GB_AT(gb_lookup_table_from_file, __VA_ARGS__)
 #define gb_lookup_table_find(...) GB_AT(gb_lookup_table_find, __VA_ARGS__)

@@ -594,6 +594,15 @@ static void gen_decode_raw(op_case *c, int64_t b) {
     c->attrs_text = "{out_type=int32, little_endian=true}";
 }
 
+static void gen_decode_csv(op_case *c, int64_t b) {
+    static const char *const lines[] = {"1.5,abc,7", "\"-2\",\"x,\"\"y\"\"\",", ",,-3"};
+    const char *w[64];
+    for (int64_t i = 0; i < b && i < 64; i++) w[i] = lines[i % 3];
+    OC_INPUTS(c, 1, gb_strings(w, GB_SHAPE(b)), gb_scalar(GB_F64, 0.5), gb_string_scalar("none"),
+              gb_scalar(GB_I64, 9));
+    c->attrs_text = "{field_delim=\",\"}";
+}
+
 /* ---- the table ----------------------------------------------------------------------- */
 
 static const op_case_gen op_cases[GB_OP_COUNT] = {
@@ -701,6 +710,7 @@ static const op_case_gen op_cases[GB_OP_COUNT] = {
     [GB_OP_UNICODE_DECODE] = gen_unicode_decode,
     [GB_OP_UNICODE_ENCODE] = gen_unicode_encode,
     [GB_OP_DECODE_RAW] = gen_decode_raw,
+    [GB_OP_DECODE_CSV] = gen_decode_csv,
 };
 
 /* ---- making, running and freeing cases ----------------------------------------------- */

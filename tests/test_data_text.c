@@ -133,6 +133,26 @@ START_TEST(test_map_returning_strings_is_refused) {
 }
 END_TEST
 
+/* A CSV file with string columns: its lines batched, each batch decoded. */
+START_TEST(test_csv_lines_through_decode_csv) {
+    write_file("people.csv", "name,city,age\nAda,\"London, UK\",36\nAlan,,41\n");
+    gb_dataset *ds = gb_dataset_batch(
+        gb_dataset_skip(gb_dataset_from_text_files(in_test_dir("people.csv"), NULL), 1), 2, false);
+    gb_iterator *it = gb_iterator_new(ds);
+    gb_tensor *lines, *col[3];
+    ck_assert(gb_iterator_next(it, &lines));
+    gb_tensor *defaults[3] = {gb_string_scalar(""), gb_string_scalar("nowhere"), gb_scalar(GB_I32, 0)};
+    ck_assert_int_eq(gb_decode_csv(lines, defaults, 3, ',', col), 3);
+    assert_str(col[0], 1, "Alan");
+    assert_str(col[1], 0, "London, UK");
+    assert_str(col[1], 1, "nowhere");
+    ck_assert_double_eq(gb_get(col[2], 0), 36);
+    ck_assert_double_eq(gb_get(col[2], 1), 41);
+    gb_iterator_free(it);
+    gb_dataset_free(ds);
+}
+END_TEST
+
 static Suite *text_suite(void) {
     Suite *s = suite_create("data_text");
     TCase *tc = tcase_create("text");
@@ -141,6 +161,7 @@ static Suite *text_suite(void) {
     tcase_add_test(tc, test_records_between_separator_lines);
     tcase_add_test(tc, test_string_slices_through_a_pipeline);
     tcase_add_test(tc, test_map_returning_strings_is_refused);
+    tcase_add_test(tc, test_csv_lines_through_decode_csv);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -547,6 +547,45 @@ START_TEST(test_decode_raw) {
 }
 END_TEST
 
+static int csv_body(void *user, gb_tensor *const *in, int nin, const gb_value *st, int nst,
+                    gb_tensor **out) {
+    (void)user, (void)nin, (void)st, (void)nst;
+    gb_tensor *defaults[3] = {gb_scalar(GB_F32, -1), gb_string_scalar("?"),
+                              gb_tensor_from(GB_I64, NULL, GB_SHAPE(0))};
+    return gb_decode_csv(in[0], defaults, 3, ',', out);
+}
+
+START_TEST(test_decode_csv) {
+    gb_tensor *x = STRS((3), "1.5, a b ,7", "\"2\",\"x,\"\"y\"\"\",-8", ",,0"), *col[3];
+    gb_function *f = gb_function_new("csv", csv_body, NULL);
+    assert_calls_like_eager(f, csv_body, NULL, &x, 1);
+    gb_function_free(f);
+    ck_assert_int_eq(csv_body(NULL, &x, 1, NULL, 0, col), 3);
+    ck_assert_double_eq(gb_get(col[0], 0), 1.5);
+    ck_assert_double_eq(gb_get(col[0], 1), 2);
+    ck_assert_double_eq(gb_get(col[0], 2), -1);
+    ASSERT_STR(col[1], 0, " a b ");
+    ASSERT_STR(col[1], 1, "x,\"y\"");
+    ASSERT_STR(col[1], 2, "?");
+    ck_assert_double_eq(gb_get(col[2], 1), -8);
+    gb_tensor *bad = STRS((2), "1,a,2", "1,a,");
+    ck_assert_int_eq(csv_body(NULL, &bad, 1, NULL, 0, col), -1);
+    assert_error_text(GB_ERR_VALUE, "DecodeCSV: record 1, column 2 is empty and the column has no default");
+    bad = STRS((1), "1,a");
+    ck_assert_int_eq(csv_body(NULL, &bad, 1, NULL, 0, col), -1);
+    assert_error_text(GB_ERR_VALUE, "DecodeCSV: record 0 has 2 fields, not 3");
+    bad = STRS((1), "1,a,2,3");
+    ck_assert_int_eq(csv_body(NULL, &bad, 1, NULL, 0, col), -1);
+    assert_error_text(GB_ERR_VALUE, "DecodeCSV: record 0 has more than 3 fields");
+    bad = STRS((1), "x1,a,2");
+    ck_assert_int_eq(csv_body(NULL, &bad, 1, NULL, 0, col), -1);
+    assert_error_text(GB_ERR_VALUE, "DecodeCSV: record 0, column 0: 'x1' is not a valid float32");
+    bad = STRS((1), "1,\"a,2");
+    ck_assert_int_eq(csv_body(NULL, &bad, 1, NULL, 0, col), -1);
+    assert_error_text(GB_ERR_VALUE, "DecodeCSV: record 0 has an unclosed quote");
+}
+END_TEST
+
 /* Ops that only move elements work on strings unchanged (they share bytes). */
 START_TEST(test_movement_ops_move_strings) {
     gb_tensor *x = STRS((2, 2), "a", "b", "c", "d");
@@ -618,6 +657,7 @@ static Suite *strings_suite(void) {
     tcase_add_test(ops, test_regex);
     tcase_add_test(ops, test_unicode_decode_encode);
     tcase_add_test(ops, test_decode_raw);
+    tcase_add_test(ops, test_decode_csv);
     tcase_add_test(ops, test_static_hash_table);
     tcase_add_test(ops, test_freed_table_in_a_graph);
     tcase_add_test(ops, test_movement_ops_move_strings);
