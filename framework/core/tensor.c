@@ -295,7 +295,8 @@ const gb_string *gb_data_strings(const gb_tensor *t) {
 gb_string gb_get_string(const gb_tensor *t, int64_t i) {
     if (!t || t->dtype != GB_STRING || !t->data || i < 0 || i >= t->size)
         return (gb_string){NULL, -1};
-    return ((const gb_string *)t->data)[i];
+    gb_string s = ((const gb_string *)t->data)[i];
+    return s.data ? s : (gb_string){gb__empty_bytes, 0};
 }
 
 gb_string gb_item_string(const gb_tensor *t) {
