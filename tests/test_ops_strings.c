@@ -586,6 +586,34 @@ START_TEST(test_decode_csv) {
 }
 END_TEST
 
+/* A string op on constants is folded into the graph: its bytes live in
+ * the graph, and later calls (in fresh scopes) still read them. */
+static gb_tensor *with_folded(gb_tensor *x) {
+    gb_tensor *k = gb_strings_upper(gb_strings_join((gb_tensor *[]){gb_string_scalar("ab"),
+                                                                    gb_string_scalar("cd")}, 2, "-"));
+    return gb_add(x, k);
+}
+
+START_TEST(test_folded_constants_live_in_the_graph) {
+    gb_function *f = gb_function_new("folded", apply_unary, &(gb_function_options){.user = (void *)with_folded});
+    for (int call = 0; call < 3; call++) {
+        gb_scope_begin();
+        gb_tensor *x = STRS((2), "x:", ""), *y;
+        ck_assert_int_eq(gb_function_call(f, &x, 1, NULL, 0, &y), 1);
+        ASSERT_STR(y, 0, "x:AB-CD");
+        ASSERT_STR(y, 1, "AB-CD");
+        gb_scope_end();
+        gb_scope_begin(); /* reuse the memory the last call's scope had */
+        gb_string_scalar("the scope's memory, overwritten with something else");
+        gb_scope_end();
+    }
+    const char *g = gb_function_graph_text(f);
+    ck_assert_msg(g && !strstr(g, "= StringUpper(") && !strstr(g, "= StringJoin(") && strstr(g, "= Const()"),
+                  "not folded: %s", g);
+    gb_function_free(f);
+}
+END_TEST
+
 /* Ops that only move elements work on strings unchanged (they share bytes). */
 START_TEST(test_movement_ops_move_strings) {
     gb_tensor *x = STRS((2, 2), "a", "b", "c", "d");
@@ -658,6 +686,7 @@ static Suite *strings_suite(void) {
     tcase_add_test(ops, test_unicode_decode_encode);
     tcase_add_test(ops, test_decode_raw);
     tcase_add_test(ops, test_decode_csv);
+    tcase_add_test(ops, test_folded_constants_live_in_the_graph);
     tcase_add_test(ops, test_static_hash_table);
     tcase_add_test(ops, test_freed_table_in_a_graph);
     tcase_add_test(ops, test_movement_ops_move_strings);
