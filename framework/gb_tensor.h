@@ -119,6 +119,7 @@ void gb_describe(const char *label, const gb_tensor *t);
 #define gb_strings_from(...) GB_AT(gb_strings_from, __VA_ARGS__)
 #define gb_string_scalar(...) GB_AT(gb_string_scalar, __VA_ARGS__)
 #define gb_string_bytes(...) GB_AT(gb_string_bytes, __VA_ARGS__)
+#define gb_tensor_repr(...) GB_AT(gb_tensor_repr, __VA_ARGS__)
 #define gb_random_uniform(...) GB_AT(gb_random_uniform, __VA_ARGS__)
 #define gb_random_normal(...) GB_AT(gb_random_normal, __VA_ARGS__)
 #define gb_truncated_normal(...) GB_AT(gb_truncated_normal, __VA_ARGS__)
