@@ -35,6 +35,10 @@ typedef enum gb_dtype {
     GB_I64,
     GB_U8,
     GB_BOOL,
+    /* byte strings of any length (gb_string elements: pointer and length;
+     * the bytes may hold NUL). Not a number: no arithmetic, never
+     * differentiable; strings ops are declared in gb_ops.h. */
+    GB_STRING,
     GB_DTYPE_COUNT
 } gb_dtype;
 
@@ -42,6 +46,16 @@ const char *gb_dtype_name(gb_dtype dt);   /* "float32", "int64", ... */
 size_t gb_dtype_size(gb_dtype dt);        /* bytes per element */
 bool gb_dtype_is_float(gb_dtype dt);
 bool gb_dtype_is_integer(gb_dtype dt);    /* i32, i64, u8 (not bool) */
+bool gb_dtype_is_numeric(gb_dtype dt);    /* every dtype but string: a number per element */
+
+/* One element of a GB_STRING tensor: `len` bytes at `data`, not
+ * NUL-terminated (they may hold NUL). The bytes live as long as the tensor
+ * does: they are in its memory scope, an enclosing one, or a graph's
+ * memory; never write through `data`. */
+typedef struct gb_string {
+    const char *data;
+    int64_t len;
+} gb_string;
 
 /* The opaque tensor: dtype, shape, row-major data in a shared buffer. */
 typedef struct gb_tensor gb_tensor;

@@ -151,6 +151,22 @@ gb_dataset *gb_dataset_from_csv(const char *path, const gb_csv_options *options)
 gb_dataset *gb_dataset_from_csv_data(const void *data, size_t size, const char *name,
                                      const gb_csv_options *options);
 
+/* Text files as strings (tf.data.TextLineDataset): every file matching the
+ * glob pattern (braces too: dir/{a,b}), in sorted order, read when the
+ * dataset is made. Each line
+ * is an element (its \n or \r\n dropped), or, with a record separator,
+ * each run of lines between lines equal to it, joined by \n (Debian's
+ * fortune files: records between "%" lines). with_file_index adds the
+ * matched file's index (int64 scalar) as a second component. No match is
+ * a GB_ERR_IO error naming the pattern. String elements batch, shuffle,
+ * take, prefetch and map (to numbers) as any; they are valid while the
+ * dataset lives. */
+typedef struct gb_text_options {
+    const char *record_separator;   /* NULL: one element per line */
+    bool with_file_index;
+} gb_text_options;
+gb_dataset *gb_dataset_from_text_files(const char *pattern, const gb_text_options *options);
+
 /* ---- transformations (each takes over `in`) ---------------------------------------- */
 
 /* A new seed-derived order in each iteration (reshuffle_each_iteration). */
@@ -272,6 +288,7 @@ gb_tensor *gb_images_to_float(gb_tensor *images, gb_image_layout layout);
 #define gb_dataset_from_generator(...) GB_AT(gb_dataset_from_generator, __VA_ARGS__)
 #define gb_dataset_from_sequence(...) GB_AT(gb_dataset_from_sequence, __VA_ARGS__)
 #define gb_dataset_from_csv(...) GB_AT(gb_dataset_from_csv, __VA_ARGS__)
+#define gb_dataset_from_text_files(...) GB_AT(gb_dataset_from_text_files, __VA_ARGS__)
 #define gb_dataset_from_csv_data(...) GB_AT(gb_dataset_from_csv_data, __VA_ARGS__)
 #define gb_dataset_shuffle(...) GB_AT(gb_dataset_shuffle, __VA_ARGS__)
 #define gb_dataset_batch(...) GB_AT(gb_dataset_batch, __VA_ARGS__)

@@ -452,6 +452,39 @@ gb_module *gb_layer_norm_new(const gb_layer_norm_options *opts);
  * rows [.., output_dim] of a trainable table "embeddings" (uniform in
  * [-0.05, 0.05) by default, as Keras); an index outside [0, input_dim)
  * is an error naming it. */
+/* TextVectorization (keras.layers): strings [batch] (or [batch, 1]) to
+ * token ids [batch, output_sequence_length] (int64, 0 the padding, 1 out
+ * of vocabulary) or per-token values [batch, vocabulary size] (float32:
+ * multi_hot, count, tf_idf; index 0 out of vocabulary). Standardizing
+ * lowers ASCII letters and strips Keras' punctuation; splitting is on
+ * whitespace. The vocabulary comes from gb_text_vectorization_adapt. */
+typedef enum gb_tv_output_mode { GB_TV_INT, GB_TV_MULTI_HOT, GB_TV_COUNT, GB_TV_TF_IDF } gb_tv_output_mode;
+typedef enum gb_tv_standardize {
+    GB_TV_LOWER_AND_STRIP_PUNCTUATION, GB_TV_LOWER, GB_TV_STRIP_PUNCTUATION, GB_TV_NO_STANDARDIZE
+} gb_tv_standardize;
+typedef enum gb_tv_split { GB_TV_SPLIT_WHITESPACE, GB_TV_SPLIT_NONE } gb_tv_split;
+typedef struct gb_text_vectorization_options {
+    const char *name;
+    int64_t max_tokens;               /* 0: no limit; counts the reserved entries */
+    gb_tv_standardize standardize;
+    gb_tv_split split;
+    gb_tv_output_mode output_mode;
+    int64_t output_sequence_length;   /* int: rows padded with 0 or cut to it (>= 1) */
+} gb_text_vectorization_options;
+gb_module *gb_text_vectorization_new(const gb_text_vectorization_options *opts);
+/* StringLookup: each string (any shape) to its id, with
+ * TextVectorization's int mode's reserved ids (0 the padding "", 1 out of
+ * vocabulary; Keras' StringLookup without a mask token has no padding
+ * id); only name and max_tokens of opts are read. */
+gb_module *gb_string_lookup_new(const gb_text_vectorization_options *opts);
+/* Learns the vocabulary (and idf weights) from strings of any shape:
+ * tokens by falling count, ties by bytes, up to max_tokens. Replaces a
+ * vocabulary it had. From a dataset: gb_text_vectorization_adapt (gb_train.h). */
+bool gb_text_vectorization_adapt_tensor(gb_module *layer, gb_tensor *x);
+/* The vocabulary with its reserved entries first (a string tensor). */
+gb_tensor *gb_text_vectorization_vocabulary(gb_module *layer);
+int64_t gb_text_vectorization_vocabulary_size(gb_module *layer);
+
 typedef struct gb_embedding_options {
     const char *name;
     gb_initializer embeddings_initializer;
@@ -784,6 +817,10 @@ void gb_metric_error(const gb_metric *m, gb_status code, const char *fmt, ...)
 #define gb_lstm_new(...) GB_AT(gb_lstm_new, __VA_ARGS__)
 #define gb_gru_new(...) GB_AT(gb_gru_new, __VA_ARGS__)
 #define gb_multi_head_attention_new(...) GB_AT(gb_multi_head_attention_new, __VA_ARGS__)
+#define gb_text_vectorization_new(...) GB_AT(gb_text_vectorization_new, __VA_ARGS__)
+#define gb_string_lookup_new(...) GB_AT(gb_string_lookup_new, __VA_ARGS__)
+#define gb_text_vectorization_adapt_tensor(...) GB_AT(gb_text_vectorization_adapt_tensor, __VA_ARGS__)
+#define gb_text_vectorization_vocabulary(...) GB_AT(gb_text_vectorization_vocabulary, __VA_ARGS__)
 #define gb_global_avg_pool2d_new(...) GB_AT(gb_global_avg_pool2d_new, __VA_ARGS__)
 #define gb_sequential_new(...) GB_AT(gb_sequential_new, __VA_ARGS__)
 #define gb_add_layer_new(...) GB_AT(gb_add_layer_new, __VA_ARGS__)

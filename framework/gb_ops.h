@@ -186,6 +186,89 @@ gb_tensor *gb_softmax_cross_entropy_with_logits(gb_tensor *labels, gb_tensor *lo
 /* Zeroes each element with probability `rate`, scales the rest by 1/(1-rate). */
 gb_tensor *gb_dropout(gb_tensor *x, double rate, uint64_t seed);
 
+/* ---- strings (as tf.strings; gb_add concatenates two string tensors,
+ * gb_equal / gb_not_equal compare them byte for byte) ------------------------- */
+
+/* Element by element, inputs of one shape or scalars, with `separator`
+ * (at most 63 bytes) between them. */
+gb_tensor *gb_strings_join(gb_tensor *const *inputs, int n, const char *separator);
+/* int32 lengths in bytes, or in UTF-8 characters (an error names an element
+ * that is not valid UTF-8). */
+gb_tensor *gb_strings_length(gb_tensor *x, bool utf8_chars);
+/* len bytes (or UTF-8 characters) from pos of every element; a negative
+ * pos counts from the end; len is cut at the end; a pos past it is an error. */
+gb_tensor *gb_substr(gb_tensor *x, int64_t pos, int64_t len, bool utf8_chars);
+/* ASCII letters changed, other bytes kept. */
+gb_tensor *gb_strings_lower(gb_tensor *x);
+gb_tensor *gb_strings_upper(gb_tensor *x);
+/* Splits each element of a rank-1 x: on `separator` (empty tokens kept),
+ * or on runs of whitespace when it is "" (as Python's str.split);
+ * maxsplit < 0 for no limit. Ragged, as RaggedTensor.from_row_splits:
+ * *tokens holds every token in order, *row_splits (int64, size(x) + 1)
+ * where each element's tokens start and end. */
+bool gb_strings_split(gb_tensor *x, const char *separator, int64_t maxsplit, gb_tensor **tokens,
+                      gb_tensor **row_splits);
+/* int64 in [0, num_buckets): a stable 64-bit hash (FNV-1a) modulo. */
+gb_tensor *gb_strings_to_hash_bucket(gb_tensor *x, int64_t num_buckets);
+/* Parses every element as out_type (float32/64, int32/64); an element
+ * that is not a whole number of that type is an error naming it. */
+gb_tensor *gb_string_to_number(gb_tensor *x, gb_dtype out_type);
+/* Numbers as strings: floats "%f" with `precision` digits (-1: 6), as
+ * tf.strings.as_string; integers in decimal; bools "true" / "false". */
+gb_tensor *gb_as_string(gb_tensor *x, int precision);
+/* Whether each element matches the PCRE2 pattern as a whole (bool). */
+gb_tensor *gb_regex_full_match(gb_tensor *x, const char *pattern);
+/* Each element with the first (or, replace_global, every) match of the
+ * PCRE2 pattern replaced by rewrite ($1, ${name}: groups; $$: a dollar). */
+gb_tensor *gb_regex_replace(gb_tensor *x, const char *pattern, const char *rewrite,
+                            bool replace_global);
+
+/* Ragged rows (values [n] and int64 row_splits [rows + 1], as
+ * gb_strings_split gives them) padded with 0 or cut to `length`: [rows, length]. */
+gb_tensor *gb_ragged_to_tensor(gb_tensor *values, gb_tensor *row_splits, int64_t length);
+/* How often each value in [0, size) occurs in each row: float32 [rows,
+ * size]; binary_output: 1 where it occurs at all. */
+gb_tensor *gb_ragged_bincount(gb_tensor *values, gb_tensor *row_splits, int64_t size,
+                              bool binary_output);
+
+/* What a decode or encode does with invalid UTF-8 or a value that is no
+ * code point: an error naming it, U+FFFD in its place, or nothing. */
+typedef enum gb_unicode_errors { GB_UNICODE_STRICT, GB_UNICODE_REPLACE, GB_UNICODE_IGNORE } gb_unicode_errors;
+/* Each string of a rank-1 x as int32 code points, ragged (as
+ * gb_strings_split): *code_points [n] and *row_splits [size(x) + 1]. */
+bool gb_unicode_decode(gb_tensor *x, gb_unicode_errors errors, gb_tensor **code_points,
+                       gb_tensor **row_splits);
+/* The reverse: a string [rows] of UTF-8 per row. */
+gb_tensor *gb_unicode_encode(gb_tensor *code_points, gb_tensor *row_splits, gb_unicode_errors errors);
+/* Each string's bytes as numbers of out_type (tf.io.decode_raw): shape
+ * x.shape + [bytes / size]; every string as long as the first. */
+gb_tensor *gb_decode_raw(gb_tensor *x, gb_dtype out_type, bool little_endian);
+
+/* Each string of records a CSV record (tf.io.decode_csv) of ncols fields
+ * split on delim; defaults[k], a scalar, gives column k's dtype (float32/64,
+ * int32/64, string) and the value of an empty field (a [0] tensor: the
+ * field is required). Quoted fields ("a, ""b""") are unquoted. Writes the
+ * columns (records' shape each); returns ncols, or -1 after an error naming
+ * the record and column. */
+int gb_decode_csv(gb_tensor *records, gb_tensor *const *defaults, int ncols, char delim,
+                  gb_tensor **columns);
+
+/* ---- lookup tables: strings to int64 ids (tf.lookup.StaticHashTable) ---- */
+
+typedef struct gb_lookup_table gb_lookup_table;
+/* From rank-1 string keys and int64 values of the same shape (copied); a
+ * key not in the table finds default_value. A repeated key is an error. */
+gb_lookup_table *gb_static_hash_table_new(gb_tensor *keys, gb_tensor *values,
+                                          int64_t default_value);
+/* From a vocabulary file: one token per line (a trailing \r dropped), its
+ * id the line's number from 0; an empty line or a repeated token is an
+ * error naming the line or token. */
+gb_lookup_table *gb_lookup_table_from_file(const char *path, int64_t default_value);
+int64_t gb_lookup_table_size(const gb_lookup_table *t);
+void gb_lookup_table_free(gb_lookup_table *t);
+/* The id of every key (an op: traced, the table is named by its id). */
+gb_tensor *gb_lookup_table_find(gb_lookup_table *t, gb_tensor *keys);
+
 /* ---- printing ------------------------------------------------------------------ */
 /* tf.print: prints `message`, then x's values (x may be NULL), at every
  * execution — eagerly, and at each run of a traced function, where plain
@@ -230,6 +313,26 @@ bool gb_print(const char *message, gb_tensor *x);
 #define gb_greater(...) GB_AT(gb_greater, __VA_ARGS__)
 #define gb_greater_equal(...) GB_AT(gb_greater_equal, __VA_ARGS__)
 #define gb_where(...) GB_AT(gb_where, __VA_ARGS__)
+#define gb_strings_join(...) GB_AT(gb_strings_join, __VA_ARGS__)
+#define gb_strings_length(...) GB_AT(gb_strings_length, __VA_ARGS__)
+#define gb_substr(...) GB_AT(gb_substr, __VA_ARGS__)
+#define gb_strings_lower(...) GB_AT(gb_strings_lower, __VA_ARGS__)
+#define gb_strings_upper(...) GB_AT(gb_strings_upper, __VA_ARGS__)
+#define gb_strings_split(...) GB_AT(gb_strings_split, __VA_ARGS__)
+#define gb_strings_to_hash_bucket(...) GB_AT(gb_strings_to_hash_bucket, __VA_ARGS__)
+#define gb_string_to_number(...) GB_AT(gb_string_to_number, __VA_ARGS__)
+#define gb_as_string(...) GB_AT(gb_as_string, __VA_ARGS__)
+#define gb_regex_full_match(...) GB_AT(gb_regex_full_match, __VA_ARGS__)
+#define gb_regex_replace(...) GB_AT(gb_regex_replace, __VA_ARGS__)
+#define gb_ragged_to_tensor(...) GB_AT(gb_ragged_to_tensor, __VA_ARGS__)
+#define gb_ragged_bincount(...) GB_AT(gb_ragged_bincount, __VA_ARGS__)
+#define gb_unicode_decode(...) GB_AT(gb_unicode_decode, __VA_ARGS__)
+#define gb_unicode_encode(...) GB_AT(gb_unicode_encode, __VA_ARGS__)
+#define gb_decode_raw(...) GB_AT(gb_decode_raw, __VA_ARGS__)
+#define gb_decode_csv(...) GB_AT(gb_decode_csv, __VA_ARGS__)
+#define gb_static_hash_table_new(...) GB_AT(gb_static_hash_table_new, __VA_ARGS__)
+#define gb_lookup_table_from_file(...) GB_AT(gb_lookup_table_from_file, __VA_ARGS__)
+#define gb_lookup_table_find(...) GB_AT(gb_lookup_table_find, __VA_ARGS__)
 #define gb_add_scalar(...) GB_AT(gb_add_scalar, __VA_ARGS__)
 #define gb_sub_scalar(...) GB_AT(gb_sub_scalar, __VA_ARGS__)
 #define gb_mul_scalar(...) GB_AT(gb_mul_scalar, __VA_ARGS__)

@@ -37,6 +37,18 @@ gb_tensor *gb_arange(gb_dtype dt, double start, double limit, double step);
 /* `num` evenly spaced values from start to stop inclusive. */
 gb_tensor *gb_linspace(gb_dtype dt, double start, double stop, int64_t num);
 
+/* ---- strings (GB_STRING) ----------------------------------------------------
+ * A string tensor owns copies of the bytes it is made from. */
+
+/* From NUL-terminated C strings, prod(dims) of them. */
+gb_tensor *gb_strings(const char *const *cstrs, int rank, const int64_t *dims);
+/* From (pointer, length) pairs: any bytes, NUL included. */
+gb_tensor *gb_strings_from(const gb_string *data, int rank, const int64_t *dims);
+/* A scalar: tf.constant("a"). */
+gb_tensor *gb_string_scalar(const char *s);
+/* A scalar of len bytes (NUL allowed). */
+gb_tensor *gb_string_bytes(const void *data, int64_t len);
+
 /* ---- random (explicit seeds; same seed, same tensor) -------------------- */
 
 gb_tensor *gb_random_uniform(gb_dtype dt, int rank, const int64_t *dims,
@@ -71,6 +83,19 @@ double gb_get(const gb_tensor *t, int64_t flat_index);
 double gb_item(const gb_tensor *t);
 /* Copies all elements converted to double into out[gb_size(t)]. */
 bool gb_to_f64(const gb_tensor *t, double *out);
+/* Every element of a string tensor (NULL for any other dtype, or a
+ * symbolic tensor); valid while the tensor is. */
+const gb_string *gb_data_strings(const gb_tensor *t);
+/* Element i of a string tensor; {NULL, -1} when t is no string tensor or
+ * i is out of range. */
+gb_string gb_get_string(const gb_tensor *t, int64_t flat_index);
+/* The single element of a size-1 string tensor ({NULL, -1} otherwise). */
+gb_string gb_item_string(const gb_tensor *t);
+/* t as TensorFlow prints it, into buf (snprintf-like; returns buf):
+ * "tf.Tensor(b'aa', shape=(), dtype=string)", "tf.Tensor([1 2], shape=(2,),
+ * dtype=int32)"; a symbolic tensor while tracing as
+ * 'Tensor("a:0", shape=(), dtype=string)'. */
+const char *gb_tensor_repr(const gb_tensor *t, char *buf, size_t n);
 /* Prints dtype, shape and (up to 64) values to stderr, now: plain C, so
  * inside a traced function it runs while tracing and shows the symbolic
  * tensor ("x: float32 [-1,784] (symbolic)"), as Python's print does under
@@ -90,6 +115,11 @@ void gb_describe(const char *label, const gb_tensor *t);
 #define gb_ones_like(...) GB_AT(gb_ones_like, __VA_ARGS__)
 #define gb_arange(...) GB_AT(gb_arange, __VA_ARGS__)
 #define gb_linspace(...) GB_AT(gb_linspace, __VA_ARGS__)
+#define gb_strings(...) GB_AT(gb_strings, __VA_ARGS__)
+#define gb_strings_from(...) GB_AT(gb_strings_from, __VA_ARGS__)
+#define gb_string_scalar(...) GB_AT(gb_string_scalar, __VA_ARGS__)
+#define gb_string_bytes(...) GB_AT(gb_string_bytes, __VA_ARGS__)
+#define gb_tensor_repr(...) GB_AT(gb_tensor_repr, __VA_ARGS__)
 #define gb_random_uniform(...) GB_AT(gb_random_uniform, __VA_ARGS__)
 #define gb_random_normal(...) GB_AT(gb_random_normal, __VA_ARGS__)
 #define gb_truncated_normal(...) GB_AT(gb_truncated_normal, __VA_ARGS__)

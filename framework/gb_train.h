@@ -421,6 +421,12 @@ bool gb_register_loss(const char *name, gb_loss_fn fn, void *user);
 typedef gb_metric *(*gb_metric_factory)(const char *name, void *user);
 bool gb_register_metric(const char *class_name, gb_metric_factory make, void *user);
 
+/* ---- preprocessing layers over datasets ------------------------------------------- */
+
+/* TextVectorization / StringLookup's adapt (keras Layer.adapt) over every
+ * element of ds, its first component strings of any shape. */
+bool gb_text_vectorization_adapt(gb_module *layer, gb_dataset *ds);
+
 #if !defined(GB_BUILDING_LIBRARY)
 #define gb_model_save(...) GB_AT(gb_model_save, __VA_ARGS__)
 #define gb_model_load(...) GB_AT(gb_model_load, __VA_ARGS__)
@@ -431,6 +437,7 @@ bool gb_register_metric(const char *class_name, gb_metric_factory make, void *us
 #define gb_model_optimizer(...) GB_AT(gb_model_optimizer, __VA_ARGS__)
 #define gb_model_compile(...) GB_AT(gb_model_compile, __VA_ARGS__)
 #define gb_model_fit(...) GB_AT(gb_model_fit, __VA_ARGS__)
+#define gb_text_vectorization_adapt(...) GB_AT(gb_text_vectorization_adapt, __VA_ARGS__)
 #define gb_model_evaluate(...) GB_AT(gb_model_evaluate, __VA_ARGS__)
 #define gb_model_predict(...) GB_AT(gb_model_predict, __VA_ARGS__)
 #define gb_model_fit_arrays(...) GB_AT(gb_model_fit_arrays, __VA_ARGS__)

@@ -7,16 +7,17 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 
 # Debian packages: build tools, libraries (Open MPI, so that `make test`
-# builds and tests data-parallel training), the data set, scikit-learn (the
-# reference of the precision-recall counts), the benchmark peer
-# (GB_WITH_TORCH=1), the fuzzing compiler (GB_WITH_FUZZ=1), the browser
+# builds and tests data-parallel training; PCRE2 for the regex string ops),
+# the data sets (Fashion-MNIST; Debian's fortunes as a text corpus),
+# scikit-learn (the reference of the precision-recall counts), the benchmark
+# peer (GB_WITH_TORCH=1), the fuzzing compiler (GB_WITH_FUZZ=1), the browser
 # used by the end-to-end tests and openssl (the HTTPS test's certificate).
 packages=(
   build-essential cmake pkg-config
   libopenblas-dev libsqlite3-dev libmicrohttpd-dev check
-  libpng-dev zlib1g-dev openssl
+  libpng-dev zlib1g-dev libpcre2-dev openssl
   libopenmpi-dev openmpi-bin
-  dataset-fashion-mnist
+  dataset-fashion-mnist fortunes
   python3-numpy python3-sklearn
   chromium nodejs npm
 )

@@ -132,3 +132,25 @@ add_test(NAME csv_regression
                  ${CMAKE_BINARY_DIR}/examples/csv_regression
                  --csv ${CMAKE_SOURCE_DIR}/examples/data/house_prices.csv --
                  "200 validation houses: mean absolute error")
+
+# polymorphic: the guide's tf.function polymorphism example, line for line
+# (tests/fixtures/polymorphic.out is the guide's output); with --reasons
+# the third trace says the dtype changed to string.
+add_test(NAME polymorphic_example
+         COMMAND bash -c "diff -u ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/polymorphic.out <(${CMAKE_BINARY_DIR}/examples/polymorphic)")
+add_test(NAME polymorphic_example_reasons
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/expect_output.sh
+                 ${CMAKE_BINARY_DIR}/examples/polymorphic --reasons --
+                 "(traced: first call at polymorphic.c:"
+                 "(traced: input 0 'a' changed dtype: int32 -> float32, against the closest cached signature double(a: int32[]) -> (int32[]);"
+                 "(traced: input 0 'a' changed dtype: float32 -> string, against the closest cached signature double(a: float32[]) -> (float32[]);")
+
+# fortune_topics: raw fortunes (Debian's `fortunes`, installed by the
+# bootstrap) to their category; it exits 1 unless the test accuracy beats
+# the majority-class baseline.
+add_test(NAME fortune_topics_example
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/expect_output.sh
+                 ${CMAKE_BINARY_DIR}/examples/fortune_topics --epochs 3 --
+                 "4667 fortunes in 10 categories: 3733 to train on, 934 to test"
+                 "test accuracy"
+                 "majority baseline ('people' always) 0.282")

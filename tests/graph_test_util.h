@@ -26,6 +26,15 @@ static inline void assert_bitwise(const gb_tensor *eager, const gb_tensor *trace
                   "%s: %s %s traced, %s %s eager", what, gb_dtype_name(gb_tensor_dtype(traced)),
                   gb_shape_str(traced, st, sizeof st), gb_dtype_name(gb_tensor_dtype(eager)),
                   gb_shape_str(eager, se, sizeof se));
+    if (gb_tensor_dtype(eager) == GB_STRING) { /* the bytes, not where they are */
+        for (int64_t i = 0; i < gb_size(eager); i++) {
+            gb_string a = gb_get_string(eager, i), b = gb_get_string(traced, i);
+            ck_assert_msg(a.len == b.len && memcmp(a.data, b.data, (size_t)a.len) == 0,
+                          "%s: string element %lld is '%.*s' traced, '%.*s' eager", what,
+                          (long long)i, (int)b.len, b.data, (int)a.len, a.data);
+        }
+        return;
+    }
     size_t es = gb_dtype_size(gb_tensor_dtype(eager));
     const char *de = gb_data(eager), *dt = gb_data(traced);
     for (int64_t i = 0; i < gb_size(eager); i++)

@@ -30,6 +30,7 @@
 
 #include "glassbox.h"
 #include "ops/internal.h"
+#include "ops/strings_internal.h"
 
 enum { OC_MAX_IN = 4, OC_MAX_OUT = 4, OC_WORLDS = 2 };
 
@@ -491,6 +492,117 @@ static void gen_while(op_case *c, int64_t b) {
     c->run_makes_op = true;
 }
 
+/* ---- strings (no gradients: never differentiable) ------------------------------------ */
+
+/* A batch of b words from a fixed list, cycling; offset picks the start. */
+static gb_tensor *oc_words(int64_t b, int offset) {
+    static const char *const words[] = {"Hello", "world", "", "a b  c", "x,y,,z", "\xc3\xa9t\xc3\xa9"};
+    const char *w[64];
+    for (int64_t i = 0; i < b && i < 64; i++) w[i] = words[(i + offset) % 6];
+    return gb_strings(w, GB_SHAPE(b));
+}
+
+static void gen_strings(op_case *c, int64_t b) { OC_INPUTS(c, 1, oc_words(b, 0)); }
+static void gen_string_join(op_case *c, int64_t b) {
+    OC_INPUTS(c, 3, oc_words(b, 0), oc_words(b, 1), gb_string_scalar("!"));
+    c->attrs_text = "{separator=\"-\"}";
+}
+static void gen_string_length(op_case *c, int64_t b) {
+    gen_strings(c, b);
+    c->attrs_text = "{unit=UTF8_CHAR}";
+}
+static void gen_substr(op_case *c, int64_t b) {
+    gen_strings(c, b);
+    c->attrs_text = "{pos=0, len=2, unit=UTF8_CHAR}";
+}
+static void gen_string_split(op_case *c, int64_t b) {
+    gen_strings(c, b);
+    c->attrs_text = "{sep=\"\", maxsplit=-1}";
+}
+static void gen_hash_bucket(op_case *c, int64_t b) {
+    gen_strings(c, b);
+    c->attrs_text = "{num_buckets=7}";
+}
+static void gen_string_to_number(op_case *c, int64_t b) {
+    const char *n[64];
+    static const char *const nums[] = {"1.5", "-2", "3e2", "0.25"};
+    for (int64_t i = 0; i < b && i < 64; i++) n[i] = nums[i % 4];
+    OC_INPUTS(c, 1, gb_strings(n, GB_SHAPE(b)));
+    c->attrs_text = "{out_type=float64}";
+}
+static void gen_as_string(op_case *c, int64_t b) {
+    gen_unary(c, b);
+    c->attrs_text = "{precision=3}";
+}
+
+static void gen_regex_full_match(op_case *c, int64_t b) {
+    OC_INPUTS(c, 1, oc_words(b, 0), gb_string_scalar("[a-z ]*"));
+}
+static void gen_regex_replace(op_case *c, int64_t b) {
+    OC_INPUTS(c, 1, oc_words(b, 0), gb_string_scalar("(o|l)+"), gb_string_scalar("<$1>"));
+    c->attrs_text = "{replace_global=true}";
+}
+
+/* One table for every case: made on first use, kept for the process. */
+static void gen_lookup_table_find(op_case *c, int64_t b) {
+    static gb_lookup_table *table;
+    if (!table) {
+        gb_scope_begin();
+        table = gb_static_hash_table_new(gb_strings((const char *const[]){"world", "", "Hello"},
+                                                    GB_SHAPE(3)),
+                                         gb_tensor_from(GB_I64, (const int64_t[]){7, 8, 9},
+                                                        GB_SHAPE(3)),
+                                         -1);
+        gb_scope_end();
+    }
+    OC_INPUTS(c, 1, oc_words(b, 0));
+    static char text[48];
+    snprintf(text, sizeof text, "{table_id=%lld}", (long long)gb__lookup_table_id(table));
+    c->attrs_text = text;
+}
+
+/* rows of b values split 0, 1, 3, ... (the batch is the values' count) */
+static void gen_ragged(op_case *c, int64_t b) {
+    int64_t splits[4] = {0, b / 3, b / 2, b};
+    OC_INPUTS(c, 1, oc_ints(5, 40, GB_SHAPE(b)),
+              gb_tensor_from(GB_I64, splits, GB_SHAPE(4)));
+}
+static void gen_ragged_to_tensor(op_case *c, int64_t b) {
+    gen_ragged(c, b);
+    c->attrs_text = "{length=4}";
+}
+static void gen_ragged_bincount(op_case *c, int64_t b) {
+    gen_ragged(c, b);
+    c->attrs_text = "{size=5, binary_output=false}";
+}
+
+static void gen_unicode_decode(op_case *c, int64_t b) {
+    gen_strings(c, b);
+    c->attrs_text = "{errors=strict}";
+}
+static void gen_unicode_encode(op_case *c, int64_t b) {
+    int64_t splits[4] = {0, b / 3, b / 2, b};
+    OC_INPUTS(c, 1, gb_cast(oc_ints(0x3000, 41, GB_SHAPE(b)), GB_I32),
+              gb_tensor_from(GB_I64, splits, GB_SHAPE(4)));
+    c->attrs_text = "{errors=replace}";
+}
+static void gen_decode_raw(op_case *c, int64_t b) {
+    const char *w[64];
+    static const char *const eight[] = {"abcdefgh", "01234567", "\x01\x02\x03\x04zzzz"};
+    for (int64_t i = 0; i < b && i < 64; i++) w[i] = eight[i % 3];
+    OC_INPUTS(c, 1, gb_strings(w, GB_SHAPE(b)));
+    c->attrs_text = "{out_type=int32, little_endian=true}";
+}
+
+static void gen_decode_csv(op_case *c, int64_t b) {
+    static const char *const lines[] = {"1.5,abc,7", "\"-2\",\"x,\"\"y\"\"\",", ",,-3"};
+    const char *w[64];
+    for (int64_t i = 0; i < b && i < 64; i++) w[i] = lines[i % 3];
+    OC_INPUTS(c, 1, gb_strings(w, GB_SHAPE(b)), gb_scalar(GB_F64, 0.5), gb_string_scalar("none"),
+              gb_scalar(GB_I64, 9));
+    c->attrs_text = "{field_delim=\",\"}";
+}
+
 /* ---- the table ----------------------------------------------------------------------- */
 
 static const op_case_gen op_cases[GB_OP_COUNT] = {
@@ -581,6 +693,24 @@ static const op_case_gen op_cases[GB_OP_COUNT] = {
     [GB_OP_FUSED_ELEMENTWISE] = gen_fused,
     [GB_OP_IF] = gen_if,
     [GB_OP_WHILE] = gen_while,
+    [GB_OP_STRING_JOIN] = gen_string_join,
+    [GB_OP_STRING_LENGTH] = gen_string_length,
+    [GB_OP_SUBSTR] = gen_substr,
+    [GB_OP_STRING_LOWER] = gen_strings,
+    [GB_OP_STRING_UPPER] = gen_strings,
+    [GB_OP_STRING_SPLIT] = gen_string_split,
+    [GB_OP_STRING_TO_HASH_BUCKET] = gen_hash_bucket,
+    [GB_OP_STRING_TO_NUMBER] = gen_string_to_number,
+    [GB_OP_AS_STRING] = gen_as_string,
+    [GB_OP_REGEX_FULL_MATCH] = gen_regex_full_match,
+    [GB_OP_REGEX_REPLACE] = gen_regex_replace,
+    [GB_OP_LOOKUP_TABLE_FIND] = gen_lookup_table_find,
+    [GB_OP_RAGGED_TO_TENSOR] = gen_ragged_to_tensor,
+    [GB_OP_RAGGED_BINCOUNT] = gen_ragged_bincount,
+    [GB_OP_UNICODE_DECODE] = gen_unicode_decode,
+    [GB_OP_UNICODE_ENCODE] = gen_unicode_encode,
+    [GB_OP_DECODE_RAW] = gen_decode_raw,
+    [GB_OP_DECODE_CSV] = gen_decode_csv,
 };
 
 /* ---- making, running and freeing cases ----------------------------------------------- */

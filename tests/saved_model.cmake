@@ -60,3 +60,18 @@ if(TARGET glassbox)
   gb_model_cli_refuses(missing_model "glassbox saved-model show: /nonexistent/saved_model.json: cannot open: No such file or directory\nexit=1"
                        saved-model show --dir /nonexistent)
 endif()
+
+# Strings end to end: fortune_topics saves a SavedModel that takes raw text;
+# `glassbox saved-model run` classifies five fortunes written by hand
+# (tests/fixtures/five_fortunes.txt, one per line) with no model code.
+set(sm_text ${CMAKE_BINARY_DIR}/tests/saved_model_fortunes)
+add_test(NAME saved_model_text_train
+         COMMAND ${CMAKE_BINARY_DIR}/examples/fortune_topics --epochs 3 --saved-model ${sm_text})
+set_tests_properties(saved_model_text_train PROPERTIES FIXTURES_SETUP saved_model_text TIMEOUT 300)
+if(TARGET glassbox)
+  add_test(NAME saved_model_cli_run_text
+           COMMAND glassbox saved-model run --dir ${sm_text}
+                   --input text=${CMAKE_CURRENT_LIST_DIR}/fixtures/five_fortunes.txt)
+  set_tests_properties(saved_model_cli_run_text PROPERTIES FIXTURES_REQUIRED saved_model_text
+    PASS_REGULAR_EXPRESSION "output 'topic': string\\[5\\]\n    b'computers'\n    b'law'\n    b'food'\n    b'[a-z]+'\n    b'politics'\n")
+endif()

@@ -294,6 +294,32 @@ END_TEST
 
 /* ---- text, graphs, hyperparameters, runs, tags ------------------------------------------------- */
 
+/* A string tensor: a scalar is its text, a matrix a markdown table. */
+START_TEST(test_text_tensor) {
+    gb_summary_writer *w = open_writer("run");
+    gb_scope_begin();
+    ck_assert_int_eq(gb_summary_text_tensor(w, "t", gb_string_scalar("**bold**"), 1), GB_OK);
+    gb_tensor *m = gb_strings((const char *const[]){"a", "b|c", "two\nlines", ""}, GB_SHAPE(2, 2));
+    ck_assert_int_eq(gb_summary_text_tensor(w, "t", m, 2), GB_OK);
+    ASSERT_ERROR(gb_summary_text_tensor(w, "t", gb_zeros(GB_STRING, GB_SHAPE(1, 1, 1)), 3),
+                 GB_ERR_SHAPE, "a rank-3 tensor; text summaries take rank 0 (markdown), 1 or 2 (a table)");
+    ASSERT_ERROR(gb_summary_text_tensor(w, "t", gb_string_bytes("a\0b", 3), 3), GB_ERR_VALUE,
+                 "element 0 holds a NUL byte");
+    ASSERT_ERROR(gb_summary_text_tensor(w, "t", gb_scalar(GB_F32, 1), 3), GB_ERR_VALUE,
+                 "the tensor must be an eager string tensor");
+    gb_scope_end();
+    ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
+    gb_store *s = open_store();
+    gb_texts *t;
+    ck_assert_int_eq(gb_store_texts(s, "run", "t", NULL, &t), GB_STORE_OK);
+    ck_assert_int_eq(t->count, 2);
+    ck_assert_str_eq(t->rows[0].text, "**bold**");
+    ck_assert_str_eq(t->rows[1].text, "| 0 | 1 |\n|---|---|\n| a | b\\|c |\n| two lines |  |\n");
+    gb_store_free(t);
+    gb_store_close(s);
+}
+END_TEST
+
 START_TEST(test_text_and_graph) {
     gb_summary_writer *w = open_writer("run");
     const char *text = "# Notes\n\"quoted\" — ünïcode\n";
@@ -965,6 +991,7 @@ int main(void) {
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_scalars_round_trip_nan_and_inf);
+    tcase_add_test(tc, test_text_tensor);
     tcase_add_test(tc, test_scalar_tensor);
     tcase_add_test(tc, test_histogram_statistics_and_buckets);
     tcase_add_test(tc, test_histogram_bucket_option_and_distribution);

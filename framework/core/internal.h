@@ -106,6 +106,36 @@ bool gb__nonfinite_in(gb_dtype dt, const void *data, int64_t begin, int64_t end)
 double gb__load(gb_dtype dt, const void *data, int64_t i);
 void gb__store(gb_dtype dt, void *data, int64_t i, double v);
 
+/* ---- the bytes of string tensors (core/strings.c) ----------------------------------- */
+
+/* Where empty strings point (never NULL). */
+extern const char gb__empty_bytes[1];
+/* The bytes of n strings together. */
+int64_t gb__strings_total(const gb_string *s, int64_t n);
+/* Copies the bytes of src[0..n) one after the other into blob (room for
+ * gb__strings_total bytes) and points dst at them; dst may be src. */
+void gb__strings_pack(gb_string *dst, const gb_string *src, int64_t n, char *blob);
+/* The same with the block allocated in scope s: how a value moving to a
+ * scope that outlives its bytes takes them along. False on memory error. */
+bool gb__strings_pack_in(struct gb_scope *s, gb_string *dst, const gb_string *src, int64_t n);
+
+/* New strings built one after another into a growing buffer: add bytes,
+ * end element i of out, and at last place every byte in the current scope
+ * in one allocation (finish points out[0..n) there and frees the buffer;
+ * free alone abandons it). Zero-initialize. */
+typedef struct gb__strbuf {
+    char *bytes;
+    int64_t len, cap, mark;
+} gb__strbuf;
+bool gb__strbuf_add(gb__strbuf *b, const char *p, int64_t len);
+bool gb__strbuf_end_element(gb__strbuf *b, gb_string *out, int64_t i);
+bool gb__strbuf_finish(gb__strbuf *b, gb_string *out, int64_t n);
+void gb__strbuf_free(gb__strbuf *b);
+
+/* s as Python's bytes repr (b'a\x00b'), snprintf-like: returns the
+ * length the whole text needs. */
+int gb__string_repr(const gb_string *s, char *buf, size_t n);
+
 /* ---- bump arenas --------------------------------------------------------------- */
 
 /* A bump allocator owned by an object (a tape, a graph) and freed with it
@@ -233,6 +263,10 @@ extern _Thread_local const char *gb__tl_fused_node;
 /* Called when a memory scope of the given depth ends, before its memory
  * is released: the tapes begun in it expire (autodiff/ installs it with
  * its first tape). */
+/* Names a symbolic tensor as its graph does ("a:0") for gb_tensor_repr;
+ * installed by the tracer (graph/trace.c). */
+typedef void (*gb_symbolic_name_fn)(const gb_tensor *t, char *buf, size_t n);
+extern _Atomic(gb_symbolic_name_fn) gb__symbolic_name_hook;
 typedef void (*gb_scope_end_hook_fn)(int depth);
 extern _Atomic(gb_scope_end_hook_fn) gb__scope_end_hook;
 

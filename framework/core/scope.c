@@ -373,9 +373,13 @@ gb_tensor *gb_keep(gb_tensor *t) {
     if (!s->parent) return t; /* the root scope outlives everything */
     gb_scope *p = s->parent;
     bool owns_data = t->buf && !t->buf->heap && t->buf->scope == s;
-    gb_tensor *k = tensor_in(p, t->dtype, t->rank, t->shape, owns_data);
+    /* Strings' bytes are apart from the elements: they always move along. */
+    bool strings = t->dtype == GB_STRING && t->data;
+    gb_tensor *k = tensor_in(p, t->dtype, t->rank, t->shape, owns_data || strings);
     if (!k) return NULL;
-    if (owns_data) {
+    if (strings) {
+        if (!gb__strings_pack_in(p, k->data, t->data, t->size)) return NULL;
+    } else if (owns_data) {
         memcpy(k->data, t->data, (size_t)t->size * gb_dtype_size(t->dtype));
     } else {
         k->buf = t->buf;

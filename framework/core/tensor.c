@@ -63,6 +63,20 @@ static bool check_shape(const char *what, gb_dtype dt, int rank, const int64_t *
     return gb__shape_check(NULL, what, rank, dims, gb_dtype_size(dt));
 }
 
+/* t's elements from src, their bytes copied into t's scope: a tensor owns
+ * its strings, whatever happens to the caller's memory after. */
+static bool strings_into(gb_tensor *t, const gb_string *src) {
+    for (int64_t i = 0; i < t->size; i++) {
+        if (src[i].len < 0 || (src[i].len && !src[i].data)) {
+            gb__error(GB_ERR_VALUE, NULL,
+                      "gb_tensor_from: string element %lld has %s", (long long)i,
+                      src[i].len < 0 ? "a negative length" : "no bytes (data is NULL)");
+            return false;
+        }
+    }
+    return gb__strings_pack_in(t->scope, t->data, src, t->size);
+}
+
 gb_tensor *gb_tensor_from(gb_dtype dt, const void *data, int rank, const int64_t *dims) {
     if (!check_shape("gb_tensor_from", dt, rank, dims)) return NULL;
     gb_tensor *t = gb__tensor_new(dt, rank, dims, true);
@@ -73,6 +87,7 @@ gb_tensor *gb_tensor_from(gb_dtype dt, const void *data, int rank, const int64_t
                   (long long)t->size);
         return NULL;
     }
+    if (dt == GB_STRING) return strings_into(t, data) ? t : NULL;
     if (n) memcpy(t->data, data, n);
     return t;
 }
@@ -91,7 +106,15 @@ static gb_tensor *filled(const char *what, gb_dtype dt, int rank, const int64_t 
     if (!check_shape(what, dt, rank, dims)) return NULL;
     gb_tensor *t = gb__tensor_new(dt, rank, dims, true);
     if (!t) return NULL;
-    if (value == 0.0) {
+    if (dt == GB_STRING && value != 0.0) {
+        gb__error(GB_ERR_DTYPE, NULL, "%s: a string tensor cannot hold the number %g; "
+                  "gb_zeros gives empty strings, gb_strings_fill any other", what, value);
+        return NULL;
+    }
+    if (value == 0.0 && dt == GB_STRING) {
+        gb_string *p = t->data;
+        for (int64_t i = 0; i < t->size; i++) p[i] = (gb_string){gb__empty_bytes, 0};
+    } else if (value == 0.0) {
         memset(t->data, 0, (size_t)t->size * gb_dtype_size(dt));
     } else if (dt == GB_F32) {
         float *p = t->data, v = (float)value;
@@ -217,7 +240,66 @@ void gb_describe(const char *label, const gb_tensor *t) {
         return;
     }
     int64_t n = t->size < 64 ? t->size : 64;
-    for (int64_t i = 0; i < n; i++)
-        fprintf(stderr, i ? ", %g" : "%g", gb__load(t->dtype, t->data, i));
+    for (int64_t i = 0; i < n; i++) {
+        if (t->dtype == GB_STRING) {
+            char text[96];
+            gb__string_repr((const gb_string *)t->data + i, text, sizeof text);
+            fprintf(stderr, i ? ", %s" : "%s", text);
+        } else {
+            fprintf(stderr, i ? ", %g" : "%g", gb__load(t->dtype, t->data, i));
+        }
+    }
     fprintf(stderr, "%s]\n", t->size > n ? ", ..." : "");
+}
+
+/* ---- strings ------------------------------------------------------------------ */
+
+gb_tensor *gb_strings_from(const gb_string *data, int rank, const int64_t *dims) {
+    return gb_tensor_from(GB_STRING, data, rank, dims);
+}
+
+gb_tensor *gb_strings(const char *const *cstrs, int rank, const int64_t *dims) {
+    if (!check_shape("gb_strings", GB_STRING, rank, dims)) return NULL;
+    int64_t n = gb__shape_size(rank, dims);
+    if (n && !cstrs) {
+        gb__error(GB_ERR_VALUE, NULL, "gb_strings: no strings given for %lld elements",
+                  (long long)n);
+        return NULL;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        if (!cstrs[i]) {
+            gb__error(GB_ERR_VALUE, NULL, "gb_strings: string %lld is NULL", (long long)i);
+            return NULL;
+        }
+    }
+    gb_tensor *t = gb__tensor_new(GB_STRING, rank, dims, true);
+    if (!t) return NULL;
+    gb_string *e = t->data;
+    for (int64_t i = 0; i < n; i++) e[i] = (gb_string){cstrs[i], (int64_t)strlen(cstrs[i])};
+    return gb__strings_pack_in(t->scope, e, e, n) ? t : NULL;
+}
+
+gb_tensor *gb_string_scalar(const char *s) {
+    return gb_strings(s ? &s : (const char *const[]){NULL}, 0, NULL);
+}
+
+gb_tensor *gb_string_bytes(const void *data, int64_t len) {
+    gb_string e = {data, len};
+    return gb_tensor_from(GB_STRING, &e, 0, NULL);
+}
+
+const gb_string *gb_data_strings(const gb_tensor *t) {
+    return t && t->dtype == GB_STRING ? t->data : NULL;
+}
+
+gb_string gb_get_string(const gb_tensor *t, int64_t i) {
+    if (!t || t->dtype != GB_STRING || !t->data || i < 0 || i >= t->size)
+        return (gb_string){NULL, -1};
+    gb_string s = ((const gb_string *)t->data)[i];
+    return s.data ? s : (gb_string){gb__empty_bytes, 0};
+}
+
+gb_string gb_item_string(const gb_tensor *t) {
+    if (!t || t->size != 1) return (gb_string){NULL, -1};
+    return gb_get_string(t, 0);
 }

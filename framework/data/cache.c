@@ -212,7 +212,7 @@ static bool read_element(cache_iter *it, gb__element *out) {
         gb__component c = {0};
         uint8_t dr[2];
         ok = get(it, dr, 2, &crc) || corrupt(it, "cut short in a component header");
-        if (ok && (dr[0] >= GB_DTYPE_COUNT || dr[1] > GB_MAX_RANK))
+        if (ok && (!gb_dtype_is_numeric((gb_dtype)dr[0]) || dr[1] > GB_MAX_RANK))
             ok = corrupt(it, "a component with a bad dtype or rank");
         if (ok) {
             c.dtype = dr[0];

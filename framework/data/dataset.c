@@ -83,6 +83,15 @@ bool gb__element_from_tensors(gb__pool *pool, const char *fn, int64_t index,
                           fn, t[k] ? "a symbolic (traced)" : "a NULL", k, (long long)index);
             break;
         }
+        if (t[k]->dtype == GB_STRING) {
+            /* Its bytes are in the function's scope, which ends now; a
+             * pool buffer moving through batches could not take them along. */
+            gb__error(GB_ERR_DTYPE, NULL,
+                      "%s function returned a string tensor as output %d for element %lld; "
+                      "functions of a pipeline may take strings but return numbers only",
+                      fn, k, (long long)index);
+            break;
+        }
         size_t nbytes = gb_nbytes(t[k]);
         gb_buffer *b = gb__pool_get(pool, nbytes);
         if (!b) break;

@@ -6,7 +6,9 @@
  * reference keeps it alive and a later variable assign copies on write)
  * and copies scope-owned data, because a scope may end before the
  * dataset does. Elements point into these buffers, so iterating the
- * source copies nothing.
+ * source copies nothing. A string tensor's buffer holds its bytes after
+ * its elements, so the strings of every element live as long as the
+ * dataset.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,6 +113,13 @@ static bool check_tensors(const char *fn, int n, gb_tensor *const *t, bool slice
 
 /* A heap buffer holding t's bytes: t's own (shared) or a copy. */
 static gb_buffer *source_buffer(gb_tensor *t) {
+    if (t->dtype == GB_STRING) {
+        /* The pairs, then their bytes: the dataset owns both. */
+        int64_t total = gb__strings_total(t->data, t->size);
+        gb_buffer *b = gb__buffer_new_heap(gb_nbytes(t) + (size_t)total);
+        if (b) gb__strings_pack(b->data, t->data, t->size, (char *)b->data + gb_nbytes(t));
+        return b;
+    }
     if (t->buf && t->buf->heap && t->data == t->buf->data) {
         t->buf->refcount++;
         return t->buf;

@@ -129,13 +129,14 @@ static bool take_outputs(gb_concrete_function *cf, gb_plan *p, struct gb_scope *
         bool first = true;
         for (int j = 0; j < k; j++) first &= p->output_values[j] != v;
         const gb_tensor *t = p->values[v];
-        if (p->offset[v] == GB_PLAN_CALLER && first) {
-            out[k] = p->values[v];
-            continue;
+        gb_tensor *o = p->values[v];
+        if (p->offset[v] != GB_PLAN_CALLER || !first) {
+            if (!(o = gb__tensor_new_in(s, t->dtype, t->rank, t->shape, true))) return false;
+            memcpy(o->data, t->data, (size_t)t->size * gb_dtype_size(t->dtype));
         }
-        gb_tensor *o = gb__tensor_new_in(s, t->dtype, t->rank, t->shape, true);
-        if (!o) return false;
-        memcpy(o->data, t->data, (size_t)t->size * gb_dtype_size(t->dtype));
+        /* A string's bytes were made in the run's scope, which ends. */
+        if (t->dtype == GB_STRING && !gb__strings_pack_in(s, o->data, o->data, o->size))
+            return false;
         out[k] = o;
     }
     return true;

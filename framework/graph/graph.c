@@ -198,15 +198,30 @@ void gb__graph_mark_stateful(gb_graph *g, int32_t id) {
     g->last_stateful = id;
 }
 
+void *gb__graph_store_value(gb_graph *g, gb_dtype dt, int64_t n, const void *src) {
+    size_t nbytes = (size_t)n * gb_dtype_size(dt);
+    void *data = gb__graph_alloc(g, nbytes ? nbytes : 1);
+    if (!data) return NULL;
+    if (dt != GB_STRING) {
+        if (nbytes) memcpy(data, src, nbytes);
+        return data;
+    }
+    /* The bytes too: the graph outlives the scope (or the older graph)
+     * that holds them. */
+    int64_t total = gb__strings_total(src, n);
+    char *blob = gb__graph_alloc(g, total ? (size_t)total : 1);
+    if (!blob) return NULL;
+    gb__strings_pack(data, src, n, blob);
+    return data;
+}
+
 int gb__graph_add_const(gb_graph *g, const gb_tensor *t, const char *base_name) {
     gb_out_desc d = {.dtype = t->dtype, .rank = t->rank};
     memcpy(d.shape, t->shape, (size_t)t->rank * sizeof *d.shape);
     int id = gb__graph_add(g, GB_OP_CONST, base_name, NULL, 0, &d, 1, NULL);
     if (id < 0) return -1;
-    size_t nbytes = (size_t)t->size * gb_dtype_size(t->dtype);
-    void *data = gb__graph_alloc(g, nbytes ? nbytes : 1);
+    void *data = gb__graph_store_value(g, t->dtype, t->size, t->data);
     if (!data) return -1;
-    memcpy(data, t->data, nbytes);
     g->nodes[id].payload = data;
     return id;
 }

@@ -68,6 +68,10 @@ typedef struct gb_graph {
     int32_t last_stateful;
 } gb_graph;
 
+/* n values of dtype dt copied into g's memory (a string tensor's bytes
+ * with them: a graph outlives the scope or older graph holding them);
+ * NULL after a memory error. */
+void *gb__graph_store_value(gb_graph *g, gb_dtype dt, int64_t n, const void *src);
 void gb__graph_init(gb_graph *g);
 void gb__graph_free(gb_graph *g);
 /* Node id of g is made by the backward pass of forward op `of` (of type

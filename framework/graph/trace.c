@@ -157,7 +157,18 @@ static bool on_variable_created(const char *name) {
     return false;
 }
 
+/* "a:0": the node and output of a symbolic tensor of the trace running,
+ * as TensorFlow names a graph tensor (gb_tensor_repr). */
+static void symbolic_name(const gb_tensor *x, char *buf, size_t n) {
+    gb_trace *t = gb__tl_trace;
+    if (t && x->graph_id == (uint32_t)t->cf->id && x->node >= 0 && x->node < t->graph->n)
+        snprintf(buf, n, "%s:%d", t->graph->nodes[x->node].name, (int)x->out_index);
+    else
+        snprintf(buf, n, "?:%d", (int)x->out_index);
+}
+
 void gb__trace_install_hooks(void) {
+    atomic_store_explicit(&gb__symbolic_name_hook, symbolic_name, memory_order_release);
     atomic_store_explicit(&gb__trace_hook, gb__trace_op, memory_order_release);
     atomic_store_explicit(&gb__variable_created_hook, on_variable_created,
                           memory_order_release);

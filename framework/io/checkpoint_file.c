@@ -99,6 +99,13 @@ static unsigned char *encode_index(const gb__ckpt_entry *e, int n, size_t *bytes
 }
 
 bool gb__ckpt_write(const char *path, gb__ckpt_entry *e, int n) {
+    for (int i = 0; i < n; i++) {
+        if (e[i].dtype == GB_STRING) { /* pairs of pointers mean nothing in a file */
+            gb__error(GB_ERR_DTYPE, NULL, "checkpoint %s: '%s' is a string tensor; checkpoints "
+                      "hold numeric tensors only", path, e[i].path);
+            return false;
+        }
+    }
     gb__atomic_file a;
     if (!gb__atomic_open(&a, path, "checkpoint")) return false;
     out_file o = {.f = a.f};
@@ -218,7 +225,7 @@ static bool decode_entry(const char *path, const unsigned char **pp, const unsig
     e->dtype = (gb_dtype)p[0];
     e->rank = p[1];
     p += 2;
-    if (memchr(e->path, '\0', len) || (unsigned)e->dtype >= GB_DTYPE_COUNT || e->rank > GB_MAX_RANK ||
+    if (memchr(e->path, '\0', len) || !gb_dtype_is_numeric(e->dtype) || e->rank > GB_MAX_RANK ||
         (size_t)(end - p) < 8 * (size_t)e->rank + 20) {
         bad(path, "corrupt index entry for '%s'", e->path);
         return false;

@@ -203,12 +203,21 @@ typedef struct gb__saved_tables {
     int nvars, capvars;
     gb__ckpt_entry *consts;
     int nconsts, capconsts;
+    unsigned char **owned;       /* entries' bytes made for the file (strings, tables) */
+    int nowned, capowned;
 } gb__saved_tables;
 void gb__saved_tables_free(gb__saved_tables *t);
 
 /* Appends to list `sigs` the JSON of one signature: its name, inputs,
  * outputs, and the live nodes of cf's graph as traced. false (error naming
  * the node) for a node that cannot be saved (If, While). */
+/* n strings as one uint8 entry (n int64 lengths, then the bytes), and
+ * back into a tensor of `shape` (every length checked; GB_ERR_IO naming
+ * `what` for a bad entry). */
+bool gb__strings_encode(const gb_string *s, int64_t n, unsigned char **blob, uint64_t *nbytes);
+gb_tensor *gb__strings_decode(const unsigned char *blob, uint64_t nbytes, int rank,
+                              const int64_t *shape, const char *what);
+
 bool gb__saved_graph_put(gb_config *sigs, const char *name, const gb_concrete_function *cf,
                          const gb_saved_model_signature *sig, gb__saved_tables *t);
 
@@ -227,6 +236,8 @@ typedef struct gb__saved_node {
     gb_out_desc *out;
     gb_attrs attrs;
     int const_index;
+    bool strings;                /* a string Const: its entry is gb__strings_encode's */
+    int64_t table[3];            /* LookupTableFindV2: keys entry, values entry, default */
     int32_t value0;
     /* If: the branches (true, false); While: its cond and body. */
     gb__saved_graph *sub[2];

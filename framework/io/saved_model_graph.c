@@ -35,6 +35,7 @@
 
 #include "graph/control_flow/internal.h"
 #include "io/internal.h"
+#include "ops/strings_internal.h"
 #include "nn/config_internal.h"
 
 bool gb__dtype_from_name(const char *name, gb_dtype *out) {
@@ -46,6 +47,8 @@ bool gb__dtype_from_name(const char *name, gb_dtype *out) {
 void gb__saved_tables_free(gb__saved_tables *t) {
     free(t->var_ids);
     free(t->consts);
+    for (int k = 0; k < t->nowned; k++) free(t->owned[k]);
+    free(t->owned);
     *t = (gb__saved_tables){0};
 }
 
@@ -68,6 +71,8 @@ static int var_index(gb__saved_tables *t, int64_t id) {
     return t->nvars++;
 }
 
+static bool own(gb__saved_tables *t, unsigned char *p);
+
 /* A Const node's value as an entry "<signature>/<node name>" of the
  * constants file; the entry views the graph's bytes. */
 static int const_index(gb__saved_tables *t, const gb_node *nd, const char *sig) {
@@ -84,7 +89,68 @@ static int const_index(gb__saved_tables *t, const gb_node *nd, const char *sig) 
     uint64_t count = 1;
     for (int d = 0; d < e->rank; d++) count *= (uint64_t)(e->dims[d] = nd->out[0].shape[d]);
     e->nbytes = count * gb_dtype_size(e->dtype);
+    if (e->dtype == GB_STRING) { /* the node says "strings"; its shape is the node's */
+        unsigned char *blob;
+        if (!own(t, NULL) || !gb__strings_encode(nd->payload, (int64_t)count, &blob, &e->nbytes))
+            return -1;
+        t->owned[t->nowned++] = blob;
+        *e = (gb__ckpt_entry){.dtype = GB_U8, .rank = 1, .dims = {(int64_t)e->nbytes},
+                              .data = blob, .nbytes = e->nbytes, .path = {0}};
+        snprintf(e->path, sizeof e->path, "%s/%s_strings_%d", sig, nd->name, t->nconsts);
+    }
     return t->nconsts++;
+}
+
+/* Room for one more owned block (p NULL) or p kept as one. */
+static bool own(gb__saved_tables *t, unsigned char *p) {
+    if (!grow((void **)&t->owned, &t->capowned, t->nowned, sizeof *t->owned)) {
+        free(p);
+        return false;
+    }
+    if (p) t->owned[t->nowned++] = p;
+    return true;
+}
+
+/* An entry of the constants file over bytes the tables own. */
+static int add_entry(gb__saved_tables *t, const char *path, gb_dtype dt, int64_t count,
+                     unsigned char *data, uint64_t nbytes) {
+    if (!own(t, data) || !grow((void **)&t->consts, &t->capconsts, t->nconsts, sizeof *t->consts))
+        return -1;
+    gb__ckpt_entry *e = &t->consts[t->nconsts];
+    *e = (gb__ckpt_entry){.dtype = dt, .rank = 1, .dims = {count}, .data = data, .nbytes = nbytes};
+    snprintf(e->path, sizeof e->path, "%s_%d", path, t->nconsts);
+    return t->nconsts++;
+}
+
+/* A LookupTableFindV2's table, which the graph names by an id that means
+ * nothing in a file: its keys and values as two entries, and its default. */
+static bool put_table(gb_config *c, const gb_node *nd, gb__saved_tables *t, const char *sig) {
+    gb_lookup_table *table = gb__lookup_table_by_id(nd->attrs.i[0]);
+    if (!table) {
+        gb__error(GB_ERR_STATE, NULL, "gb_saved_model_save: the lookup table of node '%s' was "
+                  "freed", nd->name);
+        return false;
+    }
+    int64_t n = gb_lookup_table_size(table), dflt;
+    gb_string *keys = malloc((size_t)(n ? n : 1) * sizeof *keys);
+    int64_t *values = malloc((size_t)(n ? n : 1) * sizeof *values);
+    unsigned char *blob = NULL;
+    uint64_t nbytes = 0;
+    bool ok = keys && values && gb__lookup_table_export(table, keys, values, &dflt) &&
+              gb__strings_encode(keys, n, &blob, &nbytes);
+    free(keys);
+    if (!ok) {
+        free(values);
+        return gb_ok() ? (gb__error(GB_ERR_MEMORY, NULL, "gb_saved_model_save: out of memory"), false)
+                       : false;
+    }
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s_keys", sig, nd->name);
+    int kk = add_entry(t, path, GB_U8, (int64_t)nbytes, blob, nbytes);
+    snprintf(path, sizeof path, "%s/%s_values", sig, nd->name);
+    int kv = kk < 0 ? -1 : add_entry(t, path, GB_I64, n, (unsigned char *)values, (uint64_t)n * 8);
+    if (kk < 0) free(values);
+    return kv >= 0 && gb_config_put_ints(c, "table", 3, (int64_t[]){kk, kv, dflt}) != NULL;
 }
 
 /* What makes a signature's input or output name other than a plain name
@@ -192,7 +258,9 @@ static bool put_node(gb_config *nodes, const gb_graph *g, int i, const int32_t *
     if (ok && nd->op == GB_OP_CONST) {
         int k = const_index(t, nd, sig);
         ok = k >= 0 && gb_config_put_int(c, "const", k);
+        if (ok && nd->out[0].dtype == GB_STRING) ok = gb_config_put_bool(c, "strings", true) != NULL;
     }
+    if (ok && nd->op == GB_OP_LOOKUP_TABLE_FIND) ok = put_table(c, nd, t, sig);
     return ok;
 }
 
@@ -473,11 +541,32 @@ static bool check_kind(const reader *r, const gb_config *c, gb__saved_node *nd) 
         return true;
     }
     if (nd->op == GB_OP_IF || nd->op == GB_OP_WHILE) return read_control_flow(r, c, nd);
+    if (nd->op == GB_OP_LOOKUP_TABLE_FIND) {
+        const gb_config *tb = gb_config_get(c, "table");
+        int64_t v[3];
+        bool ok = tb && gb_config_kind_of(tb) == GB_CONFIG_LIST && gb_config_len(tb) == 3;
+        for (int k = 0; ok && k < 3; k++) {
+            const gb_config *x = gb_config_at(tb, k);
+            ok = gb_config_kind_of(x) == GB_CONFIG_INT;
+            v[k] = ok ? gb_config_int(x) : 0;
+            ok = ok && (k == 2 || (v[k] >= 0 && v[k] < r->nconsts));
+        }
+        if (!ok)
+            return bad(r, "a LookupTableFindV2 needs 'table': [keys entry, values entry, default], "
+                       "entries below %d", r->nconsts);
+        memcpy(nd->table, v, sizeof v);
+        return true;
+    }
     if (nd->op != GB_OP_CONST) return true;
     const gb_config *k = gb_config_get(c, "const");
     if (!k || gb_config_kind_of(k) != GB_CONFIG_INT || gb_config_int(k) < 0 || gb_config_int(k) >= r->nconsts)
         return bad(r, "a Const's 'const' must be an index below %d", r->nconsts);
     nd->const_index = (int)gb_config_int(k);
+    const gb_config *st = gb_config_get(c, "strings");
+    nd->strings = st && gb_config_kind_of(st) == GB_CONFIG_BOOL && gb_config_bool(st);
+    if (nd->strings != (nd->out[0].dtype == GB_STRING))
+        return bad(r, "a Const of dtype %s %s 'strings': true", gb_dtype_name(nd->out[0].dtype),
+                   nd->strings ? "has" : "lacks");
     return true;
 }
 

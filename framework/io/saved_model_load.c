@@ -20,6 +20,7 @@
 
 #include "gb_control_flow.h"
 #include "io/internal.h"
+#include "ops/strings_internal.h"
 
 typedef struct loaded_signature {
     gb__saved_graph g;
@@ -35,6 +36,8 @@ struct gb_saved_model {
     const void **const_data;
     loaded_signature *sigs;
     int nsigs;
+    gb_lookup_table **tables;    /* made from the file for LookupTableFindV2 nodes */
+    int ntables;
     char fingerprint[17];
 };
 
@@ -115,6 +118,11 @@ static int replay_graph(const gb_saved_model *m, const gb__saved_graph *g, gb_te
         const gb__saved_node *nd = &g->nodes[i];
         if (nd->op == GB_OP_PLACEHOLDER) {
             val[nd->value0] = in[nd->attrs.i[0]];
+        } else if (nd->op == GB_OP_CONST && nd->strings) {
+            const gb__ckpt_entry *e = &m->consts.entries[nd->const_index];
+            ok = (val[nd->value0] = gb__strings_decode(m->const_data[nd->const_index], e->nbytes,
+                                                       nd->out[0].rank, nd->out[0].shape,
+                                                       e->path)) != NULL;
         } else if (nd->op == GB_OP_CONST) {
             const gb__ckpt_entry *e = &m->consts.entries[nd->const_index];
             ok = (val[nd->value0] = gb_tensor_from(e->dtype, m->const_data[nd->const_index], e->rank,
@@ -204,14 +212,47 @@ static void adopt(const gb_saved_model *m, gb__saved_graph *g) {
     }
 }
 
+/* The table of a LookupTableFindV2 node from its two entries, owned by
+ * the model; the node then names it by its id. */
+static bool make_table(gb_saved_model *m, gb__saved_node *nd, const char *what) {
+    const gb__ckpt_entry *ke = &m->consts.entries[nd->table[0]], *ve = &m->consts.entries[nd->table[1]];
+    if (ke->dtype != GB_U8 || ke->rank != 1 || ve->dtype != GB_I64 || ve->rank != 1) {
+        gb__error(GB_ERR_VALUE, NULL, "%s: the table of node '%s' needs a uint8 and an int64 "
+                  "entry, got '%s' and '%s'", what, nd->name, ke->path, ve->path);
+        return false;
+    }
+    gb_lookup_table **grown = realloc(m->tables, (size_t)(m->ntables + 1) * sizeof *grown);
+    if (!grown) return gb__error(GB_ERR_MEMORY, NULL, "%s: out of memory", what), false;
+    m->tables = grown;
+    gb_scope_begin();
+    gb_tensor *keys = gb__strings_decode(m->const_data[nd->table[0]], ke->nbytes, 1, ve->dims, ke->path);
+    gb_lookup_table *t = keys ? gb__lookup_table_make(ke->path, gb_data_strings(keys),
+                                                      m->const_data[nd->table[1]], ve->dims[0],
+                                                      nd->table[2])
+                              : NULL;
+    gb_scope_end();
+    if (!t) return false;
+    m->tables[m->ntables++] = t;
+    nd->attrs.i[0] = gb__lookup_table_id(t);
+    return true;
+}
+
 /* A Const node's saved shape and dtype are its value's (in sub-graphs too). */
-static bool consts_match(const gb_saved_model *m, const gb__saved_graph *g, const char *what) {
+static bool consts_match(gb_saved_model *m, const gb__saved_graph *g, const char *what) {
     for (int i = 0; i < g->n; i++) {
         const gb__saved_node *nd = &g->nodes[i];
         for (int k = 0; k < 2; k++)
             if (nd->sub[k] && !consts_match(m, nd->sub[k], what)) return false;
+        if (nd->op == GB_OP_LOOKUP_TABLE_FIND && !make_table(m, (gb__saved_node *)nd, what)) return false;
         if (nd->op != GB_OP_CONST) continue;
         const gb__ckpt_entry *e = &m->consts.entries[nd->const_index];
+        if (nd->strings) { /* gb__strings_decode checks the rest when the node runs */
+            if (e->dtype == GB_U8 && e->rank == 1) continue;
+            gb__error(GB_ERR_VALUE, NULL, "%s: graph '%s': string Const '%s' has the entry '%s' "
+                      "of dtype %s rank %d, not uint8 rank 1", what, g->name, nd->name, e->path,
+                      gb_dtype_name(e->dtype), e->rank);
+            return false;
+        }
         bool same = e->dtype == nd->out[0].dtype && e->rank == nd->out[0].rank &&
                     (e->rank == 0 || !memcmp(e->dims, nd->out[0].shape, (size_t)e->rank * sizeof *e->dims));
         if (!same) {
@@ -353,6 +394,8 @@ void gb_saved_model_free(gb_saved_model *m) {
         gb__saved_graph_free(&m->sigs[i].g);
     }
     for (int i = 0; i < m->nvars; i++) gb_variable_free(m->vars[i]);
+    for (int i = 0; i < m->ntables; i++) gb_lookup_table_free(m->tables[i]);
+    free(m->tables);
     free(m->sigs);
     free(m->vars);
     free(m->const_data);

@@ -10,6 +10,8 @@
 #include "ops/internal.h"
 
 static const char *const padding_names[] = {"VALID", "SAME", NULL};
+static const char *const unit_names[] = {"BYTE", "UTF8_CHAR", NULL};
+static const char *const unicode_error_names[] = {"strict", "replace", "ignore", NULL};
 
 /* The attribute types of ops.def, each one gb_attr_def initializer. */
 #define A_INT(nm, sl) {.name = #nm, .type = GB_ATTR_INT, .slot = sl},

@@ -197,7 +197,9 @@ static bool kernel_binary(const gb_op_call *c, gb_tensor **out) {
                  : a->size == 1                              ? RUN_SV
                  : b->size == 1                              ? RUN_VS
                                                              : -1;
-    if (layout >= 0 && r->size < GB_EW_PARALLEL_MIN) {
+    /* Strings are not split across the pool: their new bytes go into
+     * this thread's scope. */
+    if (layout >= 0 && (r->size < GB_EW_PARALLEL_MIN || a->dtype == GB_STRING)) {
         run(layout, r->size, a->data, b->data, r->data);
     } else if (layout >= 0) {
         gb__ew_run_parallel(run, layout, r->size, a->data, b->data, r->data,
@@ -278,6 +280,7 @@ static void select_row(void *ctx, const int64_t *in_off, int64_t out_off) {
     switch (w->elem) {
     case 1: SELECT_ROW(uint8_t); break;
     case 4: SELECT_ROW(uint32_t); break;
+    case sizeof(gb_string): SELECT_ROW(gb_string); break; /* strings: pairs, bytes shared */
     default: SELECT_ROW(uint64_t); break;
     }
 }

@@ -65,6 +65,7 @@ static void copy_tiled(char *dst, int64_t dstride, const char *src, int64_t sstr
     switch (esize) {
     case 1: COPY_TILED_AS(uint8_t); break;
     case 4: COPY_TILED_AS(uint32_t); break;
+    case sizeof(gb_string): COPY_TILED_AS(gb_string); break; /* strings: pairs, bytes shared */
     default: COPY_TILED_AS(uint64_t); break;
     }
 #undef COPY_TILED_AS
@@ -665,6 +666,11 @@ static int infer_pad(const gb_op_call *c, gb_out_desc *out) {
             return -1;
         }
         out[0].shape[i] = x->shape[i] < 0 ? -1 : padded;
+    }
+    if (x->dtype == GB_STRING && c->attrs->f[0] != 0.0) {
+        gb__op_error(c, GB_ERR_DTYPE, "%s: a string tensor is padded with empty strings; "
+                     "constant_value must be 0, got %g", c->def->name, c->attrs->f[0]);
+        return -1;
     }
     out[0].dtype = x->dtype;
     out[0].rank = x->rank;

@@ -89,6 +89,10 @@ static gb_rplan plan_reduction(const gb_tensor *x, int64_t mask) {
 /* ---- Sum, Mean, Max, Min, Prod: infer and kernel ------------------------------------ */
 
 static bool check_dtype(const gb_op_call *c, gb_dtype dt) {
+    if (dt == GB_STRING) {
+        gb__op_error(c, GB_ERR_DTYPE, "%s: string tensors are not supported", c->def->name);
+        return false;
+    }
     if (dt != GB_BOOL) return true;
     gb__op_error(c, GB_ERR_DTYPE, "%s: bool tensors are not supported; cast to a number type first",
                  c->def->name);

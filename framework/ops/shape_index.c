@@ -227,8 +227,9 @@ static int infer_one_hot(const gb_op_call *c, gb_out_desc *out) {
                      c->def->name, gb_dtype_name(indices->dtype));
         return -1;
     }
-    if (dt < 0 || dt >= GB_DTYPE_COUNT) {
-        gb__op_error(c, GB_ERR_DTYPE, "%s: invalid output dtype %lld", c->def->name, (long long)dt);
+    if (!gb_dtype_is_numeric((gb_dtype)dt)) {
+        gb__op_error(c, GB_ERR_DTYPE, "%s: invalid output dtype %lld (%s)", c->def->name,
+                     (long long)dt, gb_dtype_name((gb_dtype)dt));
         return -1;
     }
     if (depth < 0) {

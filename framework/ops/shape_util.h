@@ -24,6 +24,11 @@ static inline char *elem_ptr(const gb_tensor *t, int64_t i) {
 /* Fills t with value (converted to t's dtype). */
 static inline void fill_value(gb_tensor *t, double value) {
     size_t es = gb_dtype_size(t->dtype);
+    if (t->dtype == GB_STRING) { /* only 0 reaches here (Pad checks): empty strings */
+        gb_string *e = t->data;
+        for (int64_t i = 0; i < t->size; i++) e[i] = (gb_string){gb__empty_bytes, 0};
+        return;
+    }
     if (value == 0.0 && !signbit(value)) {
         memset(t->data, 0, (size_t)t->size * es);
         return;

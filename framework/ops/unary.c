@@ -130,6 +130,12 @@ static int infer_cast(const gb_op_call *c, gb_out_desc *out) {
                      (long long)to);
         return -1;
     }
+    if ((to == GB_STRING) != (c->in[0]->dtype == GB_STRING)) {
+        gb__op_error(c, GB_ERR_DTYPE, "%s: cannot cast %s to %s; use %s", c->def->name,
+                     gb_dtype_name(c->in[0]->dtype), gb_dtype_name((gb_dtype)to),
+                     to == GB_STRING ? "gb_as_string" : "gb_string_to_number");
+        return -1;
+    }
     gb__ew_desc_like(out, c->in[0], (gb_dtype)to);
     return 1;
 }

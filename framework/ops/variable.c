@@ -52,6 +52,13 @@ gb_variable *gb_variable_new(const char *name, gb_tensor *initial, bool trainabl
                   "traced functions");
         return NULL;
     }
+    if (initial->dtype == GB_STRING) {
+        /* A variable's heap buffer would hold the pairs but not the bytes. */
+        gb__error(GB_ERR_DTYPE, NULL,
+                  "gb_variable_new: string variables are not supported; keep strings in "
+                  "tensors");
+        return NULL;
+    }
     gb_variable *v = calloc(1, sizeof *v);
     if (!v) {
         gb__error(GB_ERR_MEMORY, NULL, "gb_variable_new: out of memory");

@@ -178,6 +178,12 @@ gb_status gb_summary_histogram(gb_summary_writer *w, const char *tag, const gb_t
 gb_status gb_summary_image(gb_summary_writer *w, const char *tag, const gb_tensor *t,
                            int max_outputs, int64_t step);
 gb_status gb_summary_text(gb_summary_writer *w, const char *tag, const char *text, int64_t step);
+/* A string tensor as text, as TensorBoard shows one: a scalar is its
+ * markdown; rank 1 a one-column table, rank 2 a table of its rows and
+ * columns (GFM markdown, header row the column numbers). Elements with NUL
+ * bytes and ranks above 2 are refused by name. */
+gb_status gb_summary_text_tensor(gb_summary_writer *w, const char *tag, const gb_tensor *t,
+                                 int64_t step);
 /* A graph (e.g. gb_function_graph_text) under tag; format "text", "json"... */
 gb_status gb_summary_graph(gb_summary_writer *w, const char *tag, const char *format,
                            const char *content, int64_t step);

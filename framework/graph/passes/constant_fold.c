@@ -65,13 +65,25 @@ static void *evaluate(gb_graph *g, const gb_node *nd) {
     gb_op_call c = {nd->op, gb_op_table[nd->op], inp, nd->nin, &nd->attrs, nd->payload};
     const char *saved = gb__tl_node_name;
     gb__tl_node_name = nd->name;
+    /* A string kernel makes its bytes in the current scope: a scope of
+     * their own here, left once they are copied into the graph. */
+    bool strings = nd->out[0].dtype == GB_STRING;
+    if (strings) gb_scope_begin();
     bool ok = c.def->kernel(&c, &outp);
     gb__tl_node_name = saved;
+    if (ok && out.data != data) memcpy(data, out.data, bytes); /* a view (Reshape) of its input */
+    if (ok && strings) {
+        int64_t n = (int64_t)(bytes / sizeof(gb_string));
+        int64_t total = gb__strings_total(data, n);
+        char *blob = gb__graph_alloc(g, total ? (size_t)total : 1);
+        if (blob) gb__strings_pack(data, data, n, blob);
+        ok = blob != NULL;
+    }
+    if (strings) gb_scope_end();
     if (!ok) {
         gb_clear_error();
         return NULL;
     }
-    if (out.data != data) memcpy(data, out.data, bytes); /* a view (Reshape) of its input */
     return data;
 }
 

@@ -79,12 +79,9 @@ static void *copy_payload(gb_graph *g, const gb_node *nd) {
             if (!(p->steps[s].name = gb__graph_strdup(g, p->steps[s].name))) return NULL;
         return p;
     }
-    /* A Const: its value's bytes. */
-    size_t n = (size_t)gb__shape_size(nd->out[0].rank, nd->out[0].shape) *
-               gb_dtype_size(nd->out[0].dtype);
-    void *data = gb__graph_alloc(g, n ? n : 1);
-    if (data) memcpy(data, nd->payload, n);
-    return data;
+    /* A Const: its value's bytes (a string's too). */
+    return gb__graph_store_value(g, nd->out[0].dtype,
+                                 gb__shape_size(nd->out[0].rank, nd->out[0].shape), nd->payload);
 }
 
 /* Copies the live nodes of `from` into `to`, in order, with forwarded

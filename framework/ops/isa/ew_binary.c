@@ -10,6 +10,7 @@
 #include <tgmath.h>
 
 #include "ops/elementwise_types.h"
+#include "ops/strings_internal.h"
 
 /* Layout of one run's operands (ops/elementwise_types.h). */
 enum { RUN_VV = GB_EW_RUN_VV, RUN_SV = GB_EW_RUN_SV, RUN_VS = GB_EW_RUN_VS };
@@ -92,15 +93,15 @@ GB_EW_NUMERIC_TYPES(GEN_COMPARE, greater_equal)
 /* The kernel table: a NULL entry means the dtype is not supported. */
 #define ENTRY(op, DT, sfx, T, U, CL) [DT] = op##_##sfx,
 const gb_ew_run_table GB_ISA_SYM(gb__ew_run_kernels) = {{
-    [GB_OP_ADD] = {GB_EW_NUMERIC_TYPES(ENTRY, add)},
+    [GB_OP_ADD] = {GB_EW_NUMERIC_TYPES(ENTRY, add) [GB_STRING] = gb__string_concat_run},
     [GB_OP_SUB] = {GB_EW_NUMERIC_TYPES(ENTRY, sub)},
     [GB_OP_MUL] = {GB_EW_NUMERIC_TYPES(ENTRY, mul)},
     [GB_OP_DIV] = {GB_EW_NUMERIC_TYPES(ENTRY, div)},
     [GB_OP_POW] = {GB_EW_FLOAT_TYPES(ENTRY, pow)},
     [GB_OP_MAXIMUM] = {GB_EW_NUMERIC_TYPES(ENTRY, maximum)},
     [GB_OP_MINIMUM] = {GB_EW_NUMERIC_TYPES(ENTRY, minimum)},
-    [GB_OP_EQUAL] = {GB_EW_ALL_TYPES(ENTRY, equal)},
-    [GB_OP_NOT_EQUAL] = {GB_EW_ALL_TYPES(ENTRY, not_equal)},
+    [GB_OP_EQUAL] = {GB_EW_ALL_TYPES(ENTRY, equal) [GB_STRING] = gb__string_equal_run},
+    [GB_OP_NOT_EQUAL] = {GB_EW_ALL_TYPES(ENTRY, not_equal) [GB_STRING] = gb__string_not_equal_run},
     [GB_OP_LESS] = {GB_EW_NUMERIC_TYPES(ENTRY, less)},
     [GB_OP_LESS_EQUAL] = {GB_EW_NUMERIC_TYPES(ENTRY, less_equal)},
     [GB_OP_GREATER] = {GB_EW_NUMERIC_TYPES(ENTRY, greater)},

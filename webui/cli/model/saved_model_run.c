@@ -2,11 +2,13 @@
  * [--signature NAME] --input NAME=FILE[;NAME=FILE...] [--output-dir DIR]`:
  * runs a signature on tensors from files, as `saved_model_cli run` does.
  *
- * An input file is .npy (by its name) or IDX, gzip-compressed or not (the
- * Fashion-MNIST files run as they are). Each output is printed — name,
- * dtype, shape and its first values — and, with --output-dir, written as
- * <name>.npy for NumPy (the directory is created when missing, with its
- * parents).
+ * An input file is .npy (by its name), .txt (a string tensor, one element
+ * per line: raw text into a model that takes strings) or IDX,
+ * gzip-compressed or not (the Fashion-MNIST files run as they are). Each
+ * output is printed — name, dtype, shape and its first values, strings
+ * quoted as bytes — and, with --output-dir, written as <name>.npy for
+ * NumPy, or <name>.txt, one line per element, for strings (the directory
+ * is created when missing, with its parents).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +23,26 @@ static bool ends_with(const char *s, const char *tail) {
     return a >= b && strcmp(s + a - b, tail) == 0;
 }
 
+/* A .txt file's lines as a string tensor [lines]. */
+static gb_tensor *read_lines(const char *file) {
+    gb_dataset *ds = gb_dataset_from_text_files(file, NULL);
+    int64_t n = ds ? gb_dataset_cardinality(ds) : 0;
+    if (!ds) return NULL;
+    if (n == 0) {
+        gb_dataset_free(ds);
+        return gb_strings(NULL, 1, &n);
+    }
+    ds = gb_dataset_batch(ds, n, false);
+    gb_iterator *it = gb_iterator_new(ds);
+    gb_tensor *lines = NULL, *t = NULL;
+    if (gb_iterator_next(it, &lines)) t = gb_add(lines, gb_string_scalar("")); /* its own bytes */
+    gb_iterator_free(it);
+    gb_dataset_free(ds);
+    return t;
+}
+
 static gb_tensor *read_tensor(const char *file) {
+    if (ends_with(file, ".txt")) return read_lines(file);
     return ends_with(file, ".npy") ? gb_npy_read(file) : gb_idx_read(file);
 }
 
@@ -50,7 +71,25 @@ static int parse_inputs(const gb__cli_command *cmd, const char *text, const gb_t
     return GB__CLI_RUN;
 }
 
+static void print_strings(gb_tensor *t, int max) {
+    for (int64_t i = 0; i < gb_size(t) && i < max; i++) {
+        gb_tensor *one = gb_reshape(gb_gather(gb_reshape(t, 1, (int64_t[]){gb_size(t)}),
+                                              gb_scalar(GB_I64, (double)i), 0), 0, NULL);
+        char repr[1024];
+        gb_tensor_repr(one, repr, sizeof repr);
+        /* "tf.Tensor(b'...', shape=(), dtype=string)": the b'...' alone */
+        char *start = strchr(repr, '(') + 1, *end = strstr(repr, ", shape=()");
+        if (end) *end = '\0';
+        gb__cli_print(stdout, "    %s", start);
+    }
+    if (gb_size(t) > max) gb__cli_print(stdout, "    ...");
+}
+
 static void print_values(gb_tensor *t, int max) {
+    if (gb_tensor_dtype(t) == GB_STRING) {
+        print_strings(t, max);
+        return;
+    }
     char line[4096];
     size_t k = 0;
     int64_t n = gb_size(t);
@@ -62,13 +101,27 @@ static void print_values(gb_tensor *t, int max) {
     gb__cli_print(stdout, "    [%s]", k ? line : "");
 }
 
+/* A string tensor's elements, one per line. */
+static bool write_lines(const char *path, gb_tensor *t) {
+    FILE *f = fopen(path, "wb");
+    const gb_string *s = gb_data_strings(t);
+    bool ok = f && s;
+    for (int64_t i = 0; ok && i < gb_size(t); i++)
+        ok = fwrite(s[i].data, 1, (size_t)s[i].len, f) == (size_t)s[i].len && fputc('\n', f) != EOF;
+    if (f) ok = fclose(f) == 0 && ok;
+    if (!ok) gb__cli_print(stderr, "glassbox saved-model run: cannot write %s", path);
+    return ok;
+}
+
 static int write_outputs(const gb__cli_command *cmd, const char *dir, const gb_tensor_spec *specs,
                          gb_tensor **out, int n) {
     if (!gb_make_dirs(dir)) return gb__cli_engine_failed(cmd);
     for (int i = 0; i < n; i++) {
         char path[4200];
-        snprintf(path, sizeof path, "%s/%s.npy", dir, specs[i].name);
-        if (!gb_npy_write(path, out[i])) return gb__cli_engine_failed(cmd);
+        bool text = gb_tensor_dtype(out[i]) == GB_STRING;
+        snprintf(path, sizeof path, "%s/%s.%s", dir, specs[i].name, text ? "txt" : "npy");
+        if (text ? !write_lines(path, out[i]) : !gb_npy_write(path, out[i]))
+            return gb__cli_engine_failed(cmd);
         gb__cli_print(stdout, "wrote %s", path);
     }
     return 0;
@@ -108,7 +161,7 @@ static int run(const gb__cli_command *cmd, const char *const *values) {
 static const gb__cli_option options[] = {
     {.name = "--dir", .metavar = "DIR", .help = "the SavedModel directory", .required = true},
     {.name = "--signature", .metavar = "NAME", .help = "the signature to run", .fallback = "serving_default"},
-    {.name = "--input", .metavar = "NAME=FILE[;...]", .help = "each input from a .npy or IDX file",
+    {.name = "--input", .metavar = "NAME=FILE[;...]", .help = "each input from a .npy, .txt (strings, one per line) or IDX file",
      .required = true},
     {.name = "--output-dir", .metavar = "DIR", .help = "also write each output there as <name>.npy"},
     {.name = "--print", .metavar = "N", .help = "values printed per output", .fallback = "10"},
@@ -118,7 +171,7 @@ _Static_assert(sizeof options / sizeof options[0] <= GB__CLI_MAX_OPTIONS,
 
 const gb__cli_command gb__cli_saved_model_run = {
     .name = "saved-model run",
-    .summary = "Runs a SavedModel's signature on .npy or IDX files",
+    .summary = "Runs a SavedModel's signature on .npy, .txt or IDX files",
     .details = "Inputs are matched by name; a file's dtype must be the input's. Exit 1 when the "
                "model, a file or the run fails.",
     .options = options,

@@ -1,0 +1,158 @@
+/* test_nn_text.c — TextVectorization and StringLookup: adapt's vocabulary
+ * (order, max_tokens, reserved entries), every output mode's values, the
+ * call traced against eager, the vocabulary through a config round trip,
+ * and the errors.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "glassbox.h"
+#include "graph_test_util.h"
+#include "test_util.h"
+
+#define STRS(shape, ...) gb_strings((const char *const[]){__VA_ARGS__}, GB_SHAPE shape)
+
+static gb_dataset *corpus(void) {
+    gb_tensor *t = STRS((3), "The cat sat.", "the CAT ran!", "a dog ran");
+    return gb_dataset_batch(gb_dataset_from_tensor_slices(1, &t), 2, false);
+}
+
+static void assert_vocab(gb_module *m, int n, const char *const *want) {
+    gb_tensor *v = gb_text_vectorization_vocabulary(m);
+    ck_assert_msg(v != NULL, "%s", gb_error_string());
+    ck_assert_int_eq(gb_size(v), n);
+    for (int i = 0; i < n; i++) {
+        gb_string s = gb_get_string(v, i);
+        ck_assert_msg(s.len == (int64_t)strlen(want[i]) && !memcmp(s.data, want[i], (size_t)s.len),
+                      "token %d is '%.*s', want '%s'", i, (int)s.len, s.data, want[i]);
+    }
+}
+
+static void assert_values(const gb_tensor *t, int n, const double *want) {
+    ck_assert_msg(t != NULL, "%s", gb_error_string());
+    ck_assert_int_eq(gb_size(t), n);
+    for (int i = 0; i < n; i++)
+        ck_assert_msg(fabs(gb_get(t, i) - want[i]) < 1e-6, "value %d is %g, want %g", i, gb_get(t, i),
+                      want[i]);
+}
+
+START_TEST(test_adapt_and_int_mode) {
+    gb_module *tv = gb_text_vectorization_new(&(gb_text_vectorization_options){
+        .output_sequence_length = 4});
+    gb_dataset *ds = corpus();
+    ck_assert(gb_text_vectorization_adapt(tv, ds));
+    /* the 2, cat 2, ran 2, then a, dog, sat by bytes */
+    const char *const want[] = {"", "[UNK]", "cat", "ran", "the", "a", "dog", "sat"};
+    assert_vocab(tv, 8, want);
+    gb_tensor *y = gb_module_call(tv, STRS((2), "The dog sat on the mat", "CAT"), false);
+    ck_assert_int_eq(gb_tensor_dtype(y), GB_I64);
+    const double ids[] = {4, 6, 7, 1, 2, 0, 0, 0};
+    assert_values(y, 8, ids);
+    gb_module_free(tv);
+    gb_dataset_free(ds);
+}
+END_TEST
+
+START_TEST(test_max_tokens_and_other_modes) {
+    gb_dataset *ds = corpus();
+    gb_module *mh = gb_text_vectorization_new(&(gb_text_vectorization_options){
+        .max_tokens = 3, .output_mode = GB_TV_MULTI_HOT});
+    ck_assert(gb_text_vectorization_adapt(mh, ds));
+    const char *const want[] = {"[UNK]", "cat", "ran"};
+    assert_vocab(mh, 3, want);
+    gb_tensor *x = STRS((2), "cat cat dog", "ran");
+    const double multi[] = {1, 1, 0, 0, 0, 1};
+    assert_values(gb_module_call(mh, x, false), 6, multi);
+    gb_module *cnt = gb_text_vectorization_new(&(gb_text_vectorization_options){
+        .max_tokens = 3, .output_mode = GB_TV_COUNT});
+    ck_assert(gb_text_vectorization_adapt(cnt, ds));
+    const double counts[] = {1, 2, 0, 0, 0, 1};
+    assert_values(gb_module_call(cnt, x, false), 6, counts);
+    gb_module *tfidf = gb_text_vectorization_new(&(gb_text_vectorization_options){
+        .max_tokens = 3, .output_mode = GB_TV_TF_IDF});
+    ck_assert(gb_text_vectorization_adapt(tfidf, ds));
+    double w = log(1.0 + 3.0 / 3.0); /* cat and ran: in 2 of 3 documents */
+    const double tfidf_want[] = {1 * w, 2 * w, 0, 0, 0, w};
+    assert_values(gb_module_call(tfidf, x, false), 6, tfidf_want);
+    gb_module_free(mh);
+    gb_module_free(cnt);
+    gb_module_free(tfidf);
+    gb_dataset_free(ds);
+}
+END_TEST
+
+static int vectorize(void *user, gb_tensor *const *in, int nin, const gb_value *st, int nst,
+                     gb_tensor **out) {
+    (void)nin, (void)st, (void)nst;
+    out[0] = gb_module_call(user, in[0], false);
+    return out[0] ? 1 : -1;
+}
+
+START_TEST(test_traced_like_eager_and_config_round_trip) {
+    gb_module *tv = gb_text_vectorization_new(&(gb_text_vectorization_options){
+        .output_sequence_length = 3});
+    gb_dataset *ds = corpus();
+    ck_assert(gb_text_vectorization_adapt(tv, ds));
+    gb_function *f = gb_function_new(
+        "vectorize", vectorize,
+        &(gb_function_options){.user = tv, .input_signature = (gb_tensor_spec[]){GB_SPEC("text", GB_STRING, -1)},
+                               .ninput_signature = 1});
+    gb_tensor *a = STRS((2), "a cat", "dog, ran sat the"), *b = STRS((1), "");
+    assert_calls_like_eager(f, vectorize, tv, &a, 1);
+    assert_calls_like_eager(f, vectorize, tv, &b, 1);
+    ck_assert_int_eq(gb_function_tracing_count(f), 1);
+    gb_config *c = gb_module_get_config(tv);
+    gb_module *back = gb_module_from_config(c);
+    ck_assert_msg(back != NULL, "%s", gb_error_string());
+    assert_bitwise(gb_module_call(tv, a, false), gb_module_call(back, a, false), "rebuilt");
+    gb_config_free(c);
+    gb_function_free(f);
+    gb_module_free(back);
+    gb_module_free(tv);
+    gb_dataset_free(ds);
+}
+END_TEST
+
+START_TEST(test_string_lookup) {
+    gb_module *sl = gb_string_lookup_new(NULL);
+    gb_tensor *t = STRS((5), "b", "a", "b", "c", "b");
+    gb_dataset *ds = gb_dataset_from_tensor_slices(1, &t);
+    ck_assert(gb_text_vectorization_adapt(sl, ds));
+    const char *const want[] = {"", "[UNK]", "b", "a", "c"};
+    assert_vocab(sl, 5, want);
+    const double ids[] = {3, 1, 2, 4};
+    assert_values(gb_module_call(sl, STRS((2, 2), "a", "zzz", "b", "c"), false), 4, ids);
+    gb_module_free(sl);
+    gb_dataset_free(ds);
+}
+END_TEST
+
+START_TEST(test_errors) {
+    ck_assert_ptr_null(gb_text_vectorization_new(NULL));
+    assert_error_text(GB_ERR_VALUE, "TextVectorization: output_mode int needs "
+                                    "output_sequence_length >= 1, got 0");
+    gb_module *tv = gb_text_vectorization_new(&(gb_text_vectorization_options){
+        .name = "tv", .output_sequence_length = 2});
+    ck_assert_ptr_null(gb_module_call(tv, STRS((1), "x"), false));
+    check_error(GB_ERR_STATE, "has no vocabulary: adapt it to data first");
+    gb_clear_error();
+    gb_module_free(tv);
+}
+END_TEST
+
+static Suite *text_suite(void) {
+    Suite *s = suite_create("nn_text");
+    TCase *tc = tcase_create("text_vectorization");
+    tcase_add_checked_fixture(tc, scope_setup, scope_teardown);
+    tcase_add_test(tc, test_adapt_and_int_mode);
+    tcase_add_test(tc, test_max_tokens_and_other_modes);
+    tcase_add_test(tc, test_traced_like_eager_and_config_round_trip);
+    tcase_add_test(tc, test_string_lookup);
+    tcase_add_test(tc, test_errors);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return run_suite(text_suite()); }
