@@ -3,8 +3,8 @@
  * into a graph (the passes, the memory plan, the executor) and called,
  * then, when the input asks, saved as a SavedModel, loaded and called.
  *
- * The input is read as a program: a few input tensors (a dtype, a rank up
- * to 4, dims up to 6, values from the input's bytes), then up to eight
+ * The input is read as a program: a few input tensors (a dtype, strings
+ * included, a rank up to 4, dims up to 6, values from the input's bytes), then up to eight
  * steps, each an op of ops.def with inputs picked from the tensors made so
  * far and every attribute slot filled from the input — small numbers,
  * negative ones and the ends of int64, as a hostile file could give. The
@@ -60,14 +60,31 @@ static double attr_double(reader *r) {
     return b < 8 ? specials[b] : (double)(int8_t)b / 8;
 }
 
+/* A string tensor of these dims: its first elements up to 4 bytes each
+ * from the input (any bytes: NUL, stray UTF-8), the rest empty. */
+static gb_tensor *make_strings(reader *r, int rank, const int64_t *dims) {
+    enum { MAX_ELEMS_STR = 6 * 6 * 6 * 6 };
+    static char bytes[MAX_VALUES][4];
+    gb_string el[MAX_ELEMS_STR] = {{0}};
+    int64_t n = 1;
+    for (int d = 0; d < rank; d++) n *= dims[d];
+    for (int64_t i = 0; i < n && i < MAX_VALUES; i++) {
+        el[i] = (gb_string){bytes[i], byte(r) % 5};
+        for (int64_t k = 0; k < el[i].len; k++) bytes[i][k] = (char)byte(r);
+    }
+    for (int64_t i = MAX_VALUES; i < n; i++) el[i] = (gb_string){"", 0};
+    return gb_strings_from(el, rank, dims);
+}
+
 /* A tensor of the dtype, rank and dims the input gives, holding values
  * from its bytes. */
 static gb_tensor *make_input(reader *r) {
-    static const gb_dtype dtypes[] = {GB_F32, GB_F64, GB_I32, GB_I64, GB_U8, GB_BOOL};
-    gb_dtype dt = dtypes[byte(r) % 6];
+    static const gb_dtype dtypes[] = {GB_F32, GB_F64, GB_I32, GB_I64, GB_U8, GB_BOOL, GB_STRING};
+    gb_dtype dt = dtypes[byte(r) % 7];
     int rank = byte(r) % 5;
     int64_t dims[4];
     for (int d = 0; d < rank; d++) dims[d] = byte(r) % 7;
+    if (dt == GB_STRING) return make_strings(r, rank, dims);
     gb_tensor *t = gb_zeros(dt, rank, dims);
     if (!t) return NULL;
     int64_t n = gb_size(t);
@@ -184,6 +201,18 @@ static int traced_body(void *user, gb_tensor *const *in, int nin, const gb_value
     return 1;
 }
 
+/* Same dtype, shape and values: bit for bit, and strings byte for byte
+ * (their elements are pointers into different memory). */
+static bool same_values(const gb_tensor *a, const gb_tensor *b) {
+    if (gb_tensor_dtype(a) != gb_tensor_dtype(b) || !gb_same_shape(a, b)) return false;
+    if (gb_tensor_dtype(a) != GB_STRING) return memcmp(gb_data(a), gb_data(b), gb_nbytes(a)) == 0;
+    for (int64_t i = 0; i < gb_size(a); i++) {
+        gb_string x = gb_get_string(a, i), y = gb_get_string(b, i);
+        if (x.len != y.len || (x.len && memcmp(x.data, y.data, (size_t)x.len))) return false;
+    }
+    return true;
+}
+
 static void read_program(reader *r, program *p) {
     uint8_t head = byte(r);
     *p = (program){.ninputs = 1 + head % MAX_INPUTS, .save = (head & 0x80) != 0};
@@ -245,9 +274,7 @@ static void through_saved_model(gb_function *f, const program *p, const gb_tenso
     gb_tensor *out = NULL;
     FUZZ_CHECK(gb_saved_model_call(m, "serving_default", p->inputs, p->ninputs, &out) == 1,
                "a loaded SavedModel does not run: %s", gb_error_string());
-    FUZZ_CHECK(gb_tensor_dtype(out) == gb_tensor_dtype(eager) && gb_same_shape(out, eager) &&
-                   memcmp(gb_data(out), gb_data(eager), gb_nbytes(eager)) == 0,
-               "a loaded SavedModel's result differs from eager");
+    FUZZ_CHECK(same_values(out, eager), "a loaded SavedModel's result differs from eager");
     gb_saved_model_free(m);
 }
 
@@ -272,10 +299,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         gb_clear_error();
     } else if (!p.random && !eager_refused && !p.refused) {
         /* Both ran every step: the graph computes what eager did. */
-        FUZZ_CHECK(gb_tensor_dtype(traced) == gb_tensor_dtype(eager) && gb_same_shape(traced, eager),
-                   "traced and eager results differ in dtype or shape");
-        FUZZ_CHECK(memcmp(gb_data(traced), gb_data(eager), gb_nbytes(eager)) == 0,
-                   "traced and eager results differ");
+        FUZZ_CHECK(same_values(traced, eager), "traced and eager results differ");
         if (p.save) through_saved_model(f, &p, eager);
     }
     gb_function_free(f);
