@@ -36,7 +36,7 @@ void gb__strings_pack(gb_string *dst, const gb_string *src, int64_t n, char *blo
         const char *from = src[i].data;
         if (len) memcpy(blob, from, (size_t)len);
         dst[i] = (gb_string){len ? blob : gb__empty_bytes, len};
-        blob += len;
+        if (len) blob += len; /* blob is NULL when every string is empty */
     }
 }
 
