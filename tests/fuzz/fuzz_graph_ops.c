@@ -15,7 +15,8 @@
  * op that refuses its inputs or attributes says so with an error naming
  * it, eagerly and traced alike (the trace runs the same shape checks);
  * a program that runs eagerly gives, traced, the same outputs bit for
- * bit when it draws no random numbers; and a traced program that saves
+ * bit when it draws no random numbers (the trace skips the steps eager
+ * refused, which may refuse only on values); and a traced program that saves
  * loads again (whatever save accepts, load accepts) and gives those
  * outputs too. A step whose output would exceed
  * 2^16 elements is skipped before it allocates (its shape is inferred
@@ -138,7 +139,7 @@ typedef struct program {
     step steps[MAX_STEPS];
     bool random;   /* draws random numbers: traced runs draw anew */
     bool save;     /* also through a SavedModel */
-    bool skip[MAX_STEPS];   /* too big to make: skipped by both runs */
+    bool skip[MAX_STEPS];   /* too big to make, or refused eagerly: skipped by the trace */
     int refused;            /* steps the last run refused */
 } program;
 
@@ -182,6 +183,11 @@ static int run_program(program *p, gb_tensor *const *inputs, gb_tensor **pool, b
             FUZZ_CHECK(e && e->message[0], "%s refused without a message", gb_op_type_name(st->op));
             gb_clear_error();
             p->refused++;
+            /* A refusal that depends on values (an index out of range)
+             * does not happen when tracing: the trace skips the step, so
+             * both programs keep the same tensors and steps after it
+             * take the same inputs. */
+            if (!traced) p->skip[s] = true;
             continue;
         }
         for (int k = 0; k < got && n < MAX_INPUTS + MAX_STEPS * GB_MAX_OUTPUTS; k++)
