@@ -31,6 +31,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -61,6 +62,7 @@ struct gb_board {
     gb__hosts hosts;   /* what Host headers may name */
     char token[GB__TOKEN_MAX + 1];   /* every request's, when set (auth.h) */
     gb__tls tls;       /* HTTPS when set */
+    atomic_bool stopping; /* new connections are closed at once (accept_policy) */
     int port;
     char url[320];
 };
@@ -329,13 +331,20 @@ static bool resolve_options(const gb_board_options *given, gb_board_options *o) 
  * select() ceiling on descriptors, and idle connections cost nothing),
  * each connection registered for the header deadline, each request line
  * and response end reported. */
+/* MHD's accept policy: every connection while serving, none once stopping. */
+static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr, socklen_t addrlen) {
+    (void)addr, (void)addrlen;
+    const gb_board *b = cls;
+    return atomic_load(&b->stopping) ? MHD_NO : MHD_YES;
+}
+
 static struct MHD_Daemon *start_mhd(gb_board *b, int fd, const gb_board_options *o) {
     struct MHD_OptionItem tls[] = {{MHD_OPTION_HTTPS_MEM_KEY, 0, b->tls.key},
                                    {MHD_OPTION_HTTPS_MEM_CERT, 0, b->tls.cert},
                                    {MHD_OPTION_END, 0, NULL}};
     return MHD_start_daemon(
         MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | (b->tls.cert ? MHD_USE_TLS : 0),
-        0, NULL, NULL, on_request, b, MHD_OPTION_ARRAY, b->tls.cert ? tls : tls + 2,
+        0, accept_policy, b, on_request, b, MHD_OPTION_ARRAY, b->tls.cert ? tls : tls + 2,
         MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)o->threads,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->max_connections,
         /* Silence, e.g. a client that stops reading its response. */
@@ -424,8 +433,14 @@ const char *gb_board_token(const gb_board *board) { return board ? board->token 
 
 void gb_board_stop(gb_board *b) {
     if (!b) return;
-    /* No new connections; the listening socket is ours to close again. */
-    MHD_socket listen_fd = b->mhd ? MHD_quiesce_daemon(b->mhd) : MHD_INVALID_SOCKET;
+    /* No new connections: each is closed as it is accepted. Not
+     * MHD_quiesce_daemon: in 0.9.75 with a pool of epoll threads it races
+     * a worker that removes the listening socket from its epoll set on
+     * seeing the daemon quiesced, and one of the two removals fails with
+     * "Failed to remove listen FD from epoll set", which aborts the
+     * process (seen under ThreadSanitizer's slower threads).
+     * MHD_stop_daemon closes the listening socket. */
+    atomic_store(&b->stopping, true);
     if (b->live) gb__live_shutdown(b->live);
     gb__conns_stop(b->conns);
     if (b->mhd) {
@@ -433,7 +448,6 @@ void gb_board_stop(gb_board *b) {
         /* Reports every connection closed to the register. */
         MHD_stop_daemon(b->mhd);
     }
-    if (listen_fd != MHD_INVALID_SOCKET) close(listen_fd);
     gb__conns_free(b->conns);
     gb__live_free(b->live);
     gb__pool_free(b->pool);

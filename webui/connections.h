@@ -43,7 +43,7 @@ void gb__conns_stop(gb__conns *conns);
 /* Shuts down every connection still waiting for a request head and waits,
  * at most timeout_ms, until those and the ones already shut down are
  * closed. Call once libmicrohttpd accepts no more connections
- * (MHD_quiesce_daemon) and before MHD_stop_daemon: libmicrohttpd 0.9.75
+ * (the board's accept policy refuses them) and before MHD_stop_daemon: 0.9.75
  * crashes if it refuses a request head itself (414, 431...) while it stops
  * (MHD_queue_response returns MHD_YES without queueing once the daemon is
  * shutting down, and transmit_error_response_len then builds the headers
