@@ -1,7 +1,7 @@
 /* test_nn_attention.c — MultiHeadAttention (nn/attention.c) and
  * gb_masked_softmax (ops/masked_softmax.c).
  *
- *   - Against PyTorch: weights and inputs filled by one formula (value()
+ *   - Against PyTorch: weights and inputs filled by one formula (formula_values.h
  *     below and in scripts/mha_reference.py); torch.nn.MultiheadAttention
  *     in float64 on the same weights wrote tests/fixtures/mha_reference.txt
  *     for self-attention and a causal mask: outputs and every head's
@@ -15,23 +15,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "formula_values.h"
 #include "gradcheck.h"
 #include "test_util.h"
 
 enum { B = 2, T = 4, D = 6, H = 2, K = D / H };
 
-static double value(int seed, int64_t i, int64_t j) { return 0.5 * sin(seed + 0.37 * (double)i + 0.71 * (double)j); }
-
-static gb_tensor *matrix(int seed, int64_t rows, int64_t cols) {
-    double *v = malloc((size_t)(rows * cols) * sizeof *v);
-    for (int64_t i = 0; i < rows; i++)
-        for (int64_t j = 0; j < cols; j++) v[i * cols + j] = value(seed, i, j);
-    gb_tensor *t = gb_from_f64(v, 2, (int64_t[]){rows, cols});
-    free(v);
-    return t;
-}
-
-static gb_tensor *inputs(void) { return gb_reshape(matrix(7, B * T, D), 3, (int64_t[]){B, T, D}); }
+static gb_tensor *inputs(void) { return gb_reshape(formula_matrix(7, B * T, D), 3, (int64_t[]){B, T, D}); }
 
 static void set(gb_module *m, const char *name, gb_tensor *v, int rank, const int64_t *shape) {
     gb_variable *var = gb_module_variable(m, name);
@@ -45,14 +35,14 @@ static gb_module *reference_layer(gb_mha_options o) {
     gb_module *m = gb_multi_head_attention_new(H, K, &o);
     ck_assert_msg(m && gb_module_build(m, GB_F64, 3, (int64_t[]){-1, T, D}), "%s", gb_error_string());
     const int64_t w3[3] = {D, H, K}, b2[2] = {H, K}, wo[3] = {H, K, D}, bo[1] = {D};
-    set(m, "query/kernel", matrix(1, D, H * K), 3, w3);
-    set(m, "key/kernel", matrix(2, D, H * K), 3, w3);
-    set(m, "value/kernel", matrix(3, D, H * K), 3, w3);
-    set(m, "attention_output/kernel", matrix(4, H * K, D), 3, wo);
-    set(m, "query/bias", matrix(5, 1, H * K), 2, b2);
-    set(m, "key/bias", matrix(6, 1, H * K), 2, b2);
-    set(m, "value/bias", matrix(8, 1, H * K), 2, b2);
-    set(m, "attention_output/bias", matrix(9, 1, D), 1, bo);
+    set(m, "query/kernel", formula_matrix(1, D, H * K), 3, w3);
+    set(m, "key/kernel", formula_matrix(2, D, H * K), 3, w3);
+    set(m, "value/kernel", formula_matrix(3, D, H * K), 3, w3);
+    set(m, "attention_output/kernel", formula_matrix(4, H * K, D), 3, wo);
+    set(m, "query/bias", formula_matrix(5, 1, H * K), 2, b2);
+    set(m, "key/bias", formula_matrix(6, 1, H * K), 2, b2);
+    set(m, "value/bias", formula_matrix(8, 1, H * K), 2, b2);
+    set(m, "attention_output/bias", formula_matrix(9, 1, D), 1, bo);
     return m;
 }
 
@@ -124,7 +114,7 @@ static gb_tensor *attend(gb_tensor *const *xs, int n, void *user) {
 }
 
 START_TEST(test_gradients) {
-    gb_tensor *logits = matrix(11, 3, 4);
+    gb_tensor *logits = formula_matrix(11, 3, 4);
     gb_tensor *mask = gb_tensor_from(GB_BOOL, (bool[]){1, 0, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1}, 2,
                                      (int64_t[]){3, 4});
     GC_ASSERT(masked_softmax_of, &logits, 1, mask);

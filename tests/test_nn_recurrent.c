@@ -1,6 +1,6 @@
 /* test_nn_recurrent.c — SimpleRNN, LSTM and GRU (nn/recurrent.c).
  *
- *   - Against PyTorch: weights and inputs filled by one formula (value()
+ *   - Against PyTorch: weights and inputs filled by one formula (formula_values.h
  *     below and in scripts/rnn_reference.py), PyTorch's RNN, LSTM and GRU
  *     in float64 on the same weights (mapped from Keras' layout) wrote
  *     tests/fixtures/rnn_reference.txt; every output of every step agrees
@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "formula_values.h"
 #include "gradcheck.h"
 #include "test_util.h"
 
@@ -25,20 +26,8 @@ typedef enum kind { SIMPLE, LSTM, GRU } kind;
 static const int GATES[3] = {1, 4, 3};
 static const char *const NAMES[3] = {"simple", "lstm", "gru"};
 
-/* The formula scripts/rnn_reference.py fills the same values with. */
-static double value(int seed, int64_t i, int64_t j) { return 0.5 * sin(seed + 0.37 * (double)i + 0.71 * (double)j); }
-
-static gb_tensor *matrix(int seed, int64_t rows, int64_t cols) {
-    double *v = malloc((size_t)(rows * cols) * sizeof *v);
-    for (int64_t i = 0; i < rows; i++)
-        for (int64_t j = 0; j < cols; j++) v[i * cols + j] = value(seed, i, j);
-    gb_tensor *t = gb_from_f64(v, 2, (int64_t[]){rows, cols});
-    free(v);
-    return t;
-}
-
 static gb_tensor *inputs(void) {
-    return gb_reshape(matrix(7, B * T, F), 3, (int64_t[]){B, T, F});
+    return gb_reshape(formula_matrix(7, B * T, F), 3, (int64_t[]){B, T, F});
 }
 
 static gb_module *layer(kind k, const gb_rnn_options *o) {
@@ -51,9 +40,9 @@ static gb_module *reference_layer(kind k, gb_rnn_options o) {
     gb_module *m = layer(k, &o);
     ck_assert_msg(m && gb_module_build(m, GB_F64, 3, (int64_t[]){-1, T, F}), "%s", gb_error_string());
     int64_t g = GATES[k] * U;
-    gb_tensor *bias = matrix(3, 2, g);
-    ck_assert(gb_variable_assign(gb_module_variable(m, "kernel"), matrix(1, F, g)));
-    ck_assert(gb_variable_assign(gb_module_variable(m, "recurrent_kernel"), matrix(2, U, g)));
+    gb_tensor *bias = formula_matrix(3, 2, g);
+    ck_assert(gb_variable_assign(gb_module_variable(m, "kernel"), formula_matrix(1, F, g)));
+    ck_assert(gb_variable_assign(gb_module_variable(m, "recurrent_kernel"), formula_matrix(2, U, g)));
     ck_assert(gb_variable_assign(gb_module_variable(m, "bias"),
                                  k == GRU && !o.reset_before ? bias : gb_reshape(gb_slice(bias, GB_LIST(0, 0), GB_LIST(1, g)), 1, &g)));
     return m;

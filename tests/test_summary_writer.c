@@ -23,32 +23,11 @@
 #include "glassbox.h"
 #include "summary_test_util.h"
 #include "test_util.h"
+#include "summary_writer_fixture.h"
 
 /* ---- fixtures ------------------------------------------------------------------------- */
 
-static char dir[256], db[300];
-
-static void setup(void) {
-    SUMMARY_TEMP_STORE(dir, db, "gb_summary_writer");
-    gb_scope_begin();
-}
-
-static void teardown(void) {
-    gb_scope_end();
-    summary_remove_dir(dir);
-}
-
-static gb_summary_writer *open_writer(const char *run) {
-    gb_summary_writer *w = NULL;
-    ck_assert_msg(gb_summary_writer_open(db, run, NULL, &w) == GB_OK, "%s", gb_summary_last_error());
-    return w;
-}
-
-static gb_store *open_store(void) {
-    gb_store *s = NULL;
-    ck_assert_msg(gb_store_open(db, &s) == GB_STORE_OK, "%s", gb_store_last_error());
-    return s;
-}
+SUMMARY_WRITER_FIXTURE("gb_summary_writer")
 
 #define ASSERT_ERROR(call, status, part)                                                 \
     do {                                                                                  \
