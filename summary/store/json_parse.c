@@ -100,13 +100,15 @@ long gb__jp_string(gb__jp *ps, char *out, size_t size) {
             if (cp < 0) return -1;
             put_utf8(out, size, &len, (unsigned)cp);
         } else {
-            /* JSON text is UTF-8: a stray byte rejects the string. */
+            /* JSON text is UTF-8: a stray byte rejects the string. The
+             * decoder stops at the text's NUL, a continuation byte it is not. */
+            const char *at = ps->p - 1;
             unsigned cp;
-            size_t k = c < 0x80 ? 1 : gb_utf8_decode((const unsigned char *)ps->p - 1, 4, &cp);
+            size_t k = c < 0x80 ? 1 : gb_utf8_decode((const unsigned char *)at, 4, &cp);
             if (!k) return -1;
             for (size_t b = 0; b < k; b++, len++)
-                if (out && len + 1 < size) out[len] = ps->p[b - 1];
-            ps->p += k - 1;
+                if (out && len + 1 < size) out[len] = at[b];
+            ps->p = at + k;
         }
     }
     ps->p++;

@@ -330,7 +330,7 @@ static gb_store_status fill_runs(gb_store *s, gb__arena *a, const gb_runs *runs,
         gb_store_free(sum);
     }
     e->run_count = n;
-    e->runs = rows;
+    e->runs = n ? rows : NULL;   /* as every reader: no rows, no array */
     return GB_STORE_OK;
 }
 
