@@ -31,10 +31,12 @@ const { page, errors } = await watchedPage(browser, { width: 1400, height: 1000 
 const api = (p, params) => apiJSON(server, p, params);
 const shot = (name) => page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: false });
 
-async function pick(run) {
+// Picks a run and waits until the overview shows that run's sentence
+// (dataset.run changes at once; the sentence when the run's overview is in).
+async function pick(run, sentence) {
   await page.selectOption('#profile-run', run);
-  return until(page, (r) => document.querySelector('.profile-page')?.dataset.run === r &&
-    document.querySelector('.profile-bound') !== null, run, 10000);
+  return until(page, ([r, text]) => document.querySelector('.profile-page')?.dataset.run === r &&
+    document.querySelector('.profile-bound')?.textContent === text, [run, sentence], 10000);
 }
 
 async function main() {
@@ -51,19 +53,19 @@ async function main() {
 
   await page.goto(`${server.url}#profile`);
   check('profile: page loads', !!await tabLoaded(page, 'profile', 10000));
-  check('overview: the serial run says input-bound, as the server words it', await pick('serial') &&
+  check('overview: the serial run says input-bound, as the server words it', await pick('serial', serial.sentence) &&
     await page.$eval('.profile-bound', (e) => e.textContent) === serial.sentence,
   await page.$eval('.profile-bound', (e) => e.textContent));
   check('overview: a stacked bar chart of the steps', await until(page, () => !!document.querySelector('.profile-chart canvas'), null, 5000));
   await shot('profile-overview-serial');
-  check('overview: the parallel run says what it is', await pick('parallel') &&
+  check('overview: the parallel run says what it is', await pick('parallel', parallel.sentence) &&
     await page.$eval('.profile-bound', (e) => e.textContent) === parallel.sentence,
   await page.$eval('.profile-bound', (e) => e.textContent));
   await until(page, () => !!document.querySelector('.profile-chart canvas'), null, 5000);
   await shot('profile-overview-parallel');
 
   // Ops: the server's rows, sorted by a header click, filtered by typing.
-  await pick('serial');
+  await pick('serial', serial.sentence);
   await page.click('.profile-tab[data-view="ops"]');
   const ops = await api('profile/ops', { run: 'serial', profile: 1, by: 'type' });
   check('ops: a row per op type', await until(page, (n) => document.querySelectorAll('.profile-op').length === n, ops.ops.length, 5000),
