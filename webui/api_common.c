@@ -80,3 +80,19 @@ bool gb__has_kind(gb_store *store, gb_summary_kind kind) {
     gb_store_free(tags);
     return any;
 }
+
+int gb__reply_runs_where(gb__request *req, bool (*has)(gb_store *store, const char *run)) {
+    gb_runs *runs = NULL;
+    gb_store_status st = gb_store_runs(req->store, &runs);
+    if (st != GB_STORE_OK) return gb__reply_store_error(req, st);
+    gb__json *j = &req->json;
+    gb__json_obj(j);
+    gb__json_key(j, "runs");
+    gb__json_arr(j);
+    for (size_t i = 0; i < runs->count; i++)
+        if (has(req->store, runs->rows[i].name)) gb__json_str(j, runs->rows[i].name);
+    gb__json_arr_end(j);
+    gb__json_obj_end(j);
+    gb_store_free(runs);
+    return 200;
+}

@@ -147,6 +147,9 @@ bool gb__validate_params(gb__request *req, bool (*get)(void *ctx, size_t i, cons
  * reader's message is kept (without the store's file name). Returns the
  * status. */
 int gb__reply_store_error(gb__request *req, gb_store_status st);
+/* {"runs": [name]}: the store's runs for which has(store, run) holds (a
+ * dashboard's list of the runs it has something to show for). */
+int gb__reply_runs_where(gb__request *req, bool (*has)(gb_store *store, const char *run));
 
 /* The step range and row budget of a request: min_step, max_step, since
  * (since = s means steps after s) and points, whichever the route has. */

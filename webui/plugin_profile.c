@@ -52,21 +52,7 @@ static bool any_profiles(gb_store *store) {
     return any;
 }
 
-static int profile_runs(gb__request *req) {
-    gb_runs *runs = NULL;
-    gb_store_status st = gb_store_runs(req->store, &runs);
-    if (st != GB_STORE_OK) return gb__reply_store_error(req, st);
-    gb__json *j = &req->json;
-    gb__json_obj(j);
-    gb__json_key(j, "runs");
-    gb__json_arr(j);
-    for (size_t i = 0; i < runs->count; i++)
-        if (run_has_profiles(req->store, runs->rows[i].name)) gb__json_str(j, runs->rows[i].name);
-    gb__json_arr_end(j);
-    gb__json_obj_end(j);
-    gb_store_free(runs);
-    return 200;
-}
+static int profile_runs(gb__request *req) { return gb__reply_runs_where(req, run_has_profiles); }
 
 static void write_threads(gb__json *j, const gb_profile_info *p) {
     gb__json_key(j, "threads");

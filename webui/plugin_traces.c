@@ -109,21 +109,7 @@ static int traces_functions(gb__request *req) {
 
 /* ---- /api/traces/runs --------------------------------------------------------------- */
 
-static int traces_runs(gb__request *req) {
-    gb_runs *runs = NULL;
-    gb_store_status st = gb_store_runs(req->store, &runs);
-    if (st != GB_STORE_OK) return gb__reply_store_error(req, st);
-    gb__json *j = &req->json;
-    gb__json_obj(j);
-    gb__json_key(j, "runs");
-    gb__json_arr(j);
-    for (size_t i = 0; i < runs->count; i++)
-        if (gb__run_has_traces(req->store, runs->rows[i].name)) gb__json_str(j, runs->rows[i].name);
-    gb__json_arr_end(j);
-    gb__json_obj_end(j);
-    gb_store_free(runs);
-    return 200;
-}
+static int traces_runs(gb__request *req) { return gb__reply_runs_where(req, gb__run_has_traces); }
 
 static const gb__route routes[] = {
     {"runs", traces_runs, {GB__P_END}},
