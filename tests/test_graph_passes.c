@@ -237,6 +237,28 @@ START_TEST(test_fusion_broadcast_kinds) {
 }
 END_TEST
 
+/* Scalars on either side of non-commutative ops: the fused loop reads a
+ * scalar input as one value (the kernels' scalar layouts), so (c - x)
+ * must not become x - c, nor d / x become x / d. */
+static int scalar_sides_body(void *u, gb_tensor *const *in, int nin, const gb_value *st, int nst,
+                             gb_tensor **out) {
+    (void)u, (void)nin, (void)st, (void)nst;
+    gb_tensor *x = in[0], *c = in[1], *d = in[2];
+    gb_tensor *y = gb_sub(gb_div(gb_sub(c, x), d), gb_div(d, gb_exp(x)));
+    out[0] = gb_mul(gb_sub(y, c), gb_div(x, c));
+    return 1;
+}
+
+START_TEST(test_fusion_scalar_sides) {
+    gb_tensor *in[3] = {gb_random_normal(GB_F32, GB_SHAPE(40, 33), 0, 1, 9), gb_scalar(GB_F32, 3),
+                        gb_scalar(GB_F32, -0.7)};
+    pair p = traced_pair("scalar_sides", scalar_sides_body, NULL, GB_PASS_FUSION, 0);
+    assert_pair_like_eager(p, scalar_sides_body, NULL, in, 3);
+    ck_assert_int_eq(count(gb_function_graph_text(p.on), "= FusedElementwise("), 1);
+    free_pair(p);
+}
+END_TEST
+
 static int log_chain(void *u, gb_tensor *const *in, int nin, const gb_value *st, int nst,
                      gb_tensor **out) {
     (void)u, (void)nin, (void)st, (void)nst;
@@ -329,6 +351,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_fusion);
     tcase_add_test(tc, test_fusion_unknown_batch);
     tcase_add_test(tc, test_fusion_broadcast_kinds);
+    tcase_add_test(tc, test_fusion_scalar_sides);
     tcase_add_test(tc, test_fused_numerics_alert_names_the_op);
     tcase_add_test(tc, test_memory_plan);
     tcase_add_test(tc, test_stateful_order_kept);

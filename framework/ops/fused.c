@@ -166,6 +166,7 @@ typedef struct fused_run { /* one worker's */
     const char *in_block[GB_FUSED_MAX_INPUTS];   /* this block's slice of each input */
     char *spread[GB_FUSED_MAX_INPUTS];           /* a block of a broadcast input */
     char *regs[GB_FUSED_MAX_STEPS];              /* each step's result block */
+    int layout[GB_FUSED_MAX_STEPS];              /* binary steps: GB_EW_RUN_VV, _SV or _VS */
 } fused_run;
 
 static const void *operand(const fused_run *r, int k) {
@@ -183,7 +184,14 @@ static void run_block(fused_run *r, int64_t m, void *dst) {
         switch (st->kind) {
         case GB_FUSED_MAP: r->fns[s].map(m, a, to, &st->attrs); break;
         case GB_FUSED_PAIR: r->fns[s].pair(m, a, operand(r, st->b), to); break;
-        case GB_FUSED_BINARY: r->fns[s].run(GB_EW_RUN_VV, m, a, operand(r, st->b), to); break;
+        case GB_FUSED_BINARY: {
+            const int lay = r->layout[s];
+            const void *pa = lay == GB_EW_RUN_SV ? (const void *)r->in[-1 - st->a].data : a;
+            const void *pb = lay == GB_EW_RUN_VS ? (const void *)r->in[-1 - st->b].data
+                                                 : operand(r, st->b);
+            r->fns[s].run(lay, m, pa, pb, to);
+            break;
+        }
         }
     }
 }
@@ -265,6 +273,17 @@ static void run_blocks(void *ctx, int64_t b0, int64_t b1, int worker) {
     }
 }
 
+/* A binary step with one operand a scalar input reads that one value
+ * through the kernels' scalar layouts instead of its spread block: a load
+ * per vector fewer (GELU's four constants), the multiply broadcasting the
+ * value from a register. Map and pair steps keep reading the block. */
+static int binary_layout(const fused_run *r, const gb_fused_step *st) {
+    if (st->kind != GB_FUSED_BINARY) return GB_EW_RUN_VV;
+    const bool sa = st->a < 0 && r->in[-1 - st->a].mode == SPREAD;
+    const bool sb = st->b < 0 && r->in[-1 - st->b].mode == SPREAD;
+    return sb && !sa ? GB_EW_RUN_VS : sa && !sb ? GB_EW_RUN_SV : GB_EW_RUN_VV;
+}
+
 /* Sets up worker w's run: kernels, input views, spread scalars. */
 static void init_run(fused_run *r, const gb_op_call *c, const gb_tensor *y, int64_t len,
                      size_t es, char *mem) {
@@ -276,6 +295,7 @@ static void init_run(fused_run *r, const gb_op_call *c, const gb_tensor *y, int6
         view_of(c->in[i], y, &r->in[i]);
         if (r->in[i].mode == SPREAD) spread(r->in[i].data, es, len, r->spread[i]);
     }
+    for (int s = 0; s < r->p->nsteps; s++) r->layout[s] = binary_layout(r, &r->p->steps[s]);
 }
 
 enum { MAX_WORKERS = 16, GRAIN_BLOCKS = 64 };
