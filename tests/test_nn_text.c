@@ -1,10 +1,12 @@
 /* test_nn_text.c — TextVectorization and StringLookup: adapt's vocabulary
- * (order, max_tokens, reserved entries), every output mode's values, the
+ * (order, max_tokens, reserved entries, Keras' mask and OOV ids), ngrams,
+ * every output mode's values, the vocabulary in checkpoints, the
  * call traced against eager, the vocabulary through a config round trip,
  * and the errors.
  */
 #include <check.h>
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -115,16 +117,147 @@ START_TEST(test_traced_like_eager_and_config_round_trip) {
 }
 END_TEST
 
+/* Keras' ids: without a mask "[UNK]" is 0 and the vocabulary starts at
+ * 1; with mask_token "" that is 0, "[UNK]" 1. Configs keep the choice; a
+ * config from before the option (no "mask_token") reads as masked. */
 START_TEST(test_string_lookup) {
-    gb_module *sl = gb_string_lookup_new(NULL);
     gb_tensor *t = STRS((5), "b", "a", "b", "c", "b");
     gb_dataset *ds = gb_dataset_from_tensor_slices(1, &t);
+    gb_tensor *x = STRS((2, 2), "a", "zzz", "b", "c");
+    gb_module *sl = gb_string_lookup_new(NULL);
     ck_assert(gb_text_vectorization_adapt(sl, ds));
-    const char *const want[] = {"", "[UNK]", "b", "a", "c"};
-    assert_vocab(sl, 5, want);
-    const double ids[] = {3, 1, 2, 4};
-    assert_values(gb_module_call(sl, STRS((2, 2), "a", "zzz", "b", "c"), false), 4, ids);
+    const char *const want[] = {"[UNK]", "b", "a", "c"};
+    assert_vocab(sl, 4, want);
+    const double ids[] = {2, 0, 1, 3};
+    assert_values(gb_module_call(sl, x, false), 4, ids);
+    gb_module *masked = gb_string_lookup_new(&(gb_text_vectorization_options){.mask = true});
+    ck_assert(gb_text_vectorization_adapt(masked, ds));
+    const char *const want_masked[] = {"", "[UNK]", "b", "a", "c"};
+    assert_vocab(masked, 5, want_masked);
+    const double masked_ids[] = {3, 1, 2, 4};
+    assert_values(gb_module_call(masked, x, false), 4, masked_ids);
+    for (int m = 0; m < 2; m++) {
+        gb_config *c = gb_module_get_config(m ? masked : sl);
+        gb_module *back = gb_module_from_config(c);
+        ck_assert_msg(back != NULL, "%s", gb_error_string());
+        assert_values(gb_module_call(back, x, false), 4, m ? masked_ids : ids);
+        gb_module_free(back);
+        if (m) { /* as written before the option: no "mask_token" */
+            static const char json[] = "{\"class_name\": \"StringLookup\", \"config\": "
+                                       "{\"name\": \"old\", \"vocabulary\": [\"b\", \"a\", \"c\"]}}";
+            gb_config *old = gb_config_from_json(json, sizeof json - 1, "old");
+            ck_assert_msg(old != NULL, "%s", gb_error_string());
+            back = gb_module_from_config(old);
+            ck_assert_msg(back != NULL, "%s", gb_error_string());
+            assert_values(gb_module_call(back, x, false), 4, masked_ids);
+            gb_module_free(back);
+            gb_config_free(old);
+        }
+        gb_config_free(c);
+    }
     gb_module_free(sl);
+    gb_module_free(masked);
+    gb_dataset_free(ds);
+}
+END_TEST
+
+/* ngrams=2: each row's tokens, then its bigrams joined by a space, in the
+ * vocabulary and the output (Keras' TextVectorization(ngrams=2)). */
+START_TEST(test_ngrams) {
+    gb_module *tv = gb_text_vectorization_new(&(gb_text_vectorization_options){
+        .ngrams = 2, .output_sequence_length = 6});
+    gb_dataset *ds = corpus();
+    ck_assert(gb_text_vectorization_adapt(tv, ds));
+    /* the 2, cat 2, ran 2, the cat 2; then by bytes: a, a dog, cat ran,
+     * cat sat, dog, dog ran, sat */
+    const char *const want[] = {"", "[UNK]", "cat", "ran", "the", "the cat", "a", "a dog",
+                                "cat ran", "cat sat", "dog", "dog ran", "sat"};
+    assert_vocab(tv, 13, want);
+    gb_tensor *x = STRS((2), "The cat ran", "dog");
+    const double ids[] = {4, 2, 3, 5, 8, 0, 10, 0, 0, 0, 0, 0};
+    assert_values(gb_module_call(tv, x, false), 12, ids);
+    gb_function *f = gb_function_new(
+        "vectorize", vectorize,
+        &(gb_function_options){.user = tv, .input_signature = (gb_tensor_spec[]){GB_SPEC("text", GB_STRING, -1)},
+                               .ninput_signature = 1});
+    assert_calls_like_eager(f, vectorize, tv, &x, 1);
+    gb_config *c = gb_module_get_config(tv);
+    gb_module *back = gb_module_from_config(c);
+    ck_assert_msg(back != NULL, "%s", gb_error_string());
+    assert_values(gb_module_call(back, x, false), 12, ids);
+    gb_module *counts = gb_text_vectorization_new(&(gb_text_vectorization_options){
+        .ngrams = 2, .max_tokens = 6, .output_mode = GB_TV_COUNT});
+    ck_assert(gb_text_vectorization_adapt(counts, ds));
+    /* [UNK] cat ran the "the cat" a: "cat ran" is out of the 5 kept */
+    const double count_ids[] = {1, 1, 1, 1, 1, 0};
+    assert_values(gb_module_call(counts, STRS((1), "The cat ran"), false), 6, count_ids);
+    gb_config_free(c);
+    gb_function_free(f);
+    gb_module_free(back);
+    gb_module_free(counts);
+    gb_module_free(tv);
+    gb_dataset_free(ds);
+}
+END_TEST
+
+/* The vocabulary (and tf_idf's weights) in a checkpoint: a layer restored
+ * from it gives the same outputs without adapting; a layer of another
+ * mode refuses it, changing nothing. */
+START_TEST(test_vocabulary_in_checkpoints) {
+    gb_dataset *ds = corpus();
+    gb_module *m = gb_sequential_new("topics");
+    gb_module *tv = gb_text_vectorization_new(&(gb_text_vectorization_options){
+        .name = "vectorize", .output_mode = GB_TV_TF_IDF, .ngrams = 2});
+    ck_assert(gb_text_vectorization_adapt(tv, ds));
+    gb_sequential_add(m, tv);
+    gb_checkpoint *ck = gb_checkpoint_new();
+    ck_assert(gb_checkpoint_track_module(ck, "model", m));
+    char path[512];
+    snprintf(path, sizeof path, "%s", in_test_dir("vocab.ckpt"));
+    ck_assert_msg(gb_checkpoint_write(ck, path), "%s", gb_error_string());
+    gb_checkpoint_entry *e;
+    int n = gb_checkpoint_list(path, &e);
+    ck_assert_int_eq(n, 2);
+    ck_assert_str_eq(e[0].path, "model/topics/vectorize/vocabulary");
+    ck_assert_int_eq(e[0].dtype, GB_U8);
+    ck_assert_str_eq(e[1].path, "model/topics/vectorize/idf_weights");
+    ck_assert_int_eq(e[1].dtype, GB_F32);
+    ck_assert_int_eq(e[1].shape[0], 12);
+    free(e);
+
+    gb_module *m2 = gb_sequential_new("topics");
+    gb_module *tv2 = gb_text_vectorization_new(&(gb_text_vectorization_options){
+        .name = "vectorize", .output_mode = GB_TV_TF_IDF, .ngrams = 2});
+    gb_sequential_add(m2, tv2);
+    gb_checkpoint *ck2 = gb_checkpoint_new();
+    ck_assert(gb_checkpoint_track_module(ck2, "model", m2));
+    gb_restore_status st;
+    ck_assert_msg(gb_checkpoint_restore(ck2, path, &st), "%s", gb_error_string());
+    ck_assert(gb_restore_assert_consumed(&st));
+    ck_assert_int_eq(st.restored, 2);
+    const char *const want[] = {"[UNK]", "cat", "ran", "the", "the cat", "a", "a dog", "cat ran",
+                                "cat sat", "dog", "dog ran", "sat"};
+    assert_vocab(tv2, 12, want);
+    gb_tensor *x = STRS((2), "the cat ran away", "a dog");
+    assert_bitwise(gb_module_call(tv, x, false), gb_module_call(tv2, x, false), "restored");
+
+    gb_module *other = gb_text_vectorization_new(&(gb_text_vectorization_options){
+        .name = "vectorize", .output_sequence_length = 2});
+    gb_module *m3 = gb_sequential_new("topics");
+    gb_sequential_add(m3, other);
+    gb_checkpoint *ck3 = gb_checkpoint_new();
+    ck_assert(gb_checkpoint_track_module(ck3, "model", m3));
+    ck_assert(!gb_checkpoint_restore(ck3, path, &st));
+    assert_error_text(GB_ERR_VALUE, "TextVectorization layer 'vectorize': the checkpoint's vocabulary "
+                                    "does not start with this layer's reserved tokens ('', '[UNK]'): it "
+                                    "was saved with another output_mode or mask");
+    ck_assert_int_eq(gb_text_vectorization_vocabulary_size(other), 0);
+    gb_checkpoint_free(ck);
+    gb_checkpoint_free(ck2);
+    gb_checkpoint_free(ck3);
+    gb_module_free(m);
+    gb_module_free(m2);
+    gb_module_free(m3);
     gb_dataset_free(ds);
 }
 END_TEST
@@ -139,6 +272,10 @@ START_TEST(test_errors) {
     check_error(GB_ERR_STATE, "has no vocabulary: adapt it to data first");
     gb_clear_error();
     gb_module_free(tv);
+    ck_assert_ptr_null(gb_text_vectorization_new(&(gb_text_vectorization_options){
+        .ngrams = -1, .output_sequence_length = 2}));
+    assert_error_text(GB_ERR_VALUE, "TextVectorization: ngrams must be >= 0 (0 or 1: single "
+                                    "tokens), got -1");
 }
 END_TEST
 
@@ -150,6 +287,8 @@ static Suite *text_suite(void) {
     tcase_add_test(tc, test_max_tokens_and_other_modes);
     tcase_add_test(tc, test_traced_like_eager_and_config_round_trip);
     tcase_add_test(tc, test_string_lookup);
+    tcase_add_test(tc, test_ngrams);
+    tcase_add_test(tc, test_vocabulary_in_checkpoints);
     tcase_add_test(tc, test_errors);
     suite_add_tcase(s, tc);
     return s;
