@@ -58,6 +58,9 @@ static gb_tensor *both(unary_fn fn, gb_tensor *x) {
     return y;
 }
 
+static int ngrams_1_to_3(void *user, gb_tensor *const *in, int nin, const gb_value *st, int nst,
+                         gb_tensor **out);
+
 /* ---- the dtype ------------------------------------------------------------------------- */
 
 START_TEST(test_create_and_read) {
@@ -141,6 +144,16 @@ START_TEST(test_one_megabyte_string) {
     ck_assert_int_eq((int)gb_item(gb_strings_length(gb_add(t, t), false)), 2 * n);
     gb_tensor *tail = gb_substr(t, -3, 10, false);
     assert_bytes(tail, 0, big + n - 3, 3);
+    /* traced like eager, byte for byte */
+    ck_assert_int_eq(gb_item_string(both(gb_strings_upper, t)).len, n);
+    /* a megabyte of words through a traced split and its bigrams */
+    for (int64_t i = 0; i < n; i++) big[i] = i % 8 == 7 ? ' ' : (char)('a' + i % 7);
+    gb_tensor *words = gb_reshape(gb_string_bytes(big, n), 1, (int64_t[]){1}), *grams[2];
+    gb_function *f = gb_function_new("ngrams", ngrams_1_to_3, NULL);
+    assert_calls_like_eager(f, ngrams_1_to_3, NULL, &words, 1);
+    ck_assert(ngrams_1_to_3(NULL, &words, 1, NULL, 0, grams) == 2);
+    ck_assert_int_eq(gb_size(grams[0]), 3 * (n / 8) - 3); /* n/8 words: 1-, 2- and 3-grams */
+    gb_function_free(f);
     free(big);
 }
 END_TEST
