@@ -507,8 +507,11 @@ typedef struct gb_text_vectorization_options {
 gb_module *gb_text_vectorization_new(const gb_text_vectorization_options *opts);
 /* StringLookup: each string (any shape) to its id, as Keras': "[UNK]"
  * (out of vocabulary) is 0 and the vocabulary starts at 1; with mask, the
- * mask token "" is 0, "[UNK]" 1, the vocabulary from 2. Only name,
- * max_tokens and mask of opts are read. */
+ * mask token "" is 0, "[UNK]" 1, the vocabulary from 2. output_mode
+ * multi_hot, count or tf_idf encodes each element of a [batch] input, or
+ * each row of a [batch, tokens] one, as a row of the vocabulary's size
+ * (no mask then). Only name, max_tokens, output_mode and mask of opts are
+ * read. */
 gb_module *gb_string_lookup_new(const gb_text_vectorization_options *opts);
 /* Learns the vocabulary (and idf weights) from strings of any shape:
  * tokens by falling count, ties by bytes, up to max_tokens. Replaces a

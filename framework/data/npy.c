@@ -229,7 +229,9 @@ gb_tensor *gb_npy_decode(const void *data, size_t size, const char *name) {
     const char *why = parse_header(&h);
     if (why) return bad(name, "%s", why);
     uint64_t count = 1, avail = size - at - hlen;
-    uint64_t elem = !h.text ? gb_dtype_size(h.dtype) : h.text == 'U' ? 4 * (uint64_t)h.width : (uint64_t)h.width;
+    uint64_t elem = !h.text          ? gb_dtype_size(h.dtype)
+                    : h.text == 'U' ? 4 * (uint64_t)h.width
+                                    : (uint64_t)h.width;
     for (int i = 0; i < h.rank; i++) {
         if (h.shape[i] && count > avail / (uint64_t)h.shape[i]) return bad(name, "truncated data");
         count *= (uint64_t)h.shape[i];

@@ -334,12 +334,20 @@ static gb_tensor *decode_asset(const item *x, const gb__ckpt_entry *e, const uns
     return gb__strings_decode(data + 8, e->nbytes - 8, 1, &n, e->path);
 }
 
+/* Whether x is an asset its module holds already (a vocabulary from the
+ * config of a model file): one the file lacks is then no missing tensor,
+ * so files written before assets were saved still restore exactly. */
+static bool learned(const item *x) {
+    return x->mod && gb_module_get_type(x->mod)->asset_value(x->mod, x->asset) != NULL;
+}
+
 /* Every tracked tensor's data in the file, checked (dtype, shape, CRC),
  * into data[] (NULL where the file lacks it: counted as missing). */
 static bool check_items(const gb__ckpt_file *f, const items *it, const void **data,
                         gb_restore_status *st) {
     for (int i = 0; i < it->n; i++) {
         const gb__ckpt_entry *e = find(f, it->v[i].path);
+        if (!e && learned(&it->v[i])) continue; /* kept as it is (a file written before assets) */
         if (!e) {
             gb__status_count(&st->missing, st->first_missing, sizeof st->first_missing,
                              it->v[i].path);

@@ -11,7 +11,8 @@
  * RaggedToTensor (output_mode int, padded or cut to
  * output_sequence_length) or RaggedBincount (multi_hot, count; tf_idf
  * multiplies counts by the adapted idf weights). StringLookup is the same
- * layer with no standardization and no split: each element is one token.
+ * layer with no standardization and no split: each element is one token,
+ * its id (int) or counted per row (the other modes).
  *
  * The vocabulary, as Keras orders it: the mask token "" at 0 when there is
  * a mask (TextVectorization's int mode, where 0 is also the padding;
@@ -48,6 +49,10 @@ typedef struct tv_state {
     struct counter *counts;   /* during an adapt: tokens seen so far */
     int64_t docs;
 } tv_state;
+
+static const char *const mode_names[] = {"int", "multi_hot", "count", "tf_idf"};
+static const char *const std_names[] = {"lower_and_strip_punctuation", "lower",
+                                        "strip_punctuation", "none"};
 
 /* The mask "" (when there is one) and "[UNK]". */
 static int reserved(const tv_state *s) { return s->o.mask ? 2 : 1; }
@@ -109,24 +114,39 @@ static bool install(gb_module *m, const gb_string *tokens, int64_t n, const doub
 
 /* ---- the call --------------------------------------------------------------------------- */
 
-/* x standardized and split: ragged tokens and row_splits; for
- * StringLookup, each element alone (splits 0, 1, ..., n). */
+/* x (rank 1) standardized and split: ragged tokens and row_splits; for
+ * StringLookup and split none, each element alone. */
 static bool tokenize(gb_module *m, gb_tensor *x, gb_tensor **tokens, gb_tensor **splits) {
     tv_state *s = gb_module_state(m);
     gb_tv_standardize st = s->o.standardize;
     if (st == GB_TV_LOWER_AND_STRIP_PUNCTUATION || st == GB_TV_LOWER) x = gb_strings_lower(x);
     if (st == GB_TV_LOWER_AND_STRIP_PUNCTUATION || st == GB_TV_STRIP_PUNCTUATION)
         x = gb_regex_replace(x, strip_regex, "", true);
-    if (s->lookup || s->o.split == GB_TV_SPLIT_NONE) {
-        int64_t n = gb_size(x);
-        *tokens = gb_reshape(x, 1, &n);
-        *splits = gb_arange(GB_I64, 0, (double)n + 1, 1);
-    } else if (!gb_strings_split(x, "", -1, tokens, splits)) {
-        return false;
-    }
+    /* No split: maxsplit 0 keeps each string whole as its one token (an
+     * empty string has none, as its mask token would count for nothing),
+     * with splits made by the op, so a graph of any batch has them right. */
+    bool whole = s->lookup || s->o.split == GB_TV_SPLIT_NONE;
+    if (!gb_strings_split(x, whole ? " " : "", whole ? 0 : -1, tokens, splits)) return false;
     if (s->lookup || s->o.ngrams < 2) return *tokens && *splits;
     gb_tensor *t = *tokens, *sp = *splits;
     return t && sp && gb_strings_ngrams(t, sp, 1, s->o.ngrams, " ", tokens, splits);
+}
+
+/* StringLookup: int, ids of x's shape; the other modes, a row per
+ * element of a rank-1 input or per row of a rank-2 one, counted through a
+ * one-hot [rows, n, vocabulary] (StringLookup encodes categorical
+ * features: rows of a few tokens). */
+static gb_tensor *lookup_call(gb_module *m, gb_tensor *x) {
+    tv_state *s = gb_module_state(m);
+    gb_tensor *ids = gb_lookup_table_find(s->table, x);
+    if (s->o.output_mode == GB_TV_INT || !ids) return ids;
+    if (gb_rank(x) == 1) ids = gb_expand_dims(ids, 1);
+    gb_tensor *hot = gb_one_hot(ids, s->vocab_size, 1, 0, GB_F32);
+    int64_t steps = 1;
+    if (s->o.output_mode == GB_TV_MULTI_HOT) return gb_reduce_max(hot, &steps, 1, false);
+    gb_tensor *counts = gb_reduce_sum(hot, &steps, 1, false);
+    if (s->o.output_mode == GB_TV_COUNT) return counts;
+    return gb_mul(counts, gb_from_f32(s->idf, 1, &s->vocab_size));
 }
 
 static gb_tensor *tv_call(gb_module *m, gb_tensor *x, bool training) {
@@ -142,9 +162,7 @@ static gb_tensor *tv_call(gb_module *m, gb_tensor *x, bool training) {
         gb__nn_error(m, GB_ERR_DTYPE, "expected string input, got %s", gb_dtype_name(gb_tensor_dtype(x)));
         return NULL;
     }
-    if (s->lookup) { /* any shape: ids of the same shape */
-        return gb_lookup_table_find(s->table, x);
-    }
+    if (s->lookup) return lookup_call(m, x);
     if (gb_rank(x) == 2 && gb_dim(x, 1) == 1) x = gb_reshape(x, 1, (int64_t[]){gb_dim(x, 0)});
     if (gb_rank(x) != 1) {
         char b[64];
@@ -168,12 +186,19 @@ static gb_tensor *tv_call(gb_module *m, gb_tensor *x, bool training) {
 
 static bool tv_output_shape(gb_module *m, int rank, const int64_t *in, int *out_rank, int64_t *out) {
     tv_state *s = gb_module_state(m);
-    if (s->lookup) {
+    if (s->lookup && s->o.output_mode == GB_TV_INT) {
         memcpy(out, in, (size_t)rank * sizeof *out);
         *out_rank = rank;
         return true;
     }
-    if (rank != 1 && !(rank == 2 && in[1] == 1)) {
+    if (s->lookup && rank != 1 && rank != 2) {
+        char b[64];
+        gb__nn_error(m, GB_ERR_SHAPE, "output_mode %s takes strings of shape [batch] or [batch, "
+                     "tokens], got %s", mode_names[s->o.output_mode],
+                     gb__shape_fmt(rank, in, b, sizeof b));
+        return false;
+    }
+    if (!s->lookup && rank != 1 && !(rank == 2 && in[1] == 1)) {
         char b[64];
         gb__nn_error(m, GB_ERR_SHAPE, "expected strings of shape [batch] or [batch, 1], got %s",
                      gb__shape_fmt(rank, in, b, sizeof b));
@@ -348,10 +373,6 @@ int64_t gb_text_vectorization_vocabulary_size(gb_module *m) {
 }
 
 /* ---- config ------------------------------------------------------------------------------ */
-
-static const char *const mode_names[] = {"int", "multi_hot", "count", "tf_idf"};
-static const char *const std_names[] = {"lower_and_strip_punctuation", "lower",
-                                        "strip_punctuation", "none"};
 
 static bool tv_get_config(gb_module *m, gb_config *c) {
     tv_state *s = gb_module_state(m);
@@ -548,8 +569,9 @@ static gb_module *make(const gb_module_type *type, const gb_text_vectorization_o
         o.standardize = GB_TV_NO_STANDARDIZE;
         o.split = GB_TV_SPLIT_NONE;
         o.ngrams = 0;
-        if (o.output_mode != GB_TV_INT) {
-            gb__error(GB_ERR_VALUE, who, "%s: only output_mode int is supported", who);
+        if (o.output_mode != GB_TV_INT && o.mask) {
+            gb__error(GB_ERR_VALUE, who, "%s: a mask is for output_mode int (the other modes count "
+                      "no mask token)", who);
             return NULL;
         }
     } else if (o.output_mode == GB_TV_INT && o.output_sequence_length < 1) {
