@@ -241,14 +241,17 @@ gb_tensor *gb_idx_decode(const void *data, size_t size, const char *name);
 
 /* ---- .npy files (NumPy) ---------------------------------------------------------------------- */
 
-/* Reads a .npy file (format 1 to 3; float32/64, int32/64, uint8, bool;
- * C order). Errors (GB_ERR_IO) name the file and what is wrong: magic,
+/* Reads a .npy file (format 1 to 3; float32/64, int32/64, uint8, bool,
+ * and NumPy's fixed-width strings as string tensors: bytes 'S' as they
+ * are, unicode 'U' as UTF-8, trailing NULs dropped as NumPy does; C
+ * order). Errors (GB_ERR_IO) name the file and what is wrong: magic,
  * version, a dtype glassbox does not hold, Fortran order, a damaged
  * header, a data size that does not match the shape. */
 gb_tensor *gb_npy_read(const char *path);
 /* The same from bytes in memory; name stands for the file in errors. */
 gb_tensor *gb_npy_decode(const void *data, size_t size, const char *name);
-/* Writes t as a version 1.0 .npy file NumPy reads with np.load. */
+/* Writes t as a version 1.0 .npy file NumPy reads with np.load; string
+ * tensors as bytes 'S' of the longest element's width. */
 bool gb_npy_write(const char *path, gb_tensor *t);
 
 #define GB_FASHION_MNIST_DIR "/usr/share/datasets/fashion-mnist"

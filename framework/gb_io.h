@@ -18,7 +18,9 @@
  *
  * Paths: "<object>/<variable name>" ("model/cnn/dense/kernel"), an
  * optimizer's slots under its object ("optimizer/Adam/cnn/dense/kernel/m")
- * with "optimizer/iterations", a tracked variable under its own name. The
+ * with "optimizer/iterations", a tracked variable under its own name, a
+ * module's assets (what it learned outside variables: a vocabulary) at its
+ * place in the tree ("model/topics/vectorize/vocabulary"). The
  * file format (header, tensors, an index with a CRC-32 per tensor) is
  * described in io/checkpoint_file.c, the manager's state file
  * ("<dir>/checkpoint", text) in io/checkpoint_state.c; gb_checkpoint_list

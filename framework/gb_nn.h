@@ -187,7 +187,28 @@ typedef struct gb_module_type {
     /* from_config: a new module from such a dict. NULL: the type cannot
      * be rebuilt from a config. */
     gb_module *(*from_config)(const gb_config *c);
+    /* State learned outside variables (a vocabulary), which checkpoints
+     * save beside the variables (tf.train.Checkpoint saves a lookup
+     * table's keys the same way). assets: their names, dtypes and ranks
+     * (a dim may be -1) into specs, at most GB_MODULE_MAX_ASSETS,
+     * returning how many; they may depend on the config, not on what was
+     * learned. asset_value: asset i now, in the current scope; NULL when
+     * nothing is learned yet (then not saved). set_assets: installs
+     * values (in assets' order; NULL where the checkpoint has none),
+     * false after an error naming the module. NULL: no assets. */
+    int (*assets)(gb_module *m, gb_tensor_spec *specs);
+    gb_tensor *(*asset_value)(gb_module *m, int i);
+    bool (*set_assets)(gb_module *m, gb_tensor *const *values);
+    /* Masks, as Keras passes them along padded sequences: compute_mask
+     * gives the output's mask (bool, the output's shape without its last
+     * axis) from the input and the input's mask (NULL: none); a type
+     * without it ends the mask. call_masked is call with the input's mask
+     * (NULL when there is none); a type without it runs call, the mask
+     * unused. Only single-input types (call) take masks. */
+    gb_tensor *(*compute_mask)(gb_module *m, gb_tensor *x, gb_tensor *mask);
+    gb_tensor *(*call_masked)(gb_module *m, gb_tensor *x, gb_tensor *mask, bool training);
 } gb_module_type;
+enum { GB_MODULE_MAX_ASSETS = 4 };
 
 /* A module of `type`; name NULL or "" picks the next auto name. seed 0
  * draws one from the global sequence. NULL (with an error) on failure. */
@@ -208,6 +229,13 @@ uint64_t gb_module_seed(const gb_module *m);
  * the forward pass inside the module's name scope. training switches
  * Dropout (and later BatchNorm) to their training behaviour. */
 gb_tensor *gb_module_call(gb_module *m, gb_tensor *x, bool training);
+/* layer(x, mask=mask): gb_module_call with the input's mask (NULL: none)
+ * for a layer that takes one; *out_mask (out_mask may be NULL) gets the
+ * output's mask, NULL when it has none. A Sequential model passes masks
+ * from layer to layer this way: Embedding(mask_zero) makes one,
+ * GlobalAveragePooling1D averages over the steps it keeps. */
+gb_tensor *gb_module_call_masked(gb_module *m, gb_tensor *x, gb_tensor *mask, bool training,
+                                 gb_tensor **out_mask);
 /* layer([a, b]) for any module: nin inputs, the outputs into out (room
  * for GB_NN_MAX_IO); returns how many, or -1 after an error. A module of
  * one input and one output takes nin == 1; gb_module_call() takes a
@@ -470,12 +498,20 @@ typedef struct gb_text_vectorization_options {
     gb_tv_split split;
     gb_tv_output_mode output_mode;
     int64_t output_sequence_length;   /* int: rows padded with 0 or cut to it (>= 1) */
+    int64_t ngrams;                   /* N >= 2: the 1- to N-grams of each row's tokens,
+                                       * joined by a space (Keras ngrams=N); 0, 1: tokens */
+    bool mask;                        /* StringLookup: id 0 is the mask token "" (Keras
+                                       * mask_token=""); TextVectorization's int mode
+                                       * always has it, its other modes never */
 } gb_text_vectorization_options;
 gb_module *gb_text_vectorization_new(const gb_text_vectorization_options *opts);
-/* StringLookup: each string (any shape) to its id, with
- * TextVectorization's int mode's reserved ids (0 the padding "", 1 out of
- * vocabulary; Keras' StringLookup without a mask token has no padding
- * id); only name and max_tokens of opts are read. */
+/* StringLookup: each string (any shape) to its id, as Keras': "[UNK]"
+ * (out of vocabulary) is 0 and the vocabulary starts at 1; with mask, the
+ * mask token "" is 0, "[UNK]" 1, the vocabulary from 2. output_mode
+ * multi_hot, count or tf_idf encodes each element of a [batch] input, or
+ * each row of a [batch, tokens] one, as a row of the vocabulary's size
+ * (no mask then). Only name, max_tokens, output_mode and mask of opts are
+ * read. */
 gb_module *gb_string_lookup_new(const gb_text_vectorization_options *opts);
 /* Learns the vocabulary (and idf weights) from strings of any shape:
  * tokens by falling count, ties by bytes, up to max_tokens. Replaces a
@@ -489,6 +525,7 @@ typedef struct gb_embedding_options {
     const char *name;
     gb_initializer embeddings_initializer;
     uint64_t seed;
+    bool mask_zero;   /* index 0 is padding: the output's mask is ids != 0 (Keras mask_zero) */
 } gb_embedding_options;
 gb_module *gb_embedding_new(int64_t input_dim, int64_t output_dim, const gb_embedding_options *opts);
 
@@ -546,6 +583,11 @@ gb_module *gb_multi_head_attention_new(int64_t num_heads, int64_t key_dim, const
 
 /* GlobalAveragePooling2D: NHWC [B, H, W, C] -> [B, C]. */
 gb_module *gb_global_avg_pool2d_new(const char *name);
+/* GlobalAveragePooling1D: [batch, steps, features] to the mean over the
+ * steps, [batch, features]; with a mask (Embedding's mask_zero), over the
+ * steps the mask keeps (a row it keeps none of gives zeros, not Keras'
+ * 0/0 NaN). */
+gb_module *gb_global_avg_pool1d_new(const char *name);
 
 /* ---- models ------------------------------------------------------------------------ */
 
@@ -763,6 +805,7 @@ void gb_metric_error(const gb_metric *m, gb_status code, const char *fmt, ...)
 #define gb_initializer_make(...) GB_AT(gb_initializer_make, __VA_ARGS__)
 #define gb_module_new(...) GB_AT(gb_module_new, __VA_ARGS__)
 #define gb_module_call(...) GB_AT(gb_module_call, __VA_ARGS__)
+#define gb_module_call_masked(...) GB_AT(gb_module_call_masked, __VA_ARGS__)
 #define gb_module_call_n(...) GB_AT(gb_module_call_n, __VA_ARGS__)
 #define gb_module_build(...) GB_AT(gb_module_build, __VA_ARGS__)
 #define gb_module_add_weight(...) GB_AT(gb_module_add_weight, __VA_ARGS__)
@@ -822,6 +865,7 @@ void gb_metric_error(const gb_metric *m, gb_status code, const char *fmt, ...)
 #define gb_text_vectorization_adapt_tensor(...) GB_AT(gb_text_vectorization_adapt_tensor, __VA_ARGS__)
 #define gb_text_vectorization_vocabulary(...) GB_AT(gb_text_vectorization_vocabulary, __VA_ARGS__)
 #define gb_global_avg_pool2d_new(...) GB_AT(gb_global_avg_pool2d_new, __VA_ARGS__)
+#define gb_global_avg_pool1d_new(...) GB_AT(gb_global_avg_pool1d_new, __VA_ARGS__)
 #define gb_sequential_new(...) GB_AT(gb_sequential_new, __VA_ARGS__)
 #define gb_add_layer_new(...) GB_AT(gb_add_layer_new, __VA_ARGS__)
 #define gb_concatenate_new(...) GB_AT(gb_concatenate_new, __VA_ARGS__)

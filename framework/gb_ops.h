@@ -208,6 +208,13 @@ gb_tensor *gb_strings_upper(gb_tensor *x);
  * where each element's tokens start and end. */
 bool gb_strings_split(gb_tensor *x, const char *separator, int64_t maxsplit, gb_tensor **tokens,
                       gb_tensor **row_splits);
+/* The n-grams of ragged rows of tokens (as gb_strings_split gives them):
+ * for each row its min_width-grams, then the next width's, up to
+ * max_width, each joined by separator (tf.strings.ngrams with widths
+ * min..max; a row shorter than a width has none of it). Ragged too:
+ * *ngrams and *ngram_splits (int64, as many as row_splits). */
+bool gb_strings_ngrams(gb_tensor *tokens, gb_tensor *row_splits, int64_t min_width, int64_t max_width,
+                       const char *separator, gb_tensor **ngrams, gb_tensor **ngram_splits);
 /* int64 in [0, num_buckets): a stable 64-bit hash (FNV-1a) modulo. */
 gb_tensor *gb_strings_to_hash_bucket(gb_tensor *x, int64_t num_buckets);
 /* Parses every element as out_type (float32/64, int32/64); an element
@@ -319,6 +326,7 @@ bool gb_print(const char *message, gb_tensor *x);
 #define gb_strings_lower(...) GB_AT(gb_strings_lower, __VA_ARGS__)
 #define gb_strings_upper(...) GB_AT(gb_strings_upper, __VA_ARGS__)
 #define gb_strings_split(...) GB_AT(gb_strings_split, __VA_ARGS__)
+#define gb_strings_ngrams(...) GB_AT(gb_strings_ngrams, __VA_ARGS__)
 #define gb_strings_to_hash_bucket(...) GB_AT(gb_strings_to_hash_bucket, __VA_ARGS__)
 #define gb_string_to_number(...) GB_AT(gb_string_to_number, __VA_ARGS__)
 #define gb_as_string(...) GB_AT(gb_as_string, __VA_ARGS__)

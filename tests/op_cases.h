@@ -519,6 +519,12 @@ static void gen_string_split(op_case *c, int64_t b) {
     gen_strings(c, b);
     c->attrs_text = "{sep=\"\", maxsplit=-1}";
 }
+/* b tokens in rows split 0, b/3, b/2, b (the batch is the tokens' count) */
+static void gen_string_ngrams(op_case *c, int64_t b) {
+    int64_t splits[4] = {0, b / 3, b / 2, b};
+    OC_INPUTS(c, 1, oc_words(b, 0), gb_tensor_from(GB_I64, splits, GB_SHAPE(4)));
+    c->attrs_text = "{separator=\" \", min_width=1, max_width=3}";
+}
 static void gen_hash_bucket(op_case *c, int64_t b) {
     gen_strings(c, b);
     c->attrs_text = "{num_buckets=7}";
@@ -699,6 +705,7 @@ static const op_case_gen op_cases[GB_OP_COUNT] = {
     [GB_OP_STRING_LOWER] = gen_strings,
     [GB_OP_STRING_UPPER] = gen_strings,
     [GB_OP_STRING_SPLIT] = gen_string_split,
+    [GB_OP_STRING_NGRAMS] = gen_string_ngrams,
     [GB_OP_STRING_TO_HASH_BUCKET] = gen_hash_bucket,
     [GB_OP_STRING_TO_NUMBER] = gen_string_to_number,
     [GB_OP_AS_STRING] = gen_as_string,

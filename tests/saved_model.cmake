@@ -74,4 +74,15 @@ if(TARGET glassbox)
                    --input text=${CMAKE_CURRENT_LIST_DIR}/fixtures/five_fortunes.txt)
   set_tests_properties(saved_model_cli_run_text PROPERTIES FIXTURES_REQUIRED saved_model_text
     PASS_REGULAR_EXPRESSION "output 'topic': string\\[5\\]\n    b'computers'\n    b'law'\n    b'food'\n    b'[a-z]+'\n    b'politics'\n")
+  # The same fortunes as NumPy's unicode strings (tests/fixtures/
+  # five_fortunes.npy: the layout np.save writes for a '<U80' array), the
+  # topics written back as .npy bytes and .txt lines, the same files as
+  # from the .txt input.
+  add_test(NAME saved_model_cli_run_npy_strings
+           COMMAND bash -c "rm -rf \"$1\" && \"$0\" saved-model run --dir \"$2\" --input text=\"$3\" --output-dir \"$1\" >/dev/null && \"$0\" saved-model run --dir \"$2\" --input text=\"$4\" --print 0 --output-dir \"$1/from_txt\" >/dev/null && cmp \"$1/topic.txt\" \"$1/from_txt/topic.txt\" && cmp \"$1/topic.npy\" \"$1/from_txt/topic.npy\" && cat \"$1/topic.txt\""
+                   $<TARGET_FILE:glassbox> ${CMAKE_BINARY_DIR}/tests/saved_model_npy_strings ${sm_text}
+                   ${CMAKE_CURRENT_LIST_DIR}/fixtures/five_fortunes.npy
+                   ${CMAKE_CURRENT_LIST_DIR}/fixtures/five_fortunes.txt)
+  set_tests_properties(saved_model_cli_run_npy_strings PROPERTIES FIXTURES_REQUIRED saved_model_text
+    PASS_REGULAR_EXPRESSION "^computers\nlaw\nfood\n[a-z]+\npolitics\n$")
 endif()

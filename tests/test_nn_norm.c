@@ -3,7 +3,9 @@
  * updates) and inference, eager and traced alike; LayerNormalization by
  * hand; finite-difference gradients of both (inputs, gamma, beta);
  * Embedding lookups, their gradient (repeated indices accumulate) and
- * the out-of-range error; GlobalAveragePooling2D. */
+ * the out-of-range error; GlobalAveragePooling2D; GlobalAveragePooling1D
+ * with and without the mask of Embedding(mask_zero) in a Sequential
+ * model, eager and traced. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -260,6 +262,65 @@ START_TEST(test_global_average_pooling) {
 }
 END_TEST
 
+/* Embedding(mask_zero) -> GlobalAveragePooling1D: the mean over the
+ * tokens that are not padding (0), so a row's padding does not dilute it;
+ * a row of padding only averages to zeros. */
+static int pooled(void *user, gb_tensor *const *in, int nin, const gb_value *st, int nst,
+                  gb_tensor **out) {
+    (void)nin, (void)st, (void)nst;
+    out[0] = gb_module_call(user, in[0], false);
+    return out[0] ? 1 : -1;
+}
+
+START_TEST(test_global_average_pooling_1d_masked) {
+    gb_module *gap = gb_global_avg_pool1d_new(NULL);
+    double x[2 * 3 * 2];
+    for (int i = 0; i < 12; i++) x[i] = i;
+    gb_tensor *y = gb_module_call(gap, f64(x, GB_SHAPE(2, 3, 2)), false);
+    const double plain[] = {2, 3, 8, 9};
+    for (int i = 0; i < 4; i++) ck_assert_double_eq_tol(gb_get(y, i), plain[i], 1e-12);
+    gb_tensor *mask = gb_tensor_from(GB_BOOL, (bool[]){true, false, true, false, false, false},
+                                     GB_SHAPE(2, 3));
+    y = gb_module_call_masked(gap, f64(x, GB_SHAPE(2, 3, 2)), mask, false, NULL);
+    const double masked[] = {2, 3, 0, 0}; /* (0 + 4) / 2, (1 + 5) / 2; none kept */
+    for (int i = 0; i < 4; i++) ck_assert_double_eq_tol(gb_get(y, i), masked[i], 1e-12);
+    ck_assert_ptr_null(gb_module_call_masked(gap, f64(x, GB_SHAPE(2, 3, 2)),
+                                             gb_zeros(GB_BOOL, GB_SHAPE(2, 2)), false, NULL));
+    assert_error(GB_ERR_SHAPE, "GlobalAveragePooling1D layer 'global_average_pooling1d': the mask "
+                               "[2,2] does not fit the input [2,3,2] (it must be [batch, steps])");
+    ck_assert_ptr_null(gb_module_call(gap, f64(x, GB_SHAPE(12)), false));
+    assert_error(GB_ERR_SHAPE, "expected a rank-3 input [batch, steps, features], got shape [12]");
+
+    gb_module *m = gb_sequential_new("bag");
+    gb_module *emb = gb_embedding_new(4, 2, &(gb_embedding_options){.seed = 2, .mask_zero = true});
+    gb_sequential_add(m, emb);
+    gb_sequential_add(m, gb_global_avg_pool1d_new(NULL));
+    gb_tensor *ids = gb_tensor_from(GB_I64, (int64_t[]){3, 1, 0, 0, 2, 0, 0, 0, 0}, GB_SHAPE(3, 3));
+    gb_tensor *out = gb_module_call(m, ids, false);
+    gb_tensor *t = gb_variable_value(gb_module_variable(emb, "embeddings"));
+    for (int k = 0; k < 2; k++) {
+        ck_assert_double_eq_tol(gb_get(out, k), (gb_get(t, 3 * 2 + k) + gb_get(t, 1 * 2 + k)) / 2, 1e-7);
+        ck_assert_double_eq_tol(gb_get(out, 2 + k), gb_get(t, 2 * 2 + k), 1e-7);
+        ck_assert_double_eq(gb_get(out, 4 + k), 0);
+    }
+    gb_tensor *mask_out;
+    gb_module_call_masked(emb, ids, NULL, false, &mask_out);
+    ck_assert_int_eq(gb_tensor_dtype(mask_out), GB_BOOL);
+    for (int i = 0; i < 9; i++) ck_assert_int_eq(gb_get(mask_out, i) != 0, i == 0 || i == 1 || i == 4);
+    gb_function *f = gb_function_new(
+        "pooled", pooled,
+        &(gb_function_options){.user = m,
+                               .input_signature = (gb_tensor_spec[]){GB_SPEC("ids", GB_I64, -1, 3)},
+                               .ninput_signature = 1});
+    gb_tensor *back;
+    ck_assert_msg(gb_function_call(f, &ids, 1, NULL, 0, &back) == 1, "%s", gb_error_string());
+    for (int i = 0; i < 6; i++) ck_assert(gb_get(back, i) == gb_get(out, i));
+    gb_function_free(f);
+    gb_module_free(m);
+    gb_module_free(gap);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("nn_norm");
     TCase *tc = tcase_create("norm");
@@ -271,6 +332,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_layer_norm_by_hand_and_gradients);
     tcase_add_test(tc, test_embedding_lookup_and_gradient);
     tcase_add_test(tc, test_global_average_pooling);
+    tcase_add_test(tc, test_global_average_pooling_1d_masked);
     suite_add_tcase(s, tc);
     return s;
 }

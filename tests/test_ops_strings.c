@@ -58,6 +58,9 @@ static gb_tensor *both(unary_fn fn, gb_tensor *x) {
     return y;
 }
 
+static int ngrams_1_to_3(void *user, gb_tensor *const *in, int nin, const gb_value *st, int nst,
+                         gb_tensor **out);
+
 /* ---- the dtype ------------------------------------------------------------------------- */
 
 START_TEST(test_create_and_read) {
@@ -141,6 +144,16 @@ START_TEST(test_one_megabyte_string) {
     ck_assert_int_eq((int)gb_item(gb_strings_length(gb_add(t, t), false)), 2 * n);
     gb_tensor *tail = gb_substr(t, -3, 10, false);
     assert_bytes(tail, 0, big + n - 3, 3);
+    /* traced like eager, byte for byte */
+    ck_assert_int_eq(gb_item_string(both(gb_strings_upper, t)).len, n);
+    /* a megabyte of words through a traced split and its bigrams */
+    for (int64_t i = 0; i < n; i++) big[i] = i % 8 == 7 ? ' ' : (char)('a' + i % 7);
+    gb_tensor *words = gb_reshape(gb_string_bytes(big, n), 1, (int64_t[]){1}), *grams[2];
+    gb_function *f = gb_function_new("ngrams", ngrams_1_to_3, NULL);
+    assert_calls_like_eager(f, ngrams_1_to_3, NULL, &words, 1);
+    ck_assert(ngrams_1_to_3(NULL, &words, 1, NULL, 0, grams) == 2);
+    ck_assert_int_eq(gb_size(grams[0]), 3 * (n / 8) - 3); /* n/8 words: 1-, 2- and 3-grams */
+    gb_function_free(f);
     free(big);
 }
 END_TEST
@@ -334,6 +347,59 @@ START_TEST(test_split_ragged) {
     ck_assert_int_eq(gb_function_tracing_count(g), 1);
     gb_function_free(f);
     gb_function_free(g);
+}
+END_TEST
+
+/* split on whitespace, then 1- to 3-grams joined by "_" */
+static int ngrams_1_to_3(void *user, gb_tensor *const *in, int nin, const gb_value *st, int nst,
+                         gb_tensor **out) {
+    (void)user, (void)nin, (void)st, (void)nst;
+    gb_tensor *tok, *splits;
+    return gb_strings_split(in[0], "", -1, &tok, &splits) &&
+                   gb_strings_ngrams(tok, splits, 1, 3, "_", &out[0], &out[1])
+               ? 2
+               : -1;
+}
+
+START_TEST(test_ngrams) {
+    /* a row of 3 tokens, an empty row, one of 1 token, one of 2 with a NUL byte */
+    gb_tensor *x = gb_strings_from((const gb_string[]){{"a b c", 5}, {"", 0}, {"x", 1}, {"p q\0", 4}},
+                                   GB_SHAPE(4));
+    gb_function *f = gb_function_new(
+        "ngrams", ngrams_1_to_3,
+        &(gb_function_options){.input_signature = (gb_tensor_spec[]){GB_SPEC("x", GB_STRING, -1)},
+                               .ninput_signature = 1});
+    assert_calls_like_eager(f, ngrams_1_to_3, NULL, &x, 1);
+    gb_tensor *y = STRS((1), "");
+    assert_calls_like_eager(f, ngrams_1_to_3, NULL, &y, 1);
+    ck_assert_int_eq(gb_function_tracing_count(f), 1);
+    gb_tensor *out[2];
+    ck_assert(ngrams_1_to_3(NULL, &x, 1, NULL, 0, out) == 2);
+    const char *const want[] = {"a", "b", "c", "a_b", "b_c", "a_b_c", "x", "p", "q", "p_q"};
+    ck_assert_int_eq(gb_size(out[0]), 10);
+    for (int i = 0; i < 7; i++) ASSERT_STR(out[0], i, want[i]);
+    assert_bytes(out[0], 8, "q\0", 2);
+    assert_bytes(out[0], 9, "p_q\0", 4);
+    const int64_t rs[] = {0, 6, 6, 7, 10};
+    for (int i = 0; i < 5; i++) ck_assert_double_eq(gb_get(out[1], i), (double)rs[i]);
+    /* widths 2..2 only */
+    gb_tensor *tok, *splits, *g, *gs;
+    ck_assert(gb_strings_split(STRS((1), "a b c"), "", -1, &tok, &splits));
+    ck_assert(gb_strings_ngrams(tok, splits, 2, 2, " ", &g, &gs));
+    ck_assert_int_eq(gb_size(g), 2);
+    ASSERT_STR(g, 0, "a b");
+    ASSERT_STR(g, 1, "b c");
+    /* errors, word for word */
+    ck_assert(!gb_strings_ngrams(tok, splits, 0, 2, " ", &g, &gs));
+    assert_error_text(GB_ERR_VALUE, "StringNGrams: widths must satisfy 1 <= min_width <= max_width, "
+                                    "got 0 and 2");
+    ck_assert(!gb_strings_ngrams(tok, gb_tensor_from(GB_I64, (const int64_t[]){0, 5}, GB_SHAPE(2)), 1,
+                                 2, " ", &g, &gs));
+    assert_error_text(GB_ERR_VALUE, "StringNGrams: row_splits[1] = 5 is not a split of 3 values "
+                                    "(from 0, non-decreasing, ending at the count)");
+    ck_assert(!gb_strings_ngrams(splits, splits, 1, 2, " ", &g, &gs));
+    assert_error_text(GB_ERR_DTYPE, "StringNGrams: input 0 must be a string tensor, got int64");
+    gb_function_free(f);
 }
 END_TEST
 
@@ -679,6 +745,7 @@ static Suite *strings_suite(void) {
     tcase_add_test(ops, test_substr);
     tcase_add_test(ops, test_lower_upper);
     tcase_add_test(ops, test_split_ragged);
+    tcase_add_test(ops, test_ngrams);
     tcase_add_test(ops, test_hash_bucket);
     tcase_add_test(ops, test_string_to_number);
     tcase_add_test(ops, test_as_string);

@@ -5,6 +5,11 @@
  * copied once into a pool buffer, which then travels to the consumer
  * unchanged. All elements of a batch must agree in dtype and shape, as in
  * TensorFlow (padded_batch does not exist here).
+ *
+ * A string component's bytes may live in its element's buffer (a map's
+ * output), which goes back to the pool once its row is copied: the batch
+ * gathers them in a growing buffer of its own, in row order, and at the
+ * end moves them behind the batch's pairs (one buffer, as a map's output).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -24,6 +29,7 @@ typedef struct batch_iter {
     int64_t batch_size;
     int64_t rows;   /* buffer rows: batch_size, or fewer if the input is shorter */
     bool drop_remainder;
+    struct { char *p; size_t used, cap; } text[GB_DATA_MAX_COMPONENTS]; /* string bytes */
 } batch_iter;
 
 /* The first element sets the batch's layout: one pool buffer per
@@ -73,6 +79,29 @@ static bool same_layout(const gb__element *out, const gb__element *e, int64_t i)
     return true;
 }
 
+/* Appends the bytes of string component c (of column k) to the batch's
+ * own buffer for that column (emptied at a batch's first row). */
+static bool add_text(batch_iter *it, int k, const gb__component *c, bool first) {
+    if (first) it->text[k].used = 0;
+    const gb_string *s = c->data;
+    int64_t n = gb__shape_size(c->rank, c->shape);
+    size_t need = it->text[k].used + (size_t)gb__strings_total(s, n);
+    if (need > it->text[k].cap) {
+        size_t cap = need > 2 * it->text[k].cap ? need : 2 * it->text[k].cap;
+        char *p = realloc(it->text[k].p, cap ? cap : 1);
+        if (!p) {
+            gb__error(GB_ERR_MEMORY, "BatchDataset", "BatchDataset: out of memory for %zu bytes "
+                      "of strings", need);
+            return false;
+        }
+        it->text[k].p = p;
+        it->text[k].cap = cap;
+    }
+    for (int64_t j = 0; j < n; it->text[k].used += (size_t)s[j++].len)
+        if (s[j].len) memcpy(it->text[k].p + it->text[k].used, s[j].data, (size_t)s[j].len);
+    return true;
+}
+
 /* Copies element e into row i of the batch out (starting it at row 0). */
 static bool add_row(batch_iter *it, gb__element *out, const gb__element *e, int64_t i) {
     if (i == 0 && !start_batch(it, e, out)) return false;
@@ -86,6 +115,29 @@ static bool add_row(batch_iter *it, gb__element *out, const gb__element *e, int6
     for (int k = 0; k < e->n; k++) {
         size_t n = gb__component_nbytes(&e->c[k]);
         memcpy((char *)out->c[k].owner->data + (size_t)i * n, e->c[k].data, n);
+        if (e->c[k].dtype == GB_STRING && !add_text(it, k, &e->c[k], i == 0)) return false;
+    }
+    return true;
+}
+
+/* Moves each string component's gathered bytes behind its pairs (rows of
+ * them) and points the pairs there, in the order add_text wrote them. */
+static bool finish_text(batch_iter *it, gb__element *out, int64_t rows) {
+    for (int k = 0; k < out->n; k++) {
+        gb__component *o = &out->c[k];
+        if (o->dtype != GB_STRING) continue;
+        int64_t n = rows * gb__shape_size(o->rank - 1, o->shape + 1);
+        size_t pairs = (size_t)n * sizeof(gb_string);
+        gb_buffer *b = gb__pool_get(it->base.pool, pairs + it->text[k].used);
+        if (!b) return false;
+        gb_string *dst = b->data;
+        memcpy(dst, o->data, pairs);
+        char *at = (char *)b->data + pairs;
+        if (it->text[k].used) memcpy(at, it->text[k].p, it->text[k].used);
+        for (int64_t j = 0; j < n; at += dst[j++].len) dst[j].data = dst[j].len ? at : gb__empty_bytes;
+        gb__pool_put(it->base.pool, o->owner);
+        o->owner = b;
+        o->data = b->data;
     }
     return true;
 }
@@ -123,7 +175,7 @@ static bool batch_next(gb__iter *base, gb__element *out) {
         have = more;
     }
     bool full = i == it->batch_size;
-    if (!gb_ok() || i == 0 || (!full && it->drop_remainder)) {
+    if (!gb_ok() || i == 0 || (!full && it->drop_remainder) || !finish_text(it, out, i)) {
         gb__element_release(pool, out);
         return false;
     }
@@ -132,7 +184,9 @@ static bool batch_next(gb__iter *base, gb__element *out) {
 }
 
 static void batch_iter_free(gb__iter *base) {
-    gb__iter_free(((batch_iter *)base)->up);
+    batch_iter *it = (batch_iter *)base;
+    for (int k = 0; k < GB_DATA_MAX_COMPONENTS; k++) free(it->text[k].p);
+    gb__iter_free(it->up);
     free(base);
 }
 

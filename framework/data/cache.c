@@ -83,15 +83,15 @@ static bool mem_cache_add(mem_cache *m, const gb__element *e) {
         m->cap = cap;
     }
     size_t total = 0;
-    for (int k = 0; k < e->n; k++) total += gb__component_nbytes(&e->c[k]);
+    for (int k = 0; k < e->n; k++) total += gb__component_total(&e->c[k]);
     char *block = malloc(total ? total : 1);
     if (!block) goto oom;
     gb__element *dst = &m->elems[m->n];
     gb__element_move(dst, e);
     size_t off = 0;
     for (int k = 0; k < e->n; k++) {
-        size_t nb = gb__component_nbytes(&e->c[k]);
-        if (nb) memcpy(block + off, e->c[k].data, nb);
+        size_t nb = gb__component_total(&e->c[k]);
+        gb__component_copy(&e->c[k], block + off);
         dst->c[k].data = block + off;
         dst->c[k].owner = NULL;   /* lives as long as the dataset */
         off += nb;
@@ -131,6 +131,12 @@ static bool write_element(cache_iter *it, const gb__element *e) {
     bool ok = put(it, "E", 1, &crc);
     for (int k = 0; ok && k < e->n; k++) {
         const gb__component *c = &e->c[k];
+        if (c->dtype == GB_STRING) { /* pairs of pointers mean nothing in a file */
+            gb__error(GB_ERR_DTYPE, "CacheDataset", "CacheDataset: %s: component %d is a string "
+                      "tensor; a cache file holds numbers only (cache strings in memory: "
+                      "gb_dataset_cache(ds, NULL))", it->ds->path, k);
+            return false;
+        }
         uint8_t dr[2] = {(uint8_t)c->dtype, (uint8_t)c->rank};
         ok = put(it, dr, 2, &crc) && put(it, c->shape, (size_t)c->rank * sizeof c->shape[0], &crc);
         /* crc32 takes a uInt length: big components go in pieces. */

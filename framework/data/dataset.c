@@ -61,6 +61,20 @@ size_t gb__component_nbytes(const gb__component *c) {
     return (size_t)gb__shape_size(c->rank, c->shape) * gb_dtype_size(c->dtype);
 }
 
+size_t gb__component_total(const gb__component *c) {
+    size_t n = gb__component_nbytes(c);
+    if (c->dtype == GB_STRING) n += (size_t)gb__strings_total(c->data, gb__shape_size(c->rank, c->shape));
+    return n;
+}
+
+void gb__component_copy(const gb__component *c, void *dst) {
+    size_t n = gb__component_nbytes(c);
+    if (c->dtype == GB_STRING)
+        gb__strings_pack(dst, c->data, gb__shape_size(c->rank, c->shape), (char *)dst + n);
+    else if (n)
+        memcpy(dst, c->data, n);
+}
+
 void gb__element_move(gb__element *dst, const gb__element *src) {
     /* Only the used components: an element is copied a few times per item. */
     dst->n = src->n;
@@ -83,19 +97,13 @@ bool gb__element_from_tensors(gb__pool *pool, const char *fn, int64_t index,
                           fn, t[k] ? "a symbolic (traced)" : "a NULL", k, (long long)index);
             break;
         }
-        if (t[k]->dtype == GB_STRING) {
-            /* Its bytes are in the function's scope, which ends now; a
-             * pool buffer moving through batches could not take them along. */
-            gb__error(GB_ERR_DTYPE, NULL,
-                      "%s function returned a string tensor as output %d for element %lld; "
-                      "functions of a pipeline may take strings but return numbers only",
-                      fn, k, (long long)index);
-            break;
-        }
-        size_t nbytes = gb_nbytes(t[k]);
-        gb_buffer *b = gb__pool_get(pool, nbytes);
+        /* A string tensor's bytes are in the function's scope, which ends
+         * now: they travel in the same buffer, after the pairs. */
+        gb__component src = {.data = t[k]->data, .dtype = t[k]->dtype, .rank = t[k]->rank};
+        memcpy(src.shape, t[k]->shape, (size_t)t[k]->rank * sizeof t[k]->shape[0]);
+        gb_buffer *b = gb__pool_get(pool, gb__component_total(&src));
         if (!b) break;
-        memcpy(b->data, t[k]->data, nbytes);
+        gb__component_copy(&src, b->data);
         gb__component *c = &out->c[out->n++];
         *c = (gb__component){.data = b->data, .owner = b, .dtype = t[k]->dtype, .rank = t[k]->rank};
         memcpy(c->shape, t[k]->shape, (size_t)t[k]->rank * sizeof t[k]->shape[0]);

@@ -40,6 +40,11 @@ typedef struct gb__element {
 } gb__element;
 
 size_t gb__component_nbytes(const gb__component *c);
+/* With a string component's bytes too (they follow the pairs in a copy). */
+size_t gb__component_total(const gb__component *c);
+/* Copies c to dst (gb__component_total bytes): a string component's pairs,
+ * then its bytes, the pairs pointing at them. */
+void gb__component_copy(const gb__component *c, void *dst);
 /* Copies the n components of src to dst (ownership moves with them). */
 void gb__element_move(gb__element *dst, const gb__element *src);
 

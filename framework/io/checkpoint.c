@@ -8,6 +8,13 @@
  * mismatched or damaged file changes nothing. Values for the weights of
  * a tracked module not built yet wait in the checkpoint until its build
  * makes them (checkpoint_delayed.c).
+ *
+ * A module's assets (state learned outside variables: a TextVectorization's
+ * vocabulary) are saved beside its variables, at the path of its place in
+ * the module tree (<object>/<module>/.../<asset>). The file holds numbers
+ * only, so a string asset is a uint8 entry: its element count (u64,
+ * little-endian), then gb__strings_encode's bytes. A restore decodes every
+ * asset while it checks, and installs them before it assigns a variable.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,12 +37,17 @@ struct gb_checkpoint {
     gb__delayed *last;   /* the last restore: its status, values waiting for builds */
 };
 
-/* One tensor a tracked object contributes: a variable, or the
- * optimizer's iteration count (var NULL, opt set). */
+/* One tensor a tracked object contributes: a variable, the optimizer's
+ * iteration count (var NULL, opt set), or asset `asset` of module `mod`
+ * (spec: its dtype and rank; value: what a restore decoded). */
 typedef struct item {
     char path[256];
     gb_variable *var;
     gb_optimizer *opt;
+    gb_module *mod;
+    int asset;
+    gb_tensor_spec spec;
+    gb_tensor *value;
 } item;
 
 typedef struct items {
@@ -97,6 +109,7 @@ static bool push(items *it, const char *prefix, const char *name, gb_variable *v
         it->cap = cap;
     }
     item *x = &it->v[it->n];
+    *x = (item){.var = v, .opt = o};
     int len = name ? snprintf(x->path, sizeof x->path, "%s/%s", prefix, name)
                    : snprintf(x->path, sizeof x->path, "%s", prefix);
     if (len >= (int)sizeof x->path) {
@@ -104,14 +117,33 @@ static bool push(items *it, const char *prefix, const char *name, gb_variable *v
                   name ? name : prefix);
         return false;
     }
-    x->var = v;
-    x->opt = o;
     for (int i = 0; i < it->n; i++)
         if (strcmp(it->v[i].path, x->path) == 0) {
             gb__error(GB_ERR_VALUE, NULL, "checkpoint: two tensors would be saved as '%s'", x->path);
             return false;
         }
     it->n++;
+    return true;
+}
+
+/* The assets of m and its submodules, m's path under prefix. */
+static bool gather_assets(items *it, const char *prefix, gb_module *m) {
+    char path[256];
+    if (snprintf(path, sizeof path, "%s/%s", prefix, gb_module_name(m)) >= (int)sizeof path) {
+        gb__error(GB_ERR_VALUE, NULL, "checkpoint: the path of '%s' is longer than 255 bytes",
+                  gb_module_name(m));
+        return false;
+    }
+    const gb_module_type *t = gb_module_get_type(m);
+    gb_tensor_spec specs[GB_MODULE_MAX_ASSETS];
+    int n = t->assets ? t->assets(m, specs) : 0;
+    for (int i = 0; i < n; i++) {
+        if (!push(it, path, specs[i].name, NULL, NULL)) return false;
+        item *x = &it->v[it->n - 1];
+        x->mod = m, x->asset = i, x->spec = specs[i];
+    }
+    for (int i = 0; i < gb_module_num_submodules(m); i++)
+        if (!gather_assets(it, path, gb_module_submodule(m, i))) return false;
     return true;
 }
 
@@ -122,7 +154,7 @@ static bool gather_object(const tracked *t, items *it) {
         gb_variable *const *vars = gb_module_variables(t->obj, &n);
         for (int i = 0; i < n; i++)
             if (!push(it, t->name, gb_variable_name(vars[i]), vars[i], NULL)) return false;
-        return true;
+        return gather_assets(it, t->name, t->obj);
     }
     int n = gb_optimizer_slot_variables(t->obj, NULL, 0);
     gb_variable **slots = calloc(n > 0 ? (size_t)n : 1, sizeof *slots);
@@ -145,16 +177,55 @@ static bool gather(const gb_checkpoint *c, items *it) {
 
 /* ---- write ------------------------------------------------------------------------------------ */
 
-/* The entry of item x, its data in the current scope. */
-static void entry_of(const item *x, int64_t *iterations, gb__ckpt_entry *e) {
+/* Asset x's entry (data in the current scope); false with no entry when
+ * the module has learned nothing yet, or after an error. */
+static bool asset_entry(const item *x, gb__ckpt_entry *e) {
+    gb_tensor *t = gb_module_get_type(x->mod)->asset_value(x->mod, x->asset);
+    if (!t) return false;
+    if (gb_tensor_dtype(t) != GB_STRING) {
+        e->dtype = gb_tensor_dtype(t);
+        e->rank = gb_rank(t);
+        memcpy(e->dims, gb_shape(t), (size_t)e->rank * sizeof e->dims[0]);
+        e->data = gb_data(t);
+        e->nbytes = gb_nbytes(t);
+        return true;
+    }
+    unsigned char *blob;
+    uint64_t nbytes, count = (uint64_t)gb_size(t);
+    if (!gb__strings_encode(gb_data_strings(t), gb_size(t), &blob, &nbytes)) return false;
+    unsigned char *p = malloc((size_t)nbytes + 8);
+    gb_tensor *u = NULL;
+    if (p) {
+        for (int k = 0; k < 8; k++) p[k] = (unsigned char)(count >> (8 * k));
+        memcpy(p + 8, blob, nbytes);
+        u = gb_tensor_from(GB_U8, p, 1, (int64_t[]){(int64_t)nbytes + 8});
+    } else {
+        gb__error(GB_ERR_MEMORY, NULL, "checkpoint: out of memory for '%s'", e->path);
+    }
+    if (u) {
+        e->dtype = GB_U8;
+        e->rank = 1;
+        e->dims[0] = (int64_t)nbytes + 8;
+        e->data = gb_data(u);
+        e->nbytes = nbytes + 8;
+    }
+    free(p);
+    free(blob);
+    return u != NULL;
+}
+
+/* The entry of item x, its data in the current scope; false when it has
+ * none (an asset not learned yet). */
+static bool entry_of(const item *x, int64_t *iterations, gb__ckpt_entry *e) {
     *e = (gb__ckpt_entry){0};
     snprintf(e->path, sizeof e->path, "%s", x->path);
+    if (x->mod) return asset_entry(x, e);
     if (!x->var) {
         *iterations = gb_optimizer_iterations(x->opt);
         e->dtype = GB_I64;
         e->data = iterations;
         e->nbytes = sizeof *iterations;
-        return;
+        return true;
     }
     gb_tensor *t = gb_variable_value(x->var);
     e->dtype = gb_tensor_dtype(t);
@@ -162,6 +233,7 @@ static void entry_of(const item *x, int64_t *iterations, gb__ckpt_entry *e) {
     memcpy(e->dims, gb_shape(t), (size_t)e->rank * sizeof e->dims[0]);
     e->data = gb_data(t);
     e->nbytes = (uint64_t)gb_size(t) * gb_dtype_size(e->dtype);
+    return true;
 }
 
 bool gb_checkpoint_write(gb_checkpoint *c, const char *path) {
@@ -198,9 +270,10 @@ bool gb__checkpoint_write_with(gb_checkpoint *c, const char *path, const gb__ckp
         iters = calloc((size_t)it.n + 1, sizeof *iters);
         if (!e || !iters) ok = false, gb__error(GB_ERR_MEMORY, NULL, "%s: out of memory", path);
     }
-    for (int i = 0; ok && i < it.n; i++) entry_of(&it.v[i], &iters[i], &e[i]);
-    for (int k = 0; ok && k < nextra; k++) e[it.n + k] = extra[k];
-    ok = ok && gb_ok() && gb__ckpt_write(path, e, it.n + nextra);
+    int n = 0;
+    for (int i = 0; ok && i < it.n; i++) n += entry_of(&it.v[i], &iters[i], &e[n]);
+    for (int k = 0; ok && k < nextra; k++) e[n + k] = extra[k];
+    ok = ok && gb_ok() && gb__ckpt_write(path, e, n + nextra);
     gb_scope_end();
     free(e), free(iters), free(it.v);
     return ok;
@@ -216,6 +289,15 @@ static const gb__ckpt_entry *find(const gb__ckpt_file *f, const char *path) {
 
 /* The tracked tensor x against its entry e: dtype and shape. */
 static bool matches(const gb__ckpt_file *f, const item *x, const gb__ckpt_entry *e) {
+    if (x->mod) {
+        bool str = x->spec.dtype == GB_STRING;
+        gb_dtype dt = str ? GB_U8 : x->spec.dtype;
+        int64_t dims[GB_MAX_RANK];
+        for (int d = 0; d < x->spec.rank; d++) /* any size where the spec says -1 */
+            dims[d] = x->spec.shape[d] < 0 && d < e->rank ? e->dims[d] : x->spec.shape[d];
+        return gb__ckpt_fits(f->path, e, dt, str ? 1 : x->spec.rank, dims,
+                             str ? "(a string asset: its count, then its strings' bytes)" : NULL);
+    }
     if (!x->var) return gb__ckpt_fits(f->path, e, GB_I64, 0, NULL, NULL);
     return gb__ckpt_fits(f->path, e, gb_variable_dtype(x->var), gb_variable_rank(x->var),
                          gb_variable_shape(x->var), NULL);
@@ -236,18 +318,43 @@ static bool is_own(const char *path, const char *const *own, int nown) {
     return false;
 }
 
+/* Asset x's entry e (its data checked) as a tensor in the current scope. */
+static gb_tensor *decode_asset(const item *x, const gb__ckpt_entry *e, const unsigned char *data) {
+    if (x->spec.dtype != GB_STRING) return gb_tensor_from(e->dtype, data, e->rank, e->dims);
+    uint64_t count = 0;
+    if (e->nbytes >= 8)
+        for (int k = 0; k < 8; k++) count |= (uint64_t)data[k] << (8 * k);
+    if (e->nbytes < 8 || count > (e->nbytes - 8) / 8) {
+        gb__error(GB_ERR_IO, NULL, "%s: '%s': %llu bytes cannot hold its string count and %llu "
+                  "strings", "checkpoint", e->path, (unsigned long long)e->nbytes,
+                  (unsigned long long)count);
+        return NULL;
+    }
+    int64_t n = (int64_t)count;
+    return gb__strings_decode(data + 8, e->nbytes - 8, 1, &n, e->path);
+}
+
+/* Whether x is an asset its module holds already (a vocabulary from the
+ * config of a model file): one the file lacks is then no missing tensor,
+ * so files written before assets were saved still restore exactly. */
+static bool learned(const item *x) {
+    return x->mod && gb_module_get_type(x->mod)->asset_value(x->mod, x->asset) != NULL;
+}
+
 /* Every tracked tensor's data in the file, checked (dtype, shape, CRC),
  * into data[] (NULL where the file lacks it: counted as missing). */
 static bool check_items(const gb__ckpt_file *f, const items *it, const void **data,
                         gb_restore_status *st) {
     for (int i = 0; i < it->n; i++) {
         const gb__ckpt_entry *e = find(f, it->v[i].path);
+        if (!e && learned(&it->v[i])) continue; /* kept as it is (a file written before assets) */
         if (!e) {
             gb__status_count(&st->missing, st->first_missing, sizeof st->first_missing,
                              it->v[i].path);
             continue;
         }
         if (!matches(f, &it->v[i], e) || !(data[i] = gb__ckpt_data(f, e))) return false;
+        if (it->v[i].mod && !(it->v[i].value = decode_asset(&it->v[i], e, data[i]))) return false;
     }
     return true;
 }
@@ -274,11 +381,25 @@ static bool sort_unclaimed(const gb__ckpt_file *f, const items *it, gb__delayed 
 }
 
 /* Assigns the checked data to the tracked tensors. */
+/* Each module's assets, all at once (NULL where the file has none). */
+static bool install_assets(const items *it, gb_restore_status *st) {
+    for (int i = 0; i < it->n; i++) {
+        const item *x = &it->v[i];
+        if (!x->mod || x->asset != 0) continue; /* a module's first asset starts its run */
+        gb_tensor *values[GB_MODULE_MAX_ASSETS] = {0};
+        int n = 0;
+        for (int k = i; k < it->n && it->v[k].mod == x->mod && it->v[k].asset == n; k++, n++)
+            values[n] = it->v[k].value, st->restored += values[n] != NULL;
+        if (!gb_module_get_type(x->mod)->set_assets(x->mod, values)) return false;
+    }
+    return true;
+}
+
 static bool assign_items(const gb__ckpt_file *f, const items *it, const void **data,
                          gb_restore_status *st) {
-    bool ok = true;
+    bool ok = install_assets(it, st);
     for (int i = 0; ok && i < it->n; i++) {
-        if (!data[i]) continue;
+        if (!data[i] || it->v[i].mod) continue;
         const gb__ckpt_entry *e = find(f, it->v[i].path);
         if (it->v[i].var)
             ok = gb_variable_assign(it->v[i].var, gb_tensor_from(e->dtype, data[i], e->rank, e->dims));

@@ -4,7 +4,10 @@
  * The call is one GatherV2: an index outside [0, input_dim) is the
  * kernel's clear error (index, position, valid range), and the gradient
  * is ScatterAdd into the table's rows, repeated indices accumulating.
- * The table is float32 whatever the indices' integer type.
+ * The table is float32 whatever the indices' integer type. With
+ * mask_zero, index 0 is padding (TextVectorization's int mode pads with
+ * it): the output's mask is ids != 0, which the layers after it (in a
+ * Sequential model) receive.
  */
 #include <stdio.h>
 
@@ -14,6 +17,7 @@ typedef struct embedding_state {
     int64_t input_dim, output_dim;
     gb_initializer init;
     gb_variable *table;
+    bool mask_zero;
 } embedding_state;
 
 static bool embedding_output_shape(gb_module *m, int rank, const int64_t *in, int *out_rank,
@@ -47,26 +51,36 @@ static gb_tensor *embedding_call(gb_module *m, gb_tensor *x, bool training) {
     return gb_gather(gb_variable_value(s->table), x, 0);
 }
 
+static gb_tensor *embedding_mask(gb_module *m, gb_tensor *x, gb_tensor *mask) {
+    (void)mask;
+    const embedding_state *s = gb_module_state(m);
+    return s->mask_zero ? gb_not_equal(x, gb_scalar(gb_tensor_dtype(x), 0)) : NULL;
+}
+
 static bool embedding_get_config(gb_module *m, gb_config *c) {
     const embedding_state *s = gb_module_state(m);
     return gb_config_put_int(c, "input_dim", s->input_dim) &&
            gb_config_put_int(c, "output_dim", s->output_dim) &&
            gb__config_put_init(c, "embeddings_initializer", s->init) &&
-           gb_config_put_int(c, "seed", (int64_t)gb_module_seed(m));
+           gb_config_put_int(c, "seed", (int64_t)gb_module_seed(m)) &&
+           gb_config_put_bool(c, "mask_zero", s->mask_zero);
 }
 
 static gb_module *embedding_from_config(const gb_config *c) {
     static const char *const who = "Embedding";
     int64_t in = 0, out = 0, seed = 0;
+    bool mask_zero = false;
     gb_initializer init;
     if (!gb_config_read_int(c, who, "input_dim", 0, &in) ||
         !gb_config_read_int(c, who, "output_dim", 0, &out) ||
         !gb__config_read_init(c, who, "embeddings_initializer", &init) ||
-        !gb_config_read_int(c, who, "seed", 0, &seed))
+        !gb_config_read_int(c, who, "seed", 0, &seed) ||
+        !gb_config_read_bool(c, who, "mask_zero", false, &mask_zero))
         return NULL;
     return gb_embedding_new(in, out, &(gb_embedding_options){.name = gb__config_name(c, who),
                                                              .embeddings_initializer = init,
-                                                             .seed = (uint64_t)seed});
+                                                             .seed = (uint64_t)seed,
+                                                             .mask_zero = mask_zero});
 }
 
 const gb_module_type gb__embedding_type = {
@@ -78,6 +92,7 @@ const gb_module_type gb__embedding_type = {
     .call = embedding_call,
     .get_config = embedding_get_config,
     .from_config = embedding_from_config,
+    .compute_mask = embedding_mask,
 };
 
 gb_module *gb_embedding_new(int64_t input_dim, int64_t output_dim, const gb_embedding_options *opts) {
@@ -95,6 +110,7 @@ gb_module *gb_embedding_new(int64_t input_dim, int64_t output_dim, const gb_embe
     s->input_dim = input_dim;
     s->output_dim = output_dim;
     s->init = opts->embeddings_initializer;
+    s->mask_zero = opts->mask_zero;
     if (s->init.kind == GB_INIT_DEFAULT)   /* Keras: uniform in [-0.05, 0.05) */
         s->init = (gb_initializer){.kind = GB_INIT_RANDOM_UNIFORM, .a = -0.05, .b = 0.05,
                                    .seed = s->init.seed};

@@ -494,12 +494,13 @@ void gb_module_set_trainable(gb_module *m, bool trainable) {
 /* The type's forward pass. A user's layer makes wrapped calls; their
  * lines must not stay the call site for what the caller does next (the
  * next layer of a model, say). */
-static int run_call_n(gb_module *m, int nin, gb_tensor *const *in, gb_tensor **out,
-                      bool training) {
+static int run_call_n(gb_module *m, int nin, gb_tensor *const *in, gb_tensor *mask,
+                      gb_tensor **out, bool training) {
     gb_call_site site = gb__call_site();
     int nout;
     if (m->type->call) {
-        out[0] = m->type->call(m, in[0], training);
+        out[0] = mask && m->type->call_masked ? m->type->call_masked(m, in[0], mask, training)
+                                              : m->type->call(m, in[0], training);
         nout = out[0] ? 1 : -1;
     } else {
         nout = m->type->call_n(m, nin, in, out, training);
@@ -595,7 +596,7 @@ static bool probe_output(gb_module *m) {
     /* Every output is made; the first one's shape is the one recorded (a
      * layer with a second output, as attention scores, included). */
     gb_tensor *x = gb_zeros(m->dtype, m->in_rank, dims), *out[GB_NN_MAX_IO];
-    int n = run_call_n(m, 1, &x, out, false);
+    int n = run_call_n(m, 1, &x, NULL, out, false);
     if (n > 0) record_output(m, out[0]->rank, out[0]->shape);
     gb__init_scope_end(s);
     return n > 0;
@@ -637,8 +638,11 @@ static bool ready_for(gb_module *m, gb_tensor *x) {
                     : build_here(m, x->dtype, x->rank, x->shape);
 }
 
-int gb_module_call_n(gb_module *m, int nin, gb_tensor *const *in, gb_tensor **out,
-                     bool training) {
+/* The call of gb_module_call_n and gb_module_call_masked: the input's
+ * mask to the type's call, the output's into *out_mask (when not NULL). */
+static int call_masked_n(gb_module *m, int nin, gb_tensor *const *in, gb_tensor *mask,
+                         gb_tensor **out, bool training, gb_tensor **out_mask) {
+    if (out_mask) *out_mask = NULL;
     if (!m || !in || !out || nin < 1 || nin > GB_NN_MAX_IO) {
         if (gb_ok())
             gb__error(GB_ERR_VALUE, m ? m->type->class_name : NULL,
@@ -659,12 +663,43 @@ int gb_module_call_n(gb_module *m, int nin, gb_tensor *const *in, gb_tensor **ou
     if (!gb_ok()) return -1;
     bool was_in;
     enter(m, &was_in);
-    int nout = ready_for(m, in[0]) ? run_call_n(m, nin, in, out, training) : -1;
+    int nout = ready_for(m, in[0]) ? run_call_n(m, nin, in, mask, out, training) : -1;
     if (nout > 0 && !m->out_known) record_output(m, out[0]->rank, out[0]->shape);
     if (nout > 0 && (m->activity.l1 || m->activity.l2) && !gb__add_activity_loss(m->activity, out[0]))
         nout = -1;
+    if (nout > 0 && out_mask && m->type->compute_mask) {
+        *out_mask = m->type->compute_mask(m, in[0], mask);
+        if (!gb_ok()) nout = -1;
+    }
     leave(m, was_in);
     return nout;
+}
+
+int gb_module_call_n(gb_module *m, int nin, gb_tensor *const *in, gb_tensor **out,
+                     bool training) {
+    return call_masked_n(m, nin, in, NULL, out, training, NULL);
+}
+
+gb_tensor *gb_module_call_masked(gb_module *m, gb_tensor *x, gb_tensor *mask, bool training,
+                                 gb_tensor **out_mask) {
+    if (out_mask) *out_mask = NULL;
+    if (!m || !x) {
+        if (gb_ok())
+            gb__error(GB_ERR_VALUE, NULL, "gb_module_call_masked: %s is NULL",
+                      m ? "the input" : "the module");
+        return NULL;
+    }
+    if (mask && !m->type->call) {
+        gb__nn_error(m, GB_ERR_VALUE, "takes several inputs or outputs; only single-input layers "
+                     "take a mask");
+        return NULL;
+    }
+    gb_tensor *out[GB_NN_MAX_IO];
+    int nout = call_masked_n(m, 1, &x, mask, out, training, out_mask);
+    if (nout > 1)
+        gb__nn_error(m, GB_ERR_VALUE,
+                     "has %d outputs; call it with gb_module_call_n() to get them all", nout);
+    return nout == 1 ? out[0] : NULL;
 }
 
 gb_tensor *gb_module_call(gb_module *m, gb_tensor *x, bool training) {

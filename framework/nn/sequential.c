@@ -5,6 +5,9 @@
  * "sequential/dense_1/kernel"; gb_module_build() on a model runs it once on
  * zeros to build them all, as Keras does. Keras rules: layer names in a
  * model are unique; adding a layer to a built model builds it at once.
+ * A layer's output mask (Embedding's mask_zero) goes to the next layer,
+ * as Keras passes it; a layer that makes none, or takes several inputs,
+ * ends it.
  */
 #include "nn/internal.h"
 
@@ -14,7 +17,16 @@ static gb_tensor *sequential_call(gb_module *m, gb_tensor *x, bool training) {
         gb__nn_error(m, GB_ERR_STATE, "the model has no layers; add some with gb_sequential_add()");
         return NULL;
     }
-    for (int i = 0; x && i < n; i++) x = gb_module_call(gb_module_submodule(m, i), x, training);
+    gb_tensor *mask = NULL;
+    for (int i = 0; x && i < n; i++) {
+        gb_module *layer = gb_module_submodule(m, i);
+        if (gb_module_get_type(layer)->call) {
+            x = gb_module_call_masked(layer, x, mask, training, &mask);
+        } else {
+            x = gb_module_call(layer, x, training);
+            mask = NULL;
+        }
+    }
     return x;
 }
 

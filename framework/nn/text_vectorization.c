@@ -6,18 +6,26 @@
  * loop is train/adapt.c's, since nn sits below data) and builds the
  * vocabulary at the end. The call is ops only, so it traces: standardize (StringLower, then
  * RegexReplace of Keras' punctuation class), split on whitespace
- * (StringSplitV2: ragged tokens and row_splits), LookupTableFindV2, then
+ * (StringSplitV2: ragged tokens and row_splits), with ngrams N the 1- to
+ * N-grams of each row joined by a space (StringNGrams), LookupTableFindV2, then
  * RaggedToTensor (output_mode int, padded or cut to
  * output_sequence_length) or RaggedBincount (multi_hot, count; tf_idf
  * multiplies counts by the adapted idf weights). StringLookup is the same
- * layer with no standardization and no split: each element is one token.
+ * layer with no standardization and no split: each element is one token,
+ * its id (int) or counted per row (the other modes).
  *
- * The vocabulary, as Keras orders it: for int, index 0 is the padding ""
- * and 1 the out-of-vocabulary "[UNK]"; for the other modes 0 is "[UNK]";
- * then tokens by falling count, ties by bytes. It is in get_config (a
+ * The vocabulary, as Keras orders it: the mask token "" at 0 when there is
+ * a mask (TextVectorization's int mode, where 0 is also the padding;
+ * StringLookup with mask), then the out-of-vocabulary "[UNK]", then the
+ * tokens by falling count, ties by their bytes (so two runs over the same
+ * data agree). StringLookup has no mask unless asked, as Keras'
+ * (mask_token=None): "[UNK]" is 0 and the first token 1. Its configs
+ * written before the mask option had the mask always; a config without
+ * "mask_token" is read that way, so those files keep their ids. It is in get_config (a
  * list of strings, as Keras writes a vocabulary given to the
  * constructor), so model files keep it; tokens holding NUL or invalid
- * UTF-8 are left out of it, since a config is JSON.
+ * UTF-8 are left out of it, since a config is JSON. Checkpoints keep it
+ * whole, as the layer's assets (the vocabulary and the idf weights).
  */
 #include <math.h>
 #include <stdio.h>
@@ -42,7 +50,12 @@ typedef struct tv_state {
     int64_t docs;
 } tv_state;
 
-static int reserved(const tv_state *s) { return s->o.output_mode == GB_TV_INT ? 2 : 1; }
+static const char *const mode_names[] = {"int", "multi_hot", "count", "tf_idf"};
+static const char *const std_names[] = {"lower_and_strip_punctuation", "lower",
+                                        "strip_punctuation", "none"};
+
+/* The mask "" (when there is one) and "[UNK]". */
+static int reserved(const tv_state *s) { return s->o.mask ? 2 : 1; }
 
 static void clear_vocabulary(tv_state *s) {
     gb_lookup_table_free(s->table);
@@ -101,21 +114,39 @@ static bool install(gb_module *m, const gb_string *tokens, int64_t n, const doub
 
 /* ---- the call --------------------------------------------------------------------------- */
 
-/* x standardized and split: ragged tokens and row_splits; for
- * StringLookup, each element alone (splits 0, 1, ..., n). */
+/* x (rank 1) standardized and split: ragged tokens and row_splits; for
+ * StringLookup and split none, each element alone. */
 static bool tokenize(gb_module *m, gb_tensor *x, gb_tensor **tokens, gb_tensor **splits) {
     tv_state *s = gb_module_state(m);
     gb_tv_standardize st = s->o.standardize;
     if (st == GB_TV_LOWER_AND_STRIP_PUNCTUATION || st == GB_TV_LOWER) x = gb_strings_lower(x);
     if (st == GB_TV_LOWER_AND_STRIP_PUNCTUATION || st == GB_TV_STRIP_PUNCTUATION)
         x = gb_regex_replace(x, strip_regex, "", true);
-    if (s->lookup || s->o.split == GB_TV_SPLIT_NONE) {
-        int64_t n = gb_size(x);
-        *tokens = gb_reshape(x, 1, &n);
-        *splits = gb_arange(GB_I64, 0, (double)n + 1, 1);
-        return *tokens && *splits;
-    }
-    return gb_strings_split(x, "", -1, tokens, splits);
+    /* No split: maxsplit 0 keeps each string whole as its one token (an
+     * empty string has none, as its mask token would count for nothing),
+     * with splits made by the op, so a graph of any batch has them right. */
+    bool whole = s->lookup || s->o.split == GB_TV_SPLIT_NONE;
+    if (!gb_strings_split(x, whole ? " " : "", whole ? 0 : -1, tokens, splits)) return false;
+    if (s->lookup || s->o.ngrams < 2) return *tokens && *splits;
+    gb_tensor *t = *tokens, *sp = *splits;
+    return t && sp && gb_strings_ngrams(t, sp, 1, s->o.ngrams, " ", tokens, splits);
+}
+
+/* StringLookup: int, ids of x's shape; the other modes, a row per
+ * element of a rank-1 input or per row of a rank-2 one, counted through a
+ * one-hot [rows, n, vocabulary] (StringLookup encodes categorical
+ * features: rows of a few tokens). */
+static gb_tensor *lookup_call(gb_module *m, gb_tensor *x) {
+    tv_state *s = gb_module_state(m);
+    gb_tensor *ids = gb_lookup_table_find(s->table, x);
+    if (s->o.output_mode == GB_TV_INT || !ids) return ids;
+    if (gb_rank(x) == 1) ids = gb_expand_dims(ids, 1);
+    gb_tensor *hot = gb_one_hot(ids, s->vocab_size, 1, 0, GB_F32);
+    int64_t steps = 1;
+    if (s->o.output_mode == GB_TV_MULTI_HOT) return gb_reduce_max(hot, &steps, 1, false);
+    gb_tensor *counts = gb_reduce_sum(hot, &steps, 1, false);
+    if (s->o.output_mode == GB_TV_COUNT) return counts;
+    return gb_mul(counts, gb_from_f32(s->idf, 1, &s->vocab_size));
 }
 
 static gb_tensor *tv_call(gb_module *m, gb_tensor *x, bool training) {
@@ -131,9 +162,7 @@ static gb_tensor *tv_call(gb_module *m, gb_tensor *x, bool training) {
         gb__nn_error(m, GB_ERR_DTYPE, "expected string input, got %s", gb_dtype_name(gb_tensor_dtype(x)));
         return NULL;
     }
-    if (s->lookup) { /* any shape: ids of the same shape */
-        return gb_lookup_table_find(s->table, x);
-    }
+    if (s->lookup) return lookup_call(m, x);
     if (gb_rank(x) == 2 && gb_dim(x, 1) == 1) x = gb_reshape(x, 1, (int64_t[]){gb_dim(x, 0)});
     if (gb_rank(x) != 1) {
         char b[64];
@@ -157,12 +186,19 @@ static gb_tensor *tv_call(gb_module *m, gb_tensor *x, bool training) {
 
 static bool tv_output_shape(gb_module *m, int rank, const int64_t *in, int *out_rank, int64_t *out) {
     tv_state *s = gb_module_state(m);
-    if (s->lookup) {
+    if (s->lookup && s->o.output_mode == GB_TV_INT) {
         memcpy(out, in, (size_t)rank * sizeof *out);
         *out_rank = rank;
         return true;
     }
-    if (rank != 1 && !(rank == 2 && in[1] == 1)) {
+    if (s->lookup && rank != 1 && rank != 2) {
+        char b[64];
+        gb__nn_error(m, GB_ERR_SHAPE, "output_mode %s takes strings of shape [batch] or [batch, "
+                     "tokens], got %s", mode_names[s->o.output_mode],
+                     gb__shape_fmt(rank, in, b, sizeof b));
+        return false;
+    }
+    if (!s->lookup && rank != 1 && !(rank == 2 && in[1] == 1)) {
         char b[64];
         gb__nn_error(m, GB_ERR_SHAPE, "expected strings of shape [batch] or [batch, 1], got %s",
                      gb__shape_fmt(rank, in, b, sizeof b));
@@ -338,10 +374,6 @@ int64_t gb_text_vectorization_vocabulary_size(gb_module *m) {
 
 /* ---- config ------------------------------------------------------------------------------ */
 
-static const char *const mode_names[] = {"int", "multi_hot", "count", "tf_idf"};
-static const char *const std_names[] = {"lower_and_strip_punctuation", "lower",
-                                        "strip_punctuation", "none"};
-
 static bool tv_get_config(gb_module *m, gb_config *c) {
     tv_state *s = gb_module_state(m);
     gb_config *v = gb_config_put_list(c, "vocabulary");
@@ -349,7 +381,10 @@ static bool tv_get_config(gb_module *m, gb_config *c) {
               gb_config_put_string(c, "output_mode", mode_names[s->o.output_mode]) &&
               gb_config_put_string(c, "standardize", std_names[s->o.standardize]) &&
               gb_config_put_string(c, "split", s->o.split == GB_TV_SPLIT_NONE ? "none" : "whitespace") &&
-              gb_config_put_int(c, "output_sequence_length", s->o.output_sequence_length);
+              gb_config_put_int(c, "output_sequence_length", s->o.output_sequence_length) &&
+              gb_config_put_int(c, "ngrams", s->o.ngrams) &&
+              (!s->lookup || (s->o.mask ? gb_config_put_string(c, "mask_token", "")
+                                        : gb_config_put_null(c, "mask_token")));
     /* the learned tokens only: the reserved ones follow from the mode */
     for (int64_t k = reserved(s); ok && k < s->vocab_size; k++) {
         char *t = malloc((size_t)s->vocab[k].len + 1);
@@ -380,8 +415,17 @@ static gb_module *tv_from_config(const gb_config *c, bool lookup) {
     const char *st = gb_config_read_string(c, who, "standardize", "lower_and_strip_punctuation");
     const char *split = gb_config_read_string(c, who, "split", "whitespace");
     if (!mode || !st || !split || !gb_config_read_int(c, who, "max_tokens", 0, &o.max_tokens) ||
-        !gb_config_read_int(c, who, "output_sequence_length", 0, &o.output_sequence_length))
+        !gb_config_read_int(c, who, "output_sequence_length", 0, &o.output_sequence_length) ||
+        !gb_config_read_int(c, who, "ngrams", 0, &o.ngrams))
         return NULL;
+    const gb_config *mask = gb_config_get(c, "mask_token");
+    const char *mask_token = mask ? gb_config_string(mask) : "";  /* absent: written before the option */
+    if (mask && gb_config_kind_of(mask) != GB_CONFIG_NULL && (!mask_token || mask_token[0])) {
+        gb__error(GB_ERR_VALUE, NULL, "%s config: 'mask_token' must be null or \"\" (the only "
+                  "mask token glassbox has)", who);
+        return NULL;
+    }
+    o.mask = mask_token != NULL;
     int mi = index_of(mode_names, 4, mode), si = index_of(std_names, 4, st);
     if (mi < 0 || si < 0) {
         gb__error(GB_ERR_VALUE, NULL, "%s config: unknown %s '%s'", who,
@@ -419,6 +463,65 @@ static gb_module *tv_from_config(const gb_config *c, bool lookup) {
 static gb_module *text_from_config(const gb_config *c) { return tv_from_config(c, false); }
 static gb_module *lookup_from_config(const gb_config *c) { return tv_from_config(c, true); }
 
+/* ---- checkpoints: the vocabulary (reserved entries first, as
+ * gb_text_vectorization_vocabulary gives it) and the idf weights ---- */
+
+static int tv_assets(gb_module *m, gb_tensor_spec *specs) {
+    tv_state *s = gb_module_state(m);
+    specs[0] = GB_SPEC("vocabulary", GB_STRING, -1);
+    if (s->o.output_mode != GB_TV_TF_IDF) return 1;
+    specs[1] = GB_SPEC("idf_weights", GB_F32, -1);
+    return 2;
+}
+
+static gb_tensor *tv_asset_value(gb_module *m, int i) {
+    tv_state *s = gb_module_state(m);
+    if (!s->vocab) return NULL;
+    return i == 0 ? gb_strings_from(s->vocab, 1, &s->vocab_size) : gb_from_f32(s->idf, 1, &s->vocab_size);
+}
+
+/* A saved vocabulary must begin with this layer's reserved entries: one
+ * saved with another output_mode or mask would shift every id. */
+static bool reserved_match(const tv_state *s, const gb_tensor *v) {
+    static const gb_string pad = {"", 0}, unk = {"[UNK]", 5};
+    int r = reserved(s);
+    if (gb_size(v) < r) return false;
+    for (int k = 0; k < r; k++) {
+        gb_string want = k == r - 1 ? unk : pad, got = gb_get_string(v, k);
+        if (got.len != want.len || memcmp(got.data, want.data, (size_t)got.len)) return false;
+    }
+    return true;
+}
+
+static bool tv_set_assets(gb_module *m, gb_tensor *const *v) {
+    tv_state *s = gb_module_state(m);
+    if (!v[0]) return true; /* the checkpoint has none: the layer stays as it is */
+    bool idf = s->o.output_mode == GB_TV_TF_IDF;
+    if (gb_rank(v[0]) != 1 || !reserved_match(s, v[0])) {
+        gb__nn_error(m, GB_ERR_VALUE, "the checkpoint's vocabulary does not start with this "
+                     "layer's reserved tokens (%s): it was saved with another output_mode or mask",
+                     reserved(s) == 2 ? "'', '[UNK]'" : "'[UNK]'");
+        return false;
+    }
+    if (idf && (!v[1] || gb_rank(v[1]) != 1 || gb_size(v[1]) != gb_size(v[0]))) {
+        gb__nn_error(m, GB_ERR_VALUE, "output_mode tf_idf needs idf_weights of the vocabulary's "
+                     "%lld entries; the checkpoint has %s", (long long)gb_size(v[0]),
+                     v[1] ? "another number" : "none");
+        return false;
+    }
+    int r = reserved(s);
+    int64_t n = gb_size(v[0]) - r;
+    double *w = idf ? malloc((size_t)(n ? n : 1) * sizeof *w) : NULL;
+    if (idf && !w) {
+        gb__nn_error(m, GB_ERR_MEMORY, "out of memory for %lld idf weights", (long long)n);
+        return false;
+    }
+    for (int64_t k = 0; w && k < n; k++) w[k] = gb_get(v[1], r + k);
+    bool ok = install(m, gb_data_strings(v[0]) + r, n, w);
+    free(w);
+    return ok;
+}
+
 static void tv_free(gb_module *m) {
     tv_state *s = gb_module_state(m);
     clear_vocabulary(s);
@@ -434,6 +537,9 @@ const gb_module_type gb__text_vectorization_type = {
     .free = tv_free,
     .get_config = tv_get_config,
     .from_config = text_from_config,
+    .assets = tv_assets,
+    .asset_value = tv_asset_value,
+    .set_assets = tv_set_assets,
 };
 
 const gb_module_type gb__string_lookup_type = {
@@ -445,6 +551,9 @@ const gb_module_type gb__string_lookup_type = {
     .free = tv_free,
     .get_config = tv_get_config,
     .from_config = lookup_from_config,
+    .assets = tv_assets,
+    .asset_value = tv_asset_value,
+    .set_assets = tv_set_assets,
 };
 
 static gb_module *make(const gb_module_type *type, const gb_text_vectorization_options *opts,
@@ -459,8 +568,10 @@ static gb_module *make(const gb_module_type *type, const gb_text_vectorization_o
     if (lookup) {
         o.standardize = GB_TV_NO_STANDARDIZE;
         o.split = GB_TV_SPLIT_NONE;
-        if (o.output_mode != GB_TV_INT) {
-            gb__error(GB_ERR_VALUE, who, "%s: only output_mode int is supported", who);
+        o.ngrams = 0;
+        if (o.output_mode != GB_TV_INT && o.mask) {
+            gb__error(GB_ERR_VALUE, who, "%s: a mask is for output_mode int (the other modes count "
+                      "no mask token)", who);
             return NULL;
         }
     } else if (o.output_mode == GB_TV_INT && o.output_sequence_length < 1) {
@@ -468,7 +579,13 @@ static gb_module *make(const gb_module_type *type, const gb_text_vectorization_o
                   "got %lld", who, (long long)o.output_sequence_length);
         return NULL;
     }
-    if (o.max_tokens < 0 || (o.max_tokens > 0 && o.max_tokens <= (o.output_mode == GB_TV_INT ? 2 : 1))) {
+    if (!lookup) o.mask = o.output_mode == GB_TV_INT; /* Keras: "" pads the int mode's rows */
+    if (o.ngrams < 0) {
+        gb__error(GB_ERR_VALUE, who, "%s: ngrams must be >= 0 (0 or 1: single tokens), got %lld",
+                  who, (long long)o.ngrams);
+        return NULL;
+    }
+    if (o.max_tokens < 0 || (o.max_tokens > 0 && o.max_tokens <= (o.mask ? 2 : 1))) {
         gb__error(GB_ERR_VALUE, who, "%s: max_tokens %lld leaves no room for a token beyond "
                   "the reserved ones", who, (long long)o.max_tokens);
         return NULL;

@@ -94,18 +94,6 @@ static int infer_unicode_encode(const gb_op_call *c, gb_out_desc *out) {
     return 1;
 }
 
-static int utf8_put(int32_t v, char *b) {
-    if (v < 0x80) return b[0] = (char)v, 1;
-    if (v < 0x800) return b[0] = (char)(0xC0 | v >> 6), b[1] = (char)(0x80 | (v & 0x3F)), 2;
-    if (v < 0x10000) {
-        b[0] = (char)(0xE0 | v >> 12), b[1] = (char)(0x80 | (v >> 6 & 0x3F)), b[2] = (char)(0x80 | (v & 0x3F));
-        return 3;
-    }
-    b[0] = (char)(0xF0 | v >> 18), b[1] = (char)(0x80 | (v >> 12 & 0x3F));
-    b[2] = (char)(0x80 | (v >> 6 & 0x3F)), b[3] = (char)(0x80 | (v & 0x3F));
-    return 4;
-}
-
 static bool kernel_unicode_encode(const gb_op_call *c, gb_tensor **out) {
     const int32_t *cp = c->in[0]->data;
     const int64_t *sp = c->in[1]->data;
@@ -134,7 +122,7 @@ static bool kernel_unicode_encode(const gb_op_call *c, gb_tensor **out) {
                 if (c->attrs->i[0] == ERR_IGNORE) continue;
                 v = 0xFFFD;
             }
-            if (!gb__strbuf_add(&buf, bytes, utf8_put(v, bytes))) {
+            if (!gb__strbuf_add(&buf, bytes, gb__utf8_put(v, bytes))) {
                 gb__strbuf_free(&buf);
                 return false;
             }

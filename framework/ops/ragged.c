@@ -9,7 +9,7 @@
  */
 #include <stdio.h>
 
-#include "ops/internal.h"
+#include "ops/strings_internal.h"
 
 /* Inputs (values, row_splits): rank 1 each, splits int64, values int. */
 static bool check_ragged(const gb_op_call *c) {
@@ -31,7 +31,7 @@ static bool check_ragged(const gb_op_call *c) {
     return true;
 }
 
-static bool check_splits(const gb_op_call *c) {
+bool gb__check_row_splits(const gb_op_call *c) {
     const int64_t *s = c->in[1]->data;
     int64_t n = c->in[1]->size, nv = c->in[0]->size;
     for (int64_t b = 0; b < n; b++) {
@@ -66,7 +66,7 @@ static int infer_to_tensor(const gb_op_call *c, gb_out_desc *out) {
 }
 
 static bool kernel_to_tensor(const gb_op_call *c, gb_tensor **out) {
-    if (!check_splits(c)) return false;
+    if (!gb__check_row_splits(c)) return false;
     const gb_tensor *v = c->in[0];
     const int64_t *s = c->in[1]->data;
     int64_t rows = out[0]->shape[0], len = out[0]->shape[1];
@@ -97,7 +97,7 @@ static int infer_bincount(const gb_op_call *c, gb_out_desc *out) {
 }
 
 static bool kernel_bincount(const gb_op_call *c, gb_tensor **out) {
-    if (!check_splits(c)) return false;
+    if (!gb__check_row_splits(c)) return false;
     const gb_tensor *v = c->in[0];
     const int64_t *s = c->in[1]->data;
     int64_t rows = out[0]->shape[0], size = out[0]->shape[1];

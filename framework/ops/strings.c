@@ -50,6 +50,19 @@ static const gb_string *strs(const gb_tensor *t) { return t->data; }
 
 /* ---- UTF-8 ------------------------------------------------------------------------------ */
 
+int gb__utf8_put(int32_t v, char *b) {
+    if (v < 0x80) return b[0] = (char)v, 1;
+    if (v < 0x800) return b[0] = (char)(0xC0 | v >> 6), b[1] = (char)(0x80 | (v & 0x3F)), 2;
+    if (v < 0x10000) {
+        b[0] = (char)(0xE0 | v >> 12), b[1] = (char)(0x80 | (v >> 6 & 0x3F)), b[2] = (char)(0x80 | (v & 0x3F));
+        return 3;
+    }
+    b[0] = (char)(0xF0 | v >> 18), b[1] = (char)(0x80 | (v >> 12 & 0x3F));
+    b[2] = (char)(0x80 | (v >> 6 & 0x3F)), b[3] = (char)(0x80 | (v & 0x3F));
+    return 4;
+}
+
+
 int gb__utf8_next(const unsigned char *p, int64_t n, int32_t *cp) {
     if (n <= 0) return -1;
     unsigned c = p[0];

@@ -2,12 +2,13 @@
  * [--signature NAME] --input NAME=FILE[;NAME=FILE...] [--output-dir DIR]`:
  * runs a signature on tensors from files, as `saved_model_cli run` does.
  *
- * An input file is .npy (by its name), .txt (a string tensor, one element
- * per line: raw text into a model that takes strings) or IDX,
- * gzip-compressed or not (the Fashion-MNIST files run as they are). Each
- * output is printed — name, dtype, shape and its first values, strings
- * quoted as bytes — and, with --output-dir, written as <name>.npy for
- * NumPy, or <name>.txt, one line per element, for strings (the directory
+ * An input file is .npy (by its name; NumPy's byte 'S' and unicode 'U'
+ * strings are string tensors), .txt (a string tensor, one element per
+ * line: raw text into a model that takes strings) or IDX, gzip-compressed
+ * or not (the Fashion-MNIST files run as they are). Each output is
+ * printed — name, dtype, shape and its first values, strings quoted as
+ * bytes — and, with --output-dir, written as <name>.npy for NumPy, a
+ * string output also as <name>.txt, one line per element (the directory
  * is created when missing, with its parents).
  */
 #include <stdio.h>
@@ -118,10 +119,12 @@ static int write_outputs(const gb__cli_command *cmd, const char *dir, const gb_t
     if (!gb_make_dirs(dir)) return gb__cli_engine_failed(cmd);
     for (int i = 0; i < n; i++) {
         char path[4200];
-        bool text = gb_tensor_dtype(out[i]) == GB_STRING;
-        snprintf(path, sizeof path, "%s/%s.%s", dir, specs[i].name, text ? "txt" : "npy");
-        if (text ? !write_lines(path, out[i]) : !gb_npy_write(path, out[i]))
-            return gb__cli_engine_failed(cmd);
+        snprintf(path, sizeof path, "%s/%s.npy", dir, specs[i].name);
+        if (!gb_npy_write(path, out[i])) return gb__cli_engine_failed(cmd);
+        gb__cli_print(stdout, "wrote %s", path);
+        if (gb_tensor_dtype(out[i]) != GB_STRING) continue;
+        snprintf(path, sizeof path, "%s/%s.txt", dir, specs[i].name);
+        if (!write_lines(path, out[i])) return 1;
         gb__cli_print(stdout, "wrote %s", path);
     }
     return 0;
@@ -161,9 +164,9 @@ static int run(const gb__cli_command *cmd, const char *const *values) {
 static const gb__cli_option options[] = {
     {.name = "--dir", .metavar = "DIR", .help = "the SavedModel directory", .required = true},
     {.name = "--signature", .metavar = "NAME", .help = "the signature to run", .fallback = "serving_default"},
-    {.name = "--input", .metavar = "NAME=FILE[;...]", .help = "each input from a .npy, .txt (strings, one per line) or IDX file",
+    {.name = "--input", .metavar = "NAME=FILE[;...]", .help = "each input from a .npy (numbers or strings), .txt (strings, one per line) or IDX file",
      .required = true},
-    {.name = "--output-dir", .metavar = "DIR", .help = "also write each output there as <name>.npy"},
+    {.name = "--output-dir", .metavar = "DIR", .help = "also write each output there as <name>.npy (strings also as <name>.txt)"},
     {.name = "--print", .metavar = "N", .help = "values printed per output", .fallback = "10"},
 };
 _Static_assert(sizeof options / sizeof options[0] <= GB__CLI_MAX_OPTIONS,
