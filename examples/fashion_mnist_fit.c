@@ -12,7 +12,7 @@
  * epoch, histograms every epoch, the train step's graph with op times,
  * each trace with its reason); --projector N adds, every epoch, the
  * penultimate layer's activations on the first N test images with their
- * class names and sprites (the Projector page: embeddings/dense_1 for the
+ * class names and sprites (the Projector page: embeddings/dense for the
  * CNN); --serve PORT shows it live, the address
  * printed first. The hand-written loop of fashion_mnist_mlp.c is the
  * custom-training version of the same thing.

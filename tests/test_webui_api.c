@@ -177,7 +177,7 @@ START_TEST(projector_lists_steps_and_sends_parts) {
     free(b);
     b = webui_get_expect(port, "/api/projector/list?run=alpha&tag=points", 200);
     ASSERT_HAS(b, "{\"run\":\"alpha\",\"tag\":\"points\",\"steps\":[{\"step\":0,");
-    ASSERT_HAS(b, "\"n\":3,\"dim\":2,\"metadata_bytes\":23,\"sprite\":{\"width\":2,\"height\":2}}");
+    ASSERT_HAS(b, "\"n\":3,\"dim\":2,\"metadata_bytes\":19,\"sprite\":{\"width\":2,\"height\":2}}");
     ASSERT_HAS(b, "{\"step\":10,");
     ASSERT_HAS(b, "\"n\":3,\"dim\":2,\"metadata_bytes\":0,\"sprite\":null}]}");
     free(b);
@@ -188,8 +188,8 @@ START_TEST(projector_lists_steps_and_sends_parts) {
     ck_assert(v[0] == 1 && v[3] == 1 && v[4] == 0.5f && v[5] == 0.25f);
     http_free(&r);
     r = get_file("/api/projector/metadata?run=alpha&tag=points&step=0", "text/tab-separated-values; charset=utf-8");
-    ck_assert_uint_eq(r.body_len, 23);
-    ck_assert_int_eq(memcmp(r.body, "animal\ncat\ndog\ncat\n", 23), 0);
+    ck_assert_uint_eq(r.body_len, 19);
+    ck_assert_int_eq(memcmp(r.body, "animal\ncat\ndog\ncat\n", 19), 0);
     http_free(&r);
     r = get_file("/api/projector/sprite?run=alpha&tag=points&step=0", "image/png");
     ck_assert_int_eq(memcmp(r.body, "\x89PNG\r\n\x1a\n", 8), 0);
