@@ -12,7 +12,9 @@
  * "synth/output") and its loss, so the first clips are hiss and the last
  * the chord; the target is stored once ("synth/target"). The run fails
  * (exit 3) unless the final error is below --max-loss, so the example is
- * its own test. A few hundred epochs take seconds.
+ * its own test. A few hundred epochs take seconds. --volume X scales the
+ * logged clips: above 1 they leave [-1, 1], are clipped, and the Audio
+ * page says how many samples were.
  */
 #include <math.h>
 #include <stdio.h>
@@ -29,7 +31,7 @@
 typedef struct config {
     const char *db, *run;
     int epochs, every, samples;
-    double lr, max_loss;
+    double lr, max_loss, volume;
     uint64_t seed;
 } config;
 
@@ -42,6 +44,7 @@ static int parse(int argc, char **argv, config *c) {
         {"--seed", "N", "the noise and the initial weights", EXAMPLE_UINT64, &c->seed},
         {"--max-loss", "X", "exit 3 when the final mean squared error is above X", EXAMPLE_DOUBLE,
          &c->max_loss},
+        {"--volume", "X", "scale the logged clips by X (above 1 they clip)", EXAMPLE_DOUBLE, &c->volume},
         {"--db", "FILE", "record the run into this store", EXAMPLE_STRING, &c->db},
         {"--run", "NAME", "the run to write or continue (default: a new run 'audio_synth')",
          EXAMPLE_STRING, &c->run},
@@ -51,9 +54,10 @@ static int parse(int argc, char **argv, config *c) {
                                flags, sizeof flags / sizeof flags[0], NULL, 0};
     int rc = example_parse_flags(&p, argc, argv);
     if (rc != EXAMPLE_RUN) return rc;
-    if (c->epochs < 1 || c->every < 1 || c->samples < 64 || c->samples > 80000 || !(c->lr > 0))
+    if (c->epochs < 1 || c->every < 1 || c->samples < 64 || c->samples > 80000 || !(c->lr > 0) ||
+        !(c->volume > 0 && c->volume <= 100))
         return example_usage_error(&p, "--epochs and --every must be >= 1, --samples in 64..80000, "
-                                       "--lr > 0");
+                                       "--lr > 0, --volume in (0, 100]");
     return EXAMPLE_RUN;
 }
 
@@ -75,7 +79,8 @@ static gb_tensor *chord(int samples) {
 
 /* The generated clip [1, samples] as the audio summary's [1, samples, 1]. */
 static void log_clip(gb_summary_writer *w, const char *tag, gb_tensor *wave, int samples,
-                     int64_t step) {
+                     double volume, int64_t step) {
+    if (volume != 1) wave = gb_mul(wave, gb_scalar(GB_F32, volume));
     gb_summary_audio(w, tag, gb_reshape(wave, GB_SHAPE(1, samples, 1)), SAMPLE_RATE, 1, step);
 }
 
@@ -84,6 +89,7 @@ typedef struct logger {
     gb_module *model;
     gb_tensor *noise;
     int every, samples;
+    double volume;
 } logger;
 
 static void on_epoch_end(gb_train_state *s, int epoch, gb_logs *logs, void *user) {
@@ -92,13 +98,14 @@ static void on_epoch_end(gb_train_state *s, int epoch, gb_logs *logs, void *user
     if (!l->w || (epoch + 1) % l->every) return;
     gb_scope_begin();
     gb_summary_scalar(l->w, "synth/loss", gb_logs_get(logs, "loss"), epoch + 1);
-    log_clip(l->w, "synth/output", gb_model_predict(l->model, l->noise, 1), l->samples, epoch + 1);
+    log_clip(l->w, "synth/output", gb_model_predict(l->model, l->noise, 1), l->samples, l->volume,
+             epoch + 1);
     gb_scope_end();
 }
 
 int main(int argc, char **argv) {
     config c = {.epochs = 200, .every = 5, .samples = SAMPLE_RATE / 4, .lr = 5e-4, .seed = 7,
-                .max_loss = 0.01};
+                .max_loss = 0.01, .volume = 1};
     int rc = parse(argc, argv, &c);
     if (rc != EXAMPLE_RUN) return rc;
     gb_set_error_mode(GB_ERRORS_ABORT);
@@ -108,7 +115,7 @@ int main(int argc, char **argv) {
     if (c.db && !example_open_writer("audio_synth", c.db, c.run, &w)) return 1;
     gb_tensor *noise = gb_random_normal(GB_F32, GB_SHAPE(1, NOISE), 0, 1, c.seed);
     gb_tensor *target = chord(c.samples);
-    if (w) log_clip(w, "synth/target", target, c.samples, 0);
+    if (w) log_clip(w, "synth/target", target, c.samples, 1, 0);
 
     gb_module *model = gb_sequential_new("synth");
     gb_sequential_add(model, gb_dense_new(64, &(gb_dense_options){.activation = GB_ACT_TANH}));
@@ -117,7 +124,7 @@ int main(int argc, char **argv) {
     ao.learning_rate = gb_lr_constant(c.lr);
     gb_optimizer *opt = gb_adam_ex(&ao);
     gb_model_compile(model, &(gb_compile_options){.optimizer = opt, .loss = {GB_LOSS_MEAN_SQUARED_ERROR}});
-    logger l = {w, model, noise, c.every, c.samples};
+    logger l = {w, model, noise, c.every, c.samples, c.volume};
     gb_callback *cb = gb_lambda(&(gb_lambda_callback){.on_epoch_end = on_epoch_end, .user = &l});
     gb_fit_options o = gb_fit_defaults();
     o.epochs = c.epochs;

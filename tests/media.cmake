@@ -31,3 +31,9 @@ else()
   endforeach()
 endif()
 gb_node_test(projector_model ${CMAKE_CURRENT_LIST_DIR}/media/model_check.mjs 120)
+
+# The pages in chromium (tests/browser/): the Projector on the CNN's
+# activations (fashion_mnist_fit --projector), the Audio page on
+# audio_synth's clips. Screenshots: <build>/tests/artifacts/.
+gb_node_test(projector_browser ${CMAKE_CURRENT_LIST_DIR}/browser/projector.test.mjs 900)
+gb_node_test(audio_browser ${CMAKE_CURRENT_LIST_DIR}/browser/audio.test.mjs 300)

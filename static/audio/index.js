@@ -88,7 +88,7 @@ function clipView(run, tag, step, clip) {
 }
 
 export function createPage(ctx) {
-  return tagPage(ctx, { plugin: 'audio', noun: 'clip', wide: false, blockHeight: () => 300, block: (run, tag) => {
+  return tagPage(ctx, { plugin: 'audio', noun: 'clip', blockHeight: () => 300, block: (run, tag) => {
     const stepText = h('span');
     const range = h('input', { type: 'range', min: 0, max: 0, step: 1, value: 0, 'aria-label': 'Step',
       oninput: () => { atEnd = +range.value === steps.length - 1; show(); } });

@@ -23,6 +23,7 @@ attribute float aTile;
 uniform float uSize;
 uniform float uScale;
 uniform float uPersp;
+uniform float uSprites;
 varying vec3 vColor;
 varying float vAlpha;
 varying float vTile;
@@ -30,7 +31,7 @@ varying float vEmph;
 void main() {
   vec4 mv = modelViewMatrix * vec4(position, 1.0);
   gl_Position = projectionMatrix * mv;
-  float s = uSize * (aEmph > 0.5 ? 2.2 : 1.0);
+  float s = uSize * (aEmph > 0.5 ? 2.2 : 1.0) * (uSprites > 0.5 ? 3.5 : 1.0);
   gl_PointSize = uPersp > 0.5 ? s * uScale / -mv.z : s * uScale;
   if (aAlpha <= 0.0) gl_PointSize = 0.0;
   vColor = aColor; vAlpha = aAlpha; vTile = aTile; vEmph = aEmph;
@@ -47,10 +48,14 @@ varying float vEmph;
 void main() {
   vec2 c = gl_PointCoord - 0.5;
   if (uSprites > 0.5) {
+    // The image as a silhouette in the point's colour: its dark background
+    // is left out, so sprites that overlap do not hide each other.
     vec2 cell = vec2(mod(vTile, uGrid.x), floor(vTile / uGrid.x));
     vec3 t = texture2D(uAtlas, (cell + gl_PointCoord) / uGrid).rgb;
-    bool edge = max(abs(c.x), abs(c.y)) > 0.44;
-    gl_FragColor = vec4(edge ? vColor : mix(t, vColor * t, 0.35), vAlpha);
+    float lum = max(t.r, max(t.g, t.b));
+    bool edge = vEmph > 0.5 && max(abs(c.x), abs(c.y)) > 0.44;
+    if (lum < 0.1 && !edge) discard;
+    gl_FragColor = vec4(edge ? vec3(0.1) : vColor * (0.35 + 0.65 * lum), vAlpha);
   } else {
     float r2 = dot(c, c);
     if (r2 > 0.25) discard;
