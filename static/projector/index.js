@@ -67,11 +67,11 @@ export function createPage(ctx) {
     onchange: () => { state.projection = projSelect.value; stopLong(); params(); project(); } },
   h('option', { value: 'pca' }, 'PCA'), h('option', { value: 'tsne' }, 't-SNE'), h('option', { value: 'umap' }, 'UMAP'));
   const dimsBox = h('label.check', null, h('input', { type: 'checkbox', id: 'projector-3d', checked: true,
-    onchange: (e) => { state.dims = e.target.checked ? 3 : 2; view.setMode(state.dims === 3 ? '3d' : '2d'); if (state.projection === 'pca') showPositions(pca.positions, 0); } }), '3D');
+    onchange: (e) => { state.dims = e.target.checked ? 3 : 2; projector.setMode(state.dims === 3 ? "3d" : "2d"); if (state.projection === 'pca') showPositions(pca.positions, 0); } }), '3D');
   const paramsBox = h('div.projector-params');
   const colourSelect = select('projector-colour', 'Colour by', () => { state.colour = +colourSelect.value; paint(); });
   const spriteBox = h('label.check', null, h('input', { type: 'checkbox', id: 'projector-sprites', checked: state.sprites,
-    onchange: (e) => { state.sprites = e.target.checked; view.showSprites(state.sprites); } }), 'Sprites');
+    onchange: (e) => { state.sprites = e.target.checked; projector.showSprites(state.sprites); } }), 'Sprites');
   const searchInput = h('input.filter', { type: 'search', id: 'projector-search', placeholder: 'Search (regex)', spellcheck: false,
     oninput: () => { state.query = searchInput.value; runSearch(); } });
   const searchColumn = select('projector-search-column', 'Search in', () => { state.queryColumn = +searchColumn.value; runSearch(); });
@@ -222,6 +222,7 @@ export function createPage(ctx) {
     if (!data) return;
     const d = data;
     stopLong();
+    view.dataset.iteration = '';   // until a run of this projection reports one
     status.textContent = 'Computing PCA…';
     const r = await pcaOf(d);
     if (d !== data || destroyed) return;
@@ -232,6 +233,7 @@ export function createPage(ctx) {
       showPositions(r.positions);
       status.textContent = `PCA of ${d.n.toLocaleString()} points of dimension ${d.d}`;
       view.dataset.projection = 'pca';
+      view.dataset.projectedStep = String(d.step);
       view.dataset.loaded = 'true';
     } else {
       if (!shown) showPositions(r.positions, 0);

@@ -160,12 +160,12 @@ async function main() {
   const before = await page.evaluate(() => Array.from(window.__projector.shown.subarray(0, 30)));
   await page.focus('#projector-step');
   await page.keyboard.press('Home');
-  await until(page, (s) => document.querySelector('.projector-page').dataset.step === s && !window.__projector.projector.animating, String(list.steps[0].step), 30000);
+  await until(page, (s) => document.querySelector('.projector-page').dataset.projectedStep === s && !window.__projector.projector.animating, String(list.steps[0].step), 30000);
   const after = await page.evaluate(() => Array.from(window.__projector.shown.subarray(0, 30)));
   check('steps: the first epoch\'s points are shown, elsewhere', (await dataset()).step === String(list.steps[0].step) &&
     before.some((v, k) => Math.abs(v - after[k]) > 1e-3), `${before.slice(0, 3)} -> ${after.slice(0, 3)}`);
   await page.keyboard.press('End');
-  await until(page, (s) => document.querySelector('.projector-page').dataset.step === s && document.querySelector('.projector-page').dataset.projection === 'pca', String(last), 30000);
+  await until(page, (s) => document.querySelector('.projector-page').dataset.projectedStep === s, String(last), 30000);
 
   // ---- t-SNE: runs in a worker to its last iteration, animated -----------------------------------------------
   await page.click('#projector-3d');   // t-SNE is two-dimensional
@@ -192,9 +192,9 @@ async function main() {
   await page.click('#projector-sprites');
 
   // ---- UMAP: stoppable -----------------------------------------------------------------------------------------
-  await page.selectOption('#projector-projection', 'umap');
-  await page.click('#projector-run-projection');
-  await until(page, () => +document.querySelector('.projector-page').dataset.iteration > 0, null, 120000);
+  await page.selectOption('#projector-projection', 'umap');   // choosing it starts it, as Run does
+  await until(page, () => document.querySelector('.projector-page').dataset.running === 'true' &&
+    +document.querySelector('.projector-page').dataset.iteration > 0, null, 120000);
   await page.click('#projector-stop');
   d = await dataset();
   const stopped = await page.$eval('#projector-status', (s) => s.textContent);
