@@ -62,7 +62,7 @@ export function createPage(ctx) {
   const tagSelect = select('projector-tag', 'Tag', () => { state.tag = tagSelect.value; state.stepIndex = -1; reload(); });
   const stepRange = h('input', { type: 'range', id: 'projector-step', min: 0, max: 0, value: 0, 'aria-label': 'Step',
     oninput: () => { state.stepIndex = +stepRange.value; loadStep().catch(failed); } });
-  const stepText = h('span.value');
+  const stepText = h('span.projector-step-text');
   const projSelect = h('select.filter', { id: 'projector-projection', 'aria-label': 'Projection',
     onchange: () => { state.projection = projSelect.value; stopLong(); params(); project(); } },
   h('option', { value: 'pca' }, 'PCA'), h('option', { value: 'tsne' }, 't-SNE'), h('option', { value: 'umap' }, 'UMAP'));
@@ -375,8 +375,9 @@ export function createPage(ctx) {
   function hover(i, ev) {
     if (i < 0 || !ev) { tooltip.hidden = true; return; }
     const m = data.meta;
+    const others = m.columns.map((c, k) => [c, k]).filter(([, k]) => k !== state.colour);
     tooltip.replaceChildren(h('b', null, label(i)), h('div.muted', null, `#${i}`),
-      ...m.columns.map((c, k) => (k === state.colour ? null : h('div', null, `${c}: ${m.rows[i][k] ?? ''}`))));
+      ...others.map(([c, k]) => h('div', null, `${c}: ${m.rows[i][k] ?? ''}`)));
     const r = host.getBoundingClientRect();
     tooltip.style.left = `${ev.clientX - r.left + 14}px`;
     tooltip.style.top = `${ev.clientY - r.top + 14}px`;

@@ -36,17 +36,31 @@ export function covariance(x, n, d, mean) {
   }
   const c = new Float64Array(d * d);
   const div = Math.max(1, n - 1);
+  // Four columns b at a time against one column a: each pass over column a
+  // feeds four sums, a quarter of the memory traffic of one at a time.
   for (let a = 0; a < d; a++) {
     const ca = cols[a];
-    for (let b = a; b < d; b++) {
-      const cb = cols[b];
-      let s0 = 0, s1 = 0, i = 0;
-      for (; i + 1 < n; i += 2) {
-        s0 += ca[i] * cb[i];
-        s1 += ca[i + 1] * cb[i + 1];
+    let b = a;
+    for (; b + 3 < d; b += 4) {
+      const c0 = cols[b], c1 = cols[b + 1], c2 = cols[b + 2], c3 = cols[b + 3];
+      let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+      for (let i = 0; i < n; i++) {
+        const v = ca[i];
+        s0 += v * c0[i];
+        s1 += v * c1[i];
+        s2 += v * c2[i];
+        s3 += v * c3[i];
       }
-      if (i < n) s0 += ca[i] * cb[i];
-      c[a * d + b] = c[b * d + a] = (s0 + s1) / div;
+      c[a * d + b] = c[b * d + a] = s0 / div;
+      c[a * d + b + 1] = c[(b + 1) * d + a] = s1 / div;
+      c[a * d + b + 2] = c[(b + 2) * d + a] = s2 / div;
+      c[a * d + b + 3] = c[(b + 3) * d + a] = s3 / div;
+    }
+    for (; b < d; b++) {
+      const cb = cols[b];
+      let s0 = 0;
+      for (let i = 0; i < n; i++) s0 += ca[i] * cb[i];
+      c[a * d + b] = c[b * d + a] = s0 / div;
     }
   }
   return c;

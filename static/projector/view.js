@@ -31,7 +31,7 @@ varying float vEmph;
 void main() {
   vec4 mv = modelViewMatrix * vec4(position, 1.0);
   gl_Position = projectionMatrix * mv;
-  float s = uSize * (aEmph > 0.5 ? 2.2 : 1.0) * (uSprites > 0.5 ? 3.5 : 1.0);
+  float s = uSize * (aEmph > 0.5 ? 2.2 : 1.0) * (uSprites > 0.5 ? 2.5 : 1.0);
   gl_PointSize = uPersp > 0.5 ? s * uScale / -mv.z : s * uScale;
   if (aAlpha <= 0.0) gl_PointSize = 0.0;
   vColor = aColor; vAlpha = aAlpha; vTile = aTile; vEmph = aEmph;

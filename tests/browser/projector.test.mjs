@@ -97,7 +97,8 @@ async function main() {
   await until(page, () => !window.__projector.projector.animating, null, 5000);
   const pcaPos = await page.evaluate(() => Array.from(window.__projector.shown));
   const pcaPurity = purity(Float32Array.from(pcaPos), labels, 5000);
-  check('PCA: the classes form clusters (most of the 10 nearest on screen share the class)', pcaPurity > 0.6, pcaPurity.toFixed(3));
+  // by chance about 0.1 of a point's neighbours share its class (ten classes of ~500)
+  check('PCA: the classes form clusters (over 4x chance of the 10 nearest on screen share the class)', pcaPurity > 0.4, pcaPurity.toFixed(3));
   await shot('pca_by_class');
 
   // ---- hover: the label of the point under the mouse ---------------------------------------------
@@ -106,7 +107,8 @@ async function main() {
   await page.mouse.move(at.x, at.y);
   const hovered = await until(page, () => { const t = document.querySelector('.projector-tooltip'); return !t.hidden && t.dataset.index; }, null, 3000);
   const tip = await page.$eval('.projector-tooltip', (t) => t.textContent);
-  check('hover: the tooltip names the point\'s class', hovered !== null && tip.startsWith(labels[+hovered]), `${hovered} ${tip}`);
+  check('hover: the tooltip names the point, its class and its other columns',
+    hovered !== null && tip === `${labels[+hovered]}#${hovered}label: ${meta.rows[+hovered][1]}`, `${hovered} ${tip}`);
 
   // ---- click: the nearest neighbours in the original space -----------------------------------------
   await page.mouse.click(at.x, at.y);
