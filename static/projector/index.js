@@ -14,7 +14,7 @@
 // others are hidden while such a projection shows.
 
 import { apiUrl, getJSON } from '../core/api.js';
-import { h } from '../core/dom.js';
+import { fillSelect, h } from '../core/dom.js';
 import { colourBy, nearest, parseMetadata, sampleIndices, search } from './model.js';
 import { createView } from './view.js';
 import './projector.css';
@@ -107,13 +107,6 @@ export function createPage(ctx) {
     view.dataset.loaded = 'true';
   }
 
-  function options(sel, values, current, label = (v) => v) {
-    const sig = JSON.stringify([values, current]);
-    if (sel.dataset.sig === sig) return;
-    sel.dataset.sig = sig;
-    sel.replaceChildren(...values.map((v) => h('option', { value: v, selected: String(v) === String(current) }, label(v))));
-  }
-
   function params() {
     const num = (id, label, obj, key, min, max, stepv) => h('label.projector-param', null, label,
       h('input', { type: 'number', id, min, max, step: stepv, value: obj[key], onchange: (e) => { obj[key] = +e.target.value; } }));
@@ -141,7 +134,7 @@ export function createPage(ctx) {
       if (mine !== token || destroyed) return;
       const withTags = Object.keys(tags).filter((r) => tags[r].length);
       if (!withTags.includes(state.run)) state.run = withTags.find((r) => runs.includes(r)) ?? withTags[0] ?? null;
-      options(runSelect, withTags, state.run);
+      fillSelect(runSelect, withTags, state.run);
       if (!state.run) {
         status.textContent = 'No embeddings: write some with gb_summary_embedding.';
         view.dataset.loaded = 'true';
@@ -149,7 +142,7 @@ export function createPage(ctx) {
       }
       const tagNames = tags[state.run].map((t) => t.tag);
       if (!tagNames.includes(state.tag)) state.tag = tagNames[0];
-      options(tagSelect, tagNames, state.tag);
+      fillSelect(tagSelect, tagNames, state.tag);
       const list = await getJSON('projector/list', { run: state.run, tag: state.tag });
       if (mine !== token || destroyed) return;
       const atEnd = state.stepIndex < 0 || state.stepIndex >= steps.length - 1;
@@ -195,8 +188,8 @@ export function createPage(ctx) {
     }
     spriteBox.hidden = !sprite;
     const cols = data.meta.columns;
-    options(colourSelect, [-1, ...cols.keys()], state.colour, (c) => (c < 0 ? 'none' : cols[c]));
-    options(searchColumn, [-1, ...cols.keys()], state.queryColumn, (c) => (c < 0 ? 'all columns' : cols[c]));
+    fillSelect(colourSelect, [-1, ...cols.keys()], state.colour, (c) => (c < 0 ? 'none' : cols[c]));
+    fillSelect(searchColumn, [-1, ...cols.keys()], state.queryColumn, (c) => (c < 0 ? 'all columns' : cols[c]));
     if (state.colour >= cols.length) state.colour = cols.length ? 0 : -1;
     paint();
     params();
@@ -339,18 +332,17 @@ export function createPage(ctx) {
     visibility();
   }
 
+  // Each point's opacity: hidden outside a t-SNE/UMAP sample or an
+  // isolated selection, dimmed outside a selection, shown otherwise.
   function visibility() {
-    const alpha = new Float32Array(data.n);
     const sel = new Set(selection);
     if (picked >= 0) sel.add(picked);
+    const inRun = subset ? new Set(subset) : null;
+    const alpha = new Float32Array(data.n);
     for (let i = 0; i < data.n; i++) {
-      let a = 1;
-      if (subset) a = 0;
-      if (isolated && !isolated.has(i)) a = 0;
-      else if (sel.size && !sel.has(i) && a > 0) a = 0.12;
-      alpha[i] = a;
+      const shownHere = (!inRun || inRun.has(i)) && (!isolated || isolated.has(i));
+      alpha[i] = !shownHere ? 0 : sel.size && !sel.has(i) ? 0.12 : 1;
     }
-    if (subset) for (const i of subset) alpha[i] = isolated && !isolated.has(i) ? 0 : sel.size && !sel.has(i) ? 0.12 : 1;
     projector.setAlpha(alpha);
     projector.setEmphasis(picked >= 0 ? [picked] : []);
     view.dataset.selected = String(sel.size);
