@@ -195,19 +195,29 @@ START_TEST(test_callback_records_embeddings) {
     const char *cells[300];
     for (int i = 0; i < 300; i++) cells[i] = i % 2 ? "odd" : "even";
     gb_tensor *meta = gb_strings(cells, 1, (int64_t[]){300});
-    gb_callback *cb = gb_summary_callback(w, &(gb_summary_callback_options){
-                                                 .update_freq = -1, .no_graph = true, .no_hparams = true,
-                                                 .embeddings_freq = 2, .embeddings_x = sample,
-                                                 .embeddings_layer = -2, .embeddings_metadata = meta});
+    /* the model's first layer must exist before its kernel is named */
+    ck_assert_ptr_nonnull(gb_module_call(m, gb_zeros(GB_F32, GB_SHAPE(1, 5)), false));
+    int nvars = 0;
+    gb_variable *kernel = gb_module_trainable_variables(m, &nvars)[0];   /* [5, 6] */
+    gb_callback *cbs[2] = {
+        gb_summary_callback(w, &(gb_summary_callback_options){
+                                   .update_freq = -1, .no_graph = true, .no_hparams = true,
+                                   .embeddings_freq = 2, .embeddings_x = sample,
+                                   .embeddings_layer = -2, .embeddings_metadata = meta}),
+        gb_summary_callback(w, &(gb_summary_callback_options){
+                                   .update_freq = -1, .no_graph = true, .no_hparams = true,
+                                   .embeddings_freq = 3, .embeddings_variable = kernel})};
     gb_fit_options o = gb_fit_defaults();
     o.epochs = 3;
     o.batch_size = 20;
     o.verbose = 0;
-    o.callbacks = &cb;
-    o.ncallbacks = 1;
+    o.callbacks = cbs;
+    o.ncallbacks = 2;
     gb_history *h = gb_model_fit(m, x, y, &o);
     ck_assert_msg(h, "%s", gb_error_string());
     gb_tensor *hidden = gb_module_call(gb_sequential_layer(m, 0), sample, false);
+    char kernel_tag[256];
+    snprintf(kernel_tag, sizeof kernel_tag, "embeddings/%s", gb_variable_name(kernel));
     ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
 
     gb_store *s;
@@ -232,9 +242,14 @@ START_TEST(test_callback_records_embeddings) {
                      GB_STORE_OK);
     ck_assert(b->size > 16 && !memcmp(b->data, "label\neven\nodd\n", 15));
     gb_store_free(b);
+    /* the kernel, every 3 epochs: epoch 0 only, [5, 6] */
+    ck_assert_int_eq(gb_store_embeddings(s, "fit", kernel_tag, NULL, &e), GB_STORE_OK);
+    ck_assert(e->count == 1 && e->rows[0].step == 0 && e->rows[0].n == 5 && e->rows[0].dim == 6);
+    gb_store_free(e);
     gb_store_close(s);
     gb_history_free(h);
-    gb_callback_free(cb);
+    gb_callback_free(cbs[0]);
+    gb_callback_free(cbs[1]);
     gb_optimizer_free(opt);
     gb_module_free(m);
     summary_remove_dir(dir);

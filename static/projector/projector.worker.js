@@ -13,7 +13,7 @@ import { UMAP } from 'umap-js';
 import { principalComponents, project } from './pca.js';
 import { TSNE, seededRandom } from './tsne.js';
 
-const POST_EVERY_MS = 60;   // animation frames the page gets while a run goes on
+const POST_EVERY_MS = 100;   // animation frames the page gets while a run goes on
 
 // t-SNE and UMAP start from at most 50 principal components, as is usual:
 // the neighbours barely change and the distances cost d / 50 less.

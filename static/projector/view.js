@@ -68,7 +68,7 @@ export function createView(host, { onHover = () => {}, onPick = () => {} } = {})
   const canvas = document.createElement('canvas');
   canvas.className = 'projector-canvas';
   host.append(canvas);
-  const renderer = new THREE.WebGLRenderer({ canvas, antialias: false, preserveDrawingBuffer: true });
+  const renderer = new THREE.WebGLRenderer({ canvas, antialias: false });
   renderer.setPixelRatio(Math.min(2, window.devicePixelRatio || 1));
   renderer.setClearColor(0xffffff, 1);
   const scene = new THREE.Scene();
