@@ -10,7 +10,10 @@
  * accuracy; the train and test steps are traced (--eager: op by op).
  * With --db the summary callback records the run (scalars per batch and
  * epoch, histograms every epoch, the train step's graph with op times,
- * each trace with its reason); --serve PORT shows it live, the address
+ * each trace with its reason); --projector N adds, every epoch, the
+ * penultimate layer's activations on the first N test images with their
+ * class names and sprites (the Projector page: embeddings/dense for the
+ * CNN); --serve PORT shows it live, the address
  * printed first. The hand-written loop of fashion_mnist_mlp.c is the
  * custom-training version of the same thing.
  *
@@ -35,6 +38,7 @@
 #include <unistd.h>
 
 #include "flags.h"
+#include "fmnist_classes.h"
 #include "gb_board.h"
 #include "gb_summary_callback.h"
 #include "glassbox.h"
@@ -43,7 +47,7 @@
 typedef struct config {
     const char *model, *data_dir, *db, *run, *save_model, *save_predictions;
     int epochs, serve_port, verbose;
-    int64_t batch, limit;
+    int64_t batch, limit, projector;
     double lr, lr_decay, min_accuracy;
     uint64_t seed;
     bool eager, keep_serving, no_validation;
@@ -121,6 +125,8 @@ static int parse(int argc, char **argv, config *c) {
         {"--lr-decay", "X", "the rate times X each epoch (0: constant)", EXAMPLE_DOUBLE, &c->lr_decay},
         {"--seed", "N", "initial weights and shuffling", EXAMPLE_UINT64, &c->seed},
         {"--limit", "N", "train on the first N images (0: all)", EXAMPLE_INT64, &c->limit},
+        {"--projector", "N", "record the penultimate layer's activations on N test images each epoch (needs --db)",
+         EXAMPLE_INT64, &c->projector},
         {"--data", "DIR", "the Fashion-MNIST IDX files", EXAMPLE_STRING, &c->data_dir},
         {"--db", "FILE", "record the run into this store", EXAMPLE_STRING, &c->db},
         {"--run", "NAME", "the run to write or continue (default: a new run named after the model)",
@@ -153,6 +159,10 @@ static int parse(int argc, char **argv, config *c) {
     if (c->epochs < 1 || c->batch < 1 || !(c->lr > 0) || c->lr_decay < 0 || c->limit < 0)
         return example_usage_error(&p, "--epochs and --batch must be >= 1, --lr > 0, --lr-decay and "
                                        "--limit >= 0");
+    if (c->projector < 0 || c->projector > 10000)
+        return example_usage_error(&p, "--projector is a number of test images in 0..10000, not %lld",
+                                   (long long)c->projector);
+    if (c->projector && !c->db) return example_usage_error(&p, "--projector needs --db FILE");
     return EXAMPLE_RUN;
 }
 
@@ -239,6 +249,31 @@ static void tp_epoch_end(gb_train_state *s, int epoch, gb_logs *logs, void *user
                    (double)t->samples * s->num_ranks / (t->last - t->start));
 }
 
+/* What the projector shows of the first n test images: their class name
+ * and label as metadata columns, the images themselves as sprites. */
+typedef struct projector_sample {
+    gb_tensor *x, *metadata, *sprite;
+} projector_sample;
+
+static const char *const projector_columns[] = {"class", "label"};
+
+static projector_sample projector_sample_of(gb_tensor *x_test, gb_mnist *data, int64_t n) {
+    static const char *const digits[GB_MNIST_CLASSES] = {"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"};
+    projector_sample ps = {first_rows(x_test, n), NULL,
+                           first_rows(gb_images_to_float(data->test_images, GB_IMAGES_NHWC), n)};
+    gb_string *cells = malloc((size_t)n * 2 * sizeof *cells);
+    if (!cells) return ps;
+    const int32_t *labels = gb_data(data->test_labels);
+    for (int64_t i = 0; i < n; i++) {
+        const char *name = fmnist_class_names[labels[i]];
+        cells[2 * i] = (gb_string){name, (int64_t)strlen(name)};
+        cells[2 * i + 1] = (gb_string){digits[labels[i]], 1};
+    }
+    ps.metadata = gb_strings_from(cells, 2, (int64_t[]){n, 2});
+    free(cells);
+    return ps;
+}
+
 static bool train(const config *c, gb_module *model, gb_mnist *data, double *test_acc) {
     gb_image_layout layout = strcmp(c->model, "mlp") ? GB_IMAGES_NHWC : GB_IMAGES_FLAT;
     gb_tensor *x = gb_images_to_float(data->train_images, layout), *y = data->train_labels;
@@ -260,8 +295,16 @@ static bool train(const config *c, gb_module *model, gb_mnist *data, double *tes
                                 .metrics = (const char *[]){"accuracy"},
                                 .nmetrics = 1,
                                 .run_eagerly = c->eager});
+    projector_sample ps = {0};
+    if (c->projector) ps = projector_sample_of(tx, data, c->projector);
     gb_callback *summary = c->db ? gb_summary_callback(NULL, &(gb_summary_callback_options){
-                                                                 .histogram_freq = 1})
+                                                                 .histogram_freq = 1,
+                                                                 .embeddings_freq = c->projector ? 1 : 0,
+                                                                 .embeddings_x = ps.x,
+                                                                 .embeddings_layer = -2,
+                                                                 .embeddings_metadata = ps.metadata,
+                                                                 .embeddings_columns = projector_columns,
+                                                                 .embeddings_sprite = ps.sprite})
                                  : NULL;
     throughput tp = {.batch = c->batch};
     gb_callback *cbs[2] = {gb_lambda(&(gb_lambda_callback){.on_epoch_begin = tp_epoch_begin,

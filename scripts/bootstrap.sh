@@ -9,7 +9,8 @@ here="$(cd "$(dirname "$0")/.." && pwd)"
 # Debian packages: build tools, libraries (Open MPI, so that `make test`
 # builds and tests data-parallel training; PCRE2 for the regex string ops),
 # the data sets (Fashion-MNIST; Debian's fortunes as a text corpus),
-# scikit-learn (the reference of the precision-recall counts), the benchmark
+# scikit-learn (the reference of the precision-recall counts), sox (a second
+# reader of the audio summaries' WAV files), the benchmark
 # peer (GB_WITH_TORCH=1), the fuzzing compiler (GB_WITH_FUZZ=1), the browser
 # used by the end-to-end tests and openssl (the HTTPS test's certificate).
 packages=(
@@ -18,7 +19,7 @@ packages=(
   libpng-dev zlib1g-dev libpcre2-dev openssl
   libopenmpi-dev openmpi-bin
   dataset-fashion-mnist fortunes
-  python3-numpy python3-sklearn
+  python3-numpy python3-sklearn sox
   chromium nodejs npm
 )
 if [ "${GB_WITH_TORCH:-0}" = 1 ]; then packages+=(python3-torch); fi

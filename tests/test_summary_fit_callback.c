@@ -6,7 +6,9 @@
  * the run's hparams from the compile and fit arguments and the model's
  * config without a line of the user's, and by option each class's
  * precision-recall counts on validation data, checked against the
- * model's own predictions counted by hand.
+ * model's own predictions counted by hand; and every embeddings_freq
+ * epochs a layer's activations on a fixed sample (the projector), equal to
+ * the layers called by hand, or an Embedding's weights.
  */
 #include <check.h>
 #include <math.h>
@@ -175,12 +177,92 @@ START_TEST(test_callback_records_hparams_and_pr_curves) {
 }
 END_TEST
 
+START_TEST(test_callback_records_embeddings) {
+    char dir[64], db[128];
+    SUMMARY_TEMP_STORE(dir, db, "fit_callback_emb");
+    gb_summary_writer *w;
+    ck_assert_int_eq(gb_summary_writer_open(db, "fit", NULL, &w), GB_OK);
+    gb_module *m = gb_sequential_new("model");
+    gb_sequential_add(m, gb_dense_new(6, &(gb_dense_options){.activation = GB_ACT_RELU, .name = "hidden"}));
+    gb_sequential_add(m, gb_dense_new(3, NULL));
+    gb_optimizer *opt = gb_adam(1e-2);
+    ck_assert(gb_model_compile(m, &(gb_compile_options){
+                                      .optimizer = opt,
+                                      .loss = {GB_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY, .from_logits = true}}));
+    gb_tensor *x = gb_random_uniform(GB_F32, GB_SHAPE(60, 5), -1, 1, 1);
+    gb_tensor *y = gb_cast(gb_random_uniform(GB_F32, GB_SHAPE(60), 0, 3, 2), GB_I32);
+    gb_tensor *sample = gb_random_uniform(GB_F32, GB_SHAPE(300, 5), -1, 1, 3);   /* two batches of 256 */
+    const char *cells[300];
+    for (int i = 0; i < 300; i++) cells[i] = i % 2 ? "odd" : "even";
+    gb_tensor *meta = gb_strings(cells, 1, (int64_t[]){300});
+    /* the model's first layer must exist before its kernel is named */
+    ck_assert_ptr_nonnull(gb_module_call(m, gb_zeros(GB_F32, GB_SHAPE(1, 5)), false));
+    int nvars = 0;
+    gb_variable *kernel = gb_module_trainable_variables(m, &nvars)[0];   /* [5, 6] */
+    gb_callback *cbs[2] = {
+        gb_summary_callback(w, &(gb_summary_callback_options){
+                                   .update_freq = -1, .no_graph = true, .no_hparams = true,
+                                   .embeddings_freq = 2, .embeddings_x = sample,
+                                   .embeddings_layer = -2, .embeddings_metadata = meta}),
+        gb_summary_callback(w, &(gb_summary_callback_options){
+                                   .update_freq = -1, .no_graph = true, .no_hparams = true,
+                                   .embeddings_freq = 3, .embeddings_variable = kernel})};
+    gb_fit_options o = gb_fit_defaults();
+    o.epochs = 3;
+    o.batch_size = 20;
+    o.verbose = 0;
+    o.callbacks = cbs;
+    o.ncallbacks = 2;
+    gb_history *h = gb_model_fit(m, x, y, &o);
+    ck_assert_msg(h, "%s", gb_error_string());
+    gb_tensor *hidden = gb_module_call(gb_sequential_layer(m, 0), sample, false);
+    char kernel_tag[256];
+    snprintf(kernel_tag, sizeof kernel_tag, "embeddings/%s", gb_variable_name(kernel));
+    ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
+
+    gb_store *s;
+    ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
+    gb_embeddings *e;
+    ck_assert_int_eq(gb_store_embeddings(s, "fit", "embeddings/hidden", NULL, &e), GB_STORE_OK);
+    ck_assert_uint_eq(e->count, 2);   /* epochs 0 and 2 */
+    ck_assert(e->rows[0].step == 0 && e->rows[1].step == 2 && e->rows[1].n == 300 && e->rows[1].dim == 6);
+    gb_store_free(e);
+    gb_blob *b;
+    ck_assert_int_eq(gb_store_embedding_part(s, "fit", "embeddings/hidden", 2, GB_EMBEDDING_VECTORS, &b),
+                     GB_STORE_OK);
+    ck_assert_uint_eq(b->size, 300 * 6 * 4);
+    for (int64_t i = 0; i < 300 * 6; i++) {
+        float v;
+        memcpy(&v, b->data + 4 * i, 4);
+        ck_assert_msg(v == (float)gb_get(hidden, i), "activation %lld: %g, by hand %g", (long long)i, v,
+                      gb_get(hidden, i));
+    }
+    gb_store_free(b);
+    ck_assert_int_eq(gb_store_embedding_part(s, "fit", "embeddings/hidden", 2, GB_EMBEDDING_METADATA, &b),
+                     GB_STORE_OK);
+    ck_assert(b->size > 16 && !memcmp(b->data, "label\neven\nodd\n", 15));
+    gb_store_free(b);
+    /* the kernel, every 3 epochs: epoch 0 only, [5, 6] */
+    ck_assert_int_eq(gb_store_embeddings(s, "fit", kernel_tag, NULL, &e), GB_STORE_OK);
+    ck_assert(e->count == 1 && e->rows[0].step == 0 && e->rows[0].n == 5 && e->rows[0].dim == 6);
+    gb_store_free(e);
+    gb_store_close(s);
+    gb_history_free(h);
+    gb_callback_free(cbs[0]);
+    gb_callback_free(cbs[1]);
+    gb_optimizer_free(opt);
+    gb_module_free(m);
+    summary_remove_dir(dir);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("summary_fit_callback");
     TCase *tc = tcase_create("callback");
     tcase_add_checked_fixture(tc, nn_seeded_setup, scope_teardown);
     tcase_add_test(tc, test_callback_writes_scalars_histograms_and_the_graph);
     tcase_add_test(tc, test_callback_records_hparams_and_pr_curves);
+    tcase_add_test(tc, test_callback_records_embeddings);
     suite_add_tcase(s, tc);
     return s;
 }

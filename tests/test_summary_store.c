@@ -152,10 +152,12 @@ static void assert_trace_graphs(gb_store *s, int64_t id, const char *graph, cons
     "ALTER TABLE runs DROP COLUMN status_pid;"
 /* And what schema 5 added (the profiler's tables). */
 #define UNDO_VERSION_5 "DROP TABLE profile_events; DROP TABLE profiles;"
+/* And what schema 6 added (embeddings and audio clips). */
+#define UNDO_VERSION_6 "DROP TABLE embeddings; DROP TABLE audio;"
 
 START_TEST(test_version_2_store_moves_graphs_out_of_details) {
     make_store();
-    summary_sql(db, UNDO_VERSION_5 UNDO_VERSION_4
+    summary_sql(db, UNDO_VERSION_6 UNDO_VERSION_5 UNDO_VERSION_4
                 "DROP TABLE trace_graphs; ALTER TABLE op_timings DROP COLUMN function;"
             "PRAGMA user_version = 2;"
             "INSERT INTO traces(run_id, wall_time, function, is_retrace, detail) VALUES "
@@ -203,7 +205,7 @@ END_TEST
  * next writer, keeping its runs and series; the new tables then work. */
 START_TEST(test_version_3_store_gains_status_experiment_and_pr_curves) {
     make_store();
-    summary_sql(db, UNDO_VERSION_5 UNDO_VERSION_4 "PRAGMA user_version = 3;");
+    summary_sql(db, UNDO_VERSION_6 UNDO_VERSION_5 UNDO_VERSION_4 "PRAGMA user_version = 3;");
     gb_store *s;
     ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
     ck_assert_int_eq(gb_store_schema_version(s), 3);
@@ -258,7 +260,7 @@ END_TEST
  * can then store a capture. */
 START_TEST(test_version_3_store_is_migrated_to_profiles) {
     make_store();
-    summary_sql(db, UNDO_VERSION_5 UNDO_VERSION_4 "PRAGMA user_version = 3;");
+    summary_sql(db, UNDO_VERSION_6 UNDO_VERSION_5 UNDO_VERSION_4 "PRAGMA user_version = 3;");
     gb_store *s;
     ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
     ck_assert_int_eq(gb_store_schema_version(s), 3);
@@ -275,7 +277,7 @@ START_TEST(test_version_3_store_is_migrated_to_profiles) {
     ck_assert_int_eq(gb_summary_writer_open(db, "run", NULL, &w), GB_OK);
     ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
     ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
-    ck_assert_int_eq(gb_store_schema_version(s), 5);
+    ck_assert_int_eq(gb_store_schema_version(s), GB_STORE_SCHEMA_VERSION);
     ck_assert_int_eq(gb_store_profiles(s, "run", &list), GB_STORE_OK);
     ck_assert_uint_eq(list->count, 0);
     gb_store_free(list);
@@ -288,6 +290,50 @@ START_TEST(test_version_3_store_is_migrated_to_profiles) {
     ck_assert_str_eq(list->rows[0].threads_json, "[\"training\"]");
     gb_store_free(list);
     gb_store_close(s);
+}
+END_TEST
+
+/* A version-5 store (before embeddings and audio): read as it is (no
+ * such tags, and asking for one says so), then migrated to 6 by the next
+ * writer, keeping what it held; an embedding and a clip then store. */
+START_TEST(test_version_5_store_gains_embeddings_and_audio) {
+    make_store();
+    summary_sql(db, UNDO_VERSION_6 "PRAGMA user_version = 5;");
+    gb_store *s;
+    ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
+    ck_assert_int_eq(gb_store_schema_version(s), 5);
+    gb_embeddings *e;
+    ck_assert_int_eq(gb_store_embeddings(s, "run", "emb", NULL, &e), GB_STORE_ERR_NO_TAG);
+    gb_audio_clips *a;
+    ck_assert_int_eq(gb_store_audio(s, "run", "sound", NULL, &a), GB_STORE_ERR_NO_TAG);
+    ck_assert_msg(strstr(gb_store_last_error(), "run 'run' has no audio tag 'sound'"), "%s",
+                  gb_store_last_error());
+    gb_store_close(s);
+
+    gb_summary_writer *w;
+    ck_assert_int_eq(gb_summary_writer_open(db, "run", NULL, &w), GB_OK);
+    gb_scope_begin();
+    const float v[4] = {1, 2, 3, 0.5f};
+    ck_assert_int_eq(gb_summary_embedding(w, "emb", gb_tensor_from(GB_F32, v, 2, (int64_t[]){2, 2}), NULL,
+                                          NULL, NULL, 2), GB_OK);
+    ck_assert_int_eq(gb_summary_audio(w, "sound", gb_tensor_from(GB_F32, v, 2, (int64_t[]){1, 4}), 100, 1, 2),
+                     GB_OK);
+    gb_scope_end();
+    ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
+    ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
+    ck_assert_int_eq(gb_store_schema_version(s), 6);
+    ck_assert_int_eq(gb_store_embeddings(s, "run", "emb", NULL, &e), GB_STORE_OK);
+    ck_assert(e->count == 1 && e->rows[0].n == 2 && e->rows[0].dim == 2 && e->rows[0].step == 2);
+    gb_store_free(e);
+    ck_assert_int_eq(gb_store_audio(s, "run", "sound", NULL, &a), GB_STORE_OK);
+    ck_assert(a->count == 1 && a->rows[0].frames == 4 && a->rows[0].clipped == 2);
+    gb_store_free(a);
+    gb_scalar_series *x;   /* what the store held before still reads */
+    ck_assert_int_eq(gb_store_scalars(s, "run", "x", NULL, &x), GB_STORE_OK);
+    ck_assert_uint_gt(x->count, 0);
+    gb_store_free(x);
+    gb_store_close(s);
+    summary_assert_integrity(db);
 }
 END_TEST
 
@@ -624,6 +670,7 @@ int main(void) {
     tcase_add_test(tc, test_store_is_versioned_and_recognised);
     tcase_add_test(tc, test_version_1_store_is_read_then_migrated);
     tcase_add_test(tc, test_version_3_store_is_migrated_to_profiles);
+    tcase_add_test(tc, test_version_5_store_gains_embeddings_and_audio);
     tcase_add_test(tc, test_version_2_store_moves_graphs_out_of_details);
     tcase_add_test(tc, test_version_3_store_gains_status_experiment_and_pr_curves);
     tcase_add_test(tc, test_newer_schema_is_refused);

@@ -58,13 +58,15 @@ START_TEST(plugins_lists_active_dashboards_in_order) {
                         "{\"name\":\"histograms\",\"title\":\"Histograms\",\"active\":true},"
                         "{\"name\":\"distributions\",\"title\":\"Distributions\",\"active\":true},"
                         "{\"name\":\"images\",\"title\":\"Images\",\"active\":true},"
+                        "{\"name\":\"audio\",\"title\":\"Audio\",\"active\":true},"
                         "{\"name\":\"text\",\"title\":\"Text\",\"active\":true},"
                         "{\"name\":\"graphs\",\"title\":\"Graphs\",\"active\":false},"
                         "{\"name\":\"traces\",\"title\":\"Traces\",\"active\":false},"
                         "{\"name\":\"hparams\",\"title\":\"HParams\",\"active\":true},"
                         "{\"name\":\"pr_curves\",\"title\":\"PR Curves\",\"active\":false},"
                         "{\"name\":\"profile\",\"title\":\"Profile\",\"active\":false},"
-                        "{\"name\":\"numerics\",\"title\":\"Numerics\",\"active\":false}]}");
+                        "{\"name\":\"numerics\",\"title\":\"Numerics\",\"active\":false},"
+                        "{\"name\":\"projector\",\"title\":\"Projector\",\"active\":true}]}");
     free(b);
 }
 END_TEST
@@ -155,6 +157,64 @@ START_TEST(images_list_and_png_bytes) {
     ASSERT_HAS(b, "\"status\":404");
     free(b);
     b = webui_get_expect(port, "/api/images/png?run=alpha&tag=inputs&step=21", 404);
+    free(b);
+}
+END_TEST
+
+/* A stored file of a route: its status, type and bytes. */
+static http_response get_file(const char *path, const char *type) {
+    http_response r = http_get(port, path);
+    ck_assert_msg(r.status == 200, "GET %s: %d %s", path, r.status, r.body ? r.body : "");
+    char got[96];
+    http_header(&r, "Content-Type", got, sizeof got);
+    ck_assert_str_eq(got, type);
+    return r;
+}
+
+START_TEST(projector_lists_steps_and_sends_parts) {
+    char *b = webui_get_expect(port, "/api/projector/tags?run=alpha", 200);
+    ASSERT_HAS(b, "{\"runs\":{\"alpha\":[{\"tag\":\"points\",\"count\":2,\"min_step\":0,\"max_step\":10,");
+    free(b);
+    b = webui_get_expect(port, "/api/projector/list?run=alpha&tag=points", 200);
+    ASSERT_HAS(b, "{\"run\":\"alpha\",\"tag\":\"points\",\"steps\":[{\"step\":0,");
+    ASSERT_HAS(b, "\"n\":3,\"dim\":2,\"metadata_bytes\":19,\"sprite\":{\"width\":2,\"height\":2}}");
+    ASSERT_HAS(b, "{\"step\":10,");
+    ASSERT_HAS(b, "\"n\":3,\"dim\":2,\"metadata_bytes\":0,\"sprite\":null}]}");
+    free(b);
+    http_response r = get_file("/api/projector/vectors?run=alpha&tag=points&step=0", "application/octet-stream");
+    ck_assert_uint_eq(r.body_len, 24);
+    float v[6];
+    memcpy(v, r.body, sizeof v);
+    ck_assert(v[0] == 1 && v[3] == 1 && v[4] == 0.5f && v[5] == 0.25f);
+    http_free(&r);
+    r = get_file("/api/projector/metadata?run=alpha&tag=points&step=0", "text/tab-separated-values; charset=utf-8");
+    ck_assert_uint_eq(r.body_len, 19);
+    ck_assert_int_eq(memcmp(r.body, "animal\ncat\ndog\ncat\n", 19), 0);
+    http_free(&r);
+    r = get_file("/api/projector/sprite?run=alpha&tag=points&step=0", "image/png");
+    ck_assert_int_eq(memcmp(r.body, "\x89PNG\r\n\x1a\n", 8), 0);
+    http_free(&r);
+    b = webui_get_expect(port, "/api/projector/sprite?run=alpha&tag=points&step=10", 404);
+    ASSERT_HAS(b, "run 'alpha' embedding tag 'points' has no sprite at step 10");
+    free(b);
+    b = webui_get_expect(port, "/api/projector/vectors?run=alpha&tag=points&step=5", 404);
+    ASSERT_HAS(b, "run 'alpha' embedding tag 'points' has no embedding at step 5");
+    free(b);
+}
+END_TEST
+
+START_TEST(audio_lists_clips_and_sends_wav) {
+    char *b = webui_get_expect(port, "/api/audio/list?run=alpha&tag=tone", 200);
+    ASSERT_HAS(b, "\"steps\":[{\"step\":0,");
+    ASSERT_HAS(b, "\"clips\":[{\"index\":0,\"sample_rate\":8000,\"channels\":1,\"frames\":6,\"clipped\":2}]}]}");
+    free(b);
+    http_response r = get_file("/api/audio/wav?run=alpha&tag=tone&step=0", "audio/wav");
+    ck_assert_uint_eq(r.body_len, 44 + 12);
+    ck_assert_int_eq(memcmp(r.body, "RIFF", 4), 0);
+    ck_assert_int_eq(memcmp(r.body + 8, "WAVE", 4), 0);
+    http_free(&r);
+    b = webui_get_expect(port, "/api/audio/wav?run=alpha&tag=tone&step=0&index=1", 404);
+    ASSERT_HAS(b, "run 'alpha' audio tag 'tone' has no clip 1 at step 0");
     free(b);
 }
 END_TEST
@@ -250,6 +310,22 @@ static const bad_case bad_cases[] = {
     {"/api/scalars/series?run=..%2F..%2F..%2Fetc%2Fpasswd&tag=loss", 404, "unknown run '../../../etc/passwd'"},
     {"/api/text/series?run=alpha&tag=..%2F..%2Fnotes", 404, "../../notes"},
     {"/api/images/png?run=alpha&tag=inputs&step=0%20OR%201=1", 400, "'step' is not an integer"},
+    /* the projector's and the audio routes: 4xx for every bad parameter */
+    {"/api/projector/vectors?run=alpha&tag=points", 400, "missing required parameter 'step'"},
+    {"/api/projector/vectors?run=alpha&tag=points&step=x", 400, "parameter 'step' is not an integer"},
+    {"/api/projector/vectors?run=alpha&tag=points&step=0&index=0", 400, "unknown parameter 'index'"},
+    {"/api/projector/metadata?run=alpha&step=0", 400, "missing required parameter 'tag'"},
+    {"/api/projector/sprite?run=gamma&tag=points&step=0", 404, "unknown run 'gamma'"},
+    {"/api/projector/vectors?run=alpha&tag=inputs&step=0", 404, "run 'alpha' has no embedding tag 'inputs'"},
+    {"/api/projector/list?run=alpha&tag=points&points=0", 400, "parameter 'points' is out of range"},
+    {"/api/projector/list?run=alpha&tag=points&points=1001", 400, "parameter 'points' is out of range"},
+    {"/api/projector/vectors?run=alpha&tag=points&step=99999999999999999999", 400, "not an integer"},
+    {"/api/audio/wav?run=alpha&tag=tone", 400, "missing required parameter 'step'"},
+    {"/api/audio/wav?run=alpha&tag=tone&step=0&index=4097", 400, "parameter 'index' is out of range"},
+    {"/api/audio/wav?run=alpha&tag=tone&step=0&index=x", 400, "parameter 'index' is not an integer"},
+    {"/api/audio/wav?run=alpha&tag=points&step=0", 404, "run 'alpha' has no audio tag 'points'"},
+    {"/api/audio/list?run=alpha", 400, "missing required parameter 'tag'"},
+    {"/api/audio/tags?run=nobody", 404, "unknown run 'nobody'"},
 };
 
 START_TEST(bad_request_gets_json_error) { webui_assert_json_error(port, &bad_cases[_i]); }
@@ -461,6 +537,8 @@ static Suite *suite(void) {
     tcase_add_test(tc, scalar_series_downsampled_since_and_range);
     tcase_add_test(tc, histogram_and_distribution_series);
     tcase_add_test(tc, images_list_and_png_bytes);
+    tcase_add_test(tc, projector_lists_steps_and_sends_parts);
+    tcase_add_test(tc, audio_lists_clips_and_sends_wav);
     tcase_add_test(tc, text_series_is_escaped_json);
     tcase_add_test(tc, tags_of_every_kind);
     tcase_add_test(tc, static_files_are_embedded);

@@ -5,7 +5,10 @@
  * this program, which links the writer, writes their stores instead:
  *
  *   webui_fixtures api DB             runs alpha and beta: hparams, scalars with
- *                                     NaN/+Inf/-Inf, histograms, images, text
+ *                                     NaN/+Inf/-Inf, histograms, images, text;
+ *                                     alpha also an embedding "points" (steps 0
+ *                                     and 10, metadata, a sprite) and an audio
+ *                                     clip "tone" (step 0, 2 samples clipped)
  *   webui_fixtures numerics DB QUIET  run alpha: six alerts through the writer
  *                                     API; run engine: the engine's own alerts
  *                                     through the default writer; run quiet
@@ -85,8 +88,30 @@ static bool write_api_run(const char *db, const char *run, double lr) {
     return ok;
 }
 
+/* Run alpha's embedding (three points in 2D, steps 0 and 10) and clip. */
+static bool write_api_media(const char *db) {
+    gb_summary_writer *w = NULL;
+    CHECK(gb_summary_writer_open(db, "alpha", NULL, &w));
+    gb_scope_begin();
+    const float v[6] = {1, 0, 0, 1, 0.5f, 0.25f};
+    const char *cells[] = {"cat", "dog", "cat"};
+    const char *columns[] = {"animal"};
+    unsigned char px[3 * 2 * 2 * 1] = {0, 50, 100, 150, 200, 250, 10, 20, 30, 40, 50, 60};
+    gb_tensor *values = gb_tensor_from(GB_F32, v, 2, (int64_t[]){3, 2});
+    gb_tensor *meta = gb_strings(cells, 1, (int64_t[]){3});
+    gb_tensor *sprite = gb_tensor_from(GB_U8, px, 4, (int64_t[]){3, 2, 2, 1});
+    const float tone[6] = {0, 0.5f, 1.25f, -0.5f, -3, 0};
+    bool ok = gb_summary_embedding(w, "points", values, meta, columns, sprite, 0) == GB_OK &&
+              gb_summary_embedding(w, "points", values, NULL, NULL, NULL, 10) == GB_OK &&
+              gb_summary_audio(w, "tone", gb_tensor_from(GB_F32, tone, 2, (int64_t[]){1, 6}), 8000, 1, 0) == GB_OK;
+    gb_scope_end();
+    if (!ok) fprintf(stderr, "webui_fixtures: %s\n", gb_summary_last_error());
+    CHECK(gb_summary_writer_close(w));
+    return ok;
+}
+
 static bool write_api(const char *db) {
-    return write_api_run(db, "alpha", 0.001) && write_api_run(db, "beta", 0.01);
+    return write_api_run(db, "alpha", 0.001) && write_api_run(db, "beta", 0.01) && write_api_media(db);
 }
 
 /* ---- numerics ------------------------------------------------------------------------ */

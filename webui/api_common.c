@@ -1,6 +1,7 @@
 /* api_common.c — what every dashboard's routes share: mapping reader
- * errors to HTTP statuses, reading step ranges from parameters, and the
- * per-kind tag listing. */
+ * errors to HTTP statuses, reading step ranges from parameters, the
+ * per-kind tag listing, and stored files as responses. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "board_internal.h"
@@ -20,6 +21,25 @@ int gb__reply_store_error(gb__request *req, gb_store_status st) {
                  : st == GB_STORE_ERR_DATA ? 500
                                            : 503;
     return gb__fail(req, status, "%s", *msg ? msg : gb_store_status_name(st));
+}
+
+int gb__reply_blob(gb__request *req, gb_blob *blob, const char *content_type, size_t max) {
+    size_t n = blob->size;
+    if (n > max) {
+        gb_store_free(blob);
+        return gb__fail(req, 413, "the stored file is %zu bytes, more than the %zu this route "
+                        "sends", n, max);
+    }
+    req->body = malloc(n ? n : 1);
+    if (!req->body) {
+        gb_store_free(blob);
+        return gb__fail(req, 503, "out of memory");
+    }
+    if (n) memcpy(req->body, blob->data, n);
+    req->body_len = n;
+    req->content_type = content_type;
+    gb_store_free(blob);
+    return 200;
 }
 
 gb_query gb__query_of(const gb__request *req) {

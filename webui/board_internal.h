@@ -159,6 +159,11 @@ gb_query gb__query_of(const gb__request *req);
  * max_step, last_wall_time}, ...]}} for the tags of one kind. */
 int gb__respond_tags(gb__request *req, gb_summary_kind kind);
 
+/* Answers with a stored file (the blob is freed): a PNG, a WAV, an
+ * embedding's vectors. Files are bounded by their writers; one above
+ * `max` bytes (a store some other program wrote) is refused with 413. */
+int gb__reply_blob(gb__request *req, gb_blob *blob, const char *content_type, size_t max);
+
 /* true when the store holds at least one tag of this kind. */
 bool gb__has_kind(gb_store *store, gb_summary_kind kind);
 

@@ -6,9 +6,6 @@
  *       samples: index, width, height, channels
  *   GET /api/images/png?run=&tag=&step=&index=     the PNG bytes
  */
-#include <stdlib.h>
-#include <string.h>
-
 #include "board_internal.h"
 
 static int image_tags(gb__request *req) { return gb__respond_tags(req, GB_KIND_IMAGE); }
@@ -57,20 +54,7 @@ static int image_png(gb__request *req) {
                                             gb__param_text(req, "tag"), gb__param_int(req, "step"),
                                             (int)gb__param_int(req, "index"), &png);
     if (st != GB_STORE_OK) return gb__reply_store_error(req, st);
-    if (png->size > GB__MAX_RESPONSE) {
-        gb_store_free(png);
-        return gb__fail(req, 500, "image too large");
-    }
-    req->body = malloc(png->size ? png->size : 1);
-    if (!req->body) {
-        gb_store_free(png);
-        return gb__fail(req, 503, "out of memory");
-    }
-    memcpy(req->body, png->data, png->size);
-    req->body_len = png->size;
-    req->content_type = "image/png";
-    gb_store_free(png);
-    return 200;
+    return gb__reply_blob(req, png, "image/png", GB__MAX_RESPONSE);
 }
 
 static const gb__route routes[] = {

@@ -23,6 +23,16 @@ export function h(spec, attrs, ...children) {
   return el;
 }
 
+// Fills a <select> with one option per value (label(v) its text), the
+// current one selected; redone only when the values or the choice
+// changed, so a live update does not close a list the person has open.
+export function fillSelect(select, values, current, label = (v) => v) {
+  const sig = JSON.stringify([values, current]);
+  if (select.dataset.sig === sig) return;
+  select.dataset.sig = sig;
+  select.replaceChildren(...values.map((v) => h('option', { value: v, selected: String(v) === String(current) }, label(v))));
+}
+
 export function download(filename, text, type) {
   const url = URL.createObjectURL(new Blob([text], { type }));
   const a = h('a', { href: url, download: filename });

@@ -14,7 +14,7 @@
 
 import { getJSON } from '../core/api.js';
 import { alpha, autosize, uPlot, yAxis } from '../core/chart.js';
-import { h, regexFrom } from '../core/dom.js';
+import { fillSelect, h, regexFrom } from '../core/dom.js';
 import { traceViewer } from './trace.js';
 import './profile.css';
 
@@ -198,13 +198,6 @@ export function createPage(ctx) {
       onclick: () => { state.view = v; reload().catch(() => {}); } }, v[0].toUpperCase() + v.slice(1))));
   }
 
-  function options(select, values, current, label) {
-    const sig = JSON.stringify([values, current]);
-    if (select.dataset.sig === sig) return;
-    select.dataset.sig = sig;
-    select.replaceChildren(...values.map((v) => h('option', { value: v, selected: v === current }, label(v))));
-  }
-
   function replaceBody(node) {
     shown?.cleanup?.();
     shown = node;
@@ -227,7 +220,7 @@ export function createPage(ctx) {
     const profiled = (await getJSON('profile/runs').catch(() => ({ runs: [] }))).runs;
     if (mine !== token || destroyed) return;
     if (!profiled.includes(state.run) || !state.picked) state.run = profiled.find((r) => runs.includes(r)) ?? profiled[0] ?? null;
-    options(runSelect, profiled, state.run, (r) => r);
+    fillSelect(runSelect, profiled, state.run);
     if (!state.run) {
       replaceBody(h('div.empty', null, h('h2', null, 'No profile'),
         h('p', null, 'Profile steps with gb_profiler_start (or gb_summary_trace_on(w, true)) while a default writer is set.')));
@@ -238,7 +231,7 @@ export function createPage(ctx) {
     const list = (await getJSON('profile/list', { run })).profiles;
     if (mine !== token || destroyed) return;
     if (!list.some((p) => p.id === state.profile)) state.profile = list.at(-1)?.id ?? null;
-    options(profileSelect, list.map((p) => p.id), state.profile, (id) => {
+    fillSelect(profileSelect, list.map((p) => p.id), state.profile, (id) => {
       const p = list.find((q) => q.id === id);
       return `#${id} · ${ms(p.duration_us)} · ${p.records.toLocaleString()} events${p.rank ? ` · rank ${p.rank}` : ''}`;
     });

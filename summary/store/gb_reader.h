@@ -52,7 +52,7 @@ extern "C" {
 #endif
 
 /* The schema version this library writes and reads (PRAGMA user_version). */
-#define GB_STORE_SCHEMA_VERSION 5
+#define GB_STORE_SCHEMA_VERSION 6
 /* The scalar tag under which the engine's numerics checks count their
  * alerts (gb_debug.h's GB_NUMERICS_SEEN_TAG; a writer test keeps the two
  * equal): its last value is how many there were, stored or past the
@@ -93,10 +93,13 @@ typedef enum gb_summary_kind {
     GB_KIND_IMAGE = 3,
     GB_KIND_TEXT = 4,
     GB_KIND_GRAPH = 5,
-    GB_KIND_PR_CURVE = 6      /* precision-recall counts (schema 4) */
+    GB_KIND_PR_CURVE = 6,     /* precision-recall counts (schema 4) */
+    GB_KIND_EMBEDDING = 7,    /* the projector's points (schema 6) */
+    GB_KIND_AUDIO = 8         /* WAV clips (schema 6) */
 } gb_summary_kind;
 
-/* "scalar", "histogram", "image", "text", "graph", "pr_curve"; "any" for
+/* "scalar", "histogram", "image", "text", "graph", "pr_curve", "embedding",
+ * "audio"; "any" for
  * GB_KIND_ANY. */
 const char *gb_kind_name(gb_summary_kind kind);
 /* The kind named `name`; false when there is none. */
@@ -427,6 +430,75 @@ typedef struct gb_blob {
 /* The PNG of one image; NO_ROW if there is none at (step, index). */
 gb_store_status gb_store_image_png(gb_store *s, const char *run, const char *tag,
                                    int64_t step, int index, gb_blob **out);
+
+/* ---- embeddings (the projector) ------------------------------------------------------ */
+
+/* Bounds of what one embedding or audio clip may store: the writer
+ * refuses more, so one call cannot make a row the server will not send. */
+#define GB_SUMMARY_EMBEDDING_MAX_BYTES ((int64_t)64 << 20)   /* N * D * 4 bytes of vectors */
+#define GB_SUMMARY_METADATA_MAX_BYTES ((int64_t)16 << 20)    /* the metadata text */
+#define GB_SUMMARY_SPRITE_MAX_SIDE 8192                      /* pixels a side of the atlas */
+#define GB_SUMMARY_SPRITE_MAX_BYTES ((int64_t)64 << 20)      /* the atlas's PNG file */
+#define GB_SUMMARY_AUDIO_MAX_BYTES ((int64_t)32 << 20)       /* one clip's PCM samples */
+#define GB_SUMMARY_AUDIO_MAX_CHANNELS 16
+#define GB_SUMMARY_AUDIO_MAX_RATE 384000
+
+
+typedef struct gb_embedding_row {
+    int64_t step;
+    double wall_time;
+    int64_t n, dim;               /* n points of dimension dim */
+    size_t metadata_bytes;        /* 0: no metadata */
+    size_t sprite_bytes;          /* 0: no sprite */
+    int sprite_width, sprite_height;   /* one point's image; 0 without a sprite */
+} gb_embedding_row;
+
+typedef struct gb_embeddings {
+    size_t count;
+    const gb_embedding_row *rows;   /* by step */
+} gb_embeddings;
+
+gb_store_status gb_store_embeddings(gb_store *s, const char *run, const char *tag,
+                                    const gb_query *q, gb_embeddings **out);
+
+/* The parts of one step's embedding: the vectors (n * dim little-endian
+ * float32, row-major), the metadata (a header line of column names, then
+ * a line per point, fields separated by tabs; "" when none) and the
+ * sprite (a PNG atlas, the points' images row-major in a square grid). */
+typedef enum gb_embedding_part {
+    GB_EMBEDDING_VECTORS,
+    GB_EMBEDDING_METADATA,
+    GB_EMBEDDING_SPRITE
+} gb_embedding_part;
+
+/* NO_ROW if the tag has no embedding at step, or (the sprite) one stored
+ * without a sprite. */
+gb_store_status gb_store_embedding_part(gb_store *s, const char *run, const char *tag,
+                                        int64_t step, gb_embedding_part part, gb_blob **out);
+
+/* ---- audio --------------------------------------------------------------------------------- */
+
+typedef struct gb_audio_row {
+    int64_t step;
+    double wall_time;
+    int index;                 /* clip within the step, 0 .. max_outputs-1 */
+    int sample_rate, channels;
+    int64_t frames;            /* samples per channel */
+    int64_t clipped;           /* samples that were outside [-1, 1] */
+    size_t wav_size;
+} gb_audio_row;
+
+typedef struct gb_audio_clips {
+    size_t count;
+    const gb_audio_row *rows;  /* by step, then index */
+} gb_audio_clips;
+
+/* q->max_rows counts steps, as for images. */
+gb_store_status gb_store_audio(gb_store *s, const char *run, const char *tag, const gb_query *q,
+                               gb_audio_clips **out);
+/* The WAV file of one clip; NO_ROW if there is none at (step, index). */
+gb_store_status gb_store_audio_wav(gb_store *s, const char *run, const char *tag, int64_t step,
+                                   int index, gb_blob **out);
 
 /* ---- text ----------------------------------------------------------------------------- */
 

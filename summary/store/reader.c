@@ -44,7 +44,7 @@ struct gb_store {
 static const char *const kind_names[] = {
     [GB_KIND_ANY] = "any",         [GB_KIND_SCALAR] = "scalar", [GB_KIND_HISTOGRAM] = "histogram",
     [GB_KIND_IMAGE] = "image",     [GB_KIND_TEXT] = "text",     [GB_KIND_GRAPH] = "graph",
-    [GB_KIND_PR_CURVE] = "pr_curve",
+    [GB_KIND_PR_CURVE] = "pr_curve", [GB_KIND_EMBEDDING] = "embedding", [GB_KIND_AUDIO] = "audio",
 };
 
 const char *gb_kind_name(gb_summary_kind kind) {
@@ -413,7 +413,7 @@ gb_store_status gb__store_tags(gb_store *s, const char *run, gb_summary_kind kin
 gb_store_status gb_store_tags(gb_store *s, const char *run, gb_summary_kind kind, gb_tags **out) {
     if (!s || !out) return gb__store_null_args("gb_store_tags");
     *out = NULL;
-    if ((unsigned)kind > GB_KIND_PR_CURVE) {
+    if ((unsigned)kind > GB_KIND_AUDIO) {
         gb__store_fail("gb_store_tags: unknown kind %d", (int)kind);
         return GB_STORE_ERR_ARG;
     }

@@ -1,5 +1,6 @@
 /* store/reader_events.c — histograms, distributions, images, text, graphs,
- * precision-recall curves, and the engine's event tables (traces, numerics
+ * precision-recall curves, embeddings and audio clips (with the one stored
+ * file of a row: a PNG, an embedding's parts, a WAV), and the engine's event tables (traces, numerics
  * alerts, op timings, messages).
  *
  * Every query is the same loop: resolve names, bind, step, fill one row
@@ -391,31 +392,42 @@ gb_store_status gb_store_images(gb_store *s, const char *run, const char *tag, c
                                     &rows_));
 }
 
-/* The PNG of q's current row (step, sample_index, png) as a result object. */
-static gb_store_status png_result(gb_store *s, sqlite3_stmt *q, const row_set *names,
-                                  gb_blob **out) {
+/* One stored file of one row: its query (?1 tag, ?2 step, ?3 sample;
+ * columns step, sample index, the BLOB), what makes the BLOB unreadable,
+ * and how a missing row is named. */
+typedef struct blob_query {
+    gb_summary_kind kind;
+    const char *table, *sql, *noun, *what;
+    const char *(*damage)(sqlite3_stmt *st, int col);
+    bool has_sample;   /* the row is named by step and sample index */
+} blob_query;
+
+/* The BLOB of q's current row (step, sample_index, blob) as a result object. */
+static gb_store_status blob_result(gb_store *s, sqlite3_stmt *q, const blob_query *bq,
+                                   const row_set *names, gb_blob **out) {
     gb__arena *a;
     gb_blob *b = gb__result_new(sizeof *b, &a);
-    const char *why = b ? copy_png(q, a, 2, b) : gb__out_of_memory;
+    const char *why = b ? bq->damage(q, 2) : gb__out_of_memory;
+    size_t n = why ? 0 : (size_t)sqlite3_column_bytes(q, 2);
+    unsigned char *data = why ? NULL : gb__arena_alloc(a, n ? n : 1);
+    if (!why && !data) why = gb__out_of_memory;
     if (!why) {
+        if (n) memcpy(data, sqlite3_column_blob(q, 2), n);
+        *b = (gb_blob){n, data};
         *out = b;
         return GB_STORE_OK;
     }
     gb_store_free(b);
-    if (why == gb__out_of_memory) return gb__store_done(s, SQLITE_NOMEM, "reading an image");
+    if (why == gb__out_of_memory) return gb__store_done(s, SQLITE_NOMEM, bq->what);
     return row_damaged(s, names, q, why);
 }
 
-static gb_store_status image_png(gb_store *s, const char *run, const char *tag, int64_t step,
-                                 int index, gb_blob **out) {
+static gb_store_status row_blob(gb_store *s, const blob_query *bq, const char *run,
+                                const char *tag, int64_t step, int index, gb_blob **out) {
     int64_t run_id, tag_id;
     gb__store_read_begin(s);
-    gb_store_status st = gb__store_resolve(s, run, tag, GB_KIND_IMAGE, &run_id, &tag_id);
-    sqlite3_stmt *q = st == GB_STORE_OK
-                          ? gb__store_stmt(s, "SELECT step, sample_index, png FROM images WHERE "
-                                              "tag_id = ?1 AND step = ?2 AND sample_index = ?3 "
-                                              "ORDER BY id DESC")
-                          : NULL;
+    gb_store_status st = gb__store_resolve(s, run, tag, bq->kind, &run_id, &tag_id);
+    sqlite3_stmt *q = st == GB_STORE_OK ? gb__store_stmt(s, bq->sql) : NULL;
     if (st == GB_STORE_OK && !q) st = GB_STORE_ERR_IO;
     if (q) {
         sqlite3_bind_int64(q, 1, tag_id);
@@ -423,14 +435,21 @@ static gb_store_status image_png(gb_store *s, const char *run, const char *tag, 
         sqlite3_bind_int(q, 3, index);
         int rc = sqlite3_step(q);
         if (rc == SQLITE_ROW) {
-            row_set names = {.table = "images", .run = run, .tag = tag, .sample_col = 1};
-            st = png_result(s, q, &names, out);
+            row_set names = {.table = bq->table, .run = run, .tag = tag,
+                             .sample_col = bq->has_sample ? 1 : -1};
+            st = blob_result(s, q, bq, &names, out);
+        } else if (rc == SQLITE_DONE && bq->has_sample) {
+            gb__store_fail("store '%s': run '%s' %s tag '%s' has no %s %d at step %lld",
+                           gb__store_path(s), run, gb_kind_name(bq->kind), tag, bq->noun, index,
+                           (long long)step);
+            st = GB_STORE_ERR_NO_ROW;
         } else if (rc == SQLITE_DONE) {
-            gb__store_fail("store '%s': run '%s' image tag '%s' has no image %d at step %lld",
-                           gb__store_path(s), run, tag, index, (long long)step);
+            gb__store_fail("store '%s': run '%s' %s tag '%s' has no %s at step %lld",
+                           gb__store_path(s), run, gb_kind_name(bq->kind), tag, bq->noun,
+                           (long long)step);
             st = GB_STORE_ERR_NO_ROW;
         } else {
-            st = gb__store_done(s, rc, "reading an image");
+            st = gb__store_done(s, rc, bq->what);
         }
         sqlite3_reset(q);
     }
@@ -438,11 +457,144 @@ static gb_store_status image_png(gb_store *s, const char *run, const char *tag, 
     return st;
 }
 
+static const blob_query image_png_query = {
+    GB_KIND_IMAGE, "images",
+    "SELECT step, sample_index, png FROM images WHERE tag_id = ?1 AND step = ?2 AND "
+    "sample_index = ?3 ORDER BY id DESC",
+    "image", "reading an image", png_damage, true};
+
 gb_store_status gb_store_image_png(gb_store *s, const char *run, const char *tag, int64_t step,
                                    int index, gb_blob **out) {
     if (!s || !out) return gb__store_null_args("gb_store_image_png");
     *out = NULL;
-    GB__LOCKED(s, image_png(s, run, tag, step, index, out));
+    GB__LOCKED(s, row_blob(s, &image_png_query, run, tag, step, index, out));
+}
+
+/* ---- embeddings and audio -------------------------------------------------------------------- */
+
+static const char *fill_embedding(sqlite3_stmt *st, gb__arena *a, void *row) {
+    (void)a;
+    gb_embedding_row *e = row;
+    e->step = sqlite3_column_int64(st, 0);
+    e->wall_time = sqlite3_column_double(st, 1);
+    e->n = sqlite3_column_int64(st, 2);
+    e->dim = sqlite3_column_int64(st, 3);
+    int64_t bytes = sqlite3_column_int64(st, 4);
+    if (e->n <= 0 || e->dim <= 0 || e->n > bytes / 4 / e->dim || bytes != e->n * e->dim * 4)
+        return "the vectors BLOB does not hold n * dim float32 values";
+    e->metadata_bytes = (size_t)sqlite3_column_int64(st, 5);
+    e->sprite_bytes = (size_t)sqlite3_column_int64(st, 6);
+    e->sprite_width = e->sprite_bytes ? sqlite3_column_int(st, 7) : 0;
+    e->sprite_height = e->sprite_bytes ? sqlite3_column_int(st, 8) : 0;
+    return NULL;
+}
+
+static const tag_query embedding_query = {
+    GB_KIND_EMBEDDING, "embeddings",
+    "SELECT count(*) FROM embeddings WHERE tag_id = ?1 AND step BETWEEN ?2 AND ?3",
+    "SELECT step, wall_time, n, dim, length(vectors), length(metadata), "
+    "coalesce(length(sprite), 0), sprite_width, sprite_height FROM embeddings "
+    "WHERE tag_id = ?1 AND step BETWEEN ?2 AND ?3 ORDER BY step, id",
+    -1, -1, sizeof(gb_embedding_row), fill_embedding, "reading embeddings"};
+
+gb_store_status gb_store_embeddings(gb_store *s, const char *run, const char *tag,
+                                    const gb_query *q, gb_embeddings **out) {
+    if (!s || !out) return gb__store_null_args("gb_store_embeddings");
+    *out = NULL;
+    gb_query qq = query_or_all(q);
+    ROWS_RESULT(gb_embeddings,
+                tag_rows(s, &embedding_query, run, tag, &qq, a_, &res_->count, &rows_));
+}
+
+/* vectors: n * dim float32 (the row's n and dim in columns 3 and 4). */
+static const char *vectors_damage(sqlite3_stmt *st, int col) {
+    if (sqlite3_column_type(st, col) != SQLITE_BLOB) return "the vectors are not a BLOB";
+    int64_t bytes = sqlite3_column_bytes(st, col), n = sqlite3_column_int64(st, 3),
+            dim = sqlite3_column_int64(st, 4);
+    if (n <= 0 || dim <= 0 || n > bytes / 4 / dim || bytes != n * dim * 4)
+        return "the vectors BLOB does not hold n * dim float32 values";
+    return NULL;
+}
+
+static const char *metadata_damage(sqlite3_stmt *st, int col) {
+    return gb__text_damage(st, col);
+}
+
+/* The parts' query; a step stored without a sprite has no sprite row. */
+#define EMBEDDING_PART_SQL(col)                                                              \
+    "SELECT step, 0, " col ", n, dim FROM embeddings WHERE tag_id = ?1 AND step = ?2 AND " \
+    "?3 = 0 AND " col " IS NOT NULL ORDER BY id DESC"
+
+static const blob_query embedding_parts[3] = {
+    [GB_EMBEDDING_VECTORS] = {GB_KIND_EMBEDDING, "embeddings", EMBEDDING_PART_SQL("vectors"),
+                              "embedding", "reading an embedding", vectors_damage, false},
+    [GB_EMBEDDING_METADATA] = {GB_KIND_EMBEDDING, "embeddings", EMBEDDING_PART_SQL("metadata"),
+                               "embedding", "reading an embedding", metadata_damage, false},
+    [GB_EMBEDDING_SPRITE] = {GB_KIND_EMBEDDING, "embeddings", EMBEDDING_PART_SQL("sprite"),
+                             "sprite", "reading an embedding", png_damage, false},
+};
+
+gb_store_status gb_store_embedding_part(gb_store *s, const char *run, const char *tag,
+                                        int64_t step, gb_embedding_part part, gb_blob **out) {
+    if (!s || !out) return gb__store_null_args("gb_store_embedding_part");
+    *out = NULL;
+    if ((unsigned)part > GB_EMBEDDING_SPRITE) {
+        gb__store_fail("gb_store_embedding_part: unknown part %d", (int)part);
+        return GB_STORE_ERR_ARG;
+    }
+    GB__LOCKED(s, row_blob(s, &embedding_parts[part], run, tag, step, 0, out));
+}
+
+static const char *fill_audio(sqlite3_stmt *st, gb__arena *a, void *row) {
+    (void)a;
+    gb_audio_row *r = row;
+    r->step = sqlite3_column_int64(st, 0);
+    r->wall_time = sqlite3_column_double(st, 1);
+    r->index = sqlite3_column_int(st, 2);
+    r->sample_rate = sqlite3_column_int(st, 3);
+    r->channels = sqlite3_column_int(st, 4);
+    r->frames = sqlite3_column_int64(st, 5);
+    r->clipped = sqlite3_column_int64(st, 6);
+    r->wav_size = (size_t)sqlite3_column_int64(st, 7);
+    return NULL;
+}
+
+static const tag_query audio_query = {
+    GB_KIND_AUDIO, "audio",
+    "SELECT count(DISTINCT step) FROM audio WHERE tag_id = ?1 AND step BETWEEN ?2 AND ?3",
+    "SELECT step, wall_time, sample_index, sample_rate, channels, frames, clipped, length(wav) "
+    "FROM audio WHERE tag_id = ?1 AND step BETWEEN ?2 AND ?3 ORDER BY step, sample_index, id",
+    0, 2, sizeof(gb_audio_row), fill_audio, "reading audio"};
+
+gb_store_status gb_store_audio(gb_store *s, const char *run, const char *tag, const gb_query *q,
+                               gb_audio_clips **out) {
+    if (!s || !out) return gb__store_null_args("gb_store_audio");
+    *out = NULL;
+    gb_query qq = query_or_all(q);
+    ROWS_RESULT(gb_audio_clips, tag_rows(s, &audio_query, run, tag, &qq, a_, &res_->count, &rows_));
+}
+
+/* A RIFF/WAVE file (the browser decodes the rest). */
+static const char *wav_damage(sqlite3_stmt *st, int col) {
+    if (sqlite3_column_type(st, col) != SQLITE_BLOB) return "the WAV is not a BLOB";
+    const unsigned char *w = sqlite3_column_blob(st, col);
+    int n = sqlite3_column_bytes(st, col);
+    if (n < 44 || !w || memcmp(w, "RIFF", 4) || memcmp(w + 8, "WAVE", 4))
+        return "the BLOB is not a WAV file (no RIFF/WAVE header)";
+    return NULL;
+}
+
+static const blob_query audio_wav_query = {
+    GB_KIND_AUDIO, "audio",
+    "SELECT step, sample_index, wav FROM audio WHERE tag_id = ?1 AND step = ?2 AND "
+    "sample_index = ?3 ORDER BY id DESC",
+    "clip", "reading audio", wav_damage, true};
+
+gb_store_status gb_store_audio_wav(gb_store *s, const char *run, const char *tag, int64_t step,
+                                   int index, gb_blob **out) {
+    if (!s || !out) return gb__store_null_args("gb_store_audio_wav");
+    *out = NULL;
+    GB__LOCKED(s, row_blob(s, &audio_wav_query, run, tag, step, index, out));
 }
 
 /* ---- text and graphs --------------------------------------------------------------------------- */

@@ -23,7 +23,8 @@
  *   3 -> 4: a run's status; the experiment's hyperparameter domains and
  *           metrics (hparam_domains, hparam_metrics); pr_curves. Runs of
  *           older stores get status '' (unknown), not a guess.
- *   4 -> 5: profiles and profile_events, the profiler's captures. */
+ *   4 -> 5: profiles and profile_events, the profiler's captures.
+ *   5 -> 6: embeddings (the projector's points) and audio (WAV clips). */
 static const char *const migrations[GB_STORE_SCHEMA_VERSION] = {
     [0] = NULL,   /* 0 -> 1 is creation from schema.sql */
     [1] = "CREATE TABLE function_stats ("
@@ -68,6 +69,18 @@ static const char *const migrations[GB_STORE_SCHEMA_VERSION] = {
           "shapes TEXT NOT NULL DEFAULT '', flops REAL NOT NULL DEFAULT 0, "
           "bytes INTEGER NOT NULL DEFAULT 0, live_bytes INTEGER NOT NULL DEFAULT 0);"
           "CREATE INDEX profile_events_by_profile ON profile_events (profile_id);",
+    [5] = "CREATE TABLE embeddings (id INTEGER PRIMARY KEY, "
+          "tag_id INTEGER NOT NULL REFERENCES tags(id), step INTEGER NOT NULL, "
+          "wall_time REAL NOT NULL, n INTEGER NOT NULL, dim INTEGER NOT NULL, "
+          "vectors BLOB NOT NULL, metadata TEXT NOT NULL DEFAULT '', sprite BLOB, "
+          "sprite_width INTEGER NOT NULL DEFAULT 0, sprite_height INTEGER NOT NULL DEFAULT 0);"
+          "CREATE INDEX embeddings_by_step ON embeddings (tag_id, step);"
+          "CREATE TABLE audio (id INTEGER PRIMARY KEY, "
+          "tag_id INTEGER NOT NULL REFERENCES tags(id), step INTEGER NOT NULL, "
+          "wall_time REAL NOT NULL, sample_index INTEGER NOT NULL, "
+          "sample_rate INTEGER NOT NULL, channels INTEGER NOT NULL, frames INTEGER NOT NULL, "
+          "clipped INTEGER NOT NULL DEFAULT 0, wav BLOB NOT NULL);"
+          "CREATE INDEX audio_by_step ON audio (tag_id, step, sample_index);",
 };
 
 static void sleep_ms(int ms) {

@@ -1,4 +1,4 @@
--- schema.sql — the glassbox event store, schema version 5.
+-- schema.sql — the glassbox event store, schema version 6.
 --
 -- One SQLite file holds many runs. This file creates a new store; it is
 -- compiled into the library (no file is read at run time) and executed in
@@ -72,7 +72,7 @@ CREATE TABLE hparam_metrics (
 ) WITHOUT ROWID;
 
 -- A series in a run. kind: 1 scalar, 2 histogram, 3 image, 4 text,
--- 5 graph, 6 pr_curve (schema 4). count/min_step/max_step/last_wall_time summarise the events
+-- 5 graph, 6 pr_curve (schema 4), 7 embedding, 8 audio (schema 6). count/min_step/max_step/last_wall_time summarise the events
 -- committed so far (maintained by the writers, merged additively so that
 -- several processes may write one tag). max_chunk_span is the largest
 -- last_step - first_step of the tag's scalar chunks (for range seeks).
@@ -331,5 +331,43 @@ CREATE TABLE profile_events (
 );
 CREATE INDEX profile_events_by_profile ON profile_events (profile_id);
 
+-- Embeddings for the projector (schema 6), TensorBoard's projector: per
+-- step a matrix of n points of dimension dim, `vectors` n * dim float32
+-- (little-endian, row-major); `metadata` one line per point with its
+-- columns separated by tabs, after a header line naming the columns
+-- ('' when the points have none); `sprite` NULL or a PNG atlas of one
+-- sprite_width x sprite_height image per point, row-major in a square
+-- grid. The writer bounds every BLOB (gb_summary.h).
+CREATE TABLE embeddings (
+    id            INTEGER PRIMARY KEY,
+    tag_id        INTEGER NOT NULL REFERENCES tags(id),
+    step          INTEGER NOT NULL,
+    wall_time     REAL NOT NULL,
+    n             INTEGER NOT NULL,
+    dim           INTEGER NOT NULL,
+    vectors       BLOB NOT NULL,
+    metadata      TEXT NOT NULL DEFAULT '',
+    sprite        BLOB,
+    sprite_width  INTEGER NOT NULL DEFAULT 0,
+    sprite_height INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX embeddings_by_step ON embeddings (tag_id, step);
+
+-- Audio clips (schema 6), tf.summary.audio: `wav` a 16-bit PCM WAV file;
+-- clipped: how many samples were outside [-1, 1] and were clipped.
+CREATE TABLE audio (
+    id           INTEGER PRIMARY KEY,
+    tag_id       INTEGER NOT NULL REFERENCES tags(id),
+    step         INTEGER NOT NULL,
+    wall_time    REAL NOT NULL,
+    sample_index INTEGER NOT NULL,
+    sample_rate  INTEGER NOT NULL,
+    channels     INTEGER NOT NULL,
+    frames       INTEGER NOT NULL,
+    clipped      INTEGER NOT NULL DEFAULT 0,
+    wav          BLOB NOT NULL
+);
+CREATE INDEX audio_by_step ON audio (tag_id, step, sample_index);
+
 PRAGMA application_id = 1195528024;  -- 0x47424F58, 'GBOX'
-PRAGMA user_version = 5;
+PRAGMA user_version = 6;

@@ -114,6 +114,11 @@ static const char *const statements[GB__ST_COUNT] = {
         "INSERT INTO profile_events(profile_id, kind, thread, step, start_us, dur_us, name, "
         "op_type, function, backward, shapes, flops, bytes, live_bytes) "
         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+    [GB__ST_EMBEDDING] = "INSERT INTO embeddings(tag_id, step, wall_time, n, dim, vectors, "
+                         "metadata, sprite, sprite_width, sprite_height) "
+                         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    [GB__ST_AUDIO] = "INSERT INTO audio(tag_id, step, wall_time, sample_index, sample_rate, "
+                     "channels, frames, clipped, wav) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
 };
 
 int gb__writer_prepare_statements(gb_summary_writer *w) {
@@ -426,6 +431,42 @@ static int add_pr_curve(gb_summary_writer *w, gb__tag_state *ts, const gb__event
     return run(st);
 }
 
+static int add_embedding(gb_summary_writer *w, gb__tag_state *ts, const gb__event *ev) {
+    const gb__embedding_payload *p = ev->payload;
+    sqlite3_stmt *st = w->st[GB__ST_EMBEDDING];
+    sqlite3_bind_int64(st, 1, ts->db_id);
+    sqlite3_bind_int64(st, 2, ev->step);
+    sqlite3_bind_double(st, 3, ev->wall_time);
+    sqlite3_bind_int64(st, 4, p->n);
+    sqlite3_bind_int64(st, 5, p->dim);
+    sqlite3_bind_blob64(st, 6, p->bytes, (sqlite3_uint64)(p->n * p->dim) * 4, SQLITE_STATIC);
+    sqlite3_bind_text64(st, 7, p->metadata, p->metadata_len, SQLITE_STATIC, SQLITE_UTF8);
+    if (p->sprite)
+        sqlite3_bind_blob64(st, 8, p->sprite, p->sprite_len, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 8);
+    sqlite3_bind_int(st, 9, p->sprite_w);
+    sqlite3_bind_int(st, 10, p->sprite_h);
+    note(w, ts, ev->step, ev->wall_time, 1);
+    return run(st);
+}
+
+static int add_audio(gb_summary_writer *w, gb__tag_state *ts, const gb__event *ev) {
+    const gb__audio_payload *p = ev->payload;
+    sqlite3_stmt *st = w->st[GB__ST_AUDIO];
+    sqlite3_bind_int64(st, 1, ts->db_id);
+    sqlite3_bind_int64(st, 2, ev->step);
+    sqlite3_bind_double(st, 3, ev->wall_time);
+    sqlite3_bind_int(st, 4, p->index);
+    sqlite3_bind_int(st, 5, p->sample_rate);
+    sqlite3_bind_int(st, 6, p->channels);
+    sqlite3_bind_int64(st, 7, p->frames);
+    sqlite3_bind_int64(st, 8, p->clipped);
+    sqlite3_bind_blob64(st, 9, p->wav, p->wav_size, SQLITE_STATIC);
+    note(w, ts, ev->step, ev->wall_time, 1);
+    return run(st);
+}
+
 static int add_hparams_config(gb_summary_writer *w, const gb__event *ev) {
     int rc = SQLITE_OK;
     for (int k = GB__ST_HPARAM_DOMAINS; rc == SQLITE_OK && k <= GB__ST_HPARAM_METRICS; k++) {
@@ -457,7 +498,7 @@ static int add_function_stats(gb_summary_writer *w, const gb__event *ev) {
 }
 
 static int write_event(gb_summary_writer *w, const gb__event *ev) {
-    gb__tag_state *ts = ev->type <= GB__EV_PR_CURVE ? w->bg[ev->tag] : NULL;
+    gb__tag_state *ts = ev->type <= GB__EV_AUDIO ? w->bg[ev->tag] : NULL;
     int rc = ts ? resolve_tag(w, ts) : SQLITE_OK;
     if (rc != SQLITE_OK) return rc;
     switch ((gb__event_type)ev->type) {
@@ -473,6 +514,8 @@ static int write_event(gb_summary_writer *w, const gb__event *ev) {
     case GB__EV_HPARAM: return add_hparam(w, ev);
     case GB__EV_FUNCTION: return add_function_stats(w, ev);
     case GB__EV_PR_CURVE: return add_pr_curve(w, ts, ev);
+    case GB__EV_EMBEDDING: return add_embedding(w, ts, ev);
+    case GB__EV_AUDIO: return add_audio(w, ts, ev);
     case GB__EV_HPARAMS_CONFIG: return add_hparams_config(w, ev);
     case GB__EV_RUN_STATUS: return add_run_status(w, ev);
     case GB__EV_PROFILE: return gb__writer_add_profile(w, ev);

@@ -2,12 +2,15 @@
  * TensorBoard callback): scalars per batch and per epoch, the learning
  * rate, weight and gradient histograms, the train step's graph with its
  * op times, the run's hparams (fit_hparams.c) and, by option, the
- * classes' precision-recall curves on validation data. It lives with the writer, not in the engine's train/, because
+ * classes' precision-recall curves on validation data, and the embedding
+ * projector's points (a layer's activations on a fixed sample, or an
+ * Embedding layer's weights) every embeddings_freq epochs. It lives with the writer, not in the engine's train/, because
  * the engine never depends on the store (ARCHITECTURE.md); it reaches fit
  * through the public callback interface only. In a distributed fit only
  * rank 0 writes (the ranks' logs are the same).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gb_summary_callback.h"
@@ -106,12 +109,68 @@ static void pr_curves(summary_cb *c, gb_module *model, int epoch) {
     gb_scope_end();
 }
 
+/* The activations of the Sequential model's layer `index` on x, in
+ * batches of 256 without training behaviour; *name its layer's name. */
+static gb_tensor *activations(gb_module *model, gb_tensor *x, int index, const char **name) {
+    if (!gb_is_sequential(model)) {
+        gb__summary_fail("the summary callback's embeddings_x needs a Sequential model");
+        return NULL;
+    }
+    int layers = gb_sequential_num_layers(model), last = index < 0 ? layers + index : index;
+    if (last < 0 || last >= layers) {
+        gb__summary_fail("embeddings_layer %d is not a layer of the model (%d layers)", index, layers);
+        return NULL;
+    }
+    *name = gb_module_name(gb_sequential_layer(model, last));
+    int64_t n = gb_shape(x)[0];
+    int parts = (int)((n + 255) / 256);
+    gb_tensor **out = calloc((size_t)(parts ? parts : 1), sizeof *out);
+    if (!out) return NULL;
+    for (int p = 0; p < parts; p++) {
+        int64_t begin[GB_MAX_RANK] = {(int64_t)p * 256}, size[GB_MAX_RANK];
+        for (int i = 0; i < GB_MAX_RANK; i++) size[i] = i ? -1 : (n - begin[0] < 256 ? n - begin[0] : 256);
+        gb_tensor *h = gb_slice(x, begin, gb_rank(x), size, gb_rank(x));
+        for (int l = 0; h && l <= last; l++) h = gb_module_call(gb_sequential_layer(model, l), h, false);
+        out[p] = h;
+    }
+    gb_tensor *all = parts ? gb_concat(out, parts, 0) : NULL;
+    free(out);
+    return all;
+}
+
+static void embeddings(summary_cb *c, gb_module *model, int epoch) {
+    const gb_summary_callback_options *o = &c->o;
+    char tag[256];
+    gb_scope_begin();
+    gb_tensor *points = NULL;
+    if (o->embeddings_x) {
+        const char *name = "layer";
+        points = activations(model, o->embeddings_x, o->embeddings_layer, &name);
+        snprintf(tag, sizeof tag, "embeddings/%s", name);
+        /* [N, ...] activations flattened to [N, D] */
+        if (points && gb_rank(points) != 2) {
+            int64_t dims[2] = {gb_shape(points)[0], gb_size(points) / (gb_shape(points)[0] ? gb_shape(points)[0] : 1)};
+            points = gb_reshape(points, 2, dims);
+        }
+    } else {
+        points = gb_variable_value(o->embeddings_variable);
+        snprintf(tag, sizeof tag, "embeddings/%s", gb_variable_name(o->embeddings_variable));
+    }
+    if (points)
+        gb_summary_embedding(writer(c), tag, points, o->embeddings_metadata, o->embeddings_columns,
+                             o->embeddings_sprite, epoch);
+    gb_scope_end();
+}
+
 static void sc_epoch_end(gb_callback *cb, gb_train_state *s, int epoch, gb_logs *logs) {
     summary_cb *c = gb_callback_state(cb);
     if (c->quiet) return;
     scalars(c, "epoch", logs, epoch);
     if (c->o.pr_x && c->o.pr_y && writer(c)) pr_curves(c, s->model, epoch);
     if (histogram_epoch(c)) histograms(c, s->model, "weights", NULL, 1 << 30);
+    if (c->o.embeddings_freq > 0 && epoch % c->o.embeddings_freq == 0 && writer(c) &&
+        (c->o.embeddings_x || c->o.embeddings_variable))
+        embeddings(c, s->model, epoch);
 }
 
 static void sc_train_end(gb_callback *cb, gb_train_state *s, gb_logs *logs) {

@@ -207,6 +207,28 @@ gb_status gb_summary_pr_curves(gb_summary_writer *w, const char *tag, const gb_t
                                const gb_tensor *probabilities, int num_thresholds,
                                const char *const *class_names, int64_t step);
 
+/* Points for the embedding projector (TensorBoard's projector plugin): the
+ * rows of values [N, D] (float32 or float64, finite; stored as float32,
+ * N * D * 4 <= GB_SUMMARY_EMBEDDING_MAX_BYTES; the bounds are gb_reader.h's). metadata: NULL, or a
+ * string tensor [N] (one column) or [N, C] (C columns; tabs and line
+ * breaks inside a value become spaces) named by column_names (C names;
+ * NULL: "label" for one column, "column 1" ... otherwise). sprite: NULL,
+ * or one image per point [N, H, W, C] as gb_summary_image takes them,
+ * tiled row-major into a square PNG atlas of at most
+ * GB_SUMMARY_SPRITE_MAX_SIDE pixels a side. */
+gb_status gb_summary_embedding(gb_summary_writer *w, const char *tag, const gb_tensor *values,
+                               const gb_tensor *metadata, const char *const *column_names,
+                               const gb_tensor *sprite, int64_t step);
+
+/* tf.summary.audio: clips [k, frames, channels] (or [k, frames], one
+ * channel), float32 or float64 in [-1, 1]; the first max_outputs (>= 1)
+ * are stored, each as a 16-bit PCM WAV file at sample_rate Hz (1 ..
+ * GB_SUMMARY_AUDIO_MAX_RATE), at most GB_SUMMARY_AUDIO_MAX_BYTES of samples.
+ * A value outside [-1, 1] is clipped to it and counted (the Audio page
+ * shows the count); a NaN or infinite value is refused by name. */
+gb_status gb_summary_audio(gb_summary_writer *w, const char *tag, const gb_tensor *clips,
+                           int sample_rate, int max_outputs, int64_t step);
+
 /* tf.summary.trace_on / trace_export. From trace_on, the writer (which
  * must be the default one: it hears the engine's trace events) keeps the
  * graph of the last function traced; trace_export writes it under `name`

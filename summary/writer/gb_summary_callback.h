@@ -46,6 +46,22 @@ typedef struct gb_summary_callback_options {
     bool pr_from_logits;
     int pr_num_thresholds;    /* 0: 101 (thresholds every 0.01) */
     const char *const *pr_class_names;   /* NULL: the class indices */
+    /* The embedding projector every embeddings_freq epochs (Keras'
+     * embeddings_freq; 0: never), at each such epoch's end, under tag
+     * "embeddings/<layer name>": with embeddings_x (a fixed sample of
+     * inputs) the activations of the Sequential model's layer
+     * embeddings_layer (its index; negative counts from the end, -2 the
+     * penultimate layer) on it; without, embeddings_variable's value
+     * ([N, D], an Embedding layer's weights; tag "embeddings/<variable>").
+     * Metadata, its column names and a sprite as gb_summary_embedding
+     * takes them (NULL: none). Borrowed: they must live through the fit. */
+    int embeddings_freq;
+    gb_tensor *embeddings_x;
+    int embeddings_layer;
+    gb_variable *embeddings_variable;
+    gb_tensor *embeddings_metadata;
+    const char *const *embeddings_columns;
+    gb_tensor *embeddings_sprite;
 } gb_summary_callback_options;
 
 /* w NULL: the default writer at the time of each write. */

@@ -11,6 +11,8 @@
  * experiment.c      the experiment's hyperparameters and metrics, a run's status
  * fit_hparams.c     the hparams fit's summary callback records by itself
  * image_png.c       image tensors to pixels to PNG
+ * embedding.c       the projector's points: vectors, metadata, a sprite atlas
+ * audio_wav.c       audio clips as 16-bit PCM WAV files, clipping counted
  * siblings.c        runs beside the writer's own, for engine scalars naming one
  * profile.c         a profiler capture (GB_EVENT_PROFILE) into profiles and profile_events
  * error.c           this thread's last error message, clocks
@@ -115,7 +117,9 @@ typedef enum gb__event_type {
     GB__EV_IMAGE,        /* payload: gb__image_payload */
     GB__EV_TEXT,         /* payload: the text (char *) */
     GB__EV_GRAPH,        /* payload: gb__strings {format, content} */
-    GB__EV_PR_CURVE,     /* payload: gb__pr_payload; the last kind with a tag */
+    GB__EV_PR_CURVE,     /* payload: gb__pr_payload */
+    GB__EV_EMBEDDING,    /* payload: gb__embedding_payload */
+    GB__EV_AUDIO,        /* payload: gb__audio_payload; the last kind with a tag */
     GB__EV_TRACE,        /* payload: gb__trace_payload */
     GB__EV_NUMERICS,     /* payload: gb__numerics_payload */
     GB__EV_OP_TIMING,    /* payload: gb__strings {op_type, op_name, device}; value: us */
@@ -170,6 +174,25 @@ typedef struct gb__pr_payload {
     double counts[];
 } gb__pr_payload;
 
+/* One step's embedding, in one allocation: the vectors (n * dim float32),
+ * then the metadata text (metadata_len bytes), then the sprite PNG. */
+typedef struct gb__embedding_payload {
+    int64_t n, dim;
+    int sprite_w, sprite_h;      /* one point's image; 0: no sprite */
+    size_t metadata_len, sprite_len;
+    const char *metadata;        /* into bytes */
+    const unsigned char *sprite; /* into bytes; NULL without a sprite */
+    _Alignas(16) unsigned char bytes[];
+} gb__embedding_payload;
+
+/* One audio clip as a WAV file. */
+typedef struct gb__audio_payload {
+    int index, sample_rate, channels;
+    int64_t frames, clipped;
+    size_t wav_size;
+    unsigned char wav[];
+} gb__audio_payload;
+
 typedef struct gb__function_payload {
     gb_function_record r;        /* r.function points into text */
     gb__strings *text;           /* function */
@@ -206,7 +229,7 @@ enum {
     GB__ST_NUMERICS,
     GB__ST_OP_TIMING, GB__ST_MESSAGE, GB__ST_HPARAM, GB__ST_FUNCTION, GB__ST_RUN_UPDATE,
     GB__ST_PR_CURVE, GB__ST_HPARAM_DOMAINS, GB__ST_HPARAM_METRICS, GB__ST_RUN_STATUS,
-    GB__ST_PROFILE, GB__ST_PROFILE_EVENT,
+    GB__ST_PROFILE, GB__ST_PROFILE_EVENT, GB__ST_EMBEDDING, GB__ST_AUDIO,
     GB__ST_COUNT
 };
 
@@ -295,6 +318,9 @@ void gb__event_free(gb__event *ev);
 /* The message of a failed call ("what 'tag': msg", or "what: msg" when
  * tag is NULL) as this thread's last error; returns st. */
 gb_status gb__writer_fail(gb_status st, const char *what, const char *tag, const char *msg);
+/* An image batch [N,H,W,C] as gb_summary_image takes it. */
+gb_status gb__writer_check_image(const char *what, const char *tag, const gb_tensor *t,
+                                 int max_outputs);
 /* The checks every summary makes: a tag, a step (resolved into *step). */
 gb_status gb__writer_check_summary(const char *what, const char *tag, int64_t *step);
 /* A tensor argument: present and with data (not symbolic). */

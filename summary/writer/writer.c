@@ -497,8 +497,8 @@ gb_status gb_summary_histogram(gb_summary_writer *w, const char *tag, const gb_t
     return gb__writer_push(w, what, tag, GB_KIND_HISTOGRAM, ev, sizeof *p + bytes);
 }
 
-static gb_status check_image(const char *what, const char *tag, const gb_tensor *t,
-                             int max_outputs) {
+gb_status gb__writer_check_image(const char *what, const char *tag, const gb_tensor *t,
+                                 int max_outputs) {
     char shape[96], msg[256];
     gb_dtype dt = gb_tensor_dtype(t);
     if (gb_rank(t) != 4) {
@@ -534,7 +534,7 @@ gb_status gb_summary_image(gb_summary_writer *w, const char *tag, const gb_tenso
     static const char what[] = "gb_summary_image";
     gb_status st = gb__writer_check_summary(what, tag, &step);
     if (st == GB_OK) st = check_tensor(what, tag, t);
-    if (st == GB_OK) st = check_image(what, tag, t, max_outputs);
+    if (st == GB_OK) st = gb__writer_check_image(what, tag, t, max_outputs);
     if (st != GB_OK) return st;
     const int64_t *d = gb_shape(t);
     int64_t n = d[0] < max_outputs ? d[0] : max_outputs;

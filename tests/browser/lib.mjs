@@ -75,14 +75,18 @@ export function requireBrowser(label) {
   process.exit(1);
 }
 
-export async function launchBrowser(profileDir) {
+// webgl: the pages that draw with WebGL (the Projector) get it from
+// SwiftShader, chromium's CPU implementation, as a machine without a GPU
+// has it; without the flag headless chromium offers no WebGL at all.
+export async function launchBrowser(profileDir, { webgl = false } = {}) {
   const { chromium } = await import(PLAYWRIGHT);
   return chromium.launchPersistentContext(profileDir, {
     executablePath: CHROMIUM,
     headless: true,
     viewport: { width: 1400, height: 900 },
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      '--disable-background-networking', '--disable-component-update', '--disable-sync',
+      ...(webgl ? ['--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--ignore-gpu-blocklist'] : [])],
   });
 }
 

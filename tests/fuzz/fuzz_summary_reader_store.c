@@ -452,6 +452,66 @@ static void query_pr_curves(gb_store *s, const char *run, const char *tag, const
     gb_store_free(p);
 }
 
+/* Embeddings: each listed step's parts read whole; a damaged part fails
+ * as damage, a part the step lacks (the sprite) as NO_ROW. */
+static void query_embeddings(gb_store *s, const char *run, const char *tag, const gb_query *q, bool fetch) {
+    gb_embeddings *e = NULL;
+    gb_store_status st = gb_store_embeddings(s, run, tag, q, &e);
+    if (st != GB_STORE_OK) {
+        check_failure("gb_store_embeddings", st, QUERY_FAILURES, e);
+        return;
+    }
+    check_rows("embeddings", e->count, e->rows);
+    check_budget("embeddings", e->count, q);
+    for (size_t i = 0; i < e->count; i++) {
+        const gb_embedding_row *r = &e->rows[i];
+        FUZZ_CHECK(in_range(r->step, q), "embedding step out of range");
+        FUZZ_CHECK(r->n > 0 && r->dim > 0, "an embedding of %lld x %lld", (long long)r->n, (long long)r->dim);
+        for (int part = 0; fetch && i < MAX_PNGS && part <= GB_EMBEDDING_SPRITE; part++) {
+            gb_blob *b = NULL;
+            st = gb_store_embedding_part(s, run, tag, r->step, (gb_embedding_part)part, &b);
+            if (st != GB_STORE_OK) {
+                check_failure("gb_store_embedding_part", st, QUERY_FAILURES | BIT(GB_STORE_ERR_NO_ROW), b);
+                continue;
+            }
+            if (part == GB_EMBEDDING_VECTORS)
+                FUZZ_CHECK(b->size % 4 == 0 && b->size / 4 % (size_t)r->dim == 0, "vectors of %zu bytes", b->size);
+            if (part == GB_EMBEDDING_SPRITE) check_png("gb_store_embedding_part", b->data, b->size);
+            if (b->size) {
+                volatile unsigned char last = b->data[b->size - 1];
+                (void)last;
+            }
+            gb_store_free(b);
+        }
+    }
+    gb_store_free(e);
+}
+
+/* Audio clips: listed by step, each listed clip's WAV read whole. */
+static void query_audio(gb_store *s, const char *run, const char *tag, const gb_query *q, bool fetch) {
+    gb_audio_clips *a = NULL;
+    gb_store_status st = gb_store_audio(s, run, tag, q, &a);
+    if (st != GB_STORE_OK) {
+        check_failure("gb_store_audio", st, QUERY_FAILURES, a);
+        return;
+    }
+    check_rows("audio", a->count, a->rows);
+    for (size_t i = 0; i < a->count; i++) {
+        const gb_audio_row *r = &a->rows[i];
+        FUZZ_CHECK(in_range(r->step, q), "audio step out of range");
+        if (!fetch || i >= MAX_PNGS) continue;
+        gb_blob *b = NULL;
+        st = gb_store_audio_wav(s, run, tag, r->step, r->index, &b);
+        if (st != GB_STORE_OK) {
+            check_failure("gb_store_audio_wav", st, QUERY_FAILURES | BIT(GB_STORE_ERR_NO_ROW), b);
+            continue;
+        }
+        FUZZ_CHECK(b->size >= 44 && !memcmp(b->data, "RIFF", 4), "gb_store_audio_wav: not a WAV");
+        gb_store_free(b);
+    }
+    gb_store_free(a);
+}
+
 /* The experiment's table: declared or inferred, every string readable. */
 static void query_experiment(gb_store *s) {
     gb_experiment *e = NULL;
@@ -506,6 +566,8 @@ static void query_tag(gb_store *s, const gb_tag_row *t) {
         case GB_KIND_TEXT: query_texts(s, t->run, t->tag, &q[i]); break;
         case GB_KIND_GRAPH: query_graphs(s, t->run, t->tag, &q[i]); break;
         case GB_KIND_PR_CURVE: query_pr_curves(s, t->run, t->tag, &q[i]); break;
+        case GB_KIND_EMBEDDING: query_embeddings(s, t->run, t->tag, &q[i], i == 0); break;
+        case GB_KIND_AUDIO: query_audio(s, t->run, t->tag, &q[i], i == 0); break;
         default:   /* a kind no writer writes: every query says there is no such tag */
             query_scalars(s, t->run, t->tag, &q[i]);
             query_histograms(s, t->run, t->tag, &q[i]);

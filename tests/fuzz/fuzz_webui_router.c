@@ -173,11 +173,26 @@ static void check_answer(const gb__head *head, const gb__answer *a) {
     FUZZ_CHECK(a->status == 200 || a->status == 400 || a->status == 403 || a->status == 404 ||
                    a->status == 405,
                "status %u for %s: %.*s", a->status, head->path, (int)a->len, a->body);
-    FUZZ_CHECK(a->body && a->len <= GB__MAX_RESPONSE, "a body of %zu bytes", a->len);
+    /* Stored files are bounded by their writers (an embedding's vectors
+     * up to GB_SUMMARY_EMBEDDING_MAX_BYTES), JSON by the server. */
+    FUZZ_CHECK(a->body && a->len <= (size_t)GB_SUMMARY_EMBEDDING_MAX_BYTES, "a body of %zu bytes", a->len);
     if (!strcmp(a->content_type, "image/png")) {
         FUZZ_CHECK(a->status == 200 && a->len > 8 && !memcmp(a->body, png, 8), "not a PNG");
         return;
     }
+    if (!strcmp(a->content_type, "audio/wav")) {
+        FUZZ_CHECK(a->status == 200 && a->len >= 44 && !memcmp(a->body, "RIFF", 4), "not a WAV");
+        return;
+    }
+    if (!strcmp(a->content_type, "application/octet-stream")) {   /* float32 vectors */
+        FUZZ_CHECK(a->status == 200 && a->len % 4 == 0, "vectors of %zu bytes", a->len);
+        return;
+    }
+    if (!strncmp(a->content_type, "text/tab-separated-values", 25)) {
+        FUZZ_CHECK(a->status == 200, "metadata with status %u", a->status);
+        return;
+    }
+    FUZZ_CHECK(a->len <= GB__MAX_RESPONSE, "a JSON body of %zu bytes", a->len);
     FUZZ_CHECK(!strcmp(a->content_type, GB__JSON_TYPE), "content type %s", a->content_type);
     if (a->status != 200) {
         check_error_body(a->body, a->len, a->status);

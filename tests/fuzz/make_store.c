@@ -7,6 +7,7 @@
  * kind of row the reader returns: hyperparameters (a number, a string),
  * scalars with NaN and +-Inf at steps spread far enough apart that the
  * rollup levels hold rows, histograms, images (several samples a step),
+ * embeddings (one with metadata and a sprite, one without), an audio clip,
  * text, a graph, a precision-recall curve, the experiment's hparams and
  * metrics, a run's status, traces (a retrace with a detail), function counters, numerics alerts (with a
  * detail, without, and with a damaged one), op timings, a warning and a
@@ -86,6 +87,21 @@ static bool write_summaries(gb_summary_writer *w) {
                                        NULL, 0);
     gb_scope_end();
     CHECK(pr);
+    gb_scope_begin();
+    const float points[6] = {1, 0, 0, 1, 0.5f, 0.5f};
+    const char *names[] = {"a", "b", "a"};
+    unsigned char px[3 * 2 * 2] = {0, 40, 80, 120, 160, 200, 240, 30, 60, 90, 120, 150};
+    const float sound[4] = {0, 0.5f, 1.5f, -1};
+    gb_status media = gb_summary_embedding(w, "points", gb_tensor_from(GB_F32, points, 2, (int64_t[]){3, 2}),
+                                           gb_strings(names, 1, (int64_t[]){3}), NULL,
+                                           gb_tensor_from(GB_U8, px, 4, (int64_t[]){3, 2, 2, 1}), 0);
+    if (media == GB_OK)
+        media = gb_summary_embedding(w, "points", gb_tensor_from(GB_F32, points, 2, (int64_t[]){3, 2}), NULL,
+                                     NULL, NULL, 1);
+    if (media == GB_OK)
+        media = gb_summary_audio(w, "sound", gb_tensor_from(GB_F32, sound, 2, (int64_t[]){1, 4}), 8000, 1, 0);
+    gb_scope_end();
+    CHECK(media);
     return true;
 }
 
