@@ -5,6 +5,11 @@
  * kernel's clear error (index, position, valid range), and the gradient
  * is ScatterAdd into the table's rows, repeated indices accumulating.
  * The table is float32 whatever the indices' integer type.
+ *
+ * mask_zero (Keras): index 0 is padding, and gb_embedding_compute_mask
+ * gives the mask ids != 0 that recurrent layers take as their mask input.
+ * Keras attaches it to the output implicitly; here it is one explicit
+ * call, so a program shows where the mask goes.
  */
 #include <stdio.h>
 
@@ -12,6 +17,7 @@
 
 typedef struct embedding_state {
     int64_t input_dim, output_dim;
+    bool mask_zero;
     gb_initializer init;
     gb_variable *table;
 } embedding_state;
@@ -52,6 +58,7 @@ static bool embedding_get_config(gb_module *m, gb_config *c) {
     return gb_config_put_int(c, "input_dim", s->input_dim) &&
            gb_config_put_int(c, "output_dim", s->output_dim) &&
            gb__config_put_init(c, "embeddings_initializer", s->init) &&
+           gb_config_put_bool(c, "mask_zero", s->mask_zero) &&
            gb_config_put_int(c, "seed", (int64_t)gb_module_seed(m));
 }
 
@@ -59,13 +66,16 @@ static gb_module *embedding_from_config(const gb_config *c) {
     static const char *const who = "Embedding";
     int64_t in = 0, out = 0, seed = 0;
     gb_initializer init;
+    bool mask_zero = false;
     if (!gb_config_read_int(c, who, "input_dim", 0, &in) ||
+        !gb_config_read_bool(c, who, "mask_zero", false, &mask_zero) ||
         !gb_config_read_int(c, who, "output_dim", 0, &out) ||
         !gb__config_read_init(c, who, "embeddings_initializer", &init) ||
         !gb_config_read_int(c, who, "seed", 0, &seed))
         return NULL;
     return gb_embedding_new(in, out, &(gb_embedding_options){.name = gb__config_name(c, who),
                                                              .embeddings_initializer = init,
+                                                             .mask_zero = mask_zero,
                                                              .seed = (uint64_t)seed});
 }
 
@@ -94,9 +104,30 @@ gb_module *gb_embedding_new(int64_t input_dim, int64_t output_dim, const gb_embe
     embedding_state *s = gb_module_state(m);
     s->input_dim = input_dim;
     s->output_dim = output_dim;
+    s->mask_zero = opts->mask_zero;
     s->init = opts->embeddings_initializer;
     if (s->init.kind == GB_INIT_DEFAULT)   /* Keras: uniform in [-0.05, 0.05) */
         s->init = (gb_initializer){.kind = GB_INIT_RANDOM_UNIFORM, .a = -0.05, .b = 0.05,
                                    .seed = s->init.seed};
     return m;
+}
+
+gb_tensor *gb_embedding_compute_mask(gb_module *layer, gb_tensor *ids) {
+    if (!layer || !ids) {
+        if (gb_ok())
+            gb__error(GB_ERR_VALUE, "Embedding", "gb_embedding_compute_mask: %s is NULL",
+                      layer ? "the input" : "the layer");
+        return NULL;
+    }
+    if (gb_module_get_type(layer) != &gb__embedding_type) {
+        gb__error(GB_ERR_VALUE, "Embedding", "gb_embedding_compute_mask: expected an Embedding layer, got %s",
+                  gb_module_class_name(layer));
+        return NULL;
+    }
+    const embedding_state *s = gb_module_state(layer);
+    if (!s->mask_zero) {
+        gb__nn_error(layer, GB_ERR_VALUE, "has no mask: create it with mask_zero");
+        return NULL;
+    }
+    return gb_not_equal(ids, gb_scalar(gb_tensor_dtype(ids), 0));
 }

@@ -113,7 +113,15 @@ extern const gb_module_type gb__dense_type, gb__conv2d_type, gb__max_pool_type, 
     gb__concatenate_type, gb__sequential_type, gb__functional_type, gb__batch_norm_type,
     gb__layer_norm_type, gb__embedding_type, gb__global_avg_pool_type, gb__simple_rnn_type,
     gb__lstm_type, gb__gru_type, gb__mha_type, gb__text_vectorization_type,
-    gb__string_lookup_type;
+    gb__string_lookup_type, gb__bidirectional_type;
+
+/* ---- recurrent layers (recurrent.c), for Bidirectional ---- */
+
+bool gb__is_rnn(const gb_module *m);   /* a SimpleRNN, LSTM or GRU */
+bool gb__rnn_returns_sequences(gb_module *m);
+/* Keras' zero_output_for_mask: masked steps output zeros instead of the
+ * last output (the state still carries through). */
+void gb__rnn_set_zero_output_for_mask(gb_module *m, bool on);
 
 /* TextVectorization's adapt, one batch of strings at a time, then the
  * vocabulary built from the counts (ok false: the counts are dropped). */
