@@ -5,11 +5,19 @@
  * projection for every step, x @ kernel (+ bias), is a single matrix
  * product over [batch, time, features]; each step then adds h @
  * recurrent_kernel and applies the cell's gates, slices of the last axis.
- * The first step starts from zero state, so it skips the recurrent product
- * and never has to make a zero tensor of the batch size (which a traced
- * input may not know). Everything is ops: a tape differentiates through
- * time, and a traced call unrolls the loop into the graph (the number of
- * steps must be known when it runs).
+ * Without an initial state the first step starts from zero, so it skips
+ * the recurrent product and never has to make a zero tensor of the batch
+ * size (which a traced input may not know). Everything is ops: a tape
+ * differentiates through time, and a traced call unrolls the loop into
+ * the graph (the number of steps must be known when it runs): for the
+ * fixed lengths these layers take, the unrolled graph plans one arena and
+ * runs no per-step control flow.
+ *
+ * Keras' call arguments are inputs after x (gb_module_call_n): a bool
+ * mask [batch, time], where a masked step keeps the state (a where() per
+ * state), and the initial state. Dropout masks are drawn once per call
+ * and multiply every step alike: the inputs' before the one projection,
+ * the state's before the recurrent product (Keras' implementation 2).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -258,6 +266,20 @@ static gb_tensor *carry(gb_tensor *keep, gb_tensor *next, gb_tensor *prev) {
     return gb_where(keep, next, prev ? prev : gb_scalar(gb_tensor_dtype(next), 0.0));
 }
 
+/* Step t's projected input [batch, g]. A slice's gradient is its gradient
+ * padded to the sliced tensor's shape, so T slices of the whole [batch,
+ * T, g] projection would cost T padded copies of it in the backward pass
+ * (O(T^2) bytes: at T = 64 most of an LSTM's train step). Slicing steps
+ * out of chunks of CHUNK steps, themselves slices of the whole, pads
+ * each step only to its chunk: O(T^2 / CHUNK + T * CHUNK). */
+enum { CHUNK = 8 };
+
+static gb_tensor *step_input(gb_tensor *const *chunks, int64_t t, int64_t g) {
+    gb_tensor *chunk = chunks[t / CHUNK];
+    return gb_reshape(gb_slice(chunk, (int64_t[]){0, t % CHUNK, 0}, 3, (int64_t[]){-1, 1, g}, 3), 2,
+                      (int64_t[]){-1, g});
+}
+
 static int rnn_call(gb_module *m, int nin, gb_tensor *const *in, gb_tensor **out, bool training) {
     rnn_state *s = gb_module_state(m);
     gb_tensor *x = in[0];
@@ -273,16 +295,21 @@ static int rnn_call(gb_module *m, int nin, gb_tensor *const *in, gb_tensor **out
     if (!read_inputs(m, nin, in, &r)) return -1;
     if (training) draw_dropout(m, x, &r);
     gb_tensor *xw = project(s, r.x_keep ? gb_mul(x, r.x_keep) : x);
-    gb_tensor **seq = s->return_sequences ? malloc((size_t)steps * sizeof *seq) : NULL;
-    if (s->return_sequences && !seq) {
+    /* One block: the chunks of the projection, then (return_sequences) every step's output. */
+    int64_t nchunks = (steps + CHUNK - 1) / CHUNK;
+    gb_tensor **chunks = malloc((size_t)(nchunks + (s->return_sequences ? steps : 0)) * sizeof *chunks);
+    if (!chunks) {
         gb__nn_error(m, GB_ERR_MEMORY, "out of memory");
         return -1;
     }
+    gb_tensor **seq = s->return_sequences ? chunks + nchunks : NULL;
+    for (int64_t i = 0; i * CHUNK < steps; i++)
+        chunks[i] = gb_slice(xw, (int64_t[]){0, i * CHUNK, 0}, 3,
+                             (int64_t[]){-1, steps - i * CHUNK < CHUNK ? steps - i * CHUNK : CHUNK, g}, 3);
     gb_tensor *h = r.h, *c = r.c;
     for (int64_t k = 0; k < steps && gb_ok(); k++) {
         int64_t t = s->go_backwards ? steps - 1 - k : k;
-        gb_tensor *xt = gb_reshape(gb_slice(xw, (int64_t[]){0, t, 0}, 3, (int64_t[]){-1, 1, g}, 3),
-                                   2, (int64_t[]){-1, g});
+        gb_tensor *xt = step_input(chunks, t, g);
         gb_tensor *hin = h && r.h_keep ? gb_mul(h, r.h_keep) : h, *c_next = c;
         gb_tensor *h_next = s->kind == CELL_SIMPLE ? simple_step(s, xt, hin)
                             : s->kind == CELL_LSTM ? lstm_step(s, xt, hin, &c_next)
@@ -298,7 +325,7 @@ static int rnn_call(gb_module *m, int nin, gb_tensor *const *in, gb_tensor **out
         if (s->return_state) out[n++] = h;
         if (s->return_state && c) out[n++] = c;
     }
-    free(seq);
+    free(chunks);
     return gb_ok() ? n : -1;
 }
 
