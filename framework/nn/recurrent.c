@@ -17,7 +17,9 @@
  * mask [batch, time], where a masked step keeps the state (a where() per
  * state), and the initial state. Dropout masks are drawn once per call
  * and multiply every step alike: the inputs' before the one projection,
- * the state's before the recurrent product (Keras' implementation 2).
+ * the state's where the cell reads h (Keras' implementation 2: the
+ * recurrent product, and a GRU's mix z * h too, see the dropped h; a
+ * masked step still carries the undropped state).
  */
 #include <stdio.h>
 #include <stdlib.h>
