@@ -462,8 +462,8 @@ static int forward(void *user, gb_tensor *const *in, int nin, const gb_value *st
     return gb_module_call_n(user, nin, in, out, false);
 }
 
-/* Bit for bit: the plain call, and one with a mask, an initial state and
- * return_state. */
+/* Bit for bit: the plain call, one with a mask, an initial state and
+ * return_state, and a masked Bidirectional. */
 START_TEST(test_traced_matches_eager) {
     kind k = (kind)_i;
     gb_module *m = layer(k, &(gb_rnn_options){.return_sequences = true, .seed = 5});
@@ -471,8 +471,10 @@ START_TEST(test_traced_matches_eager) {
     gb_tensor *x = gb_cast(inputs(), GB_F32);
     gb_tensor *in[4] = {gb_cast(masked_inputs(), GB_F32), gb_tensor_from(GB_BOOL, KEEP, 2, (int64_t[]){B, TM}),
                         gb_cast(formula_matrix(8, B, U), GB_F32), gb_cast(formula_matrix(9, B, U), GB_F32)};
-    struct { gb_module *m; int nin; gb_tensor *const *in; } cases[2] = {{m, 1, &x}, {full, 2 + nstates(k), in}};
-    for (int c = 0; c < 2; c++) {
+    gb_module *bi = gb_bidirectional_new(layer(k, &(gb_rnn_options){.return_sequences = true, .seed = 7}), NULL);
+    struct { gb_module *m; int nin; gb_tensor *const *in; } cases[3] = {
+        {m, 1, &x}, {full, 2 + nstates(k), in}, {bi, 2, in}};
+    for (int c = 0; c < 3; c++) {
         gb_tensor *eager[GB_NN_MAX_IO], *traced[GB_NN_MAX_IO];
         int n = gb_module_call_n(cases[c].m, cases[c].nin, cases[c].in, eager, false);
         gb_function *f = gb_function_new("rnn", forward, &(gb_function_options){.user = cases[c].m});
@@ -486,6 +488,7 @@ START_TEST(test_traced_matches_eager) {
     }
     gb_module_free(m);
     gb_module_free(full);
+    gb_module_free(bi);
 }
 END_TEST
 
