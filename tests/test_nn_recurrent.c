@@ -427,15 +427,20 @@ START_TEST(test_gradients_through_time) {
 }
 END_TEST
 
-/* With a mask (a masked step in the middle and at the start) and an
- * initial state: gradients reach x, h0, c0 and the weights. */
+/* From an initial state, with a mask (a masked step in the middle and at
+ * the start) and without (an LSTM's own backward pass, forwards and
+ * backwards): gradients reach x, h0, c0 and the weights. */
 START_TEST(test_gradients_with_mask_and_initial_state) {
     kind k = (kind)_i;
-    gb_module *m = reference_layer(k, (gb_rnn_options){.return_sequences = true, .return_state = true});
-    gb_tensor *in[4] = {masked_inputs(), gb_tensor_from(GB_BOOL, KEEP, 2, (int64_t[]){B, TM}),
-                        formula_matrix(8, B, U), formula_matrix(9, B, U)};
-    assert_gradients(m, 2 + nstates(k), in);
-    gb_module_free(m);
+    for (int variant = 0; variant < 3; variant++) {
+        gb_module *m = reference_layer(k, (gb_rnn_options){.return_sequences = true, .return_state = true,
+                                                           .go_backwards = variant == 2});
+        gb_tensor *in[4] = {masked_inputs(), gb_tensor_from(GB_BOOL, KEEP, 2, (int64_t[]){B, TM}),
+                            formula_matrix(8, B, U), formula_matrix(9, B, U)};
+        if (variant) in[1] = in[0];
+        assert_gradients(m, (variant ? 1 : 2) + nstates(k), variant ? in + 1 : in);
+        gb_module_free(m);
+    }
 }
 END_TEST
 

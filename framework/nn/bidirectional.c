@@ -88,13 +88,6 @@ static bool bidi_build(gb_module *m, gb_dtype dt, int rank, const int64_t *shape
 
 /* ---- the call ------------------------------------------------------------------------- */
 
-/* y [batch, time, units] in reverse time order (a gather of the steps
- * T-1 .. 0: one op, differentiable). */
-static gb_tensor *reverse_time(gb_tensor *y) {
-    int64_t steps = gb_dim(y, 1);
-    return gb_gather(y, gb_arange(GB_I64, (double)(steps - 1), -1, -1), 1);
-}
-
 static gb_tensor *merge(gb_merge_mode mode, gb_tensor *a, gb_tensor *b) {
     switch (mode) {
     case GB_MERGE_CONCAT: return gb_concat((gb_tensor *[]){a, b}, 2, gb_rank(a) - 1);
@@ -123,7 +116,7 @@ static int bidi_call(gb_module *m, int nin, gb_tensor *const *in, gb_tensor **ou
     for (int i = 0; i < nstates / 2; i++) args[lead + i] = in[lead + nstates / 2 + i];
     int nb = nf > 0 ? gb_module_call_n(s->bwd, lead + nstates / 2, args, bo, training) : -1;
     if (nb < 0) return -1;
-    gb_tensor *yb = gb_rank(bo[0]) == 3 ? reverse_time(bo[0]) : bo[0];
+    gb_tensor *yb = gb_rank(bo[0]) == 3 ? gb__reverse_time(bo[0]) : bo[0];
     int n = 0;
     if (s->merge == GB_MERGE_NONE) {
         out[n++] = fo[0];

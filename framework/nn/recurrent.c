@@ -282,10 +282,55 @@ static gb_tensor *step_input(gb_tensor *const *chunks, int64_t t, int64_t g) {
                       (int64_t[]){-1, g});
 }
 
+/* The generic time loop: any cell, masks, recurrent dropout. */
+static bool generic_loop(const rnn_state *s, gb_tensor *xw, const rnn_inputs *r, gb_tensor **seq,
+                         gb_tensor **h_out, gb_tensor **c_out) {
+    int64_t steps = gb_dim(xw, 1), g = GATES[s->kind] * s->units, nchunks = (steps + CHUNK - 1) / CHUNK;
+    gb_tensor **chunks = malloc((size_t)nchunks * sizeof *chunks);
+    if (!chunks) {
+        gb__error(GB_ERR_MEMORY, CLASS[s->kind], "%s: out of memory", CLASS[s->kind]);
+        return false;
+    }
+    for (int64_t i = 0; i < nchunks; i++)
+        chunks[i] = gb_slice(xw, (int64_t[]){0, i * CHUNK, 0}, 3,
+                             (int64_t[]){-1, steps - i * CHUNK < CHUNK ? steps - i * CHUNK : CHUNK, g}, 3);
+    gb_tensor *h = r->h, *c = r->c;
+    for (int64_t k = 0; k < steps && gb_ok(); k++) {
+        int64_t t = s->go_backwards ? steps - 1 - k : k;
+        gb_tensor *xt = step_input(chunks, t, g);
+        gb_tensor *hin = h && r->h_keep ? gb_mul(h, r->h_keep) : h, *c_next = c;
+        gb_tensor *h_next = s->kind == CELL_SIMPLE ? simple_step(s, xt, hin)
+                            : s->kind == CELL_LSTM ? lstm_step(s, xt, hin, &c_next)
+                                                   : gru_step(s, xt, hin);
+        gb_tensor *keep = r->mask ? gb_slice(r->mask, (int64_t[]){0, t}, 2, (int64_t[]){-1, 1}, 2) : NULL;
+        if (seq) seq[k] = s->zero_output_for_mask ? carry(keep, h_next, NULL) : carry(keep, h_next, h);
+        if (s->kind == CELL_LSTM) c = carry(keep, c_next, c);
+        h = carry(keep, h_next, h);
+    }
+    free(chunks);
+    *h_out = h;
+    *c_out = c;
+    return gb_ok();
+}
+
+/* Keras' default LSTM without a mask or recurrent dropout runs as one
+ * call with its own backward pass (lstm_sequence.c). */
+static bool lstm_fast_path(const rnn_state *s, const rnn_inputs *r) {
+    return s->kind == CELL_LSTM && s->act == GB_ACT_TANH && s->rec_act == GB_ACT_SIGMOID && !r->mask &&
+           !r->h_keep;
+}
+
+/* The last step of [batch, T, units]: [batch, units]. */
+static gb_tensor *last_step(gb_tensor *seq) {
+    int64_t steps = gb_dim(seq, 1), u = gb_dim(seq, 2);
+    return gb_reshape(gb_slice(seq, (int64_t[]){0, steps - 1, 0}, 3, (int64_t[]){-1, 1, u}, 3), 2,
+                      (int64_t[]){-1, u});
+}
+
 static int rnn_call(gb_module *m, int nin, gb_tensor *const *in, gb_tensor **out, bool training) {
     rnn_state *s = gb_module_state(m);
     gb_tensor *x = in[0];
-    int64_t steps = gb_dim(x, 1), g = GATES[s->kind] * s->units;
+    int64_t steps = gb_dim(x, 1);
     if (steps <= 0) {
         gb__nn_error(m, GB_ERR_SHAPE,
                      "needs a known, positive number of time steps, got %lld (a traced call "
@@ -297,37 +342,30 @@ static int rnn_call(gb_module *m, int nin, gb_tensor *const *in, gb_tensor **out
     if (!read_inputs(m, nin, in, &r)) return -1;
     if (training) draw_dropout(m, x, &r);
     gb_tensor *xw = project(s, r.x_keep ? gb_mul(x, r.x_keep) : x);
-    /* One block: the chunks of the projection, then (return_sequences) every step's output. */
-    int64_t nchunks = (steps + CHUNK - 1) / CHUNK;
-    gb_tensor **chunks = malloc((size_t)(nchunks + (s->return_sequences ? steps : 0)) * sizeof *chunks);
-    if (!chunks) {
-        gb__nn_error(m, GB_ERR_MEMORY, "out of memory");
-        return -1;
-    }
-    gb_tensor **seq = s->return_sequences ? chunks + nchunks : NULL;
-    for (int64_t i = 0; i * CHUNK < steps; i++)
-        chunks[i] = gb_slice(xw, (int64_t[]){0, i * CHUNK, 0}, 3,
-                             (int64_t[]){-1, steps - i * CHUNK < CHUNK ? steps - i * CHUNK : CHUNK, g}, 3);
-    gb_tensor *h = r.h, *c = r.c;
-    for (int64_t k = 0; k < steps && gb_ok(); k++) {
-        int64_t t = s->go_backwards ? steps - 1 - k : k;
-        gb_tensor *xt = step_input(chunks, t, g);
-        gb_tensor *hin = h && r.h_keep ? gb_mul(h, r.h_keep) : h, *c_next = c;
-        gb_tensor *h_next = s->kind == CELL_SIMPLE ? simple_step(s, xt, hin)
-                            : s->kind == CELL_LSTM ? lstm_step(s, xt, hin, &c_next)
-                                                   : gru_step(s, xt, hin);
-        gb_tensor *keep = r.mask ? gb_slice(r.mask, (int64_t[]){0, t}, 2, (int64_t[]){-1, 1}, 2) : NULL;
-        if (seq) seq[k] = s->zero_output_for_mask ? carry(keep, h_next, NULL) : carry(keep, h_next, h);
-        if (s->kind == CELL_LSTM) c = carry(keep, c_next, c);
-        h = carry(keep, h_next, h);
+    gb_tensor *y = NULL, *h = NULL, *c = NULL;
+    if (lstm_fast_path(s, &r)) {
+        gb_tensor *hs, *cs;
+        if (!gb__lstm_sequence(s->go_backwards ? gb__reverse_time(xw) : xw, gb_variable_value(s->rec), r.h,
+                               r.c, &hs, &cs))
+            return -1;
+        h = last_step(hs);
+        c = last_step(cs);
+        y = s->return_sequences ? hs : h;
+    } else {
+        gb_tensor **seq = s->return_sequences ? malloc((size_t)steps * sizeof *seq) : NULL;
+        if (s->return_sequences && !seq) {
+            gb__nn_error(m, GB_ERR_MEMORY, "out of memory");
+            return -1;
+        }
+        if (generic_loop(s, xw, &r, seq, &h, &c)) y = seq ? gb_stack(seq, (int)steps, 1) : h;
+        free(seq);
     }
     int n = 0;
     if (gb_ok()) {
-        out[n++] = seq ? gb_stack(seq, (int)steps, 1) : h;
+        out[n++] = y;
         if (s->return_state) out[n++] = h;
         if (s->return_state && c) out[n++] = c;
     }
-    free(chunks);
     return gb_ok() ? n : -1;
 }
 
@@ -482,4 +520,9 @@ void gb__rnn_set_zero_output_for_mask(gb_module *m, bool on) {
 
 bool gb__rnn_returns_sequences(gb_module *m) {
     return gb__is_rnn(m) && ((const rnn_state *)gb_module_state(m))->return_sequences;
+}
+
+gb_tensor *gb__reverse_time(gb_tensor *y) {
+    int64_t steps = gb_dim(y, 1);
+    return gb_gather(y, gb_arange(GB_I64, (double)(steps - 1), -1, -1), 1);
 }
