@@ -525,9 +525,14 @@ typedef struct gb_embedding_options {
     const char *name;
     gb_initializer embeddings_initializer;
     uint64_t seed;
-    bool mask_zero;   /* index 0 is padding: the output's mask is ids != 0 (Keras mask_zero) */
+    /* Index 0 is padding: the output's mask is ids != 0 (Keras mask_zero),
+     * passed along a Sequential model or taken with gb_embedding_compute_mask. */
+    bool mask_zero;
 } gb_embedding_options;
 gb_module *gb_embedding_new(int64_t input_dim, int64_t output_dim, const gb_embedding_options *opts);
+/* Keras' compute_mask of an Embedding with mask_zero: ids != 0 (bool, the
+ * ids' shape), the mask a recurrent layer takes after its input. */
+gb_tensor *gb_embedding_compute_mask(gb_module *layer, gb_tensor *ids);
 
 /* Recurrent layers, as Keras': SimpleRNN, LSTM (gates i, f, c, o) and GRU
  * (gates z, r, h), on [batch, time, features] with a known number of time
@@ -538,17 +543,27 @@ gb_module *gb_embedding_new(int64_t input_dim, int64_t output_dim, const gb_embe
  * GRU with reset_after, Keras' default, has [2, 3 * units]: the input and
  * the recurrent bias). The time loop is C: eagerly it runs step by step
  * (the input's projection for all steps is one matrix product), traced it
- * unrolls into the graph, and a tape differentiates through time. Not
- * yet: return_state, masking, dropout, an initial state. */
+ * unrolls into the graph, and a tape differentiates through time.
+ *
+ * gb_module_call_n takes x, then optionally a bool mask [batch, time]
+ * (Keras' mask=, as from gb_embedding_compute_mask: a masked step keeps
+ * the state and repeats the last output), then optionally the initial
+ * state (h; an LSTM h and c, each [batch, units]; default zeros). With
+ * return_state the outputs are the output, then h (and c). dropout and
+ * recurrent_dropout (training only) drop inputs and the state fed to the
+ * recurrent kernel with masks drawn once per call and kept for every
+ * step, as Keras. */
 typedef struct gb_rnn_options {
     const char *name;                     /* NULL: simple_rnn, lstm, gru (+ _1, ...) */
     gb_activation activation;             /* 0 (not linear): tanh */
     gb_activation recurrent_activation;   /* LSTM, GRU; 0: sigmoid */
     bool no_bias;                         /* Keras use_bias=False */
     bool return_sequences;
+    bool return_state;
     bool go_backwards;
     bool no_unit_forget_bias;             /* LSTM: Keras unit_forget_bias=False */
     bool reset_before;                    /* GRU: Keras reset_after=False */
+    double dropout, recurrent_dropout;    /* fractions in [0, 1) */
     gb_initializer kernel_initializer;    /* default Glorot-uniform */
     gb_initializer recurrent_initializer; /* default orthogonal */
     gb_initializer bias_initializer;      /* default zeros (LSTM: forget gate's ones) */
@@ -558,6 +573,23 @@ typedef struct gb_rnn_options {
 gb_module *gb_simple_rnn_new(int64_t units, const gb_rnn_options *opts);
 gb_module *gb_lstm_new(int64_t units, const gb_rnn_options *opts);
 gb_module *gb_gru_new(int64_t units, const gb_rnn_options *opts);
+
+/* Bidirectional(layer): the recurrent layer read forwards and a copy
+ * read backwards (both recreated from its config, named forward_<name>
+ * and backward_<name>; the layer's reference is taken over), their
+ * outputs merged on the last axis. Called as the layer is (x, mask,
+ * initial state: the forward states then the backward ones); outputs the
+ * merged output (merge_mode none: the forward then the backward output,
+ * the latter back in time order), then with return_state the forward
+ * and the backward states. */
+typedef enum gb_merge_mode {
+    GB_MERGE_CONCAT, GB_MERGE_SUM, GB_MERGE_MUL, GB_MERGE_AVE, GB_MERGE_NONE
+} gb_merge_mode;
+typedef struct gb_bidirectional_options {
+    const char *name;             /* NULL: bidirectional, ... */
+    gb_merge_mode merge_mode;     /* 0: concat */
+} gb_bidirectional_options;
+gb_module *gb_bidirectional_new(gb_module *layer, const gb_bidirectional_options *opts);
 
 /* MultiHeadAttention(num_heads, key_dim), as Keras': called with
  * gb_module_call_n on (query), (query, value), (query, value, key) or
@@ -859,6 +891,8 @@ void gb_metric_error(const gb_metric *m, gb_status code, const char *fmt, ...)
 #define gb_simple_rnn_new(...) GB_AT(gb_simple_rnn_new, __VA_ARGS__)
 #define gb_lstm_new(...) GB_AT(gb_lstm_new, __VA_ARGS__)
 #define gb_gru_new(...) GB_AT(gb_gru_new, __VA_ARGS__)
+#define gb_bidirectional_new(...) GB_AT(gb_bidirectional_new, __VA_ARGS__)
+#define gb_embedding_compute_mask(...) GB_AT(gb_embedding_compute_mask, __VA_ARGS__)
 #define gb_multi_head_attention_new(...) GB_AT(gb_multi_head_attention_new, __VA_ARGS__)
 #define gb_text_vectorization_new(...) GB_AT(gb_text_vectorization_new, __VA_ARGS__)
 #define gb_string_lookup_new(...) GB_AT(gb_string_lookup_new, __VA_ARGS__)

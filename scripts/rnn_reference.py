@@ -3,7 +3,13 @@
 GRU compute in float64 for the weights and inputs test_nn_recurrent.c
 builds by the same formulas, mapped from Keras' layout (kernel [in, g*u],
 recurrent_kernel [u, g*u], gates i f c o / z r h) to PyTorch's
-(weight_ih [g*u, in], gates i f g o / r z n). Run with Debian's
+(weight_ih [g*u, in], gates i f g o / r z n). Three lines per kind:
+"<kind>" from zero state; "<kind>_state" from the initial state h0 (seed
+8; an LSTM's c0 seed 9), every step then the final h (and c);
+"<kind>_bidi" a bidirectional layer (backward weights seeds 4, 5, 6), its
+[B, T, 2U] output (PyTorch's backward half is back in time order, as
+Keras' Bidirectional with merge_mode concat) then the final states of both
+directions. Run with Debian's
 python3-torch: /usr/bin/python3 scripts/rnn_reference.py > tests/fixtures/rnn_reference.txt
 """
 import math
@@ -33,20 +39,39 @@ def keras_to_torch(w, order, units):
     return torch.cat([w[..., k * units:(k + 1) * units] for k in order], dim=-1)
 
 
+def load(layer, suffix, gates, order, seeds):
+    kernel, rec = matrix(seeds[0], F, gates * U), matrix(seeds[1], U, gates * U)
+    bias = matrix(seeds[2], 2, gates * U)  # row 0 input bias, row 1 recurrent (GRU only)
+    getattr(layer, "weight_ih_l0" + suffix).copy_(keras_to_torch(kernel, order, U).T)
+    getattr(layer, "weight_hh_l0" + suffix).copy_(keras_to_torch(rec, order, U).T)
+    getattr(layer, "bias_ih_l0" + suffix).copy_(keras_to_torch(bias[0], order, U))
+    if gates == 3:
+        getattr(layer, "bias_hh_l0" + suffix).copy_(keras_to_torch(bias[1], order, U))
+    else:
+        getattr(layer, "bias_hh_l0" + suffix).zero_()
+
+
+def show(name, *tensors):
+    print(name, " ".join("%.17g" % v for t in tensors for v in t.flatten().tolist()))
+
+
 def run(kind, gates, order, cls):
-    kernel, rec = matrix(1, F, gates * U), matrix(2, U, gates * U)
-    bias = matrix(3, 2, gates * U)  # row 0 input bias, row 1 recurrent (GRU only)
     layer = cls(F, U, batch_first=True).double()
     with torch.no_grad():
-        layer.weight_ih_l0.copy_(keras_to_torch(kernel, order, U).T)
-        layer.weight_hh_l0.copy_(keras_to_torch(rec, order, U).T)
-        layer.bias_ih_l0.copy_(keras_to_torch(bias[0], order, U))
-        if kind == "gru":
-            layer.bias_hh_l0.copy_(keras_to_torch(bias[1], order, U))
+        load(layer, "", gates, order, (1, 2, 3))
+        show(kind, layer(inputs())[0])
+        h0 = matrix(8, B, U).unsqueeze(0)
+        if kind == "lstm":
+            y, (h, c) = layer(inputs(), (h0, matrix(9, B, U).unsqueeze(0)))
+            show(kind + "_state", y, h, c)
         else:
-            layer.bias_hh_l0.zero_()
-        y = layer(inputs())[0]
-    print(kind, " ".join("%.17g" % v for v in y.flatten().tolist()))
+            y, h = layer(inputs(), h0)
+            show(kind + "_state", y, h)
+        bidi = cls(F, U, batch_first=True, bidirectional=True).double()
+        load(bidi, "", gates, order, (1, 2, 3))
+        load(bidi, "_reverse", gates, order, (4, 5, 6))
+        y, state = bidi(inputs())
+        show(kind + "_bidi", y, state[0] if kind == "lstm" else state)
 
 
 run("simple", 1, [0], torch.nn.RNN)

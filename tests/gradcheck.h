@@ -6,7 +6,9 @@
  * gradcheck's defaults: eps 1e-6, atol 1e-5, rtol 1e-3. Integer inputs
  * (labels, indices) are passed through and not differentiated.
  * gc_compare() is its second half, for gradients computed some other way
- * (inside a traced function).
+ * (inside a traced function). gc_check_variable() does the same for a
+ * layer's weight: the gradient of sum(w * f(user)) with respect to a
+ * float64 variable, nudging each of its elements by assignment.
  *
  * Usage in a Check test:
  *     static gb_tensor *f(gb_tensor *const *x, int n, void *u) { return gb_exp(x[0]); }
@@ -111,6 +113,52 @@ static inline bool gc_check(gc_fn f, gb_tensor *const *xs, int n, void *user, ch
     gb_scope_end();
     return ok;
 }
+
+/* The forward pass of a variable check: any function of the variable. */
+typedef gb_tensor *(*gc_forward_fn)(void *user);
+
+static inline bool gc_check_variable(gc_forward_fn f, void *user, gb_variable *v, char *msg,
+                                     size_t msgn) {
+    msg[0] = '\0';
+    gb_scope_begin();
+    gb_tensor *w0 = gb_variable_value(v); /* the scope keeps it past the assigns */
+    gb_tape *tape = gb_tape_begin();
+    gb_tape_watch_variable(tape, v);
+    gb_tensor *y = f(user);
+    gb_tensor *w = y ? gc_weights(y) : NULL;
+    gb_tensor *loss = y ? gb_reduce_sum(gb_mul(y, w), GB_ALL_AXES, false) : NULL;
+    gb_tape_end(tape);
+    gb_tensor *grad = NULL;
+    if (!loss || !gb_tape_gradient_vars(tape, loss, &v, 1, &grad) || !grad) {
+        snprintf(msg, msgn, "forward/gradient failed: %s", gb_ok() ? "no gradient" : gb_error_string());
+        gb_scope_end();
+        return false;
+    }
+    bool ok = true;
+    for (int64_t j = 0; ok && j < gb_size(w0); j++) {
+        double at[2];
+        for (int s = 0; s < 2; s++) {
+            gb_tensor *nudged = gc_nudged(w0, j, s ? GC_EPS : -GC_EPS);
+            gb_tensor *ys = nudged && gb_variable_assign(v, nudged) ? f(user) : NULL;
+            at[s] = ys ? gc_weighted_sum(ys, w) : NAN;
+        }
+        double numeric = (at[1] - at[0]) / (2 * GC_EPS), analytic = gb_get(grad, j);
+        ok = fabs(analytic - numeric) <= GC_ATOL + GC_RTOL * fabs(numeric);
+        if (!ok)
+            snprintf(msg, msgn, "%s[%lld]: analytic %.9g vs numeric %.9g", gb_variable_name(v),
+                     (long long)j, analytic, numeric);
+    }
+    gb_variable_assign(v, w0);
+    gb_scope_end();
+    return ok;
+}
+
+#define GC_ASSERT_VARIABLE(f, user, v)                                                \
+    do {                                                                              \
+        char gc_msg_[256];                                                            \
+        bool gc_ok_ = gc_check_variable((f), (user), (v), gc_msg_, sizeof gc_msg_);   \
+        ck_assert_msg(gc_ok_, "gradient check of %s failed: %s", #f, gc_msg_);       \
+    } while (0)
 
 /* First and second derivative of a scalar function at x, through two
  * nested tapes (the inner gradient recorded by the outer tape). */

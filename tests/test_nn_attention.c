@@ -113,6 +113,18 @@ static gb_tensor *attend(gb_tensor *const *xs, int n, void *user) {
     return gb_module_call_n(user, n, xs, out, false) > 0 ? out[0] : NULL;
 }
 
+/* The layer on fixed inputs, for the weights' checks. */
+typedef struct fixed_call {
+    gb_module *m;
+    gb_tensor *const *in;
+    int n;
+} fixed_call;
+
+static gb_tensor *attend_fixed(void *user) {
+    const fixed_call *c = user;
+    return attend(c->in, c->n, c->m);
+}
+
 START_TEST(test_gradients) {
     gb_tensor *logits = formula_matrix(11, 3, 4);
     gb_tensor *mask = gb_tensor_from(GB_BOOL, (bool[]){1, 0, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1}, 2,
@@ -125,6 +137,14 @@ START_TEST(test_gradients) {
     /* Query, value and key as three tensors, so each is nudged on its own. */
     gb_tensor *xs[4] = {inputs(), inputs(), inputs(), gb_tensor_from(GB_BOOL, allow, 3, (int64_t[]){B, T, T})};
     GC_ASSERT(attend, xs, 4, m);
+    /* Every weight, through the same masks. */
+    int nv;
+    gb_variable *const *listed = gb_module_trainable_variables(m, &nv);
+    gb_variable *vars[8];
+    ck_assert_int_eq(nv, 8);
+    memcpy(vars, listed, sizeof vars);
+    fixed_call c = {m, xs, 4};
+    for (int i = 0; i < nv; i++) GC_ASSERT_VARIABLE(attend_fixed, &c, vars[i]);
     gb_tensor *out[2];
     ck_assert_int_eq(gb_module_call_n(m, 4, xs, out, false), 2);
     for (int j = 0; j < T; j++) ck_assert(gb_get(out[1], (0 * H + 1) * T * T + 1 * T + j) == 0);

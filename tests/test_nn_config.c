@@ -134,9 +134,12 @@ START_TEST(test_every_builtin_layer_round_trips) {
         gb_concatenate_new(2, NULL),
         gb_batch_norm_new(&(gb_batch_norm_options){.momentum = 0.9, .epsilon = 1e-5, .no_center = true}),
         gb_layer_norm_new(&(gb_layer_norm_options){.epsilon = 1e-6}),
-        gb_embedding_new(100, 8, &(gb_embedding_options){.seed = 3, .mask_zero = true}),
+        gb_embedding_new(100, 8, &(gb_embedding_options){.seed = 3}),
+        gb_embedding_new(100, 8, &(gb_embedding_options){.mask_zero = true, .seed = 4}),
         gb_global_avg_pool2d_new(NULL),
         gb_global_avg_pool1d_new(NULL),
+        gb_bidirectional_new(gb_lstm_new(5, &(gb_rnn_options){.return_state = true, .dropout = 0.5}),
+                             &(gb_bidirectional_options){.merge_mode = GB_MERGE_NONE}),
     };
     for (size_t i = 0; i < sizeof layers / sizeof *layers; i++) {
         gb_module_set_trainable(layers[i], i % 2 == 0);

@@ -5,9 +5,10 @@
  * kernel's clear error (index, position, valid range), and the gradient
  * is ScatterAdd into the table's rows, repeated indices accumulating.
  * The table is float32 whatever the indices' integer type. With
- * mask_zero, index 0 is padding (TextVectorization's int mode pads with
- * it): the output's mask is ids != 0, which the layers after it (in a
- * Sequential model) receive.
+ * mask_zero (Keras), index 0 is padding (TextVectorization's int mode pads
+ * with it): the output's mask is ids != 0, which the layers after it in a
+ * Sequential model receive; gb_embedding_compute_mask gives the same mask
+ * explicitly, for a program that hands it to a recurrent layer itself.
  */
 #include <stdio.h>
 
@@ -115,4 +116,24 @@ gb_module *gb_embedding_new(int64_t input_dim, int64_t output_dim, const gb_embe
         s->init = (gb_initializer){.kind = GB_INIT_RANDOM_UNIFORM, .a = -0.05, .b = 0.05,
                                    .seed = s->init.seed};
     return m;
+}
+
+gb_tensor *gb_embedding_compute_mask(gb_module *layer, gb_tensor *ids) {
+    if (!layer || !ids) {
+        if (gb_ok())
+            gb__error(GB_ERR_VALUE, "Embedding", "gb_embedding_compute_mask: %s is NULL",
+                      layer ? "the input" : "the layer");
+        return NULL;
+    }
+    if (gb_module_get_type(layer) != &gb__embedding_type) {
+        gb__error(GB_ERR_VALUE, "Embedding", "gb_embedding_compute_mask: expected an Embedding layer, got %s",
+                  gb_module_class_name(layer));
+        return NULL;
+    }
+    const embedding_state *s = gb_module_state(layer);
+    if (!s->mask_zero) {
+        gb__nn_error(layer, GB_ERR_VALUE, "has no mask: create it with mask_zero");
+        return NULL;
+    }
+    return gb_not_equal(ids, gb_scalar(gb_tensor_dtype(ids), 0));
 }

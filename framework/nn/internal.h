@@ -113,7 +113,24 @@ extern const gb_module_type gb__dense_type, gb__conv2d_type, gb__max_pool_type, 
     gb__concatenate_type, gb__sequential_type, gb__functional_type, gb__batch_norm_type,
     gb__layer_norm_type, gb__embedding_type, gb__global_avg_pool_type, gb__global_avg_pool1d_type,
     gb__simple_rnn_type, gb__lstm_type, gb__gru_type, gb__mha_type, gb__text_vectorization_type,
-    gb__string_lookup_type;
+    gb__string_lookup_type, gb__bidirectional_type;
+
+/* ---- recurrent layers (recurrent.c), for Bidirectional ---- */
+
+bool gb__is_rnn(const gb_module *m);   /* a SimpleRNN, LSTM or GRU */
+bool gb__rnn_returns_sequences(gb_module *m);
+/* Keras' zero_output_for_mask: masked steps output zeros instead of the
+ * last output (the state still carries through). */
+void gb__rnn_set_zero_output_for_mask(gb_module *m, bool on);
+/* y [batch, T, ...] with its steps in reverse order (one gather of the
+ * steps T-1 .. 0: one op, differentiable). */
+gb_tensor *gb__reverse_time(gb_tensor *y);
+/* Keras' default LSTM over xw = x @ kernel + bias [batch, T, 4 units],
+ * its steps in the order processed, from h0 and c0 (both NULL: zeros):
+ * every h and c [batch, T, units], with one backward pass for the whole
+ * sequence (lstm_sequence.c). */
+bool gb__lstm_sequence(gb_tensor *xw, gb_tensor *rec, gb_tensor *h0, gb_tensor *c0, gb_tensor **hs,
+                       gb_tensor **cs);
 
 /* TextVectorization's adapt, one batch of strings at a time, then the
  * vocabulary built from the counts (ok false: the counts are dropped). */
