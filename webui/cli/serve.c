@@ -65,11 +65,26 @@ static int split_logdir(const gb__cli_command *cmd, char *buf, const char **list
     return n;
 }
 
-/* The board of --db (the store made empty when missing) or of --logdir. */
+static gb_board *start_logdir_board(const gb__cli_command *cmd, const char *logdir,
+                                   const char *host, int port, const gb_board_options *opts,
+                                   int *status) {
+    enum { MAX_LOGDIRS = 64 };
+    const char *list[MAX_LOGDIRS];
+    char *buf = strdup(logdir);
+    int n = buf ? split_logdir(cmd, buf, list, MAX_LOGDIRS) : 0;
+    if (buf && !n) *status = GB__CLI_USAGE;
+    gb_board *board = n ? gb_board_start_logdir(list, n, host, port, opts) : NULL;
+    free(buf);
+    return board;
+}
+
+/* The board of --db (the store made empty when missing) or of --logdir.
+ * NULL with *status the exit code, the reason printed. */
 static gb_board *start_board(const gb__cli_command *cmd, const char *const *values,
                              const char *host, int port, const gb_board_options *opts,
                              bool *created, int *status) {
     *status = 1;
+    gb_board *board = NULL;
     if (!values[DB] == !values[LOGDIR]) {
         *status = gb__cli_usage_error(cmd, "give one of --db and --logdir");
         return NULL;
@@ -79,15 +94,12 @@ static gb_board *start_board(const gb__cli_command *cmd, const char *const *valu
             *status = gb__cli_store_failed(cmd);
             return NULL;
         }
-        return gb_board_start(values[DB], host, port, opts);
+        board = gb_board_start(values[DB], host, port, opts);
+    } else {
+        board = start_logdir_board(cmd, values[LOGDIR], host, port, opts, status);
+        if (!board && *status != 1) return NULL;   /* a usage error, said */
     }
-    enum { MAX_LOGDIRS = 64 };
-    const char *list[MAX_LOGDIRS];
-    char *buf = strdup(values[LOGDIR]);
-    int n = buf ? split_logdir(cmd, buf, list, MAX_LOGDIRS) : 0;
-    if (buf && !n) *status = GB__CLI_USAGE;
-    gb_board *board = n ? gb_board_start_logdir(list, n, host, port, opts) : NULL;
-    free(buf);
+    if (!board) gb__cli_print(stderr, "glassbox %s: %s", cmd->name, gb_board_last_error());
     return board;
 }
 
@@ -115,10 +127,7 @@ static int serve(const gb__cli_command *cmd, const char *const *values) {
     bool created = false;
     int status;
     gb_board *board = start_board(cmd, values, host, port, &opts, &created, &status);
-    if (!board) {
-        if (status == 1) gb__cli_print(stderr, "glassbox %s: %s", cmd->name, gb_board_last_error());
-        return status;
-    }
+    if (!board) return status;
     const char *token = gb_board_token(board);
     gb__cli_print(stdout, "glassbox: serving %s%s%s (%s %s); Ctrl-C stops", gb_board_url(board),
                   *token ? "?token=" : "", token, values[DB] ? "store" : "logdir", db);
