@@ -9,6 +9,7 @@
  * (event.proto, summary.proto, tensor.proto, tensor_shape.proto,
  * types.proto); unknown fields are skipped, as protobuf readers must.
  */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -449,8 +450,8 @@ bool gb_tf_histogram_buckets(const gb_tf_value *v, double *edges, double *counts
         /* HistogramProto: bucket b ends at bucket_limit[b], the first starts below
          * everything (-DBL_MAX). An empty first bucket ending at or below min gives the
          * left edge (as gb_tf_put_histogram writes it); otherwise the first bucket
-         * starts at min. TensorFlow's last limit is DBL_MAX: limits stay within
-         * [first edge, max]. */
+         * starts at min. TensorFlow's last limit is DBL_MAX (and its first bucket may
+         * end at -DBL_MAX): those become max (the first edge). */
         edges[0] = v->min;
         if (!gather(v->hist, 6, WIRE_I64, false, edges + 1, k, &n) || n != k ||
             !gather(v->hist, 7, WIRE_I64, false, counts, k, &n) || n != k) {
@@ -462,7 +463,8 @@ bool gb_tf_histogram_buckets(const gb_tf_value *v, double *edges, double *counts
             memmove(counts, counts + 1, (k - 1) * sizeof *counts);
             k--;
         }
-        for (size_t b = 1; b <= k; b++) edges[b] = fmin(fmax(edges[b], edges[0]), fmax(v->max, edges[b - 1]));
+        for (size_t b = 1; b <= k; b++)
+            if (fabs(edges[b]) >= DBL_MAX) edges[b] = edges[b] > 0 ? fmax(v->max, edges[b - 1]) : edges[0];
     }
     for (size_t b = 0; b < k; b++)
         if (!(edges[b + 1] >= edges[b]) || !isfinite(edges[b + 1]) || !(counts[b] >= 0) ||
