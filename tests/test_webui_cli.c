@@ -137,6 +137,14 @@ START_TEST(test_errors_exit_non_zero_with_a_message) {
     ASSERT_FAILS(1, "has no scalar tag 'w'", "export", "--db", db, "--run", "run-a", "--tag", "w");
     ASSERT_FAILS(2, "unknown format 'xml'", "export", "--db", db, "--run", "run-a", "--tag", "loss",
                  "--format", "xml");
+    ASSERT_FAILS(2, "unknown format 'xml' (use csv, json or tfevents)", "export", "--db", db,
+                 "--run", "run-a", "--tag", "loss", "--format", "xml");
+    ASSERT_FAILS(2, "--format tfevents writes a run: --run and --out DIR, no --tag", "export",
+                 "--db", db, "--run", "run-a", "--format", "tfevents");
+    ASSERT_FAILS(2, "--out is for --format tfevents", "export", "--db", db, "--run", "run-a",
+                 "--tag", "loss", "--out", dir);
+    ASSERT_FAILS(1, "unknown run 'nope'", "export", "--db", db, "--run", "nope", "--format",
+                 "tfevents", "--out", dir);
     ASSERT_FAILS(2, "usage: glassbox export", "export", "--db", db);
     ASSERT_FAILS(2, "usage: glassbox inspect", "inspect");
     ASSERT_FAILS(2, "unknown option '--verbose'", "inspect", "--db", db, "--verbose");
