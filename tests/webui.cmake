@@ -19,12 +19,14 @@ if(TARGET glassbox_webui)
   #   append_traces   a function capturing 40 variables, relaxed by reduce_retracing
   #   append_text     a text summary (markdown, hostile markdown)
   #   write_sweep     a synthetic hparam sweep (the HParams page's test and bench)
+  #   write_logdir    a logdir of many stores at scale (the logdir bench)
   set(gb_store_writers webui_fixtures=webui_fixtures.c append_scalar=browser/append_scalar.c
                        append_alert=browser/append_alert.c
                        append_histogram=browser/append_histogram.c
                        append_traces=browser/append_traces.c
                        append_text=browser/append_text.c
-                       write_sweep=browser/write_sweep.c)
+                       write_sweep=browser/write_sweep.c
+                       write_logdir=browser/write_logdir.c)
   foreach(pair ${gb_store_writers})
     string(REGEX REPLACE "=.*" "" prog ${pair})
     string(REGEX REPLACE "^[^=]*=" "" src ${pair})

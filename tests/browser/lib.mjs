@@ -54,6 +54,7 @@ export function startServerWith(args) {
         clearTimeout(timer);
         resolve({
           url: m[1],
+          pid: child.pid,
           stop: () => new Promise((done) => {
             const kill = setTimeout(() => child.kill('SIGKILL'), 3000);
             child.on('exit', (code, signal) => { clearTimeout(kill); done({ code, signal }); });
