@@ -74,7 +74,7 @@ for (let i = 0; i < 3; i++) {
 line(`${NAME}_open`, median(opens), 'ms');
 
 const charts = [];
-const q = new URLSearchParams({ run: 'group_00/run_0000/train', tag: 'metric/m00', points: '1000', min_step: '100000', max_step: '900000' });
+const q = new URLSearchParams({ run: 'group_00/run_0000/train', tag: 'r0000/m00', points: '1000', min_step: '100000', max_step: '900000' });
 for (let i = 0; i < 15; i++) {
   const t0 = performance.now();
   const body = await fetch(new URL(`api/scalars/series?${q}`, server.url)).then((r) => r.json());

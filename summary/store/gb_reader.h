@@ -303,6 +303,20 @@ typedef struct gb_experiment {
 
 gb_store_status gb_store_experiment(gb_store *s, gb_experiment **out);
 
+/* ---- what a store holds -------------------------------------------------------------- */
+
+typedef enum gb_event_table {
+    GB_EVENTS_TRACES = 0,     /* traces and retraces of functions */
+    GB_EVENTS_PROFILES,       /* profiler captures (schema 5) */
+    GB_EVENTS_NUMERICS,       /* numerics alerts */
+    GB_EVENTS_TABLES
+} gb_event_table;
+
+/* Whether any run of the store holds events of this table (*out): a
+ * dashboard's tab asks it. One row read; a logdir handle answers from what
+ * it read of each store, without opening them again. */
+gb_store_status gb_store_has_events(gb_store *s, gb_event_table table, bool *out);
+
 /* ---- tags ------------------------------------------------------------------------ */
 
 typedef struct gb_tag_row {

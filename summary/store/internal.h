@@ -197,6 +197,7 @@ gb_store_status gb__logdir_scalar_summaries(gb__logdir *ld, const char *tag,
 gb_store_status gb__logdir_hparams_config(gb__logdir *ld, gb_hparams_config **out);
 gb_store_status gb__logdir_data_version(gb__logdir *ld, uint64_t *out);
 int64_t gb__logdir_pages_read(gb__logdir *ld);
+gb_store_status gb__logdir_has_events(gb__logdir *ld, gb_event_table table, bool *out);
 
 /* The first line of every public query that names a run: on a logdir
  * handle, the same query on the member store that holds the run, under its

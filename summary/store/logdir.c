@@ -59,10 +59,13 @@ typedef struct member {
     bool seen;             /* found by the scan running */
     gb_runs *runs;         /* cached for `signature` (NULL: not read yet) */
     gb_tags *tags;         /* every kind */
+    gb_hparams_config *config; /* the experiment it declares (NULL: not read yet) */
+    bool has[GB_EVENTS_TABLES];    /* gb_store_has_events, read with the rest */
 } member;
 
 struct gb__logdir {
     pthread_mutex_t mu;
+    pthread_mutex_t fill_mu; /* one listing reads unread stores at a time (before mu) */
     char **patterns;
     size_t npatterns;
     bool bare;             /* one directory without glob characters: names are relative */
@@ -92,8 +95,10 @@ static void member_close(gb__logdir *ld, member *m) {
 static void member_forget_cache(member *m) {
     gb_store_free(m->runs);
     gb_store_free(m->tags);
+    gb_store_free(m->config);
     m->runs = NULL;
     m->tags = NULL;
+    m->config = NULL;
 }
 
 static void member_free(member *m) {
@@ -127,16 +132,63 @@ static gb_store_status member_open(gb__logdir *ld, member *m) {
     return GB_STORE_OK;
 }
 
-/* Reads m's runs and tags into its cache if they are not there (ld->mu
- * held). A member that was closed is closed again: a listing of 1,000
- * stores must not leave 1,000 connections open. */
+static bool cached(const member *m) { return m->runs && m->tags && m->config; }
+
+/* Reads m's runs, tags and declared experiment into its cache, on a
+ * connection of its own opened and closed here, WITHOUT ld->mu (m pinned
+ * by the caller, users > 0; sig: its signature when pinned): reading a
+ * thousand stores never holds up the requests for stores already read.
+ * A cache read while the files changed is dropped: the next read sees the
+ * new signature. */
+static gb_store_status member_fill(gb__logdir *ld, member *m, uint64_t sig) {
+    gb_store *s = NULL;
+    gb_runs *runs = NULL;
+    gb_tags *tags = NULL;
+    gb_hparams_config *config = NULL;
+    gb_store_status st = gb_store_open(m->path, &s);
+    if (st == GB_STORE_OK) st = gb_store_runs(s, &runs);
+    if (st == GB_STORE_OK) st = gb_store_tags(s, NULL, GB_KIND_ANY, &tags);
+    if (st == GB_STORE_OK) st = gb_store_hparams_config(s, &config);
+    bool has[GB_EVENTS_TABLES] = {false};
+    for (int t = 0; st == GB_STORE_OK && t < GB_EVENTS_TABLES; t++)
+        st = gb_store_has_events(s, (gb_event_table)t, &has[t]);
+    gb_store_close(s);
+    pthread_mutex_lock(&ld->mu);
+    if (st == GB_STORE_OK && m->signature == sig && !cached(m)) {
+        member_forget_cache(m);
+        m->runs = runs, m->tags = tags, m->config = config;
+        memcpy(m->has, has, sizeof has);
+        runs = NULL, tags = NULL, config = NULL;
+    }
+    pthread_mutex_unlock(&ld->mu);
+    gb_store_free(runs);
+    gb_store_free(tags);
+    gb_store_free(config);
+    return st;
+}
+
+/* The end of a pin or of a call (ld->mu held): a member changed while in
+ * use loses its connection, one removed meanwhile is freed. */
+static void member_release(gb__logdir *ld, member *m) {
+    m->users--;
+    m->last_used_ms = now_ms();
+    if (!m->users && (m->stale || m->gone)) {
+        member_close(ld, m);
+        m->stale = false;
+    }
+    if (!m->users && m->gone) member_free(m);
+}
+
+/* Fills m's cache when it is not there (ld->mu held on entry and on
+ * return, released meanwhile). */
 static gb_store_status member_cache(gb__logdir *ld, member *m) {
-    if (m->runs && m->tags) return GB_STORE_OK;
-    bool was_open = m->store != NULL;
-    gb_store_status st = member_open(ld, m);
-    if (st == GB_STORE_OK && !m->runs) st = gb_store_runs(m->store, &m->runs);
-    if (st == GB_STORE_OK && !m->tags) st = gb_store_tags(m->store, NULL, GB_KIND_ANY, &m->tags);
-    if (!was_open && !m->users) member_close(ld, m);
+    if (cached(m)) return GB_STORE_OK;
+    m->users++;
+    uint64_t sig = m->signature;
+    pthread_mutex_unlock(&ld->mu);
+    gb_store_status st = member_fill(ld, m, sig);
+    pthread_mutex_lock(&ld->mu);
+    member_release(ld, m);
     return st;
 }
 
@@ -148,11 +200,13 @@ static bool member_has_run(const member *m, const char *run) {
 
 /* ---- finding the stores ------------------------------------------------------------------ */
 
-/* FNV-1a over what tells that a file changed. */
+/* FNV-1a over what tells that a file changed. An empty file counts as
+ * none: a reader opening a finished store makes an empty WAL beside it,
+ * which changes nothing in the store. */
 static uint64_t hash_stat(uint64_t h, const char *path) {
     struct stat st;
     int64_t v[4] = {0, 0, 0, 0};
-    if (!stat(path, &st))
+    if (!stat(path, &st) && st.st_size > 0)
         v[0] = (int64_t)st.st_ino, v[1] = st.st_size, v[2] = st.st_mtim.tv_sec,
         v[3] = st.st_mtim.tv_nsec;
     const unsigned char *b = (const unsigned char *)v;
@@ -376,6 +430,7 @@ gb_store_status gb__logdir_new(const char *const *patterns, size_t count, gb__lo
         return GB_STORE_ERR_MEMORY;
     }
     pthread_mutex_init(&ld->mu, NULL);
+    pthread_mutex_init(&ld->fill_mu, NULL);
     ld->npatterns = count;
     for (size_t i = 0; i < count; i++) {
         /* "dir/" and "dir" name the same runs */
@@ -405,6 +460,7 @@ void gb__logdir_free(gb__logdir *ld) {
     free(ld->members);
     if (ld->inotify_fd >= 0) close(ld->inotify_fd);
     pthread_mutex_destroy(&ld->mu);
+    pthread_mutex_destroy(&ld->fill_mu);
     free(ld);
 }
 
@@ -418,18 +474,25 @@ gb_store_status gb__logdir_enter(gb__logdir *ld, const char *run, gb__member_ref
     }
     pthread_mutex_lock(&ld->mu);
     /* The longest prefix whose store has the rest as a run: "a/b/c" may be
-     * run "b/c" of store "a" or run "c" of store "a/b". */
+     * run "b/c" of store "a" or run "c" of store "a/b". Filling a cache
+     * lets the table go for a moment (it may change): then look again. */
     member *best = NULL;
     size_t best_len = 0;
     gb_store_status st = GB_STORE_OK;
-    for (size_t i = 0; i < ld->count; i++) {
-        member *m = ld->members[i];
-        size_t n = strlen(m->prefix);
-        if (n <= best_len && best) continue;
-        if (strncmp(run, m->prefix, n) || run[n] != '/') continue;
-        gb_store_status cst = member_cache(ld, m);
-        if (cst != GB_STORE_OK) st = cst;
-        else if (member_has_run(m, run + n + 1)) best = m, best_len = n;
+    for (int pass = 0; pass < 4; pass++) {
+        best = NULL, best_len = 0, st = GB_STORE_OK;
+        member *unread = NULL;
+        for (size_t i = 0; i < ld->count && !unread; i++) {
+            member *m = ld->members[i];
+            size_t n = strlen(m->prefix);
+            if (n <= best_len && best) continue;
+            if (strncmp(run, m->prefix, n) || run[n] != '/') continue;
+            if (!cached(m)) unread = m;
+            else if (member_has_run(m, run + n + 1)) best = m, best_len = n;
+        }
+        if (!unread) break;
+        st = member_cache(ld, unread);
+        if (st != GB_STORE_OK) break;
     }
     if (best) st = member_open(ld, best);
     if (best && st == GB_STORE_OK) {
@@ -449,13 +512,7 @@ void gb__logdir_leave(gb__logdir *ld, gb__member_ref *ref) {
     member *m = ref->member;
     if (!m) return;
     pthread_mutex_lock(&ld->mu);
-    m->users--;
-    m->last_used_ms = now_ms();
-    if (!m->users && (m->stale || m->gone)) {
-        member_close(ld, m);
-        m->stale = false;
-    }
-    if (!m->users && m->gone) member_free(m);
+    member_release(ld, m);
     pthread_mutex_unlock(&ld->mu);
     *ref = (gb__member_ref){0};
 }
@@ -496,12 +553,36 @@ static bool copy_run(gb__arena *a, const char *prefix, const gb_run_row *from, g
     return to->name && to->host && to->command_line && to->status;
 }
 
-/* Every member's runs and tags cached (ld->mu held). A member that cannot
- * be read (being replaced, damaged) is left out of the listing rather than
- * fail the whole board; its own queries say why. */
+/* Every member's runs and tags cached (ld->mu held on entry and on
+ * return). The members not read yet are pinned and read without ld->mu,
+ * one listing at a time (fill_mu: two listings would read the same
+ * stores twice). A member that cannot be read (being replaced, damaged)
+ * is left out of the listing rather than fail the whole board; its own
+ * queries say why. */
 static void cache_all(gb__logdir *ld) {
     maybe_scan(ld);
-    for (size_t i = 0; i < ld->count; i++) member_cache(ld, ld->members[i]);
+    size_t n = 0;
+    for (size_t i = 0; i < ld->count; i++) n += !cached(ld->members[i]);
+    if (!n) return;
+    pthread_mutex_unlock(&ld->mu);
+    pthread_mutex_lock(&ld->fill_mu);
+    pthread_mutex_lock(&ld->mu);
+    member **todo = malloc(ld->count * sizeof *todo);
+    uint64_t *sigs = malloc(ld->count * sizeof *sigs);
+    n = 0;
+    for (size_t i = 0; todo && sigs && i < ld->count; i++)
+        if (!cached(ld->members[i])) {
+            ld->members[i]->users++;
+            sigs[n] = ld->members[i]->signature;
+            todo[n++] = ld->members[i];
+        }
+    pthread_mutex_unlock(&ld->mu);
+    for (size_t i = 0; i < n; i++) member_fill(ld, todo[i], sigs[i]);
+    pthread_mutex_lock(&ld->mu);
+    for (size_t i = 0; i < n; i++) member_release(ld, todo[i]);
+    pthread_mutex_unlock(&ld->fill_mu);
+    free(todo);
+    free(sigs);
 }
 
 static gb_store_status merged_runs(gb__logdir *ld, gb_runs **out) {
@@ -653,39 +734,68 @@ gb_store_status gb__logdir_scalar_summaries(gb__logdir *ld, const char *tag,
     return GB_STORE_OK;
 }
 
-/* The first member (by path) that declares an experiment declares it for
- * the logdir: a sweep's trials declare the same one. */
-gb_store_status gb__logdir_hparams_config(gb__logdir *ld, gb_hparams_config **out) {
-    gb_store_status st = GB_STORE_OK;
-    gb_hparams_config *c = NULL;
-    pthread_mutex_lock(&ld->mu);
-    maybe_scan(ld);
-    for (size_t i = 0; st == GB_STORE_OK && i < ld->count; i++) {
-        member *m = ld->members[i];
-        bool was_open = m->store != NULL;
-        st = member_open(ld, m);
-        if (st == GB_STORE_OK) st = gb_store_hparams_config(m->store, &c);
-        if (!was_open && !m->users) member_close(ld, m);
-        if (st == GB_STORE_OK && (c->hparam_count || c->metric_count)) break;
-        if (i + 1 < ld->count) gb_store_free(c), c = NULL;
+/* A copy of the config c into a new result. */
+static gb_store_status copy_config(const gb_hparams_config *c, gb_hparams_config **out) {
+    gb__arena *a;
+    gb_hparams_config *res = gb__result_new(sizeof *res, &a);
+    if (!res) return GB_STORE_ERR_MEMORY;
+    gb_hparam_info *h = c->hparam_count ? gb__arena_alloc(a, c->hparam_count * sizeof *h) : NULL;
+    gb_metric_info *m = c->metric_count ? gb__arena_alloc(a, c->metric_count * sizeof *m) : NULL;
+    bool ok = (!c->hparam_count || h) && (!c->metric_count || m);
+    for (size_t i = 0; ok && i < c->hparam_count; i++) {
+        h[i] = c->hparams[i];
+        h[i].name = gb__arena_strdup(a, c->hparams[i].name);
+        h[i].display_name = gb__arena_strdup(a, c->hparams[i].display_name);
+        h[i].description = gb__arena_strdup(a, c->hparams[i].description);
+        h[i].values_json = gb__arena_strdup(a, c->hparams[i].values_json);
+        ok = h[i].name && h[i].display_name && h[i].description && h[i].values_json;
     }
-    pthread_mutex_unlock(&ld->mu);
-    if (st == GB_STORE_OK && !c) {   /* no member: an empty declaration */
-        gb__arena *a;
-        if (!(c = gb__result_new(sizeof *c, &a))) st = GB_STORE_ERR_MEMORY;
+    for (size_t i = 0; ok && i < c->metric_count; i++) {
+        m[i] = c->metrics[i];
+        m[i].tag = gb__arena_strdup(a, c->metrics[i].tag);
+        m[i].display_name = gb__arena_strdup(a, c->metrics[i].display_name);
+        ok = m[i].tag && m[i].display_name;
     }
-    if (st != GB_STORE_OK) {
-        gb_store_free(c);
-        return st;
+    if (!ok) {
+        gb_store_free(res);
+        return GB_STORE_ERR_MEMORY;
     }
-    *out = c;
+    *res = (gb_hparams_config){c->hparam_count, h, c->metric_count, m};
+    *out = res;
     return GB_STORE_OK;
+}
+
+/* The first member (by path) that declares an experiment declares it for
+ * the logdir: a sweep's trials declare the same one. Read from the
+ * members' caches. */
+gb_store_status gb__logdir_hparams_config(gb__logdir *ld, gb_hparams_config **out) {
+    static const gb_hparams_config none = {0, NULL, 0, NULL};
+    pthread_mutex_lock(&ld->mu);
+    cache_all(ld);
+    const gb_hparams_config *c = &none;
+    for (size_t i = 0; i < ld->count && c == &none; i++) {
+        const gb_hparams_config *mc = ld->members[i]->config;
+        if (mc && (mc->hparam_count || mc->metric_count)) c = mc;
+    }
+    gb_store_status st = copy_config(c, out);
+    pthread_mutex_unlock(&ld->mu);
+    return st;
 }
 
 gb_store_status gb__logdir_data_version(gb__logdir *ld, uint64_t *out) {
     pthread_mutex_lock(&ld->mu);
     maybe_scan(ld);
     *out = ld->version;
+    pthread_mutex_unlock(&ld->mu);
+    return GB_STORE_OK;
+}
+
+gb_store_status gb__logdir_has_events(gb__logdir *ld, gb_event_table table, bool *out) {
+    pthread_mutex_lock(&ld->mu);
+    cache_all(ld);
+    *out = false;
+    for (size_t i = 0; i < ld->count && !*out; i++)
+        *out = cached(ld->members[i]) && ld->members[i]->has[table];
     pthread_mutex_unlock(&ld->mu);
     return GB_STORE_OK;
 }

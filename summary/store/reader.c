@@ -394,6 +394,33 @@ gb_store_status gb_store_runs(gb_store *s, gb_runs **out) {
     GB__LOCKED(s, gb__store_runs(s, out));
 }
 
+/* ---- what a store holds --------------------------------------------------------------------- */
+
+static gb_store_status has_events(gb_store *s, gb_event_table table, bool *out) {
+    /* Literals, one per table: the statement cache is keyed by address. */
+    const char *sql = table == GB_EVENTS_TRACES    ? "SELECT EXISTS (SELECT 1 FROM traces)"
+                      : table == GB_EVENTS_NUMERICS ? "SELECT EXISTS (SELECT 1 FROM numerics)"
+                                                    : "SELECT EXISTS (SELECT 1 FROM profiles)";
+    *out = false;
+    if (table == GB_EVENTS_PROFILES && s->version < 5) return GB_STORE_OK;   /* no such table */
+    sqlite3_stmt *st = gb__store_stmt(s, sql);
+    if (!st) return GB_STORE_ERR_IO;
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) *out = sqlite3_column_int(st, 0) != 0;
+    sqlite3_reset(st);
+    return rc == SQLITE_ROW ? GB_STORE_OK : gb__store_sql_error(s, "checking for events");
+}
+
+gb_store_status gb_store_has_events(gb_store *s, gb_event_table table, bool *out) {
+    if (!s || !out) return gb__store_null_args("gb_store_has_events");
+    if ((unsigned)table >= GB_EVENTS_TABLES) {
+        gb__store_fail("gb_store_has_events: unknown table %d", (int)table);
+        return GB_STORE_ERR_ARG;
+    }
+    if (s->logdir) return gb__logdir_has_events(s->logdir, table, out);
+    GB__LOCKED(s, has_events(s, table, out));
+}
+
 /* ---- tags ------------------------------------------------------------------------------ */
 
 gb_store_status gb__store_tags(gb_store *s, const char *run, gb_summary_kind kind,

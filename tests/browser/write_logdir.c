@@ -1,8 +1,9 @@
 /* write_logdir.c — a logdir at scale for the logdir bench
  * (bench/logdir_scale.bench.mjs): RUNS stores, one run each, TAGS scalar
- * tags per run, POINTS scalar points in all, of which the first run's
- * first tag holds LONG (the series the chart is measured on) and the other
- * tags share the rest; histograms and images in proportion (one tag each
+ * tags per run (named after the run, r0042/m03, so RUNS * TAGS distinct
+ * tags: the Scalars page's cards), POINTS scalar points in all, of which
+ * the first run's first tag holds LONG (the series the chart is measured
+ * on) and the other tags share the rest; histograms and images in proportion (one tag each
  * per run: a histogram every 1000 steps of a tag's length, two images).
  *
  *   write_logdir DIR RUNS TAGS POINTS LONG [WORKERS]
@@ -43,7 +44,7 @@ static bool write_run(const char *dir, int r, int tags, long long per_tag, long 
     for (int t = 0; ok && t < tags; t++) {
         long long n = r == 0 && t == 0 ? first_len : per_tag;
         if (n > longest) longest = n;
-        snprintf(tag, sizeof tag, "metric/m%02d", t);
+        snprintf(tag, sizeof tag, "r%04d/m%02d", r, t);   /* 10,000 distinct tags in all */
         for (long long s = 0; ok && s < n; s++) {
             double v = sin((double)s * 1e-3 + t) + (s % 99991 == 5 ? 10.0 : 0.0);
             ok = gb_summary_scalar(w, tag, v, s) == GB_OK;
