@@ -49,7 +49,7 @@ if (!fs.existsSync(path.join(logdir, 'group_09', `run_${String(RUNS - 1).padStar
   const secs = Number(run(path.join(BUILD, 'tests/write_logdir'), [logdir, String(RUNS), String(TAGS), String(POINTS), String(LONG)], 3600000));
   line(`${NAME}_generate`, secs, 's');
 } else {
-  console.error(`reusing ${logdir} (GB_BENCH_KEEP)`);
+  console.error(`reusing ${logdir}, kept by an earlier run (GB_BENCH_KEEP=1)`);
 }
 
 const rssOf = (pid) => {
@@ -90,6 +90,7 @@ try {
   const page = browser.pages()[0] || await browser.newPage();
   const paints = [];
   for (let i = 0; i < 3; i++) {
+    await page.goto('about:blank');   /* a new load each time, not a jump within the page */
     const t0 = performance.now();
     await page.goto(`${server.url}#scalars`);
     const ok = await until(page, () => !!document.querySelector('.card[data-tag][data-state="ready"] .u-over'), null, 120000);
