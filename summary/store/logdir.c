@@ -244,6 +244,7 @@ static int compare_paths(const void *a, const void *b) {
 }
 
 static member *find_by_path(gb__logdir *ld, const char *path) {
+    if (!ld->count) return NULL;   /* bsearch wants an array, even of none */
     member key = {.path = (char *)path}, *kp = &key;
     member **m = bsearch(&kp, ld->members, ld->count, sizeof *ld->members, compare_paths);
     return m ? *m : NULL;
@@ -605,7 +606,7 @@ static gb_store_status merged_runs(gb__logdir *ld, gb_runs **out) {
         gb__store_fail("logdir: out of memory while listing runs");
         return GB_STORE_ERR_MEMORY;
     }
-    qsort(rows, n, sizeof *rows, compare_runs);
+    if (n) qsort(rows, n, sizeof *rows, compare_runs);
     /* Ids are only unique within a store: number the merged runs afresh. */
     for (size_t k = 0; k < n; k++) rows[k].id = (int64_t)k + 1;
     res->count = n;
@@ -653,7 +654,7 @@ static gb_store_status merged_tags(gb__logdir *ld, const member *only, const cha
             ok = (row->tag = gb__arena_strdup(a, t->tag)) != NULL;
         }
     }
-    if (ok) qsort(rows.data, rows.count, sizeof(gb_tag_row), compare_tags);
+    if (ok && rows.count) qsort(rows.data, rows.count, sizeof(gb_tag_row), compare_tags);
     res->count = rows.count;
     res->rows = gb__rows_into(a, &rows);
     if (!ok) {
@@ -723,7 +724,8 @@ gb_store_status gb__logdir_scalar_summaries(gb__logdir *ld, const char *tag,
         if (!was_open && !m->users) member_close(ld, m);
     }
     pthread_mutex_unlock(&ld->mu);
-    if (st == GB_STORE_OK) qsort(rows.data, rows.count, sizeof(gb_scalar_summary_row), compare_summaries);
+    if (st == GB_STORE_OK && rows.count)
+        qsort(rows.data, rows.count, sizeof(gb_scalar_summary_row), compare_summaries);
     res->count = rows.count;
     res->rows = gb__rows_into(a, &rows);
     if (st != GB_STORE_OK) {

@@ -494,7 +494,7 @@ gb_status gb__writer_png_at(gb_summary_writer *w, const char *tag, int64_t step,
         free(p), free(pngs), free(sizes), free(copy);
         return fail(GB_ERR_MEMORY, what, tag, "out of memory");
     }
-    memcpy(copy, png, size);
+    if (size) memcpy(copy, png, size);
     pngs[0] = copy;
     sizes[0] = size;
     *p = (gb__image_payload){.n = 1, .h = height, .w = width, .c = channels, .ready = true,
