@@ -92,6 +92,14 @@ START_TEST(test_stores_found_by_content_and_named_by_path) {
     gb_store *s = open_logdir();
     ck_assert_str_eq(run_names(s), "a/train,sub/b/x,sub/b/y,sub/deeper/c/r");
     ck_assert_int_eq(gb_store_schema_version(s), GB_STORE_SCHEMA_VERSION);
+    /* What the tabs ask, from what was read of each store. */
+    bool any = true;
+    for (int t = 0; t < GB_EVENTS_TABLES; t++) {
+        ck_assert_int_eq(gb_store_has_events(s, (gb_event_table)t, &any), GB_STORE_OK);
+        ck_assert(!any);
+    }
+    ck_assert_int_eq(gb_store_has_events(s, GB_EVENTS_TABLES, &any), GB_STORE_ERR_ARG);
+    ck_assert_str_eq(gb_store_last_error(), "gb_store_has_events: unknown table 3");
 
     /* A query naming a run reads its store. */
     gb_scalar_series *ser = NULL;
