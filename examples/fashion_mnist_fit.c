@@ -3,6 +3,7 @@
  *
  *   fashion_mnist_fit --model mlp --epochs 5
  *   fashion_mnist_fit --model cnn --epochs 3 --db runs.db --serve 6006
+ *   mpirun -np 2 fashion_mnist_fit --epochs 1 --logdir logs   (logs/mlp/rank_<r>.db)
  *
  * Models: mlp (784-256-128-10, ReLU), cnn (two 3x3 convolutions with max
  * pooling, Dense 128), cnn_bn (the same with BatchNormalization after each
@@ -20,7 +21,9 @@
  * Under `mpirun -np N` fit trains data-parallel (gb_fit_options.distributed):
  * --batch per rank, gradients averaged over the ranks, the logs combined
  * over them, and rank 0 alone printing and writing the store (with each
- * rank's step and allreduce times as runs "<run>/rank_<r>").
+ * rank's step and allreduce times as runs "<run>/rank_<r>"); with --logdir
+ * every rank writes a store of its own instead (logs/<run>/rank_<r>.db),
+ * which `glassbox serve --logdir logs` shows as one board.
  *
  * --save-model DIR writes the trained model as a SavedModel whose
  * serving_default signature takes the raw uint8 images [N,28,28] (the
@@ -45,7 +48,8 @@
 #include "run_store.h"
 
 typedef struct config {
-    const char *model, *data_dir, *db, *run, *save_model, *save_predictions;
+    const char *model, *data_dir, *db, *run, *save_model, *save_predictions, *logdir;
+    char logdir_db[4096];   /* with --logdir: this process's store there (db points here) */
     int epochs, serve_port, verbose;
     int64_t batch, limit, projector;
     double lr, lr_decay, min_accuracy;
@@ -129,6 +133,9 @@ static int parse(int argc, char **argv, config *c) {
          EXAMPLE_INT64, &c->projector},
         {"--data", "DIR", "the Fashion-MNIST IDX files", EXAMPLE_STRING, &c->data_dir},
         {"--db", "FILE", "record the run into this store", EXAMPLE_STRING, &c->db},
+        {"--logdir", "DIR", "record the run into a store of this process's own under DIR (every "
+                            "rank of an MPI job writes one); 'glassbox serve --logdir DIR' shows them",
+         EXAMPLE_STRING, &c->logdir},
         {"--run", "NAME", "the run to write or continue (default: a new run named after the model)",
          EXAMPLE_STRING, &c->run},
         {"--serve", "PORT", "serve the live dashboard on PORT (needs --db; 0: any free port, -1: none)", EXAMPLE_INT,
@@ -154,8 +161,9 @@ static int parse(int argc, char **argv, config *c) {
     if (rc != EXAMPLE_RUN) return rc;
     if (!model_known(c->model))
         return example_usage_error(&p, "--model is mlp, cnn or cnn_bn, not '%s'", c->model);
-    if (c->serve_port >= 0 && !c->db)
-        return example_usage_error(&p, "--serve needs --db FILE (the store the dashboard shows)");
+    if (c->db && c->logdir) return example_usage_error(&p, "give --db or --logdir, not both");
+    if (c->serve_port >= 0 && !c->db && !c->logdir)
+        return example_usage_error(&p, "--serve needs --db FILE or --logdir DIR (what the dashboard shows)");
     if (c->epochs < 1 || c->batch < 1 || !(c->lr > 0) || c->lr_decay < 0 || c->limit < 0)
         return example_usage_error(&p, "--epochs and --batch must be >= 1, --lr > 0, --lr-decay and "
                                        "--limit >= 0");
@@ -176,7 +184,8 @@ static void on_signal(int sig) {
 
 /* The store and the dashboard, the address printed before training. */
 static bool open_outputs(const config *c, gb_summary_writer **w, gb_board **board) {
-    if (!c->db || gb_dist_rank() != 0) return true;   /* rank 0 writes the run */
+    /* Rank 0 writes the run into --db; with --logdir every rank writes its own store. */
+    if (!c->db || (gb_dist_rank() != 0 && !c->logdir)) return true;
     if (!example_open_writer(c->model, c->db, c->run, w)) return false;
     gb_summary_set_default(*w);
     gb_summary_hparam_str(NULL, "model", c->model);
@@ -196,8 +205,10 @@ static bool open_outputs(const config *c, gb_summary_writer **w, gb_board **boar
              c->model, c->lr, c->lr_decay > 0 ? ", decayed each epoch" : "", (long long)c->batch,
              gb_dist_size(), gb_dist_size() == 1 ? "" : "es", c->epochs, c->eager ? "eager" : "traced");
     gb_summary_text(NULL, "run/about", about, 0);
-    if (c->serve_port < 0) return true;
-    if (!(*board = gb_board_start(c->db, "127.0.0.1", c->serve_port, NULL))) {
+    if (c->serve_port < 0 || gb_dist_rank() != 0) return true;
+    *board = c->logdir ? gb_board_start_logdir(&c->logdir, 1, "127.0.0.1", c->serve_port, NULL)
+                       : gb_board_start(c->db, "127.0.0.1", c->serve_port, NULL);
+    if (!*board) {
         fprintf(stderr, "fashion_mnist_fit: dashboard: %s\n", gb_board_last_error());
         return false;
     }
@@ -304,7 +315,8 @@ static bool train(const config *c, gb_module *model, gb_mnist *data, double *tes
                                                                  .embeddings_layer = -2,
                                                                  .embeddings_metadata = ps.metadata,
                                                                  .embeddings_columns = projector_columns,
-                                                                 .embeddings_sprite = ps.sprite})
+                                                                 .embeddings_sprite = ps.sprite,
+                                                                 .every_rank = c->logdir != NULL})
                                  : NULL;
     throughput tp = {.batch = c->batch};
     gb_callback *cbs[2] = {gb_lambda(&(gb_lambda_callback){.on_epoch_begin = tp_epoch_begin,
@@ -380,6 +392,14 @@ int main(int argc, char **argv) {
                 .data_dir = GB_FASHION_MNIST_DIR, .serve_port = -1, .verbose = 1};
     int rc = parse(argc, argv, &c);
     if (rc != EXAMPLE_RUN) return rc;
+    if (c.logdir) {
+        if (gb_summary_logdir_store(c.logdir, c.run ? c.run : c.model, c.logdir_db,
+                                    sizeof c.logdir_db) != GB_OK) {
+            fprintf(stderr, "fashion_mnist_fit: %s\n", gb_summary_last_error());
+            return 1;
+        }
+        c.db = c.logdir_db;
+    }
     gb_nn_set_seed(c.seed);
     gb_module *model = model_for(c.model);
     gb_summary_writer *w = NULL;

@@ -140,3 +140,13 @@ set_property(TEST dist_straggler_browser APPEND PROPERTY ENVIRONMENT
              "GB_MPIRUN=${GB_MPIRUN}" "GB_MPIRUN_FLAGS=${gb_mpirun_flags_text}" ${GB_MPI_TEST_ENV})
 set_property(TEST dist_straggler_browser APPEND PROPERTY LABELS mpi)
 set_property(TEST dist_straggler_browser PROPERTY PROCESSORS 2)
+
+# serve --logdir (tests/browser/logdir.test.mjs): 20 stores of a sweep and
+# fashion_mnist_fit --logdir on 2 ranks, a store per rank, as one board; a
+# store made after the page opened appears on it (screenshots in
+# <build>/tests/artifacts/logdir_*.png).
+gb_node_test(dist_logdir_browser ${CMAKE_CURRENT_LIST_DIR}/browser/logdir.test.mjs 300)
+set_property(TEST dist_logdir_browser APPEND PROPERTY ENVIRONMENT
+             "GB_MPIRUN=${GB_MPIRUN}" "GB_MPIRUN_FLAGS=${gb_mpirun_flags_text}" ${GB_MPI_TEST_ENV})
+set_property(TEST dist_logdir_browser APPEND PROPERTY LABELS mpi)
+set_property(TEST dist_logdir_browser PROPERTY PROCESSORS 2)

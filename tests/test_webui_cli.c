@@ -137,6 +137,14 @@ START_TEST(test_errors_exit_non_zero_with_a_message) {
     ASSERT_FAILS(1, "has no scalar tag 'w'", "export", "--db", db, "--run", "run-a", "--tag", "w");
     ASSERT_FAILS(2, "unknown format 'xml'", "export", "--db", db, "--run", "run-a", "--tag", "loss",
                  "--format", "xml");
+    ASSERT_FAILS(2, "unknown format 'xml' (use csv, json or tfevents)", "export", "--db", db,
+                 "--run", "run-a", "--tag", "loss", "--format", "xml");
+    ASSERT_FAILS(2, "--format tfevents writes a run: --run and --out DIR, no --tag", "export",
+                 "--db", db, "--run", "run-a", "--format", "tfevents");
+    ASSERT_FAILS(2, "--out is for --format tfevents", "export", "--db", db, "--run", "run-a",
+                 "--tag", "loss", "--out", dir);
+    ASSERT_FAILS(1, "unknown run 'nope'", "export", "--db", db, "--run", "nope", "--format",
+                 "tfevents", "--out", dir);
     ASSERT_FAILS(2, "usage: glassbox export", "export", "--db", db);
     ASSERT_FAILS(2, "usage: glassbox inspect", "inspect");
     ASSERT_FAILS(2, "unknown option '--verbose'", "inspect", "--db", db, "--verbose");
@@ -198,14 +206,23 @@ START_TEST(test_value_after_equals_sign_everywhere) {
 }
 END_TEST
 
+/* How a subcommand's usage line begins: serve takes --db or --logdir. */
+static const char *usage_head(const char *subcommand) {
+    static char head[64];
+    snprintf(head, sizeof head, strcmp(subcommand, "serve") ? "%s --db FILE"
+                                                            : "%s [--db FILE] [--logdir DIRS]",
+             subcommand);
+    return head;
+}
+
 START_TEST(test_help_on_every_subcommand) {
     for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0]; i++) {
         const char *flags[] = {"--help", "-h"};
         for (int f = 0; f < 2; f++) {
             /* --help wins over anything else on the line, even a mistake. */
             ck_assert_int_eq(glassbox((const char *const[]){subcommands[i], "--bogus", flags[f], NULL}), 0);
-            char head[64];
-            snprintf(head, sizeof head, "usage: glassbox %s --db FILE", subcommands[i]);
+            char head[80];
+            snprintf(head, sizeof head, "usage: glassbox %s", usage_head(subcommands[i]));
             ck_assert_msg(!strncmp(out, head, strlen(head)), "%s", out);
             ck_assert_msg(strstr(out, "--name VALUE or --name=VALUE"), "%s", out);
             ck_assert_msg(strstr(out, "-h, --help"), "%s", out);
@@ -231,9 +248,9 @@ END_TEST
 
 START_TEST(test_unknown_option_is_a_clear_error) {
     for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0]; i++) {
-        char want[128];
-        snprintf(want, sizeof want, "glassbox %s: unknown option '--verbose'\nusage: glassbox %s --db FILE",
-                 subcommands[i], subcommands[i]);
+        char want[160];
+        snprintf(want, sizeof want, "glassbox %s: unknown option '--verbose'\nusage: glassbox %s",
+                 subcommands[i], usage_head(subcommands[i]));
         ASSERT_FAILS(2, want, subcommands[i], "--db", db, "--verbose");
         snprintf(want, sizeof want, "'glassbox %s --help' describes the options", subcommands[i]);
         ck_assert_msg(strstr(err, want), "%s", err);
@@ -246,7 +263,12 @@ END_TEST
 
 /* serve refuses bad arguments (exit 2) before it would serve. */
 START_TEST(test_serve_rejects_bad_arguments) {
-    ASSERT_FAILS(2, "glassbox serve: --db FILE is required", "serve");
+    ASSERT_FAILS(2, "glassbox serve: give one of --db and --logdir", "serve");
+    ASSERT_FAILS(2, "glassbox serve: give one of --db and --logdir", "serve", "--db", db,
+                 "--logdir", dir);
+    ASSERT_FAILS(2, "glassbox serve: --logdir: no directory given", "serve", "--logdir", ",");
+    ASSERT_FAILS(1, "glassbox serve: logdir '/no/such/logdir' does not exist\n", "serve",
+                 "--logdir", "/no/such/logdir", "--port", "0");
     ASSERT_FAILS(2, "--port needs an integer in 0..65535, not '65536'", "serve", "--db", db,
                  "--port", "65536");
     ASSERT_FAILS(2, "--threads needs an integer in 1..64, not '0'", "serve", "--db", db,

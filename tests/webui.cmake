@@ -20,13 +20,15 @@ if(TARGET glassbox_webui)
   #   append_text     a text summary (markdown, hostile markdown)
   #   write_sweep     a synthetic hparam sweep (the HParams page's test and bench)
   #   write_embedding a synthetic embedding of N x D in K clusters (the Projector's bench)
+  #   write_logdir    a logdir of many stores at scale (the logdir bench)
   set(gb_store_writers webui_fixtures=webui_fixtures.c append_scalar=browser/append_scalar.c
                        append_alert=browser/append_alert.c
                        append_histogram=browser/append_histogram.c
                        append_traces=browser/append_traces.c
                        append_text=browser/append_text.c
                        write_sweep=browser/write_sweep.c
-                       write_embedding=browser/write_embedding.c)
+                       write_embedding=browser/write_embedding.c
+                       write_logdir=browser/write_logdir.c)
   foreach(pair ${gb_store_writers})
     string(REGEX REPLACE "=.*" "" prog ${pair})
     string(REGEX REPLACE "^[^=]*=" "" src ${pair})

@@ -374,12 +374,28 @@ static bool choose_token(gb_board *b, const char *host, const gb_board_options *
     return false;
 }
 
-gb_board *gb_board_start(const char *db_path, const char *host, int port,
-                         const gb_board_options *options) {
+/* The readers of what a board serves: the store at db_path, or the stores
+ * under a logdir's patterns (db_path NULL) through one shared handle. */
+static bool open_readers(gb_board *b, const char *db_path, const char *const *logdir,
+                         size_t logdir_count, const gb_board_options *o, char *err,
+                         size_t err_size) {
+    gb_store *shared = NULL;
+    if (!db_path && gb_store_open_logdir(logdir, logdir_count, &shared) != GB_STORE_OK) {
+        snprintf(err, err_size, "%s", gb_store_last_error());
+        return false;
+    }
+    b->pool = shared ? gb__pool_new_shared(shared, err, err_size)
+                     : gb__pool_new(db_path, o->threads, err, err_size);
+    if (!b->pool) return false;
+    b->live = gb__live_start(db_path, shared, o->poll_ms, err, err_size);
+    return b->live != NULL;
+}
+
+static gb_board *start(const char *db_path, const char *const *logdir, size_t logdir_count,
+                       const char *host, int port, const gb_board_options *options) {
     last_error[0] = '\0';
     gb_board_options o;
     if (!host) host = "127.0.0.1";
-    if (!db_path || !*db_path) return start_failed(NULL, "no store given (db_path is empty)");
     if (port < 0 || port > 65535) return start_failed(NULL, "port %d is out of range 0..65535", port);
     char err[sizeof last_error];
     if (!resolve_options(options, &o)) {
@@ -387,8 +403,8 @@ gb_board *gb_board_start(const char *db_path, const char *host, int port,
         return start_failed(NULL, "%s", err);
     }
     struct stat st;
-    if (stat(db_path, &st)) return start_failed(NULL, "cannot open store '%s': %s", db_path, strerror(errno));
-    if (!S_ISREG(st.st_mode)) return start_failed(NULL, "store '%s' is not a regular file", db_path);
+    if (db_path && stat(db_path, &st)) return start_failed(NULL, "cannot open store '%s': %s", db_path, strerror(errno));
+    if (db_path && !S_ISREG(st.st_mode)) return start_failed(NULL, "store '%s' is not a regular file", db_path);
 
     gb_board *b = calloc(1, sizeof *b);
     if (!b) return start_failed(NULL, "out of memory");
@@ -400,10 +416,8 @@ gb_board *gb_board_start(const char *db_path, const char *host, int port,
     }
     if (!gb__tls_load(o.tls_cert, o.tls_key, &b->tls, err, sizeof err))
         return start_failed(b, "%s", err);
-    b->pool = gb__pool_new(db_path, o.threads, err, sizeof err);
-    if (!b->pool) return start_failed(b, "%s", err);
-    b->live = gb__live_start(db_path, o.poll_ms, err, sizeof err);
-    if (!b->live) return start_failed(b, "%s", err);
+    if (!open_readers(b, db_path, logdir, logdir_count, &o, err, sizeof err))
+        return start_failed(b, "%s", err);
     b->conns = gb__conns_start(o.header_timeout_ms, err, sizeof err);
     if (!b->conns) return start_failed(b, "%s", err);
     int fd = listen_on(b, host, port);
@@ -419,6 +433,18 @@ gb_board *gb_board_start(const char *db_path, const char *host, int port,
                             b->tls.cert ? " (does the key match the certificate?)" : "");
     }
     return b;
+}
+
+gb_board *gb_board_start(const char *db_path, const char *host, int port,
+                         const gb_board_options *options) {
+    if (!db_path || !*db_path) return start_failed(NULL, "no store given (db_path is empty)");
+    return start(db_path, NULL, 0, host, port, options);
+}
+
+gb_board *gb_board_start_logdir(const char *const *logdir, int count, const char *host, int port,
+                                const gb_board_options *options) {
+    if (!logdir || count <= 0) return start_failed(NULL, "no logdir given (count is %d)", count);
+    return start(NULL, logdir, (size_t)count, host, port, options);
 }
 
 int gb_board_port(const gb_board *board) { return board ? board->port : 0; }

@@ -200,6 +200,9 @@ const gb__static_file *gb__find_static(const char *path);
 /* ---- reader pool --------------------------------------------------------------- */
 typedef struct gb__reader_pool gb__reader_pool;
 gb__reader_pool *gb__pool_new(const char *db_path, int size, char *err, size_t err_size);
+/* A pool that lends every thread the one handle `shared` (a logdir's),
+ * which it owns from now on (closed by gb__pool_free, or at once on failure). */
+gb__reader_pool *gb__pool_new_shared(gb_store *shared, char *err, size_t err_size);
 gb_store *gb__pool_acquire(gb__reader_pool *pool);
 void gb__pool_release(gb__reader_pool *pool, gb_store *store);
 void gb__pool_free(gb__reader_pool *pool);

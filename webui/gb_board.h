@@ -78,6 +78,16 @@ typedef struct gb_board_options {
 gb_board *gb_board_start(const char *db_path, const char *host, int port,
                          const gb_board_options *options);
 
+/* Starts serving every store under the `count` directories or glob
+ * patterns of logdir as one board (gb_store_open_logdir in gb_reader.h
+ * says how they are found and how runs are named): a sweep's or an MPI
+ * job's stores, one per process. Stores that appear, grow or disappear
+ * show within about a second; they are read only, opened when looked at
+ * and closed when idle. A plain path must be a directory; a pattern may
+ * match nothing yet. NULL on failure, as gb_board_start. */
+gb_board *gb_board_start_logdir(const char *const *logdir, int count, const char *host, int port,
+                                const gb_board_options *options);
+
 /* The port actually bound (useful after asking for port 0). */
 int gb_board_port(const gb_board *board);
 

@@ -44,7 +44,8 @@ struct gb__live {
     pthread_t thread;
     bool thread_started, stopping;
     int poll_ms;
-    gb_store *store;       /* used by the watcher thread only */
+    gb_store *store;       /* used by the watcher thread only (unless shared) */
+    bool shared;           /* store is the board's logdir handle: not ours to close */
     uint64_t version;      /* the store's data_version last seen */
     uint64_t generation;    /* bumped on every observed store change */
     stream *streams;
@@ -95,7 +96,8 @@ static void *watch(void *arg) {
     return NULL;
 }
 
-gb__live *gb__live_start(const char *db_path, int poll_ms, char *err, size_t err_size) {
+gb__live *gb__live_start(const char *db_path, gb_store *shared, int poll_ms, char *err,
+                         size_t err_size) {
     gb__live *live = calloc(1, sizeof *live);
     if (!live) {
         snprintf(err, err_size, "out of memory");
@@ -106,7 +108,9 @@ gb__live *gb__live_start(const char *db_path, int poll_ms, char *err, size_t err
     pthread_cond_init(&live->ended, NULL);
     live->poll_ms = poll_ms;
     live->generation = 1;
-    if (gb_store_open(db_path, &live->store) != GB_STORE_OK) {
+    live->shared = shared != NULL;
+    live->store = shared;
+    if (!shared && gb_store_open(db_path, &live->store) != GB_STORE_OK) {
         snprintf(err, err_size, "cannot open store '%s': %s", db_path, gb_store_last_error());
         gb__live_free(live);
         return NULL;
@@ -225,7 +229,7 @@ void gb__live_shutdown(gb__live *live) {
 void gb__live_free(gb__live *live) {
     if (!live) return;
     gb__live_shutdown(live);
-    gb_store_close(live->store);
+    if (!live->shared) gb_store_close(live->store);
     pthread_mutex_destroy(&live->mu);
     pthread_cond_destroy(&live->wake);
     pthread_cond_destroy(&live->ended);

@@ -14,10 +14,15 @@
 #include <microhttpd.h>
 #include <stddef.h>
 
+#include "gb_reader.h"
+
 typedef struct gb__live gb__live;
 
-/* Starts the watcher on its own reader of db_path. NULL + err on failure. */
-gb__live *gb__live_start(const char *db_path, int poll_ms, char *err, size_t err_size);
+/* Starts the watcher on its own reader of db_path, or, when shared is not
+ * NULL (a logdir's handle, which answers from several threads), on that one,
+ * which it does not close. NULL + err on failure. */
+gb__live *gb__live_start(const char *db_path, gb_store *shared, int poll_ms, char *err,
+                         size_t err_size);
 /* Answers GET /api/events with an endless event stream. */
 enum MHD_Result gb__live_respond(gb__live *live, struct MHD_Connection *connection);
 /* Stops the watcher and ends every stream, waiting (at most 1 s) until

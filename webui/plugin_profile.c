@@ -43,13 +43,8 @@ static bool run_has_profiles(gb_store *store, const char *run) {
 }
 
 static bool any_profiles(gb_store *store) {
-    gb_runs *runs = NULL;
     bool any = false;
-    if (gb_store_runs(store, &runs) == GB_STORE_OK)
-        for (size_t i = 0; i < runs->count && !any; i++)
-            any = run_has_profiles(store, runs->rows[i].name);
-    gb_store_free(runs);
-    return any;
+    return gb_store_has_events(store, GB_EVENTS_PROFILES, &any) == GB_STORE_OK && any;
 }
 
 static int profile_runs(gb__request *req) { return gb__reply_runs_where(req, run_has_profiles); }

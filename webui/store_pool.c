@@ -6,6 +6,11 @@
  * back. At most one reader exists per worker thread plus spares, opened
  * lazily: starting the server opens exactly one (to check the store),
  * which keeps start-up fast on any store size.
+ *
+ * A logdir board's pool holds one handle that every thread shares: a
+ * logdir handle runs calls from several threads at once (each member
+ * store's connection guards itself), and must be one so that its cache of
+ * the members' runs and tags is one.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -19,6 +24,7 @@ struct gb__reader_pool {
     char *db_path;
     int cap, idle;
     gb_store **stack;   /* idle readers */
+    gb_store *shared;   /* the one handle of a logdir board, or NULL */
 };
 
 gb__reader_pool *gb__pool_new(const char *db_path, int size, char *err, size_t err_size) {
@@ -44,7 +50,19 @@ gb__reader_pool *gb__pool_new(const char *db_path, int size, char *err, size_t e
     return p;
 }
 
+gb__reader_pool *gb__pool_new_shared(gb_store *shared, char *err, size_t err_size) {
+    gb__reader_pool *p = calloc(1, sizeof *p);
+    if (!p) {
+        snprintf(err, err_size, "out of memory");
+        gb_store_close(shared);
+        return NULL;
+    }
+    p->shared = shared;
+    return p;
+}
+
 gb_store *gb__pool_acquire(gb__reader_pool *p) {
+    if (p->shared) return p->shared;
     pthread_mutex_lock(&p->mu);
     gb_store *r = p->idle ? p->stack[--p->idle] : NULL;
     pthread_mutex_unlock(&p->mu);
@@ -53,7 +71,7 @@ gb_store *gb__pool_acquire(gb__reader_pool *p) {
 }
 
 void gb__pool_release(gb__reader_pool *p, gb_store *r) {
-    if (!r) return;
+    if (!r || r == p->shared) return;
     pthread_mutex_lock(&p->mu);
     if (p->idle < p->cap) {
         p->stack[p->idle++] = r;
@@ -65,6 +83,7 @@ void gb__pool_release(gb__reader_pool *p, gb_store *r) {
 
 void gb__pool_free(gb__reader_pool *p) {
     if (!p) return;
+    gb_store_close(p->shared);
     for (int i = 0; i < p->idle; i++) gb_store_close(p->stack[i]);
     if (p->stack) pthread_mutex_destroy(&p->mu);
     free(p->stack);

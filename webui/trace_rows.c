@@ -84,11 +84,6 @@ bool gb__run_has_traces(gb_store *store, const char *run) {
 }
 
 bool gb__any_traces(gb_store *store) {
-    gb_runs *runs = NULL;
     bool any = false;
-    if (gb_store_runs(store, &runs) == GB_STORE_OK)
-        for (size_t i = 0; i < runs->count && !any; i++)
-            any = gb__run_has_traces(store, runs->rows[i].name);
-    gb_store_free(runs);
-    return any;
+    return gb_store_has_events(store, GB_EVENTS_TRACES, &any) == GB_STORE_OK && any;
 }

@@ -72,9 +72,9 @@ export async function startApp(pageModules) {
     const [p, r] = await Promise.all([getJSON('plugins'), getJSON('runs')]);
     const before = JSON.stringify(plugins.map((x) => [x.name, x.active]));
     plugins = p.plugins;
-    const runsAdded = runs.update(r.runs);
+    const runsChanged = runs.update(r.runs);
     if (before !== JSON.stringify(plugins.map((x) => [x.name, x.active]))) route();
-    return runsAdded;
+    return runsChanged;
   }
 
   runs.onChange(() => current?.page.onRuns?.());
@@ -90,8 +90,8 @@ export async function startApp(pageModules) {
     try {
       do {
         again = false;
-        const added = await loadMeta();
-        if (added) current?.page.onRuns?.();
+        const changed = await loadMeta();
+        if (changed) current?.page.onRuns?.();
         await current?.page.onData?.();
         window.__glassbox.updates++;
       } while (again);

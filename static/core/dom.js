@@ -127,12 +127,14 @@ export function groupedCards(tags, cardOf) {
 // Tracks which cards are on (or near) the screen, so pages fetch and
 // update only those: a store with hundreds of tags stays fast. Cards are
 // checked at once when observed (no wait for the first observer callback);
-// onShow(key) runs when a card comes into view.
+// onShow(key) runs when a card comes into view. A card near the screen has
+// the class "near", so a page's CSS can skip laying out the others.
 export function visibility(onShow, margin = 400) {
   const shown = new Set();
   const io = new IntersectionObserver((entries) => {
     for (const e of entries) {
       const key = e.target.dataset.tag;
+      e.target.classList.toggle('near', e.isIntersecting);
       if (e.isIntersecting && !shown.has(key)) { shown.add(key); onShow(key); }
       else if (!e.isIntersecting) shown.delete(key);
     }
@@ -140,6 +142,9 @@ export function visibility(onShow, margin = 400) {
   return {
     has: (key) => shown.has(key),
     observe(el) {
+      // "near" comes with the observer's first callback, not here: a class
+      // set between two cards' measurements would lay the page out again
+      // for each (10,000 cards: seconds).
       const r = el.getBoundingClientRect();
       if (r.bottom > -margin && r.top < window.innerHeight + margin) shown.add(el.dataset.tag);
       io.observe(el);

@@ -15,6 +15,7 @@ export class Runs {
     this.filter = filter;
     this.count = count;
     this.runs = new Map();        // name -> {name, color, checked, info}
+    this.seen = 0;                // runs ever listed: the next colour
     this.listeners = [];
     this.re = /(?:)/;
     filter.addEventListener('input', () => {
@@ -28,18 +29,25 @@ export class Runs {
   onChange(fn) { this.listeners.push(fn); }
   changed() { for (const fn of this.listeners) fn(); }
 
-  // Merges the runs of /api/runs; returns true when a run was added.
+  // Takes the runs of /api/runs: new ones added, those gone (a store
+  // removed from a logdir) dropped; true when the list changed. Colours
+  // are handed out in order of first sight and never reused, so a run
+  // keeps its colour whatever comes and goes.
   update(apiRuns) {
-    let added = false;
+    let changed = false;
+    const now = new Set(apiRuns.map((r) => r.name));
+    for (const name of [...this.runs.keys()]) {
+      if (!now.has(name)) { this.runs.delete(name); changed = true; }
+    }
     for (const r of apiRuns) {
       const known = this.runs.get(r.name);
       if (known) { known.info = r; continue; }
-      const color = PALETTE[this.runs.size % PALETTE.length];
+      const color = PALETTE[this.seen++ % PALETTE.length];
       this.runs.set(r.name, { name: r.name, color, checked: true, info: r });
-      added = true;
+      changed = true;
     }
-    if (added) this.render();
-    return added;
+    if (changed) this.render();
+    return changed;
   }
 
   color(name) { return this.runs.get(name)?.color ?? '#888'; }

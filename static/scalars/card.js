@@ -13,6 +13,7 @@ import { pooled } from '../core/api.js';
 import { autosize, tooltip, uPlot, xAxis, yAxis } from '../core/chart.js';
 import { fmtValue, h } from '../core/dom.js';
 import '../core/blockstate.css';
+import './card.css';
 import { alertLink } from '../core/numerics-link.js';
 import { exportScalars } from './export.js';
 import { collectMarkers, drawMarkers, followMarkerLinks } from './markers.js';
@@ -44,7 +45,7 @@ export class ScalarCard {
     this.chartBox.append(this.status);
     this.legend = h('div.legend');
     this.note = h('span.note');
-    this.el = h('div.card', { 'data-tag': tag },
+    this.el = h('div.card.scalar-card', { 'data-tag': tag },
       h('div.card-head', null, h('div.card-title', { title: tag }, tag), this.note, this.actions()),
       this.chartBox, this.legend);
     this.el.dataset.state = 'loading';

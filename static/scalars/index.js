@@ -47,14 +47,29 @@ export function createPage(ctx) {
     // The alert links are extras: the charts never wait on or fail with them.
     const alerts = alertRuns().catch(() => alertsByRun);
     tagsByRun = (await getJSON('scalars/tags')).runs;
+    tagSets = new Map(Object.entries(tagsByRun).map(([run, ts]) => [run, new Set(ts.map((t) => t.tag))]));
+    want = null;
     alertsByRun = await alerts;
   }
 
+  // The runs drawn and the tags shown, worked out once per change of the
+  // tags, the runs selected or the filter (every card asks, and a logdir
+  // board has thousands of both: once per card would be quadratic).
+  let tagSets = new Map();   // run -> Set of its tags
+  let want = null;
+  let wantKey = '';
   function wanted() {
+    const selected = ctx.runs.selected();
+    const key = `${settings.tagFilter}\n${selected.join('\n')}`;
+    if (want && key === wantKey) return want;
     const re = new RegExp(settings.tagFilter || '', 'i');
-    const runs = ctx.runs.selected().filter((r) => tagsByRun[r]);
-    const tags = [...new Set(runs.flatMap((r) => tagsByRun[r].map((t) => t.tag)))].filter((t) => re.test(t)).sort();
-    return { runs, tags, has: (run, tag) => tagsByRun[run]?.some((t) => t.tag === tag) };
+    const runs = selected.filter((r) => tagsByRun[r]);
+    const all = new Set();
+    for (const r of runs) for (const t of tagSets.get(r) ?? []) all.add(t);
+    const tags = [...all].filter((t) => re.test(t)).sort();
+    wantKey = key;
+    want = { runs, tags, has: (run, tag) => tagSets.get(run)?.has(tag) ?? false };
+    return want;
   }
 
   // Brings the series of the cards on screen up to the store's generation;
@@ -79,7 +94,8 @@ export function createPage(ctx) {
   async function layout() {
     const { runs, tags } = wanted();
     cache.keepRuns(runs);
-    for (const [tag, c] of cards) if (!tags.includes(tag)) { onScreen.unobserve(c.el); c.destroy(); cards.delete(tag); }
+    const shown = new Set(tags);
+    for (const [tag, c] of cards) if (!shown.has(tag)) { onScreen.unobserve(c.el); c.destroy(); cards.delete(tag); }
     const added = tags.filter((t) => !cards.has(t));
     for (const tag of added) cards.set(tag, new ScalarCard(tag, env));
     grid.replaceChildren(...groupedCards(tags, (t) => cards.get(t).el));
@@ -92,7 +108,11 @@ export function createPage(ctx) {
     view.dataset.loaded = 'true';
   }
 
-  function redrawAll() { for (const c of cards.values()) c.draw(); }
+  // Cards on (or near) the screen, and those drawn before (their settings
+  // changed); the others say "Loading…" until they come into view.
+  function redrawAll() {
+    for (const [tag, c] of cards) if (onScreen.has(tag) || c.el.dataset.state !== 'loading') c.draw();
+  }
 
   return {
     controls, view,

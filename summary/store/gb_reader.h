@@ -152,6 +152,25 @@ void gb_store_close(gb_store *s);            /* NULL is fine */
  * glassbox, IO when the file cannot be made. */
 gb_store_status gb_store_create(const char *path, bool *created);
 
+/* Opens every store under the directories or glob patterns given (count of
+ * them; "runs/", "sweep_*", "node[0-9]/ranks") as one read-only handle, as
+ * `glassbox serve --logdir` serves them: directories are searched
+ * recursively, and a file is a member when it is a glassbox store (found
+ * by its header, whatever its name). A run's name is its store's path
+ * under the directory, without the file's extension, a '/' and its name
+ * there ("lr_0.1/trial/train"); with several patterns, or a pattern with
+ * glob characters, the path begins with the directory as matched
+ * ("sweep_a/lr_0.1/trial/train"). Every query of this API works on the
+ * handle: one naming a run reads its store; runs, tags, summaries and the
+ * experiment merge the stores' (the experiment declared by the first store
+ * by path that declares one). Stores that appear, grow or disappear are
+ * seen within about a second (inotify, and a scan every second for file
+ * systems where it sees nothing); gb_store_data_version moves then.
+ * Stores are opened when first read and closed when idle. Fails with
+ * NOT_FOUND for a plain path that is not a directory; a pattern may match
+ * nothing yet. Calls on the handle may come from several threads at once. */
+gb_store_status gb_store_open_logdir(const char *const *patterns, size_t count, gb_store **out);
+
 /* Releases any result object returned by a query below (NULL is fine). */
 void gb_store_free(void *result);
 
@@ -286,6 +305,20 @@ typedef struct gb_experiment {
 } gb_experiment;
 
 gb_store_status gb_store_experiment(gb_store *s, gb_experiment **out);
+
+/* ---- what a store holds -------------------------------------------------------------- */
+
+typedef enum gb_event_table {
+    GB_EVENTS_TRACES = 0,     /* traces and retraces of functions */
+    GB_EVENTS_PROFILES,       /* profiler captures (schema 5) */
+    GB_EVENTS_NUMERICS,       /* numerics alerts */
+    GB_EVENTS_TABLES
+} gb_event_table;
+
+/* Whether any run of the store holds events of this table (*out): a
+ * dashboard's tab asks it. One row read; a logdir handle answers from what
+ * it read of each store, without opening them again. */
+gb_store_status gb_store_has_events(gb_store *s, gb_event_table table, bool *out);
 
 /* ---- tags ------------------------------------------------------------------------ */
 

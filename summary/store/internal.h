@@ -169,6 +169,53 @@ gb_store_status gb__store_damaged(gb_store *s, const char *table, const char *wh
 /* Text must be stored as text (not NULL, not a BLOB) without NUL bytes. */
 const char *gb__text_damage(sqlite3_stmt *st, int col);
 
+/* ---- many stores as one (logdir.c) ------------------------------------------------------ */
+
+typedef struct gb__logdir gb__logdir;
+/* The logdir behind a handle from gb_store_open_logdir, or NULL (s NULL too). */
+gb__logdir *gb__store_logdir(const gb_store *s);
+gb_store_status gb__logdir_new(const char *const *patterns, size_t count, gb__logdir **out);
+void gb__logdir_free(gb__logdir *ld);
+
+/* A run of the logdir named by its member store's connection and its name
+ * there, held (not closed as idle) until gb__logdir_leave. */
+typedef struct gb__member_ref {
+    gb_store *store;
+    const char *run;   /* points into the name given to gb__logdir_enter */
+    void *member;
+} gb__member_ref;
+gb_store_status gb__logdir_enter(gb__logdir *ld, const char *run, gb__member_ref *ref);
+void gb__logdir_leave(gb__logdir *ld, gb__member_ref *ref);
+
+/* The merged listings behind gb_store_runs, _tags, _scalar_summaries,
+ * _hparams_config and _data_version of a logdir handle. */
+gb_store_status gb__logdir_runs(gb__logdir *ld, gb_runs **out);
+gb_store_status gb__logdir_tags(gb__logdir *ld, const char *run, gb_summary_kind kind,
+                                gb_tags **out);
+gb_store_status gb__logdir_scalar_summaries(gb__logdir *ld, const char *tag,
+                                            gb_scalar_summaries **out);
+gb_store_status gb__logdir_hparams_config(gb__logdir *ld, gb_hparams_config **out);
+gb_store_status gb__logdir_data_version(gb__logdir *ld, uint64_t *out);
+int64_t gb__logdir_pages_read(gb__logdir *ld);
+gb_store_status gb__logdir_has_events(gb__logdir *ld, gb_event_table table, bool *out);
+
+/* The first line of every public query that names a run: on a logdir
+ * handle, the same query on the member store that holds the run, under its
+ * name there (fn's arguments after the run follow). */
+#define GB__VIA_MEMBER(s, run, fn, ...)                                    \
+    do {                                                                   \
+        gb__logdir *via_ld_ = gb__store_logdir(s);                         \
+        if (via_ld_) {                                                     \
+            gb__member_ref via_ref_;                                       \
+            gb_store_status via_st_ = gb__logdir_enter(via_ld_, run, &via_ref_); \
+            if (via_st_ == GB_STORE_OK) {                                  \
+                via_st_ = fn(via_ref_.store, via_ref_.run, __VA_ARGS__);   \
+                gb__logdir_leave(via_ld_, &via_ref_);                      \
+            }                                                              \
+            return via_st_;                                                \
+        }                                                                  \
+    } while (0)
+
 /* ---- scalar raw reads (reader_scalars.c) ----------------------------------------------- */
 
 typedef struct gb__tag_info {

@@ -93,6 +93,7 @@ static gb_store_status list_locked(gb_store *s, const char *run, gb__arena *a,
 gb_store_status gb_store_profiles(gb_store *s, const char *run, gb_profile_list **out) {
     if (!s || !out) return gb__store_null_args("gb_store_profiles");
     *out = NULL;
+    GB__VIA_MEMBER(s, run, gb_store_profiles, out);
     gb__arena *a;
     gb_profile_list *res = gb__result_new(sizeof *res, &a);
     if (!res) return gb__store_done(s, SQLITE_NOMEM, "allocating a result");
@@ -181,6 +182,7 @@ gb_store_status gb_store_profile_events(gb_store *s, const char *run, int64_t pr
                                         size_t offset, size_t limit, gb_profile_events **out) {
     if (!s || !out) return gb__store_null_args("gb_store_profile_events");
     *out = NULL;
+    GB__VIA_MEMBER(s, run, gb_store_profile_events, profile, offset, limit, out);
     gb__arena *a;
     gb_profile_events *res = gb__result_new(sizeof *res, &a);
     if (!res) return gb__store_done(s, SQLITE_NOMEM, "allocating a result");

@@ -35,6 +35,7 @@ struct gb_store {
     char *path;
     int version;
     pthread_mutex_t lock;
+    gb__logdir *logdir;   /* a handle of many stores (logdir.c): no db of its own */
     int ncached;
     cached_stmt cache[STMT_CACHE];
 };
@@ -64,8 +65,15 @@ bool gb_kind_from_name(const char *name, gb_summary_kind *out) {
 /* ---- helpers shared by the reader files ------------------------------------------- */
 
 const char *gb__store_path(const gb_store *s) { return s->path; }
-void gb__store_lock(gb_store *s) { pthread_mutex_lock(&s->lock); }
-void gb__store_unlock(gb_store *s) { pthread_mutex_unlock(&s->lock); }
+gb__logdir *gb__store_logdir(const gb_store *s) { return s ? s->logdir : NULL; }
+/* A logdir handle has nothing of its own to guard (its table has its own
+ * lock, each member its connection's): its callers' threads run at once. */
+void gb__store_lock(gb_store *s) {
+    if (!s->logdir) pthread_mutex_lock(&s->lock);
+}
+void gb__store_unlock(gb_store *s) {
+    if (!s->logdir) pthread_mutex_unlock(&s->lock);
+}
 
 gb_store_status gb__store_sql_error(gb_store *s, const char *what) {
     gb__store_fail("store '%s': %s failed: %s", s->path, what, sqlite3_errmsg(s->db));
@@ -192,8 +200,29 @@ gb_store_status gb_store_open(const char *path, gb_store **out) {
     return GB_STORE_OK;
 }
 
+gb_store_status gb_store_open_logdir(const char *const *patterns, size_t count, gb_store **out) {
+    if (!out) return gb__store_null_args("gb_store_open_logdir");
+    *out = NULL;
+    gb__logdir *ld;
+    gb_store_status st = gb__logdir_new(patterns, count, &ld);
+    if (st != GB_STORE_OK) return st;
+    gb_store *s = calloc(1, sizeof *s);
+    if (!s || !(s->path = strdup(patterns[0]))) {
+        free(s);
+        gb__logdir_free(ld);
+        gb__store_fail("gb_store_open_logdir: out of memory");
+        return GB_STORE_ERR_MEMORY;
+    }
+    pthread_mutex_init(&s->lock, NULL);
+    s->logdir = ld;
+    s->version = GB_STORE_SCHEMA_VERSION;   /* members older than this answer as they are */
+    *out = s;
+    return GB_STORE_OK;
+}
+
 void gb_store_close(gb_store *s) {
     if (!s) return;
+    gb__logdir_free(s->logdir);
     for (int i = 0; i < s->ncached; i++) sqlite3_finalize(s->cache[i].st);
     sqlite3_close(s->db);
     pthread_mutex_destroy(&s->lock);
@@ -205,6 +234,7 @@ int gb_store_schema_version(gb_store *s) { return s ? s->version : 0; }
 
 int64_t gb_store_pages_read(gb_store *s) {
     if (!s) return 0;
+    if (s->logdir) return gb__logdir_pages_read(s->logdir);
     int64_t pages = 0;
     gb__store_lock(s);
     for (int op = SQLITE_DBSTATUS_CACHE_HIT; op <= SQLITE_DBSTATUS_CACHE_MISS; op++) {
@@ -241,6 +271,7 @@ static gb_store_status data_version(gb_store *s, uint64_t *out) {
 
 gb_store_status gb_store_data_version(gb_store *s, uint64_t *out) {
     if (!s || !out) return gb__store_null_args("gb_store_data_version");
+    if (s->logdir) return gb__logdir_data_version(s->logdir, out);
     GB__LOCKED(s, data_version(s, out));
 }
 
@@ -312,6 +343,7 @@ static const char *judged_status(const char *stored, const char *host, int64_t p
 }
 
 gb_store_status gb__store_runs(gb_store *s, gb_runs **out) {
+    if (s->logdir) return gb__logdir_runs(s->logdir, out);
     gb__arena *a;
     gb_runs *res = gb__result_new(sizeof *res, &a);
     if (!res) return GB_STORE_ERR_MEMORY;
@@ -362,10 +394,38 @@ gb_store_status gb_store_runs(gb_store *s, gb_runs **out) {
     GB__LOCKED(s, gb__store_runs(s, out));
 }
 
+/* ---- what a store holds --------------------------------------------------------------------- */
+
+static gb_store_status has_events(gb_store *s, gb_event_table table, bool *out) {
+    /* Literals, one per table: the statement cache is keyed by address. */
+    const char *sql = table == GB_EVENTS_TRACES    ? "SELECT EXISTS (SELECT 1 FROM traces)"
+                      : table == GB_EVENTS_NUMERICS ? "SELECT EXISTS (SELECT 1 FROM numerics)"
+                                                    : "SELECT EXISTS (SELECT 1 FROM profiles)";
+    *out = false;
+    if (table == GB_EVENTS_PROFILES && s->version < 5) return GB_STORE_OK;   /* no such table */
+    sqlite3_stmt *st = gb__store_stmt(s, sql);
+    if (!st) return GB_STORE_ERR_IO;
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) *out = sqlite3_column_int(st, 0) != 0;
+    sqlite3_reset(st);
+    return rc == SQLITE_ROW ? GB_STORE_OK : gb__store_sql_error(s, "checking for events");
+}
+
+gb_store_status gb_store_has_events(gb_store *s, gb_event_table table, bool *out) {
+    if (!s || !out) return gb__store_null_args("gb_store_has_events");
+    if ((unsigned)table >= GB_EVENTS_TABLES) {
+        gb__store_fail("gb_store_has_events: unknown table %d", (int)table);
+        return GB_STORE_ERR_ARG;
+    }
+    if (s->logdir) return gb__logdir_has_events(s->logdir, table, out);
+    GB__LOCKED(s, has_events(s, table, out));
+}
+
 /* ---- tags ------------------------------------------------------------------------------ */
 
 gb_store_status gb__store_tags(gb_store *s, const char *run, gb_summary_kind kind,
                                gb_tags **out) {
+    if (s->logdir) return gb__logdir_tags(s->logdir, run, kind, out);
     int64_t run_id = 0;
     if (run) {
         gb_store_status st = gb__store_resolve(s, run, NULL, kind, &run_id, NULL);

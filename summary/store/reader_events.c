@@ -282,6 +282,7 @@ gb_store_status gb_store_histograms(gb_store *s, const char *run, const char *ta
                                     const gb_query *q, gb_histograms **out) {
     if (!s || !out) return gb__store_null_args("gb_store_histograms");
     *out = NULL;
+    GB__VIA_MEMBER(s, run, gb_store_histograms, tag, q, out);
     gb_query qq = query_or_all(q);
     ROWS_RESULT(gb_histograms, tag_rows(s, &histogram_query, run, tag, &qq, a_, &res_->count, &rows_));
 }
@@ -290,6 +291,7 @@ gb_store_status gb_store_distributions(gb_store *s, const char *run, const char 
                                        const gb_query *q, gb_distributions **out) {
     if (!s || !out) return gb__store_null_args("gb_store_distributions");
     *out = NULL;
+    GB__VIA_MEMBER(s, run, gb_store_distributions, tag, q, out);
     gb_histograms *h;
     gb_store_status st = gb_store_histograms(s, run, tag, q, &h);
     if (st != GB_STORE_OK) return st;
@@ -387,6 +389,7 @@ gb_store_status gb_store_images(gb_store *s, const char *run, const char *tag, c
                                 bool with_png, gb_images **out) {
     if (!s || !out) return gb__store_null_args("gb_store_images");
     *out = NULL;
+    GB__VIA_MEMBER(s, run, gb_store_images, tag, q, with_png, out);
     gb_query qq = query_or_all(q);
     ROWS_RESULT(gb_images, tag_rows(s, &image_queries[with_png], run, tag, &qq, a_, &res_->count,
                                     &rows_));
@@ -467,6 +470,7 @@ gb_store_status gb_store_image_png(gb_store *s, const char *run, const char *tag
                                    int index, gb_blob **out) {
     if (!s || !out) return gb__store_null_args("gb_store_image_png");
     *out = NULL;
+    GB__VIA_MEMBER(s, run, gb_store_image_png, tag, step, index, out);
     GB__LOCKED(s, row_blob(s, &image_png_query, run, tag, step, index, out));
 }
 
@@ -501,6 +505,7 @@ gb_store_status gb_store_embeddings(gb_store *s, const char *run, const char *ta
                                     const gb_query *q, gb_embeddings **out) {
     if (!s || !out) return gb__store_null_args("gb_store_embeddings");
     *out = NULL;
+    GB__VIA_MEMBER(s, run, gb_store_embeddings, tag, q, out);
     gb_query qq = query_or_all(q);
     ROWS_RESULT(gb_embeddings,
                 tag_rows(s, &embedding_query, run, tag, &qq, a_, &res_->count, &rows_));
@@ -542,6 +547,7 @@ gb_store_status gb_store_embedding_part(gb_store *s, const char *run, const char
         gb__store_fail("gb_store_embedding_part: unknown part %d", (int)part);
         return GB_STORE_ERR_ARG;
     }
+    GB__VIA_MEMBER(s, run, gb_store_embedding_part, tag, step, part, out);
     GB__LOCKED(s, row_blob(s, &embedding_parts[part], run, tag, step, 0, out));
 }
 
@@ -570,6 +576,7 @@ gb_store_status gb_store_audio(gb_store *s, const char *run, const char *tag, co
                                gb_audio_clips **out) {
     if (!s || !out) return gb__store_null_args("gb_store_audio");
     *out = NULL;
+    GB__VIA_MEMBER(s, run, gb_store_audio, tag, q, out);
     gb_query qq = query_or_all(q);
     ROWS_RESULT(gb_audio_clips, tag_rows(s, &audio_query, run, tag, &qq, a_, &res_->count, &rows_));
 }
@@ -594,6 +601,7 @@ gb_store_status gb_store_audio_wav(gb_store *s, const char *run, const char *tag
                                    int index, gb_blob **out) {
     if (!s || !out) return gb__store_null_args("gb_store_audio_wav");
     *out = NULL;
+    GB__VIA_MEMBER(s, run, gb_store_audio_wav, tag, step, index, out);
     GB__LOCKED(s, row_blob(s, &audio_wav_query, run, tag, step, index, out));
 }
 
@@ -632,6 +640,7 @@ gb_store_status gb_store_texts(gb_store *s, const char *run, const char *tag, co
                                gb_texts **out) {
     if (!s || !out) return gb__store_null_args("gb_store_texts");
     *out = NULL;
+    GB__VIA_MEMBER(s, run, gb_store_texts, tag, q, out);
     gb_query qq = query_or_all(q);
     ROWS_RESULT(gb_texts, tag_rows(s, &text_query, run, tag, &qq, a_, &res_->count, &rows_));
 }
@@ -640,6 +649,7 @@ gb_store_status gb_store_graphs(gb_store *s, const char *run, const char *tag, c
                                 gb_graphs **out) {
     if (!s || !out) return gb__store_null_args("gb_store_graphs");
     *out = NULL;
+    GB__VIA_MEMBER(s, run, gb_store_graphs, tag, q, out);
     gb_query qq = query_or_all(q);
     ROWS_RESULT(gb_graphs, tag_rows(s, &graph_query, run, tag, &qq, a_, &res_->count, &rows_));
 }
@@ -690,6 +700,7 @@ gb_store_status gb_store_pr_curves(gb_store *s, const char *run, const char *tag
                                    const gb_query *q, gb_pr_curves **out) {
     if (!s || !out) return gb__store_null_args("gb_store_pr_curves");
     *out = NULL;
+    GB__VIA_MEMBER(s, run, gb_store_pr_curves, tag, q, out);
     gb_query qq = query_or_all(q);
     ROWS_RESULT(gb_pr_curves, tag_rows(s, &pr_curve_query, run, tag, &qq, a_, &res_->count, &rows_));
 }
@@ -747,6 +758,7 @@ gb_store_status gb_store_traces(gb_store *s, const char *run, const char *functi
                                 const gb_event_query *q, gb_traces **out) {
     if (!s || !out) return gb__store_null_args("gb_store_traces");
     *out = NULL;
+    GB__VIA_MEMBER(s, run, gb_store_traces, function, q, out);
     static const event_query eq = {
         "traces",
         "SELECT id, step, wall_time, function, is_retrace, reason, signature, duration_us, "
@@ -779,6 +791,7 @@ gb_store_status gb_store_numerics(gb_store *s, const char *run, const gb_event_q
                                   gb_numerics **out) {
     if (!s || !out) return gb__store_null_args("gb_store_numerics");
     *out = NULL;
+    GB__VIA_MEMBER(s, run, gb_store_numerics, q, out);
     static const event_query eq = {
         "numerics",
         "SELECT id, step, wall_time, op_type, op_name, function, scope_path, forward_op, "
@@ -805,6 +818,7 @@ gb_store_status gb_store_messages(gb_store *s, const char *run, const gb_event_q
                                   gb_messages **out) {
     if (!s || !out) return gb__store_null_args("gb_store_messages");
     *out = NULL;
+    GB__VIA_MEMBER(s, run, gb_store_messages, q, out);
     static const event_query eq = {
         "messages",
         "SELECT id, step, wall_time, kind, op_type, op_name, device, message FROM messages "
@@ -827,6 +841,7 @@ static const char *fill_op_timing(sqlite3_stmt *st, gb__arena *a, void *row) {
 gb_store_status gb_store_op_timings(gb_store *s, const char *run, gb_op_timings **out) {
     if (!s || !out) return gb__store_null_args("gb_store_op_timings");
     *out = NULL;
+    GB__VIA_MEMBER(s, run, gb_store_op_timings, out);
     static const event_query eq = {
         "op_timings",
         "SELECT op_name, op_type, device, count(*), sum(duration_us), max(duration_us) "
@@ -839,6 +854,7 @@ gb_store_status gb_store_op_timings(gb_store *s, const char *run, gb_op_timings 
 gb_store_status gb_store_function_op_timings(gb_store *s, const char *run, const char *function,
                                              gb_op_timings **out) {
     if (!s || !out || !function) return gb__store_null_args("gb_store_function_op_timings");
+    GB__VIA_MEMBER(s, run, gb_store_function_op_timings, function, out);
     if (gb_store_schema_version(s) < 3) return gb_store_op_timings(s, run, out);
     *out = NULL;
     static const event_query eq = {
@@ -866,6 +882,7 @@ gb_store_status gb_store_function_stats(gb_store *s, const char *run,
                                         gb_function_stats_list **out) {
     if (!s || !out) return gb__store_null_args("gb_store_function_stats");
     *out = NULL;
+    GB__VIA_MEMBER(s, run, gb_store_function_stats, out);
     static const event_query eq = {
         "function_stats",
         "SELECT function, wall_time, calls, cache_hits, traces, concrete, trace_ms "

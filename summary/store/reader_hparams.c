@@ -104,6 +104,7 @@ static gb_store_status collect(gb_store *s, sqlite3_stmt *st, gb__arena *a, gb__
 }
 
 static gb_store_status hparams_config(gb_store *s, gb_hparams_config **out) {
+    if (gb__store_logdir(s)) return gb__logdir_hparams_config(gb__store_logdir(s), out);
     gb__arena *a;
     gb_hparams_config *res = gb__result_new(sizeof *res, &a);
     if (!res) return GB_STORE_ERR_MEMORY;
@@ -154,6 +155,7 @@ _Static_assert(GB__ROLLUP_LEVELS == 15, "the query below reads the top level, 15
 
 static gb_store_status scalar_summaries(gb_store *s, const char *tag,
                                         gb_scalar_summaries **out) {
+    if (gb__store_logdir(s)) return gb__logdir_scalar_summaries(gb__store_logdir(s), tag, out);
     gb__arena *a;
     gb_scalar_summaries *res = gb__result_new(sizeof *res, &a);
     if (!res) return GB_STORE_ERR_MEMORY;

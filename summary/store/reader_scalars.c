@@ -415,6 +415,7 @@ gb_store_status gb_store_scalars(gb_store *s, const char *run, const char *tag, 
                                  gb_scalar_series **out) {
     if (!s || !out) return gb__store_null_args("gb_store_scalars");
     *out = NULL;
+    GB__VIA_MEMBER(s, run, gb_store_scalars, tag, q, out);
     gb_query all = GB_QUERY_ALL;
     GB__LOCKED(s, scalars(s, run, tag, q ? q : &all, out));
 }
@@ -443,6 +444,7 @@ gb_store_status gb_store_scalar_points(gb_store *s, const char *run, const char 
                                        int64_t step_min, int64_t step_max,
                                        gb_scalar_point_fn fn, void *user) {
     if (!s || !fn) return gb__store_null_args("gb_store_scalar_points");
+    GB__VIA_MEMBER(s, run, gb_store_scalar_points, tag, step_min, step_max, fn, user);
     user_sink u = {fn, user};
     GB__LOCKED(s, points(s, run, tag, step_min, step_max, &u));
 }

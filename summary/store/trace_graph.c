@@ -87,5 +87,6 @@ gb_store_status gb_store_trace_graph(gb_store *s, const char *run, int64_t id, b
                                      gb_trace_graph **out) {
     if (!s || !out) return gb__store_null_args("gb_store_trace_graph");
     *out = NULL;
+    GB__VIA_MEMBER(s, run, gb_store_trace_graph, id, traced, out);
     GB__LOCKED(s, trace_graph(s, run, id, traced, out));
 }

@@ -542,9 +542,9 @@ static bool compute_payloads(gb_summary_writer *w, gb__event *events, size_t n) 
         gb__event *ev = &events[i];
         if (ev->type == GB__EV_HISTOGRAM) {
             gb__hist_payload *p = ev->payload;
-            if (!gb__histogram_compute(p->dtype, p->data, p->n, w->opt.histogram_buckets, &p->h))
+            if (!p->ready && !gb__histogram_compute(p->dtype, p->data, p->n, w->opt.histogram_buckets, &p->h))
                 return false;
-        } else if (ev->type == GB__EV_IMAGE) {
+        } else if (ev->type == GB__EV_IMAGE && !((gb__image_payload *)ev->payload)->ready) {
             gb__image_payload *im = ev->payload;
             im->png = calloc((size_t)im->n, sizeof *im->png);
             im->png_size = calloc((size_t)im->n, sizeof *im->png_size);

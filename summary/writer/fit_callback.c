@@ -7,7 +7,8 @@
  * Embedding layer's weights) every embeddings_freq epochs. It lives with the writer, not in the engine's train/, because
  * the engine never depends on the store (ARCHITECTURE.md); it reaches fit
  * through the public callback interface only. In a distributed fit only
- * rank 0 writes (the ranks' logs are the same).
+ * rank 0 writes (the ranks' logs are the same), unless every rank writes
+ * a store of its own into a logdir (every_rank).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,7 +48,8 @@ static void sc_train_begin(gb_callback *cb, gb_train_state *s, gb_logs *logs) {
     (void)logs;
     summary_cb *c = gb_callback_state(cb);
     c->batches = 0;
-    c->quiet = s->rank != 0;   /* a distributed fit: rank 0 writes the run */
+    /* A distributed fit: rank 0 writes the run, unless each rank has a store of its own. */
+    c->quiet = s->rank != 0 && !c->o.every_rank;
     if (c->quiet) return;
     if (!c->o.no_hparams && writer(c)) gb__fit_record_hparams(writer(c), s);
     c->exporting = !c->o.no_graph && writer(c) && gb_summary_trace_on(writer(c), true) == GB_OK;

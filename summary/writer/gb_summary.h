@@ -93,6 +93,33 @@ typedef struct gb_summary_options {
  * time, host, pid and command line. opts may be NULL. */
 gb_status gb_summary_writer_open(const char *path, const char *run,
                                  const gb_summary_options *opts, gb_summary_writer **out);
+/* The store this process writes into a logdir that `glassbox serve
+ * --logdir` shows (several processes must not share one SQLite file over
+ * a network file system): "<logdir>/<name>.db" for a job of one process,
+ * "<logdir>/<name>/rank_<r>.db" for rank r of an MPI job (gb_dist_init
+ * first), its directories made. The path goes into out (size bytes);
+ * open it with gb_summary_writer_open. GB_ERR_VALUE for a NULL or empty
+ * argument, a name with '/' or a path that does not fit; GB_ERR_IO when a
+ * directory cannot be made. */
+gb_status gb_summary_logdir_store(const char *logdir, const char *name, char *out, size_t size);
+/* What gb_summary_import_tfevents read. */
+typedef struct gb_tfevents_report {
+    size_t files, events;                      /* event files and events read */
+    size_t scalars, histograms, images, texts; /* values imported */
+    size_t skipped;                            /* values of other kinds (audio, graphs...) */
+    char notes[2048];   /* one line per file that could not be read to its end:
+                           "<file>: stopped at byte N: <why>" (a torn or damaged record) */
+} gb_tfevents_report;
+
+/* Imports every TensorBoard event file (events.out.tfevents.*) under dir
+ * into the store at db (made if missing): runs named by their directory
+ * under dir (files in dir itself: dir's last component); scalars,
+ * histograms, images (PNG) and text with their steps and wall times. A
+ * file cut short or damaged is imported up to the bad record and noted in
+ * report->notes. GB_ERR_VALUE for NULL or empty arguments, GB_ERR_IO when
+ * dir is no directory or the store cannot be written. */
+gb_status gb_summary_import_tfevents(const char *dir, const char *db, gb_tfevents_report *report);
+
 /* The name of w's run: the one asked for, or with new_run the free name
  * it took ("mlp_2"). Owned by w. */
 const char *gb_summary_writer_run(const gb_summary_writer *w);

@@ -37,6 +37,9 @@ typedef struct gb_summary_callback_options {
     bool no_graph;            /* do not export the train step's graph */
     int profile_batches;      /* batches timed for the graph's op costs; 0: 20 */
     bool no_hparams;          /* do not record the run's hparams (see above) */
+    bool every_rank;          /* a distributed fit: every rank writes, each into a
+                                 store of its own (gb_summary_logdir_store); by
+                                 default rank 0 alone does (the logs are the same) */
     /* Precision-recall curves at each epoch's end (gb_summary_pr_curves,
      * tags "pr/<class>"): pr_x the validation inputs, pr_y their labels
      * (class indices [N] or one-hot [N, C]); the model's outputs are

@@ -148,7 +148,8 @@ typedef struct gb__strings {
 gb__strings *gb__strings_new(int n, const char *const *src, size_t *bytes);
 
 typedef struct gb__hist_payload {
-    gb__histogram h;     /* filled by the background thread */
+    gb__histogram h;     /* filled by the background thread (unless ready) */
+    bool ready;          /* h given as it is (an imported histogram): no data */
     int dtype, buckets;
     int64_t n;
     _Alignas(16) unsigned char data[];
@@ -156,7 +157,8 @@ typedef struct gb__hist_payload {
 
 typedef struct gb__image_payload {
     int n, h, w, c;
-    unsigned char **png; /* n PNGs, filled by the background thread */
+    bool ready;          /* png given (an imported image): no pixels to encode */
+    unsigned char **png; /* n PNGs, filled by the background thread (unless ready) */
     size_t *png_size;
     unsigned char pixels[];
 } gb__image_payload;
@@ -328,6 +330,15 @@ gb_status gb__writer_check_tensor(const char *what, const char *tag, const gb_te
 /* gb_summary_scalar with the time it was measured (engine scalars carry it). */
 gb_status gb__writer_scalar_at(gb_summary_writer *w, const char *tag, double value, int64_t step,
                                double wall_time);
+/* Summaries whose values arrive made (an event file's import), with their
+ * own wall time: a histogram's statistics and buckets (copied), one PNG
+ * image (copied), a text. */
+gb_status gb__writer_histogram_at(gb_summary_writer *w, const char *tag, int64_t step,
+                                  double wall_time, const gb__histogram *h);
+gb_status gb__writer_png_at(gb_summary_writer *w, const char *tag, int64_t step, double wall_time,
+                            const void *png, size_t size, int width, int height, int channels);
+gb_status gb__writer_text_at(gb_summary_writer *w, const char *tag, const char *text, int64_t step,
+                             double wall_time);
 /* Resolves GB_STEP_DEFAULT and checks the range; `required`: a step must
  * exist (summaries) or may be absent (engine events). */
 gb_status gb__writer_step(const char *what, const char *tag, int64_t step, bool required,

@@ -459,6 +459,61 @@ gb_status gb__writer_scalar_at(gb_summary_writer *w, const char *tag, double val
     return gb__writer_push(w, "gb_summary_scalar", tag, GB_KIND_SCALAR, ev, 0);
 }
 
+gb_status gb__writer_histogram_at(gb_summary_writer *w, const char *tag, int64_t step,
+                                  double wall_time, const gb__histogram *h) {
+    static const char what[] = "gb_summary_histogram";
+    gb_status st = gb__writer_check_summary(what, tag, &step);
+    if (st != GB_OK) return st;
+    size_t doubles = 2 * (size_t)h->bucket_count + 1;
+    gb__hist_payload *p = malloc(sizeof *p);
+    double *edges = malloc(doubles * sizeof *edges);
+    if (!p || !edges) {
+        free(p);
+        free(edges);
+        return fail(GB_ERR_MEMORY, what, tag, "out of memory");
+    }
+    memcpy(edges, h->edges, ((size_t)h->bucket_count + 1) * sizeof *edges);
+    memcpy(edges + h->bucket_count + 1, h->counts, (size_t)h->bucket_count * sizeof *edges);
+    *p = (gb__hist_payload){.h = *h, .ready = true};
+    p->h.edges = edges;
+    p->h.counts = edges + h->bucket_count + 1;
+    gb__event ev = {.type = GB__EV_HISTOGRAM, .step = step, .wall_time = wall_time, .payload = p};
+    return gb__writer_push(w, what, tag, GB_KIND_HISTOGRAM, ev, sizeof *p + doubles * sizeof *edges);
+}
+
+gb_status gb__writer_png_at(gb_summary_writer *w, const char *tag, int64_t step, double wall_time,
+                            const void *png, size_t size, int width, int height, int channels) {
+    static const char what[] = "gb_summary_image";
+    gb_status st = gb__writer_check_summary(what, tag, &step);
+    if (st != GB_OK) return st;
+    gb__image_payload *p = malloc(sizeof *p);
+    unsigned char **pngs = calloc(1, sizeof *pngs);
+    size_t *sizes = calloc(1, sizeof *sizes);
+    unsigned char *copy = malloc(size ? size : 1);
+    if (!p || !pngs || !sizes || !copy) {
+        free(p), free(pngs), free(sizes), free(copy);
+        return fail(GB_ERR_MEMORY, what, tag, "out of memory");
+    }
+    if (size) memcpy(copy, png, size);
+    pngs[0] = copy;
+    sizes[0] = size;
+    *p = (gb__image_payload){.n = 1, .h = height, .w = width, .c = channels, .ready = true,
+                             .png = pngs, .png_size = sizes};
+    gb__event ev = {.type = GB__EV_IMAGE, .step = step, .wall_time = wall_time, .payload = p};
+    return gb__writer_push(w, what, tag, GB_KIND_IMAGE, ev, sizeof *p + size);
+}
+
+gb_status gb__writer_text_at(gb_summary_writer *w, const char *tag, const char *text, int64_t step,
+                             double wall_time) {
+    static const char what[] = "gb_summary_text";
+    gb_status st = gb__writer_check_summary(what, tag, &step);
+    if (st != GB_OK) return st;
+    char *copy = strdup(text);
+    if (!copy) return fail(GB_ERR_MEMORY, what, tag, "out of memory");
+    gb__event ev = {.type = GB__EV_TEXT, .step = step, .wall_time = wall_time, .payload = copy};
+    return gb__writer_push(w, what, tag, GB_KIND_TEXT, ev, strlen(copy) + 1);
+}
+
 gb_status gb_summary_scalar(gb_summary_writer *w, const char *tag, double value, int64_t step) {
     return gb__writer_scalar_at(w, tag, value, step, gb__wall_now());
 }

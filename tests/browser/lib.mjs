@@ -36,7 +36,12 @@ export function run(program, args, timeoutMs = 30000) {
 
 // Starts `glassbox serve` on port 0; resolves {url, stop()} once it listens.
 export function startServer(db) {
-  const child = spawn(path.join(BUILD, 'glassbox'), ['serve', '--db', db, '--port', '0'],
+  return startServerWith(['--db', db]);
+}
+
+// The same with other arguments than --db (['--logdir', dir]).
+export function startServerWith(args) {
+  const child = spawn(path.join(BUILD, 'glassbox'), ['serve', ...args, '--port', '0'],
     { stdio: ['ignore', 'pipe', 'pipe'] });
   return new Promise((resolve, reject) => {
     let out = '';
@@ -49,6 +54,7 @@ export function startServer(db) {
         clearTimeout(timer);
         resolve({
           url: m[1],
+          pid: child.pid,
           stop: () => new Promise((done) => {
             const kill = setTimeout(() => child.kill('SIGKILL'), 3000);
             child.on('exit', (code, signal) => { clearTimeout(kill); done({ code, signal }); });

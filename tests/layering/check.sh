@@ -22,9 +22,10 @@ layers="core ops autodiff graph nn optim train data io debug dist"
 # order is core < ops < autodiff < graph < nn < optim < train; data and
 # debug sit beside autodiff, io and dist (data-parallel training) beside
 # train, which may use them. webui/cli/model/ is the
-# glassbox-model program (the `glassbox` commands on model files): a
-# program, like the examples, so it reaches the engine's public headers;
-# the server and the glassbox program beside it still never do.
+# glassbox-model program (the `glassbox` commands on model files, and
+# import, which writes a store): a program, like the examples, so it
+# reaches the engine's public headers and the writer; the server and the
+# glassbox program beside it still never do.
 declare -A allowed=(
   [core]="public"
   [ops]="public core"
@@ -41,7 +42,7 @@ declare -A allowed=(
   [store]="lib:sqlite"
   [writer]="store public lib:sqlite lib:png"
   [server]="store lib:mhd"
-  [cli-model]="server store public lib:mhd"
+  [cli-model]="server store writer public lib:mhd"
 )
 
 # Sets `area` to the area of a file path (relative to the root), or "".

@@ -60,6 +60,10 @@ extern const gb__cli_command gb__cli_inspect;
 extern const gb__cli_command gb__cli_export;
 extern const gb__cli_command gb__cli_serve;
 
+/* export_tfevents.c: run of the store at db as an event file in out_dir;
+ * the exit code. */
+int gb__cli_export_tfevents(const gb__cli_command *cmd, const char *db, const char *run,
+                            const char *out_dir);
 /* export_profile.c: capture id_text (NULL: the run's last) of run as Chrome
  * trace JSON on stdout; the exit code. */
 int gb__cli_export_profile(const gb__cli_command *cmd, gb_store *s, const char *run,

@@ -2,7 +2,8 @@
  * [--format csv|json]`: one scalar series at full resolution on stdout;
  * `glassbox export --db FILE --hparams`: the HParams table as CSV
  * (export_hparams.c); with --profile, a profiler capture instead
- * (export_profile.c).
+ * (export_profile.c); with --format tfevents --out DIR, the run as a
+ * TensorBoard event file (export_tfevents.c).
  *
  * The points are streamed from the reader API (gb_store_scalar_points),
  * so memory stays bounded whatever the series length. A store problem
@@ -44,7 +45,7 @@ static bool export_point(void *user, int64_t step, double wall_time, double valu
     return true;
 }
 
-enum { DB, RUN, TAG, FORMAT, HPARAMS, PROFILE, ID };   /* options[] and values[] */
+enum { DB, RUN, TAG, FORMAT, HPARAMS, PROFILE, ID, OUT };   /* options[] and values[] */
 
 static int export_profile(const gb__cli_command *cmd, const char *const *values) {
     if (values[TAG] || values[HPARAMS])
@@ -63,8 +64,14 @@ static int export_series(const gb__cli_command *cmd, const char *const *values) 
     if (values[ID]) return gb__cli_usage_error(cmd, "--id names a profile: it needs --profile");
     const char *db = values[DB], *run = values[RUN], *tag = values[TAG];
     const char *format = values[FORMAT] ? values[FORMAT] : "csv";
+    if (!strcmp(format, "tfevents")) {
+        if (!run || !values[OUT] || tag || values[HPARAMS])
+            return gb__cli_usage_error(cmd, "--format tfevents writes a run: --run and --out DIR, no --tag");
+        return gb__cli_export_tfevents(cmd, db, run, values[OUT]);
+    }
+    if (values[OUT]) return gb__cli_usage_error(cmd, "--out is for --format tfevents");
     if (strcmp(format, "csv") && strcmp(format, "json"))
-        return gb__cli_usage_error(cmd, "unknown format '%s' (use csv or json)", format);
+        return gb__cli_usage_error(cmd, "unknown format '%s' (use csv, json or tfevents)", format);
     if (values[HPARAMS]) {
         if (run || tag) return gb__cli_usage_error(cmd, "--hparams exports every run: no --run or --tag");
         if (strcmp(format, "csv")) return gb__cli_usage_error(cmd, "--hparams writes CSV only");
@@ -99,10 +106,12 @@ static const gb__cli_option options[] = {
     [RUN] = {"--run", "RUN", "the run (required unless --hparams)"},
     [TAG] = {"--tag", "TAG", "the scalar tag (a series)"},
     [FORMAT] = {"--format", "FORMAT",
-                "csv or json (a series; csv when absent), chrome-trace (a profile)"},
+                "csv or json (a series; csv when absent), chrome-trace (a profile), "
+                "tfevents (a run, as a TensorBoard event file in --out)"},
     [HPARAMS] = {"--hparams", NULL, "the HParams table instead: a row per run, as CSV"},
     [PROFILE] = {"--profile", NULL, "a profiler capture of the run instead of a series"},
     [ID] = {"--id", "ID", "the capture to export (the run's last when absent)"},
+    [OUT] = {"--out", "DIR", "with --format tfevents: the directory of the event file"},
 };
 _Static_assert(sizeof options / sizeof options[0] <= GB__CLI_MAX_OPTIONS,
                "more options than the parser holds (cli.h)");
@@ -118,7 +127,10 @@ const gb__cli_command gb__cli_export = {
                "and its best (the highest, or the lowest where lower is better).\n"
                "With --profile, a profiler capture as Chrome trace-event JSON, which\n"
                "Perfetto and chrome://tracing open: a process per rank, a thread per\n"
-               "recorded thread, each op and wait as a complete event.\n",
+               "recorded thread, each op and wait as a complete event.\n"
+               "With --format tfevents --out DIR, the run's scalars, histograms, images\n"
+               "and text as a TensorBoard event file in DIR (every value's bits kept),\n"
+               "which TensorBoard, or 'glassbox import --tfevents DIR', reads.\n",
     .options = options,
     .noptions = sizeof options / sizeof options[0],
     .run = export_series,

@@ -4,6 +4,7 @@
  *   glassbox export --db FILE --run RUN --tag TAG [--format csv|json]
  *   glassbox serve --db FILE [--host 127.0.0.1] [--port 6006] [--threads 4]
  *   glassbox saved-model show|run ...    glassbox checkpoint ls ...
+ *   glassbox import --tfevents DIR --db FILE
  *
  * Each subcommand is a gb__cli_command (its own file); this file finds
  * it, parses its arguments with the one parser (args.c) and runs it. The
@@ -30,6 +31,7 @@ static const struct {
 } engine_commands[] = {
     {"saved-model", "Shows a SavedModel directory or runs one of its signatures (show, run)"},
     {"checkpoint", "Lists the tensors of a checkpoint file (ls)"},
+    {"import", "Reads TensorBoard event files (--tfevents DIR) into a store"},
 };
 enum { NENGINE = sizeof engine_commands / sizeof engine_commands[0] };
 

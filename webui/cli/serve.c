@@ -1,4 +1,4 @@
-/* cli/serve.c — `glassbox serve --db FILE [--host 127.0.0.1] [--port 6006]
+/* cli/serve.c — `glassbox serve --db FILE | --logdir DIR[,DIR...] [--host 127.0.0.1] [--port 6006]
  * [--threads 4] [--allow-host NAME[,NAME...]] [--token T | --token-file F |
  * --no-auth] [--cert PEM --key PEM]`: runs the dashboard server until
  * SIGINT or SIGTERM.
@@ -10,19 +10,22 @@
  * carries the token (`?token=...`) every request needs, as Jupyter's. A
  * store that does not exist yet is created empty (said on the next line),
  * as TensorBoard waits for a logdir: the page is open before training
- * starts and shows each run as it appears.
+ * starts and shows each run as it appears. With --logdir it serves every
+ * store under the directories (or glob patterns) as one board, and shows
+ * each store as it appears.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "gb_board.h"
 
 /* options[] and values[] */
-enum { DB, HOST, PORT, THREADS, ALLOW_HOST, TOKEN, TOKEN_FILE, NO_AUTH, CERT, KEY };
+enum { DB, LOGDIR, HOST, PORT, THREADS, ALLOW_HOST, TOKEN, TOKEN_FILE, NO_AUTH, CERT, KEY };
 
 /* The token from --token or the first line of --token-file (into buf);
  * false after a usage error. */
@@ -47,8 +50,61 @@ static bool read_token(const gb__cli_command *cmd, const char *const *values, ch
     return true;
 }
 
+/* Splits --logdir's comma-separated list into list (in the copy buf);
+ * the count, 0 after a usage error. */
+static int split_logdir(const gb__cli_command *cmd, char *buf, const char **list, int max) {
+    int n = 0;
+    for (char *save = NULL, *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+        if (n == max) {
+            gb__cli_usage_error(cmd, "--logdir: more than %d directories", max);
+            return 0;
+        }
+        list[n++] = p;
+    }
+    if (!n) gb__cli_usage_error(cmd, "--logdir: no directory given");
+    return n;
+}
+
+static gb_board *start_logdir_board(const gb__cli_command *cmd, const char *logdir,
+                                   const char *host, int port, const gb_board_options *opts,
+                                   int *status) {
+    enum { MAX_LOGDIRS = 64 };
+    const char *list[MAX_LOGDIRS];
+    char *buf = strdup(logdir);
+    int n = buf ? split_logdir(cmd, buf, list, MAX_LOGDIRS) : 0;
+    if (buf && !n) *status = GB__CLI_USAGE;
+    gb_board *board = n ? gb_board_start_logdir(list, n, host, port, opts) : NULL;
+    free(buf);
+    return board;
+}
+
+/* The board of --db (the store made empty when missing) or of --logdir.
+ * NULL with *status the exit code, the reason printed. */
+static gb_board *start_board(const gb__cli_command *cmd, const char *const *values,
+                             const char *host, int port, const gb_board_options *opts,
+                             bool *created, int *status) {
+    *status = 1;
+    gb_board *board = NULL;
+    if (!values[DB] == !values[LOGDIR]) {
+        *status = gb__cli_usage_error(cmd, "give one of --db and --logdir");
+        return NULL;
+    }
+    if (values[DB]) {
+        if (gb_store_create(values[DB], created) != GB_STORE_OK) {
+            *status = gb__cli_store_failed(cmd);
+            return NULL;
+        }
+        board = gb_board_start(values[DB], host, port, opts);
+    } else {
+        board = start_logdir_board(cmd, values[LOGDIR], host, port, opts, status);
+        if (!board && *status != 1) return NULL;   /* a usage error, said */
+    }
+    if (!board) gb__cli_print(stderr, "glassbox %s: %s", cmd->name, gb_board_last_error());
+    return board;
+}
+
 static int serve(const gb__cli_command *cmd, const char *const *values) {
-    const char *db = values[DB], *host = values[HOST];
+    const char *db = values[DB] ? values[DB] : values[LOGDIR], *host = values[HOST];
     int port;
     char token_buf[256];
     gb_board_options opts = {.allow_hosts = values[ALLOW_HOST], .no_auth = values[NO_AUTH] != NULL,
@@ -69,15 +125,12 @@ static int serve(const gb__cli_command *cmd, const char *const *values) {
     /* A store that does not exist yet is made empty, so the dashboard can
      * be opened before training starts; runs appear as they are written. */
     bool created = false;
-    if (gb_store_create(db, &created) != GB_STORE_OK) return gb__cli_store_failed(cmd);
-    gb_board *board = gb_board_start(db, host, port, &opts);
-    if (!board) {
-        gb__cli_print(stderr, "glassbox %s: %s", cmd->name, gb_board_last_error());
-        return 1;
-    }
+    int status;
+    gb_board *board = start_board(cmd, values, host, port, &opts, &created, &status);
+    if (!board) return status;
     const char *token = gb_board_token(board);
-    gb__cli_print(stdout, "glassbox: serving %s%s%s (store %s); Ctrl-C stops", gb_board_url(board),
-                  *token ? "?token=" : "", token, db);
+    gb__cli_print(stdout, "glassbox: serving %s%s%s (%s %s); Ctrl-C stops", gb_board_url(board),
+                  *token ? "?token=" : "", token, values[DB] ? "store" : "logdir", db);
     if (created)
         gb__cli_print(stdout, "glassbox: %s did not exist: created it empty; runs appear as a "
                               "program writes them (--db %s)", db, db);
@@ -99,7 +152,9 @@ static int serve(const gb__cli_command *cmd, const char *const *values) {
 }
 
 static const gb__cli_option options[] = {
-    [DB] = {"--db", "FILE", "the store to serve (created empty when missing)", .required = true},
+    [DB] = {"--db", "FILE", "the store to serve (created empty when missing)"},
+    [LOGDIR] = {"--logdir", "DIRS", "serve every store under these directories or glob "
+                                    "patterns, comma-separated, as one board (instead of --db)"},
     [HOST] = {"--host", "HOST", "the address to listen on", .fallback = "127.0.0.1"},
     [PORT] = {"--port", "PORT", "the TCP port; 0 picks a free one", .fallback = "6006"},
     [THREADS] = {"--threads", "N", "HTTP worker threads, 1..64", .fallback = "4"},
@@ -128,6 +183,15 @@ const gb__cli_command gb__cli_serve = {
                "gives one; --no-auth serves without one. With --cert and --key it\n"
                "serves HTTPS, and the cookie is Secure. New events reach the open\n"
                "pages within a second.\n"
+               "\n"
+               "--logdir serves many stores as one board: a sweep's, or an MPI job's\n"
+               "written one per rank. Every glassbox store under the directories\n"
+               "(searched recursively; glob patterns allowed: --logdir 'sweep_*,mpi')\n"
+               "is read, found by its content whatever its name; a run is named by\n"
+               "its store's path under the directory, without the extension, then its\n"
+               "name there (lr_0.1/trial/train). Stores appearing, growing or\n"
+               "disappearing show within about a second; each is opened read-only\n"
+               "when looked at and closed when idle.\n"
                "\n"
                "Requests must name the server in their Host header: localhost,\n"
                "127.0.0.1, [::1], the --host address, or a name given with\n"

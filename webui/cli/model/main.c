@@ -8,7 +8,7 @@
 #include "cli/model/model.h"
 
 static const gb__cli_command *const commands[] = {&gb__cli_saved_model_show, &gb__cli_saved_model_run,
-                                                  &gb__cli_checkpoint_ls};
+                                                  &gb__cli_checkpoint_ls, &gb__cli_import};
 enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
 
 static int usage(FILE *out) {
@@ -64,14 +64,20 @@ int main(int argc, char **argv) {
     if (argc < 2) return usage(stderr);
     /* "glassbox saved-model --help" (or alone) lists the actions. */
     const char *last = argv[argc - 1];
-    if (argc <= 3 && (!strcmp(last, "-h") || !strcmp(last, "--help"))) return usage(stdout);
+    bool one_word_command = !strcmp(argv[1], gb__cli_import.name);   /* its own --help */
+    if (argc <= 3 && !one_word_command && (!strcmp(last, "-h") || !strcmp(last, "--help")))
+        return usage(stdout);
     for (size_t i = 0; i < NCOMMANDS; i++) {
         size_t len = strlen(argv[1]);
         const char *name = commands[i]->name;
-        if (argc < 3 || strncmp(name, argv[1], len) || name[len] != ' ' || strcmp(name + len + 1, argv[2]))
+        bool one_word = !strchr(name, ' ');   /* "import" takes no action word */
+        if (one_word ? strcmp(name, argv[1])
+                     : argc < 3 || strncmp(name, argv[1], len) || name[len] != ' ' ||
+                           strcmp(name + len + 1, argv[2]))
             continue;
         const char *values[GB__CLI_MAX_OPTIONS];
-        int rc = gb__cli_parse(commands[i], argc - 3, argv + 3, values);
+        int skip = one_word ? 2 : 3;
+        int rc = gb__cli_parse(commands[i], argc - skip, argv + skip, values);
         return rc == GB__CLI_RUN ? commands[i]->run(commands[i], values) : rc;
     }
     return unknown(argc, argv);

@@ -1,5 +1,6 @@
 /* cli/model/model.h — the `glassbox-model` program: the subcommands of
- * `glassbox` that need the engine (saved-model show / run, checkpoint ls).
+ * `glassbox` that need the engine (saved-model show / run, checkpoint ls,
+ * import: the writer that import fills a store with links the engine).
  *
  * `glassbox` itself links no engine (it serves dashboards from a store and
  * must run where OpenBLAS is not installed), so it hands these
@@ -11,6 +12,7 @@
  *   saved_model_show.c  signatures with their inputs and outputs
  *   saved_model_run.c   a signature run on .npy or IDX files
  *   checkpoint_ls.c     a checkpoint's tensors
+ *   import.c            TensorBoard event files into a store (needs the writer)
  */
 #ifndef GB_CLI_MODEL_H
 #define GB_CLI_MODEL_H
@@ -21,6 +23,7 @@
 extern const gb__cli_command gb__cli_saved_model_show;
 extern const gb__cli_command gb__cli_saved_model_run;
 extern const gb__cli_command gb__cli_checkpoint_ls;
+extern const gb__cli_command gb__cli_import;
 
 /* "float32[-1,28,28,1]" */
 const char *gb__cli_spec_text(gb_dtype dt, int rank, const int64_t *shape, char *buf, size_t n);

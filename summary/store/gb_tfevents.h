@@ -1,0 +1,161 @@
+/* gb_tfevents.h — TensorBoard's event files (events.out.tfevents.*), read
+ * and written without TensorFlow: the record framing and the few fields of
+ * the Event and Summary protocol buffers that summaries use.
+ *
+ * A file is a sequence of records: a little-endian uint64 length, the
+ * masked CRC-32C of those 8 bytes (uint32), the data, the masked CRC-32C
+ * of the data. Every CRC is checked; a record cut short at the end of the
+ * file (a writer killed mid-record, or still writing) is "torn", told
+ * apart from a damaged one, so an importer keeps everything before it and
+ * a tail reader waits for the rest.
+ *
+ * The data of a record is an Event message. The decoder here is our own
+ * (the protobuf wire format is small: varints, fixed 32/64-bit, and
+ * length-delimited fields), written from the public field numbers of
+ * tensorflow/core/util/event.proto and framework/summary.proto,
+ * tensor.proto, tensor_shape.proto; it is fuzzed (tests/fuzz/
+ * fuzz_summary_reader_tfevents.c) and borrows the record's bytes, never
+ * copying them. Understood: scalars (simple_value, and rank-0 float,
+ * double, int32 or int64 tensors as tf.summary v2 and PyTorch write them),
+ * histograms (HistogramProto, and the [k, 3] tensors of tf.summary v2),
+ * images (Summary.Image, and the string tensors [width, height, png...]
+ * of v2), text (string tensors of the "text" plugin). Other values are
+ * reported as GB_TF_OTHER, with their tag, so an importer can say what it
+ * left out.
+ */
+#ifndef GB_TFEVENTS_H
+#define GB_TFEVENTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gb_reader.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- records ----------------------------------------------------------------- */
+
+uint32_t gb_crc32c(const void *data, size_t n);
+/* TensorFlow's masked CRC: ((crc >> 15) | (crc << 17)) + 0xa282ead8. */
+uint32_t gb_tf_masked_crc(const void *data, size_t n);
+
+typedef enum gb_tf_status {
+    GB_TF_OK = 0,     /* a record */
+    GB_TF_END,        /* the buffer ends exactly after the previous record */
+    GB_TF_TORN,       /* the last record is cut short (its bytes are missing) */
+    GB_TF_CORRUPT     /* a CRC does not match, or a length is impossible */
+} gb_tf_status;
+
+/* The record at buf[*offset..len): *data and *size borrow its bytes, and
+ * *offset moves past it. On TORN or CORRUPT *offset stays at the record's
+ * start and why (size bytes) says what is wrong. */
+gb_tf_status gb_tf_record_next(const unsigned char *buf, size_t len, size_t *offset,
+                               const unsigned char **data, size_t *size, char *why,
+                               size_t why_size);
+
+/* Appends one framed record of data to out (out_cap bytes from out_len);
+ * the bytes needed: 16 + size. Returns the new length, or 0 when it does
+ * not fit. */
+size_t gb_tf_record_put(unsigned char *out, size_t out_cap, size_t out_len, const void *data,
+                        size_t size);
+
+/* ---- events -------------------------------------------------------------------- */
+
+typedef enum gb_tf_kind {
+    GB_TF_SCALAR = 1,
+    GB_TF_HISTOGRAM,
+    GB_TF_IMAGE,
+    GB_TF_TEXT,
+    GB_TF_OTHER
+} gb_tf_kind;
+
+typedef struct gb_tf_bytes {
+    const unsigned char *data;   /* borrowed from the record */
+    size_t size;
+} gb_tf_bytes;
+
+#define GB_TF_MAX_BUCKETS 4096   /* histogram buckets read; more: the value is OTHER */
+
+typedef struct gb_tf_value {
+    gb_tf_bytes tag;
+    gb_tf_bytes plugin;          /* metadata.plugin_data.plugin_name, or empty */
+    gb_tf_kind kind;
+    double scalar;               /* SCALAR */
+    /* HISTOGRAM: bucket b holds counts[b] values in (edges[b], edges[b + 1]]
+     * (the first bucket from min); buckets <= GB_TF_MAX_BUCKETS. */
+    double min, max, count, sum, sum_squares;
+    size_t buckets;
+    double *edges, *counts;      /* filled by gb_tf_histogram_buckets */
+    gb_tf_bytes hist;            /* the HistogramProto or tensor it reads them from */
+    bool hist_v2;
+    /* IMAGE: the encoded image (PNG) and its size. */
+    int64_t width, height, channels;
+    gb_tf_bytes image;
+    /* TEXT: UTF-8 as written (the first string of the tensor). */
+    gb_tf_bytes text;
+} gb_tf_value;
+
+#define GB_TF_MAX_VALUES 256     /* values of one event read; more: CORRUPT */
+
+typedef struct gb_tf_event {
+    double wall_time;
+    int64_t step;
+    gb_tf_bytes file_version;    /* "brain.Event:2" in a file's first event */
+    size_t nvalues;
+    gb_tf_value values[GB_TF_MAX_VALUES];
+} gb_tf_event;
+
+/* Decodes an Event message. false (and why) when it is no well-formed
+ * Event; values of kinds not understood are kept as GB_TF_OTHER. */
+bool gb_tf_event_decode(const unsigned char *data, size_t size, gb_tf_event *ev, char *why,
+                        size_t why_size);
+
+/* A histogram value's edges (*buckets + 1) and counts (*buckets) into the
+ * caller's arrays (each GB_TF_MAX_BUCKETS + 1 doubles); false when the
+ * stored buckets are inconsistent (why says how). */
+bool gb_tf_histogram_buckets(const gb_tf_value *v, double *edges, double *counts,
+                             size_t *buckets, char *why, size_t why_size);
+
+/* ---- writing events ------------------------------------------------------------------ */
+
+/* A growing byte buffer for encoded messages. */
+typedef struct gb_tf_buf {
+    unsigned char *data;
+    size_t len, cap;
+    bool failed;                 /* out of memory: every later put does nothing */
+} gb_tf_buf;
+void gb_tf_buf_free(gb_tf_buf *b);
+
+/* The Event of a file's start: file_version "brain.Event:2". */
+void gb_tf_put_file_version(gb_tf_buf *b, double wall_time);
+/* One Event holding one value: a rank-0 DT_DOUBLE tensor of the "scalars"
+ * plugin (the value's 64 bits kept exactly), a HistogramProto, a PNG image
+ * (Summary.Image) or a DT_STRING tensor of the "text" plugin. */
+void gb_tf_put_scalar(gb_tf_buf *b, double wall_time, int64_t step, const char *tag,
+                      double value);
+void gb_tf_put_histogram(gb_tf_buf *b, double wall_time, int64_t step, const char *tag,
+                         double min, double max, double count, double sum, double sum_squares,
+                         const double *edges, const double *counts, size_t buckets);
+void gb_tf_put_image(gb_tf_buf *b, double wall_time, int64_t step, const char *tag,
+                     const void *png, size_t size, int64_t width, int64_t height,
+                     int64_t channels);
+void gb_tf_put_text(gb_tf_buf *b, double wall_time, int64_t step, const char *tag,
+                    const char *text);
+
+/* ---- a run of a store as an event file ------------------------------------------------ */
+
+/* Writes run's scalars, histograms, images and text into the event file at
+ * path (created or replaced), each value's bits, step and wall time kept;
+ * *written counts the values. Fails as the reader API does (gb_reader.h),
+ * IO when the file cannot be written. */
+gb_store_status gb_store_export_tfevents(gb_store *s, const char *run, const char *path,
+                                         size_t *written);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,227 @@
+/* writer/tfevents_import.c — TensorBoard event files read into a store
+ * (`glassbox import --tfevents DIR --db runs.db`), so runs written by
+ * TensorFlow's tf.summary or PyTorch's SummaryWriter show on the board.
+ *
+ * Every events.out.tfevents.* file under DIR is read (records and
+ * protocol buffers: store/gb_tfevents.h); its directory under DIR names
+ * the run ("train", "lr_0.1/eval"; files in DIR itself: DIR's own name),
+ * as TensorBoard names runs. Scalars, histograms, images and text keep
+ * their steps and wall times, and their values as stored (a float32
+ * simple_value as that float, a float64 tensor bit for bit). A file that
+ * ends in the middle of a record (its writer killed, or still writing) or
+ * holds a damaged record is read up to there, and the report says where
+ * it stopped and why; what came before is imported.
+ */
+#include <dirent.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "gb_tfevents.h"
+#include "writer/internal.h"
+
+#define MAX_DEPTH 32
+
+typedef struct importer {
+    const char *db;
+    gb_tfevents_report *report;
+    gb_tf_event *ev;
+    double *edges, *counts;
+    gb_status status;
+} importer;
+
+/* Appends a line to the report's notes (cut when they are full). */
+__attribute__((format(printf, 2, 3))) static void note(gb_tfevents_report *r, const char *fmt, ...) {
+    size_t n = strlen(r->notes);
+    va_list ap;
+    va_start(ap, fmt);
+    if (n + 1 < sizeof r->notes) vsnprintf(r->notes + n, sizeof r->notes - n, fmt, ap);
+    va_end(ap);
+}
+
+/* A NUL-terminated copy of bytes, or NULL when they hold a NUL (no tag). */
+static char *text_of(gb_tf_bytes b) {
+    if (memchr(b.data, 0, b.size)) return NULL;
+    char *s = malloc(b.size + 1);
+    if (s) {
+        memcpy(s, b.data, b.size);
+        s[b.size] = '\0';
+    }
+    return s;
+}
+
+static gb_status import_value(importer *im, gb_summary_writer *w, const gb_tf_value *v,
+                              int64_t step, double wall) {
+    gb_tfevents_report *r = im->report;
+    char *tag = text_of(v->tag);
+    if (!tag || !*tag) {
+        free(tag);
+        r->skipped++;
+        return GB_OK;
+    }
+    gb_status st = GB_OK;
+    char why[160];
+    size_t buckets = 0;
+    switch (v->kind) {
+    case GB_TF_SCALAR:
+        st = gb__writer_scalar_at(w, tag, v->scalar, step, wall);
+        r->scalars += st == GB_OK;
+        break;
+    case GB_TF_HISTOGRAM:
+        if (!gb_tf_histogram_buckets(v, im->edges, im->counts, &buckets, why, sizeof why)) {
+            r->skipped++;
+            break;
+        }
+        st = gb__writer_histogram_at(w, tag, step, wall, &(gb__histogram){
+            .min = v->hist_v2 ? im->edges[0] : v->min, .max = v->hist_v2 ? im->edges[buckets] : v->max,
+            .count = v->count, .sum = v->sum, .sum_squares = v->sum_squares,
+            .bucket_count = (int)buckets, .edges = im->edges, .counts = im->counts});
+        r->histograms += st == GB_OK;
+        break;
+    case GB_TF_IMAGE:
+        st = gb__writer_png_at(w, tag, step, wall, v->image.data, v->image.size, (int)v->width,
+                               (int)v->height, v->channels ? (int)v->channels : 3);
+        r->images += st == GB_OK;
+        break;
+    case GB_TF_TEXT: {
+        char *text = text_of(v->text);
+        if (text) st = gb__writer_text_at(w, tag, text, step, wall);
+        r->texts += text && st == GB_OK;
+        r->skipped += !text;
+        free(text);
+        break;
+    }
+    default:
+        r->skipped++;
+    }
+    free(tag);
+    return st;
+}
+
+/* v2 histograms carry buckets only: the statistics come from them. */
+static void histogram_stats(importer *im, gb_tf_value *v) {
+    if (v->kind != GB_TF_HISTOGRAM || !v->hist_v2) return;
+    size_t k;
+    char why[160];
+    if (!gb_tf_histogram_buckets(v, im->edges, im->counts, &k, why, sizeof why)) return;
+    v->count = v->sum = v->sum_squares = 0;
+    for (size_t b = 0; b < k; b++) {
+        double mid = (im->edges[b] + im->edges[b + 1]) / 2;
+        v->count += im->counts[b];
+        v->sum += im->counts[b] * mid;
+        v->sum_squares += im->counts[b] * mid * mid;
+    }
+}
+
+static unsigned char *read_all(const char *path, size_t *size) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    unsigned char *buf = NULL;
+    struct stat st;
+    if (!fstat(fileno(f), &st) && st.st_size >= 0) {
+        buf = malloc((size_t)st.st_size + 1);
+        if (buf) *size = fread(buf, 1, (size_t)st.st_size, f);
+    }
+    fclose(f);
+    return buf;
+}
+
+static void import_file(importer *im, const char *path, const char *run) {
+    gb_tfevents_report *r = im->report;
+    size_t size = 0, at = 0, n;
+    unsigned char *buf = read_all(path, &size);
+    if (!buf) {
+        note(r, "%s: cannot be read\n", path);
+        return;
+    }
+    gb_summary_writer *w = NULL;
+    if (gb_summary_writer_open(im->db, run, NULL, &w) != GB_OK) {
+        im->status = GB_ERR_IO;
+        free(buf);
+        return;
+    }
+    r->files++;
+    const unsigned char *data;
+    char why[256];
+    gb_tf_status ts;
+    while ((ts = gb_tf_record_next(buf, size, &at, &data, &n, why, sizeof why)) == GB_TF_OK) {
+        size_t record_at = at - n - 16;
+        if (!gb_tf_event_decode(data, n, im->ev, why, sizeof why)) {
+            note(r, "%s: stopped at byte %zu: %s\n", path, record_at, why);
+            break;
+        }
+        r->events++;
+        for (size_t i = 0; i < im->ev->nvalues && im->status == GB_OK; i++) {
+            histogram_stats(im, &im->ev->values[i]);
+            im->status = import_value(im, w, &im->ev->values[i], im->ev->step, im->ev->wall_time);
+        }
+        if (im->status != GB_OK) break;
+    }
+    if (ts == GB_TF_TORN || ts == GB_TF_CORRUPT)
+        note(r, "%s: stopped at byte %zu: %s\n", path, at, why);
+    if (gb_summary_writer_close(w) != GB_OK && im->status == GB_OK) im->status = GB_ERR_IO;
+    free(buf);
+}
+
+static bool is_event_file(const char *name) { return strstr(name, "tfevents") != NULL; }
+
+static void walk(importer *im, const char *dir, const char *run, int depth) {
+    DIR *d = opendir(dir);
+    if (!d || depth > MAX_DEPTH) {
+        if (d) closedir(d);
+        return;
+    }
+    /* Sorted, so a run's files (restarts) are read in the order they were written. */
+    struct dirent **names = NULL;
+    closedir(d);
+    int count = scandir(dir, &names, NULL, alphasort);
+    for (int i = 0; i < count; i++) {
+        const char *name = names[i]->d_name;
+        char path[4096], sub[4096];
+        struct stat st;
+        bool fits = name[0] != '.' &&
+                    (size_t)snprintf(path, sizeof path, "%s/%s", dir, name) < sizeof path &&
+                    (size_t)snprintf(sub, sizeof sub, "%s/%s", run, name) < sizeof sub;
+        if (fits && im->status == GB_OK && !lstat(path, &st)) {
+            if (S_ISDIR(st.st_mode)) walk(im, path, depth ? sub : name, depth + 1);
+            else if (S_ISREG(st.st_mode) && is_event_file(name)) import_file(im, path, run);
+        }
+        free(names[i]);
+    }
+    free(names);
+}
+
+gb_status gb_summary_import_tfevents(const char *dir, const char *db, gb_tfevents_report *report) {
+    if (!dir || !*dir || !db || !*db || !report) {
+        gb__summary_fail("gb_summary_import_tfevents: %s is NULL or empty",
+                         !dir || !*dir ? "the directory" : !db || !*db ? "the store" : "report");
+        return GB_ERR_VALUE;
+    }
+    *report = (gb_tfevents_report){0};
+    struct stat st;
+    if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+        gb__summary_fail("gb_summary_import_tfevents: '%s' is not a directory", dir);
+        return GB_ERR_IO;
+    }
+    importer im = {db, report, malloc(sizeof(gb_tf_event)),
+                   malloc((GB_TF_MAX_BUCKETS + 1) * sizeof(double)),
+                   malloc((GB_TF_MAX_BUCKETS + 1) * sizeof(double)), GB_OK};
+    if (!im.ev || !im.edges || !im.counts) {
+        gb__summary_fail("gb_summary_import_tfevents: out of memory");
+        im.status = GB_ERR_MEMORY;
+    } else {
+        /* Files in dir itself form the run named after dir. */
+        char root[4096];
+        snprintf(root, sizeof root, "%s", dir);
+        size_t n = strlen(root);
+        while (n > 1 && root[n - 1] == '/') root[--n] = '\0';
+        const char *base = strrchr(root, '/');
+        walk(&im, root, base && base[1] ? base + 1 : root, 0);
+    }
+    free(im.ev);
+    free(im.edges);
+    free(im.counts);
+    return im.status;
+}

@@ -1,0 +1,51 @@
+/* cli/model/import.c — `glassbox import --tfevents DIR --db FILE`:
+ * TensorBoard event files (TensorFlow's tf.summary, PyTorch's
+ * SummaryWriter) into a store, through the writer
+ * (gb_summary_import_tfevents), so `glassbox serve` shows them beside
+ * glassbox's own runs. It says what it read, and for each file that
+ * stopped early (a torn or damaged record) where and why; those files'
+ * values before the bad record are imported. */
+#include <stdio.h>
+#include <string.h>
+
+#include "gb_summary.h"
+#include "model.h"
+
+enum { TFEVENTS, DB };
+
+static int import(const gb__cli_command *cmd, const char *const *values) {
+    gb_tfevents_report r;
+    if (gb_summary_import_tfevents(values[TFEVENTS], values[DB], &r) != GB_OK) {
+        gb__cli_print(stderr, "glassbox %s: %s", cmd->name, gb_summary_last_error());
+        return 1;
+    }
+    gb__cli_print(stdout, "glassbox: imported %zu event files (%zu events) into %s: %zu scalars, "
+                          "%zu histograms, %zu images, %zu texts; %zu values of other kinds left out",
+                  r.files, r.events, values[DB], r.scalars, r.histograms, r.images, r.texts, r.skipped);
+    /* One line per file that stopped early, escaped as every printed line. */
+    for (char *line = r.notes, *end; *line; line = end + 1) {
+        if (!(end = strchr(line, '\n'))) break;
+        *end = '\0';
+        gb__cli_print(stderr, "glassbox %s: %s", cmd->name, line);
+    }
+    return 0;
+}
+
+static const gb__cli_option options[] = {
+    [TFEVENTS] = {"--tfevents", "DIR", "the directory of event files (searched recursively)",
+                  .required = true},
+    [DB] = {"--db", "FILE", "the store to write (made if missing)", .required = true},
+};
+
+const gb__cli_command gb__cli_import = {
+    .name = "import",
+    .summary = "Reads TensorBoard event files into a store",
+    .details = "Every events.out.tfevents.* file under DIR is read; its directory under\n"
+               "DIR names the run (files in DIR itself: DIR's last component), as\n"
+               "TensorBoard names runs. Scalars, histograms, images and text keep their\n"
+               "steps and wall times. A file cut short (its writer killed) or with a\n"
+               "damaged record is read up to there; the line on stderr says where.\n",
+    .options = options,
+    .noptions = sizeof options / sizeof options[0],
+    .run = import,
+};
