@@ -204,9 +204,14 @@ typedef struct gb_module_type {
      * axis) from the input and the input's mask (NULL: none); a type
      * without it ends the mask. call_masked is call with the input's mask
      * (NULL when there is none); a type without it runs call, the mask
-     * unused. Only single-input types (call) take masks. */
+     * unused. Single-input types (call) and those whose call_n takes the mask
+     * after x (call_n_takes_mask) take masks. */
     gb_tensor *(*compute_mask)(gb_module *m, gb_tensor *x, gb_tensor *mask);
     gb_tensor *(*call_masked)(gb_module *m, gb_tensor *x, gb_tensor *mask, bool training);
+    /* call_n takes the input's mask as its second input, after x (the
+     * recurrent layers and Bidirectional, whose inputs are x, the mask,
+     * then initial states): a Sequential model's mask reaches it there. */
+    bool call_n_takes_mask;
 } gb_module_type;
 enum { GB_MODULE_MAX_ASSETS = 4 };
 

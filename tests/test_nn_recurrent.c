@@ -262,6 +262,46 @@ START_TEST(test_masked_steps_carry_state_and_output) {
 }
 END_TEST
 
+/* In a Sequential model the mask travels by itself, as in Keras:
+ * Embedding(mask_zero) -> Bidirectional(LSTM, sequences) -> GRU gives what
+ * the same layers give with the mask handed to each explicitly; and the
+ * last-step GRU ends the mask (a Dense after it takes none). */
+START_TEST(test_sequential_passes_the_mask_to_recurrent_layers) {
+    gb_module *emb = gb_embedding_new(10, F, &(gb_embedding_options){.mask_zero = true, .seed = 3});
+    gb_module *bi = gb_bidirectional_new(gb_lstm_new(U, &(gb_rnn_options){.return_sequences = true, .seed = 5}), NULL);
+    gb_module *gru = gb_gru_new(U, &(gb_rnn_options){.seed = 6});
+    gb_module *model = gb_sequential_new(NULL);
+    gb_sequential_add(model, gb_module_retain(emb));
+    gb_sequential_add(model, gb_module_retain(bi));
+    gb_sequential_add(model, gb_module_retain(gru));
+    gb_sequential_add(model, gb_dense_new(2, &(gb_dense_options){.seed = 7}));
+    int64_t ids_v[B * TM] = {4, 7, 2, 0, 0, 9, 1, 1, 5, 0};
+    gb_tensor *ids = gb_tensor_from(GB_I64, ids_v, 2, (int64_t[]){B, TM});
+    gb_tensor *y = gb_module_call(model, ids, false);
+    ck_assert_msg(y != NULL, "%s", gb_error_string());
+    gb_tensor *mask = gb_embedding_compute_mask(emb, ids), *out[GB_NN_MAX_IO];
+    gb_tensor *in[2] = {gb_module_call(emb, ids, false), mask};
+    ck_assert_int_eq(gb_module_call_n(bi, 2, in, out, false), 1);
+    in[0] = out[0];
+    ck_assert_int_eq(gb_module_call_n(gru, 2, in, out, false), 1);
+    gb_module *dense = gb_sequential_layer(model, 3);
+    gb_tensor *want = gb_module_call(dense, out[0], false);
+    for (int i = 0; i < B * 2; i++)
+        ck_assert_msg(gb_get(y, i) == gb_get(want, i), "output %d: %.9g, explicit masks %.9g", i,
+                      gb_get(y, i), gb_get(want, i));
+    /* Without the mask the padded steps count: a different result. */
+    in[0] = gb_module_call(emb, ids, false);
+    ck_assert_int_eq(gb_module_call_n(bi, 1, in, out, false), 1);
+    in[0] = out[0];
+    ck_assert_int_eq(gb_module_call_n(gru, 1, in, out, false), 1);
+    ck_assert(gb_get(gb_module_call(dense, out[0], false), 0) != gb_get(y, 0));
+    gb_module_free(model);
+    gb_module_free(emb);
+    gb_module_free(bi);
+    gb_module_free(gru);
+}
+END_TEST
+
 /* Embedding(mask_zero) -> LSTM: the mask is ids != 0, and a padded
  * sequence ends where its tokens end. Bidirectional's layers return zeros
  * at masked steps (Keras' zero_output_for_mask), also in the merge. */
@@ -622,6 +662,7 @@ static Suite *suite(void) {
     tcase_add_loop_test(tc, test_gradients_with_mask_and_initial_state, SIMPLE, GRU + 1);
     tcase_add_loop_test(tc, test_bidirectional_gradients, SIMPLE, GRU + 1);
     tcase_add_test(tc, test_embedding_mask_and_bidirectional_zero_outputs);
+    tcase_add_test(tc, test_sequential_passes_the_mask_to_recurrent_layers);
     tcase_add_test(tc, test_dropout_mask_is_fixed_across_time);
     tcase_add_test(tc, test_recurrent_dropout_mask_is_fixed_across_time);
     tcase_add_test(tc, test_bidirectional_config_round_trip);

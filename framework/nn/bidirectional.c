@@ -129,6 +129,13 @@ static int bidi_call(gb_module *m, int nin, gb_tensor *const *in, gb_tensor **ou
     return gb_ok() ? n : -1;
 }
 
+/* As the layers it wraps: a sequence output keeps the input's mask. */
+static gb_tensor *bidi_compute_mask(gb_module *m, gb_tensor *x, gb_tensor *mask) {
+    (void)x;
+    const bidi_state *s = gb_module_state(m);
+    return gb__rnn_returns_sequences(s->fwd) ? mask : NULL;
+}
+
 /* ---- configs -------------------------------------------------------------------------- */
 
 static bool bidi_get_config(gb_module *m, gb_config *c) {
@@ -173,6 +180,8 @@ const gb_module_type gb__bidirectional_type = {
     .build = bidi_build,
     .output_shape = bidi_output_shape,
     .call_n = bidi_call,
+    .call_n_takes_mask = true,
+    .compute_mask = bidi_compute_mask,
     .get_config = bidi_get_config,
     .from_config = bidi_from_config,
 };

@@ -502,6 +502,12 @@ static int run_call_n(gb_module *m, int nin, gb_tensor *const *in, gb_tensor *ma
         out[0] = mask && m->type->call_masked ? m->type->call_masked(m, in[0], mask, training)
                                               : m->type->call(m, in[0], training);
         nout = out[0] ? 1 : -1;
+    } else if (mask && m->type->call_n_takes_mask && nin < GB_NN_MAX_IO) {
+        gb_tensor *args[GB_NN_MAX_IO] = {in[0], mask};
+        for (int i = 1; i < nin; i++) args[i + 1] = in[i];
+        nout = m->type->call_n(m, nin + 1, args, out, training);
+        for (int i = 0; i < nout; i++)
+            if (!out[i]) nout = -1;
     } else {
         nout = m->type->call_n(m, nin, in, out, training);
         for (int i = 0; i < nout; i++)
@@ -689,7 +695,7 @@ gb_tensor *gb_module_call_masked(gb_module *m, gb_tensor *x, gb_tensor *mask, bo
                       m ? "the input" : "the module");
         return NULL;
     }
-    if (mask && !m->type->call) {
+    if (mask && !m->type->call && !m->type->call_n_takes_mask) {
         gb__nn_error(m, GB_ERR_VALUE, "takes several inputs or outputs; only single-input layers "
                      "take a mask");
         return NULL;

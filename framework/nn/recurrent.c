@@ -438,6 +438,13 @@ static gb_module *simple_from_config(const gb_config *c) { return from_config(CE
 static gb_module *lstm_from_config(const gb_config *c) { return from_config(CELL_LSTM, c); }
 static gb_module *gru_from_config(const gb_config *c) { return from_config(CELL_GRU, c); }
 
+/* Keras' RNN.compute_mask: a sequence output keeps the input's mask; a
+ * last-step output has none. */
+static gb_tensor *rnn_compute_mask(gb_module *m, gb_tensor *x, gb_tensor *mask) {
+    (void)x;
+    return gb__rnn_returns_sequences(m) ? mask : NULL;
+}
+
 #define RNN_TYPE(sym, cls, dflt, from)                                                       \
     const gb_module_type sym = {.class_name = cls,                                          \
                                 .default_name = dflt,                                       \
@@ -445,6 +452,8 @@ static gb_module *gru_from_config(const gb_config *c) { return from_config(CELL_
                                 .build = rnn_build,                                         \
                                 .output_shape = rnn_output_shape,                           \
                                 .call_n = rnn_call,                                         \
+                                .call_n_takes_mask = true,                                  \
+                                .compute_mask = rnn_compute_mask,                           \
                                 .get_config = rnn_get_config,                               \
                                 .from_config = from};
 RNN_TYPE(gb__simple_rnn_type, "SimpleRNN", "simple_rnn", simple_from_config)

@@ -6,8 +6,8 @@
  * zeros to build them all, as Keras does. Keras rules: layer names in a
  * model are unique; adding a layer to a built model builds it at once.
  * A layer's output mask (Embedding's mask_zero) goes to the next layer,
- * as Keras passes it; a layer that makes none, or takes several inputs,
- * ends it.
+ * as Keras passes it (to a recurrent layer too: its call_n takes the mask
+ * after x); a layer that makes none, or takes several inputs, ends it.
  */
 #include "nn/internal.h"
 
@@ -20,7 +20,8 @@ static gb_tensor *sequential_call(gb_module *m, gb_tensor *x, bool training) {
     gb_tensor *mask = NULL;
     for (int i = 0; x && i < n; i++) {
         gb_module *layer = gb_module_submodule(m, i);
-        if (gb_module_get_type(layer)->call) {
+        const gb_module_type *t = gb_module_get_type(layer);
+        if (t->call || t->call_n_takes_mask) {
             x = gb_module_call_masked(layer, x, mask, training, &mask);
         } else {
             x = gb_module_call(layer, x, training);
