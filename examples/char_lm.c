@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "flags.h"
@@ -322,16 +323,39 @@ typedef struct watch {
     const lm *m;
     gb_function *generate;
     gb_tensor *probe_window;          /* [1, context]: the attention images' text */
+    double first_step_end;            /* the train rate leaves out step 1 (the trace) */
+    int64_t steps_timed;
+    double timed_seconds;
 } watch;
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 /* Perplexity beside every loss; the gradients' global norm each batch. */
 static void on_batch_begin(gb_callback *cb, gb_train_state *s, int64_t batch, gb_logs *logs) {
-    (void)cb, (void)batch, (void)logs;
-    s->want_gradients = true;
+    (void)batch, (void)logs;
+    watch *w = *(watch **)gb_callback_state(cb);
+    s->want_gradients = w->c->db != NULL;   /* the norm is for the dashboard */
+}
+
+/* Steady train steps: from the end of the first step to the end of the
+ * last, of the first epoch (later ones include sampling). */
+static void time_step(watch *w, gb_train_state *s, int64_t batch) {
+    double t = now();
+    if (batch == 0 && w->steps_timed == 0 && w->first_step_end == 0) {
+        w->first_step_end = t;
+    } else if (w->first_step_end > 0 && s->epochs > 0 && w->steps_timed < s->steps - 1) {
+        w->steps_timed++;
+        w->timed_seconds = t - w->first_step_end;
+    }
 }
 
 static void on_batch_end(gb_callback *cb, gb_train_state *s, int64_t batch, gb_logs *logs) {
-    (void)cb, (void)batch;
+    watch *w = *(watch **)gb_callback_state(cb);
+    time_step(w, s, batch);
     double sq = 0;
     for (int i = 0; i < s->ngradients; i++) {
         if (!s->gradients[i]) continue;
@@ -474,6 +498,9 @@ static bool train(const config *c, lm *m, const text *tr, const text *va, gb_fun
     o.val_x = vx, o.val_y = vy;
     o.callbacks = cbs, o.ncallbacks = summary ? 2 : 1;
     gb_history *h = ok ? gb_model_fit(m->model, x, y, &o) : NULL;
+    if (h && w.steps_timed > 0)
+        printf("train: %.1f tokens/s (steps 2 to %lld of epoch 1, traced)\n",
+               (double)(w.steps_timed * c->batch * c->context) / w.timed_seconds, (long long)(w.steps_timed + 1));
     if (h) {
         int last = gb_history_epochs(h) - 1;
         printf("final val_loss %.4f nats/char (perplexity %.3f)\n", gb_history_value(h, "val_loss", last),
