@@ -46,7 +46,7 @@
 /* log(1 + e^x) without overflow for large x. */
 #define E_softplus(T, U, CL, x) ((x) > 0 ? (x) + log1p(exp(-(x))) : log1p(exp(x)))
 /* Phi(x), the standard normal CDF; exact Gelu is x * Phi(x). */
-#define NORMAL_CDF(T, x) ((T)0.5 * ((T)1 + erf((x) * (T)M_SQRT1_2)))
+#define NORMAL_CDF(T, x) ((T)0.5 * ((T)1 + GB_ERF((x) * (T)M_SQRT1_2)))
 #define E_gelu(T, U, CL, x)                                                                   \
     (mode == GB_GELU_EXACT  ? (x) * NORMAL_CDF(T, x)                                             \
      : mode == GB_GELU_CDF ? NORMAL_CDF(T, x)                                                    \
