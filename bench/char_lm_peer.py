@@ -54,7 +54,9 @@ def read_corpus(path):
 
 def windows(text, n, context, seed):
     ids = torch.frombuffer(bytearray(text), dtype=torch.uint8).to(torch.int64)
+    # char_lm.c's char_id: control bytes but newlines are spaces, non-ASCII '?'
     ids = torch.where(ids < VOCAB, ids, torch.full_like(ids, ord("?")))
+    ids = torch.where(((ids < 32) & (ids != 10)) | (ids == 127), torch.full_like(ids, 32), ids)
     s, mask, offs = seed, (1 << 64) - 1, []
     for _ in range(n):
         s = (s * 6364136223846793005 + 1442695040888963407) & mask
@@ -118,7 +120,7 @@ class CharLM(nn.Module):
 def cosine_warmup(step, lr, total):
     """Keras' CosineDecay(initial lr/10, decay_steps, alpha 0.1, warmup_target lr, warmup_steps)."""
     warmup = total // 20 + 1
-    decay = total - warmup
+    decay = max(1, total - warmup)
     if step < warmup:
         return lr / 10 + (lr - lr / 10) * step / warmup
     t = min(step - warmup, decay) / decay

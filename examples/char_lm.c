@@ -24,7 +24,10 @@
  * characters fill a buffer, each iteration runs the model on the last
  * `context` characters and draws the next one (Gumbel-max over the
  * logits / temperature; temperature <= 0 takes the likeliest). Its noise
- * is drawn once with a fixed seed, so one prompt gives one text. The same
+ * has a fixed seed and, as any random op of a traced function, is drawn
+ * anew at each call: every epoch's sample is a new draw, and a SavedModel
+ * just loaded repeats, on its first call, the first text the program
+ * wrote for the same prompt (as `glassbox saved-model run` does). The same
  * function is saved (--saved-model DIR) as the signature "generate"
  * (prompt [1] string, temperature float32, length int32 -> text [1]) and,
  * at temperature 0.8 and 300 characters, "serving_default" (prompt alone),
@@ -146,8 +149,20 @@ static bool read_corpus(const char *dir, text *train, text *val) {
     return ok;
 }
 
-/* The id of a byte: its ASCII code; anything else is '?'. */
-static int32_t char_id(unsigned char c) { return c < VOCAB ? (int32_t)c : '?'; }
+/* The id of a byte: its ASCII code for printable ones and newlines; other
+ * control bytes (tabs, the backspaces of underlined words) are spaces,
+ * anything beyond ASCII is '?'. */
+static int32_t char_id(unsigned char c) {
+    return c == '\n' ? '\n' : c < 32 || c == 127 ? ' ' : c < VOCAB ? (int32_t)c : '?';
+}
+
+/* 0 for the ids the corpus can hold, -1e30 for the rest: added to the
+ * logits, so sampling never writes a control byte. */
+static gb_tensor *writable_bias(void) {
+    float b[VOCAB];
+    for (int i = 0; i < VOCAB; i++) b[i] = char_id((unsigned char)i) == i ? 0.0f : -1e30f;
+    return gb_tensor_from(GB_F32, b, 1, (int64_t[]){VOCAB});
+}
 
 /* n windows of context + 1 characters at offsets drawn from seed: inputs
  * x [n, context] and the next characters y [n, context], int32. */
@@ -236,7 +251,7 @@ static int write_one(void *user, gb_tensor *const *v, int n, gb_tensor **out) {
     gb_tensor *window = gb_gather(v[V_BUF], gb_add(gb_arange(GB_I32, 0, (double)ctx, 1), start), 1);
     gb_tensor *logits = gb_module_call(m->model, window, false);         /* [1, ctx, VOCAB] */
     gb_tensor *last = gb_sub(gb_minimum(filled, gb_scalar(GB_I32, (double)ctx)), gb_scalar(GB_I32, 1));
-    gb_tensor *row = gb_reshape(gb_gather(logits, last, 1), 1, (int64_t[]){VOCAB});
+    gb_tensor *row = gb_add(gb_reshape(gb_gather(logits, last, 1), 1, (int64_t[]){VOCAB}), writable_bias());
     gb_tensor *t = v[V_TEMP];
     gb_tensor *warm = gb_greater(t, gb_scalar(GB_F32, 0));
     gb_tensor *noisy = gb_add(gb_div(row, gb_where(warm, t, gb_scalar(GB_F32, 1))), gb_gather(v[V_NOISE], v[V_I], 0));
@@ -475,7 +490,8 @@ static bool train(const config *c, lm *m, const text *tr, const text *va, gb_fun
     gb_adam_options ao = gb_adamw_defaults();
     ao.weight_decay = c->weight_decay;
     int64_t total = c->epochs * c->steps, warmup = total / 20 + 1;
-    ao.learning_rate = gb_lr_cosine_decay_warmup(c->lr / 10, total - warmup, 0.1, c->lr, warmup);
+    int64_t decay = total - warmup > 1 ? total - warmup : 1;
+    ao.learning_rate = gb_lr_cosine_decay_warmup(c->lr / 10, decay, 0.1, c->lr, warmup);
     gb_optimizer *opt = gb_adam_ex(&ao);
     bool ok = opt && gb_optimizer_exclude_vectors_from_weight_decay(opt) &&
               gb_optimizer_set_clipping(opt, (gb_gradient_clipping){.global_clipnorm = c->clipnorm}) &&
