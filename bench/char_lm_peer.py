@@ -78,12 +78,16 @@ class Block(nn.Module):
         self.norm2 = nn.LayerNorm(d, eps=1e-5)
         self.up = nn.Linear(d, 4 * d)
         self.down = nn.Linear(4 * d, d)
-        # Keras' initializers: Glorot-uniform kernels (per projection), zero biases
+        # Keras' initializers: Glorot-uniform kernels with Keras' fans of the
+        # MultiHeadAttention kernels, [d, heads, key_dim] (fan_in heads * d,
+        # fan_out key_dim * d) and [heads, key_dim, d] (key_dim * heads,
+        # d * heads); zero biases
+        kd = d // heads
         for w in (self.attn.in_proj_weight[:d], self.attn.in_proj_weight[d:2 * d],
                   self.attn.in_proj_weight[2 * d:]):
             with torch.no_grad():
-                glorot(w, d, d)
-        glorot(self.attn.out_proj.weight, d, d)
+                glorot(w, heads * d, kd * d)
+        glorot(self.attn.out_proj.weight, kd * heads, d * heads)
         nn.init.zeros_(self.attn.in_proj_bias)
         nn.init.zeros_(self.attn.out_proj.bias)
         for lin in (self.up, self.down):

@@ -271,8 +271,8 @@ START_TEST(test_image_float_scaling) {
 }
 END_TEST
 
-/* Attention weights: one image per head of the first sample, each scaled
- * by its own largest weight; bad scores are refused by name. */
+/* Attention weights: one image per head of the first sample, each query's
+ * row scaled by its own largest weight; bad scores are refused by name. */
 START_TEST(test_attention_images) {
     gb_summary_writer *w = open_writer("run");
     /* [batch 2, heads 2, Tq 2, Tv 3]: sample 1 must not show */
@@ -294,7 +294,7 @@ START_TEST(test_attention_images) {
     gb_images *im;
     ck_assert_int_eq(gb_store_images(s, "run", "attention/block0", NULL, true, &im), GB_STORE_OK);
     ck_assert_int_eq(im->count, 2);
-    const unsigned char want[2][6] = {{128, 64, 0, 255, 0, 0}, {128, 128, 64, 0, 255, 0}};
+    const unsigned char want[2][6] = {{255, 128, 0, 255, 0, 0}, {255, 255, 128, 0, 255, 0}};
     for (int h = 0; h < 2; h++) {
         const gb_image_row *r = &im->rows[h];
         ck_assert(r->step == 4 && r->index == h && r->width == 3 && r->height == 2 && r->channels == 1);

@@ -4,11 +4,12 @@
  * The scores of one sample (MultiHeadAttention's return_attention_scores,
  * [heads, Tq, Tv], or [batch, heads, Tq, Tv] of which the first sample is
  * taken) become `heads` images of Tq rows (queries) by Tv columns (keys).
- * Softmax weights over a long context are small (1/Tv on average), so
- * each head is scaled by its own largest weight: white is the strongest
- * attention in that head, black none. That per-head scale is what makes a
- * causal triangle, a diagonal or a "look at the previous space" head
- * visible; absolute values are the Histograms' business.
+ * Softmax weights over a long context are small (1/Tv on average, and
+ * under a causal mask the first query's single weight is 1 while the
+ * last one's are 1/Tq), so each query's row is scaled by its own largest
+ * weight: white is where that query looks most, black where it does not
+ * look. One scale per head would leave every row but the first few black.
+ * Absolute values are the Histograms' business.
  */
 #include <math.h>
 #include <stdio.h>
@@ -40,20 +41,24 @@ static gb_status check_scores(const char *tag, const gb_tensor *t, int64_t *head
     return GB_OK;
 }
 
-/* Head h of the first sample into pixels (tq * tv), scaled by its maximum;
- * false when a weight is negative or not finite (index in *bad_at). */
-static bool head_to_u8(const gb_tensor *t, int64_t h, int64_t n, uint8_t *px, int64_t *bad_at) {
-    double top = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double v = gb_get(t, h * n + i);
-        if (!(v >= 0) || !isfinite(v)) {
-            *bad_at = h * n + i;
-            return false;
+/* Head h of the first sample into pixels (tq rows of tv), each row scaled
+ * by its maximum; false when a weight is negative or not finite (its
+ * index in *bad_at). */
+static bool head_to_u8(const gb_tensor *t, int64_t h, int64_t tq, int64_t tv, uint8_t *px, int64_t *bad_at) {
+    for (int64_t q = 0; q < tq; q++) {
+        const int64_t row = (h * tq + q) * tv;
+        double top = 0;
+        for (int64_t k = 0; k < tv; k++) {
+            double v = gb_get(t, row + k);
+            if (!(v >= 0) || !isfinite(v)) {
+                *bad_at = row + k;
+                return false;
+            }
+            if (v > top) top = v;
         }
-        if (v > top) top = v;
+        for (int64_t k = 0; k < tv; k++)
+            px[q * tv + k] = top > 0 ? (uint8_t)lround(255.0 * gb_get(t, row + k) / top) : 0;
     }
-    for (int64_t i = 0; i < n; i++)
-        px[i] = top > 0 ? (uint8_t)lround(255.0 * gb_get(t, h * n + i) / top) : 0;
     return true;
 }
 
@@ -70,7 +75,7 @@ gb_status gb_summary_attention(gb_summary_writer *w, const char *tag, const gb_t
     if (!px) return bad(GB_ERR_MEMORY, tag, "out of memory");
     for (int64_t h = 0; h < heads; h++) {
         int64_t at = 0;
-        if (!head_to_u8(scores, h, n, px + h * n, &at)) {
+        if (!head_to_u8(scores, h, tq, tv, px + h * n, &at)) {
             char msg[160];
             snprintf(msg, sizeof msg, "attention weights are >= 0 and finite; element %lld is %g",
                      (long long)at, gb_get(scores, at));

@@ -181,8 +181,9 @@ gb_status gb_summary_text(gb_summary_writer *w, const char *tag, const char *tex
 /* Attention weights as images, one per head (the Images page shows them
  * as several samples of one step): scores [heads, Tq, Tv], or [batch,
  * heads, Tq, Tv] of which the first sample is drawn (MultiHeadAttention's
- * return_attention_scores). Rows are queries, columns keys; each head is
- * scaled by its own largest weight (white). Weights must be >= 0. */
+ * return_attention_scores). Rows are queries, columns keys; each row is
+ * scaled by its own largest weight (white: where that query looks most).
+ * Weights must be >= 0. */
 gb_status gb_summary_attention(gb_summary_writer *w, const char *tag, const gb_tensor *scores,
                                int64_t step);
 /* A string tensor as text, as TensorBoard shows one: a scalar is its
