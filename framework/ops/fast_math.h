@@ -109,6 +109,31 @@ static inline float gb__erff_fast(float x) {
     return x != x ? x : r;
 }
 
+/* e^y for softmax rows (y <= 0 there, after the row's maximum): the same
+ * reduction and polynomial as above over the whole float range, NaN kept,
+ * results below 2^-126 flushed to 0 (a masked entry's exp is exactly 0),
+ * above 88.7 infinite. Relative error below 2e-7; no calls, so a row's
+ * loop vectorizes where libm's expf is a scalar call per element. */
+static inline float gb__expf_fast(float y) {
+    const float yc = y < -87.0f ? -87.0f : (y > 88.0f ? 88.0f : y);
+    const float n = (yc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+    const float r = (yc - n * 0.693359375f) + n * 2.12194440e-4f;
+    float p = 1.0f / 5040.0f;
+    p = GB_FMAF(p, r, 1.0f / 720.0f);
+    p = GB_FMAF(p, r, 1.0f / 120.0f);
+    p = GB_FMAF(p, r, 1.0f / 24.0f);
+    p = GB_FMAF(p, r, 1.0f / 6.0f);
+    p = GB_FMAF(p, r, 0.5f);
+    p = GB_FMAF(p, r, 1.0f);
+    p = GB_FMAF(p, r, 1.0f);
+    union {
+        int32_t i;
+        float f;
+    } scale = {.i = ((int32_t)n + 127) * (1 << 23)};
+    const float e = y < -87.0f ? 0.0f : (y > 88.7f ? (float)INFINITY : p * scale.f);
+    return y != y ? y : e;
+}
+
 /* erf for the kernels' element type, as GB_TANH. */
 #define GB_ERF(x) _Generic((x), float: gb__erff_fast((float)(x)), default: erf(x))
 
