@@ -119,7 +119,7 @@ static bool split_records(const char *data, size_t len, int64_t *k, text *train,
 }
 
 /* Every fortune file of dir, split; files in name order, so runs agree. */
-static bool read_corpus(const char *dir, text *train, text *val) {
+static bool read_corpus(const char *dir, int64_t context, text *train, text *val) {
     struct dirent **names;
     int n = scandir(dir, &names, is_fortune_file, alphasort);
     if (n < 0) {
@@ -141,9 +141,9 @@ static bool read_corpus(const char *dir, text *train, text *val) {
         free(names[i]);
     }
     free(names);
-    if (ok && (train->n < 1000 || val->n < 200)) {
-        fprintf(stderr, "char_lm: %s holds too little text (%lld characters)\n", dir,
-                (long long)(train->n + val->n));
+    if (ok && (train->n < 2 * context + 2 || val->n < context + 2)) {
+        fprintf(stderr, "char_lm: %s holds too little text (%lld characters to train on, %lld held out) "
+                "for windows of %lld\n", dir, (long long)train->n, (long long)val->n, (long long)context);
         return false;
     }
     return ok;
@@ -360,9 +360,9 @@ static void on_batch_begin(gb_callback *cb, gb_train_state *s, int64_t batch, gb
  * last, of the first epoch (later ones include sampling). */
 static void time_step(watch *w, gb_train_state *s, int64_t batch) {
     double t = now();
-    if (batch == 0 && w->steps_timed == 0 && w->first_step_end == 0) {
+    if (w->first_step_end == 0) {
         w->first_step_end = t;
-    } else if (w->first_step_end > 0 && s->epochs > 0 && w->steps_timed < s->steps - 1) {
+    } else if (batch > 0 && w->steps_timed < s->steps - 1) {   /* batch 0 again: epoch 2 */
         w->steps_timed++;
         w->timed_seconds = t - w->first_step_end;
     }
@@ -538,7 +538,7 @@ int main(int argc, char **argv) {
     int rc = parse(argc, argv, &c);
     if (rc != EXAMPLE_RUN) return rc;
     text tr = {0}, va = {0};
-    if (!read_corpus(c.dir, &tr, &va)) return 1;
+    if (!read_corpus(c.dir, c.context, &tr, &va)) return 1;
     printf("fortunes: %lld characters to train on, %lld held out\n", (long long)tr.n, (long long)va.n);
     gb_nn_set_seed(c.seed);
     lm m = {0};
