@@ -115,7 +115,8 @@ static inline float gb__erff_fast(float x) {
  * above 88.7 infinite. Relative error below 2e-7; no calls, so a row's
  * loop vectorizes where libm's expf is a scalar call per element. */
 static inline float gb__expf_fast(float y) {
-    const float yc = y < -87.0f ? -87.0f : (y > 88.0f ? 88.0f : y);
+    float yc = y > -87.0f ? y : -87.0f;   /* also maps NaN: no UB in the conversion below */
+    yc = yc < 88.0f ? yc : 88.0f;
     const float n = (yc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
     const float r = (yc - n * 0.693359375f) + n * 2.12194440e-4f;
     float p = 1.0f / 5040.0f;
