@@ -1,6 +1,7 @@
 # The two commands of the README, and the helpers around them.
 #   make demo   installs what is missing, builds, trains Fashion-MNIST while
 #               serving the live dashboard on http://127.0.0.1:6006
+#               (MODEL=char_lm: a character-level transformer on fortunes)
 #   make test   installs what is missing, builds, runs every test (CTest)
 #   make fuzz   runs every libFuzzer target of tests/fuzz/ for FUZZ_SECONDS
 #               (default 30) each, built with clang in its own directory
@@ -55,7 +56,7 @@ fuzz:
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh $(FUZZ_BUILD)
 
 demo: build
-	@scripts/demo.sh $(BUILD)
+	@MODEL=$(MODEL) scripts/demo.sh $(BUILD)
 
 bench:
 	@GB_WITH_TORCH=1 scripts/bootstrap.sh

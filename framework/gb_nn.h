@@ -539,6 +539,18 @@ gb_module *gb_embedding_new(int64_t input_dim, int64_t output_dim, const gb_embe
  * ids' shape), the mask a recurrent layer takes after its input. */
 gb_tensor *gb_embedding_compute_mask(gb_module *layer, gb_tensor *ids);
 
+/* PositionEmbedding(sequence_length), as Keras-NLP's: a trainable table
+ * "embeddings" [sequence_length, dim] (dim from the input's last axis;
+ * Glorot-uniform by default). Called on x [..., T, dim] with T <=
+ * sequence_length, it returns the first T rows broadcast to x's shape;
+ * add it to the token embeddings (gb_add_layer_new). */
+typedef struct gb_position_embedding_options {
+    const char *name;                  /* NULL: position_embedding, ... */
+    gb_initializer initializer;        /* default Glorot-uniform */
+    uint64_t seed;                     /* 0: next from the global sequence */
+} gb_position_embedding_options;
+gb_module *gb_position_embedding_new(int64_t sequence_length, const gb_position_embedding_options *opts);
+
 /* Recurrent layers, as Keras': SimpleRNN, LSTM (gates i, f, c, o) and GRU
  * (gates z, r, h), on [batch, time, features] with a known number of time
  * steps; the output is the last state [batch, units], or every state
@@ -893,6 +905,7 @@ void gb_metric_error(const gb_metric *m, gb_status code, const char *fmt, ...)
 #define gb_batch_norm_new(...) GB_AT(gb_batch_norm_new, __VA_ARGS__)
 #define gb_layer_norm_new(...) GB_AT(gb_layer_norm_new, __VA_ARGS__)
 #define gb_embedding_new(...) GB_AT(gb_embedding_new, __VA_ARGS__)
+#define gb_position_embedding_new(...) GB_AT(gb_position_embedding_new, __VA_ARGS__)
 #define gb_simple_rnn_new(...) GB_AT(gb_simple_rnn_new, __VA_ARGS__)
 #define gb_lstm_new(...) GB_AT(gb_lstm_new, __VA_ARGS__)
 #define gb_gru_new(...) GB_AT(gb_gru_new, __VA_ARGS__)

@@ -51,8 +51,9 @@ typedef struct gb_saved_model_signature {
 
 /* Traces each signature's function for its inputs (no statics) and writes
  * the directory, creating it if needed; files are replaced atomically.
- * Graphs holding gb_cond / gb_while_loop nodes are refused, naming the
- * node. */
+ * gb_cond and gb_while_loop nodes are saved with their sub-graphs; a loop
+ * traced under a GradientTape (which keeps every iteration for the
+ * gradient) is refused, naming the loop. */
 bool gb_saved_model_save(const char *dir, const gb_saved_model_signature *sigs, int nsigs);
 
 typedef struct gb_saved_model gb_saved_model;

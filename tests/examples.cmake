@@ -52,6 +52,20 @@ set_tests_properties(nan_hunt_raise PROPERTIES WILL_FAIL FALSE
 include(${CMAKE_CURRENT_LIST_DIR}/browser/node_test.cmake)
 gb_node_test(demo_browser ${CMAKE_CURRENT_LIST_DIR}/browser/demo.test.mjs 360)
 
+# char_lm: the character-level transformer (tests/char_lm.sh): a short
+# run's SavedModel, run by `glassbox saved-model run` with no model code,
+# writes exactly the sample the program printed; char_lm_browser: the Text
+# page shows a sample per epoch, the Images page the attention of each
+# head (screenshots in tests/artifacts); char_lm_vs_pytorch (label slow):
+# after 3 short epochs the validation loss is within 2 % of PyTorch's for
+# the same model, split, windows, schedule and step count.
+add_test(NAME char_lm_generate COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/char_lm.sh generate ${CMAKE_BINARY_DIR})
+set_tests_properties(char_lm_generate PROPERTIES TIMEOUT 300)
+gb_node_test(char_lm_browser ${CMAKE_CURRENT_LIST_DIR}/browser/char_lm.test.mjs 300)
+add_test(NAME char_lm_vs_pytorch
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/char_lm.sh pytorch ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
+set_tests_properties(char_lm_vs_pytorch PROPERTIES TIMEOUT 1800 LABELS slow)
+
 # retracing: the example shows every cause of a trace and both fixes; each
 # cause's reason (and both warnings) must appear in its output.
 add_test(NAME retracing_example

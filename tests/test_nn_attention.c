@@ -10,6 +10,9 @@
  *     gets 0 weight everywhere (PyTorch gives NaN there); finite-difference
  *     gradients of the masked softmax and of the layer (input and weights).
  *   - Traced bit for bit as eager; configs round trip; errors name the input.
+ *   - PositionEmbedding (nn/position_embedding.c): the table's first T rows
+ *     for every sample, finite-difference gradients of its table, its config
+ *     and its errors.
  */
 #include <math.h>
 #include <stdio.h>
@@ -195,6 +198,73 @@ START_TEST(test_errors_are_clear) {
 }
 END_TEST
 
+/* ---- PositionEmbedding ------------------------------------------------------------------ */
+
+START_TEST(test_position_embedding) {
+    gb_module *m = gb_position_embedding_new(5, &(gb_position_embedding_options){.seed = 3});
+    gb_tensor *x = gb_zeros(GB_F64, GB_SHAPE(2, 3, 4));
+    gb_tensor *y = gb_module_call(m, x, false);
+    ck_assert_msg(y != NULL, "%s", gb_error_string());
+    gb_tensor *table = gb_variable_value(gb_module_variable(m, "embeddings"));
+    ck_assert_int_eq(gb_dim(table, 0), 5);
+    ck_assert_int_eq(gb_dim(table, 1), 4);
+    ck_assert(gb_same_shape(x, y));
+    for (int b = 0; b < 2; b++)   /* every sample gets rows 0..2 of the table */
+        for (int i = 0; i < 12; i++) ck_assert(gb_get(y, b * 12 + i) == gb_get(table, i));
+    /* Glorot-uniform: |w| <= sqrt(6 / (5 + 4)) */
+    for (int i = 0; i < 20; i++) ck_assert(fabs(gb_get(table, i)) <= sqrt(6.0 / 9.0));
+    /* The tape's gradient of L = sum(w * y) for the table against central
+     * differences: rows 0..2 get the sum over the batch of w, rows 3, 4 none. */
+    gb_variable *v = gb_module_variable(m, "embeddings");
+    gb_tensor *w = formula_matrix(5, 2 * 3, 4), *g = NULL;
+    gb_tape *tape = gb_tape_begin();
+    gb_tensor *loss = gb_reduce_sum(gb_mul(gb_reshape(w, 3, (int64_t[]){2, 3, 4}), gb_module_call(m, x, true)),
+                                    GB_ALL_AXES, false);
+    gb_tape_end(tape);
+    ck_assert_msg(gb_tape_gradient_vars(tape, loss, &v, 1, &g), "%s", gb_error_string());
+    gb_tensor *start = gb_add_scalar(table, 0);
+    for (int64_t j = 0; j < 20; j++) {
+        double l[2];
+        for (int side = 0; side < 2; side++) {
+            ck_assert(gb_variable_assign(v, gc_nudged(start, j, side ? GC_EPS : -GC_EPS)));
+            l[side] = gc_weighted_sum(gb_module_call(m, x, false), w);
+        }
+        double numeric = (l[1] - l[0]) / (2 * GC_EPS), want = j < 12 ? gb_get(w, j) + gb_get(w, 12 + j) : 0;
+        ck_assert_msg(fabs(numeric - gb_get(g, j)) <= GC_ATOL + GC_RTOL * fabs(numeric),
+                      "element %lld: tape %.10g, finite differences %.10g", (long long)j, gb_get(g, j), numeric);
+        ck_assert_msg(fabs(gb_get(g, j) - want) <= 1e-12, "element %lld: %.17g, want %.17g", (long long)j,
+                      gb_get(g, j), want);
+    }
+    gb_module_free(m);
+}
+END_TEST
+
+START_TEST(test_position_embedding_config_and_errors) {
+    gb_module *m = gb_position_embedding_new(8, &(gb_position_embedding_options){.name = "pos", .seed = 5});
+    gb_config *c = gb_module_get_config(m);
+    char *json = gb_config_to_json(c, 0);
+    ck_assert_msg(strstr(json, "\"class_name\": \"PositionEmbedding\"") && strstr(json, "\"sequence_length\": 8"), "%s", json);
+    gb_module *back = gb_module_from_config(c);
+    ck_assert_msg(back != NULL, "%s", gb_error_string());
+    gb_config *again = gb_module_get_config(back);
+    char *json2 = gb_config_to_json(again, 0);
+    ck_assert_str_eq(json, json2);
+    free(json), free(json2);
+    gb_config_free(c), gb_config_free(again);
+    gb_module_free(back);
+    ck_assert_ptr_null(gb_module_call(m, gb_zeros(GB_F32, GB_SHAPE(2, 9, 4)), false));
+    assert_error(GB_ERR_SHAPE, "PositionEmbedding layer 'pos': input [2,9,4] has 9 positions; sequence_length is 8");
+    ck_assert_ptr_null(gb_module_call(m, gb_zeros(GB_F32, GB_SHAPE(4)), false));
+    assert_error(GB_ERR_SHAPE, "PositionEmbedding layer 'pos': expected [..., time, features] with known features, got [4]");
+    ck_assert_ptr_nonnull(gb_module_call(m, gb_zeros(GB_F32, GB_SHAPE(2, 8, 4)), false));
+    ck_assert_ptr_null(gb_module_call(m, gb_zeros(GB_F32, GB_SHAPE(2, 8, 3)), false));
+    assert_error(GB_ERR_SHAPE, "PositionEmbedding layer 'pos': input [2,8,3] has 3 features, built for 4");
+    ck_assert_ptr_null(gb_position_embedding_new(0, NULL));
+    assert_error(GB_ERR_VALUE, "PositionEmbedding: sequence_length must be positive, got 0");
+    gb_module_free(m);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("nn_attention");
     TCase *tc = tcase_create("attention");
@@ -205,6 +275,8 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_gradients);
     tcase_add_test(tc, test_traced_matches_eager_and_config);
     tcase_add_test(tc, test_errors_are_clear);
+    tcase_add_test(tc, test_position_embedding);
+    tcase_add_test(tc, test_position_embedding_config_and_errors);
     suite_add_tcase(s, tc);
     return s;
 }

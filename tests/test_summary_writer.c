@@ -271,6 +271,44 @@ START_TEST(test_image_float_scaling) {
 }
 END_TEST
 
+/* Attention weights: one image per head of the first sample, each query's
+ * row scaled by its own largest weight; bad scores are refused by name. */
+START_TEST(test_attention_images) {
+    gb_summary_writer *w = open_writer("run");
+    /* [batch 2, heads 2, Tq 2, Tv 3]: sample 1 must not show */
+    const float sc[] = {0.5f, 0.25f, 0, 1, 0, 0,   0.1f, 0.1f, 0.05f, 0, 0.2f, 0,
+                        9, 9, 9, 9, 9, 9,           9, 9, 9, 9, 9, 9};
+    ck_assert_int_eq(gb_summary_attention(w, "attention/block0", gb_from_f32(sc, GB_SHAPE(2, 2, 2, 3)), 4),
+                     GB_OK);
+    const float neg[] = {0.5f, -0.25f};
+    ck_assert_int_eq(gb_summary_attention(w, "bad", gb_from_f32(neg, GB_SHAPE(1, 1, 2)), 4), GB_ERR_VALUE);
+    ck_assert_str_eq(gb_summary_last_error(),
+                     "gb_summary_attention 'bad': attention weights are >= 0 and finite; element 1 is -0.25");
+    ck_assert_int_eq(gb_summary_attention(w, "bad", gb_from_f32(neg, GB_SHAPE(2)), 4), GB_ERR_SHAPE);
+    ck_assert_str_eq(gb_summary_last_error(),
+                     "gb_summary_attention 'bad': expected scores [heads, Tq, Tv] or [batch, heads, Tq, Tv], got [2]");
+    ck_assert_int_eq(gb_summary_attention(w, "bad", gb_zeros(GB_I32, GB_SHAPE(1, 1, 1)), 4), GB_ERR_DTYPE);
+    ck_assert_str_eq(gb_summary_last_error(), "gb_summary_attention 'bad': expected float32 or float64 scores, got int32");
+    ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
+    gb_store *s = open_store();
+    gb_images *im;
+    ck_assert_int_eq(gb_store_images(s, "run", "attention/block0", NULL, true, &im), GB_STORE_OK);
+    ck_assert_int_eq(im->count, 2);
+    const unsigned char want[2][6] = {{255, 128, 0, 255, 0, 0}, {255, 255, 128, 0, 255, 0}};
+    for (int h = 0; h < 2; h++) {
+        const gb_image_row *r = &im->rows[h];
+        ck_assert(r->step == 4 && r->index == h && r->width == 3 && r->height == 2 && r->channels == 1);
+        int dw, dh;
+        unsigned char *dec = decode_png(r->png, r->png_size, 1, &dw, &dh);
+        for (int k = 0; k < 6; k++)
+            ck_assert_msg(dec[k] == want[h][k], "head %d pixel %d = %d, want %d", h, k, dec[k], want[h][k]);
+        free(dec);
+    }
+    gb_store_free(im);
+    gb_store_close(s);
+}
+END_TEST
+
 /* ---- text, graphs, hyperparameters, runs, tags ------------------------------------------------- */
 
 /* A string tensor: a scalar is its text, a matrix a markdown table. */
@@ -976,6 +1014,7 @@ int main(void) {
     tcase_add_test(tc, test_histogram_bucket_option_and_distribution);
     tcase_add_test(tc, test_image_uint8_png_round_trip);
     tcase_add_test(tc, test_image_float_scaling);
+    tcase_add_test(tc, test_attention_images);
     tcase_add_test(tc, test_text_and_graph);
     tcase_add_test(tc, test_runs_metadata_and_hparams);
     tcase_add_test(tc, test_new_run_takes_a_free_name);

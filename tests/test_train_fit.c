@@ -130,6 +130,36 @@ START_TEST(test_evaluate_weights_samples_and_zero_masks) {
 }
 END_TEST
 
+/* A sequence model's loss (one value per sample and time step, as a
+ * language model's): each sample's loss is the mean over its steps, then
+ * weighted and averaged over the samples; the traced step (a batch of -1
+ * samples, the last one smaller) trains on it too. */
+START_TEST(test_sequence_loss_averages_the_time_steps) {
+    enum { S = N / 2, T = 2 };
+    gb_module *m = linear_model();
+    gb_optimizer *opt = gb_sgd(0.1);
+    const gb_compile_options co = {.optimizer = opt,
+                                   .loss = {GB_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY, .from_logits = true}};
+    ck_assert(gb_model_compile(m, &co));
+    gb_tensor *x = gb_reshape(xs(), 3, (int64_t[]){S, T, D}), *y = gb_reshape(ys(), 2, (int64_t[]){S, T});
+    const float sw[S] = {1, 0, 2, 0.5f, 1};
+    gb_tensor *logits = gb_module_call(m, xs(), false);
+    double ce[N], expect = 0;
+    cross_entropies(logits, YS, N, ce);
+    for (int i = 0; i < S; i++) expect += sw[i] * (ce[2 * i] + ce[2 * i + 1]) / T;
+    gb_logs logs;
+    ck_assert_msg(gb_model_evaluate(m, x, y, gb_from_f32(sw, GB_SHAPE(S)), 2, &logs), "%s", gb_error_string());
+    ck_assert_double_eq_tol(gb_logs_get(&logs, "loss"), expect / S, 1e-6);
+    gb_module_free(m);
+    m = linear_model();
+    ck_assert(gb_model_compile(m, &co));
+    gb_history *h = gb_model_fit(m, x, y, &(gb_fit_options){.epochs = 2, .batch_size = 2, .verbose = 0});
+    ck_assert_msg(h != NULL, "%s", gb_error_string());
+    ck_assert(gb_history_value(h, "loss", 1) < gb_history_value(h, "loss", 0));
+    finish(h, NULL, 0, m, opt);
+}
+END_TEST
+
 /* ---- validation_split, traces ---------------------------------------------------------- */
 
 START_TEST(test_validation_split_takes_the_last_samples) {
@@ -499,6 +529,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_class_and_sample_weight_give_the_hand_weighted_loss);
     tcase_add_test(tc, test_weighted_loss_run_eagerly);
     tcase_add_test(tc, test_evaluate_weights_samples_and_zero_masks);
+    tcase_add_test(tc, test_sequence_loss_averages_the_time_steps);
     tcase_add_test(tc, test_validation_split_takes_the_last_samples);
     tcase_add_test(tc, test_traced_and_eager_fit_agree);
     tcase_add_test(tc, test_early_stopping_stops_and_restores_the_best_weights);

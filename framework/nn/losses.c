@@ -172,8 +172,9 @@ gb_tensor *gb_loss_sparse_categorical_crossentropy(gb_tensor *labels, gb_tensor 
     gb_dtype lt = gb_tensor_dtype(labels);
     if (lt != GB_I32 && lt != GB_I64) labels = gb_cast(labels, GB_I64); /* Keras casts too */
     int64_t classes = gb_dim(y_pred, -1);
-    int64_t rows = gb_size(y_pred) / (classes ? classes : 1);
-    /* The fused op takes [N, C] and [N]; other ranks go through views. */
+    /* The fused op takes [N, C] and [N]; other ranks go through views. N
+     * is -1 (the reshape infers it): a traced batch may be unknown. */
+    const int64_t rows = -1;
     gb_tensor *logits = from_logits ? y_pred : gb_log(clip_probabilities(y_pred));
     if (rp > 2) logits = gb_reshape(logits, 2, (const int64_t[]){rows, classes});
     if (gb_rank(labels) != 1) labels = gb_reshape(labels, 1, &rows);

@@ -104,16 +104,45 @@ static void view_of(const gb_tensor *x, const gb_tensor *y, input_view *v) {
     }
 }
 
-/* Elements [i0, i0+m) of x broadcast to y, into buf. */
+/* A run of n elements of x along y's last dim from x's offset off:
+ * one value repeated (stride 0: a per-row statistic against its row) or
+ * consecutive values. */
+static void gather_run(const char *x, int64_t off, int64_t stride, int64_t n, size_t es, char *dst) {
+    if (stride == 0 && es == sizeof(float)) {
+        const float v = *(const float *)(x + (size_t)off * es);
+        for (int64_t j = 0; j < n; j++) ((float *)dst)[j] = v;
+    } else if (stride == 0) {
+        for (int64_t j = 0; j < n; j++) memcpy(dst + (size_t)j * es, x + (size_t)off * es, es);
+    } else {
+        memcpy(dst, x + (size_t)off * es, (size_t)n * es);   /* stride 1: x's last dim is y's */
+    }
+}
+
+/* Elements [i0, i0+m) of x broadcast to y, into buf: y's index of i0
+ * decomposed once, then runs along the last dim and an odometer over the
+ * others (a division per element cost more than the fused ops it fed). */
 static void gather(const input_view *v, const gb_tensor *y, int64_t i0, int64_t m, size_t es,
                    char *buf) {
-    for (int64_t j = 0; j < m; j++) {
-        int64_t rem = i0 + j, off = 0;
-        for (int d = y->rank - 1; d >= 0; d--) {
-            off += rem % y->shape[d] * v->stride[d];
-            rem /= y->shape[d];
+    const int last = y->rank - 1;
+    int64_t idx[GB_MAX_RANK], rem = i0, off = 0;
+    for (int d = last; d >= 0; d--) {
+        idx[d] = rem % y->shape[d];
+        rem /= y->shape[d];
+        off += idx[d] * v->stride[d];
+    }
+    for (int64_t j = 0; j < m;) {
+        int64_t n = y->shape[last] - idx[last];
+        n = n < m - j ? n : m - j;
+        gather_run(v->data, off, v->stride[last], n, es, buf + (size_t)j * es);
+        j += n;
+        off += n * v->stride[last];
+        idx[last] += n;
+        for (int d = last; d > 0 && idx[d] == y->shape[d]; d--) {   /* carry */
+            off -= idx[d] * v->stride[d];
+            idx[d] = 0;
+            idx[d - 1]++;
+            off += v->stride[d - 1];
         }
-        memcpy(buf + (size_t)j * es, v->data + (size_t)off * es, es);
     }
 }
 

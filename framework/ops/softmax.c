@@ -15,6 +15,8 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "core/parallel.h"
+#include "ops/fast_math.h"
 #include "ops/internal.h"
 
 enum { A_AXIS = 0 };
@@ -51,8 +53,10 @@ static axis_view view_around(const gb_tensor *x, int axis) {
     return v;
 }
 
-/* One row (n values, stride `st`): y = softmax(x) or log_softmax(x). */
-#define DEFINE_SOFTMAX_ROW(T, SUFFIX, EXP, LOG)                                                    \
+/* One row (n values, stride `st`): y = softmax(x) or log_softmax(x). The
+ * exp of a contiguous float row is the inline one of ops/fast_math.h, so
+ * the loop vectorizes (an attention layer exponentiates B*H*T*T values). */
+#define DEFINE_SOFTMAX_ROW(T, SUFFIX, EXP, LOG, EXP_CONTIGUOUS)                                    \
     static void softmax_row_##SUFFIX(const T *x, T *y, int64_t n, int64_t st, bool log_out) {      \
         T m = -INFINITY;                                                                           \
         for (int64_t j = 0; j < n; j++) m = x[j * st] > m ? x[j * st] : m;                         \
@@ -63,27 +67,54 @@ static axis_view view_around(const gb_tensor *x, int axis) {
             for (int64_t j = 0; j < n; j++) y[j * st] = x[j * st] - lse;                           \
             return;                                                                                \
         }                                                                                          \
-        for (int64_t j = 0; j < n; j++) s += (y[j * st] = EXP(x[j * st] - m));                     \
+        if (st == 1) {                                                                             \
+            for (int64_t j = 0; j < n; j++) y[j] = EXP_CONTIGUOUS(x[j] - m);                       \
+            for (int64_t j = 0; j < n; j++) s += y[j];                                             \
+        } else {                                                                                   \
+            for (int64_t j = 0; j < n; j++) s += (y[j * st] = EXP(x[j * st] - m));                 \
+        }                                                                                          \
         T inv = 1 / s;                                                                             \
         for (int64_t j = 0; j < n; j++) y[j * st] *= inv;                                          \
     }                                                                                              \
-    static void softmax_##SUFFIX(const T *x, T *y, axis_view v, bool log_out) {                    \
-        for (int64_t o = 0; o < v.outer; o++)                                                      \
-            for (int64_t i = 0; i < v.inner; i++) {                                                \
-                int64_t base = o * v.n * v.inner + i;                                              \
-                softmax_row_##SUFFIX(x + base, y + base, v.n, v.inner, log_out);                   \
-            }                                                                                      \
+    /* Rows [r0, r1) of the [outer, inner] rows. */                                                \
+    static void softmax_rows_##SUFFIX(const T *x, T *y, axis_view v, bool log_out, int64_t r0,     \
+                                      int64_t r1) {                                                \
+        for (int64_t r = r0; r < r1; r++) {                                                        \
+            int64_t base = r / v.inner * v.n * v.inner + r % v.inner;                              \
+            softmax_row_##SUFFIX(x + base, y + base, v.n, v.inner, log_out);                       \
+        }                                                                                          \
     }
-DEFINE_SOFTMAX_ROW(float, f32, expf, logf)
-DEFINE_SOFTMAX_ROW(double, f64, exp, log)
+DEFINE_SOFTMAX_ROW(float, f32, expf, logf, gb__expf_fast)
+DEFINE_SOFTMAX_ROW(double, f64, exp, log, exp)
+
+/* Rows split across the pool when there are enough values to pay. */
+typedef struct softmax_job {
+    const void *x;
+    void *y;
+    axis_view v;
+    bool log_out, f32;
+} softmax_job;
+
+static void softmax_part(void *ctx, int64_t r0, int64_t r1, int worker) {
+    (void)worker;
+    const softmax_job *j = ctx;
+    if (j->f32)
+        softmax_rows_f32(j->x, j->y, j->v, j->log_out, r0, r1);
+    else
+        softmax_rows_f64(j->x, j->y, j->v, j->log_out, r0, r1);
+}
+
+enum { PARALLEL_MIN_VALUES = 1 << 15 };
 
 static bool kernel_softmax_any(const gb_op_call *c, gb_tensor **out, bool log_out) {
     const gb_tensor *x = c->in[0];
     axis_view v = view_around(x, gb__norm_axis(c, c->attrs->i[A_AXIS], x->rank));
-    if (x->dtype == GB_F32)
-        softmax_f32(x->data, out[0]->data, v, log_out);
+    softmax_job job = {x->data, out[0]->data, v, log_out, x->dtype == GB_F32};
+    int64_t rows = v.outer * v.inner;
+    if (x->size >= PARALLEL_MIN_VALUES && rows > 1)
+        gb__parallel_for(rows, PARALLEL_MIN_VALUES / 2 / (v.n ? v.n : 1) + 1, softmax_part, &job);
     else
-        softmax_f64(x->data, out[0]->data, v, log_out);
+        softmax_part(&job, 0, rows, 0);
     return true;
 }
 

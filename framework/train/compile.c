@@ -256,11 +256,18 @@ static gb_tensor *per_sample(const gb_loss_spec *l, gb_tensor *y, gb_tensor *p) 
 
 /* Output k's loss: per-sample losses weighted by sw, summed, divided by
  * the batch size (a zero weight masks a sample, it does not shrink the
- * batch). */
+ * batch). A loss of a sequence model gives one value per sample and time
+ * step ([batch, time, ...]): a sample's loss is their mean, so the total is
+ * the mean over every element, as Keras' sum_over_batch_size takes it. */
 static gb_tensor *output_loss(gb__compiled *c, int k, gb_tensor *y_true, gb_tensor *y_pred,
                               gb_tensor *sw) {
     const gb_loss_spec *l = &c->loss[k];
     gb_tensor *per = per_sample(l, y_true, y_pred);
+    if (per && gb_rank(per) > 1) {
+        int64_t axes[GB_MAX_RANK];
+        for (int a = 1; a < gb_rank(per); a++) axes[a - 1] = a;
+        per = gb_reduce_mean(per, axes, gb_rank(per) - 1, false);
+    }
     if (per && gb_rank(per) != 1 && gb_ok()) {
         char b[64];
         gb__error(GB_ERR_SHAPE, NULL, "%s: a loss must give one value per sample, got shape %s",

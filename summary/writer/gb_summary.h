@@ -205,6 +205,14 @@ gb_status gb_summary_histogram(gb_summary_writer *w, const char *tag, const gb_t
 gb_status gb_summary_image(gb_summary_writer *w, const char *tag, const gb_tensor *t,
                            int max_outputs, int64_t step);
 gb_status gb_summary_text(gb_summary_writer *w, const char *tag, const char *text, int64_t step);
+/* Attention weights as images, one per head (the Images page shows them
+ * as several samples of one step): scores [heads, Tq, Tv], or [batch,
+ * heads, Tq, Tv] of which the first sample is drawn (MultiHeadAttention's
+ * return_attention_scores). Rows are queries, columns keys; each row is
+ * scaled by its own largest weight (white: where that query looks most).
+ * Weights must be >= 0. */
+gb_status gb_summary_attention(gb_summary_writer *w, const char *tag, const gb_tensor *scores,
+                               int64_t step);
 /* A string tensor as text, as TensorBoard shows one: a scalar is its
  * markdown; rank 1 a one-column table, rank 2 a table of its rows and
  * columns (GFM markdown, header row the column numbers). Elements with NUL
