@@ -101,6 +101,41 @@ bool gb__has_kind(gb_store *store, gb_summary_kind kind) {
     return any;
 }
 
+static int64_t step_of(const gb__step_rows *r, size_t i) {
+    int64_t step;
+    memcpy(&step, (const char *)r->rows + i * r->stride + r->step_at, sizeof step);
+    return step;
+}
+
+int gb__reply_step_rows(gb__request *req, const gb__step_rows *r) {
+    gb__json *j = &req->json;
+    gb__json_obj(j);
+    GB__JSON_KV(j, "run", str, gb__param_text(req, "run"));
+    GB__JSON_KV(j, "tag", str, gb__param_text(req, "tag"));
+    gb__json_key(j, "steps");
+    gb__json_arr(j);
+    for (size_t i = 0; i < r->count;) {
+        const int64_t step = step_of(r, i);
+        double wall;
+        memcpy(&wall, (const char *)r->rows + i * r->stride + r->wall_at, sizeof wall);
+        gb__json_obj(j);
+        GB__JSON_KV(j, "step", int, step);
+        GB__JSON_KV(j, "wall", time, wall);
+        gb__json_key(j, r->key);
+        gb__json_arr(j);
+        for (; i < r->count && step_of(r, i) == step; i++) {
+            gb__json_obj(j);
+            r->item(j, (const char *)r->rows + i * r->stride);
+            gb__json_obj_end(j);
+        }
+        gb__json_arr_end(j);
+        gb__json_obj_end(j);
+    }
+    gb__json_arr_end(j);
+    gb__json_obj_end(j);
+    return 200;
+}
+
 int gb__reply_runs_where(gb__request *req, bool (*has)(gb_store *store, const char *run)) {
     gb_runs *runs = NULL;
     gb_store_status st = gb_store_runs(req->store, &runs);

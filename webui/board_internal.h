@@ -151,6 +151,19 @@ int gb__reply_store_error(gb__request *req, gb_store_status st);
  * dashboard's list of the runs it has something to show for). */
 int gb__reply_runs_where(gb__request *req, bool (*has)(gb_store *store, const char *run));
 
+/* {"run", "tag", "steps": [{"step", "wall", <key>: [item, ...]}, ...]}:
+ * a reader's rows, sorted by step, grouped by step (the images' samples,
+ * the audio clips). rows holds count rows of stride bytes, each with its
+ * step (int64_t) and wall time (double) at the given offsets; item writes
+ * one row's object. */
+typedef struct gb__step_rows {
+    const void *rows;
+    size_t count, stride, step_at, wall_at;
+    const char *key;
+    void (*item)(gb__json *j, const void *row);
+} gb__step_rows;
+int gb__reply_step_rows(gb__request *req, const gb__step_rows *r);
+
 /* The step range and row budget of a request: min_step, max_step, since
  * (since = s means steps after s) and points, whichever the route has. */
 gb_query gb__query_of(const gb__request *req);

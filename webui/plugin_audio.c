@@ -7,9 +7,20 @@
  *       spread, the last kept), each with its clips
  *   GET /api/audio/wav?run=&tag=&step=&index=     the WAV file
  */
+#include <stddef.h>
+
 #include "board_internal.h"
 
 static int audio_tags(gb__request *req) { return gb__respond_tags(req, GB_KIND_AUDIO); }
+
+static void audio_item(gb__json *j, const void *row) {
+    const gb_audio_row *r = row;
+    GB__JSON_KV(j, "index", int, r->index);
+    GB__JSON_KV(j, "sample_rate", int, r->sample_rate);
+    GB__JSON_KV(j, "channels", int, r->channels);
+    GB__JSON_KV(j, "frames", int, r->frames);
+    GB__JSON_KV(j, "clipped", int, r->clipped);
+}
 
 static int audio_list(gb__request *req) {
     gb_query q = gb__query_of(req);
@@ -17,37 +28,12 @@ static int audio_list(gb__request *req) {
     gb_store_status st = gb_store_audio(req->store, gb__param_text(req, "run"),
                                         gb__param_text(req, "tag"), &q, &au);
     if (st != GB_STORE_OK) return gb__reply_store_error(req, st);
-    gb__json *j = &req->json;
-    gb__json_obj(j);
-    GB__JSON_KV(j, "run", str, gb__param_text(req, "run"));
-    GB__JSON_KV(j, "tag", str, gb__param_text(req, "tag"));
-    gb__json_key(j, "steps");
-    gb__json_arr(j);
-    /* Rows come by step then index: group the clips of each step. */
-    for (size_t i = 0; i < au->count;) {
-        int64_t step = au->rows[i].step;
-        gb__json_obj(j);
-        GB__JSON_KV(j, "step", int, step);
-        GB__JSON_KV(j, "wall", time, au->rows[i].wall_time);
-        gb__json_key(j, "clips");
-        gb__json_arr(j);
-        for (; i < au->count && au->rows[i].step == step; i++) {
-            const gb_audio_row *r = &au->rows[i];
-            gb__json_obj(j);
-            GB__JSON_KV(j, "index", int, r->index);
-            GB__JSON_KV(j, "sample_rate", int, r->sample_rate);
-            GB__JSON_KV(j, "channels", int, r->channels);
-            GB__JSON_KV(j, "frames", int, r->frames);
-            GB__JSON_KV(j, "clipped", int, r->clipped);
-            gb__json_obj_end(j);
-        }
-        gb__json_arr_end(j);
-        gb__json_obj_end(j);
-    }
-    gb__json_arr_end(j);
-    gb__json_obj_end(j);
+    /* Rows come by step then index: the clips of each step together. */
+    int status = gb__reply_step_rows(
+        req, &(gb__step_rows){au->rows, au->count, sizeof *au->rows, offsetof(gb_audio_row, step),
+                              offsetof(gb_audio_row, wall_time), "clips", audio_item});
     gb_store_free(au);
-    return 200;
+    return status;
 }
 
 static int audio_wav(gb__request *req) {

@@ -6,9 +6,19 @@
  *       samples: index, width, height, channels
  *   GET /api/images/png?run=&tag=&step=&index=     the PNG bytes
  */
+#include <stddef.h>
+
 #include "board_internal.h"
 
 static int image_tags(gb__request *req) { return gb__respond_tags(req, GB_KIND_IMAGE); }
+
+static void image_item(gb__json *j, const void *row) {
+    const gb_image_row *r = row;
+    GB__JSON_KV(j, "index", int, r->index);
+    GB__JSON_KV(j, "width", int, r->width);
+    GB__JSON_KV(j, "height", int, r->height);
+    GB__JSON_KV(j, "channels", int, r->channels);
+}
 
 static int image_list(gb__request *req) {
     gb_query q = gb__query_of(req);
@@ -16,36 +26,12 @@ static int image_list(gb__request *req) {
     gb_store_status st = gb_store_images(req->store, gb__param_text(req, "run"),
                                          gb__param_text(req, "tag"), &q, false, &im);
     if (st != GB_STORE_OK) return gb__reply_store_error(req, st);
-    gb__json *j = &req->json;
-    gb__json_obj(j);
-    GB__JSON_KV(j, "run", str, gb__param_text(req, "run"));
-    GB__JSON_KV(j, "tag", str, gb__param_text(req, "tag"));
-    gb__json_key(j, "steps");
-    gb__json_arr(j);
-    /* Rows come by step then index: group the samples of each step. */
-    for (size_t i = 0; i < im->count;) {
-        int64_t step = im->rows[i].step;
-        gb__json_obj(j);
-        GB__JSON_KV(j, "step", int, step);
-        GB__JSON_KV(j, "wall", time, im->rows[i].wall_time);
-        gb__json_key(j, "samples");
-        gb__json_arr(j);
-        for (; i < im->count && im->rows[i].step == step; i++) {
-            const gb_image_row *r = &im->rows[i];
-            gb__json_obj(j);
-            GB__JSON_KV(j, "index", int, r->index);
-            GB__JSON_KV(j, "width", int, r->width);
-            GB__JSON_KV(j, "height", int, r->height);
-            GB__JSON_KV(j, "channels", int, r->channels);
-            gb__json_obj_end(j);
-        }
-        gb__json_arr_end(j);
-        gb__json_obj_end(j);
-    }
-    gb__json_arr_end(j);
-    gb__json_obj_end(j);
+    /* Rows come by step then index: the samples of each step together. */
+    int status = gb__reply_step_rows(
+        req, &(gb__step_rows){im->rows, im->count, sizeof *im->rows, offsetof(gb_image_row, step),
+                              offsetof(gb_image_row, wall_time), "samples", image_item});
     gb_store_free(im);
-    return 200;
+    return status;
 }
 
 static int image_png(gb__request *req) {
