@@ -18,16 +18,6 @@
 
 #include <stdint.h>
 
-/* tanh(x) = t / (t + 2) with t = e^(2|x|) - 1, the sign put back. One
- * range reduction and one division serve the whole line: 2|x| = n ln2 + r
- * with |r| <= ln2/2, e^r - 1 by its Taylor polynomial to r^7 (no constant
- * term, so t keeps its relative precision near zero, where 1 - 2/(e^2x+1)
- * would cancel), then t = 2^n (e^r - 1) + (2^n - 1), 2^n built from the
- * float's exponent bits. An earlier form computed a separate polynomial
- * near zero and selected between two results: twice the work per element
- * in vector code, which computes both sides of every select.
- * Max error over every float: 8.9e-8 absolute, 2.4e-7 relative (with FMA
- * or without). */
 /* a * b + c, in one rounding where the CPU level has FMA (the kernels of
  * x86-64-v3 and v4; ops/isa/), else two: the only place where levels
  * differ, within the tolerance test_ops_isa documents for tanh. */
@@ -37,13 +27,19 @@
 #define GB_FMAF(a, b, c) ((a) * (b) + (c))
 #endif
 
-static inline float gb__tanhf_fast(float x) {
-    const float ax = x < 0 ? -x : x;
-    float y = 2.0f * ax;
-    y = y < 20.0f ? y : 20.0f; /* tanh(10) rounds to 1; also maps NaN: no UB below */
-    /* Round to nearest by the 1.5 * 2^23 trick: no call to rintf. */
+/* The core the functions below share: y = n ln2 + r with |r| <= ln2/2
+ * (ln2 in two parts, so n * ln2_hi is exact and r keeps its low bits;
+ * rounding by the 1.5 * 2^23 trick, no call to rintf), e^r - 1 by its
+ * Taylor polynomial to r^7 without the constant term (so it keeps its
+ * relative precision near 0), and 2^n built from the float's exponent
+ * bits. e^y = scale * (1 + em1). y must keep 2^n a normal float
+ * (|y| <= 87); the callers clamp it. */
+typedef struct gb__exp_parts {
+    float em1, scale;
+} gb__exp_parts;
+
+static inline gb__exp_parts gb__exp_split(float y) {
     const float n = (y * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-    /* ln2 in two parts, so n * ln2_hi is exact and r keeps its low bits. */
     const float r = (y - n * 0.693359375f) + n * 2.12194440e-4f;
     float p = 1.0f / 5040.0f;
     p = GB_FMAF(p, r, 1.0f / 720.0f);
@@ -52,12 +48,28 @@ static inline float gb__tanhf_fast(float x) {
     p = GB_FMAF(p, r, 1.0f / 6.0f);
     p = GB_FMAF(p, r, 0.5f);
     p = GB_FMAF(p, r, 1.0f);
-    p = p * r;
     union {
         int32_t i;
         float f;
     } scale = {.i = ((int32_t)n + 127) * (1 << 23)};
-    const float t = GB_FMAF(scale.f, p, scale.f - 1.0f);
+    return (gb__exp_parts){p * r, scale.f};
+}
+
+/* tanh(x) = t / (t + 2) with t = e^(2|x|) - 1, the sign put back. One
+ * range reduction and one division serve the whole line (gb__exp_split
+ * above): t = 2^n (e^r - 1) + (2^n - 1) keeps its relative precision near
+ * zero, where 1 - 2/(e^2x+1) would cancel. An earlier form computed a
+ * separate polynomial near zero and selected between two results: twice
+ * the work per element in vector code, which computes both sides of
+ * every select.
+ * Max error over every float: 8.9e-8 absolute, 2.4e-7 relative (with FMA
+ * or without). */
+static inline float gb__tanhf_fast(float x) {
+    const float ax = x < 0 ? -x : x;
+    float y = 2.0f * ax;
+    y = y < 20.0f ? y : 20.0f; /* tanh(10) rounds to 1; also maps NaN: no UB below */
+    const gb__exp_parts e = gb__exp_split(y);
+    const float t = GB_FMAF(e.scale, e.em1, e.scale - 1.0f); /* e^y - 1 */
     const float th = t / (t + 2.0f);
     const float r_signed = x < 0 ? -th : th;
     /* NaN stays NaN, and -0 stays -0 (tanh is odd). */
@@ -73,21 +85,8 @@ static inline float gb__tanhf_fast(float x) {
  * (n >= -24: always a normal float). Relative error below 2e-7. */
 static inline float gb__exp_neg16f_fast(float y) {
     y = y > -16.0f ? y : -16.0f;
-    const float n = (y * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-    const float r = (y - n * 0.693359375f) + n * 2.12194440e-4f;
-    float p = 1.0f / 5040.0f;
-    p = GB_FMAF(p, r, 1.0f / 720.0f);
-    p = GB_FMAF(p, r, 1.0f / 120.0f);
-    p = GB_FMAF(p, r, 1.0f / 24.0f);
-    p = GB_FMAF(p, r, 1.0f / 6.0f);
-    p = GB_FMAF(p, r, 0.5f);
-    p = GB_FMAF(p, r, 1.0f);
-    p = GB_FMAF(p, r, 1.0f);
-    union {
-        int32_t i;
-        float f;
-    } scale = {.i = ((int32_t)n + 127) * (1 << 23)};
-    return p * scale.f;
+    const gb__exp_parts e = gb__exp_split(y);
+    return GB_FMAF(e.scale, e.em1, e.scale);
 }
 
 /* erf(x) by Abramowitz and Stegun 7.1.26: 1 - t (a1 + t (a2 + ... a5)) e^(-x^2)
@@ -117,21 +116,8 @@ static inline float gb__erff_fast(float x) {
 static inline float gb__expf_fast(float y) {
     float yc = y > -87.0f ? y : -87.0f;   /* also maps NaN: no UB in the conversion below */
     yc = yc < 88.0f ? yc : 88.0f;
-    const float n = (yc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-    const float r = (yc - n * 0.693359375f) + n * 2.12194440e-4f;
-    float p = 1.0f / 5040.0f;
-    p = GB_FMAF(p, r, 1.0f / 720.0f);
-    p = GB_FMAF(p, r, 1.0f / 120.0f);
-    p = GB_FMAF(p, r, 1.0f / 24.0f);
-    p = GB_FMAF(p, r, 1.0f / 6.0f);
-    p = GB_FMAF(p, r, 0.5f);
-    p = GB_FMAF(p, r, 1.0f);
-    p = GB_FMAF(p, r, 1.0f);
-    union {
-        int32_t i;
-        float f;
-    } scale = {.i = ((int32_t)n + 127) * (1 << 23)};
-    const float e = y < -87.0f ? 0.0f : (y > 88.7f ? (float)INFINITY : p * scale.f);
+    const gb__exp_parts p = gb__exp_split(yc);
+    const float e = y < -87.0f ? 0.0f : (y > 88.7f ? (float)INFINITY : GB_FMAF(p.scale, p.em1, p.scale));
     return y != y ? y : e;
 }
 
