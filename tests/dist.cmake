@@ -56,11 +56,15 @@ gb_mpi_test(dist_equivalence_sgd 2 ${CMAKE_BINARY_DIR}/tests/dist_equivalence
 gb_mpi_test(dist_equivalence_adam 2 ${CMAKE_BINARY_DIR}/tests/dist_equivalence
             --steps 50 --global-batch 128 --optimizer adam --tolerance 1e-4)
 # The same with the allreduce after backward and many small buckets, and
-# on three ranks (43 images each of a global batch of 129).
+# on three ranks (43 images each of a global batch of 129), for 45 steps:
+# on that data order a ReLU input crosses 0 by rounding between steps 45
+# and 50 (since softmax's exp vectorized: weights 2.1e-7 apart after 45
+# steps, 0.0037 after 50, every step's gradient still within 1.5e-7 of
+# the global batch's at the same weights, which the per-step check asserts).
 gb_mpi_test(dist_equivalence_no_overlap 2 ${CMAKE_BINARY_DIR}/tests/dist_equivalence
             --steps 50 --optimizer sgd --tolerance 1e-5 --no-overlap --bucket-kb 16)
 gb_mpi_test(dist_equivalence_3_ranks 3 ${CMAKE_BINARY_DIR}/tests/dist_equivalence
-            --steps 50 --global-batch 129 --optimizer sgd --tolerance 1e-5 --bucket-kb 64)
+            --steps 45 --global-batch 129 --optimizer sgd --tolerance 1e-5 --bucket-kb 64)
 # The negative control: without the broadcast the check must fail.
 gb_mpi_test(dist_equivalence_detects 2 ${CMAKE_BINARY_DIR}/tests/dist_equivalence --no-broadcast)
 set_tests_properties(dist_equivalence_detects PROPERTIES PASS_REGULAR_EXPRESSION
