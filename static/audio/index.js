@@ -8,6 +8,7 @@
 
 import { apiUrl, getJSON } from '../core/api.js';
 import { h } from '../core/dom.js';
+import { stepSlider } from '../core/step_slider.js';
 import { runLabel, tagPage } from '../core/tagpage.js';
 import { readWav } from './wav.js';
 import './audio.css';
@@ -89,16 +90,13 @@ function clipView(run, tag, step, clip) {
 
 export function createPage(ctx) {
   return tagPage(ctx, { plugin: 'audio', noun: 'clip', blockHeight: () => 300, block: (run, tag) => {
-    const stepText = h('span');
-    const range = h('input', { type: 'range', min: 0, max: 0, step: 1, value: 0, 'aria-label': 'Step',
-      oninput: () => { atEnd = +range.value === steps.length - 1; show(); } });
+    const slider = stepSlider(() => show());
     const clips = h('div.audio-clips');
-    const el = h('div.run-block', { 'data-run': run }, runLabel(ctx, run), h('div.step-row', null, stepText, range), clips);
-    let steps = [], atEnd = true, shownKey = '';
+    const el = h('div.run-block', { 'data-run': run }, runLabel(ctx, run), slider.el, clips);
+    let shownKey = '';
     const show = () => {
-      const s = steps[+range.value];
+      const s = slider.current();
       if (!s) { clips.replaceChildren(); return; }
-      stepText.textContent = `step ${s.step} (${+range.value + 1}/${steps.length})`;
       const key = `${s.step}/${s.clips.length}`;
       if (key === shownKey) return;   // a live update of the same step keeps the players
       shownKey = key;
@@ -107,14 +105,10 @@ export function createPage(ctx) {
     };
     const load = async () => {
       const r = await getJSON('audio/list', { run, tag, points: 200 });
-      const prev = steps[+range.value]?.step;
-      steps = r.steps;
-      el.dataset.steps = String(steps.length);
-      range.max = String(Math.max(0, steps.length - 1));
-      const keep = steps.findIndex((s) => s.step === prev);
-      range.value = String(atEnd || keep < 0 ? steps.length - 1 : keep);
+      slider.set(r.steps);
+      el.dataset.steps = String(r.steps.length);
       show();
-      return steps.length;
+      return r.steps.length;
     };
     return { el, load, destroy: () => { for (const a of el.querySelectorAll('audio')) a.pause(); } };
   } });

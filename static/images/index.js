@@ -5,6 +5,7 @@
 
 import { apiUrl, getJSON } from '../core/api.js';
 import { h } from '../core/dom.js';
+import { stepSlider } from '../core/step_slider.js';
 import { runLabel, tagPage } from '../core/tagpage.js';
 
 export const name = 'images';
@@ -26,17 +27,12 @@ export function createPage(ctx) {
       onclick: () => { settings.brightness = 1; settings.contrast = 1; for (const id of ['brightness', 'contrast']) document.getElementById(id).value = 1; page.redraw(); } }, 'Reset brightness/contrast'));
 
   const page = tagPage(ctx, { plugin: 'images', controls, noun: 'image', block: (run, tag) => {
-    const stepText = h('span');
-    const range = h('input', { type: 'range', min: 0, max: 0, step: 1, value: 0, 'aria-label': 'Step',
-      oninput: () => { atEnd = +range.value === steps.length - 1; show(); } });
+    const slider = stepSlider(() => show());
     const row = h('div.images-row');
-    const el = h('div.run-block', { 'data-run': run }, runLabel(ctx, run),
-      h('div.step-row', null, stepText, range), row);
-    let steps = [], atEnd = true;
+    const el = h('div.run-block', { 'data-run': run }, runLabel(ctx, run), slider.el, row);
     const show = () => {
-      const s = steps[+range.value];
+      const s = slider.current();
       if (!s) { row.replaceChildren(); return; }   // the block says so in words
-      stepText.textContent = `step ${s.step} (${+range.value + 1}/${steps.length})`;
       el.dataset.step = String(s.step);
       el.dataset.samples = String(s.samples.length);
       row.replaceChildren(...s.samples.map((smp) => h('div.image-cell', null,
@@ -53,14 +49,10 @@ export function createPage(ctx) {
     };
     const load = async () => {
       const r = await getJSON('images/list', { run, tag, points: 200 });
-      const prev = steps[+range.value]?.step;
-      steps = r.steps;
-      el.dataset.steps = String(steps.length);
-      range.max = String(Math.max(0, steps.length - 1));
-      const keep = steps.findIndex((s) => s.step === prev);
-      range.value = String(atEnd || keep < 0 ? steps.length - 1 : keep);
+      slider.set(r.steps);
+      el.dataset.steps = String(r.steps.length);
       show();
-      return steps.length;
+      return r.steps.length;
     };
     return { el, load, redraw };
   } });
