@@ -35,6 +35,23 @@ generate)
   "$build/glassbox" saved-model show --dir "$work/model" > "$work/show.txt"
   grep -q "signature 'generate'" "$work/show.txt" && grep -q "signature 'serving_default'" "$work/show.txt" ||
     { cat "$work/show.txt"; exit 1; }
+  # The generate signature with its inputs written out (--input-exprs):
+  # at 0.8 and 300 characters it is serving_default, so the same sample;
+  # a value that is not of its input's dtype is refused by name.
+  "$build/glassbox" saved-model run --dir "$work/model" --signature generate \
+    --input-exprs "prompt=The ;temperature=0.8;length=300" --output-dir "$work/out2" > /dev/null
+  cmp -s "$work/want.txt" "$work/out2/text.txt" || { echo "generate wrote:"; cat "$work/out2/text.txt"; exit 1; }
+  refused() { # expected message, then the arguments
+    local want="$1"; shift
+    if got=$("$build/glassbox" saved-model run --dir "$work/model" --signature generate "$@" 2>&1); then
+      echo "accepted: $*"; exit 1
+    fi
+    [[ "$got" == *"$want"* ]] || { echo "for $*: $got"; exit 1; }
+  }
+  refused "input 'temperature' takes float32: 'warm' is not a number" --input-exprs "prompt=The ;temperature=warm;length=9"
+  refused "input 'length' takes int32: '2.5' is not an integer" --input-exprs "prompt=The ;temperature=1;length=2.5"
+  refused "input 'length' is missing from --input and --input-exprs" --input-exprs "prompt=The ;temperature=1"
+  refused "input 'prompt' is given twice" --input "prompt=$work/prompt.txt" --input-exprs "prompt=x;temperature=1;length=3"
   echo "saved-model run reproduces the program's sample: $(head -c 60 "$work/want.txt" | tr '\n' ' ')..."
   ;;
 pytorch)

@@ -51,6 +51,8 @@ if(TARGET glassbox)
                        saved-model run --dir ${sm_dir} --input pixels=${sm_labels})
   gb_model_cli_refuses(wrong_shape "input 0 \\('images'\\) is uint8\\[10000\\], which does not fit its input signature uint8\\[-1,28,28\\]\nexit=1"
                        saved-model run --dir ${sm_dir} --input images=${sm_labels})
+  gb_model_cli_refuses(value_for_a_batch "input 'images' is uint8\\[-1,28,28\\]; --input-exprs gives one value \\(use --input\\)\nexit=1"
+                       saved-model run --dir ${sm_dir} --input-exprs images=3)
   gb_model_cli_refuses(not_a_checkpoint "glassbox checkpoint ls: .*saved_model.json: not a glassbox checkpoint \\(bad magic\\)\nexit=1"
                        checkpoint ls --file ${sm_dir}/saved_model.json)
   gb_model_cli_refuses(no_action "^glassbox saved-model: which action\\? \\(show, run\\)\n\nusage: .*exit=2"

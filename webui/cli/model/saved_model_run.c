@@ -1,6 +1,10 @@
 /* cli/model/saved_model_run.c — `glassbox saved-model run --dir D
- * [--signature NAME] --input NAME=FILE[;NAME=FILE...] [--output-dir DIR]`:
- * runs a signature on tensors from files, as `saved_model_cli run` does.
+ * [--signature NAME] [--input NAME=FILE[;NAME=FILE...]]
+ * [--input-exprs NAME=VALUE[;...]] [--output-dir DIR]`: runs a signature
+ * on tensors from files, or on values written out, as `saved_model_cli
+ * run` does (its --input_exprs takes Python expressions; here a value is
+ * one number, or the text of one string, for an input of one element:
+ * a temperature, a length, a prompt).
  *
  * An input file is .npy (by its name; NumPy's byte 'S' and unicode 'U'
  * strings are string tensors), .txt (a string tensor, one element per
@@ -17,7 +21,7 @@
 
 #include "cli/model/model.h"
 
-enum { DIR_, SIGNATURE, INPUT, OUTPUT_DIR, PRINT };
+enum { DIR_, SIGNATURE, INPUT, INPUT_EXPRS, OUTPUT_DIR, PRINT };
 
 static bool ends_with(const char *s, const char *tail) {
     size_t a = strlen(s), b = strlen(tail);
@@ -47,19 +51,56 @@ static gb_tensor *read_tensor(const char *file) {
     return ends_with(file, ".npy") ? gb_npy_read(file) : gb_idx_read(file);
 }
 
-/* "a=x.npy;b=y.idx" into in[], in the signature's order. */
-static int parse_inputs(const gb__cli_command *cmd, const char *text, const gb_tensor_spec *specs, int n,
-                        gb_tensor **in) {
+/* One value written out, for an input of one element (every known dim
+ * 1): a number of the input's dtype, or the text of a string. NULL after
+ * an error, printed. */
+static gb_tensor *read_value(const gb__cli_command *cmd, const gb_tensor_spec *spec, const char *text) {
+    char shape[160];
+    for (int d = 0; d < spec->rank; d++)
+        if (spec->shape[d] > 1) {
+            gb__cli_print(stderr, "glassbox %s: input '%s' is %s; --input-exprs gives one value (use --input)",
+                          cmd->name, spec->name,
+                          gb__cli_spec_text(spec->dtype, spec->rank, spec->shape, shape, sizeof shape));
+            return NULL;
+        }
+    gb_tensor *t = NULL;
+    if (spec->dtype == GB_STRING) {
+        t = gb_string_scalar(text);
+    } else {
+        char *end = NULL;
+        double v = strtod(text, &end);
+        const bool integral = spec->dtype != GB_F32 && spec->dtype != GB_F64;
+        if (!*text || *end || (integral && v != (double)(long long)v)) {
+            gb__cli_print(stderr, "glassbox %s: input '%s' takes %s: '%s' is not %s", cmd->name, spec->name,
+                          gb_dtype_name(spec->dtype), text, integral ? "an integer" : "a number");
+            return NULL;
+        }
+        t = gb_scalar(spec->dtype, v);
+    }
+    int64_t ones[GB_MAX_RANK];
+    for (int d = 0; d < spec->rank; d++) ones[d] = 1;
+    return t && spec->rank ? gb_reshape(t, spec->rank, ones) : t;
+}
+
+/* "a=x.npy;b=y.idx" (files) or "t=0.5;p=The " (values) into in[], in the
+ * signature's order. */
+static int parse_inputs(const gb__cli_command *cmd, const char *text, bool values, const gb_tensor_spec *specs,
+                        int n, gb_tensor **in) {
     char buf[4096];
     snprintf(buf, sizeof buf, "%s", text);
-    for (int i = 0; i < n; i++) in[i] = NULL;
+    const char *flag = values ? "--input-exprs" : "--input";
     for (char *save = NULL, *item = strtok_r(buf, ";", &save); item; item = strtok_r(NULL, ";", &save)) {
         char *eq = strchr(item, '=');
-        if (!eq) return gb__cli_usage_error(cmd, "--input takes NAME=FILE, not '%s'", item);
+        if (!eq) return gb__cli_usage_error(cmd, "%s takes NAME=%s, not '%s'", flag, values ? "VALUE" : "FILE", item);
         *eq = '\0';
         int k = 0;
         while (k < n && strcmp(specs[k].name, item)) k++;
         if (k == n) return gb__cli_usage_error(cmd, "the signature has no input '%s'", item);
+        if (in[k]) return gb__cli_usage_error(cmd, "input '%s' is given twice", item);
+        if (values) {
+            if (!(in[k] = read_value(cmd, &specs[k], eq + 1))) return gb_ok() ? 1 : gb__cli_engine_failed(cmd);
+            continue;
+        }
         if (!(in[k] = read_tensor(eq + 1))) return gb__cli_engine_failed(cmd);
         if (gb_tensor_dtype(in[k]) != specs[k].dtype) {
             gb__cli_print(stderr, "glassbox %s: input '%s' from %s is %s; the signature takes %s", cmd->name,
@@ -67,8 +108,6 @@ static int parse_inputs(const gb__cli_command *cmd, const char *text, const gb_t
             return 1;
         }
     }
-    for (int i = 0; i < n; i++)
-        if (!in[i]) return gb__cli_usage_error(cmd, "input '%s' is missing from --input", specs[i].name);
     return GB__CLI_RUN;
 }
 
@@ -138,8 +177,15 @@ static int run_signature(const gb__cli_command *cmd, const char *const *values, 
     if (!in_specs) return gb__cli_usage_error(cmd, "the model has no signature '%s'", sig);
     if (!gb__cli_int(cmd, values, PRINT, 0, 1 << 20, &max)) return GB__CLI_USAGE;
     gb_tensor *in[GB_FUNCTION_MAX_INPUTS], *out[GB_FUNCTION_MAX_OUTPUTS];
-    int rc = parse_inputs(cmd, values[INPUT], in_specs, nin, in);
+    for (int i = 0; i < nin; i++) in[i] = NULL;
+    int rc = values[INPUT] ? parse_inputs(cmd, values[INPUT], false, in_specs, nin, in) : GB__CLI_RUN;
+    if (rc == GB__CLI_RUN && values[INPUT_EXPRS])
+        rc = parse_inputs(cmd, values[INPUT_EXPRS], true, in_specs, nin, in);
     if (rc != GB__CLI_RUN) return rc;
+    for (int i = 0; i < nin; i++)
+        if (!in[i])
+            return gb__cli_usage_error(cmd, "input '%s' is missing from --input and --input-exprs",
+                                       in_specs[i].name);
     if (gb_saved_model_call(m, sig, in, nin, out) != nout) return gb__cli_engine_failed(cmd);
     for (int i = 0; i < nout; i++) {
         char spec[160];
@@ -164,8 +210,8 @@ static int run(const gb__cli_command *cmd, const char *const *values) {
 static const gb__cli_option options[] = {
     {.name = "--dir", .metavar = "DIR", .help = "the SavedModel directory", .required = true},
     {.name = "--signature", .metavar = "NAME", .help = "the signature to run", .fallback = "serving_default"},
-    {.name = "--input", .metavar = "NAME=FILE[;...]", .help = "each input from a .npy (numbers or strings), .txt (strings, one per line) or IDX file",
-     .required = true},
+    {.name = "--input", .metavar = "NAME=FILE[;...]", .help = "each input from a .npy (numbers or strings), .txt (strings, one per line) or IDX file"},
+    {.name = "--input-exprs", .metavar = "NAME=VALUE[;...]", .help = "an input of one element from a value: a number, or the text of a string"},
     {.name = "--output-dir", .metavar = "DIR", .help = "also write each output there as <name>.npy (strings also as <name>.txt)"},
     {.name = "--print", .metavar = "N", .help = "values printed per output", .fallback = "10"},
 };
@@ -175,8 +221,9 @@ _Static_assert(sizeof options / sizeof options[0] <= GB__CLI_MAX_OPTIONS,
 const gb__cli_command gb__cli_saved_model_run = {
     .name = "saved-model run",
     .summary = "Runs a SavedModel's signature on .npy, .txt or IDX files",
-    .details = "Inputs are matched by name; a file's dtype must be the input's. Exit 1 when the "
-               "model, a file or the run fails.",
+    .details = "Inputs are matched by name, each given once by --input or --input-exprs; a "
+               "file's dtype must be the input's. Exit 1 when the model, a file, a value or the "
+               "run fails.",
     .options = options,
     .noptions = sizeof options / sizeof options[0],
     .run = run,
