@@ -551,6 +551,17 @@ typedef struct gb_position_embedding_options {
 } gb_position_embedding_options;
 gb_module *gb_position_embedding_new(int64_t sequence_length, const gb_position_embedding_options *opts);
 
+/* SinePositionEncoding, as Keras-NLP's: no weights; called on x [..., T,
+ * d] it returns the fixed sinusoidal signal, broadcast to x's shape: at
+ * position p, sin(p w_i) at even features i and cos(p w_i) at odd ones,
+ * w_i = (1 / max_wavelength)^(2 floor(i/2) / d). Any T; add it to the
+ * token embeddings. */
+typedef struct gb_sine_position_encoding_options {
+    const char *name;                  /* NULL: sine_position_encoding, ... */
+    double max_wavelength;             /* 0: 10000, as Keras-NLP */
+} gb_sine_position_encoding_options;
+gb_module *gb_sine_position_encoding_new(const gb_sine_position_encoding_options *opts);
+
 /* Recurrent layers, as Keras': SimpleRNN, LSTM (gates i, f, c, o) and GRU
  * (gates z, r, h), on [batch, time, features] with a known number of time
  * steps; the output is the last state [batch, units], or every state
@@ -906,6 +917,7 @@ void gb_metric_error(const gb_metric *m, gb_status code, const char *fmt, ...)
 #define gb_layer_norm_new(...) GB_AT(gb_layer_norm_new, __VA_ARGS__)
 #define gb_embedding_new(...) GB_AT(gb_embedding_new, __VA_ARGS__)
 #define gb_position_embedding_new(...) GB_AT(gb_position_embedding_new, __VA_ARGS__)
+#define gb_sine_position_encoding_new(...) GB_AT(gb_sine_position_encoding_new, __VA_ARGS__)
 #define gb_simple_rnn_new(...) GB_AT(gb_simple_rnn_new, __VA_ARGS__)
 #define gb_lstm_new(...) GB_AT(gb_lstm_new, __VA_ARGS__)
 #define gb_gru_new(...) GB_AT(gb_gru_new, __VA_ARGS__)

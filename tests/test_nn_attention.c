@@ -265,6 +265,60 @@ START_TEST(test_position_embedding_config_and_errors) {
 }
 END_TEST
 
+/* ---- SinePositionEncoding ------------------------------------------------------------- */
+
+/* Keras-NLP's signal: at position p, sin(p w_i) at even features, cos at
+ * odd ones, w_i = 10000^(-2 floor(i/2) / d); for d = 4, w = 1, 1, 0.01,
+ * 0.01. The same for every sample, whatever x holds. */
+START_TEST(test_sine_position_encoding) {
+    gb_module *m = gb_sine_position_encoding_new(NULL);
+    gb_tensor *x = gb_random_normal(GB_F32, GB_SHAPE(2, 5, 4), 0, 1, 3);
+    gb_tensor *y = gb_module_call(m, x, false);
+    ck_assert_msg(y != NULL, "%s", gb_error_string());
+    ck_assert_int_eq(gb_tensor_dtype(y), GB_F32);
+    ck_assert_int_eq(gb_rank(y), 3);
+    ck_assert_int_eq(gb_dim(y, 0), 2);
+    const double want[3][4] = {{0, 1, 0, 1}, {sin(1.0), cos(1.0), sin(0.01), cos(0.01)},
+                               {sin(3.0), cos(3.0), sin(0.03), cos(0.03)}};
+    const int64_t at[3] = {0, 1, 3};
+    for (int b = 0; b < 2; b++)
+        for (int k = 0; k < 3; k++)
+            for (int i = 0; i < 4; i++) {
+                double got = gb_get(y, (b * 5 + at[k]) * 4 + i);
+                ck_assert_msg(fabs(got - want[k][i]) <= 6e-8, "sample %d position %lld feature %d: %.9g, want %.9g",
+                              b, (long long)at[k], i, got, want[k][i]);
+            }
+    gb_tensor *other = gb_module_call(m, gb_zeros(GB_F32, GB_SHAPE(2, 5, 4)), false);
+    for (int64_t i = 0; i < gb_size(y); i++) ck_assert(gb_get(other, i) == gb_get(y, i));
+    /* float64 input: the table rounded once, to float64 */
+    gb_tensor *y64 = gb_module_call(m, gb_zeros(GB_F64, GB_SHAPE(1, 4, 4)), false);
+    ck_assert(gb_get(y64, 1 * 4 + 2) == sin(0.01));
+    gb_module_free(m);
+}
+END_TEST
+
+START_TEST(test_sine_position_encoding_config_and_errors) {
+    gb_module *m = gb_sine_position_encoding_new(&(gb_sine_position_encoding_options){.name = "sine", .max_wavelength = 500});
+    gb_config *c = gb_module_get_config(m);
+    char *json = gb_config_to_json(c, 0);
+    ck_assert_msg(strstr(json, "\"class_name\": \"SinePositionEncoding\"") && strstr(json, "\"max_wavelength\": 500"), "%s", json);
+    gb_module *back = gb_module_from_config(c);
+    ck_assert_msg(back != NULL, "%s", gb_error_string());
+    gb_tensor *x = gb_zeros(GB_F32, GB_SHAPE(1, 3, 6));
+    gb_tensor *a = gb_module_call(m, x, false), *b = gb_module_call(back, x, false);
+    for (int64_t i = 0; i < gb_size(a); i++) ck_assert(gb_get(a, i) == gb_get(b, i));
+    ck_assert(fabs(gb_get(a, 2 * 6 + 4) - sin(2 * pow(1.0 / 500, 4.0 / 6))) <= 6e-8);
+    free(json);
+    gb_config_free(c);
+    gb_module_free(back);
+    ck_assert_ptr_null(gb_module_call(m, gb_zeros(GB_F32, GB_SHAPE(4)), false));
+    assert_error(GB_ERR_SHAPE, "SinePositionEncoding layer 'sine': expected [..., time, features] with known features, got [4]");
+    ck_assert_ptr_null(gb_sine_position_encoding_new(&(gb_sine_position_encoding_options){.max_wavelength = 0.5}));
+    assert_error(GB_ERR_VALUE, "SinePositionEncoding: max_wavelength must be a finite number above 1, got 0.5");
+    gb_module_free(m);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("nn_attention");
     TCase *tc = tcase_create("attention");
@@ -277,6 +331,8 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_errors_are_clear);
     tcase_add_test(tc, test_position_embedding);
     tcase_add_test(tc, test_position_embedding_config_and_errors);
+    tcase_add_test(tc, test_sine_position_encoding);
+    tcase_add_test(tc, test_sine_position_encoding_config_and_errors);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -113,7 +113,8 @@ extern const gb_module_type gb__dense_type, gb__conv2d_type, gb__max_pool_type, 
     gb__concatenate_type, gb__sequential_type, gb__functional_type, gb__batch_norm_type,
     gb__layer_norm_type, gb__embedding_type, gb__global_avg_pool_type, gb__global_avg_pool1d_type,
     gb__simple_rnn_type, gb__lstm_type, gb__gru_type, gb__mha_type, gb__text_vectorization_type,
-    gb__string_lookup_type, gb__bidirectional_type, gb__position_embedding_type;
+    gb__string_lookup_type, gb__bidirectional_type, gb__position_embedding_type,
+    gb__sine_position_encoding_type;
 
 /* ---- recurrent layers (recurrent.c), for Bidirectional ---- */
 
