@@ -140,6 +140,8 @@ START_TEST(test_every_builtin_layer_round_trips) {
         gb_global_avg_pool1d_new(NULL),
         gb_bidirectional_new(gb_lstm_new(5, &(gb_rnn_options){.return_state = true, .dropout = 0.5}),
                              &(gb_bidirectional_options){.merge_mode = GB_MERGE_NONE}),
+        gb_position_embedding_new(16, &(gb_position_embedding_options){.seed = 8}),
+        gb_sine_position_encoding_new(&(gb_sine_position_encoding_options){.max_wavelength = 100}),
     };
     for (size_t i = 0; i < sizeof layers / sizeof *layers; i++) {
         gb_module_set_trainable(layers[i], i % 2 == 0);
