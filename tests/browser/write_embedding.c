@@ -35,7 +35,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     float *centres = malloc((size_t)(k * d) * sizeof *centres), *v = malloc((size_t)(n * d) * sizeof *v);
-    char (*names)[16] = malloc((size_t)k * sizeof *names);
+    char (*names)[32] = malloc((size_t)k * sizeof *names);
     const char **cells = malloc((size_t)n * sizeof *cells);
     if (!centres || !v || !names || !cells) return 1;
     for (int64_t i = 0; i < k * d; i++) centres[i] = (float)(4 * normal());
