@@ -175,7 +175,7 @@ async function checkLongSeries() {
   run(path.join(BUILD, 'tests/append_scalar'), [db, 'long-run', 'long/wave', '0', '1', '20000']);
   const longCard = '.card[data-tag="long/wave"]';
   // Cards load when near the screen: bring the new one into view.
-  check('long series: its card is created', await until(page, (s) => !!document.querySelector(s), longCard, 3000));
+  check('long series: its card is created', await until(page, (s) => !!document.querySelector(s), longCard, 15000));
   await page.$eval(longCard, (c) => c.scrollIntoView());
   check('long series: card appears with all 20000 points (new run, live)', await until(page, (s) =>
     document.querySelector(s)?.dataset.downsampled === 'true' && document.querySelector(s).dataset.total === '20000', longCard, 8000));

@@ -105,7 +105,7 @@ async function main() {
   const target = 1234;
   const at = await page.evaluate((i) => window.__projector.projector.screenOf(i), target);
   await page.mouse.move(at.x, at.y);
-  const hovered = await until(page, () => { const t = document.querySelector('.projector-tooltip'); return !t.hidden && t.dataset.index; }, null, 3000);
+  const hovered = await until(page, () => { const t = document.querySelector('.projector-tooltip'); return !t.hidden && t.dataset.index; }, null, 15000);
   const tip = await page.$eval('.projector-tooltip', (t) => t.textContent);
   check('hover: the tooltip names the point, its class and its other columns',
     hovered !== null && tip === `${labels[+hovered]}#${hovered}label: ${meta.rows[+hovered][1]}`, `${hovered} ${tip}`);

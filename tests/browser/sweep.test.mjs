@@ -95,7 +95,7 @@ async function main() {
   const i = 50, px = plot.x + 44 + best.recall[i] * (plot.width - 56), py = plot.y + 10 + (1 - best.precision[i]) * (300 - 44);
   await page.mouse.move(px - 30, py + 30);
   await page.mouse.move(px, py, { steps: 5 });
-  const hover = await until(page, () => document.querySelector('.card[data-tag="pr/Shirt"]')?.dataset.hover, null, 3000);
+  const hover = await until(page, () => document.querySelector('.card[data-tag="pr/Shirt"]')?.dataset.hover, null, 15000);
   const tip = (await card.locator('.pr-tip').textContent()) ?? '';
   let tipOk = false;
   if (hover) {
