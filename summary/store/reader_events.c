@@ -476,6 +476,11 @@ gb_store_status gb_store_image_png(gb_store *s, const char *run, const char *tag
 
 /* ---- embeddings and audio -------------------------------------------------------------------- */
 
+/* bytes hold exactly n * dim float32 values (n, dim > 0; no overflow). */
+static bool vectors_fit(int64_t n, int64_t dim, int64_t bytes) {
+    return n > 0 && dim > 0 && n <= bytes / 4 / dim && bytes == n * dim * 4;
+}
+
 static const char *fill_embedding(sqlite3_stmt *st, gb__arena *a, void *row) {
     (void)a;
     gb_embedding_row *e = row;
@@ -483,8 +488,7 @@ static const char *fill_embedding(sqlite3_stmt *st, gb__arena *a, void *row) {
     e->wall_time = sqlite3_column_double(st, 1);
     e->n = sqlite3_column_int64(st, 2);
     e->dim = sqlite3_column_int64(st, 3);
-    int64_t bytes = sqlite3_column_int64(st, 4);
-    if (e->n <= 0 || e->dim <= 0 || e->n > bytes / 4 / e->dim || bytes != e->n * e->dim * 4)
+    if (!vectors_fit(e->n, e->dim, sqlite3_column_int64(st, 4)))
         return "the vectors BLOB does not hold n * dim float32 values";
     e->metadata_bytes = (size_t)sqlite3_column_int64(st, 5);
     e->sprite_bytes = (size_t)sqlite3_column_int64(st, 6);
@@ -514,9 +518,7 @@ gb_store_status gb_store_embeddings(gb_store *s, const char *run, const char *ta
 /* vectors: n * dim float32 (the row's n and dim in columns 3 and 4). */
 static const char *vectors_damage(sqlite3_stmt *st, int col) {
     if (sqlite3_column_type(st, col) != SQLITE_BLOB) return "the vectors are not a BLOB";
-    int64_t bytes = sqlite3_column_bytes(st, col), n = sqlite3_column_int64(st, 3),
-            dim = sqlite3_column_int64(st, 4);
-    if (n <= 0 || dim <= 0 || n > bytes / 4 / dim || bytes != n * dim * 4)
+    if (!vectors_fit(sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4), sqlite3_column_bytes(st, col)))
         return "the vectors BLOB does not hold n * dim float32 values";
     return NULL;
 }
