@@ -25,6 +25,7 @@ typedef enum gb_event_kind {
     GB_EVENT_FUNCTION = 1u << 5,  /* a function's call counters (gb_function_event) */
     GB_EVENT_SCALAR = 1u << 6,    /* a number the engine measured (gb_scalar_event) */
     GB_EVENT_PROFILE = 1u << 7,   /* a profiler capture ended (detail: gb_profile, gb_profiler.h) */
+    GB_EVENT_HEALTH = 1u << 8,    /* a training-health finding (detail: gb_health_alert, gb_health.h) */
     GB_EVENT_ALL = 0xffffffffu
 } gb_event_kind;
 

@@ -43,6 +43,7 @@
 #include "gb_profiler.h"
 #include "gb_nn.h"
 #include "gb_debug.h"
+#include "gb_health.h"
 #include "gb_optim.h"
 #include "gb_data.h"
 #include "gb_train.h"
