@@ -259,6 +259,31 @@ START_TEST(test_fusion_scalar_sides) {
 }
 END_TEST
 
+/* Step results read long after they were made, and by two later steps:
+ * the fused loop shares register blocks between steps whose results are
+ * dead, so a block still to be read must not be handed on. 70,001
+ * elements: many blocks, a short last one, and the pool's split. */
+static int long_lived_body(void *u, gb_tensor *const *in, int nin, const gb_value *st, int nst,
+                           gb_tensor **out) {
+    (void)u, (void)nin, (void)st, (void)nst;
+    gb_tensor *x = in[0];
+    gb_tensor *t = gb_mul(x, x);                         /* read at the end */
+    gb_tensor *e = gb_exp(gb_neg(t));                    /* read twice */
+    gb_tensor *u1 = gb_tanh(gb_add_scalar(gb_mul(e, x), 0.25));
+    gb_tensor *u2 = gb_sub(gb_div(u1, gb_add_scalar(t, 1)), e);
+    out[0] = gb_add(gb_mul(u2, t), gb_sqrt(gb_add_scalar(e, 1)));
+    return 1;
+}
+
+START_TEST(test_fusion_long_lived_steps) {
+    gb_tensor *x = gb_random_normal(GB_F32, GB_SHAPE(70001), 0, 1.5, 21);
+    pair p = traced_pair("long_lived", long_lived_body, NULL, GB_PASS_FUSION, 0);
+    assert_pair_like_eager(p, long_lived_body, NULL, &x, 1);
+    ck_assert_int_eq(count(gb_function_graph_text(p.on), "= FusedElementwise("), 1);
+    free_pair(p);
+}
+END_TEST
+
 static int log_chain(void *u, gb_tensor *const *in, int nin, const gb_value *st, int nst,
                      gb_tensor **out) {
     (void)u, (void)nin, (void)st, (void)nst;
@@ -352,6 +377,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_fusion_unknown_batch);
     tcase_add_test(tc, test_fusion_broadcast_kinds);
     tcase_add_test(tc, test_fusion_scalar_sides);
+    tcase_add_test(tc, test_fusion_long_lived_steps);
     tcase_add_test(tc, test_fused_numerics_alert_names_the_op);
     tcase_add_test(tc, test_memory_plan);
     tcase_add_test(tc, test_stateful_order_kept);

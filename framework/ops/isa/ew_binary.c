@@ -22,18 +22,21 @@ enum { RUN_VV = GB_EW_RUN_VV, RUN_SV = GB_EW_RUN_SV, RUN_VS = GB_EW_RUN_VS };
     const T *restrict b_ = pb;                                                                \
     R *restrict r_ = pr;                                                                      \
     if (layout == RUN_VV) {                                                                   \
+        _Pragma("GCC unroll 4")                                                               \
         for (int64_t i = 0; i < n; i++) {                                                     \
             const T x = a_[i], y = b_[i];                                                     \
             r_[i] = (R)(EXPR);                                                                \
         }                                                                                     \
     } else if (layout == RUN_SV) {                                                            \
         const T x = a_[0];                                                                    \
+        _Pragma("GCC unroll 4")                                                               \
         for (int64_t i = 0; i < n; i++) {                                                     \
             const T y = b_[i];                                                                \
             r_[i] = (R)(EXPR);                                                                \
         }                                                                                     \
     } else {                                                                                  \
         const T y = b_[0];                                                                    \
+        _Pragma("GCC unroll 4")                                                               \
         for (int64_t i = 0; i < n; i++) {                                                     \
             const T x = a_[i];                                                                \
             r_[i] = (R)(EXPR);                                                                \
