@@ -5,8 +5,9 @@
  * its tensors, each writing a fresh buffer the next one reads back. The
  * fusion pass (graph/passes/fuse_elementwise.c) replaces such a chain by
  * one node holding a small program; this kernel runs it block by block:
- * for 256 elements at a time, every step computes into a register block
- * that stays in L1, using the very kernels the unfused ops use (so the
+ * for 1024 elements at a time, every step computes into a register block
+ * that stays in L1 (blocks are shared between steps once their last
+ * reader has run), using the very kernels the unfused ops use (so the
  * results are bitwise those of the unfused graph), and only the last step
  * writes the output. Inputs broadcast to the output: one that covers it is
  * read in place, a single element is spread once, any other broadcast is
