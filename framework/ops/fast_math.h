@@ -65,15 +65,22 @@ static inline gb__exp_parts gb__exp_split(float y) {
  * Max error over every float: 8.9e-8 absolute, 2.4e-7 relative (with FMA
  * or without). */
 static inline float gb__tanhf_fast(float x) {
-    const float ax = x < 0 ? -x : x;
-    float y = 2.0f * ax;
-    y = y < 20.0f ? y : 20.0f; /* tanh(10) rounds to 1; also maps NaN: no UB below */
-    const gb__exp_parts e = gb__exp_split(y);
+    const float ax = __builtin_fabsf(x);
+    /* y = min(2|x|, 20) compared as bits: non-negative floats (and NaN,
+     * above every one of them) order as their bit patterns do, and an
+     * integer min keeps the compiler from pushing a float select through
+     * the exp below (it did: three blends a vector). tanh(10) rounds to 1;
+     * NaN becomes 20: no UB in the conversion below. */
+    union {
+        float f;
+        int32_t i;
+    } y = {.f = 2.0f * ax};
+    y.i = y.i < 0x41a00000 ? y.i : 0x41a00000; /* 20.0f */
+    const gb__exp_parts e = gb__exp_split(y.f);
     const float t = GB_FMAF(e.scale, e.em1, e.scale - 1.0f); /* e^y - 1 */
     const float th = t / (t + 2.0f);
-    const float r_signed = x < 0 ? -th : th;
-    /* NaN stays NaN, and -0 stays -0 (tanh is odd). */
-    return ((x != x) | (x == 0)) ? x : r_signed;
+    /* NaN stays NaN, and ±0 stay ±0 (tanh is odd): neither is > 0. */
+    return ax > 0 ? __builtin_copysignf(th, x) : x;
 }
 
 /* tanh for the kernels' element type: the fast form for float, libm's
