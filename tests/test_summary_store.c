@@ -154,10 +154,12 @@ static void assert_trace_graphs(gb_store *s, int64_t id, const char *graph, cons
 #define UNDO_VERSION_5 "DROP TABLE profile_events; DROP TABLE profiles;"
 /* And what schema 6 added (embeddings and audio clips). */
 #define UNDO_VERSION_6 "DROP TABLE embeddings; DROP TABLE audio;"
+/* And what schema 7 added (training-health alerts). */
+#define UNDO_VERSION_7 "DROP TABLE health;"
 
 START_TEST(test_version_2_store_moves_graphs_out_of_details) {
     make_store();
-    summary_sql(db, UNDO_VERSION_6 UNDO_VERSION_5 UNDO_VERSION_4
+    summary_sql(db, UNDO_VERSION_7 UNDO_VERSION_6 UNDO_VERSION_5 UNDO_VERSION_4
                 "DROP TABLE trace_graphs; ALTER TABLE op_timings DROP COLUMN function;"
             "PRAGMA user_version = 2;"
             "INSERT INTO traces(run_id, wall_time, function, is_retrace, detail) VALUES "
@@ -205,7 +207,7 @@ END_TEST
  * next writer, keeping its runs and series; the new tables then work. */
 START_TEST(test_version_3_store_gains_status_experiment_and_pr_curves) {
     make_store();
-    summary_sql(db, UNDO_VERSION_6 UNDO_VERSION_5 UNDO_VERSION_4 "PRAGMA user_version = 3;");
+    summary_sql(db, UNDO_VERSION_7 UNDO_VERSION_6 UNDO_VERSION_5 UNDO_VERSION_4 "PRAGMA user_version = 3;");
     gb_store *s;
     ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
     ck_assert_int_eq(gb_store_schema_version(s), 3);
@@ -260,7 +262,7 @@ END_TEST
  * can then store a capture. */
 START_TEST(test_version_3_store_is_migrated_to_profiles) {
     make_store();
-    summary_sql(db, UNDO_VERSION_6 UNDO_VERSION_5 UNDO_VERSION_4 "PRAGMA user_version = 3;");
+    summary_sql(db, UNDO_VERSION_7 UNDO_VERSION_6 UNDO_VERSION_5 UNDO_VERSION_4 "PRAGMA user_version = 3;");
     gb_store *s;
     ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
     ck_assert_int_eq(gb_store_schema_version(s), 3);
@@ -298,7 +300,7 @@ END_TEST
  * writer, keeping what it held; an embedding and a clip then store. */
 START_TEST(test_version_5_store_gains_embeddings_and_audio) {
     make_store();
-    summary_sql(db, UNDO_VERSION_6 "PRAGMA user_version = 5;");
+    summary_sql(db, UNDO_VERSION_7 UNDO_VERSION_6 "PRAGMA user_version = 5;");
     gb_store *s;
     ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
     ck_assert_int_eq(gb_store_schema_version(s), 5);
@@ -321,7 +323,7 @@ START_TEST(test_version_5_store_gains_embeddings_and_audio) {
     gb_scope_end();
     ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
     ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
-    ck_assert_int_eq(gb_store_schema_version(s), 6);
+    ck_assert_int_eq(gb_store_schema_version(s), 7);
     ck_assert_int_eq(gb_store_embeddings(s, "run", "emb", NULL, &e), GB_STORE_OK);
     ck_assert(e->count == 1 && e->rows[0].n == 2 && e->rows[0].dim == 2 && e->rows[0].step == 2);
     gb_store_free(e);

@@ -1,0 +1,220 @@
+// heatmap.js — the Health page's heat map: one row per layer (input side
+// at the top), one column per step (or interval of steps the server
+// squeezed into a column, keeping its worst value), the colour the
+// figure's value on a log scale (viridis: small values dark, so a layer
+// whose gradients vanish is a dark band), with a legend of the scale.
+// Zeros and values below the scale take its darkest colour; NaN and
+// infinities are red; a cell with no value stays blank. Hovering a cell
+// says its layer, step(s) and value. Drawn on one canvas: a run of a
+// few hundred steps and ten layers is thousands of cells.
+
+import { fmtValue, h, num } from '../core/dom.js';
+
+// Matplotlib's viridis at nine stops.
+const VIRIDIS = ['#440154', '#472c7a', '#3b518b', '#2c718e', '#21908d', '#27ad81', '#5cc863', '#aadc32', '#fde725']
+  .map((c) => [1, 3, 5].map((i) => parseInt(c.slice(i, i + 2), 16)));
+const BAD = '#d93025';      // NaN, +Inf, -Inf
+const EMPTY = '#f1f3f4';    // no value
+const LABEL_MAX = 220;      // px for the layer names, at most
+const ROW_MIN = 16, ROW_MAX = 30;
+const AXIS = 26;            // px under the cells for the step axis
+const FONT = '12px system-ui, -apple-system, "Segoe UI", sans-serif';
+
+// The colour at t in [0, 1].
+export function viridis(t) {
+  const x = Math.min(1, Math.max(0, t)) * (VIRIDIS.length - 1);
+  const i = Math.min(VIRIDIS.length - 2, Math.floor(x)), f = x - i;
+  const [a, b] = [VIRIDIS[i], VIRIDIS[i + 1]];
+  return `rgb(${a.map((v, k) => Math.round(v + (b[k] - v) * f)).join(',')})`;
+}
+
+// The log10 range of the finite positive values: [lo, hi], a decade wide
+// at least; null when there is none.
+export function logRange(layers) {
+  let lo = Infinity, hi = -Infinity;
+  for (const l of layers) {
+    for (const raw of l.values) {
+      const v = num(raw);
+      if (v === null || !Number.isFinite(v) || v <= 0) continue;
+      const e = Math.log10(v);
+      if (e < lo) lo = e;
+      if (e > hi) hi = e;
+    }
+  }
+  if (lo === Infinity) return null;
+  if (hi - lo < 1) { const mid = (lo + hi) / 2; lo = mid - 0.5; hi = mid + 0.5; }
+  return [lo, hi];
+}
+
+export class HeatMap {
+  constructor() {
+    this.canvas = h('canvas.heat-canvas', { id: 'health-heatmap' });
+    this.tip = h('div.heat-tip', { id: 'health-tip', hidden: true });
+    this.legend = h('div.heat-legend', { id: 'health-legend' });
+    this.el = h('div.heat-wrap', null, this.canvas, this.tip, this.legend);
+    this.data = null;
+    this.geom = null;
+    this.hover = null;
+    this.canvas.addEventListener('mousemove', (e) => this.onMove(e));
+    this.canvas.addEventListener('mouseleave', () => this.setHover(null));
+  }
+
+  // Columns worth asking the server for: about one per 3 px of the width.
+  columnsWanted() {
+    const w = this.el.clientWidth || 900;
+    return Math.max(50, Math.min(2000, Math.round((w - LABEL_MAX) / 3)));
+  }
+
+  show(data) {
+    this.data = data;
+    this.range = logRange(data.layers);
+    this.layout();
+    this.draw();
+    this.drawLegend();
+    const c = this.canvas.dataset;
+    c.layers = String(data.layers.length);
+    c.columns = String(data.steps.length);
+    c.figure = data.figure;
+    this.setHover(this.hover && this.hover.row < data.layers.length && this.hover.col < data.steps.length ? this.hover : null);
+  }
+
+  layout() {
+    const ctx = this.canvas.getContext('2d');
+    ctx.font = FONT;
+    const label = Math.min(LABEL_MAX, 12 + Math.max(40, ...this.data.layers.map((l) => ctx.measureText(l.layer).width)));
+    const width = Math.max(300, this.el.clientWidth || 900);
+    const rows = this.data.layers.length;
+    const row = Math.max(ROW_MIN, Math.min(ROW_MAX, Math.floor(360 / Math.max(1, rows))));
+    const cols = Math.max(1, this.data.steps.length);
+    const cellW = (width - label - 8) / cols;
+    this.geom = { label, width, row, cellW, height: rows * row + AXIS };
+    const dpr = window.devicePixelRatio || 1;
+    this.canvas.width = Math.round(width * dpr);
+    this.canvas.height = Math.round(this.geom.height * dpr);
+    this.canvas.style.width = `${width}px`;
+    this.canvas.style.height = `${this.geom.height}px`;
+  }
+
+  colour(raw) {
+    const v = num(raw);
+    if (v === null) return EMPTY;
+    if (!Number.isFinite(v)) return BAD;
+    if (!this.range || v <= 0) return viridis(0);
+    const [lo, hi] = this.range;
+    return viridis((Math.log10(v) - lo) / (hi - lo));
+  }
+
+  draw() {
+    const { label, width, row, cellW, height } = this.geom;
+    const ctx = this.canvas.getContext('2d');
+    const dpr = window.devicePixelRatio || 1;
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, width, height);
+    ctx.font = FONT;
+    ctx.textBaseline = 'middle';
+    const { layers, steps } = this.data;
+    layers.forEach((l, r) => {
+      const y = r * row;
+      ctx.fillStyle = '#3c4043';
+      ctx.textAlign = 'right';
+      ctx.fillText(fit(ctx, l.layer, label - 12), label - 8, y + row / 2);
+      for (let k = 0; k < steps.length; k++) {
+        const x0 = Math.floor(label + k * cellW), x1 = Math.floor(label + (k + 1) * cellW);
+        ctx.fillStyle = this.colour(l.values[k]);
+        ctx.fillRect(x0, y, Math.max(1, x1 - x0), row - 1);
+      }
+    });
+    // The step axis: a tick at each end and a few between.
+    ctx.fillStyle = '#5f6368';
+    ctx.textAlign = 'center';
+    const y = layers.length * row + AXIS / 2;
+    const ticks = Math.min(steps.length, Math.max(2, Math.floor((width - label) / 110)));
+    let lastEnd = -Infinity;
+    for (let t = 0; t < ticks; t++) {
+      const k = ticks === 1 ? 0 : Math.round((t * (steps.length - 1)) / (ticks - 1));
+      const x = label + (k + 0.5) * cellW;
+      const text = String(steps[k]);
+      const w = ctx.measureText(text).width;
+      if (x - w / 2 < lastEnd + 8) continue;
+      ctx.fillText(text, Math.min(width - w / 2, x), y);
+      lastEnd = x + w / 2;
+    }
+    if (this.hover) {
+      const { row: r, col: k } = this.hover;
+      ctx.strokeStyle = '#202124';
+      ctx.lineWidth = 2;
+      ctx.strokeRect(Math.floor(label + k * cellW) + 1, r * row + 1, Math.max(2, Math.floor(cellW) - 1), row - 3);
+    }
+  }
+
+  drawLegend() {
+    const name = this.data.figure;
+    if (!this.range) {
+      this.legend.replaceChildren(h('span.muted', null, `No positive ${name} to scale: every value is 0 or missing.`));
+      return;
+    }
+    const [lo, hi] = this.range;
+    const stops = Array.from({ length: 9 }, (_, i) => `${viridis(i / 8)} ${(i * 100) / 8}%`).join(', ');
+    const ticks = [];
+    for (let e = Math.ceil(lo); e <= Math.floor(hi); e++) ticks.push(e);
+    const step = Math.ceil(ticks.length / 6);
+    this.legend.replaceChildren(
+      h('span.legend-label', null, `${name}, log scale`),
+      h('span.legend-scale', null,
+        h('span.legend-bar', { style: { background: `linear-gradient(90deg, ${stops})` } }),
+        h('span.legend-ticks', null, ticks.filter((_, i) => i % step === 0).map((e) =>
+          h('span.legend-tick', { style: { left: `${((e - lo) / (hi - lo)) * 100}%` } }, `1e${e}`)))),
+      h('span.legend-key', null, h('span.key-swatch', { style: { background: viridis(0) } }), `≤ ${fmtValue(10 ** lo)} or 0`),
+      h('span.legend-key', null, h('span.key-swatch', { style: { background: BAD } }), 'NaN / Inf'),
+      h('span.legend-key', null, h('span.key-swatch.empty', { style: { background: EMPTY } }), 'no value'));
+  }
+
+  onMove(e) {
+    if (!this.data || !this.geom) return;
+    const r = this.canvas.getBoundingClientRect();
+    const x = e.clientX - r.left, y = e.clientY - r.top;
+    const { label, row, cellW } = this.geom;
+    const col = Math.floor((x - label) / cellW), rowIx = Math.floor(y / row);
+    const inside = x >= label && col >= 0 && col < this.data.steps.length && rowIx >= 0 && rowIx < this.data.layers.length;
+    this.setHover(inside ? { row: rowIx, col, x, y } : null);
+  }
+
+  setHover(hv) {
+    const same = hv && this.hover && hv.row === this.hover.row && hv.col === this.hover.col;
+    this.hover = hv;
+    if (!same) this.draw();
+    if (!hv) { this.tip.hidden = true; return; }
+    const l = this.data.layers[hv.row];
+    const k = hv.col;
+    const first = this.data.steps[k], last = this.data.steps_last[k];
+    const value = num(l.values[k]);
+    const count = l.counts[k];
+    const t = this.tip;
+    t.dataset.layer = l.layer;
+    t.dataset.step = String(first);
+    t.dataset.value = value === null ? '' : String(value);
+    t.replaceChildren(
+      h('div.tip-layer', null, l.layer),
+      h('div', null, first === last ? `step ${first}` : `steps ${first}–${last}`),
+      h('div.tip-value', null, `${this.data.figure} ${value === null ? 'no value' : fmtValue(value)}`),
+      count > 1 ? h('div.muted', null, `worst of ${count} values, ${fmtValue(num(l.min[k]))} to ${fmtValue(num(l.max[k]))}`) : null);
+    t.hidden = false;
+    // Beside the cursor, kept inside the map.
+    const left = Math.min(hv.x + 14, this.geom.width - t.offsetWidth - 4);
+    t.style.left = `${Math.max(0, left)}px`;
+    t.style.top = `${hv.y + 14}px`;
+  }
+
+  destroy() { this.data = null; }
+}
+
+// text cut with "…" to fit w pixels.
+function fit(ctx, text, w) {
+  if (ctx.measureText(text).width <= w) return text;
+  let lo = 0, hi = text.length;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (ctx.measureText(`…${text.slice(text.length - mid)}`).width <= w) lo = mid; else hi = mid - 1;
+  }
+  return `…${text.slice(text.length - lo)}`;
+}
