@@ -4,9 +4,11 @@
 // figure's value on a log scale (viridis: small values dark, so a layer
 // whose gradients vanish is a dark band), with a legend of the scale.
 // Zeros and values below the scale take its darkest colour; NaN and
-// infinities are red; a cell with no value stays blank. Hovering a cell
-// says its layer, step(s) and value. Drawn on one canvas: a run of a
-// few hundred steps and ten layers is thousands of cells.
+// infinities are red; a cell with no value stays blank. The run's alerts
+// about a layer are marked in its row at their step, a corner in the
+// colour of their severity. Hovering a cell says its layer, step(s),
+// value and alerts. Drawn on one canvas: a run of a few hundred steps
+// and ten layers is thousands of cells.
 
 import { fmtValue, h, num } from '../core/dom.js';
 
@@ -14,6 +16,7 @@ import { fmtValue, h, num } from '../core/dom.js';
 const VIRIDIS = ['#440154', '#472c7a', '#3b518b', '#2c718e', '#21908d', '#27ad81', '#5cc863', '#aadc32', '#fde725']
   .map((c) => [1, 3, 5].map((i) => parseInt(c.slice(i, i + 2), 16)));
 const BAD = '#d93025';      // NaN, +Inf, -Inf
+const SEVERITY = { critical: '#d93025', warning: '#f29900', info: '#1a73e8' };
 const EMPTY = '#f1f3f4';    // no value
 const LABEL_MAX = 220;      // px for the layer names, at most
 const ROW_MIN = 16, ROW_MAX = 30;
@@ -55,6 +58,7 @@ export class HeatMap {
     this.data = null;
     this.geom = null;
     this.hover = null;
+    this.marks = new Map();
     this.canvas.addEventListener('mousemove', (e) => this.onMove(e));
     this.canvas.addEventListener('mouseleave', () => this.setHover(null));
   }
@@ -65,8 +69,11 @@ export class HeatMap {
     return Math.max(50, Math.min(2000, Math.round((w - LABEL_MAX) / 3)));
   }
 
-  show(data) {
+  // data: /api/health/heatmap's answer; alerts: the run's alerts (those
+  // naming a layer of the map are marked).
+  show(data, alerts = []) {
     this.data = data;
+    this.marks = markAlerts(data, alerts);
     this.range = logRange(data.layers);
     this.layout();
     this.draw();
@@ -75,6 +82,10 @@ export class HeatMap {
     c.layers = String(data.layers.length);
     c.columns = String(data.steps.length);
     c.figure = data.figure;
+    // Where the cells are, for the browser test's mouse.
+    c.left = String(this.geom.label);
+    c.cellWidth = String(this.geom.cellW);
+    c.rowHeight = String(this.geom.row);
     this.setHover(this.hover && this.hover.row < data.layers.length && this.hover.col < data.steps.length ? this.hover : null);
   }
 
@@ -139,11 +150,34 @@ export class HeatMap {
       ctx.fillText(text, Math.min(width - w / 2, x), y);
       lastEnd = x + w / 2;
     }
+    for (const [key, list] of this.marks) {
+      const [r, k] = key.split(':').map(Number);
+      const x1 = Math.floor(label + (k + 1) * cellW), y0 = r * row;
+      const size = Math.min(row - 4, 10);
+      ctx.beginPath();
+      ctx.moveTo(x1 - size - 1, y0);
+      ctx.lineTo(x1, y0);
+      ctx.lineTo(x1, y0 + size + 1);
+      ctx.closePath();
+      ctx.fillStyle = '#ffffff';
+      ctx.fill();
+      ctx.beginPath();
+      ctx.moveTo(x1 - size + 1, y0);
+      ctx.lineTo(x1, y0);
+      ctx.lineTo(x1, y0 + size - 1);
+      ctx.closePath();
+      ctx.fillStyle = SEVERITY[list[0].severity] ?? BAD;
+      ctx.fill();
+    }
     if (this.hover) {
       const { row: r, col: k } = this.hover;
-      ctx.strokeStyle = '#202124';
+      // White inside black: seen on the darkest cells and on the brightest.
+      const x = Math.floor(label + k * cellW), w = Math.max(3, Math.floor(cellW));
       ctx.lineWidth = 2;
-      ctx.strokeRect(Math.floor(label + k * cellW) + 1, r * row + 1, Math.max(2, Math.floor(cellW) - 1), row - 3);
+      ctx.strokeStyle = '#202124';
+      ctx.strokeRect(x - 1, r * row - 1, w + 2, row + 1);
+      ctx.strokeStyle = '#ffffff';
+      ctx.strokeRect(x + 1, r * row + 1, w - 2, row - 3);
     }
   }
 
@@ -155,18 +189,16 @@ export class HeatMap {
     }
     const [lo, hi] = this.range;
     const stops = Array.from({ length: 9 }, (_, i) => `${viridis(i / 8)} ${(i * 100) / 8}%`).join(', ');
-    const ticks = [];
-    for (let e = Math.ceil(lo); e <= Math.floor(hi); e++) ticks.push(e);
-    const step = Math.ceil(ticks.length / 6);
+    const ticks = legendTicks(lo, hi);
     this.legend.replaceChildren(
       h('span.legend-label', null, `${name}, log scale`),
       h('span.legend-scale', null,
         h('span.legend-bar', { style: { background: `linear-gradient(90deg, ${stops})` } }),
-        h('span.legend-ticks', null, ticks.filter((_, i) => i % step === 0).map((e) =>
-          h('span.legend-tick', { style: { left: `${((e - lo) / (hi - lo)) * 100}%` } }, `1e${e}`)))),
+        h('span.legend-ticks', null, ticks.map((v) =>
+          h('span.legend-tick', { style: { left: `${((Math.log10(v) - lo) / (hi - lo)) * 100}%` } }, tickText(v))))),
       h('span.legend-key', null, h('span.key-swatch', { style: { background: viridis(0) } }), `≤ ${fmtValue(10 ** lo)} or 0`),
       h('span.legend-key', null, h('span.key-swatch', { style: { background: BAD } }), 'NaN / Inf'),
-      h('span.legend-key', null, h('span.key-swatch.empty', { style: { background: EMPTY } }), 'no value'));
+      h('span.legend-key', null, h('span.key-swatch.key-empty', { style: { background: EMPTY } }), 'no value'));
   }
 
   onMove(e) {
@@ -190,14 +222,20 @@ export class HeatMap {
     const value = num(l.values[k]);
     const count = l.counts[k];
     const t = this.tip;
+    t.dataset.row = String(hv.row);
+    t.dataset.col = String(k);
     t.dataset.layer = l.layer;
     t.dataset.step = String(first);
     t.dataset.value = value === null ? '' : String(value);
-    t.replaceChildren(
+    const lines = [
       h('div.tip-layer', null, l.layer),
       h('div', null, first === last ? `step ${first}` : `steps ${first}–${last}`),
-      h('div.tip-value', null, `${this.data.figure} ${value === null ? 'no value' : fmtValue(value)}`),
-      count > 1 ? h('div.muted', null, `worst of ${count} values, ${fmtValue(num(l.min[k]))} to ${fmtValue(num(l.max[k]))}`) : null);
+      h('div.tip-value', null, `${this.data.figure} ${value === null ? 'no value' : fmtValue(value)}`)];
+    if (count > 1) lines.push(h('div.muted', null, `worst of ${count} values, ${fmtValue(num(l.min[k]))} to ${fmtValue(num(l.max[k]))}`));
+    for (const a of this.marks.get(`${hv.row}:${k}`) ?? []) {
+      lines.push(h('div.tip-alert', null, `${a.severity}: ${a.kind.replace(/_/g, ' ')} at step ${a.step}`));
+    }
+    t.replaceChildren(...lines);
     t.hidden = false;
     // Beside the cursor, kept inside the map.
     const left = Math.min(hv.x + 14, this.geom.width - t.offsetWidth - 4);
@@ -217,4 +255,45 @@ function fit(ctx, text, w) {
     if (ctx.measureText(`…${text.slice(text.length - mid)}`).width <= w) lo = mid; else hi = mid - 1;
   }
   return `…${text.slice(text.length - lo)}`;
+}
+
+// The cells the alerts point at: "row:col" -> alerts, most severe first
+// (the order the API gives). An alert's column is the one holding its
+// step, or the first after it (figures and alerts share the checks'
+// steps, so it is normally exact).
+function markAlerts(data, alerts) {
+  const rows = new Map(data.layers.map((l, i) => [l.layer, i]));
+  const marks = new Map();
+  for (const a of alerts) {
+    const r = rows.get(a.layer);
+    if (r === undefined || a.step === null) continue;
+    const k = data.steps_last.findIndex((last) => last >= a.step);
+    if (k < 0) continue;
+    const key = `${r}:${k}`;
+    if (!marks.has(key)) marks.set(key, []);
+    marks.get(key).push(a);
+  }
+  return marks;
+}
+
+// Values for the legend on the log scale lo..hi (log10): the powers of
+// ten, thinned to six at most, and 2x and 5x between them when the scale
+// spans two decades or less.
+function legendTicks(lo, hi) {
+  const out = [];
+  const mult = hi - lo <= 2 ? [1, 2, 5] : [1];
+  for (let e = Math.floor(lo); e <= Math.ceil(hi); e++) {
+    for (const m of mult) {
+      const v = m * 10 ** e, x = Math.log10(v);
+      if (x >= lo - 1e-9 && x <= hi + 1e-9) out.push(v);
+    }
+  }
+  const step = Math.ceil(out.length / 6);
+  return out.filter((_, i) => i % step === 0);
+}
+
+function tickText(v) {
+  if (v >= 1e-3 && v < 1e4) return String(Number(v.toPrecision(3)));
+  const e = Math.floor(Math.log10(v) + 1e-9), m = Math.round(v / 10 ** e);
+  return m === 1 ? `1e${e}` : `${m}e${e}`;
 }

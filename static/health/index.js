@@ -143,13 +143,13 @@ export function createPage(ctx) {
   }
 
   function alertItem(a) {
-    const where = [a.layer || 'the model', a.variable].filter(Boolean).join(' · ');
+    const where = a.layer ? [a.layer, a.variable].filter(Boolean).join(' · ') : null;
     return h('li.health-alert', { className: `health-alert sev-${a.severity}`, 'data-id': a.id,
       'data-kind': a.kind, 'data-layer': a.layer, 'data-step': a.step ?? '', 'data-severity': a.severity },
     h('div.alert-head', null,
       h('span.sev-badge', { className: `sev-badge sev-${a.severity}` }, a.severity),
       h('span.alert-kind', null, kindText(a.kind)),
-      h('span.alert-where', null, where),
+      where ? h('span.alert-where', null, where) : h('span.alert-where.model', null, 'the model'),
       h('span.alert-step', null, a.step === null ? 'no step' : `step ${a.step}`)),
     a.message ? h('div.health-message', null, a.message) : null,
     h('div.alert-figures', null, figureFacts(a)),
@@ -162,8 +162,8 @@ export function createPage(ctx) {
     const charts = new URLSearchParams({ run: state.run, tags: `^health/${escapeRegex(a.layer)}/` });
     const graph = new URLSearchParams({ run: state.run, scope: a.layer });
     return [
-      h('a.health-charts', { href: `#scalars?${charts}`, title: `The Scalars page with ${a.layer}'s health figures`,
-        onclick: () => { ctx.runs.setChecked(state.run, true); } }, `Charts of ${a.layer}`),
+      h('a.health-charts', { href: `#scalars?${charts}`, title: `The Scalars page: ${a.layer}'s health figures in ${state.run}` },
+        `Charts of ${a.layer}`),
       h('a.health-graph', { href: `#graphs?${graph}`, title: `${a.layer} on the Graphs page` }, `${a.layer} in the graph`),
     ];
   }
@@ -185,10 +185,10 @@ export function createPage(ctx) {
     heatSub.textContent = `${heat.layers.length} layer${heat.layers.length === 1 ? '' : 's'} · ` +
       (n ? `steps ${heat.steps[0]}–${heat.steps_last[n - 1]}` : 'no steps') +
       (heat.downsampled ? ` · ${n} columns, the worst value of each` : '');
-    map.show(heat);
+    map.show(heat, alerts?.run === state.run ? alerts.alerts : []);
   }
 
-  const onResize = () => { if (heat && !heatCard.hidden) map.show(heat); };
+  const onResize = () => { if (heat && !heatCard.hidden) map.show(heat, alerts?.alerts ?? []); };
   window.addEventListener('resize', onResize);
 
   return {

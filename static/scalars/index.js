@@ -4,7 +4,8 @@
 // fetched and kept live (series.js), so a store with hundreds of tags stays
 // fast. Runs with numerics alerts get a link to the Numerics page in the
 // legend, and their NaN/Inf markers open it at the marker's step.
-// A link can set the tag filter and add a run to the selection:
+// A link can set the tag filter and the run shown, as the HParams table's
+// run links select their run:
 //   #scalars?tags=^health/dense_1/&run=R   (the Health page's alerts do)
 
 import { getJSON, pooled } from '../core/api.js';
@@ -136,10 +137,9 @@ export function createPage(ctx) {
   };
 }
 
-// A link's tag filter (a regex) and run, which is added to the selection
-// so that its charts are drawn.
+// A link's tag filter (a regex) and run, then the one run selected.
 function takeQuery(ctx) {
   const q = ctx.query();
   if (q.has('tags')) settings.tagFilter = q.get('tags');
-  if (q.get('run')) ctx.runs.setChecked(q.get('run'), true);
+  if (q.get('run')) ctx.runs.setSelected([q.get('run')]);
 }
