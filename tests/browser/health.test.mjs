@@ -137,6 +137,9 @@ async function main() {
   check('heat map: a legend on a log scale', (await page.textContent('#health-legend')).includes('grad_norm, log scale'));
   await shot('heatmap', page.locator('.health-heat'));
 
+  await page.mouse.move(5, 5);
+  await shot('page');
+
   // ---- another figure --------------------------------------------------------------------------
   await page.selectOption('#health-figure', 'saturated_fraction');
   check('heat map: saturated units of the 7 sigmoid layers', await heatIs('saturated_fraction', 7, 60));
@@ -168,6 +171,13 @@ async function main() {
   // ---- links: the layer's charts and its scope in the graph -------------------------------------
   const graphHref = await page.getAttribute('.health-alert[data-layer="dense_1"] a.health-graph', 'href');
   check('links: the layer on the Graphs page', graphHref === '#graphs?run=relu_dead&scope=dense_1', graphHref);
+  await page.click('.health-alert[data-layer="dense_1"] a.health-graph');
+  check('links: the Graphs page opens', await tabLoaded(page, 'graphs', WAIT));
+  const selected = await until(page, () => document.querySelector('.page')?.dataset.selected, null, WAIT);
+  check('links: the layer\'s scope is selected in the train step\'s graph', /(^|\/)sequential\/dense_1$/.test(selected ?? ''), selected);
+  await shot('graph_link');
+  await page.goBack();
+  check('links: back to the Health page', await tabLoaded(page, 'health', WAIT));
   await page.click('.health-alert[data-layer="dense_1"] a.health-charts');
   check('links: the Scalars page opens', await tabLoaded(page, 'scalars', WAIT));
   const tags = await until(page, () => {

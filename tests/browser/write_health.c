@@ -15,7 +15,10 @@
  *   six alerts. relu_dead: 6 layers (two under block/), every 10 steps of
  *   0..290: grad_norm 1e-2 * (i + 1) * (1 + (s % 3) / 10.0), update_ratio
  *   1e-3, dead_fraction 0.97 for dense_1 from step 60 (0.1 before), else
- *   (i % 3) / 20.0; two alerts. The browser test computes the same values.
+ *   (i % 3) / 20.0; two alerts; and its traced train step, whose dense
+ *   layers are name scopes sequential/dense, sequential/dense_1, ...
+ *   (the Graphs page's scope for an alert's layer). The browser test
+ *   computes the same values.
  */
 #include <stdio.h>
 #include <string.h>
@@ -23,6 +26,7 @@
 #include "gb_health.h"
 #include "gb_observer.h"
 #include "gb_summary.h"
+#include "glassbox.h"
 
 #define WALL0 1.7e9
 
@@ -126,9 +130,39 @@ static void relu_figures(int64_t s) {
     }
 }
 
+/* Three dense layers in name scopes, as a Sequential model's call names them. */
+static int step_fn(void *user, gb_tensor *const *in, int nin, const gb_value *st, int nst,
+                   gb_tensor **out) {
+    (void)user, (void)nin, (void)st, (void)nst;
+    static const char *const layers[] = {"dense", "dense_1", "dense_2"};
+    gb_tensor *x = in[0];
+    gb_name_scope_push("sequential");
+    for (int i = 0; i < 3; i++) {
+        gb_name_scope_push(layers[i]);
+        x = gb_relu(gb_matmul(x, in[1]));
+        gb_name_scope_pop();
+    }
+    gb_name_scope_pop();
+    out[0] = gb_reduce_sum(x, NULL, 0, false);
+    return 1;
+}
+
+/* The train step traced once: the trace event carries its graph. */
+static bool trace_step(void) {
+    gb_scope_begin();
+    gb_function *f = gb_function_new("train_step", step_fn, NULL);
+    gb_tensor *y, *in[2] = {gb_ones(GB_F32, GB_SHAPE(4, 4)), gb_ones(GB_F32, GB_SHAPE(4, 4))};
+    gb_function_call(f, in, 2, NULL, 0, &y);
+    bool ok = gb_ok();
+    if (!ok) fprintf(stderr, "write_health: %s\n", gb_error_string());
+    gb_function_free(f);
+    gb_scope_end();
+    return ok;
+}
+
 static bool write_relu_dead(const char *db) {
     gb_summary_writer *w = open_run(db, "relu_dead");
-    if (!w) return false;
+    if (!w || !trace_step()) return false;
     for (int64_t s = 0; s < 300; s += 10) {
         gb_summary_scalar(w, "loss", 2.3 - (double)s / 2000.0, s);
         relu_figures(s);
