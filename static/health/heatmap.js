@@ -212,7 +212,8 @@ export class HeatMap {
   }
 
   setHover(hv) {
-    const same = hv && this.hover && hv.row === this.hover.row && hv.col === this.hover.col;
+    if (!this.data || !this.geom) return;   // nothing drawn yet (or any more)
+    const same = hv && this.hover ? hv.row === this.hover.row && hv.col === this.hover.col : hv === this.hover;
     this.hover = hv;
     if (!same) this.draw();
     if (!hv) { this.tip.hidden = true; return; }

@@ -139,18 +139,20 @@ export function createPage(ctx) {
     alertsBox.replaceChildren(h('section.card.health-alerts', null,
       h('div.card-head', null, h('div.card-title', null, 'Alerts, most severe first'),
         h('span.card-sub', null, a.alerts.length < a.total ? `showing ${a.alerts.length} of ${a.total}` : '')),
-      h('ol.health-list', null, a.alerts.map(alertItem))));
+      h('ol.health-list', null, groupRepeats(a.alerts).map(alertItem))));
   }
 
   function alertItem(a) {
     const where = a.layer ? [a.layer, a.variable].filter(Boolean).join(' · ') : null;
+    const when = a.step === null ? 'no step' : a.count > 1 ? `×${a.count} · steps ${a.step}–${a.lastStep}` : `step ${a.step}`;
     return h('li.health-alert', { className: `health-alert sev-${a.severity}`, 'data-id': a.id,
-      'data-kind': a.kind, 'data-layer': a.layer, 'data-step': a.step ?? '', 'data-severity': a.severity },
+      'data-kind': a.kind, 'data-layer': a.layer, 'data-step': a.step ?? '', 'data-severity': a.severity,
+      'data-count': a.count },
     h('div.alert-head', null,
       h('span.sev-badge', { className: `sev-badge sev-${a.severity}` }, a.severity),
       h('span.alert-kind', null, kindText(a.kind)),
       where ? h('span.alert-where', null, where) : h('span.alert-where.model', null, 'the model'),
-      h('span.alert-step', null, a.step === null ? 'no step' : `step ${a.step}`)),
+      h('span.alert-step', { title: a.count > 1 ? `raised ${a.count} times; the first is shown` : null }, when)),
     a.message ? h('div.health-message', null, a.message) : null,
     h('div.alert-figures', null, figureFacts(a)),
     a.advice ? h('div.alert-advice', null, a.advice) : null,
@@ -239,4 +241,19 @@ function figureFacts(a) {
   }
   fact('time', fmtWall(a.wall));
   return out;
+}
+
+// A check that trips at every interval raises the same alert again and
+// again: one row per (severity, kind, layer, variable), at the place of
+// its first (the API's order), saying how many and until when.
+function groupRepeats(alerts) {
+  const rows = new Map();
+  for (const a of alerts) {
+    const key = JSON.stringify([a.severity, a.kind, a.layer, a.variable]);
+    const row = rows.get(key);
+    if (!row) { rows.set(key, { ...a, count: 1, lastStep: a.step }); continue; }
+    row.count++;
+    if (a.step !== null && (row.lastStep === null || a.step > row.lastStep)) row.lastStep = a.step;
+  }
+  return [...rows.values()];
 }

@@ -4,8 +4,8 @@
 // health/<layer>/<figure> scalars, emitted with gb_observer_emit),
 // `glassbox serve` serves them, Debian's chromium (playwright-core) opens
 // the dashboard with the real mouse and keyboard. Checks the alert rows
-// (most severe first, then earliest; badge, kind, layer and variable,
-// step, figures, message, advice) against what was written; the heat
+// (most severe first, then earliest, a repeated alert once; badge, kind,
+// layer and variable, step, figures, message, advice) against what was written; the heat
 // map's size, the values it shows under the mouse against the numbers
 // written, and the vanishing gradients as a dark band at the input side;
 // the figure and run selectors; an alert written while the page is open
@@ -78,7 +78,7 @@ const heatIs = (figure, layers, columns) => until(page, ([f, l, c]) => {
 
 async function main() {
   const api = await apiJSON(server, 'health/alerts', { run: 'sigmoid_deep' });
-  check('api: sigmoid_deep has 6 alerts, 2 critical', api.total === 6 && api.critical === 2, JSON.stringify(api).slice(0, 300));
+  check('api: sigmoid_deep has 8 alerts, 2 critical', api.total === 8 && api.critical === 2, JSON.stringify(api).slice(0, 300));
 
   await page.goto(server.url);
   check('shell: ready', await until(page, () => window.__glassbox?.ready, null, WAIT));
@@ -96,7 +96,7 @@ async function main() {
     ['loss_spike', 'info', '', '140', 'the model'],
     ['loss_recovered', 'info', '', '160', 'the model'],
   ];
-  check('alerts: six rows, most severe first, then by step',
+  check('alerts: six rows (a repeated alert once), most severe first, then by step',
     JSON.stringify(got.map((r) => [r.kind, r.severity, r.layer, r.step, r.where])) === JSON.stringify(want),
     JSON.stringify(got.map((r) => [r.kind, r.severity, r.layer, r.step, r.where])));
   const first = got[0];
@@ -112,7 +112,8 @@ async function main() {
   check('alerts: the saturation row\'s figures', got[2].facts['saturated fraction'] === '0.91' && got[2].facts.units === '128', JSON.stringify(got[2].facts));
   check('alerts: a model-wide alert has no layer links',
     await page.$$eval('.health-alert[data-kind="loss_spike"] .alert-links a', (a) => a.length) === 0);
-  check('alerts: summary counts them', (await page.textContent('.health-summary')) === '6 alerts in sigmoid_deep · 2 critical, 2 warning, 2 info',
+  check('alerts: an alert raised three times is one row that says so', got[3].stepText === '×3 · steps 100–200', got[3].stepText);
+  check('alerts: summary counts them all', (await page.textContent('.health-summary')) === '8 alerts in sigmoid_deep · 2 critical, 4 warning, 2 info',
     await page.textContent('.health-summary'));
   await shot('alerts', page.locator('.health-alerts'));
 

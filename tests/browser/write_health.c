@@ -12,7 +12,7 @@
  *   layer i = GRAD[i] * (1 + (s % 7) / 100.0) — vanishing towards the
  *   input; update_ratio UPDATE[i] * (1 + (s % 5) / 50.0); weight_norm
  *   4 + i / 2.0 + s / 1000.0; saturated_fraction SAT[i] (not the logits);
- *   six alerts. relu_dead: 6 layers (two under block/), every 10 steps of
+ *   eight alerts (not_learning at steps 100, 150 and 200). relu_dead: 6 layers (two under block/), every 10 steps of
  *   0..290: grad_norm 1e-2 * (i + 1) * (1 + (s % 3) / 10.0), update_ratio
  *   1e-3, dead_fraction 0.97 for dense_1 from step 60 (0.1 before), else
  *   (i % 3) / 20.0; two alerts; and its traced train step, whose dense
@@ -100,8 +100,8 @@ static bool write_sigmoid_deep(const char *db) {
                   "Gradients vanish on the way back to the input. Use ReLU instead of sigmoid, "
                   "He initialization, residual connections or batch normalization.");
         }
-        if (s == 100)
-            alert("not_learning", GB_HEALTH_WARNING, "dense", "dense/kernel", 100, 2e-8, 1e-5,
+        if (s == 100 || s == 150 || s == 200)
+            alert("not_learning", GB_HEALTH_WARNING, "dense", "dense/kernel", s, 2e-8, 1e-5,
                   "{\"update_ratio\":2e-8,\"healthy\":1e-3}",
                   "dense/kernel: updates are 2e-08 of the weights (healthy: about 1e-3)",
                   "This layer's weights barely move. Raise the learning rate or fix the "
