@@ -336,7 +336,8 @@ END_TEST
 
 /* 40,000 steps of two layers squeezed into 10 columns: read from the
  * rollups (blocks of 256 steps, each in the column of its first step),
- * exact, and the one dead step of layer b is not averaged away. */
+ * exact, and the one dead step of layer b is not averaged away; reading
+ * it costs a small part of the pages the raw points fill. */
 START_TEST(test_heatmap_of_a_long_run_from_rollups) {
     gb_summary_writer *w = open_default(db, "long");
     for (int64_t s = 0; s < 40000; s++) {
@@ -345,7 +346,20 @@ START_TEST(test_heatmap_of_a_long_run_from_rollups) {
     }
     close_writer(w);
     gb_store *s = open_store(db);
+    int64_t before = gb_store_pages_read(s);
     gb_health_heatmap *m = heatmap(s, "long", "dead_fraction", 10, GB_STEP_MIN, GB_STEP_MAX);
+    int64_t heat_pages = gb_store_pages_read(s) - before;
+    before = gb_store_pages_read(s);
+    for (int i = 0; i < 2; i++) {
+        gb_scalar_series *raw;
+        ck_assert_int_eq(gb_store_scalars(s, "long", i ? "health/b/dead_fraction" : "health/a/dead_fraction",
+                                          NULL, &raw), GB_STORE_OK);
+        ck_assert_int_eq(raw->count, 40000);
+        gb_store_free(raw);
+    }
+    int64_t raw_pages = gb_store_pages_read(s) - before;
+    ck_assert_msg(heat_pages * 10 < raw_pages, "heat map %lld pages, raw points %lld",
+                  (long long)heat_pages, (long long)raw_pages);
     ck_assert_uint_eq(m->column_count, 10);
     ck_assert(m->downsampled);
     for (int64_t k = 0; k < 10; k++) {

@@ -111,8 +111,12 @@ export function createPage(ctx) {
   }
 
   // ---- alerts ----------------------------------------------------------------------------
+  let alertsSig = null;   // what the list shows: a live update that changed nothing redraws nothing
   function renderAlerts() {
     if (destroyed) return;
+    const sig = JSON.stringify([state.run, runsInfo.size, alerts]);
+    if (sig === alertsSig) return;
+    alertsSig = sig;
     if (!state.run) {
       summary.textContent = '';
       alertsBox.replaceChildren(h('div.empty', null, h('h2', null, 'No training health yet'),
