@@ -99,7 +99,7 @@ START_TEST(test_stores_found_by_content_and_named_by_path) {
         ck_assert(!any);
     }
     ck_assert_int_eq(gb_store_has_events(s, GB_EVENTS_TABLES, &any), GB_STORE_ERR_ARG);
-    ck_assert_str_eq(gb_store_last_error(), "gb_store_has_events: unknown table 3");
+    ck_assert_str_eq(gb_store_last_error(), "gb_store_has_events: unknown table 4");
 
     /* A query naming a run reads its store. */
     gb_scalar_series *ser = NULL;

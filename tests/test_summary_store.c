@@ -15,6 +15,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "gb_health.h"
+#include "gb_observer.h"
 #include "gb_summary.h"
 #include "glassbox.h"
 #include "summary_test_util.h"
@@ -154,10 +156,12 @@ static void assert_trace_graphs(gb_store *s, int64_t id, const char *graph, cons
 #define UNDO_VERSION_5 "DROP TABLE profile_events; DROP TABLE profiles;"
 /* And what schema 6 added (embeddings and audio clips). */
 #define UNDO_VERSION_6 "DROP TABLE embeddings; DROP TABLE audio;"
+/* And what schema 7 added (training-health alerts). */
+#define UNDO_VERSION_7 "DROP TABLE health;"
 
 START_TEST(test_version_2_store_moves_graphs_out_of_details) {
     make_store();
-    summary_sql(db, UNDO_VERSION_6 UNDO_VERSION_5 UNDO_VERSION_4
+    summary_sql(db, UNDO_VERSION_7 UNDO_VERSION_6 UNDO_VERSION_5 UNDO_VERSION_4
                 "DROP TABLE trace_graphs; ALTER TABLE op_timings DROP COLUMN function;"
             "PRAGMA user_version = 2;"
             "INSERT INTO traces(run_id, wall_time, function, is_retrace, detail) VALUES "
@@ -205,7 +209,7 @@ END_TEST
  * next writer, keeping its runs and series; the new tables then work. */
 START_TEST(test_version_3_store_gains_status_experiment_and_pr_curves) {
     make_store();
-    summary_sql(db, UNDO_VERSION_6 UNDO_VERSION_5 UNDO_VERSION_4 "PRAGMA user_version = 3;");
+    summary_sql(db, UNDO_VERSION_7 UNDO_VERSION_6 UNDO_VERSION_5 UNDO_VERSION_4 "PRAGMA user_version = 3;");
     gb_store *s;
     ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
     ck_assert_int_eq(gb_store_schema_version(s), 3);
@@ -260,7 +264,7 @@ END_TEST
  * can then store a capture. */
 START_TEST(test_version_3_store_is_migrated_to_profiles) {
     make_store();
-    summary_sql(db, UNDO_VERSION_6 UNDO_VERSION_5 UNDO_VERSION_4 "PRAGMA user_version = 3;");
+    summary_sql(db, UNDO_VERSION_7 UNDO_VERSION_6 UNDO_VERSION_5 UNDO_VERSION_4 "PRAGMA user_version = 3;");
     gb_store *s;
     ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
     ck_assert_int_eq(gb_store_schema_version(s), 3);
@@ -298,7 +302,7 @@ END_TEST
  * writer, keeping what it held; an embedding and a clip then store. */
 START_TEST(test_version_5_store_gains_embeddings_and_audio) {
     make_store();
-    summary_sql(db, UNDO_VERSION_6 "PRAGMA user_version = 5;");
+    summary_sql(db, UNDO_VERSION_7 UNDO_VERSION_6 "PRAGMA user_version = 5;");
     gb_store *s;
     ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
     ck_assert_int_eq(gb_store_schema_version(s), 5);
@@ -321,7 +325,7 @@ START_TEST(test_version_5_store_gains_embeddings_and_audio) {
     gb_scope_end();
     ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
     ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
-    ck_assert_int_eq(gb_store_schema_version(s), 6);
+    ck_assert_int_eq(gb_store_schema_version(s), 7);
     ck_assert_int_eq(gb_store_embeddings(s, "run", "emb", NULL, &e), GB_STORE_OK);
     ck_assert(e->count == 1 && e->rows[0].n == 2 && e->rows[0].dim == 2 && e->rows[0].step == 2);
     gb_store_free(e);
@@ -332,6 +336,56 @@ START_TEST(test_version_5_store_gains_embeddings_and_audio) {
     ck_assert_int_eq(gb_store_scalars(s, "run", "x", NULL, &x), GB_STORE_OK);
     ck_assert_uint_gt(x->count, 0);
     gb_store_free(x);
+    gb_store_close(s);
+    summary_assert_integrity(db);
+}
+END_TEST
+
+/* A version-6 store (before training health): read as it is (no alerts,
+ * its health/ figures a heat map all the same), then migrated to 7 by the
+ * next writer, which stores the engine's alerts from then on. */
+START_TEST(test_version_6_store_gains_health_alerts) {
+    gb_summary_writer *w;
+    ck_assert_int_eq(gb_summary_writer_open(db, "run", NULL, &w), GB_OK);
+    ck_assert_int_eq(gb_summary_scalar(w, "health/dense/grad_norm", 0.5, 3), GB_OK);
+    ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
+    summary_sql(db, UNDO_VERSION_7 "PRAGMA user_version = 6;");
+    gb_store *s;
+    ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
+    ck_assert_int_eq(gb_store_schema_version(s), 6);
+    gb_health_alerts *a;
+    ck_assert_int_eq(gb_store_health_alerts(s, "run", NULL, &a), GB_STORE_OK);
+    ck_assert_uint_eq(a->count, 0);
+    gb_store_free(a);
+    ck_assert_int_eq(gb_store_health_alerts(s, "nope", NULL, &a), GB_STORE_ERR_NO_RUN);
+    gb_health_counts *c;
+    ck_assert_int_eq(gb_store_health_counts(s, "run", &c), GB_STORE_OK);
+    ck_assert_int_eq(c->total, 0);
+    gb_store_free(c);
+    gb_health_heatmap *m;
+    ck_assert_int_eq(gb_store_health_heatmap(s, "run", "grad_norm", NULL, &m), GB_STORE_OK);
+    ck_assert(m->layer_count == 1 && m->column_count == 1 && m->cells[0].value == 0.5);
+    gb_store_free(m);
+    bool any = false;
+    ck_assert_int_eq(gb_store_has_events(s, GB_EVENTS_HEALTH, &any), GB_STORE_OK);
+    ck_assert(any);
+    gb_store_close(s);
+
+    ck_assert_int_eq(gb_summary_writer_open(db, "run", NULL, &w), GB_OK);
+    gb_summary_set_default(w);
+    gb_health_alert alert = {"dead_units", GB_HEALTH_WARNING, "dense", NULL, 4, 0.75, 0.5,
+                             "{\"dead_fraction\":0.75}", "Use LeakyReLU."};
+    gb_observer_emit(&(gb_event){.kind = GB_EVENT_HEALTH, .wall_time = 5, .message = "dead",
+                                 .detail = &alert});
+    ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
+    ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
+    ck_assert_int_eq(gb_store_schema_version(s), 7);
+    ck_assert_int_eq(gb_store_health_alerts(s, "run", NULL, &a), GB_STORE_OK);
+    ck_assert_uint_eq(a->count, 1);
+    ck_assert_str_eq(a->rows[0].kind, "dead_units");
+    ck_assert_str_eq(a->rows[0].figures, "{\"dead_fraction\":0.75}");
+    ck_assert_int_eq(a->rows[0].step, 4);
+    gb_store_free(a);
     gb_store_close(s);
     summary_assert_integrity(db);
 }
@@ -671,6 +725,7 @@ int main(void) {
     tcase_add_test(tc, test_version_1_store_is_read_then_migrated);
     tcase_add_test(tc, test_version_3_store_is_migrated_to_profiles);
     tcase_add_test(tc, test_version_5_store_gains_embeddings_and_audio);
+    tcase_add_test(tc, test_version_6_store_gains_health_alerts);
     tcase_add_test(tc, test_version_2_store_moves_graphs_out_of_details);
     tcase_add_test(tc, test_version_3_store_gains_status_experiment_and_pr_curves);
     tcase_add_test(tc, test_newer_schema_is_refused);

@@ -66,6 +66,7 @@ START_TEST(plugins_lists_active_dashboards_in_order) {
                         "{\"name\":\"pr_curves\",\"title\":\"PR Curves\",\"active\":false},"
                         "{\"name\":\"profile\",\"title\":\"Profile\",\"active\":false},"
                         "{\"name\":\"numerics\",\"title\":\"Numerics\",\"active\":false},"
+                     "{\"name\":\"health\",\"title\":\"Health\",\"active\":false},"
                         "{\"name\":\"projector\",\"title\":\"Projector\",\"active\":true}]}");
     free(b);
 }

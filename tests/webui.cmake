@@ -21,6 +21,7 @@ if(TARGET glassbox_webui)
   #   write_sweep     a synthetic hparam sweep (the HParams page's test and bench)
   #   write_embedding a synthetic embedding of N x D in K clusters (the Projector's bench)
   #   write_logdir    a logdir of many stores at scale (the logdir bench)
+  #   write_health    two runs' training health through the default writer (the Health page's test)
   set(gb_store_writers webui_fixtures=webui_fixtures.c append_scalar=browser/append_scalar.c
                        append_alert=browser/append_alert.c
                        append_histogram=browser/append_histogram.c
@@ -28,7 +29,8 @@ if(TARGET glassbox_webui)
                        append_text=browser/append_text.c
                        write_sweep=browser/write_sweep.c
                        write_embedding=browser/write_embedding.c
-                       write_logdir=browser/write_logdir.c)
+                       write_logdir=browser/write_logdir.c
+                       write_health=browser/write_health.c)
   foreach(pair ${gb_store_writers})
     string(REGEX REPLACE "=.*" "" prog ${pair})
     string(REGEX REPLACE "^[^=]*=" "" src ${pair})
@@ -60,6 +62,9 @@ if(TARGET glassbox_webui)
   gb_node_test(webui_browser ${CMAKE_CURRENT_LIST_DIR}/browser/dashboard.test.mjs 180)
   gb_node_test(webui_smoothing ${CMAKE_CURRENT_LIST_DIR}/browser/smoothing.test.mjs 30)
   gb_node_test(webui_traces_browser ${CMAKE_CURRENT_LIST_DIR}/browser/traces.test.mjs 120)
+  # The Health page (tests/browser/health.test.mjs) on write_health's two runs;
+  # screenshots <build>/tests/artifacts/health_*.png.
+  gb_node_test(webui_health_browser ${CMAKE_CURRENT_LIST_DIR}/browser/health.test.mjs 120)
   gb_node_test(webui_auth_browser ${CMAKE_CURRENT_LIST_DIR}/browser/auth.test.mjs 120)
   # A newcomer's first run: serve a store not made yet, train into it for
   # one epoch, and every dashboard right on it (first_run.test.mjs).

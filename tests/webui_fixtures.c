@@ -29,6 +29,12 @@
  *                                     with an N-op graph (N a multiple of 100)
  *   webui_fixtures hparams DB         runs a, b, c of an experiment (lr, optimizer; acc,
  *                                     loss), done, failed, killed; PR curves of run a
+ *   webui_fixtures health DB QUIET    through the default writer, as the engine's
+ *                                     health checks emit them: run alpha, two
+ *                                     alerts and two layers' figures at steps
+ *                                     0, 10, 20; run beta, one critical alert
+ *                                     and one layer; run quiet, a scalar only
+ *                                     (in DB, and alone in QUIET)
  *   webui_fixtures evil DB            a run, its hparams and a tag named with
  *                                     terminal escapes, C1 controls and bytes
  *                                     that are not UTF-8 (see write_evil)
@@ -40,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gb_health.h"
 #include "gb_summary.h"
 #include "glassbox.h"
 #include "graph_shapes.h"
@@ -188,6 +195,60 @@ static bool write_quiet(const char *db) {
     CHECK(gb_summary_writer_open(db, "quiet", NULL, &w));
     CHECK(gb_summary_scalar(w, "loss", 1.0, 0));
     CHECK(gb_summary_writer_close(w));
+    return true;
+}
+
+/* ---- training health ------------------------------------------------------------------ */
+
+static void emit_health(const gb_health_alert *a, const char *message, double wall) {
+    gb_observer_emit(&(gb_event){.kind = GB_EVENT_HEALTH, .wall_time = wall, .message = message,
+                                 .detail = a});
+}
+
+static void emit_figure(const char *tag, int64_t step, double value) {
+    gb_scalar_event s = {tag, value, step, NULL};
+    gb_observer_emit(&(gb_event){.kind = GB_EVENT_SCALAR, .wall_time = 100 + (double)step,
+                                 .message = tag, .detail = &s});
+}
+
+static bool write_health_run(const char *db, const char *run, const gb_health_alert *alerts,
+                             int nalerts, int nlayers) {
+    static const char *const tags[][2] = {{"health/enc/dense/grad_norm", "health/enc/dense/dead_fraction"},
+                                          {"health/out/grad_norm", "health/out/dead_fraction"}};
+    gb_summary_writer *w;
+    CHECK(gb_summary_writer_open(db, run, NULL, &w));
+    gb_summary_set_default(w);
+    for (int i = 0; i < nalerts; i++) emit_health(&alerts[i], alerts[i].kind, 50 + i);
+    for (int64_t step = 0; step <= 20; step += 10)
+        for (int l = 0; l < nlayers; l++) {
+            emit_figure(tags[l][0], step, l ? 0.5 : 1e-6 * (double)(step + 1));
+            emit_figure(tags[l][1], step, l ? 0 : 0.25);
+        }
+    gb_summary_set_default(NULL);
+    CHECK(gb_summary_writer_close(w));
+    return true;
+}
+
+static bool write_health(const char *db, const char *quiet) {
+    static const gb_health_alert alpha_alerts[] = {
+        {"dead_units", GB_HEALTH_WARNING, "enc/dense", NULL, 20, 0.25, 0.2,
+         "{\"dead_fraction\":0.25}", "Use LeakyReLU."},
+        {"vanishing_gradient", GB_HEALTH_CRITICAL, "enc/dense", "enc/dense/kernel", 10, 1.1e-5,
+         1e-3, "{\"grad_norm\":1.1e-5,\"above\":0.5}", "Check the initialization."},
+    };
+    static const gb_health_alert beta_alerts[] = {
+        {"loss_spike", GB_HEALTH_CRITICAL, NULL, NULL, 2, 9.5, 3, "{\"median\":0.7}",
+         "Lower the learning rate."},
+    };
+    gb_summary_writer *w;
+    if (!write_health_run(db, "alpha", alpha_alerts, 2, 2) ||
+        !write_health_run(db, "beta", beta_alerts, 1, 1))
+        return false;
+    for (int i = 0; i < 2; i++) {
+        CHECK(gb_summary_writer_open(i ? quiet : db, "quiet", NULL, &w));
+        CHECK(gb_summary_scalar(w, "loss", 1, 0));
+        CHECK(gb_summary_writer_close(w));
+    }
     return true;
 }
 
@@ -404,6 +465,7 @@ int main(int argc, char **argv) {
     bool ok;
     if (!strcmp(kind, "api") && argc == 3) ok = write_api(argv[2]);
     else if (!strcmp(kind, "numerics") && argc == 4) ok = write_numerics(argv[2], argv[3]);
+    else if (!strcmp(kind, "health") && argc == 4) ok = write_health(argv[2], argv[3]);
     else if (!strcmp(kind, "cli") && argc == 3) ok = write_cli(argv[2]);
     else if (!strcmp(kind, "evil") && argc == 3) ok = write_evil(argv[2]);
     else if (!strcmp(kind, "hparams") && argc == 3) ok = write_hparams(argv[2]);
@@ -414,7 +476,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(kind, "many_traces") && argc == 5)
         ok = write_many_traces(argv[2], atoi(argv[3]), atoi(argv[4]));
     else {
-        fprintf(stderr, "usage: webui_fixtures api DB | numerics DB QUIET_DB | cli DB | evil DB | "
+        fprintf(stderr, "usage: webui_fixtures api DB | numerics DB QUIET_DB | health DB QUIET_DB | cli DB | evil DB | "
                         "hparams DB | traces DB | profile DB | graph DB [SHAPE] | many_traces DB TRACES NODES\n");
         return 2;
     }

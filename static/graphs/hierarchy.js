@@ -277,6 +277,23 @@ export function findNode(model, name) {
   return model.byName.get(name) ?? model.fusedIn.get(name) ?? null;
 }
 
+// The scope of a layer named `name` ("dense_1", or a path "model/dense_1"):
+// a scope whose path is the name or ends with "/<name>", the forward one
+// before those under gradients/, the outermost first. null when none.
+export function findScope(model, name) {
+  let best = null, bestRank = null;
+  for (const g of model.groups.values()) {
+    if (g.series || g.part || !g.parent) continue;
+    if (g.path !== name && !g.path.endsWith(`/${name}`)) continue;
+    const rank = [/(^|\/)gradients(\/|$)/.test(g.path) ? 1 : 0, g.depth];
+    if (!best || rank[0] < bestRank[0] || (rank[0] === bestRank[0] && rank[1] < bestRank[1])) {
+      best = g;
+      bestRank = rank;
+    }
+  }
+  return best;
+}
+
 export function ancestors(item) {
   const out = [];
   for (let g = item.parent; g; g = g.parent) out.push(g);

@@ -11,13 +11,15 @@
 //   #graphs?run=R&function=F&node=N  F's newest one, revealing node N
 //   (no function: the newest of the function traced first)
 //   #graphs?run=R&tag=G&step=S       an exported graph
+//   #graphs?run=R&scope=L            the scope of layer L opened and selected
+//                                    (the Health page's alerts link so)
 // (&alert=1 marks the node as the one a numerics alert names.)
 
 import { getJSON } from '../core/api.js';
 import { download, h } from '../core/dom.js';
 import { MODES, colourer, fmtBytes } from './colour.js';
 import { CHANGES, changesPerScope, stageDiff } from './diff.js';
-import { ancestors, findNode, transitiveInputs } from './hierarchy.js';
+import { ancestors, findNode, findScope, transitiveInputs } from './hierarchy.js';
 import { nodePane, scopePane } from './pane.js';
 import { svgFile } from './export.js';
 import { GraphView } from './view.js';
@@ -238,12 +240,16 @@ export function createPage(ctx) {
       if (q.get('alert')) alertName = target.name;
       for (const g of ancestors(target)) if (g.parent) open.add(g.key);
     }
+    const scope = !target && q.get('scope') ? findScope(main.model, q.get('scope')) : null;
+    if (q.get('scope') && !target && !scope) setStatus(`No scope named ${q.get('scope')} in this graph.`);
+    if (scope) for (const g of [...ancestors(scope), scope]) if (g.parent) open.add(g.key);
     await rerender('first', mine);
     if (mine !== token || destroyed) return;
     timing.firstPaintMs = performance.now() - t0;
     view.dataset.firstPaintMs = timing.firstPaintMs.toFixed(0);
     views().forEach((v) => v.fit());
     if (target) select(target, true);
+    else if (scope) select(scope, true);
     else if (selectedKey && itemIn(main, selectedKey)) select(itemIn(main, selectedKey), true);
     view.dataset.loaded = 'true';
     for (const v of views()) v.layouts.prefetch(v.model.root);

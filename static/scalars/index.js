@@ -4,6 +4,9 @@
 // fetched and kept live (series.js), so a store with hundreds of tags stays
 // fast. Runs with numerics alerts get a link to the Numerics page in the
 // legend, and their NaN/Inf markers open it at the marker's step.
+// A link can set the tag filter and the run shown, as the HParams table's
+// run links select their run:
+//   #scalars?tags=^health/dense_1/&run=R   (the Health page's alerts do)
 
 import { getJSON, pooled } from '../core/api.js';
 import { groupedCards, h, regexFrom, visibility } from '../core/dom.js';
@@ -17,6 +20,7 @@ export const name = 'scalars';
 export function createPage(ctx) {
   const cache = new SeriesCache();
   const cards = new Map();       // tag -> ScalarCard
+  takeQuery(ctx);
   let tagsByRun = {};
   let alertsByRun = new Map();   // run -> its numerics alerts summary
   let destroyed = false;
@@ -118,6 +122,11 @@ export function createPage(ctx) {
     controls, view,
     async refresh() { await loadTags(); await layout(); },
     onRuns() { layout().catch(() => {}); },
+    onQuery() {
+      takeQuery(ctx);
+      tagInput.value = settings.tagFilter;
+      layout().catch(() => {});
+    },
     async onData() {
       await loadTags();
       const { tags } = wanted();
@@ -126,4 +135,11 @@ export function createPage(ctx) {
     },
     destroy() { destroyed = true; onScreen.disconnect(); for (const c of cards.values()) c.destroy(); cards.clear(); },
   };
+}
+
+// A link's tag filter (a regex) and run, then the one run selected.
+function takeQuery(ctx) {
+  const q = ctx.query();
+  if (q.has('tags')) settings.tagFilter = q.get('tags');
+  if (q.get('run')) ctx.runs.setSelected([q.get('run')]);
 }

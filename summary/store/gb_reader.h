@@ -52,7 +52,7 @@ extern "C" {
 #endif
 
 /* The schema version this library writes and reads (PRAGMA user_version). */
-#define GB_STORE_SCHEMA_VERSION 6
+#define GB_STORE_SCHEMA_VERSION 7
 /* The scalar tag under which the engine's numerics checks count their
  * alerts (gb_debug.h's GB_NUMERICS_SEEN_TAG; a writer test keeps the two
  * equal): its last value is how many there were, stored or past the
@@ -312,6 +312,7 @@ typedef enum gb_event_table {
     GB_EVENTS_TRACES = 0,     /* traces and retraces of functions */
     GB_EVENTS_PROFILES,       /* profiler captures (schema 5) */
     GB_EVENTS_NUMERICS,       /* numerics alerts */
+    GB_EVENTS_HEALTH,         /* training health: alerts (schema 7) or health/ figures */
     GB_EVENTS_TABLES
 } gb_event_table;
 
@@ -796,6 +797,96 @@ typedef struct gb_messages {
 
 gb_store_status gb_store_messages(gb_store *s, const char *run, const gb_event_query *q,
                                   gb_messages **out);
+
+/* ---- training health (schema 7) ------------------------------------------------------- */
+
+/* What the engine's health checks (gb_health.h) leave in a store: alerts
+ * in the health table, and each layer's figures as scalar tags
+ * "health/<layer>/<figure>" (<layer> may hold '/', <figure> never does),
+ * written in the model's order, so the order in which the store first
+ * saw a figure's tags is the order of the layers, input side first. */
+
+/* Bounds the writer keeps to: longer texts are cut (at a character, with
+ * "..." at the end), figures longer than their bound, or not one JSON
+ * object, are stored as "{}". */
+#define GB_HEALTH_TEXT_MAX_BYTES 1024      /* kind, layer, variable, message, advice */
+#define GB_HEALTH_FIGURES_MAX_BYTES 4096   /* the figures JSON object */
+#define GB_HEALTH_FIGURE_MAX_BYTES 64      /* a figure's name (heat map queries) */
+
+/* Severities, as gb_health.h numbers them. */
+#define GB_HEALTH_SEVERITY_INFO 1
+#define GB_HEALTH_SEVERITY_WARNING 2
+#define GB_HEALTH_SEVERITY_CRITICAL 3
+/* "info", "warning", "critical"; "unknown" for any other number. */
+const char *gb_health_severity_name(int severity);
+
+typedef struct gb_health_row {
+    int64_t id;
+    int64_t step;              /* GB_STEP_NONE when none was set */
+    double wall_time;
+    const char *kind;          /* "vanishing_gradient", "dead_units", ... */
+    int severity;              /* GB_HEALTH_SEVERITY_* */
+    const char *layer;         /* "" for the model (loss, global gradient norm) */
+    const char *variable;      /* "" when about a layer's output */
+    double value, threshold;   /* NaN stays NaN */
+    const char *figures;       /* a JSON object, "{}" when none */
+    const char *message;       /* the one-line report */
+    const char *advice;        /* what it usually means and what to try */
+} gb_health_row;
+
+typedef struct gb_health_alerts {
+    size_t count;
+    const gb_health_row *rows; /* most severe first, then by step (none first), then id */
+} gb_health_alerts;
+
+/* The run's alerts with id > q->after_id, at most q->limit (0: all), in
+ * the order above. None in a store before schema 7. */
+gb_store_status gb_store_health_alerts(gb_store *s, const char *run, const gb_event_query *q,
+                                       gb_health_alerts **out);
+
+/* How many alerts a run has, by severity, and the steps they span. */
+typedef struct gb_health_counts {
+    int64_t total;
+    int64_t by_severity[4];    /* index GB_HEALTH_SEVERITY_*; [0] other numbers */
+    int64_t first_step, last_step;   /* GB_STEP_NONE when no alert has a step */
+    int64_t last_id;           /* the newest alert's id; 0 when none */
+} gb_health_counts;
+gb_store_status gb_store_health_counts(gb_store *s, const char *run, gb_health_counts **out);
+
+/* One cell of the heat map: the points of one layer's figure in one
+ * column's steps. value is the worst of them (NaN or +Inf when any was;
+ * else, for "grad_norm", the extreme farther from the cell's mean by
+ * ratio, a drop or a spike; for "update_ratio" the one farther by ratio
+ * from 1e-3, the healthy size of a step; for other figures, as
+ * "dead_fraction", the largest). count 0: no point (value, min, max NaN). */
+typedef struct gb_health_cell {
+    double value;
+    double min, max;           /* over the finite points */
+    int64_t count;
+} gb_health_cell;
+
+typedef struct gb_health_heatmap {
+    size_t figure_count;
+    const char *const *figures;   /* the run's figures, in first-seen order */
+    size_t layer_count;
+    const char *const *layers;    /* the figure's layers, in first-seen order */
+    size_t column_count;
+    const int64_t *steps;         /* column k holds steps steps[k] .. steps_last[k] */
+    const int64_t *steps_last;
+    bool downsampled;             /* some column holds more than one step */
+    const gb_health_cell *cells;  /* layer_count * column_count, by layer then column */
+} gb_health_heatmap;
+
+/* The heat map of run's figure over q's step range: a row per layer, a
+ * column per step written, or, when there are more than q->max_rows
+ * (0: GB_HEALTH_HEATMAP_MAX_COLUMNS) of them, per equal interval of
+ * steps (empty intervals left out), read from the rollups in O(columns)
+ * rows per layer whatever the run's length. ARG for a figure that is
+ * empty, holds '/' or is longer than GB_HEALTH_FIGURE_MAX_BYTES; a figure
+ * the run does not have gives no layers (figures says which it has). */
+#define GB_HEALTH_HEATMAP_MAX_COLUMNS 2000
+gb_store_status gb_store_health_heatmap(gb_store *s, const char *run, const char *figure,
+                                        const gb_query *q, gb_health_heatmap **out);
 
 /* ---- profiles (the profiler's captures; schema 5) ------------------------------------ */
 

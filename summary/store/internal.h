@@ -223,4 +223,14 @@ typedef struct gb__tag_info {
     const char *run, *tag;   /* the names asked for, for messages */
 } gb__tag_info;
 
+/* The downsampling grid (reader_scalars.c): steps [a, b] cut into at
+ * most n equal intervals, the same for every tag given the same a, b and
+ * n, so the series of several tags line up interval by interval (the
+ * heat map of reader_health.c). gb__scalar_grid_size says how many
+ * intervals; gb__scalar_grid merges tag ti's points of each into out[k]
+ * (zeroed by the caller), exactly, from the rollups, and counts them. */
+size_t gb__scalar_grid_size(int64_t a, int64_t b, size_t n);
+gb_store_status gb__scalar_grid(gb_store *s, const gb__tag_info *ti, int64_t a, int64_t b,
+                                size_t n, gb__rollup *out, int64_t *total);
+
 #endif

@@ -396,13 +396,29 @@ gb_store_status gb_store_runs(gb_store *s, gb_runs **out) {
 
 /* ---- what a store holds --------------------------------------------------------------------- */
 
-static gb_store_status has_events(gb_store *s, gb_event_table table, bool *out) {
+/* Training health shows for its alerts, or for the figures of a run that
+ * has none (a healthy one): scalar tags under "health/". */
+#define HEALTH_TAGS "EXISTS (SELECT 1 FROM tags WHERE name >= 'health/' AND name < 'health0' " \
+                    "AND kind = 1)"
+
+static const char *has_events_sql(const gb_store *s, gb_event_table table) {
     /* Literals, one per table: the statement cache is keyed by address. */
-    const char *sql = table == GB_EVENTS_TRACES    ? "SELECT EXISTS (SELECT 1 FROM traces)"
-                      : table == GB_EVENTS_NUMERICS ? "SELECT EXISTS (SELECT 1 FROM numerics)"
-                                                    : "SELECT EXISTS (SELECT 1 FROM profiles)";
+    switch (table) {
+    case GB_EVENTS_TRACES: return "SELECT EXISTS (SELECT 1 FROM traces)";
+    case GB_EVENTS_NUMERICS: return "SELECT EXISTS (SELECT 1 FROM numerics)";
+    case GB_EVENTS_PROFILES:
+        return s->version < 5 ? NULL : "SELECT EXISTS (SELECT 1 FROM profiles)";
+    case GB_EVENTS_HEALTH:
+        return s->version < 7 ? "SELECT " HEALTH_TAGS
+                              : "SELECT EXISTS (SELECT 1 FROM health) OR " HEALTH_TAGS;
+    default: return NULL;
+    }
+}
+
+static gb_store_status has_events(gb_store *s, gb_event_table table, bool *out) {
+    const char *sql = has_events_sql(s, table);
     *out = false;
-    if (table == GB_EVENTS_PROFILES && s->version < 5) return GB_STORE_OK;   /* no such table */
+    if (!sql) return GB_STORE_OK;   /* no such table in this version */
     sqlite3_stmt *st = gb__store_stmt(s, sql);
     if (!st) return GB_STORE_ERR_IO;
     int rc = sqlite3_step(st);

@@ -1,7 +1,7 @@
 /* store/reader_events.c — histograms, distributions, images, text, graphs,
  * precision-recall curves, embeddings and audio clips (with the one stored
  * file of a row: a PNG, an embedding's parts, a WAV), and the engine's event tables (traces, numerics
- * alerts, op timings, messages).
+ * alerts, op timings, messages, training-health alerts).
  *
  * Every query is the same loop: resolve names, bind, step, fill one row
  * struct per result row with a kind-specific `fill` function. Tag kinds
@@ -898,4 +898,48 @@ gb_store_status gb_store_function_stats(gb_store *s, const char *run,
     }
     ROWS_RESULT(gb_function_stats_list,
                 event_rows(s, &eq, run, NULL, NULL, a_, &res_->count, &rows_));
+}
+
+/* ---- training-health alerts (schema 7) --------------------------------------------------------- */
+
+static const char *fill_health(sqlite3_stmt *st, gb__arena *a, void *row) {
+    gb_health_row *h = row;
+    h->id = sqlite3_column_int64(st, 0);
+    h->step = col_step(st, 1);
+    h->wall_time = sqlite3_column_double(st, 2);
+    h->kind = col_text(st, a, 3);
+    h->severity = sqlite3_column_int(st, 4);
+    h->layer = col_text(st, a, 5);
+    h->variable = col_text(st, a, 6);
+    h->value = gb__col_double(st, 7);
+    h->threshold = gb__col_double(st, 8);
+    h->figures = col_text(st, a, 9);
+    h->message = col_text(st, a, 10);
+    h->advice = col_text(st, a, 11);
+    return filled(h->kind && h->layer && h->variable && h->figures && h->message && h->advice);
+}
+
+gb_store_status gb_store_health_alerts(gb_store *s, const char *run, const gb_event_query *q,
+                                       gb_health_alerts **out) {
+    if (!s || !out) return gb__store_null_args("gb_store_health_alerts");
+    *out = NULL;
+    GB__VIA_MEMBER(s, run, gb_store_health_alerts, q, out);
+    /* The order the Health page shows, which the index health_by_severity holds. */
+    static const event_query eq = {
+        "health",
+        "SELECT id, step, wall_time, kind, severity, layer, variable, value, threshold, figures, "
+        "message, advice FROM health WHERE run_id = ?1 AND id > ?2 "
+        "ORDER BY severity DESC, step, id LIMIT ?3",
+        sizeof(gb_health_row), fill_health, "reading health alerts"};
+    if (gb_store_schema_version(s) < 7) {   /* read without migrating: no alerts yet */
+        int64_t run_id;
+        gb__store_lock(s);
+        gb_store_status st = gb__store_resolve(s, run, NULL, GB_KIND_ANY, &run_id, NULL);
+        gb__store_unlock(s);
+        if (st != GB_STORE_OK) return st;
+        gb__arena *a;
+        *out = gb__result_new(sizeof **out, &a);
+        return *out ? GB_STORE_OK : gb__store_done(s, SQLITE_NOMEM, "allocating a result");
+    }
+    ROWS_RESULT(gb_health_alerts, event_rows(s, &eq, run, NULL, q, a_, &res_->count, &rows_));
 }

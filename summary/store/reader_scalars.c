@@ -351,25 +351,40 @@ static int plan(buckets *bk, int64_t a, int64_t b, size_t n) {
     return level;
 }
 
+size_t gb__scalar_grid_size(int64_t a, int64_t b, size_t n) {
+    buckets bk = {0};
+    plan(&bk, a, b, n);
+    return bk.n;
+}
+
+gb_store_status gb__scalar_grid(gb_store *s, const gb__tag_info *ti, int64_t a, int64_t b,
+                                size_t n, gb__rollup *out, int64_t *total) {
+    buckets bk = {.s = s, .ti = ti, .out = out};
+    int level = plan(&bk, a, b, n);
+    gb_store_status st = cover(&bk, level, a, b);
+    *total = bk.total;
+    return st;
+}
+
 static gb_store_status downsampled(gb_store *s, const gb__tag_info *ti, int64_t a, int64_t b,
                                    size_t n, gb__arena *arena, gb_scalar_series *res) {
-    buckets bk = {.s = s, .ti = ti};
-    int level = plan(&bk, a, b, n);
-    bk.out = calloc(bk.n, sizeof *bk.out);
-    if (!bk.out) return gb__store_done(s, SQLITE_NOMEM, "downsampling");
-    gb_store_status st = cover(&bk, level, a, b);
-    if (st == GB_STORE_OK && bk.total <= (int64_t)n) {   /* few points: give them all */
-        free(bk.out);
+    size_t intervals = gb__scalar_grid_size(a, b, n);
+    gb__rollup *out = calloc(intervals, sizeof *out);
+    if (!out) return gb__store_done(s, SQLITE_NOMEM, "downsampling");
+    int64_t total = 0;
+    gb_store_status st = gb__scalar_grid(s, ti, a, b, n, out, &total);
+    if (st == GB_STORE_OK && total <= (int64_t)n) {   /* few points: give them all */
+        free(out);
         return raw_series(s, ti, a, b, n, arena, res);
     }
-    gb_scalar_row *rows = st == GB_STORE_OK ? gb__arena_alloc(arena, bk.n * sizeof *rows) : NULL;
+    gb_scalar_row *rows = st == GB_STORE_OK ? gb__arena_alloc(arena, intervals * sizeof *rows) : NULL;
     if (st == GB_STORE_OK && !rows) st = gb__store_done(s, SQLITE_NOMEM, "downsampling");
     size_t count = 0;
-    for (size_t k = 0; rows && k < bk.n; k++)
-        if (bk.out[k].count) row_from_rollup(&rows[count++], &bk.out[k]);
-    free(bk.out);
+    for (size_t k = 0; rows && k < intervals; k++)
+        if (out[k].count) row_from_rollup(&rows[count++], &out[k]);
+    free(out);
     res->downsampled = true;
-    res->total_points = bk.total;
+    res->total_points = total;
     res->count = count;
     res->rows = rows;
     return st;

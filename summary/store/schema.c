@@ -24,7 +24,8 @@
  *           metrics (hparam_domains, hparam_metrics); pr_curves. Runs of
  *           older stores get status '' (unknown), not a guess.
  *   4 -> 5: profiles and profile_events, the profiler's captures.
- *   5 -> 6: embeddings (the projector's points) and audio (WAV clips). */
+ *   5 -> 6: embeddings (the projector's points) and audio (WAV clips).
+ *   6 -> 7: health, the training-health alerts. */
 static const char *const migrations[GB_STORE_SCHEMA_VERSION] = {
     [0] = NULL,   /* 0 -> 1 is creation from schema.sql */
     [1] = "CREATE TABLE function_stats ("
@@ -81,6 +82,13 @@ static const char *const migrations[GB_STORE_SCHEMA_VERSION] = {
           "sample_rate INTEGER NOT NULL, channels INTEGER NOT NULL, frames INTEGER NOT NULL, "
           "clipped INTEGER NOT NULL DEFAULT 0, wav BLOB NOT NULL);"
           "CREATE INDEX audio_by_step ON audio (tag_id, step, sample_index);",
+    [6] = "CREATE TABLE health (id INTEGER PRIMARY KEY, "
+          "run_id INTEGER NOT NULL REFERENCES runs(id), step INTEGER, wall_time REAL NOT NULL, "
+          "kind TEXT NOT NULL, severity INTEGER NOT NULL, layer TEXT NOT NULL DEFAULT '', "
+          "variable TEXT NOT NULL DEFAULT '', value REAL, threshold REAL, "
+          "figures TEXT NOT NULL DEFAULT '{}', message TEXT NOT NULL DEFAULT '', "
+          "advice TEXT NOT NULL DEFAULT '');"
+          "CREATE INDEX health_by_severity ON health (run_id, severity DESC, step, id);",
 };
 
 static void sleep_ms(int ms) {

@@ -1,4 +1,4 @@
--- schema.sql — the glassbox event store, schema version 6.
+-- schema.sql — the glassbox event store, schema version 7.
 --
 -- One SQLite file holds many runs. This file creates a new store; it is
 -- compiled into the library (no file is read at run time) and executed in
@@ -369,5 +369,34 @@ CREATE TABLE audio (
 );
 CREATE INDEX audio_by_step ON audio (tag_id, step, sample_index);
 
+-- Training-health alerts (schema 7): what the engine's health checks
+-- found (gb_health.h), one row each. kind: vanishing_gradient,
+-- dead_units, loss_spike... (text, so a later kind needs no schema
+-- change); severity: 1 info, 2 warning, 3 critical; layer '' for the
+-- model as a whole (the loss, the global gradient norm), variable '' for
+-- a layer's output; value: the figure that tripped the check, threshold
+-- the bound it crossed (NULL: NaN); figures: every figure the check used,
+-- a JSON object ('{}' when none); message: the one-line report; advice:
+-- what it usually means and what to try. The writer bounds the texts
+-- (gb_reader.h). The per-layer figures themselves are scalar tags
+-- health/<layer>/<figure>. The index serves the Health page's order:
+-- most severe first, then earliest.
+CREATE TABLE health (
+    id        INTEGER PRIMARY KEY,
+    run_id    INTEGER NOT NULL REFERENCES runs(id),
+    step      INTEGER,
+    wall_time REAL NOT NULL,
+    kind      TEXT NOT NULL,
+    severity  INTEGER NOT NULL,
+    layer     TEXT NOT NULL DEFAULT '',
+    variable  TEXT NOT NULL DEFAULT '',
+    value     REAL,
+    threshold REAL,
+    figures   TEXT NOT NULL DEFAULT '{}',
+    message   TEXT NOT NULL DEFAULT '',
+    advice    TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX health_by_severity ON health (run_id, severity DESC, step, id);
+
 PRAGMA application_id = 1195528024;  -- 0x47424F58, 'GBOX'
-PRAGMA user_version = 6;
+PRAGMA user_version = 7;

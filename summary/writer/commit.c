@@ -117,6 +117,9 @@ static const char *const statements[GB__ST_COUNT] = {
     [GB__ST_EMBEDDING] = "INSERT INTO embeddings(tag_id, step, wall_time, n, dim, vectors, "
                          "metadata, sprite, sprite_width, sprite_height) "
                          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    [GB__ST_HEALTH] = "INSERT INTO health(run_id, step, wall_time, kind, severity, layer, "
+                      "variable, value, threshold, figures, message, advice) "
+                      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
     [GB__ST_AUDIO] = "INSERT INTO audio(tag_id, step, wall_time, sample_index, sample_rate, "
                      "channels, frames, clipped, wav) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
 };
@@ -398,6 +401,20 @@ static int add_numerics(gb_summary_writer *w, const gb__event *ev) {
     return run(st);
 }
 
+static int add_health(gb_summary_writer *w, const gb__event *ev) {
+    const gb__health_payload *p = ev->payload;
+    const char *const *t = p->text->s;   /* kind, layer, variable, figures, message, advice */
+    sqlite3_stmt *st = event_statement(w, GB__ST_HEALTH, ev);
+    bind_text(st, 4, t[0]);
+    sqlite3_bind_int(st, 5, p->severity);
+    bind_text(st, 6, t[1]);
+    bind_text(st, 7, t[2]);
+    sqlite3_bind_double(st, 8, p->value);
+    sqlite3_bind_double(st, 9, p->threshold);
+    for (int i = 3; i < 6; i++) bind_text(st, 7 + i, t[i]);
+    return run(st);
+}
+
 /* Op timings and messages: run_id, step, wall_time, then the strings. */
 static int add_strings_event(gb_summary_writer *w, int which, const gb__event *ev) {
     const gb__strings *s = ev->payload;
@@ -519,6 +536,7 @@ static int write_event(gb_summary_writer *w, const gb__event *ev) {
     case GB__EV_HPARAMS_CONFIG: return add_hparams_config(w, ev);
     case GB__EV_RUN_STATUS: return add_run_status(w, ev);
     case GB__EV_PROFILE: return gb__writer_add_profile(w, ev);
+    case GB__EV_HEALTH: return add_health(w, ev);
     }
     return SQLITE_INTERNAL;
 }

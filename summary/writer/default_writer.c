@@ -3,8 +3,8 @@
  * tf.summary writes through the writer of `with writer.as_default()`; here
  * gb_summary_set_default() names it for the whole process, and calls given
  * a NULL writer use it. The default writer also subscribes to the engine's
- * observer hook, turning traces, numerics alerts, op timings, warnings and
- * placements into rows of their own tables, and the scalars the engine
+ * observer hook, turning traces, numerics alerts, training-health alerts,
+ * op timings, warnings and placements into rows of their own tables, and the scalars the engine
  * measures (each rank's step times) into scalars. The global step is the
  * engine's (gb_set_step), so numerics alerts carry the summary step.
  */
@@ -128,6 +128,7 @@ static void on_event(const gb_event *ev, void *user) {
     case GB_EVENT_NUMERICS: on_numerics(w, ev); break;
     case GB_EVENT_SCALAR: on_scalar(w, ev); break;
     case GB_EVENT_PROFILE: gb__writer_on_profile(w, ev); break;
+    case GB_EVENT_HEALTH: gb__writer_on_health(w, ev); break;
     default: break;
     }
 }

@@ -15,6 +15,7 @@
  * audio_wav.c       audio clips as 16-bit PCM WAV files, clipping counted
  * siblings.c        runs beside the writer's own, for engine scalars naming one
  * profile.c         a profiler capture (GB_EVENT_PROFILE) into profiles and profile_events
+ * health.c          a training-health alert (GB_EVENT_HEALTH), its texts bounded
  * error.c           this thread's last error message, clocks
  *
  * The writer sits on the store (store/internal.h: schema, rollups, point
@@ -128,7 +129,8 @@ typedef enum gb__event_type {
     GB__EV_FUNCTION,     /* payload: gb__function_payload */
     GB__EV_HPARAMS_CONFIG, /* payload: the experiment as JSON text (experiment.c) */
     GB__EV_RUN_STATUS,   /* payload: the status text */
-    GB__EV_PROFILE       /* payload: a reference to a gb_profile (profile.c) */
+    GB__EV_PROFILE,      /* payload: a reference to a gb_profile (profile.c) */
+    GB__EV_HEALTH        /* payload: gb__health_payload (health.c) */
 } gb__event_type;
 
 typedef struct gb__event {
@@ -200,6 +202,12 @@ typedef struct gb__function_payload {
     gb__strings *text;           /* function */
 } gb__function_payload;
 
+typedef struct gb__health_payload {
+    int severity;
+    double value, threshold;
+    gb__strings *text;   /* kind, layer, variable, figures, message, advice */
+} gb__health_payload;
+
 typedef struct gb__numerics_payload {
     int64_t nan_count, posinf_count, neginf_count;
     gb__strings *text;   /* op_type, op_name, function, scope_path, forward_op, message, detail */
@@ -231,7 +239,7 @@ enum {
     GB__ST_NUMERICS,
     GB__ST_OP_TIMING, GB__ST_MESSAGE, GB__ST_HPARAM, GB__ST_FUNCTION, GB__ST_RUN_UPDATE,
     GB__ST_PR_CURVE, GB__ST_HPARAM_DOMAINS, GB__ST_HPARAM_METRICS, GB__ST_RUN_STATUS,
-    GB__ST_PROFILE, GB__ST_PROFILE_EVENT, GB__ST_EMBEDDING, GB__ST_AUDIO,
+    GB__ST_PROFILE, GB__ST_PROFILE_EVENT, GB__ST_EMBEDDING, GB__ST_AUDIO, GB__ST_HEALTH,
     GB__ST_COUNT
 };
 
@@ -349,6 +357,10 @@ gb_status gb__writer_step(const char *what, const char *tag, int64_t step, bool 
 void gb__writer_on_profile(gb_summary_writer *w, const gb_event *ev);
 int gb__writer_add_profile(gb_summary_writer *w, const gb__event *ev);
 void gb__writer_profile_payload_free(void *payload);
+
+/* health.c: the observer's side of a training-health alert (a bounded
+ * copy queued; the row is commit.c's). */
+void gb__writer_on_health(gb_summary_writer *w, const gb_event *ev);
 
 /* commit.c */
 void *gb__writer_thread(void *arg);

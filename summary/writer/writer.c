@@ -64,6 +64,8 @@ void gb__event_free(gb__event *ev) {
         free(((gb__trace_payload *)ev->payload)->text);
     } else if (ev->type == GB__EV_NUMERICS && ev->payload) {
         free(((gb__numerics_payload *)ev->payload)->text);
+    } else if (ev->type == GB__EV_HEALTH && ev->payload) {
+        free(((gb__health_payload *)ev->payload)->text);
     } else if (ev->type == GB__EV_PROFILE) {
         gb__writer_profile_payload_free(ev->payload);
     } else if (ev->type == GB__EV_FUNCTION && ev->payload) {

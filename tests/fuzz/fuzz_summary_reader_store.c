@@ -9,7 +9,8 @@
  * downsampled over several ranges, histograms, distributions, image lists
  * with and without PNGs, each listed PNG, text, graphs, precision-recall
  * curves), each run's traces, numerics alerts (their details parsed), op
- * timings and messages, whole and paged, and the experiment's table. This
+ * timings, messages and training-health alerts, whole and paged, the
+ * health counts and heat map, and the experiment's table. This
  * links the store library alone.
  *
  * What must hold: no crash, leak or undefined behaviour; each call either
@@ -244,6 +245,65 @@ static void query_op_timings(gb_store *s, const char *run, const char *function)
     gb_store_free(o);
 }
 
+/* Training health: the alerts (a page at a time), their counts, and the
+ * heat map of a figure, whole and in two columns. */
+static void query_health(gb_store *s, const char *run, const gb_event_query *q) {
+    gb_health_alerts *a = NULL;
+    gb_store_status st = gb_store_health_alerts(s, run, q, &a);
+    if (st != GB_STORE_OK) {
+        check_failure("gb_store_health_alerts", st, QUERY_FAILURES, a);
+    } else {
+        check_rows("health", a->count, a->rows);
+        FUZZ_CHECK(!q->limit || a->count <= q->limit, "health: %zu rows, limit %zu", a->count,
+                   q->limit);
+        for (size_t i = 0; i < a->count; i++) {
+            const gb_health_row *r = &a->rows[i];
+            FUZZ_CHECK(r->id > q->after_id, "health: id %lld", (long long)r->id);
+            text_len("kind", r->kind);
+            text_len("layer", r->layer);
+            text_len("variable", r->variable);
+            text_len("figures", r->figures);
+            text_len("message", r->message);
+            text_len("advice", r->advice);
+            text_len("severity name", gb_health_severity_name(r->severity));
+        }
+        gb_store_free(a);
+    }
+    gb_health_counts *c = NULL;
+    st = gb_store_health_counts(s, run, &c);
+    if (st != GB_STORE_OK) {
+        check_failure("gb_store_health_counts", st, QUERY_FAILURES, c);
+    } else {
+        int64_t sum = 0;
+        for (int k = 0; k < 4; k++) sum += c->by_severity[k];
+        FUZZ_CHECK(sum == c->total, "health counts: %lld by severity, %lld in all", (long long)sum,
+                   (long long)c->total);
+        gb_store_free(c);
+    }
+    for (size_t columns = 0; columns <= 2; columns += 2) {
+        gb_health_heatmap *m = NULL;
+        gb_query hq = {GB_STEP_MIN, GB_STEP_MAX, columns};
+        st = gb_store_health_heatmap(s, run, "grad_norm", &hq, &m);
+        if (st != GB_STORE_OK) {
+            check_failure("gb_store_health_heatmap", st, QUERY_FAILURES, m);
+            continue;
+        }
+        FUZZ_CHECK(!columns || m->column_count <= columns, "heat map: %zu columns of %zu",
+                   m->column_count, columns);
+        check_rows("health figures", m->figure_count, m->figures);
+        for (size_t i = 0; i < m->figure_count; i++) text_len("figure", m->figures[i]);
+        for (size_t i = 0; i < m->layer_count; i++) text_len("layer", m->layers[i]);
+        for (size_t k = 0; k < m->column_count; k++) {
+            FUZZ_CHECK(m->steps[k] <= m->steps_last[k] && (!k || m->steps[k] > m->steps_last[k - 1]),
+                       "heat map: column %zu is steps %lld..%lld", k, (long long)m->steps[k],
+                       (long long)m->steps_last[k]);
+            for (size_t l = 0; l < m->layer_count; l++)
+                FUZZ_CHECK(m->cells[l * m->column_count + k].count >= 0, "heat map: a count below 0");
+        }
+        gb_store_free(m);
+    }
+}
+
 /* Every event table of a run, whole and a page at a time. */
 static void query_events(gb_store *s, const char *run) {
     const gb_event_query all = GB_EVENT_QUERY_ALL, one = {0, 1};
@@ -257,6 +317,8 @@ static void query_events(gb_store *s, const char *run) {
     query_op_timings(s, run, NULL);
     query_op_timings(s, run, "train_step");
     query_function_stats(s, run);
+    query_health(s, run, &all);
+    query_health(s, run, &(gb_event_query){1, 1});
 }
 
 /* ---- tag queries ---------------------------------------------------------------------- */

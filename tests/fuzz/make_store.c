@@ -10,8 +10,9 @@
  * embeddings (one with metadata and a sprite, one without), an audio clip,
  * text, a graph, a precision-recall curve, the experiment's hparams and
  * metrics, a run's status, traces (a retrace with a detail), function counters, numerics alerts (with a
- * detail, without, and with a damaged one), op timings, a warning and a
- * placement. fuzz_summary_reader_store.c damages a copy of it row by row;
+ * detail, without, and with a damaged one), op timings, a warning, a
+ * placement, training-health alerts (of a layer, of the model) and the
+ * health figures of two layers. fuzz_summary_reader_store.c damages a copy of it row by row;
  * fuzz_webui_router.c serves it as it is.
  *
  * Kept small (a few dozen 512-byte pages) so libFuzzer's byte patches land
@@ -28,6 +29,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gb_health.h"
 #include "gb_observer.h"
 #include "gb_summary.h"
 #include "glassbox.h"
@@ -141,6 +143,22 @@ static bool write_events(gb_summary_writer *w) {
         {GB_EVENT_WARNING, 1e9, NULL, NULL, NULL, "5 retraces of train_step", 0, NULL},
     };
     for (size_t i = 0; i < sizeof events / sizeof events[0]; i++) gb_observer_emit(&events[i]);
+    /* Training health: two alerts (one with NaN figures) and two layers' figures. */
+    static const gb_health_alert health[] = {
+        {"vanishing_gradient", GB_HEALTH_CRITICAL, "dense", "dense/kernel", 4, 2e-9, 1e-3,
+         "{\"grad_norm\":2e-9,\"above\":0.5}", "check the initialization"},
+        {"loss_spike", GB_HEALTH_INFO, NULL, NULL, 6, NAN, 3, "{\"median\":0.7}", NULL},
+    };
+    for (size_t i = 0; i < sizeof health / sizeof health[0]; i++)
+        gb_observer_emit(&(gb_event){.kind = GB_EVENT_HEALTH, .wall_time = 1e9,
+                                     .message = health[i].kind, .detail = &health[i]});
+    for (int64_t s = 0; s < 3; s++) {
+        gb_scalar_event fig[] = {{"health/dense/grad_norm", 1e-9 * (double)(s + 1), s * 2, NULL},
+                                 {"health/out/grad_norm", 0.25, s * 2, NULL}};
+        for (size_t i = 0; i < 2; i++)
+            gb_observer_emit(&(gb_event){.kind = GB_EVENT_SCALAR, .wall_time = 1e9,
+                                         .message = fig[i].tag, .detail = &fig[i]});
+    }
     gb_clear_step();
     gb_summary_set_default(NULL);
     return true;
