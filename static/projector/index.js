@@ -101,7 +101,8 @@ export function createPage(ctx) {
   const info = h('div.projector-info', { id: 'projector-info' });
   const view = h('div.page.projector-page', null, h('div.projector-main', null, host, tooltip, status),
     h('div.projector-side', null, legend, info));
-  const projector = createView(host, { onHover: hover, onPick: (i) => pickPoint(i) });
+  const projector = createView(host, { onHover: hover, onPick: (i) => pickPoint(i),
+    renderer: new URLSearchParams(location.search).get('renderer') });
   view.setAttribute('data-loaded', 'false');
 
   function failed(e) {
