@@ -314,8 +314,9 @@ export function createView(host, { onHover = () => {}, onPick = () => {}, render
   const frameArgs = {};   // reused: no allocation per frame
   function drawSplat() {
     const a = geometry.attributes, u = material.uniforms;
-    Object.assign(frameArgs, { m: clipMatrix(), n: state.n, pos: state.pos, rgb: a.aColor.array, alpha: a.aAlpha.array,
-      emph: a.aEmph.array, size: u.uSize.value, scale: u.uScale.value, persp: mode === '3d', atlas: state.sprites ? state.atlas : null });
+    // before the first setCount there are no attributes: an empty frame
+    Object.assign(frameArgs, { m: clipMatrix(), n: a.aColor ? state.n : 0, pos: state.pos, rgb: a.aColor?.array,
+      alpha: a.aAlpha?.array, emph: a.aEmph?.array, size: u.uSize.value, scale: u.uScale.value, persp: mode === '3d', atlas: state.sprites ? state.atlas : null });
     splat.draw(frameArgs);
   }
 
@@ -380,11 +381,23 @@ export function createView(host, { onHover = () => {}, onPick = () => {}, render
     return times[times.length >> 1];
   }
 
+  // The frame drawn now, read back: { width, height, data: RGBA bytes,
+  // top row first } (for the tests that compare the two renderers).
+  function pixels() {
+    draw();
+    const w = canvas.width, h = canvas.height;
+    if (cpu) return { width: w, height: h, data: canvas.getContext('2d').getImageData(0, 0, w, h).data };
+    const gl = renderer.getContext(), flipped = new Uint8Array(w * h * 4), data = new Uint8Array(w * h * 4);
+    gl.readPixels(0, 0, w, h, gl.RGBA, gl.UNSIGNED_BYTE, flipped);
+    for (let y = 0; y < h; y++) data.set(flipped.subarray((h - 1 - y) * w * 4, (h - y) * w * 4), y * w * 4);
+    return { width: w, height: h, data };
+  }
+
   setMode('3d');
   resize();
   return {
     canvas, setCount, setPositions, setColors, setAlpha, setEmphasis, setPointSize, setSprites, showSprites,
-    setMode, resetCamera, pick, screenOf, benchRotate, invalidate,
+    setMode, resetCamera, pick, screenOf, benchRotate, pixels, invalidate,
     get mode() { return mode; },
     get stats() { return { firstPaintMs: state.firstPaintMs, lastFrameMs: state.lastFrameMs, frames: state.frames }; },
     get animating() { return state.anim > 0; },
