@@ -271,8 +271,9 @@ export function createPage(ctx) {
   }
 
   // Positions of the projection (n*3), or of a subset's run mapped back:
-  // points outside the subset are hidden.
-  function showPositions(p, ms) {
+  // points outside the subset are hidden. `moved`: only the positions
+  // changed (a running t-SNE/UMAP's next ones), not who is shown.
+  function showPositions(p, ms, moved = false) {
     let full = p;
     if (state.dims === 2 && state.projection === 'pca') {
       full = p.slice();
@@ -280,11 +281,16 @@ export function createPage(ctx) {
     }
     if (subset) {
       full = new Float32Array(data.n * 3);
-      subset.forEach((idx, k) => full.set(p.subarray(3 * k, 3 * k + 3), 3 * idx));
+      for (let k = 0; k < subset.length; k++) {
+        const o = 3 * subset[k];
+        full[o] = p[3 * k];
+        full[o + 1] = p[3 * k + 1];
+        full[o + 2] = p[3 * k + 2];
+      }
     }
     shown = full;
     projector.setPositions(full, ms);
-    visibility();
+    if (!moved) visibility();
   }
 
   // 2D or 3D: PCA shows its third component or not; t-SNE and UMAP run
@@ -323,9 +329,10 @@ export function createPage(ctx) {
       const msg = ev.data;
       if (d !== data || longRun?.worker !== worker) return;
       if (msg.type === 'error') { status.textContent = `${label} failed: ${msg.message}`; stopLong(); return; }
+      const moved = longRun.iteration > 0;
       longRun.iteration = msg.iteration;
       view.dataset.iteration = String(msg.iteration);
-      showPositions(msg.positions, 0);
+      showPositions(msg.positions, 0, moved);
       const of = total ? ` of ${total}` : '';
       const which = points ? 'isolated points' : 'points';
       const sampled = m < n ? ` (a sample of ${m.toLocaleString()} of ${n.toLocaleString()} ${which})`
