@@ -16,12 +16,13 @@
 //   bench tsne_5k                     t-SNE (2D) of 5,000 x 128 points to
 //                                     1,000 iterations in the worker (s)
 //   bench tsne_5k_longest_task        the longest task of the page's main
-//                                     thread meanwhile (ms; goal < 100). It
-//                                     includes chromium presenting each
-//                                     animated WebGL frame, which SwiftShader
-//                                     does on the CPU: with the canvas hidden
-//                                     the same run has a few short tasks only,
-//                                     and the page's own draw call takes ~1 ms
+//                                     thread meanwhile (ms; goal < 100): a
+//                                     frame per worker message (at most one
+//                                     each 100 ms), drawn by the CPU renderer.
+//                                     With WebGL forced, chromium's long
+//                                     animation frame entries show long tasks
+//                                     of up to 170 ms with no script of the
+//                                     page in them: SwiftShader's work
 // No peer in the same run (TensorBoard's projector is not installed).
 //
 //   node bench/projector.bench.mjs [build]
