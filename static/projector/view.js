@@ -311,12 +311,19 @@ export function createView(host, { onHover = () => {}, onPick = () => {}, render
     return m.multiplyMatrices(camera.projectionMatrix, camera.matrixWorldInverse).elements;
   }
 
-  const frameArgs = {};   // reused: no allocation per frame
-  function drawSplat() {
-    const a = geometry.attributes, u = material.uniforms;
-    // before the first setCount there are no attributes: an empty frame
-    Object.assign(frameArgs, { m: clipMatrix(), n: a.aColor ? state.n : 0, pos: state.pos, rgb: a.aColor?.array,
-      alpha: a.aAlpha?.array, emph: a.aEmph?.array, size: u.uSize.value, scale: u.uScale.value, persp: mode === '3d', atlas: state.sprites ? state.atlas : null });
+  const frameArgs = { m: null, n: 0, pos: null, rgb: null, alpha: null, emph: null, size: 0, scale: 0, persp: false, atlas: null };
+  function drawSplat() {   // fills the one arguments object: nothing allocated per frame
+    const a = geometry.attributes, u = material.uniforms, f = frameArgs;
+    f.m = clipMatrix();
+    f.n = a.aColor ? state.n : 0;   // before the first setCount there are no attributes: an empty frame
+    f.pos = state.pos;
+    f.rgb = a.aColor?.array;
+    f.alpha = a.aAlpha?.array;
+    f.emph = a.aEmph?.array;
+    f.size = u.uSize.value;
+    f.scale = u.uScale.value;
+    f.persp = mode === '3d';
+    f.atlas = state.sprites ? state.atlas : null;
     splat.draw(frameArgs);
   }
 
