@@ -36,4 +36,7 @@ gb_node_test(projector_model ${CMAKE_CURRENT_LIST_DIR}/media/model_check.mjs 120
 # activations (fashion_mnist_fit --projector), the Audio page on
 # audio_synth's clips. Screenshots: <build>/tests/artifacts/.
 gb_node_test(projector_browser ${CMAKE_CURRENT_LIST_DIR}/browser/projector.test.mjs 900)
+# The Projector's CPU renderer (splat.js) against its WebGL one, pixel by
+# pixel, on a synthetic embedding (tests/browser/write_embedding).
+gb_node_test(projector_render ${CMAKE_CURRENT_LIST_DIR}/browser/projector_render.test.mjs 300)
 gb_node_test(audio_browser ${CMAKE_CURRENT_LIST_DIR}/browser/audio.test.mjs 300)

@@ -4,14 +4,15 @@
 // UMAP, drawn in 3D or 2D (view.js), coloured by a metadata column with a
 // legend, labelled on hover, optionally as their sprite images. Search a
 // column by regex, click a point for its nearest neighbours in the
-// original space (cosine or euclidean), isolate what is selected, and
-// move through the steps to watch the points move.
+// original space (cosine or euclidean), isolate what is selected — the
+// projection then runs again on those points alone, so their own structure
+// fills the view — and move through the steps to watch the points move.
 //
 // Every projection runs in a worker (projector.worker.js); t-SNE and UMAP
-// in one of their own, terminated to stop them, posting positions as they
-// go so the page animates. They run on a seeded sample of at most 10,000
-// (t-SNE) or 5,000 (UMAP) points, as TensorBoard's projector does; the
-// others are hidden while such a projection shows.
+// (each in 2D or 3D) in one of their own, terminated to stop them, posting
+// positions as they go so the page animates. They run on a seeded sample
+// of at most 10,000 (t-SNE) or 5,000 (UMAP) points, as TensorBoard's
+// projector does; the others are hidden while such a projection shows.
 
 import { apiUrl, getJSON } from '../core/api.js';
 import { fillSelect, h } from '../core/dom.js';
@@ -53,6 +54,7 @@ export function createPage(ctx) {
   let picked = -1;           // the clicked point
   let isolated = null;       // Set of points shown alone, or null
   let longRun = null;        // { worker, kind }
+  let projectedOn = null;    // Int32Array: the points the projection shown ran on (isolated), or null (all)
   const pcaWorker = new Worker(WORKER_URL);
   let pcaJob = 0;
 
@@ -67,7 +69,7 @@ export function createPage(ctx) {
     onchange: () => { state.projection = projSelect.value; stopLong(); params(); project(); } },
   h('option', { value: 'pca' }, 'PCA'), h('option', { value: 'tsne' }, 't-SNE'), h('option', { value: 'umap' }, 'UMAP'));
   const dimsBox = h('label.check', null, h('input', { type: 'checkbox', id: 'projector-3d', checked: true,
-    onchange: (e) => { state.dims = e.target.checked ? 3 : 2; projector.setMode(state.dims === 3 ? "3d" : "2d"); if (state.projection === 'pca') showPositions(pca.positions, 0); } }), '3D');
+    onchange: (e) => setDims(e.target.checked ? 3 : 2) }), '3D');
   const paramsBox = h('div.projector-params');
   const colourSelect = select('projector-colour', 'Colour by', () => { state.colour = +colourSelect.value; paint(); });
   const spriteBox = h('label.check', null, h('input', { type: 'checkbox', id: 'projector-sprites', checked: state.sprites,
@@ -99,7 +101,8 @@ export function createPage(ctx) {
   const info = h('div.projector-info', { id: 'projector-info' });
   const view = h('div.page.projector-page', null, h('div.projector-main', null, host, tooltip, status),
     h('div.projector-side', null, legend, info));
-  const projector = createView(host, { onHover: hover, onPick: (i) => pickPoint(i) });
+  const projector = createView(host, { onHover: hover, onPick: (i) => pickPoint(i),
+    renderer: new URLSearchParams(location.search).get('renderer') });
   view.setAttribute('data-loaded', 'false');
 
   function failed(e) {
@@ -198,7 +201,21 @@ export function createPage(ctx) {
   }
 
   // ---- projections ---------------------------------------------------------------------------
-  function pcaOf(d) {
+  // The points a projection runs on: the isolated ones (when more than
+  // one: a lone point stays where it is), or null for all of them.
+  function projected() {
+    return isolated && isolated.size > 1 ? Int32Array.from(isolated).sort() : null;
+  }
+
+  // The vectors of points idx (all of them when null), a row each.
+  function gather(d, idx) {
+    if (!idx) return d.vectors.slice();
+    const out = new Float32Array(idx.length * d.d);
+    idx.forEach((i, k) => out.set(d.vectors.subarray(i * d.d, (i + 1) * d.d), k * d.d));
+    return out;
+  }
+
+  function pcaOf(d, points) {
     const id = ++pcaJob;
     return new Promise((resolve, reject) => {
       pcaWorker.onmessage = (ev) => {
@@ -206,8 +223,8 @@ export function createPage(ctx) {
         if (ev.data.type === 'error') reject(new Error(ev.data.message));
         else resolve(ev.data);
       };
-      const vectors = d.vectors.slice();
-      pcaWorker.postMessage({ kind: 'pca', id, vectors, n: d.n, d: d.d }, [vectors.buffer]);
+      const vectors = gather(d, points);
+      pcaWorker.postMessage({ kind: 'pca', id, vectors, n: points ? points.length : d.n, d: d.d }, [vectors.buffer]);
     });
   }
 
@@ -217,20 +234,27 @@ export function createPage(ctx) {
     stopLong();
     view.dataset.iteration = '';   // until a run of this projection reports one
     status.textContent = 'Computing PCA…';
-    const r = await pcaOf(d);
-    if (d !== data || destroyed) return;
-    pca = r;
+    const points = projected();
+    projectedOn = points;
+    const r = await pcaOf(d, points);
+    if (d !== data || destroyed || projectedOn !== points) return;
+    pca = { ...r, points };
     showVariance();
+    view.dataset.projectedPoints = String(points ? points.length : d.n);
     if (state.projection === 'pca') {
-      subset = null;
+      subset = points;
       showPositions(r.positions);
-      status.textContent = `PCA of ${d.n.toLocaleString()} points of dimension ${d.d}`;
+      status.textContent = points ? `PCA of the ${points.length.toLocaleString()} isolated points of dimension ${d.d}`
+        : `PCA of ${d.n.toLocaleString()} points of dimension ${d.d}`;
       view.dataset.projection = 'pca';
       view.dataset.projectedStep = String(d.step);
       view.dataset.loaded = 'true';
     } else {
-      if (!shown) showPositions(r.positions, 0);
-      startLong(state.projection);
+      if (!shown) {
+        subset = points;
+        showPositions(r.positions, 0);
+      }
+      startLong(state.projection, points);
     }
   }
 
@@ -238,7 +262,8 @@ export function createPage(ctx) {
     const total = pca.ratio.slice(0, 3).reduce((a, b) => a + b, 0);
     info.dataset.variance = pca.ratio.slice(0, 3).map((v) => v.toFixed(6)).join(',');
     const rows = pca.ratio.slice(0, 3).map((v, k) => h('li', null, `PC${k + 1}: ${(100 * v).toFixed(1)} % of the variance`));
-    info.replaceChildren(h('div.section-title', null, 'PCA'),
+    const of = pca.points ? ` of the ${pca.points.length.toLocaleString()} isolated points` : '';
+    info.replaceChildren(h('div.section-title', { id: 'projector-pca-title' }, `PCA${of}`),
       h('ul.projector-variance', { id: 'projector-variance' }, ...rows,
         h('li.muted', null, `together ${(100 * total).toFixed(1)} %`)),
       h('div.projector-neighbours', { id: 'projector-neighbours' }));
@@ -246,8 +271,9 @@ export function createPage(ctx) {
   }
 
   // Positions of the projection (n*3), or of a subset's run mapped back:
-  // points outside the subset are hidden.
-  function showPositions(p, ms) {
+  // points outside the subset are hidden. `moved`: only the positions
+  // changed (a running t-SNE/UMAP's next ones), not who is shown.
+  function showPositions(p, ms, moved = false) {
     let full = p;
     if (state.dims === 2 && state.projection === 'pca') {
       full = p.slice();
@@ -255,22 +281,43 @@ export function createPage(ctx) {
     }
     if (subset) {
       full = new Float32Array(data.n * 3);
-      subset.forEach((idx, k) => full.set(p.subarray(3 * k, 3 * k + 3), 3 * idx));
+      for (let k = 0; k < subset.length; k++) {
+        const o = 3 * subset[k];
+        full[o] = p[3 * k];
+        full[o + 1] = p[3 * k + 1];
+        full[o + 2] = p[3 * k + 2];
+      }
     }
     shown = full;
     projector.setPositions(full, ms);
-    visibility();
+    if (!moved) visibility();
   }
 
-  function startLong(kind) {
-    const d = data, n = d.n;
-    subset = n > SAMPLE[kind] ? sampleIndices(n, SAMPLE[kind]) : null;
+  // 2D or 3D: PCA shows its third component or not; t-SNE and UMAP run
+  // again in the new number of dimensions, as TensorBoard's projector does.
+  function setDims(dims) {
+    state.dims = dims;
+    projector.setMode(dims === 3 ? '3d' : '2d');
+    if (state.projection !== 'pca') project();
+    else if (pca) {
+      subset = pca.points;
+      showPositions(pca.positions, 0);
+    }
+  }
+
+  // A t-SNE or UMAP run over `points` (null: all), or a seeded sample of
+  // them when they are too many.
+  function startLong(kind, points) {
+    const d = data, n = points ? points.length : d.n;
+    subset = points;
+    if (n > SAMPLE[kind]) {
+      const s = sampleIndices(n, SAMPLE[kind]);
+      subset = points ? s.map((k) => points[k]) : s;
+    }
     const m = subset ? subset.length : n;
-    const vectors = new Float32Array(m * d.d);
-    if (subset) subset.forEach((idx, k) => vectors.set(d.vectors.subarray(idx * d.d, (idx + 1) * d.d), k * d.d));
-    else vectors.set(d.vectors);
+    const vectors = gather(d, subset);
     const worker = new Worker(WORKER_URL);
-    const options = kind === 'tsne' ? { ...state.tsne } : { ...state.umap, dimensions: state.dims };
+    const options = { ...(kind === 'tsne' ? state.tsne : state.umap), dimensions: state.dims };
     const total = kind === 'tsne' ? state.tsne.iterations : null;
     longRun = { worker, kind, iteration: 0 };
     view.dataset.projection = kind;
@@ -282,11 +329,14 @@ export function createPage(ctx) {
       const msg = ev.data;
       if (d !== data || longRun?.worker !== worker) return;
       if (msg.type === 'error') { status.textContent = `${label} failed: ${msg.message}`; stopLong(); return; }
+      const moved = longRun.iteration > 0;
       longRun.iteration = msg.iteration;
       view.dataset.iteration = String(msg.iteration);
-      showPositions(msg.positions, 0);
+      showPositions(msg.positions, 0, moved);
       const of = total ? ` of ${total}` : '';
-      const sampled = subset ? ` (a sample of ${m.toLocaleString()} of ${n.toLocaleString()} points)` : '';
+      const which = points ? 'isolated points' : 'points';
+      const sampled = m < n ? ` (a sample of ${m.toLocaleString()} of ${n.toLocaleString()} ${which})`
+        : points ? ` (the ${m.toLocaleString()} ${which})` : '';
       if (msg.type === 'done') {
         status.textContent = `${label}: ${msg.iteration} iterations${sampled}, ${(msg.ms / 1000).toFixed(1)} s`;
         view.dataset.running = 'false';
@@ -354,7 +404,10 @@ export function createPage(ctx) {
     const sel = new Set(selection);
     if (picked >= 0) sel.add(picked);
     isolated = on && sel.size ? sel : null;
-    visibility();
+    // Re-projected on what is shown, as TensorBoard's projector does; a lone
+    // point (or all of them again after a lone one) needs no new projection.
+    if (projected() || projectedOn) project();
+    else visibility();
   }
 
   function label(i) {

@@ -45,7 +45,8 @@ function runPca(id, x, n, d) {
 function runTsne(id, x, n, d, o) {
   const t0 = performance.now();
   const r = reduced(x, n, d);
-  const tsne = new TSNE(r.x, n, r.d, { perplexity: o.perplexity, learningRate: o.learningRate, seed: o.seed ?? 1 });
+  const tsne = new TSNE(r.x, n, r.d, { perplexity: o.perplexity, learningRate: o.learningRate, seed: o.seed ?? 1,
+    dims: o.dimensions === 3 ? 3 : 2 });
   let last = performance.now();
   while (tsne.iteration < o.iterations) {
     tsne.step();

@@ -1,4 +1,4 @@
-// tsne.js — Barnes-Hut t-SNE in two dimensions (van der Maaten, 2014), as
+// tsne.js — Barnes-Hut t-SNE in two or three dimensions (van der Maaten, 2014), as
 // the Projector runs it in a worker: one `step()` per iteration, so the
 // worker can post positions between steps and the page animates them.
 //
@@ -6,8 +6,8 @@
 // (exact, brute force over the points, after PCA to at most 50 dimensions
 // as usual for t-SNE), a Gaussian whose width is found by bisection to
 // give the perplexity asked for, symmetrized and normalized. Gradient:
-// attraction over those sparse pairs, repulsion from a quadtree whose
-// cells farther than theta (0.5) act as one point. Optimizer: gradient
+// attraction over those sparse pairs, repulsion from a quadtree (an octree
+// in 3D) whose cells farther than theta (0.5) act as one point. Optimizer: gradient
 // descent with momentum (0.5, then 0.8 after 250 iterations), per-
 // coordinate gains, early exaggeration 12 for the first 250 iterations.
 // A seeded generator makes the run repeatable.
@@ -116,51 +116,70 @@ export function jointProbabilities(nn, n, k, perplexity) {
   return { rowStart, col, val };
 }
 
-// ---- the quadtree ---------------------------------------------------------------------
-// Flat arrays: per cell its centre of mass, mass, bounds, the one point it
-// holds while a leaf, and its four children (0: none).
-class QuadTree {
-  constructor(capacity) {
+// ---- the space-partitioning tree ---------------------------------------------------------
+// A quadtree in 2D, an octree in 3D: each cell splits into 2^dims children.
+// Points and cells keep three coordinates in either case (z = 0 in 2D, where
+// it stays 0 and costs a few multiplications), so the hot loops are the
+// same unrolled code for both. Flat arrays: per cell its centre of mass,
+// mass, lowest corner and edge length, the one point it holds while a
+// leaf, its children (0: none) and how many it has.
+class SpaceTree {
+  constructor(capacity, dims) {
     this.cap = capacity;
-    this.cx = new Float64Array(capacity); this.cy = new Float64Array(capacity);
+    this.dims = dims;
+    this.fan = 1 << dims;
+    this.com = new Float64Array(capacity * 3);
+    this.corner = new Float64Array(capacity * 3);
     this.mass = new Float64Array(capacity);
-    this.x0 = new Float64Array(capacity); this.y0 = new Float64Array(capacity);
     this.size = new Float64Array(capacity);
     this.point = new Int32Array(capacity);
-    this.child = new Int32Array(capacity * 4);
+    this.child = new Int32Array(capacity * this.fan);
+    this.kids = new Uint8Array(capacity);
     this.count = 0;
   }
 
-  cell(x0, y0, size) {
+  // A new empty cell at corner (x, y, z) with edge `size`.
+  cell(x, y, z, size) {
     const c = this.count++;
-    this.x0[c] = x0; this.y0[c] = y0; this.size[c] = size;
-    this.cx[c] = 0; this.cy[c] = 0; this.mass[c] = 0; this.point[c] = -1;
-    this.child.fill(0, c * 4, c * 4 + 4);
+    this.corner[3 * c] = x; this.corner[3 * c + 1] = y; this.corner[3 * c + 2] = z;
+    this.com[3 * c] = 0; this.com[3 * c + 1] = 0; this.com[3 * c + 2] = 0;
+    this.size[c] = size;
+    this.mass[c] = 0;
+    this.point[c] = -1;
+    this.kids[c] = 0;
+    this.child.fill(0, c * this.fan, (c + 1) * this.fan);
     return c;
   }
 
   build(y, n) {
-    let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
-    for (let i = 0; i < n; i++) {
-      minX = Math.min(minX, y[2 * i]); maxX = Math.max(maxX, y[2 * i]);
-      minY = Math.min(minY, y[2 * i + 1]); maxY = Math.max(maxY, y[2 * i + 1]);
+    const lo = [Infinity, Infinity, Infinity], hi = [-Infinity, -Infinity, -Infinity];
+    for (let i = 0; i < 3 * n; i++) {
+      const k = i % 3, v = y[i];
+      if (v < lo[k]) lo[k] = v;
+      if (v > hi[k]) hi[k] = v;
     }
-    const size = Math.max(maxX - minX, maxY - minY, 1e-9) * 1.0001;
+    const size = Math.max(hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2], 1e-9) * 1.0001;
     this.count = 0;
-    this.cell(minX, minY, size);
-    for (let i = 0; i < n; i++) this.insert(0, i, y[2 * i], y[2 * i + 1], y);
+    this.cell(lo[0], lo[1], lo[2], size);
+    for (let i = 0; i < n; i++) this.insert(0, i, y);
   }
 
-  quadrant(c, px, py) {
-    const half = this.size[c] / 2;
-    return (px >= this.x0[c] + half ? 1 : 0) + (py >= this.y0[c] + half ? 2 : 0);
+  // Which child of cell c point i falls in: bit k set for the upper half
+  // along coordinate k (z only in 3D).
+  orthant(c, i, y) {
+    const half = this.size[c] / 2, o = 3 * c;
+    let q = (y[3 * i] >= this.corner[o] + half ? 1 : 0) + (y[3 * i + 1] >= this.corner[o + 1] + half ? 2 : 0);
+    if (this.dims === 3 && y[3 * i + 2] >= this.corner[o + 2] + half) q += 4;
+    return q;
   }
 
-  insert(c, i, px, py, y) {
+  insert(c, i, y) {
+    const px = y[3 * i], py = y[3 * i + 1], pz = y[3 * i + 2];
     for (let depth = 0; ; depth++) {
-      const m = this.mass[c];
-      this.cx[c] = (this.cx[c] * m + px) / (m + 1);
-      this.cy[c] = (this.cy[c] * m + py) / (m + 1);
+      const m = this.mass[c], o = 3 * c;
+      this.com[o] = (this.com[o] * m + px) / (m + 1);
+      this.com[o + 1] = (this.com[o + 1] * m + py) / (m + 1);
+      this.com[o + 2] = (this.com[o + 2] * m + pz) / (m + 1);
       this.mass[c] = m + 1;
       if (m === 0) {   // an empty leaf takes the point
         this.point[c] = i;
@@ -173,108 +192,119 @@ class QuadTree {
           this.point[c] = j;
           return;
         }
-        this.push(c, j, y[2 * j], y[2 * j + 1]);
+        this.push(c, j, y);
       }
-      const q = this.quadrant(c, px, py);
-      let next = this.child[c * 4 + q];
-      if (!next) {
-        const half = this.size[c] / 2;
-        next = this.cell(this.x0[c] + (q & 1 ? half : 0), this.y0[c] + (q & 2 ? half : 0), half);
-        this.child[c * 4 + q] = next;
-      }
-      c = next;
+      const q = this.orthant(c, i, y);
+      c = this.child[c * this.fan + q] || this.attach(c, q);
     }
   }
 
-  // Moves a leaf's own point into the child it falls in.
-  push(c, j, px, py) {
-    const q = this.quadrant(c, px, py);
-    const half = this.size[c] / 2;
-    const ch = this.cell(this.x0[c] + (q & 1 ? half : 0), this.y0[c] + (q & 2 ? half : 0), half);
-    this.child[c * 4 + q] = ch;
-    this.cx[ch] = px; this.cy[ch] = py; this.mass[ch] = 1; this.point[ch] = j;
+  attach(c, q) {
+    const half = this.size[c] / 2, o = 3 * c;
+    const ch = this.cell(this.corner[o] + (q & 1 ? half : 0), this.corner[o + 1] + (q & 2 ? half : 0),
+      this.corner[o + 2] + (q & 4 ? half : 0), half);
+    this.child[c * this.fan + q] = ch;
+    this.kids[c]++;
+    return ch;
   }
 
-  // Repulsive force on point i (unnormalized) into out[0..1]; returns its
+  // Moves a leaf's own point j into the child it falls in.
+  push(c, j, y) {
+    const ch = this.attach(c, this.orthant(c, j, y));
+    this.com[3 * ch] = y[3 * j]; this.com[3 * ch + 1] = y[3 * j + 1]; this.com[3 * ch + 2] = y[3 * j + 2];
+    this.mass[ch] = 1;
+    this.point[ch] = j;
+  }
+
+  // Repulsive force on point i (unnormalized) into out[0..2]; returns its
   // share of Z, the sum of q over all pairs.
-  repulse(i, px, py, theta2, stack, out) {
-    let fx = 0, fy = 0, z = 0, top = 0;
+  repulse(i, y, theta2, stack, out) {
+    const fan = this.fan, px = y[3 * i], py = y[3 * i + 1], pz = y[3 * i + 2];
+    let fx = 0, fy = 0, fz = 0, z = 0, top = 0;
     stack[top++] = 0;
     while (top > 0) {
       const c = stack[--top];
       const m = this.mass[c];
       if (m === 0 || this.point[c] === i && m === 1) continue;
-      const dx = px - this.cx[c], dy = py - this.cy[c];
-      const d2 = dx * dx + dy * dy;
-      const leaf = this.child[c * 4] === 0 && this.child[c * 4 + 1] === 0 && this.child[c * 4 + 2] === 0 && this.child[c * 4 + 3] === 0;
-      if (leaf || this.size[c] * this.size[c] < theta2 * d2) {
+      const dx = px - this.com[3 * c], dy = py - this.com[3 * c + 1], dz = pz - this.com[3 * c + 2];
+      const d2 = dx * dx + dy * dy + dz * dz;
+      if (this.kids[c] === 0 || this.size[c] * this.size[c] < theta2 * d2) {
         const self = this.point[c] === i ? 1 : 0;   // a leaf of duplicates holding i
         const q = 1 / (1 + d2), mq = (m - self) * q;
         z += mq;
         fx += mq * q * dx;
         fy += mq * q * dy;
+        fz += mq * q * dz;
       } else {
-        for (let k = 0; k < 4; k++) {
-          const ch = this.child[c * 4 + k];
+        for (let k = c * fan, end = k + fan; k < end; k++) {
+          const ch = this.child[k];
           if (ch) stack[top++] = ch;
         }
       }
     }
     out[0] = fx;
     out[1] = fy;
+    out[2] = fz;
     return z;
   }
 }
 
 // ---- the optimizer ------------------------------------------------------------------------
 
+// Positions are kept as x, y, z per point whatever dims (z = 0 in 2D).
 export class TSNE {
-  constructor(x, n, d, { perplexity = 30, learningRate = 0, seed = 1, theta = 0.5 } = {}) {
+  constructor(x, n, d, { perplexity = 30, learningRate = 0, seed = 1, theta = 0.5, dims = 2 } = {}) {
+    if (dims !== 2 && dims !== 3) throw new Error(`t-SNE embeds in 2 or 3 dimensions, not ${dims}`);
     this.n = n;
+    this.dims = dims;
     this.theta2 = theta * theta;
     this.learningRate = learningRate > 0 ? learningRate : Math.max(n / 12 / 4, 50);
     const k = Math.max(1, Math.min(n - 1, Math.floor(3 * perplexity)));
     this.P = jointProbabilities(nearestAll(x, n, d, k), n, k, Math.min(perplexity, (n - 1) / 3 || 1));
     const rand = seededRandom(seed);
-    this.y = new Float64Array(2 * n);
-    for (let i = 0; i < 2 * n; i++) this.y[i] = (rand() - 0.5) * 1e-4 * 2;
-    this.update = new Float64Array(2 * n);
-    this.gains = new Float64Array(2 * n).fill(1);
-    this.grad = new Float64Array(2 * n);
-    this.tree = new QuadTree(Math.max(64, 4 * n + 64));
-    this.stack = new Int32Array(Math.max(64, 4 * n + 64));
+    this.y = new Float64Array(3 * n);
+    for (let i = 0; i < n; i++) for (let c = 0; c < dims; c++) this.y[3 * i + c] = (rand() - 0.5) * 1e-4 * 2;
+    this.update = new Float64Array(3 * n);
+    this.gains = new Float64Array(3 * n).fill(1);
+    this.grad = new Float64Array(3 * n);
+    this.rep = new Float64Array(3 * n);
+    this.tree = new SpaceTree(Math.max(64, 4 * n + 64), dims);
+    this.stack = new Int32Array(Math.max(64, 4 * n + 64));   // a cell is pushed at most once
+    this.out = new Float64Array(3);
     this.iteration = 0;
   }
 
   gradient() {
-    const { n, y, grad, P } = this;
+    const { n, y, grad, rep, P, out } = this;
     const exaggeration = this.iteration < 250 ? 12 : 1;
     this.tree.build(y, n);
-    const rep = new Float64Array(2 * n), out = [0, 0];
     let z = 0;
     for (let i = 0; i < n; i++) {
-      z += this.tree.repulse(i, y[2 * i], y[2 * i + 1], this.theta2, this.stack, out);
-      rep[2 * i] = out[0];
-      rep[2 * i + 1] = out[1];
+      z += this.tree.repulse(i, y, this.theta2, this.stack, out);
+      rep[3 * i] = out[0];
+      rep[3 * i + 1] = out[1];
+      rep[3 * i + 2] = out[2];
     }
     for (let i = 0; i < n; i++) {
-      let ax = 0, ay = 0;
-      const yx = y[2 * i], yy = y[2 * i + 1];
+      let ax = 0, ay = 0, az = 0;
+      const yx = y[3 * i], yy = y[3 * i + 1], yz = y[3 * i + 2];
       for (let p = P.rowStart[i]; p < P.rowStart[i + 1]; p++) {
         const j = P.col[p];
-        const dx = yx - y[2 * j], dy = yy - y[2 * j + 1];
-        const w = (exaggeration * P.val[p]) / (1 + dx * dx + dy * dy);
+        const dx = yx - y[3 * j], dy = yy - y[3 * j + 1], dz = yz - y[3 * j + 2];
+        const w = (exaggeration * P.val[p]) / (1 + dx * dx + dy * dy + dz * dz);
         ax += w * dx;
         ay += w * dy;
+        az += w * dz;
       }
-      grad[2 * i] = 4 * (ax - rep[2 * i] / z);
-      grad[2 * i + 1] = 4 * (ay - rep[2 * i + 1] / z);
+      grad[3 * i] = 4 * (ax - rep[3 * i] / z);
+      grad[3 * i + 1] = 4 * (ay - rep[3 * i + 1] / z);
+      grad[3 * i + 2] = 4 * (az - rep[3 * i + 2] / z);
     }
   }
 
   step() {
     this.gradient();
-    const { y, grad, update, gains } = this;
+    const { y, grad, update, gains, n } = this;
     const momentum = this.iteration < 250 ? 0.5 : 0.8;
     for (let i = 0; i < y.length; i++) {
       const sameSign = Math.sign(grad[i]) === Math.sign(update[i]);
@@ -283,20 +313,15 @@ export class TSNE {
       y[i] += update[i];
     }
     // Keep the cloud centred (the gradient is translation invariant).
-    let mx = 0, my = 0;
-    for (let i = 0; i < this.n; i++) { mx += y[2 * i]; my += y[2 * i + 1]; }
-    mx /= this.n; my /= this.n;
-    for (let i = 0; i < this.n; i++) { y[2 * i] -= mx; y[2 * i + 1] -= my; }
+    let mx = 0, my = 0, mz = 0;
+    for (let i = 0; i < n; i++) { mx += y[3 * i]; my += y[3 * i + 1]; mz += y[3 * i + 2]; }
+    mx /= n; my /= n; mz /= n;
+    for (let i = 0; i < n; i++) { y[3 * i] -= mx; y[3 * i + 1] -= my; y[3 * i + 2] -= mz; }
     this.iteration++;
   }
 
-  // Positions as x, y, z = 0 per point.
+  // Positions as x, y, z per point (z = 0 in 2D).
   positions() {
-    const out = new Float32Array(this.n * 3);
-    for (let i = 0; i < this.n; i++) {
-      out[3 * i] = this.y[2 * i];
-      out[3 * i + 1] = this.y[2 * i + 1];
-    }
-    return out;
+    return Float32Array.from(this.y);
   }
 }

@@ -8,12 +8,28 @@
 // Positions are fitted into [-1, 1] once per projection and moved between
 // projections or steps by interpolation over a few frames, so a person sees
 // points travel. Frames are drawn on demand (a change, a drag), never in a
-// loop. Hover and click pick the nearest drawn point on screen, by
+// loop: one draw call over buffers uploaded when points change, the camera
+// a uniform. Hover and click pick the nearest drawn point on screen, by
 // projecting every point with the camera's matrix: O(n) per move, about a
 // millisecond for 50,000 points, with no GPU read-back.
+//
+// Where WebGL runs on the CPU (SwiftShader, llvmpipe) or is missing, the
+// points are drawn by splat.js instead, five to seven times faster there;
+// `renderer: 'webgl' | 'cpu'` (the page's ?renderer=) chooses by hand.
 
 import * as THREE from 'three';
 import { OrbitControls } from 'three/examples/jsm/controls/OrbitControls.js';
+import { createSplat } from './splat.js';
+
+// Whether this browser's WebGL is a CPU rasterizer, or absent.
+function softwareWebGL() {
+  const gl = document.createElement('canvas').getContext('webgl');
+  if (!gl) return true;
+  const info = gl.getExtension('WEBGL_debug_renderer_info');
+  const name = String(gl.getParameter(info ? info.UNMASKED_RENDERER_WEBGL : gl.RENDERER));
+  gl.getExtension('WEBGL_lose_context')?.loseContext();
+  return /swiftshader|llvmpipe|softpipe|software/i.test(name);
+}
 
 const VERTEX = `
 attribute vec3 aColor;
@@ -64,13 +80,17 @@ void main() {
   }
 }`;
 
-export function createView(host, { onHover = () => {}, onPick = () => {} } = {}) {
+export function createView(host, { onHover = () => {}, onPick = () => {}, renderer: which = null } = {}) {
   const canvas = document.createElement('canvas');
   canvas.className = 'projector-canvas';
   host.append(canvas);
-  const renderer = new THREE.WebGLRenderer({ canvas, antialias: false });
-  renderer.setPixelRatio(Math.min(2, window.devicePixelRatio || 1));
-  renderer.setClearColor(0xffffff, 1);
+  const cpu = which === 'cpu' || (which !== 'webgl' && softwareWebGL());
+  const pixelRatio = Math.min(2, window.devicePixelRatio || 1);
+  const splat = cpu ? createSplat(canvas) : null;
+  const renderer = cpu ? null : new THREE.WebGLRenderer({ canvas, antialias: false });
+  renderer?.setPixelRatio(pixelRatio);
+  renderer?.setClearColor(0xffffff, 1);
+  host.dataset.renderer = cpu ? 'cpu' : 'webgl';
   const scene = new THREE.Scene();
   const persp = new THREE.PerspectiveCamera(45, 1, 0.01, 100);
   const ortho = new THREE.OrthographicCamera(-1, 1, 1, -1, -100, 100);
@@ -86,7 +106,7 @@ export function createView(host, { onHover = () => {}, onPick = () => {} } = {})
   scene.add(points);
 
   const state = { n: 0, pos: new Float32Array(0), from: null, to: null, anim: 0, animStart: 0, dirty: false,
-    raf: 0, firstPaintMs: null, lastFrameMs: null, frames: 0, sprites: false, hasSprites: false };
+    raf: 0, placed: false, firstPaintMs: null, lastFrameMs: null, frames: 0, sprites: false, hasSprites: false, atlas: null };
 
   function attribute(name, array, size) {
     const a = new THREE.BufferAttribute(array, size);
@@ -97,7 +117,8 @@ export function createView(host, { onHover = () => {}, onPick = () => {} } = {})
 
   function resize() {
     const w = Math.max(50, host.clientWidth), h = Math.max(50, host.clientHeight);
-    renderer.setSize(w, h, false);
+    if (cpu) splat.setSize(Math.round(w * pixelRatio), Math.round(h * pixelRatio));
+    else renderer.setSize(w, h, false);
     canvas.style.width = `${w}px`;
     canvas.style.height = `${h}px`;
     persp.aspect = w / h;
@@ -178,7 +199,8 @@ export function createView(host, { onHover = () => {}, onPick = () => {} } = {})
   function setPositions(p, ms = 450) {
     if (p.length !== state.n * 3) setCount(p.length / 3);
     const to = fitted(p);
-    if (!ms || state.firstPaintMs === null) {
+    if (!ms || !state.placed) {
+      state.placed = true;
       state.pos.set(to);
       state.anim = 0;
       geometry.attributes.position.needsUpdate = true;
@@ -219,6 +241,12 @@ export function createView(host, { onHover = () => {}, onPick = () => {} } = {})
 
   // atlas: an image of cols x rows tiles, point i in tile i (row-major).
   function setSprites(atlas, cols, rows) {
+    state.hasSprites = true;
+    if (cpu) {
+      state.atlas = { texels: splat.texels(atlas), width: atlas.width, cols, rows };
+      invalidate();
+      return;
+    }
     const tex = new THREE.Texture(atlas);
     tex.flipY = false;
     tex.minFilter = THREE.LinearFilter;
@@ -227,7 +255,6 @@ export function createView(host, { onHover = () => {}, onPick = () => {} } = {})
     material.uniforms.uAtlas.value?.dispose();
     material.uniforms.uAtlas.value = tex;
     material.uniforms.uGrid.value.set(cols, rows);
-    state.hasSprites = true;
     invalidate();
   }
 
@@ -262,23 +289,49 @@ export function createView(host, { onHover = () => {}, onPick = () => {} } = {})
   function draw() {
     const t0 = performance.now();
     const h = canvas.height || 1;
-    // point size in device pixels; 3D divides by depth, 2D follows the zoom
-    material.uniforms.uScale.value = mode === '3d' ? (h / 600) * 2.5 : (h / 600) * Math.sqrt(ortho.zoom);
-    renderer.render(scene, camera);
+    // point size in device pixels; 3D divides by depth, 2D follows the zoom.
+    // Many points get smaller ones (a 4th root: 5,000 and fewer keep the
+    // full size, 50,000 get 0.56 of it), or a dense cloud is one blot.
+    const density = Math.min(1, (5000 / Math.max(1, state.n)) ** 0.25);
+    material.uniforms.uScale.value = density * (mode === '3d' ? (h / 600) * 2.5 : (h / 600) * Math.sqrt(ortho.zoom));
+    if (cpu) drawSplat();
+    else renderer.render(scene, camera);
     state.lastFrameMs = performance.now() - t0;
     state.frames++;
-    if (state.firstPaintMs === null && state.n) state.firstPaintMs = performance.now();
+    // the first frame of projected points (not the count's, all at the origin)
+    if (state.firstPaintMs === null && state.placed) state.firstPaintMs = performance.now();
     host.dataset.frames = String(state.frames);
   }
 
-  // ---- picking -------------------------------------------------------------------------
+  // The camera's matrix from the points' space to clip space (the points'
+  // object sits at the origin, unscaled): its elements, column-major.
   const m = new THREE.Matrix4();
+  function clipMatrix() {
+    camera.updateMatrixWorld();
+    return m.multiplyMatrices(camera.projectionMatrix, camera.matrixWorldInverse).elements;
+  }
+
+  const frameArgs = { m: null, n: 0, pos: null, rgb: null, alpha: null, emph: null, size: 0, scale: 0, persp: false, atlas: null };
+  function drawSplat() {   // fills the one arguments object: nothing allocated per frame
+    const a = geometry.attributes, u = material.uniforms, f = frameArgs;
+    f.m = clipMatrix();
+    f.n = a.aColor ? state.n : 0;   // before the first setCount there are no attributes: an empty frame
+    f.pos = state.pos;
+    f.rgb = a.aColor?.array;
+    f.alpha = a.aAlpha?.array;
+    f.emph = a.aEmph?.array;
+    f.size = u.uSize.value;
+    f.scale = u.uScale.value;
+    f.persp = mode === '3d';
+    f.atlas = state.sprites ? state.atlas : null;
+    splat.draw(frameArgs);
+  }
+
+  // ---- picking -------------------------------------------------------------------------
   function pick(clientX, clientY, radius = 10) {
     const r = canvas.getBoundingClientRect();
     const x = clientX - r.left, y = clientY - r.top;
-    camera.updateMatrixWorld();
-    m.multiplyMatrices(camera.projectionMatrix, camera.matrixWorldInverse);
-    const e = m.elements, pos = state.pos, alpha = geometry.attributes.aAlpha.array;
+    const e = clipMatrix(), pos = state.pos, alpha = geometry.attributes.aAlpha.array;
     let best = -1, bestD = radius * radius, bestDepth = Infinity;
     for (let i = 0; i < state.n; i++) {
       if (alpha[i] <= 0) continue;
@@ -320,25 +373,38 @@ export function createView(host, { onHover = () => {}, onPick = () => {} } = {})
   // Rotates the 3D view by `frames` steps, drawing and finishing each
   // (a one-pixel read waits for the GPU): the median frame in ms.
   function benchRotate(frames = 60) {
-    const gl = renderer.getContext(), px = new Uint8Array(4), times = [];
+    const gl = renderer?.getContext(), px = new Uint8Array(4), times = [];
     for (let f = 0; f < frames; f++) {
       const t0 = performance.now();
       const a = (2 * Math.PI * f) / frames;
       camera.position.set(2.9 * Math.sin(a), 1.2, 2.9 * Math.cos(a));
       camera.lookAt(0, 0, 0);
       draw();
-      gl.readPixels(0, 0, 1, 1, gl.RGBA, gl.UNSIGNED_BYTE, px);
+      if (cpu) splat.finish();
+      else gl.readPixels(0, 0, 1, 1, gl.RGBA, gl.UNSIGNED_BYTE, px);
       times.push(performance.now() - t0);
     }
     times.sort((a, b) => a - b);
     return times[times.length >> 1];
   }
 
+  // The frame drawn now, read back: { width, height, data: RGBA bytes,
+  // top row first } (for the tests that compare the two renderers).
+  function pixels() {
+    draw();
+    const w = canvas.width, h = canvas.height;
+    if (cpu) return { width: w, height: h, data: canvas.getContext('2d').getImageData(0, 0, w, h).data };
+    const gl = renderer.getContext(), flipped = new Uint8Array(w * h * 4), data = new Uint8Array(w * h * 4);
+    gl.readPixels(0, 0, w, h, gl.RGBA, gl.UNSIGNED_BYTE, flipped);
+    for (let y = 0; y < h; y++) data.set(flipped.subarray((h - 1 - y) * w * 4, (h - y) * w * 4), y * w * 4);
+    return { width: w, height: h, data };
+  }
+
   setMode('3d');
   resize();
   return {
     canvas, setCount, setPositions, setColors, setAlpha, setEmphasis, setPointSize, setSprites, showSprites,
-    setMode, resetCamera, pick, screenOf, benchRotate, invalidate,
+    setMode, resetCamera, pick, screenOf, benchRotate, pixels, invalidate,
     get mode() { return mode; },
     get stats() { return { firstPaintMs: state.firstPaintMs, lastFrameMs: state.lastFrameMs, frames: state.frames }; },
     get animating() { return state.anim > 0; },
@@ -349,7 +415,7 @@ export function createView(host, { onHover = () => {}, onPick = () => {} } = {})
       geometry.dispose();
       material.uniforms.uAtlas.value?.dispose();
       material.dispose();
-      renderer.dispose();
+      renderer?.dispose();
     },
   };
 }

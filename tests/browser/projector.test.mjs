@@ -9,9 +9,11 @@
 // hovered point is labelled, a clicked point lists its 10 nearest
 // neighbours in the original space (cosine, then euclidean) as computed
 // here from the API's vectors, a regex search selects and isolates a
-// class, a drag rotates the 3D view, the step slider moves the points,
-// t-SNE runs to its last iteration in a worker and separates the classes
-// better than PCA, and UMAP stops when asked. Screenshots:
+// class and PCA re-projects it alone (NumPy's shares of those rows), a
+// drag rotates the 3D view, the step slider moves the points, t-SNE runs
+// to its last iteration in a worker (2D, then 3D) and separates the
+// classes better than PCA, isolating two classes runs it again on them
+// alone, and UMAP stops when asked. Screenshots:
 // <build>/tests/artifacts/projector_*.png.
 
 import path from 'node:path';
@@ -63,12 +65,15 @@ async function main() {
   const meta = parseMetadata((await bytes('metadata', { run, tag, step: last })).toString(), 5000);
   const labels = meta.rows.map((r) => r[0]);
 
-  // NumPy's explained variance of the same vectors.
+  // NumPy's explained variance of the same vectors (of the rows listed, or all).
   const f32 = path.join(work, 'vectors.f32');
   fs.writeFileSync(f32, vecBuf);
-  const numpy = execFileSync('/usr/bin/python3', ['-c',
-    'import numpy as np,sys; x=np.fromfile(sys.argv[1],"<f4").reshape(5000,128).astype(np.float64); x-=x.mean(0);'
-    + ' s=np.linalg.svd(x,compute_uv=False); r=s**2/np.sum(s**2); print(",".join("%.6f"%v for v in r[:3]))', f32]).toString().trim();
+  const numpyRatios = (rows = []) => execFileSync('/usr/bin/python3', ['-c',
+    'import numpy as np,sys; x=np.fromfile(sys.argv[1],"<f4").reshape(5000,128).astype(np.float64);'
+    + ' r=[int(v) for v in sys.argv[2:]]; x=x[r] if r else x; x-=x.mean(0);'
+    + ' s=np.linalg.svd(x,compute_uv=False); r=s**2/np.sum(s**2); print(",".join("%.6f"%v for v in r[:3]))',
+  f32, ...rows.map(String)]).toString().trim();
+  const numpy = numpyRatios();
 
   await page.goto(server.url);
   check('shell: ready', await until(page, () => window.__glassbox?.ready, null, 10000));
@@ -137,11 +142,35 @@ async function main() {
   await until(page, (n) => document.querySelector('.projector-page').dataset.selected === String(n), counts.Trouser, 5000);
   d = await dataset();
   check('search: a regex selects every trouser (case-insensitive)', d.selected === String(counts.Trouser), JSON.stringify(d));
+  const trousers = labels.flatMap((l, i) => (l === 'Trouser' ? [i] : []));
+  // how far apart the trousers are on screen (the larger side of their box, px)
+  const span = () => page.evaluate((idx) => {
+    const at = idx.map((i) => window.__projector.projector.screenOf(i));
+    const side = (k) => Math.max(...at.map((p) => p[k])) - Math.min(...at.map((p) => p[k]));
+    return Math.max(side('x'), side('y'));
+  }, trousers);
+  const spanBefore = await span();
   await page.click('#projector-isolate');
+  await until(page, (n) => document.querySelector('.projector-page').dataset.projectedPoints === n &&
+    !window.__projector.projector.animating, String(trousers.length), 15000);
   d = await dataset();
   check('isolate: only the selection is shown', d.isolated === String(counts.Trouser), JSON.stringify(d));
+  // the PCA runs again on the trousers alone: NumPy's shares of their own variance
+  const isoVariance = await page.$eval('#projector-info', (el) => el.dataset.variance);
+  const isoNumpy = numpyRatios(trousers);
+  check('isolate: PCA re-projects the isolated points alone (shares of variance as NumPy\'s of those rows)',
+    d.projectedPoints === String(trousers.length) && isoVariance === isoNumpy && isoNumpy !== numpy, `${isoVariance} vs ${isoNumpy}`);
+  const isoStatus = await page.$eval('#projector-status', (el) => el.textContent);
+  const isoTitle = await page.$eval('#projector-pca-title', (el) => el.textContent);
+  check('isolate: the status and the variance\'s title say what was projected', isoStatus === `PCA of the ${trousers.length} isolated points of dimension 128` &&
+    isoTitle === `PCA of the ${trousers.length} isolated points`, `${isoStatus} / ${isoTitle}`);
+  const spanAfter = await span(), viewBox = await page.locator('.projector-view').boundingBox();
+  check('isolate: the isolated points spread over the view, fitted on their own', spanAfter > 1.5 * spanBefore &&
+    spanAfter > 0.6 * Math.min(viewBox.width, viewBox.height), `${spanBefore.toFixed(0)} -> ${spanAfter.toFixed(0)} px`);
   await shot('isolated');
   await page.click('#projector-show-all');
+  await until(page, () => document.querySelector('.projector-page').dataset.projectedPoints === '5000', null, 15000);
+  check('show all: PCA of every point again', (await page.$eval('#projector-info', (el) => el.dataset.variance)) === numpy);
   await page.fill('#projector-search', '');
 
   // ---- 3D: a drag rotates the view ---------------------------------------------------------------------
@@ -170,7 +199,7 @@ async function main() {
   await until(page, (s) => document.querySelector('.projector-page').dataset.projectedStep === s, String(last), 30000);
 
   // ---- t-SNE: runs in a worker to its last iteration, animated -----------------------------------------------
-  await page.click('#projector-3d');   // t-SNE is two-dimensional
+  await page.click('#projector-3d');   // 2D first
   await page.selectOption('#projector-projection', 'tsne');
   await page.fill('#tsne-iterations', '500');
   await page.locator('#tsne-iterations').press('Tab');
@@ -189,8 +218,56 @@ async function main() {
   check('t-SNE: separates the classes better than PCA', tsnePurity > pcaPurity, `${tsnePurity.toFixed(3)} vs ${pcaPurity.toFixed(3)}`);
   const status = await page.$eval('#projector-status', (s) => s.textContent);
   check('t-SNE: the status says how many iterations', /^t-SNE: 500 iterations, [\d.]+ s$/.test(status), status);
+  check('t-SNE: 2D keeps every z at 0', tsnePos.every((v, k) => k % 3 !== 2 || v === 0));
   await page.click('#projector-sprites');
   await shot('tsne');
+
+  // ---- 3D t-SNE: the 3D box runs it again in three dimensions ----------------------------------------------
+  await page.click('#projector-3d');
+  const done3 = await until(page, () => {
+    const v = document.querySelector('.projector-page').dataset;
+    return v.projection === 'tsne' && v.running === 'false' && v.iteration === '500' && !window.__projector.projector.animating;
+  }, null, 300000);
+  check('3D t-SNE: runs to iteration 500', done3 === true, JSON.stringify(await dataset()));
+  const tsne3 = Float32Array.from(await page.evaluate(() => Array.from(window.__projector.shown)));
+  let zs = 0, xs = 0;
+  for (let i = 0; i < 5000; i++) { zs += tsne3[3 * i + 2] ** 2; xs += tsne3[3 * i] ** 2; }
+  check('3D t-SNE: the points spread along z as along x (a third dimension, not a flat sheet)', zs > 0.3 * xs, `${zs.toFixed(1)} vs ${xs.toFixed(1)}`);
+  const purity3 = purity(tsne3, labels, 5000);
+  check('3D t-SNE: separates the classes better than PCA', purity3 > pcaPurity, `${purity3.toFixed(3)} vs ${pcaPurity.toFixed(3)}`);
+  check('3D t-SNE: the view is the 3D one', await page.evaluate(() => window.__projector.projector.mode) === '3d');
+  await shot('tsne_3d');
+
+  // ---- isolating during t-SNE runs t-SNE again on the isolated points alone ---------------------------------
+  await page.click('#projector-search');
+  await page.keyboard.type('^(trouser|bag)$');
+  const pair = labels.flatMap((l, i) => (l === 'Trouser' || l === 'Bag' ? [i] : []));
+  await until(page, (n) => document.querySelector('.projector-page').dataset.selected === n, String(pair.length), 5000);
+  await page.click('#projector-isolate');
+  const doneIso = await until(page, () => {
+    const v = document.querySelector('.projector-page').dataset;
+    return v.running === 'false' && v.iteration === '500' && v.projectedPoints !== '5000' && !window.__projector.projector.animating;
+  }, null, 300000);
+  const isoTsneStatus = await page.$eval('#projector-status', (el) => el.textContent);
+  check('isolate: t-SNE runs again on the isolated points only', doneIso === true &&
+    new RegExp(`^t-SNE: 500 iterations \\(the ${pair.length.toLocaleString('en-US')} isolated points\\), [\\d.]+ s$`).test(isoTsneStatus), isoTsneStatus);
+  const isoTsne = await page.evaluate(() => Array.from(window.__projector.shown));
+  d = await dataset();
+  check('isolate: the trousers and bags alone are shown', d.isolated === String(pair.length) && d.projectedPoints === String(pair.length),
+    JSON.stringify(d));
+  const bagOf = new Set(pair.filter((i) => labels[i] === 'Bag'));
+  let pairPure = 0;
+  const pairPos = new Float32Array(pair.length * 3);
+  pair.forEach((i, k) => pairPos.set(isoTsne.slice(3 * i, 3 * i + 3), 3 * k));
+  for (let k = 0; k < pair.length; k += 5) {
+    const nn = nearest(pairPos, pair.length, 3, k, 10, 'euclidean');
+    pairPure += nn.filter((r) => bagOf.has(pair[r.index]) === bagOf.has(pair[k])).length / 10;
+  }
+  pairPure /= Math.ceil(pair.length / 5);
+  check('isolate: t-SNE of trousers and bags alone keeps them apart', pairPure > 0.9, pairPure.toFixed(3));
+  await shot('isolated_tsne_3d');
+  await page.click('#projector-show-all');
+  await page.fill('#projector-search', '');
   await page.click('#projector-sprites');
 
   // ---- UMAP: stoppable -----------------------------------------------------------------------------------------

@@ -1,9 +1,10 @@
 // media/model_check.mjs — the Projector's and the Audio page's pure
 // functions, in node: nearest neighbours (cosine and euclidean, exact
 // values), regex search, colours and their legend, metadata parsing, the
-// t-SNE of known clusters, a WAV read back, a tone's spectrogram bin.
+// t-SNE of known clusters in 2D and 3D, a WAV read back, a tone's spectrogram bin.
 import assert from 'node:assert/strict';
 import { colourBy, nearest, parseMetadata, sampleIndices, search } from '../../static/projector/model.js';
+import { principalComponents } from '../../static/projector/pca.js';
 import { TSNE, seededRandom } from '../../static/projector/tsne.js';
 import { spectrogram } from '../../static/audio/spectrogram.js';
 import { readWav } from '../../static/audio/wav.js';
@@ -57,6 +58,43 @@ assert.deepEqual(Array.from(s), Array.from(s).sort((a, b) => a - b));
   assert.equal(pure, n, `t-SNE kept ${pure} of ${n} points among their own cluster`);
 }
 
+// ---- t-SNE of four equidistant clusters (one-hot directions): every
+// point's 5 nearest in the embedding are of its own cluster; in 3D the
+// clusters sit at a near-regular tetrahedron (centroid distances within
+// 30 % of each other, every axis carrying variance), which 2D cannot give:
+// there they form a square, whose diagonals are sqrt(2) times its sides ---------
+{
+  const n = 400, d = 10, r = seededRandom(11);
+  const v = new Float32Array(n * d);
+  for (let i = 0; i < n; i++) for (let j = 0; j < d; j++) v[i * d + j] = (j === i % 4 ? 8 : 0) + r() - 0.5;
+  const embed = (dims) => {
+    const t = new TSNE(v, n, d, { perplexity: 20, seed: 3, dims });
+    for (let it = 0; it < 400; it++) t.step();
+    return t.positions();
+  };
+  const spread = (y) => {   // [shortest, longest] distance between cluster centroids
+    const cen = [0, 1, 2, 3].map((c) => [0, 1, 2].map((k) => {
+      let m = 0;
+      for (let i = c; i < n; i += 4) m += y[3 * i + k];
+      return m / (n / 4);
+    }));
+    const dist = [];
+    for (let a = 0; a < 4; a++) for (let b = a + 1; b < 4; b++) dist.push(Math.hypot(...cen[a].map((x, k) => x - cen[b][k])));
+    return [Math.min(...dist), Math.max(...dist)];
+  };
+  const y3 = embed(3), y2 = embed(2);
+  let pure = 0;
+  for (let i = 0; i < n; i++) if (nearest(y3, n, 3, i, 5, 'euclidean').every((q) => q.index % 4 === i % 4)) pure++;
+  assert.equal(pure, n, `3D t-SNE kept ${pure} of ${n} points among their own cluster`);
+  const axes = principalComponents(y3, n, 3, 3).ratio;
+  assert.ok(Math.min(...axes) > 0.15, `3D t-SNE is flat: variance shares ${axes}`);
+  const [lo3, hi3] = spread(y3), [lo2, hi2] = spread(y2);
+  assert.ok(hi3 / lo3 < 1.3, `3D t-SNE: centroid distances ${lo3} to ${hi3}, not a tetrahedron`);
+  assert.ok(hi2 / lo2 > 1.35, `2D t-SNE: centroid distances ${lo2} to ${hi2}, not a square`);
+  assert.ok(y2.every((val, k) => k % 3 !== 2 || val === 0), '2D t-SNE keeps z = 0');
+  assert.throws(() => new TSNE(v, n, d, { dims: 4 }), /^Error: t-SNE embeds in 2 or 3 dimensions, not 4$/);
+}
+
 // ---- a WAV read back, a tone's spectrogram -------------------------------------------------------
 {
   const rate = 8000, frames = 4096;
@@ -79,4 +117,4 @@ assert.deepEqual(Array.from(s), Array.from(s).sort((a, b) => a - b));
   assert.equal(best, 32, '1 kHz at 8 kHz in 256-sample windows is bin 32');
   assert.throws(() => readWav(new ArrayBuffer(8)), /not a WAV file/);
 }
-console.log('model_check: neighbours, search, colours, t-SNE clusters, WAV and spectrogram as expected');
+console.log('model_check: neighbours, search, colours, t-SNE clusters (2D and 3D), WAV and spectrogram as expected');
