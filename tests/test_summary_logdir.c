@@ -215,6 +215,44 @@ START_TEST(test_stores_appear_grow_and_disappear) {
 }
 END_TEST
 
+/* A listing of many stores reads them on several threads, the finished
+ * ones as they are, without locks: no side file appears beside them. A
+ * store being written is read through its log, its last commit seen. */
+START_TEST(test_many_stores_listed_at_once) {
+    enum { STORES = 60 };
+    char rel[64], path[600];
+    for (int i = 0; i < STORES; i++) {
+        snprintf(rel, sizeof rel, "many/s_%02d.db", i);
+        write_run(rel, "r", i, i + 1, false);
+    }
+    snprintf(path, sizeof path, "%s/many/live.db", dir);
+    gb_summary_writer *live = NULL;
+    ck_assert_int_eq(gb_summary_writer_open(path, "w", NULL, &live), GB_OK);
+    ck_assert_int_eq(gb_summary_scalar(live, "loss", 7, 0), GB_OK);
+    ck_assert_int_eq(gb_summary_flush(live), GB_OK);
+
+    gb_store *s = open_logdir();
+    gb_tags *t = NULL;
+    ck_assert_int_eq(gb_store_tags(s, NULL, GB_KIND_SCALAR, &t), GB_STORE_OK);
+    ck_assert_uint_eq(t->count, STORES + 1);
+    ck_assert_str_eq(t->rows[0].run, "many/live/w");
+    ck_assert_int_eq(t->rows[0].count, 1);
+    for (int i = 0; i < STORES; i++) {
+        snprintf(rel, sizeof rel, "many/s_%02d/r", i);
+        ck_assert_str_eq(t->rows[i + 1].run, rel);
+        ck_assert_int_eq(t->rows[i + 1].count, i + 1);
+        ck_assert_int_eq(t->rows[i + 1].max_step, i);
+    }
+    gb_store_free(t);
+    for (int i = 0; i < STORES; i++) {
+        snprintf(path, sizeof path, "%s/many/s_%02d.db-wal", dir, i);
+        ck_assert_msg(access(path, F_OK) != 0, "a listing left %s", path);
+    }
+    ck_assert_int_eq(gb_summary_writer_close(live), GB_OK);
+    gb_store_close(s);
+}
+END_TEST
+
 START_TEST(test_several_patterns_and_globs) {
     write_run("node1/ranks/r0.db", "job", 0, 1, false);
     write_run("node2/ranks/r0.db", "job", 0, 1, false);
@@ -272,6 +310,7 @@ int main(void) {
     tcase_add_test(tc, test_longest_prefix_holding_the_run_wins);
     tcase_add_test(tc, test_experiment_and_summaries_merge_the_stores);
     tcase_add_test(tc, test_stores_appear_grow_and_disappear);
+    tcase_add_test(tc, test_many_stores_listed_at_once);
     tcase_add_test(tc, test_several_patterns_and_globs);
     tcase_add_test(tc, test_bad_logdirs_are_named);
     suite_add_tcase(s, tc);
