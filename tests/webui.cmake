@@ -59,6 +59,8 @@ if(TARGET glassbox_webui)
   include(${CMAKE_CURRENT_LIST_DIR}/browser/node_test.cmake)
   gb_node_test(webui_browser ${CMAKE_CURRENT_LIST_DIR}/browser/dashboard.test.mjs 180)
   gb_node_test(webui_smoothing ${CMAKE_CURRENT_LIST_DIR}/browser/smoothing.test.mjs 30)
+  # The Scalars page with 10,000 tags: windowed cards, scrolled by the wheel.
+  gb_node_test(webui_scalars_window ${CMAKE_CURRENT_LIST_DIR}/browser/scalars_window.test.mjs 240)
   gb_node_test(webui_traces_browser ${CMAKE_CURRENT_LIST_DIR}/browser/traces.test.mjs 120)
   gb_node_test(webui_auth_browser ${CMAKE_CURRENT_LIST_DIR}/browser/auth.test.mjs 120)
   # A newcomer's first run: serve a store not made yet, train into it for
