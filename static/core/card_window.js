@@ -12,7 +12,8 @@
 // (at most renderAll cards) is rendered whole: the browser's find then
 // reaches every title, and nothing changes as one scrolls.
 //
-//   const w = cardWindow({ make(tag) -> element, drop(tag, element), rowHeight });
+//   const w = cardWindow({ make(tag) -> element, made?(tag, element), drop(tag, element), rowHeight });
+//                   made: the element is in the page (where it can be measured)
 //   w.el            the container to put in the page
 //   w.set(tags)     the tags to show (sorted), in their groups
 //   w.rendered()    the tags whose cards exist now
@@ -24,7 +25,7 @@ import './card_window.css';
 const HEADER = 34;        // a group's heading: its height and the space below it
 const GROUP_GAP = 18;     // between groups (.groups' gap)
 
-export function cardWindow({ make, drop, rowHeight, minWidth = 440, gap = 16, margin = 1200, renderAll = 200 }) {
+export function cardWindow({ make, made = () => {}, drop, rowHeight, minWidth = 440, gap = 16, margin = 1200, renderAll = 200 }) {
   const el = h('div.card-window');
   const live = new Map();      // tag -> its card's element, for the cards that exist
   const heads = new Map();     // group -> its heading's element
@@ -98,11 +99,14 @@ export function cardWindow({ make, drop, rowHeight, minWidth = 440, gap = 16, ma
     for (const w of wanted) if (w.tag === undefined) groupsIn.add(w.grp.g); else cards.add(w.tag);
     for (const [tag, node] of live) if (!cards.has(tag)) { live.delete(tag); node.remove(); drop(tag, node); }
     for (const [g, node] of heads) if (!groupsIn.has(g)) { heads.delete(g); node.remove(); }
-    const order = [];
+    const order = [], fresh = [];
     for (const w of wanted) {
       const map = w.tag === undefined ? heads : live, key = w.tag ?? w.grp.g;
       let node = map.get(key);
-      if (!node) map.set(key, node = w.tag === undefined ? heading(w.grp) : make(w.tag));
+      if (!node) {
+        map.set(key, node = w.tag === undefined ? heading(w.grp) : make(w.tag));
+        if (w.tag !== undefined) fresh.push(w.tag);
+      }
       node.style.top = `${w.top}px`;
       if (w.tag !== undefined) {
         node.style.left = `${w.col * (colWidth + gap)}px`;
@@ -114,6 +118,7 @@ export function cardWindow({ make, drop, rowHeight, minWidth = 440, gap = 16, ma
     // cards in order); moved only when the set changed.
     const now = el.children;
     if (now.length !== order.length || order.some((n, i) => now[i] !== n)) el.replaceChildren(...order);
+    for (const tag of fresh) made(tag, live.get(tag));
   }
 
   const schedule = () => { if (!frame) frame = requestAnimationFrame(render); };

@@ -24,7 +24,14 @@ export function createPage(ctx) {
   let tagsByRun = {};
   let alertsByRun = new Map();   // run -> its numerics alerts summary
   let destroyed = false;
-  const onScreen = visibility(() => { if (!destroyed) catchUp().catch(() => {}); });
+  // A card coming near the screen shows the series held for it at once
+  // (fetched while it was near before), then catches up with the store.
+  const onScreen = visibility((tag) => {
+    if (destroyed) return;
+    const c = cards.get(tag);
+    if (c?.el.dataset.state === 'loading') c.draw();
+    catchUp().catch(() => {});
+  });
 
   const controls = scalarControls((key) => {
     // A new axis means new x values: a zoomed range no longer applies.
@@ -44,11 +51,13 @@ export function createPage(ctx) {
       const c = new ScalarCard(tag, env);
       cards.set(tag, c);
       c.draw();
-      onScreen.observe(c.el);
+      return c.el;
+    },
+    made(tag, el) {
+      onScreen.observe(el);
       // Already near the screen (scrolled there): its data is due once
       // the scrolling pauses (cards a fling passes over fetch nothing).
       if (onScreen.has(tag)) catchUpSoon();
-      return c.el;
     },
     drop(tag) {
       const c = cards.get(tag);
