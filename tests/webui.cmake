@@ -21,6 +21,7 @@ if(TARGET glassbox_webui)
   #   write_sweep     a synthetic hparam sweep (the HParams page's test and bench)
   #   write_embedding a synthetic embedding of N x D in K clusters (the Projector's bench)
   #   write_logdir    a logdir of many stores at scale (the logdir bench)
+  #   append_tfevents scalar records appended to a TensorBoard event file
   set(gb_store_writers webui_fixtures=webui_fixtures.c append_scalar=browser/append_scalar.c
                        append_alert=browser/append_alert.c
                        append_histogram=browser/append_histogram.c
@@ -28,7 +29,8 @@ if(TARGET glassbox_webui)
                        append_text=browser/append_text.c
                        write_sweep=browser/write_sweep.c
                        write_embedding=browser/write_embedding.c
-                       write_logdir=browser/write_logdir.c)
+                       write_logdir=browser/write_logdir.c
+                       append_tfevents=browser/append_tfevents.c)
   foreach(pair ${gb_store_writers})
     string(REGEX REPLACE "=.*" "" prog ${pair})
     string(REGEX REPLACE "^[^=]*=" "" src ${pair})
