@@ -161,7 +161,10 @@ static void close_surplus(gb__logdir *ld) {
 static gb_store_status member_open(gb__logdir *ld, member *m) {
     m->last_used_ms = now_ms();
     if (m->store) return GB_STORE_OK;
-    gb_store_status st = gb_store_open(m->path, &m->store);
+    /* An event directory's store is never written, only replaced whole
+     * (a rename): read as it is, with no side files beside it. */
+    gb_store_status st = m->source ? gb__store_open_snapshot(m->path, &m->store)
+                                   : gb_store_open(m->path, &m->store);
     if (st != GB_STORE_OK) return st;
     ld->open_count++;
     close_surplus(ld);
