@@ -730,11 +730,11 @@ static void *fill_worker(void *arg) {
 }
 
 /* Reads the n members of job on this thread and up to
- * GB__LOGDIR_FILL_THREADS - 1 others: a store costs about 0.7 ms of CPU
- * (most of it SQLite reading the schema of a new connection), a thousand
- * of them 0.7 s on one core; each member is read on a connection of its
- * own, so they spread over the cores. A thread that cannot be started
- * leaves its share to the others. */
+ * GB__LOGDIR_FILL_THREADS - 1 others: a store costs about half a
+ * millisecond of CPU (a third of it SQLite parsing the schema of a new
+ * connection), a thousand of them half a second on one core; each member
+ * is read on a connection of its own, so they spread over the cores. A
+ * thread that cannot be started leaves its share to the others. */
 static void fill_parallel(fill_job *job) {
     pthread_t threads[GB__LOGDIR_FILL_THREADS - 1];
     size_t started = 0, want = job->n / GB__LOGDIR_FILL_MIN_EACH;
