@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gb_tfevents.h"
 #include "run_suite.h"
 #include "summary_writer_fixture.h"
 
@@ -215,6 +216,142 @@ START_TEST(test_stores_appear_grow_and_disappear) {
 }
 END_TEST
 
+/* A listing of many stores reads them on several threads, the finished
+ * ones as they are, without locks: no side file appears beside them. A
+ * store being written is read through its log, its last commit seen. */
+START_TEST(test_many_stores_listed_at_once) {
+    enum { STORES = 60 };
+    char rel[64], path[600];
+    for (int i = 0; i < STORES; i++) {
+        snprintf(rel, sizeof rel, "many/s_%02d.db", i);
+        write_run(rel, "r", i, i + 1, false);
+    }
+    snprintf(path, sizeof path, "%s/many/live.db", dir);
+    gb_summary_writer *live = NULL;
+    ck_assert_int_eq(gb_summary_writer_open(path, "w", NULL, &live), GB_OK);
+    ck_assert_int_eq(gb_summary_scalar(live, "loss", 7, 0), GB_OK);
+    ck_assert_int_eq(gb_summary_flush(live), GB_OK);
+
+    gb_store *s = open_logdir();
+    gb_tags *t = NULL;
+    ck_assert_int_eq(gb_store_tags(s, NULL, GB_KIND_SCALAR, &t), GB_STORE_OK);
+    ck_assert_uint_eq(t->count, STORES + 1);
+    ck_assert_str_eq(t->rows[0].run, "many/live/w");
+    ck_assert_int_eq(t->rows[0].count, 1);
+    for (int i = 0; i < STORES; i++) {
+        snprintf(rel, sizeof rel, "many/s_%02d/r", i);
+        ck_assert_str_eq(t->rows[i + 1].run, rel);
+        ck_assert_int_eq(t->rows[i + 1].count, i + 1);
+        ck_assert_int_eq(t->rows[i + 1].max_step, i);
+    }
+    gb_store_free(t);
+    for (int i = 0; i < STORES; i++) {
+        snprintf(path, sizeof path, "%s/many/s_%02d.db-wal", dir, i);
+        ck_assert_msg(access(path, F_OK) != 0, "a listing left %s", path);
+    }
+    ck_assert_int_eq(gb_summary_writer_close(live), GB_OK);
+    gb_store_close(s);
+}
+END_TEST
+
+/* Appends scalar records loss = base + i at steps first.. (the last one
+ * only its first `keep` bytes when keep > 0; skip: bytes of the first
+ * already there) to the event file at dir/rel. */
+static void append_events(const char *rel, int first, int n, double base, size_t keep, size_t skip) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    gb_tf_buf b = {0};
+    for (int i = 0; i < n; i++) gb_tf_put_scalar(&b, 1.7e9 + first + i, first + i, "loss", base + i);
+    ck_assert(!b.failed);
+    size_t end = keep ? b.len - (b.len / n - keep) : b.len;
+    FILE *f = fopen(path, "ab");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(b.data + skip, 1, end - skip, f), end - skip);
+    fclose(f);
+    gb_tf_buf_free(&b);
+}
+
+static bool convert(const char *events, const char *run, const char *out, char *why, size_t n) {
+    gb_tfevents_report r;
+    if (gb_summary_import_tfevents_run(events, run, out, &r) == GB_OK) return true;
+    snprintf(why, n, "%s", gb_summary_last_error());
+    return false;
+}
+
+/* The values of the logdir's run `run`, tag "loss", comma-joined. */
+static const char *loss_values(gb_store *s, const char *run) {
+    static char out[256];
+    gb_scalar_series *ser = NULL;
+    out[0] = '\0';
+    if (gb_store_scalars(s, run, "loss", NULL, &ser) != GB_STORE_OK) return gb_store_last_error();
+    for (size_t i = 0; i < ser->count; i++)
+        snprintf(out + strlen(out), sizeof out - strlen(out), "%s%g", i ? "," : "", ser->rows[i].value);
+    gb_store_free(ser);
+    return out;
+}
+
+/* Polls data_version until run's losses are `want`; fails after 20 s. */
+static void wait_for_losses(gb_store *s, const char *run, const char *want) {
+    for (int i = 0; i < 400 && strcmp(loss_values(s, run), want); i++) {
+        uint64_t v;
+        ck_assert_int_eq(gb_store_data_version(s, &v), GB_STORE_OK);
+        usleep(50 * 1000);
+    }
+    ck_assert_str_eq(loss_values(s, run), want);
+}
+
+/* With a converter, a directory of event files is a run named by its
+ * path, read as its files grow; a torn last record waits for its end;
+ * the stores made for it go with the handle. */
+START_TEST(test_event_directories_are_runs) {
+    write_run("a.db", "train", 1, 2, false);
+    char cmd[1400];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s/tb/eval' '%s/tb/train'", dir, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    append_events("tb/eval/events.out.tfevents.1.host", 0, 3, 10, 0, 0);
+    append_events("tb/train/events.out.tfevents.1.host", 0, 2, 20, 0, 0);
+    append_events("events.out.tfevents.2.host", 0, 1, 30, 0, 0);   /* in the logdir itself: "." */
+    gb_store_set_tfevents_converter(convert);
+    char tmp[] = "/tmp/gb_logdir_mirror_XXXXXX";   /* where the handle makes its stores */
+    ck_assert_ptr_nonnull(mkdtemp(tmp));
+    char *old_tmpdir = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
+    setenv("TMPDIR", tmp, 1);
+    gb_store *s = open_logdir();
+    ck_assert_str_eq(run_names(s), ".,a/train,tb/eval,tb/train");
+    ck_assert_str_eq(loss_values(s, "tb/eval"), "10,11,12");
+    ck_assert_str_eq(loss_values(s, "tb/train"), "20,21");
+    ck_assert_str_eq(loss_values(s, "."), "30");
+    ck_assert_str_eq(loss_values(s, "a/train"), "1,2");
+    gb_tags *t = NULL;
+    ck_assert_int_eq(gb_store_tags(s, "tb/eval", GB_KIND_SCALAR, &t), GB_STORE_OK);
+    ck_assert_uint_eq(t->count, 1);
+    ck_assert_str_eq(t->rows[0].run, "tb/eval");
+    ck_assert_int_eq(t->rows[0].max_step, 2);
+    gb_store_free(t);
+
+    /* Records appended: two whole, the third torn; then its rest. */
+    gb_tf_buf one = {0};
+    gb_tf_put_scalar(&one, 1.7e9 + 5, 5, "loss", 15);
+    size_t half = one.len / 2;
+    gb_tf_buf_free(&one);
+    append_events("tb/eval/events.out.tfevents.1.host", 3, 3, 13, half, 0);
+    wait_for_losses(s, "tb/eval", "10,11,12,13,14");
+    append_events("tb/eval/events.out.tfevents.1.host", 5, 1, 15, 0, half);
+    wait_for_losses(s, "tb/eval", "10,11,12,13,14,15");
+
+    /* The directory gone, its run goes. */
+    snprintf(cmd, sizeof cmd, "rm -r '%s/tb/train'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    wait_for_runs(s, ".,a/train,tb/eval");
+    gb_store_close(s);
+    gb_store_set_tfevents_converter(NULL);
+    if (old_tmpdir) setenv("TMPDIR", old_tmpdir, 1);
+    else unsetenv("TMPDIR");
+    free(old_tmpdir);
+    ck_assert_msg(rmdir(tmp) == 0, "the handle left files in %s", tmp);   /* empty: all gone */
+}
+END_TEST
+
 START_TEST(test_several_patterns_and_globs) {
     write_run("node1/ranks/r0.db", "job", 0, 1, false);
     write_run("node2/ranks/r0.db", "job", 0, 1, false);
@@ -272,6 +409,8 @@ int main(void) {
     tcase_add_test(tc, test_longest_prefix_holding_the_run_wins);
     tcase_add_test(tc, test_experiment_and_summaries_merge_the_stores);
     tcase_add_test(tc, test_stores_appear_grow_and_disappear);
+    tcase_add_test(tc, test_many_stores_listed_at_once);
+    tcase_add_test(tc, test_event_directories_are_runs);
     tcase_add_test(tc, test_several_patterns_and_globs);
     tcase_add_test(tc, test_bad_logdirs_are_named);
     suite_add_tcase(s, tc);

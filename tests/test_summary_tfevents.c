@@ -318,6 +318,11 @@ START_TEST(test_bad_import_arguments_are_named) {
     ck_assert_str_eq(gb_summary_last_error(), "gb_summary_import_tfevents: '/no/such/dir' is not a directory");
     ck_assert_int_eq(gb_summary_import_tfevents("", db, &r), GB_ERR_VALUE);
     ck_assert_str_eq(gb_summary_last_error(), "gb_summary_import_tfevents: the directory is NULL or empty");
+    ck_assert_int_eq(gb_summary_import_tfevents_run("/tmp", "", db, &r), GB_ERR_VALUE);
+    ck_assert_str_eq(gb_summary_last_error(), "gb_summary_import_tfevents_run: the run is NULL or empty");
+    ck_assert_int_eq(gb_summary_import_tfevents_run("/no/such/dir", "train", db, &r), GB_ERR_IO);
+    ck_assert_str_eq(gb_summary_last_error(),
+                     "gb_summary_import_tfevents_run: '/no/such/dir' is not a directory");
 }
 END_TEST
 

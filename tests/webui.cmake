@@ -22,6 +22,7 @@ if(TARGET glassbox_webui)
   #   write_embedding a synthetic embedding of N x D in K clusters (the Projector's bench)
   #   write_logdir    a logdir of many stores at scale (the logdir bench)
   #   write_health    two runs' training health through the default writer (the Health page's test)
+  #   append_tfevents scalar records appended to a TensorBoard event file
   set(gb_store_writers webui_fixtures=webui_fixtures.c append_scalar=browser/append_scalar.c
                        append_alert=browser/append_alert.c
                        append_histogram=browser/append_histogram.c
@@ -30,7 +31,8 @@ if(TARGET glassbox_webui)
                        write_sweep=browser/write_sweep.c
                        write_embedding=browser/write_embedding.c
                        write_logdir=browser/write_logdir.c
-                       write_health=browser/write_health.c)
+                       write_health=browser/write_health.c
+                       append_tfevents=browser/append_tfevents.c)
   foreach(pair ${gb_store_writers})
     string(REGEX REPLACE "=.*" "" prog ${pair})
     string(REGEX REPLACE "^[^=]*=" "" src ${pair})
@@ -61,6 +63,8 @@ if(TARGET glassbox_webui)
   include(${CMAKE_CURRENT_LIST_DIR}/browser/node_test.cmake)
   gb_node_test(webui_browser ${CMAKE_CURRENT_LIST_DIR}/browser/dashboard.test.mjs 180)
   gb_node_test(webui_smoothing ${CMAKE_CURRENT_LIST_DIR}/browser/smoothing.test.mjs 30)
+  # The Scalars page with 10,000 tags: windowed cards, scrolled by the wheel.
+  gb_node_test(webui_scalars_window ${CMAKE_CURRENT_LIST_DIR}/browser/scalars_window.test.mjs 240)
   gb_node_test(webui_traces_browser ${CMAKE_CURRENT_LIST_DIR}/browser/traces.test.mjs 120)
   # The Health page (tests/browser/health.test.mjs) on write_health's two runs;
   # screenshots <build>/tests/artifacts/health_*.png.

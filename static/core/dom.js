@@ -146,7 +146,8 @@ export function visibility(onShow, margin = 400) {
       // set between two cards' measurements would lay the page out again
       // for each (10,000 cards: seconds).
       const r = el.getBoundingClientRect();
-      if (r.bottom > -margin && r.top < window.innerHeight + margin) shown.add(el.dataset.tag);
+      // (an element not in the page yet has no place: its callback says)
+      if (el.isConnected && r.bottom > -margin && r.top < window.innerHeight + margin) shown.add(el.dataset.tag);
       io.observe(el);
     },
     unobserve(el) { io.unobserve(el); shown.delete(el.dataset.tag); },

@@ -22,7 +22,10 @@ import { fetchSeries, POINTS } from './series.js';
 import { settings } from './settings.js';
 import { tipRows } from './tooltip.js';
 
-const HEIGHT = 260;
+const HEIGHT = 260;   // the chart's
+// The card's, whatever it holds (a long legend scrolls inside it): the
+// card window places cards from it without measuring any.
+export const CARD_HEIGHT = 352;
 
 export class ScalarCard {
   constructor(tag, env) {
@@ -45,7 +48,7 @@ export class ScalarCard {
     this.chartBox.append(this.status);
     this.legend = h('div.legend');
     this.note = h('span.note');
-    this.el = h('div.card.scalar-card', { 'data-tag': tag },
+    this.el = h('div.card.scalar-card', { 'data-tag': tag, style: { height: `${CARD_HEIGHT}px` } },
       h('div.card-head', null, h('div.card-title', { title: tag }, tag), this.note, this.actions()),
       this.chartBox, this.legend);
     this.el.dataset.state = 'loading';

@@ -1,30 +1,41 @@
 // The Scalars dashboard: one card per tag (card.js), every selected run
 // overlaid in its colour, with the sidebar's smoothing, x axis, log scale
-// and outlier settings (settings.js). Only cards on or near the screen are
-// fetched and kept live (series.js), so a store with hundreds of tags stays
-// fast. Runs with numerics alerts get a link to the Numerics page in the
-// legend, and their NaN/Inf markers open it at the marker's step.
+// and outlier settings (settings.js). Only the cards on or near the screen
+// exist (core/card_window.js), and only those nearer still are fetched and
+// kept live (series.js): a logdir board of 10,000 tags holds a few dozen
+// cards and fetches the series of the few in view. Runs with numerics
+// alerts get a link to the Numerics page in the legend, and their NaN/Inf
+// markers open it at the marker's step.
 // A link can set the tag filter and the run shown, as the HParams table's
 // run links select their run:
 //   #scalars?tags=^health/dense_1/&run=R   (the Health page's alerts do)
 
 import { getJSON, pooled } from '../core/api.js';
-import { groupedCards, h, regexFrom, visibility } from '../core/dom.js';
+import { cardWindow } from '../core/card_window.js';
+import { h, regexFrom, visibility } from '../core/dom.js';
 import { alertRuns } from '../core/numerics-link.js';
-import { ScalarCard } from './card.js';
+import { CARD_HEIGHT, ScalarCard } from './card.js';
 import { SeriesCache } from './series.js';
 import { scalarControls, settings } from './settings.js';
 
 export const name = 'scalars';
+const SCROLL_PAUSE_MS = 80;   // cards made while scrolling fetch after this pause
 
 export function createPage(ctx) {
   const cache = new SeriesCache();
-  const cards = new Map();       // tag -> ScalarCard
+  const cards = new Map();       // tag -> ScalarCard, for the cards that exist
   takeQuery(ctx);
   let tagsByRun = {};
   let alertsByRun = new Map();   // run -> its numerics alerts summary
   let destroyed = false;
-  const onScreen = visibility(() => { if (!destroyed) catchUp().catch(() => {}); });
+  // A card coming near the screen shows the series held for it at once
+  // (fetched while it was near before), then catches up with the store.
+  const onScreen = visibility((tag) => {
+    if (destroyed) return;
+    const c = cards.get(tag);
+    if (c?.el.dataset.state === 'loading') c.draw();
+    catchUp().catch(() => {});
+  });
 
   const controls = scalarControls((key) => {
     // A new axis means new x values: a zoomed range no longer applies.
@@ -35,8 +46,32 @@ export function createPage(ctx) {
     id: 'tag-filter', spellcheck: false,
     oninput: () => { if (regexFrom(tagInput)) { settings.tagFilter = tagInput.value; layout().catch(() => {}); } } });
   const summary = h('span.muted');
-  const grid = h('div.groups');
-  const view = h('div.page', null, h('div.toolbar', null, tagInput, summary), grid);
+  // A card is made when it comes near the screen, drawn at once from the
+  // series held (its data is fetched when it comes nearer), and dropped
+  // when it goes far away.
+  const grid = cardWindow({
+    rowHeight: CARD_HEIGHT,
+    make(tag) {
+      const c = new ScalarCard(tag, env);
+      cards.set(tag, c);
+      c.draw();
+      return c.el;
+    },
+    made(tag, el) {
+      onScreen.observe(el);
+      // Already near the screen (scrolled there): its data is due once
+      // the scrolling pauses (cards a fling passes over fetch nothing).
+      if (onScreen.has(tag)) catchUpSoon();
+    },
+    drop(tag) {
+      const c = cards.get(tag);
+      onScreen.unobserve(c.el);
+      c.destroy();
+      cards.delete(tag);
+    },
+  });
+  const empty = h('div.empty');
+  const view = h('div.page', null, h('div.toolbar', null, tagInput, summary), grid.el, empty);
 
   const env = {
     runs: () => wanted().runs,
@@ -88,24 +123,26 @@ export function createPage(ctx) {
     return touched;
   }
 
+  let catchUpTimer = 0;
+  function catchUpSoon() {
+    clearTimeout(catchUpTimer);
+    catchUpTimer = setTimeout(() => { if (!destroyed) catchUp().catch(() => {}); }, SCROLL_PAUSE_MS);
+  }
+
   // Cards that came on screen, or a live change: redraw what changed.
   async function catchUp() {
     const touched = await update();
     if (!destroyed) for (const t of touched) cards.get(t)?.draw();
   }
 
-  // One card per wanted tag, in groups; then the data of those on screen.
+  // The wanted tags in the card window; then the data of those on screen.
   async function layout() {
     const { runs, tags } = wanted();
     cache.keepRuns(runs);
-    const shown = new Set(tags);
-    for (const [tag, c] of cards) if (!shown.has(tag)) { onScreen.unobserve(c.el); c.destroy(); cards.delete(tag); }
-    const added = tags.filter((t) => !cards.has(t));
-    for (const tag of added) cards.set(tag, new ScalarCard(tag, env));
-    grid.replaceChildren(...groupedCards(tags, (t) => cards.get(t).el));
-    for (const tag of added) onScreen.observe(cards.get(tag).el);
+    grid.set(tags);
     summary.textContent = `${tags.length} tag${tags.length === 1 ? '' : 's'} · ${runs.length} run${runs.length === 1 ? '' : 's'}`;
-    if (!tags.length) grid.append(h('div.empty', null, ctx.runs.selected().length ? 'No scalar tag matches.' : 'Select a run to see its scalars.'));
+    empty.hidden = tags.length > 0;
+    empty.textContent = ctx.runs.selected().length ? 'No scalar tag matches.' : 'Select a run to see its scalars.';
     await update();
     if (destroyed) return;
     redrawAll();
@@ -128,12 +165,13 @@ export function createPage(ctx) {
       layout().catch(() => {});
     },
     async onData() {
+      const before = wanted().tags;
       await loadTags();
       const { tags } = wanted();
-      if (tags.length !== cards.size || tags.some((t) => !cards.has(t))) await layout();
+      if (tags.length !== before.length || tags.some((t, i) => t !== before[i])) await layout();
       await catchUp();
     },
-    destroy() { destroyed = true; onScreen.disconnect(); for (const c of cards.values()) c.destroy(); cards.clear(); },
+    destroy() { destroyed = true; clearTimeout(catchUpTimer); onScreen.disconnect(); grid.destroy(); },
   };
 }
 

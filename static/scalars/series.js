@@ -10,6 +10,10 @@ import { num } from '../core/dom.js';
 
 export const POINTS = 1000;   // per series: ~2 per pixel of a wide card
 const REFETCH_AFTER = 4000;   // rows held before a live series is re-bucketed
+// Series held at most: scrolling through 10,000 cards must not keep all of
+// their series (each up to POINTS rows); the oldest fetched go first, and
+// come again if their card does.
+const MAX_HELD = 2000;
 const COLUMNS = ['step', 'step_last', 'wall', 'value', 'min', 'max', 'nan', 'posinf', 'neginf'];
 
 function toSeries(r) {
@@ -65,7 +69,13 @@ export class SeriesCache {
   // of repeating it; fetches of one series run one after another.
   update(run, tag, generation) {
     const k = key(run, tag);
-    if (!this.entries.has(k)) this.entries.set(k, { series: null, generation: undefined, queue: Promise.resolve() });
+    if (!this.entries.has(k)) {
+      this.entries.set(k, { series: null, generation: undefined, queue: Promise.resolve() });
+      for (const old of this.entries.keys()) {
+        if (this.entries.size <= MAX_HELD) break;
+        this.entries.delete(old);
+      }
+    }
     const e = this.entries.get(k);
     if (e.generation === generation) return e.queue.then(() => false);
     e.generation = generation;

@@ -154,6 +154,25 @@ void gb_tf_put_text(gb_tf_buf *b, double wall_time, int64_t step, const char *ta
 gb_store_status gb_store_export_tfevents(gb_store *s, const char *run, const char *path,
                                          size_t *written);
 
+/* ---- event files in a logdir ---------------------------------------------------------- */
+
+/* Imports the event files directly in dir (not below it) as run `run`
+ * into a new store at db; false, and why, when it cannot. */
+typedef bool (*gb_tfevents_converter)(const char *dir, const char *run, const char *db,
+                                      char *why, size_t why_size);
+
+/* How this process turns event files into stores, for logdirs opened
+ * after (gb_store_open_logdir). With one set, a logdir serves every
+ * directory holding events.out.tfevents.* files as one run named by its
+ * path under the logdir (TensorBoard's run; "." for the logdir itself),
+ * read through a private store the converter writes, and converted again
+ * whenever the files change: records appended to a growing file appear,
+ * and a record still being written (a torn tail) waits for its end. The
+ * store library cannot import by itself (the importer is the writer's,
+ * gb_summary_import_tfevents_run), so the program serving sets it; NULL:
+ * event files are passed over, as without one. */
+void gb_store_set_tfevents_converter(gb_tfevents_converter fn);
+
 #ifdef __cplusplus
 }
 #endif

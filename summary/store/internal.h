@@ -120,8 +120,14 @@ bool gb__arena_adopt_result(gb__arena *a, void *result);
 
 /* A read-only connection to the store file at path (a regular file; see
  * reader_open.c for how read-only directories are read). On failure *db
- * is NULL and the message is set. */
-gb_store_status gb__store_connect(const char *path, sqlite3 **db);
+ * is NULL and the message is set. A `snapshot` connection is for one
+ * quick read of a store nobody is writing: it is opened immutable (no
+ * locks, no side files) when the store has no log to read, as it would be
+ * where the reader may not write; its caller checks that the file did not
+ * change while it read. */
+gb_store_status gb__store_connect(const char *path, bool snapshot, sqlite3 **db);
+/* gb_store_open through a snapshot connection (above). */
+gb_store_status gb__store_open_snapshot(const char *path, gb_store **out);
 
 /* ---- the reader handle (reader.c) ---------------------------------------------------- */
 

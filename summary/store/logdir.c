@@ -25,12 +25,22 @@
  * which a board's watcher polls, and the listings), so no thread runs here.
  * A member's signature (inode, size and mtime of the file and its WAL)
  * tells that it changed; the handle's data_version then moves.
+ *
+ * TensorBoard's event files are members too once the process has a
+ * converter (gb_store_set_tfevents_converter): a directory holding
+ * events.out.tfevents.* files is one member, one run named by its path,
+ * read through a store the converter writes into a private directory
+ * (removed with the handle). Its signature is its event files'; when
+ * they change (a file growing, a new one) the next read converts the
+ * directory again, off the table's lock, and swaps the new store in by a
+ * rename, so a reader sees the old store or the new one, never half.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +49,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gb_tfevents.h"
 #include "store/internal.h"
 
 #define GB__LOGDIR_POLL_MS 1000    /* a full scan at least this often */
@@ -46,10 +57,16 @@
 #define GB__LOGDIR_IDLE_MS 5000    /* an unused member's connection is closed after this */
 #define GB__LOGDIR_MAX_OPEN 64     /* members open at once, beyond those in use */
 #define GB__LOGDIR_MAX_DEPTH 32    /* directory levels walked below a root */
+#define GB__LOGDIR_FILL_THREADS 4  /* threads reading unread members for a listing */
+#define GB__LOGDIR_FILL_MIN_EACH 16 /* members per thread at least (a thread costs ~50 us) */
 
 typedef struct member {
     char *path;            /* the file */
-    char *prefix;          /* its run names' prefix: path under its root, no extension */
+    char *prefix;          /* its run names' prefix: path under its root, no extension;
+                              an event directory's: its run's whole name */
+    char *source;          /* an event directory: the directory (path: its store), else NULL */
+    char *source_run;      /* the run its store holds */
+    uint64_t converted;    /* the signature its store was converted at (0: none) */
     uint64_t signature;    /* of the file and its WAL at the last scan */
     gb_store *store;       /* open connection, or NULL */
     int users;             /* calls in flight on store */
@@ -75,7 +92,16 @@ struct gb__logdir {
     int64_t last_scan_ms;
     int inotify_fd;        /* -1: polling only */
     int open_count;
+    char *mirror;          /* the private directory of event directories' stores, or NULL */
+    unsigned mirrors;      /* stores made there */
 };
+
+static gb_tfevents_converter converter;
+
+void gb_store_set_tfevents_converter(gb_tfevents_converter fn) { converter = fn; }
+
+#define GB__FNV_BASIS 0xcbf29ce484222325ull
+static uint64_t hash_stat(uint64_t h, const char *path);
 
 static int64_t now_ms(void) {
     struct timespec ts;
@@ -103,8 +129,18 @@ static void member_forget_cache(member *m) {
 
 static void member_free(member *m) {
     member_forget_cache(m);
+    if (m->source) {   /* its store is ours: gone with it */
+        char side[4200];
+        unlink(m->path);
+        snprintf(side, sizeof side, "%s-wal", m->path);
+        unlink(side);
+        snprintf(side, sizeof side, "%s-shm", m->path);
+        unlink(side);
+    }
     free(m->path);
     free(m->prefix);
+    free(m->source);
+    free(m->source_run);
     free(m);
 }
 
@@ -125,7 +161,10 @@ static void close_surplus(gb__logdir *ld) {
 static gb_store_status member_open(gb__logdir *ld, member *m) {
     m->last_used_ms = now_ms();
     if (m->store) return GB_STORE_OK;
-    gb_store_status st = gb_store_open(m->path, &m->store);
+    /* An event directory's store is never written, only replaced whole
+     * (a rename): read as it is, with no side files beside it. */
+    gb_store_status st = m->source ? gb__store_open_snapshot(m->path, &m->store)
+                                   : gb_store_open(m->path, &m->store);
     if (st != GB_STORE_OK) return st;
     ld->open_count++;
     close_surplus(ld);
@@ -133,6 +172,36 @@ static gb_store_status member_open(gb__logdir *ld, member *m) {
 }
 
 static bool cached(const member *m) { return m->runs && m->tags && m->config; }
+
+/* Converts event directory m's files (at signature sig) into its store,
+ * unless done already, WITHOUT ld->mu (m pinned): into a file of its own
+ * beside the store, then renamed over it. Two reads converting at once
+ * each write their own file; the last rename wins, both whole. */
+static gb_store_status member_convert(gb__logdir *ld, member *m, uint64_t sig) {
+    pthread_mutex_lock(&ld->mu);
+    bool done = m->converted == sig;
+    pthread_mutex_unlock(&ld->mu);
+    gb_tfevents_converter fn = converter;
+    if (done) return GB_STORE_OK;
+    char tmp[4200], why[512] = "no converter is set";
+    static atomic_uint serial;
+    snprintf(tmp, sizeof tmp, "%s.%u.new", m->path, atomic_fetch_add(&serial, 1));
+    unlink(tmp);
+    bool ok = fn && fn(m->source, m->source_run, tmp, why, sizeof why);
+    if (ok && rename(tmp, m->path)) {
+        snprintf(why, sizeof why, "%s", strerror(errno));
+        ok = false;
+    }
+    if (!ok) {
+        unlink(tmp);
+        gb__store_fail("event files in '%s' cannot be read: %s", m->source, why);
+        return GB_STORE_ERR_IO;
+    }
+    pthread_mutex_lock(&ld->mu);
+    m->converted = sig;
+    pthread_mutex_unlock(&ld->mu);
+    return GB_STORE_OK;
+}
 
 /* Reads m's runs, tags and declared experiment into its cache, on a
  * connection of its own opened and closed here, WITHOUT ld->mu (m pinned
@@ -145,7 +214,10 @@ static gb_store_status member_fill(gb__logdir *ld, member *m, uint64_t sig) {
     gb_runs *runs = NULL;
     gb_tags *tags = NULL;
     gb_hparams_config *config = NULL;
-    gb_store_status st = gb_store_open(m->path, &s);
+    gb_store_status st = m->source ? member_convert(ld, m, sig) : GB_STORE_OK;
+    if (st != GB_STORE_OK) return st;
+    uint64_t before = hash_stat(GB__FNV_BASIS, m->path);
+    st = gb__store_open_snapshot(m->path, &s);
     if (st == GB_STORE_OK) st = gb_store_runs(s, &runs);
     if (st == GB_STORE_OK) st = gb_store_tags(s, NULL, GB_KIND_ANY, &tags);
     if (st == GB_STORE_OK) st = gb_store_hparams_config(s, &config);
@@ -153,8 +225,12 @@ static gb_store_status member_fill(gb__logdir *ld, member *m, uint64_t sig) {
     for (int t = 0; st == GB_STORE_OK && t < GB_EVENTS_TABLES; t++)
         st = gb_store_has_events(s, (gb_event_table)t, &has[t]);
     gb_store_close(s);
+    /* The main file rewritten meanwhile (a writer's checkpoint): what an
+     * immutable connection read may mix two states; the next scan sees
+     * the change and reads it again. */
+    bool steady = hash_stat(GB__FNV_BASIS, m->path) == before;
     pthread_mutex_lock(&ld->mu);
-    if (st == GB_STORE_OK && m->signature == sig && !cached(m)) {
+    if (st == GB_STORE_OK && steady && m->signature == sig && !cached(m)) {
         member_forget_cache(m);
         m->runs = runs, m->tags = tags, m->config = config;
         memcpy(m->has, has, sizeof has);
@@ -217,7 +293,28 @@ static uint64_t hash_stat(uint64_t h, const char *path) {
 static uint64_t signature_of(const char *path) {
     char wal[4096];
     snprintf(wal, sizeof wal, "%s-wal", path);
-    return hash_stat(hash_stat(0xcbf29ce484222325ull, path), wal);
+    return hash_stat(hash_stat(GB__FNV_BASIS, path), wal);
+}
+
+/* An event directory's: of its event files, in any order. */
+static bool is_event_file(const char *name) { return strstr(name, "tfevents") != NULL; }
+
+static uint64_t events_signature(const char *dir) {
+    uint64_t sig = 0;
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        char path[4200];
+        if (is_event_file(e->d_name) &&
+            (size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < sizeof path)
+            sig ^= hash_stat(GB__FNV_BASIS, path);
+    }
+    if (d) closedir(d);
+    return sig ? sig : 1;   /* 0 is "never converted" */
+}
+
+static uint64_t member_signature(const member *m) {
+    return m->source ? events_signature(m->source) : signature_of(m->path);
 }
 
 /* Whether the file is a glassbox store: SQLite's header with the store's
@@ -261,38 +358,88 @@ static char *prefix_of(const char *name) {
     return p;
 }
 
+/* Adds m to the table, at its place by path (scans add few at a time). */
+static bool add_member(gb__logdir *ld, member *m) {
+    if (ld->count == ld->cap) {
+        size_t cap = ld->cap ? 2 * ld->cap : 64;
+        member **grown = realloc(ld->members, cap * sizeof *grown);
+        if (!grown) return false;   /* found again by the next scan */
+        ld->members = grown;
+        ld->cap = cap;
+    }
+    m->seen = true;
+    m->signature = member_signature(m);
+    size_t at = ld->count;
+    while (at > 0 && strcmp(ld->members[at - 1]->path, m->path) > 0) at--;
+    memmove(ld->members + at + 1, ld->members + at, (ld->count - at) * sizeof *ld->members);
+    ld->members[at] = m;
+    ld->count++;
+    ld->version++;
+    return true;
+}
+
+/* The member of event directory dir, or NULL (few: a linear search). */
+static member *find_by_source(gb__logdir *ld, const char *dir) {
+    for (size_t i = 0; i < ld->count; i++)
+        if (ld->members[i]->source && !strcmp(ld->members[i]->source, dir)) return ld->members[i];
+    return NULL;
+}
+
+/* An event file met by the scan: its directory is a member (named by its
+ * path under the root, `name` without the file's), added when new. */
+static void consider_event_file(gb__logdir *ld, const char *path, const char *name) {
+    const char *slash = strrchr(path, '/'), *name_slash = strrchr(name, '/');
+    char *dir = strndup(path, slash ? (size_t)(slash - path) : 0);
+    member *m = dir ? find_by_source(ld, dir) : NULL;
+    if (m || !dir) {
+        if (m) m->seen = true;
+        free(dir);
+        return;
+    }
+    if (!ld->mirror) {
+        const char *tmp = getenv("TMPDIR");
+        char tmpl[4096];
+        snprintf(tmpl, sizeof tmpl, "%s/glassbox-tfevents-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        if (!mkdtemp(tmpl) || !(ld->mirror = strdup(tmpl))) {
+            free(dir);
+            return;   /* tried again by the next scan */
+        }
+    }
+    char store[4200];
+    snprintf(store, sizeof store, "%s/%u.db", ld->mirror, ld->mirrors++);
+    const char *base = strrchr(dir, '/');
+    m = calloc(1, sizeof *m);
+    bool ok = m && (m->path = strdup(store)) && (m->source = dir) &&
+              (m->prefix = name_slash ? strndup(name, (size_t)(name_slash - name)) : strdup(".")) &&
+              (m->source_run = strdup(base && base[1] ? base + 1 : "events")) && add_member(ld, m);
+    if (!ok) {
+        if (m && m->source == dir) m->source = NULL;   /* no store of its own made yet */
+        free(dir);
+        if (m) member_free(m);
+    }
+}
+
 /* A file met by the scan: marked seen if it is a member, added if it is a
- * new store. name is what its runs are prefixed with (before prefix_of). */
+ * new store (or an event file: its directory). name is what its runs are
+ * prefixed with (before prefix_of). */
 static void consider_file(gb__logdir *ld, const char *path, const char *name) {
     if (ends_with(path, "-wal") || ends_with(path, "-shm") || ends_with(path, "-journal")) return;
+    const char *base = strrchr(path, '/');
+    if (converter && is_event_file(base ? base + 1 : path)) {
+        consider_event_file(ld, path, name);
+        return;
+    }
     member *m = find_by_path(ld, path);
     if (m) {
         m->seen = true;
         return;
     }
     if (!is_store_file(path)) return;
-    if (ld->count == ld->cap) {
-        size_t cap = ld->cap ? 2 * ld->cap : 64;
-        member **grown = realloc(ld->members, cap * sizeof *grown);
-        if (!grown) return;   /* found again by the next scan */
-        ld->members = grown;
-        ld->cap = cap;
-    }
     m = calloc(1, sizeof *m);
-    if (!m || !(m->path = strdup(path)) || !(m->prefix = prefix_of(name))) {
-        if (m) free(m->path);
+    if (!m || !(m->path = strdup(path)) || !(m->prefix = prefix_of(name)) || !add_member(ld, m)) {
+        if (m) free(m->path), free(m->prefix);
         free(m);
-        return;
     }
-    m->seen = true;
-    m->signature = signature_of(path);
-    /* Kept sorted: insertion at its place (scans add few at a time). */
-    size_t at = ld->count;
-    while (at > 0 && strcmp(ld->members[at - 1]->path, path) > 0) at--;
-    memmove(ld->members + at + 1, ld->members + at, (ld->count - at) * sizeof *ld->members);
-    ld->members[at] = m;
-    ld->count++;
-    ld->version++;
 }
 
 static void watch_dir(gb__logdir *ld, const char *dir) {
@@ -357,7 +504,7 @@ static void drop_unseen(gb__logdir *ld) {
 static void refresh_members(gb__logdir *ld, int64_t now) {
     for (size_t i = 0; i < ld->count; i++) {
         member *m = ld->members[i];
-        uint64_t sig = signature_of(m->path);
+        uint64_t sig = member_signature(m);
         if (sig != m->signature) {
             m->signature = sig;
             member_forget_cache(m);
@@ -459,6 +606,8 @@ void gb__logdir_free(gb__logdir *ld) {
     for (size_t i = 0; ld->patterns && i < ld->npatterns; i++) free(ld->patterns[i]);
     free(ld->patterns);
     free(ld->members);
+    if (ld->mirror) rmdir(ld->mirror);   /* emptied by the members' frees */
+    free(ld->mirror);
     if (ld->inotify_fd >= 0) close(ld->inotify_fd);
     pthread_mutex_destroy(&ld->mu);
     pthread_mutex_destroy(&ld->fill_mu);
@@ -487,9 +636,11 @@ gb_store_status gb__logdir_enter(gb__logdir *ld, const char *run, gb__member_ref
             member *m = ld->members[i];
             size_t n = strlen(m->prefix);
             if (n <= best_len && best) continue;
-            if (strncmp(run, m->prefix, n) || run[n] != '/') continue;
+            /* An event directory's run is named by its prefix alone. */
+            if (m->source ? strcmp(run, m->prefix) : strncmp(run, m->prefix, n) || run[n] != '/')
+                continue;
             if (!cached(m)) unread = m;
-            else if (member_has_run(m, run + n + 1)) best = m, best_len = n;
+            else if (member_has_run(m, m->source ? m->source_run : run + n + 1)) best = m, best_len = n;
         }
         if (!unread) break;
         st = member_cache(ld, unread);
@@ -498,7 +649,8 @@ gb_store_status gb__logdir_enter(gb__logdir *ld, const char *run, gb__member_ref
     if (best) st = member_open(ld, best);
     if (best && st == GB_STORE_OK) {
         best->users++;
-        *ref = (gb__member_ref){best->store, run + best_len + 1, best};
+        *ref = (gb__member_ref){best->store, best->source ? best->source_run : run + best_len + 1,
+                                best};
     }
     pthread_mutex_unlock(&ld->mu);
     if (best && st == GB_STORE_OK) return GB_STORE_OK;
@@ -530,13 +682,19 @@ static const char *joined(gb__arena *a, const char *prefix, const char *name) {
     return s;
 }
 
+/* The logdir's name of m's run `run`: m's prefix and the name, or an
+ * event directory's path alone. */
+static const char *run_name(gb__arena *a, const member *m, const char *run) {
+    return m->source ? gb__arena_strdup(a, m->prefix) : joined(a, m->prefix, run);
+}
+
 static int compare_runs(const void *a, const void *b) {
     return strcmp(((const gb_run_row *)a)->name, ((const gb_run_row *)b)->name);
 }
 
-static bool copy_run(gb__arena *a, const char *prefix, const gb_run_row *from, gb_run_row *to) {
+static bool copy_run(gb__arena *a, const member *m, const gb_run_row *from, gb_run_row *to) {
     *to = *from;
-    to->name = joined(a, prefix, from->name);
+    to->name = run_name(a, m, from->name);
     to->host = gb__arena_strdup(a, from->host);
     to->command_line = gb__arena_strdup(a, from->command_line);
     to->status = gb__arena_strdup(a, from->status);
@@ -554,6 +712,38 @@ static bool copy_run(gb__arena *a, const char *prefix, const gb_run_row *from, g
     return to->name && to->host && to->command_line && to->status;
 }
 
+/* The members a listing reads, shared by the threads reading them: each
+ * takes the next one until none is left. */
+typedef struct fill_job {
+    gb__logdir *ld;
+    member **todo;
+    uint64_t *sigs;
+    size_t n;
+    atomic_size_t next;
+} fill_job;
+
+static void *fill_worker(void *arg) {
+    fill_job *j = arg;
+    for (size_t i; (i = atomic_fetch_add(&j->next, 1)) < j->n;)
+        member_fill(j->ld, j->todo[i], j->sigs[i]);
+    return NULL;
+}
+
+/* Reads the n members of job on this thread and up to
+ * GB__LOGDIR_FILL_THREADS - 1 others: a store costs about half a
+ * millisecond of CPU (a third of it SQLite parsing the schema of a new
+ * connection), a thousand of them half a second on one core; each member
+ * is read on a connection of its own, so they spread over the cores. A
+ * thread that cannot be started leaves its share to the others. */
+static void fill_parallel(fill_job *job) {
+    pthread_t threads[GB__LOGDIR_FILL_THREADS - 1];
+    size_t started = 0, want = job->n / GB__LOGDIR_FILL_MIN_EACH;
+    if (want > GB__LOGDIR_FILL_THREADS - 1) want = GB__LOGDIR_FILL_THREADS - 1;
+    while (started < want && !pthread_create(&threads[started], NULL, fill_worker, job)) started++;
+    fill_worker(job);
+    for (size_t i = 0; i < started; i++) pthread_join(threads[i], NULL);
+}
+
 /* Every member's runs and tags cached (ld->mu held on entry and on
  * return). The members not read yet are pinned and read without ld->mu,
  * one listing at a time (fill_mu: two listings would read the same
@@ -568,22 +758,22 @@ static void cache_all(gb__logdir *ld) {
     pthread_mutex_unlock(&ld->mu);
     pthread_mutex_lock(&ld->fill_mu);
     pthread_mutex_lock(&ld->mu);
-    member **todo = malloc(ld->count * sizeof *todo);
-    uint64_t *sigs = malloc(ld->count * sizeof *sigs);
-    n = 0;
-    for (size_t i = 0; todo && sigs && i < ld->count; i++)
+    fill_job job = {.ld = ld, .todo = malloc(ld->count * sizeof *job.todo),
+                    .sigs = malloc(ld->count * sizeof *job.sigs)};
+    atomic_init(&job.next, 0);
+    for (size_t i = 0; job.todo && job.sigs && i < ld->count; i++)
         if (!cached(ld->members[i])) {
             ld->members[i]->users++;
-            sigs[n] = ld->members[i]->signature;
-            todo[n++] = ld->members[i];
+            job.sigs[job.n] = ld->members[i]->signature;
+            job.todo[job.n++] = ld->members[i];
         }
     pthread_mutex_unlock(&ld->mu);
-    for (size_t i = 0; i < n; i++) member_fill(ld, todo[i], sigs[i]);
+    fill_parallel(&job);
     pthread_mutex_lock(&ld->mu);
-    for (size_t i = 0; i < n; i++) member_release(ld, todo[i]);
+    for (size_t i = 0; i < job.n; i++) member_release(ld, job.todo[i]);
     pthread_mutex_unlock(&ld->fill_mu);
-    free(todo);
-    free(sigs);
+    free(job.todo);
+    free(job.sigs);
 }
 
 static gb_store_status merged_runs(gb__logdir *ld, gb_runs **out) {
@@ -599,7 +789,7 @@ static gb_store_status merged_runs(gb__logdir *ld, gb_runs **out) {
     for (size_t i = 0; ok && i < ld->count; i++) {
         const member *m = ld->members[i];
         for (size_t k = 0; ok && m->runs && k < m->runs->count; k++)
-            ok = copy_run(a, m->prefix, &m->runs->rows[k], &rows[r++]);
+            ok = copy_run(a, m, &m->runs->rows[k], &rows[r++]);
     }
     if (!ok) {
         gb_store_free(res);
@@ -645,7 +835,7 @@ static gb_store_status merged_tags(gb__logdir *ld, const member *only, const cha
         for (size_t k = 0; ok && k < m->tags->count; k++) {
             const gb_tag_row *t = &m->tags->rows[k];
             if ((kind != GB_KIND_ANY && t->kind != kind) || (run && strcmp(t->run, run))) continue;
-            if (!last_run || strcmp(last_run, t->run)) full = joined(a, m->prefix, last_run = t->run);
+            if (!last_run || strcmp(last_run, t->run)) full = run_name(a, m, last_run = t->run);
             gb_tag_row *row = gb__rows_push(&rows);
             ok = row && full;
             if (!ok) break;
@@ -717,7 +907,7 @@ gb_store_status gb__logdir_scalar_summaries(gb__logdir *ld, const char *tag,
         for (size_t k = 0; st == GB_STORE_OK && k < sum->count; k++) {
             gb_scalar_summary_row *row = gb__rows_push(&rows);
             if (!row) st = GB_STORE_ERR_MEMORY;
-            else if (*row = sum->rows[k], !(row->run = joined(a, m->prefix, sum->rows[k].run)))
+            else if (*row = sum->rows[k], !(row->run = run_name(a, m, sum->rows[k].run)))
                 st = GB_STORE_ERR_MEMORY;
         }
         gb_store_free(sum);

@@ -172,7 +172,7 @@ gb_store_status gb__store_resolve(gb_store *s, const char *run, const char *tag,
 
 /* ---- open and close ------------------------------------------------------------------- */
 
-gb_store_status gb_store_open(const char *path, gb_store **out) {
+static gb_store_status open_store(const char *path, bool snapshot, gb_store **out) {
     if (!out || !path || !*path) {
         gb__store_fail("gb_store_open: %s is NULL or empty", out ? "path" : "out");
         if (out) *out = NULL;
@@ -186,7 +186,7 @@ gb_store_status gb_store_open(const char *path, gb_store **out) {
         return GB_STORE_ERR_MEMORY;
     }
     pthread_mutex_init(&s->lock, NULL);
-    gb_store_status st = gb__store_connect(path, &s->db);
+    gb_store_status st = gb__store_connect(path, snapshot, &s->db);
     if (st == GB_STORE_OK) {
         char err[1024];
         st = gb__store_check_read(s->db, path, &s->version, err, sizeof err);
@@ -198,6 +198,14 @@ gb_store_status gb_store_open(const char *path, gb_store **out) {
     }
     *out = s;
     return GB_STORE_OK;
+}
+
+gb_store_status gb_store_open(const char *path, gb_store **out) {
+    return open_store(path, false, out);
+}
+
+gb_store_status gb__store_open_snapshot(const char *path, gb_store **out) {
+    return open_store(path, true, out);
 }
 
 gb_store_status gb_store_open_logdir(const char *const *patterns, size_t count, gb_store **out) {

@@ -119,6 +119,10 @@ typedef struct gb_tfevents_report {
  * report->notes. GB_ERR_VALUE for NULL or empty arguments, GB_ERR_IO when
  * dir is no directory or the store cannot be written. */
 gb_status gb_summary_import_tfevents(const char *dir, const char *db, gb_tfevents_report *report);
+/* The same for the event files directly in dir (not below it), all into
+ * one run named `run`: one TensorBoard run, as a logdir board follows it. */
+gb_status gb_summary_import_tfevents_run(const char *dir, const char *run, const char *db,
+                                         gb_tfevents_report *report);
 
 /* The name of w's run: the one asked for, or with new_run the free name
  * it took ("mlp_2"). Owned by w. */

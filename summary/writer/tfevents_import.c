@@ -167,7 +167,9 @@ static void import_file(importer *im, const char *path, const char *run) {
 
 static bool is_event_file(const char *name) { return strstr(name, "tfevents") != NULL; }
 
-static void walk(importer *im, const char *dir, const char *run, int depth) {
+/* Walks dir: its event files into run, its subdirectories (down to
+ * `depth` MAX_DEPTH; none when flat) into runs named by their path. */
+static void walk(importer *im, const char *dir, const char *run, int depth, bool flat) {
     DIR *d = opendir(dir);
     if (!d || depth > MAX_DEPTH) {
         if (d) closedir(d);
@@ -185,7 +187,7 @@ static void walk(importer *im, const char *dir, const char *run, int depth) {
                     (size_t)snprintf(path, sizeof path, "%s/%s", dir, name) < sizeof path &&
                     (size_t)snprintf(sub, sizeof sub, "%s/%s", run, name) < sizeof sub;
         if (fits && im->status == GB_OK && !lstat(path, &st)) {
-            if (S_ISDIR(st.st_mode)) walk(im, path, depth ? sub : name, depth + 1);
+            if (S_ISDIR(st.st_mode) && !flat) walk(im, path, depth ? sub : name, depth + 1, false);
             else if (S_ISREG(st.st_mode) && is_event_file(name)) import_file(im, path, run);
         }
         free(names[i]);
@@ -193,23 +195,28 @@ static void walk(importer *im, const char *dir, const char *run, int depth) {
     free(names);
 }
 
-gb_status gb_summary_import_tfevents(const char *dir, const char *db, gb_tfevents_report *report) {
-    if (!dir || !*dir || !db || !*db || !report) {
-        gb__summary_fail("gb_summary_import_tfevents: %s is NULL or empty",
-                         !dir || !*dir ? "the directory" : !db || !*db ? "the store" : "report");
+/* Imports dir into db: as one run `run` of its own files, or (run NULL)
+ * every run below it. */
+static gb_status import_dir(const char *what, const char *dir, const char *run, const char *db,
+                            gb_tfevents_report *report) {
+    if (!dir || !*dir || !db || !*db || !report || (run && !*run)) {
+        gb__summary_fail("%s: %s is NULL or empty", what,
+                         !dir || !*dir ? "the directory" : !db || !*db ? "the store"
+                                                       : !report     ? "report"
+                                                                     : "the run");
         return GB_ERR_VALUE;
     }
     *report = (gb_tfevents_report){0};
     struct stat st;
     if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
-        gb__summary_fail("gb_summary_import_tfevents: '%s' is not a directory", dir);
+        gb__summary_fail("%s: '%s' is not a directory", what, dir);
         return GB_ERR_IO;
     }
     importer im = {db, report, malloc(sizeof(gb_tf_event)),
                    malloc((GB_TF_MAX_BUCKETS + 1) * sizeof(double)),
                    malloc((GB_TF_MAX_BUCKETS + 1) * sizeof(double)), GB_OK};
     if (!im.ev || !im.edges || !im.counts) {
-        gb__summary_fail("gb_summary_import_tfevents: out of memory");
+        gb__summary_fail("%s: out of memory", what);
         im.status = GB_ERR_MEMORY;
     } else {
         /* Files in dir itself form the run named after dir. */
@@ -218,10 +225,19 @@ gb_status gb_summary_import_tfevents(const char *dir, const char *db, gb_tfevent
         size_t n = strlen(root);
         while (n > 1 && root[n - 1] == '/') root[--n] = '\0';
         const char *base = strrchr(root, '/');
-        walk(&im, root, base && base[1] ? base + 1 : root, 0);
+        walk(&im, root, run ? run : base && base[1] ? base + 1 : root, 0, run != NULL);
     }
     free(im.ev);
     free(im.edges);
     free(im.counts);
     return im.status;
+}
+
+gb_status gb_summary_import_tfevents(const char *dir, const char *db, gb_tfevents_report *report) {
+    return import_dir("gb_summary_import_tfevents", dir, NULL, db, report);
+}
+
+gb_status gb_summary_import_tfevents_run(const char *dir, const char *run, const char *db,
+                                         gb_tfevents_report *report) {
+    return import_dir("gb_summary_import_tfevents_run", dir, run, db, report);
 }

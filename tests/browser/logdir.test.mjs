@@ -7,7 +7,10 @@
 //     store's own figures;
 //   - a store created after the page opened appears on the open page
 //     (the delay from the store's creation is printed, never asserted);
-//     its chart draws its points; removed, it leaves the list.
+//     its chart draws its points; removed, it leaves the list;
+//   - a directory of TensorBoard event files made after the page opened
+//     is a run named by its path, and records appended later (a torn
+//     last one waited for) reach its chart.
 // Screenshots: <build>/tests/artifacts/logdir_*.png.
 
 import { execFileSync } from 'node:child_process';
@@ -97,7 +100,38 @@ async function storeAppears() {
   check('no console errors, no failed requests', errors.length === 0, errors.join('\n'));
 }
 
+// TensorBoard's event files: a directory of them made after the page
+// opened is a run named by its path; records appended later reach the
+// open chart; half a record (its writer mid-write) is waited for.
+async function eventFiles() {
+  const dir = path.join(logdir, 'tb', 'train');
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, 'events.out.tfevents.1700000000.test');
+  const append = (...a) => run(path.join(BUILD, 'tests/append_tfevents'), [file, 'tb/loss', ...a]);
+  append('0', '1', '5');   // steps 0..4: 1..5
+  const seen = await until(page, () => !!document.querySelector('#run-list .run[data-run="tb/train"]'), null, 15000);
+  check('an event file made after the page opened: its directory is a run', !!seen, String(await listed()));
+  await page.fill('#tag-filter', '^tb/loss$');
+  const card = '.card[data-tag="tb/loss"]';
+  const points = (n) => until(page, ([s, k]) => JSON.parse(document.querySelector(s)?.dataset.points || '{}')['tb/train'] === k, [card, n], 15000);
+  check('page: its chart draws its 5 points', !!await points(5));
+  let api = await apiJSON(server, 'scalars/series', { run: 'tb/train', tag: 'tb/loss' });
+  check('api: the event file\'s steps and values', JSON.stringify(api.step) === '[0,1,2,3,4]' && JSON.stringify(api.value) === '[1,2,3,4,5]', JSON.stringify(api).slice(0, 200));
+
+  append('5', '6', '3', '--torn');   // steps 5, 6 whole; step 7 half written
+  check('page: records appended later reach the open chart', !!await points(7));
+  api = await apiJSON(server, 'scalars/series', { run: 'tb/train', tag: 'tb/loss' });
+  check('api: a torn last record is waited for, the rest served', api.total_points === 7 && api.value?.at(-1) === 7, JSON.stringify(api).slice(0, 200));
+  append('7', '8');                  // the rest of step 7's record
+  check('page: the finished record arrives', !!await points(8));
+  api = await apiJSON(server, 'scalars/series', { run: 'tb/train', tag: 'tb/loss' });
+  check('api: step 7 is 8', api.step?.at(-1) === 7 && api.value?.at(-1) === 8, JSON.stringify(api).slice(0, 200));
+  await shot('tfevents');
+  check('no console errors, no failed requests (event files)', errors.length === 0, errors.join('\n'));
+}
+
 await finishSuite('dist_logdir_browser', async () => {
   await everyStore();
   await storeAppears();
+  await eventFiles();
 }, { browser, server, work, started });

@@ -97,6 +97,12 @@ bool gb__cli_int(const gb__cli_command *cmd, const char *const *values, size_t o
  * backslash as \\; see terminal.c), then a newline. Every line of the
  * program's own output goes through here: it quotes stored names. */
 void gb__cli_print(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The path of glassbox-model, beside this program (main.c). */
+void gb__cli_engine_program(char *path, size_t size);
+/* serve's converter of a directory's event files into a store
+ * (gb_tfevents_converter): `glassbox-model import --run` (serve_tfevents.c). */
+bool gb__cli_import_tfevents(const char *dir, const char *run, const char *db, char *why,
+                             size_t why_size);
 void gb__cli_vprint(FILE *f, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
 /* ---- export.c, export_hparams.c ------------------------------------------------------ */

@@ -37,12 +37,17 @@ enum { NENGINE = sizeof engine_commands / sizeof engine_commands[0] };
 
 /* Runs glassbox-model from this program's directory with the same
  * arguments; returns only when it cannot. */
-static int exec_engine_program(char **argv) {
-    char self[PATH_MAX], path[PATH_MAX + 32];
+void gb__cli_engine_program(char *path, size_t size) {
+    char self[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n < 0) n = 0;
     self[n] = '\0';
-    snprintf(path, sizeof path, "%s/glassbox-model", n ? dirname(self) : ".");
+    snprintf(path, size, "%s/glassbox-model", n ? dirname(self) : ".");
+}
+
+static int exec_engine_program(char **argv) {
+    char path[PATH_MAX + 32];
+    gb__cli_engine_program(path, sizeof path);
     argv[0] = path;
     execv(path, argv);
     gb__cli_print(stderr, "glassbox: '%s' runs in %s, which cannot be started: %s", argv[1], path,

@@ -12,7 +12,8 @@
  * as TensorBoard waits for a logdir: the page is open before training
  * starts and shows each run as it appears. With --logdir it serves every
  * store under the directories (or glob patterns) as one board, and shows
- * each store as it appears.
+ * each store as it appears; each directory of TensorBoard event files is
+ * a run too, followed as its files grow (serve_tfevents.c).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -23,6 +24,7 @@
 
 #include "cli/cli.h"
 #include "gb_board.h"
+#include "gb_tfevents.h"
 
 /* options[] and values[] */
 enum { DB, LOGDIR, HOST, PORT, THREADS, ALLOW_HOST, TOKEN, TOKEN_FILE, NO_AUTH, CERT, KEY };
@@ -73,6 +75,8 @@ static gb_board *start_logdir_board(const gb__cli_command *cmd, const char *logd
     char *buf = strdup(logdir);
     int n = buf ? split_logdir(cmd, buf, list, MAX_LOGDIRS) : 0;
     if (buf && !n) *status = GB__CLI_USAGE;
+    /* Directories of TensorBoard event files are runs too. */
+    gb_store_set_tfevents_converter(gb__cli_import_tfevents);
     gb_board *board = n ? gb_board_start_logdir(list, n, host, port, opts) : NULL;
     free(buf);
     return board;
@@ -191,7 +195,9 @@ const gb__cli_command gb__cli_serve = {
                "its store's path under the directory, without the extension, then its\n"
                "name there (lr_0.1/trial/train). Stores appearing, growing or\n"
                "disappearing show within about a second; each is opened read-only\n"
-               "when looked at and closed when idle.\n"
+               "when looked at and closed when idle. A directory holding TensorBoard\n"
+               "event files (events.out.tfevents.*) is a run named by its path, read\n"
+               "as its files grow (a record still being written is waited for).\n"
                "\n"
                "Requests must name the server in their Host header: localhost,\n"
                "127.0.0.1, [::1], the --host address, or a name given with\n"

@@ -11,11 +11,13 @@
 #include "gb_summary.h"
 #include "model.h"
 
-enum { TFEVENTS, DB };
+enum { TFEVENTS, DB, RUN };
 
 static int import(const gb__cli_command *cmd, const char *const *values) {
     gb_tfevents_report r;
-    if (gb_summary_import_tfevents(values[TFEVENTS], values[DB], &r) != GB_OK) {
+    gb_status st = values[RUN] ? gb_summary_import_tfevents_run(values[TFEVENTS], values[RUN], values[DB], &r)
+                               : gb_summary_import_tfevents(values[TFEVENTS], values[DB], &r);
+    if (st != GB_OK) {
         gb__cli_print(stderr, "glassbox %s: %s", cmd->name, gb_summary_last_error());
         return 1;
     }
@@ -35,6 +37,7 @@ static const gb__cli_option options[] = {
     [TFEVENTS] = {"--tfevents", "DIR", "the directory of event files (searched recursively)",
                   .required = true},
     [DB] = {"--db", "FILE", "the store to write (made if missing)", .required = true},
+    [RUN] = {"--run", "NAME", "read only the event files in DIR itself, as one run of this name"},
 };
 
 const gb__cli_command gb__cli_import = {
@@ -44,7 +47,9 @@ const gb__cli_command gb__cli_import = {
                "DIR names the run (files in DIR itself: DIR's last component), as\n"
                "TensorBoard names runs. Scalars, histograms, images and text keep their\n"
                "steps and wall times. A file cut short (its writer killed) or with a\n"
-               "damaged record is read up to there; the line on stderr says where.\n",
+               "damaged record is read up to there; the line on stderr says where.\n"
+               "With --run, the files directly in DIR make the one run NAME ('glassbox\n"
+               "serve --logdir' reads each directory of event files so).\n",
     .options = options,
     .noptions = sizeof options / sizeof options[0],
     .run = import,
