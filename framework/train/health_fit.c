@@ -1,0 +1,267 @@
+/* train/health_fit.c — what fit measures for the training-health checks
+ * (debug/health*.c), which never see a layer.
+ *
+ * Every step hands its loss to the spike detector. A check step (every
+ * `interval` steps, gb_health_options) asks the step for its gradients —
+ * the mechanism callbacks use, so a traced step returns them as outputs
+ * (one more trace, made once) and both modes give the same figures —
+ * keeps each weight's value from before the step (a variable's value is
+ * a value: the update does not change it), and after the step measures
+ * per layer, in the model's order: each variable's gradient, weight and
+ * update norms; and, by running the step's batch through the layers of a
+ * Sequential model in inference mode, each ReLU layer's dead units (zero
+ * for every sample of the batch) and each sigmoid or tanh layer's
+ * saturated outputs. Measuring on the check step's batch, not every batch
+ * of the interval, keeps the cost of the steps between checks at one
+ * loss read. Functional models get every figure but the outputs' (their
+ * layers' outputs are not at hand outside the graph).
+ *
+ * In a distributed fit rank 0 checks, on the gradients averaged over the
+ * ranks (what the update used).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "debug/health_internal.h"
+#include "train/internal.h"
+
+typedef struct hf_layer {
+    gb_module *module;
+    gb__health_act act;
+    int first, count;          /* its variables in vars[] */
+} hf_layer;
+
+struct gb__health_fit {
+    gb__health *monitor;
+    int ntrainable;            /* the model's trainable variables when the map was made */
+    gb_variable **vars;        /* every layer's checked variables, layer by layer */
+    int *grad_index;           /* each one's index among the trainable variables; -1: none */
+    gb_tensor **before;        /* a check step's values before it (trainable ones) */
+    gb__health_var *figs;
+    int nvars;
+    hf_layer *layers;
+    gb__health_layer *out;
+    int nlayers;
+    bool sequential;
+    bool check, user_wants;    /* this step is a check step; a callback asked for gradients */
+};
+
+void gb__health_fit_free(gb__health_fit *h) {
+    if (!h) return;
+    gb__health_free(h->monitor);
+    free(h->vars);
+    free(h->grad_index);
+    free(h->before);
+    free(h->figs);
+    free(h->layers);
+    free(h->out);
+    free(h);
+}
+
+static bool ends_with(const char *s, const char *tail) {
+    size_t n = strlen(s), k = strlen(tail);
+    return n >= k && !strcmp(s + n - k, tail);
+}
+
+static gb__health_role role_of(gb_variable *v) {
+    const char *name = gb_variable_name(v);
+    if (ends_with(name, "moving_variance")) return GB__HEALTH_MOVING_VARIANCE;
+    if (gb_variable_rank(v) >= 2) return GB__HEALTH_WEIGHT;
+    if (ends_with(name, "bias")) return GB__HEALTH_BIAS;
+    return GB__HEALTH_OTHER;
+}
+
+/* The activation a layer ends with, from its config: only the built-in
+ * layers that have one are asked (a custom layer's get_config may fail). */
+static gb__health_act act_of(gb_module *m) {
+    const char *cls = gb_module_class_name(m);
+    if (!strcmp(cls, "ReLU")) return GB__HEALTH_ACT_RELU;
+    if (strcmp(cls, "Dense") && strcmp(cls, "Conv2D") && strcmp(cls, "Activation"))
+        return GB__HEALTH_ACT_NONE;
+    gb_config *c = gb_module_get_config(m);
+    const char *name = gb_config_string(gb_config_get(gb_config_get(c, "config"), "activation"));
+    gb__health_act act = !name                      ? GB__HEALTH_ACT_NONE
+                         : !strcmp(name, "relu")    ? GB__HEALTH_ACT_RELU
+                         : !strcmp(name, "sigmoid") ? GB__HEALTH_ACT_SIGMOID
+                         : !strcmp(name, "tanh")    ? GB__HEALTH_ACT_TANH
+                                                    : GB__HEALTH_ACT_NONE;
+    gb_config_free(c);
+    return act;
+}
+
+static int index_of(gb_variable *const *vars, int n, gb_variable *v) {
+    for (int i = 0; i < n; i++)
+        if (vars[i] == v) return i;
+    return -1;
+}
+
+/* The model's layers and their checked variables (trainable ones, and
+ * moving variances), made when the model is first checked and again when
+ * its trainable variables change. */
+static bool map_model(gb__health_fit *h, gb_module *model) {
+    int ntrain = 0, nsub = gb_module_num_submodules(model);
+    gb_variable *const *train = gb_module_trainable_variables(model, &ntrain);
+    int total = 0;
+    for (int i = 0; i < nsub; i++) {
+        int n = 0;
+        gb_module_variables(gb_module_submodule(model, i), &n);
+        total += n;
+    }
+    free(h->vars), free(h->grad_index), free(h->before), free(h->figs), free(h->layers), free(h->out);
+    h->vars = calloc((size_t)total + 1, sizeof *h->vars);
+    h->grad_index = calloc((size_t)total + 1, sizeof *h->grad_index);
+    h->before = calloc((size_t)total + 1, sizeof *h->before);
+    h->figs = calloc((size_t)total + 1, sizeof *h->figs);
+    h->layers = calloc((size_t)nsub + 1, sizeof *h->layers);
+    h->out = calloc((size_t)nsub + 1, sizeof *h->out);
+    h->nvars = h->nlayers = 0;
+    if (!h->vars || !h->grad_index || !h->before || !h->figs || !h->layers || !h->out) {
+        gb__error(GB_ERR_MEMORY, NULL, "health checks: out of memory for %d variables", total);
+        return false;
+    }
+    for (int i = 0; i < nsub; i++) {
+        gb_module *m = gb_module_submodule(model, i);
+        int n = 0;
+        gb_variable *const *vs = gb_module_variables(m, &n);
+        hf_layer *l = &h->layers[h->nlayers++];
+        *l = (hf_layer){.module = m, .act = act_of(m), .first = h->nvars};
+        for (int k = 0; k < n; k++) {
+            int g = index_of(train, ntrain, vs[k]);
+            if (g < 0 && role_of(vs[k]) != GB__HEALTH_MOVING_VARIANCE) continue;
+            h->grad_index[h->nvars] = g;
+            h->vars[h->nvars++] = vs[k];
+        }
+        l->count = h->nvars - l->first;
+    }
+    h->ntrainable = ntrain;
+    h->sequential = !strcmp(gb_module_class_name(model), "Sequential");
+    return gb_ok();
+}
+
+bool gb__health_fit_before(gb__compiled *c) {
+    gb_train_state *s = &c->state;
+    gb__health_fit *h = c->health;
+    if (h) h->check = false;
+    if (s->rank != 0 || !gb_health_active()) return true;
+    if (!h) {
+        h = c->health = calloc(1, sizeof *h);
+        if (!h || !(h->monitor = gb__health_new())) {
+            if (h) gb__error(GB_ERR_MEMORY, NULL, "health checks: out of memory for a monitor");
+            return false;
+        }
+    }
+    if (!gb__health_due(gb_optimizer_iterations(s->optimizer) + 1)) return true;
+    int ntrain = 0;
+    gb_module_trainable_variables(s->model, &ntrain);
+    if ((!h->vars || ntrain != h->ntrainable) && !map_model(h, s->model)) return false;
+    for (int i = 0; i < h->nvars; i++)
+        h->before[i] = h->grad_index[i] >= 0 ? gb_variable_value(h->vars[i]) : NULL;
+    h->check = true;
+    h->user_wants = s->want_gradients;
+    s->want_gradients = true;
+    return gb_ok();
+}
+
+/* Sum of squares of t, or of t - base when base is given (same size). */
+static double sumsq(const gb_tensor *t, const gb_tensor *base, double *min_value) {
+    int64_t n = gb_size(t);
+    const float *f = gb_data_f32(t), *fb = base ? gb_data_f32(base) : NULL;
+    double s = 0, lo = INFINITY;
+    for (int64_t i = 0; i < n; i++) {
+        double x = f ? f[i] : gb_get(t, i);
+        if (base) x -= fb ? fb[i] : gb_get(base, i);
+        s += x * x;
+        if (x < lo) lo = x;
+    }
+    if (min_value) *min_value = lo;
+    return s;
+}
+
+static void measure_variables(gb__health_fit *h, const gb_train_state *s) {
+    for (int i = 0; i < h->nvars; i++) {
+        gb_variable *v = h->vars[i];
+        gb__health_var *f = &h->figs[i];
+        gb_tensor *now = gb_variable_value(v);
+        int g = h->grad_index[i];
+        gb_tensor *grad = g >= 0 && g < s->ngradients ? s->gradients[g] : NULL;
+        *f = (gb__health_var){.name = gb_variable_name(v), .role = role_of(v),
+                              .size = gb_variable_size(v)};
+        if (!now) continue;
+        f->weight_sumsq = sumsq(now, NULL, &f->min_value);
+        if (grad) f->has_grad = true, f->grad_sumsq = sumsq(grad, NULL, NULL);
+        if (h->before[i] && gb_size(h->before[i]) == gb_size(now)) {
+            f->has_update = true;
+            f->before_sumsq = sumsq(h->before[i], NULL, NULL);
+            f->update_sumsq = sumsq(now, h->before[i], NULL);
+        }
+    }
+}
+
+/* Dead units (ReLU) or saturated outputs (sigmoid, tanh) of y, a layer's
+ * output; units are the features of the last axis. */
+static void measure_output(gb__health_layer *l, const gb_tensor *y, double eps) {
+    int64_t n = gb_size(y), units = gb_rank(y) ? gb_dim(y, -1) : 1;
+    if (n <= 0 || units <= 0) return;
+    const float *f = gb_data_f32(y);
+    l->has_output = true;
+    l->values = n;
+    if (l->act == GB__HEALTH_ACT_RELU) {
+        bool *alive = calloc((size_t)units, sizeof *alive);
+        if (!alive) return;
+        for (int64_t i = 0; i < n; i++)
+            if ((f ? f[i] : gb_get(y, i)) != 0) alive[i % units] = true;
+        int64_t dead = 0;
+        for (int64_t u = 0; u < units; u++) dead += !alive[u];
+        free(alive);
+        l->units = units, l->dead_units = dead;
+        return;
+    }
+    double lo = l->act == GB__HEALTH_ACT_SIGMOID ? eps : -1 + eps, hi = 1 - eps;
+    int64_t sat = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double x = f ? f[i] : gb_get(y, i);
+        sat += x < lo || x > hi;
+    }
+    l->units = units, l->saturated_values = sat;
+}
+
+/* The batch through a Sequential model's layers, one at a time, in
+ * inference mode (no dropout, BatchNorm's moving statistics, nothing
+ * updated). */
+static void measure_outputs(gb__health_fit *h, const gb__io *x) {
+    if (!h->sequential || x->n != 1) return;
+    bool any = false;
+    for (int i = 0; i < h->nlayers; i++) any |= h->layers[i].act != GB__HEALTH_ACT_NONE;
+    if (!any) return;
+    double eps = gb_health_get_options().saturation_eps;
+    gb_tensor *y = x->t[0];
+    for (int i = 0; i < h->nlayers && y; i++) {
+        y = gb_module_call(h->layers[i].module, y, false);
+        if (y && h->layers[i].act != GB__HEALTH_ACT_NONE) measure_output(&h->out[i], y, eps);
+    }
+}
+
+void gb__health_fit_after(gb__compiled *c, const gb__io *x, const gb__step_out *out) {
+    gb_train_state *s = &c->state;
+    gb__health_fit *h = c->health;
+    if (!h || s->rank != 0 || !gb_health_active()) return;
+    int64_t step = gb_optimizer_iterations(s->optimizer);
+    if (out->loss) gb__health_loss(h->monitor, step, gb_item(out->loss));
+    if (!h->check) return;
+    h->check = false;
+    measure_variables(h, s);
+    for (int i = 0; i < h->nlayers; i++) {
+        const hf_layer *l = &h->layers[i];
+        h->out[i] = (gb__health_layer){.name = gb_module_name(l->module), .vars = h->figs + l->first,
+                                       .nvars = l->count, .act = l->act};
+    }
+    measure_outputs(h, x);
+    if (gb_ok()) gb__health_check(h->monitor, step, h->out, h->nlayers);
+    for (int i = 0; i < h->nvars; i++) h->before[i] = NULL;
+    if (!h->user_wants) {   /* callbacks that did not ask see no gradients */
+        s->want_gradients = false;
+        s->gradients = NULL;
+        s->ngradients = 0;
+    }
+}
