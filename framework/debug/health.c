@@ -99,7 +99,13 @@ const gb_health_options *gb__health_options(void) {
 
 gb_health_options gb_health_get_options(void) { return *gb__health_options(); }
 
-bool gb__health_due(int64_t step) { return step > 0 && step % gb__health_options()->interval == 0; }
+/* The first step is checked too: a learning rate 100x too large does its
+ * harm in the first steps (Adam's first step moves every weight by the
+ * learning rate whatever its gradient), and by the first interval's end
+ * the weights have grown to where each step looks small again. */
+bool gb__health_due(int64_t step, bool first) {
+    return first || (step > 0 && step % gb__health_options()->interval == 0);
+}
 
 /* ---- the monitor ------------------------------------------------------------------------ */
 

@@ -28,6 +28,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "debug/health_internal.h"
 
@@ -81,11 +82,13 @@ static double layer_grad_norm(const gb__health_layer *l, bool *has) {
 }
 
 /* Vanishing and exploding: each layer against the layers above it. */
-static void gradient_flow(gb__health *h, int64_t step, const gb__health_layer *layers, int n) {
+static void gradient_flow(gb__health *h, int64_t step, const gb__health_layer *layers, int n,
+                          const bool *dead, bool *vanishing) {
     const gb_health_options *o = gb__health_options();
     for (int i = 0; i < n; i++) {
         bool has;
         double g = layer_grad_norm(&layers[i], &has);
+        vanishing[i] = false;
         if (!has) continue;
         int hi = -1, lo = -1;
         double gmax = 0, gmin = 0;
@@ -96,15 +99,20 @@ static void gradient_flow(gb__health *h, int64_t step, const gb__health_layer *l
             if (hi < 0 || gj > gmax) hi = j, gmax = gj;
             if (lo < 0 || gj < gmin) lo = j, gmin = gj;
         }
+        /* Dead units on the way (this layer or one up to the reference)
+         * stop the gradient: that finding is the cause, reported already. */
+        bool blocked = false;
+        for (int j = i; hi >= 0 && j <= hi; j++) blocked |= dead[j];
         char figures[512];
         double r = hi >= 0 ? g / gmax : 0;
+        vanishing[i] = hi >= 0 && r < o->vanishing_ratio && !blocked;
         snprintf(figures, sizeof figures, "{\"grad_norm\":%.9g,\"above_grad_norm\":%.9g,\"ratio\":%.9g}",
                  g, gmax, r);
         gb_health_alert a = {.kind = "vanishing_gradient", .severity = GB_HEALTH_WARNING,
                              .layer = layers[i].name, .step = step, .value = r,
                              .threshold = o->vanishing_ratio, .figures = figures,
                              .advice = vanishing_advice};
-        gb__health_finding(h, hi >= 0 && r < o->vanishing_ratio, &a,
+        gb__health_finding(h, vanishing[i], &a,
                            "vanishing gradient in layer '%s' at step %lld: gradient norm %.3g is "
                            "%.3g times that of layer '%s' above it (below %g)",
                            layers[i].name, (long long)step, g, r,
@@ -148,7 +156,8 @@ static void gradient_jump(gb__health *h, int64_t step, const gb__health_layer *l
 }
 
 /* not_learning and large_update of one weight. */
-static void update_ratio(gb__health *h, int64_t step, const char *layer, const gb__health_var *v) {
+static void update_ratio(gb__health *h, int64_t step, const char *layer, const gb__health_var *v,
+                         bool starved) {
     const gb_health_options *o = gb__health_options();
     if (v->role != GB__HEALTH_WEIGHT || !v->has_update || !(v->before_sumsq > 0)) return;
     double r = sqrt(v->update_sumsq / v->before_sumsq);
@@ -159,7 +168,7 @@ static void update_ratio(gb__health *h, int64_t step, const char *layer, const g
                          .variable = v->name, .step = step, .value = r,
                          .threshold = o->min_update_ratio, .figures = figures,
                          .advice = not_learning_advice};
-    gb__health_finding(h, r < o->min_update_ratio, &a,
+    gb__health_finding(h, r < o->min_update_ratio && !starved, &a,
                        "not learning: variable '%s' of layer '%s' at step %lld: update-to-weight "
                        "ratio %.3g (below %g)",
                        v->name, layer, (long long)step, r, o->min_update_ratio);
@@ -280,17 +289,38 @@ static void activations(gb__health *h, int64_t step, const gb__health_layer *l) 
     }
 }
 
+/* Whether a ReLU layer's dead share is past the bound (what dead_units reports). */
+static bool is_dead(const gb__health_layer *l) {
+    return l->has_output && l->act == GB__HEALTH_ACT_RELU && l->units > 0 &&
+           (double)l->dead_units / (double)l->units > gb__health_options()->max_dead_fraction;
+}
+
+/* Causes before consequences: a vanishing gradient is not reported where
+ * dead units block it, and a weight that does not learn is not reported
+ * where its gradient vanishes or dead units (its own or below it) starve
+ * it — the dead units or the vanishing gradient are named already, and
+ * the rest follows from them. */
 void gb__health_rules(gb__health *h, int64_t step, const gb__health_layer *layers, int n) {
-    gradient_flow(h, step, layers, n);
+    bool small_dead[64], small_vanishing[64];
+    bool *dead = n <= 64 ? small_dead : calloc((size_t)n, sizeof *dead);
+    bool *vanishing = n <= 64 ? small_vanishing : calloc((size_t)n, sizeof *vanishing);
+    if (!dead || !vanishing) goto done;   /* out of memory: no check this time */
+    for (int i = 0; i < n; i++) dead[i] = is_dead(&layers[i]);
+    gradient_flow(h, step, layers, n, dead, vanishing);
     gradient_jump(h, step, layers, n);
+    bool dead_below = false;
     for (int i = 0; i < n; i++) {
+        dead_below |= dead[i];
         for (int k = 0; k < layers[i].nvars; k++) {
             const gb__health_var *v = &layers[i].vars[k];
-            update_ratio(h, step, layers[i].name, v);
+            update_ratio(h, step, layers[i].name, v, vanishing[i] || dead_below);
             weight_growth(h, step, layers[i].name, v);
             bias_drift(h, step, layers[i].name, v);
             variance_collapse(h, step, layers[i].name, v);
         }
         activations(h, step, &layers[i]);
     }
+done:
+    if (dead != small_dead) free(dead);
+    if (vanishing != small_vanishing) free(vanishing);
 }

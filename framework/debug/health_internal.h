@@ -63,8 +63,11 @@ typedef struct gb__health gb__health;
  * global norm, each weight's history, the recent losses). */
 gb__health *gb__health_new(void);
 void gb__health_free(gb__health *h);
-/* Whether `step` (the optimizer's iterations after it) is a check step. */
-bool gb__health_due(int64_t step);
+/* Whether `step` (the optimizer's iterations after it) is a check step:
+ * every interval-th, and `first`, the first the monitor can check (its
+ * model's weights exist before the step: step 1, or 2 for a model that
+ * builds them in its first call). */
+bool gb__health_due(int64_t step, bool first);
 /* One step's loss (every step). */
 void gb__health_loss(gb__health *h, int64_t step, double loss);
 /* One check: emits each layer's figures, then the alerts. */

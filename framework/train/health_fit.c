@@ -45,6 +45,7 @@ struct gb__health_fit {
     int nlayers;
     bool sequential;
     bool check, user_wants;    /* this step is a check step; a callback asked for gradients */
+    bool checked;              /* a check ran: the first is behind */
 };
 
 void gb__health_fit_free(gb__health_fit *h) {
@@ -151,9 +152,11 @@ bool gb__health_fit_before(gb__compiled *c) {
             return false;
         }
     }
-    if (!gb__health_due(gb_optimizer_iterations(s->optimizer) + 1)) return true;
     int ntrain = 0;
     gb_module_trainable_variables(s->model, &ntrain);
+    if (!ntrain) return true;   /* not built: its first call builds it; the next step is the first check */
+    if (!gb__health_due(gb_optimizer_iterations(s->optimizer) + 1, !h->checked)) return true;
+    h->checked = true;
     if ((!h->vars || ntrain != h->ntrainable) && !map_model(h, s->model)) return false;
     for (int i = 0; i < h->nvars; i++)
         h->before[i] = h->grad_index[i] >= 0 ? gb_variable_value(h->vars[i]) : NULL;
