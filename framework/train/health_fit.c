@@ -8,10 +8,10 @@
  * keeps each weight's value from before the step (a variable's value is
  * a value: the update does not change it), and after the step measures
  * per layer, in the model's order: each variable's gradient, weight and
- * update norms; and, by running the step's batch through the layers of a
- * Sequential model in inference mode, each ReLU layer's dead units (zero
- * for every sample of the batch) and each sigmoid or tanh layer's
- * saturated outputs. Measuring on the check step's batch, not every batch
+ * update norms; and, by running the first 32 samples of the step's batch
+ * through the layers of a Sequential model in inference mode, each ReLU
+ * layer's dead units (zero for every one of them) and each sigmoid or
+ * tanh layer's saturated outputs. Measuring on the check step's batch, not every batch
  * of the interval, keeps the cost of the steps between checks at one
  * loss read. Functional models get every figure but the outputs' (their
  * layers' outputs are not at hand outside the graph).
@@ -229,17 +229,24 @@ static void measure_output(gb__health_layer *l, const gb_tensor *y, double eps) 
     l->units = units, l->saturated_values = sat;
 }
 
-/* The batch through a Sequential model's layers, one at a time, in
- * inference mode (no dropout, BatchNorm's moving statistics, nothing
- * updated). */
+/* Samples of the check step's batch the outputs are measured on: enough
+ * that a unit zero on all of them is dead, not unlucky, and few enough
+ * that a CNN's check costs a fraction of a step. */
+enum { PROBE_SAMPLES = 32 };
+
+/* The batch's first samples through a Sequential model's layers, one at
+ * a time, in inference mode (no dropout, BatchNorm's moving statistics,
+ * nothing updated), up to the last layer measured. */
 static void measure_outputs(gb__health_fit *h, const gb__io *x) {
-    if (!h->sequential || x->n != 1) return;
-    bool any = false;
-    for (int i = 0; i < h->nlayers; i++) any |= h->layers[i].act != GB__HEALTH_ACT_NONE;
-    if (!any) return;
+    if (!h->sequential || x->n != 1 || !x->t[0] || gb_rank(x->t[0]) < 1) return;
+    int last = -1;
+    for (int i = 0; i < h->nlayers; i++)
+        if (h->layers[i].act != GB__HEALTH_ACT_NONE) last = i;
+    if (last < 0) return;
     double eps = gb_health_get_options().saturation_eps;
     gb_tensor *y = x->t[0];
-    for (int i = 0; i < h->nlayers && y; i++) {
+    if (gb_dim(y, 0) > PROBE_SAMPLES) y = gb__rows(y, 0, PROBE_SAMPLES);
+    for (int i = 0; i <= last && y; i++) {
         y = gb_module_call(h->layers[i].module, y, false);
         if (y && h->layers[i].act != GB__HEALTH_ACT_NONE) measure_output(&h->out[i], y, eps);
     }
