@@ -166,19 +166,45 @@ bool gb__health_fit_before(gb__compiled *c) {
     return gb_ok();
 }
 
-/* Sum of squares of t, or of t - base when base is given (same size). */
-static double sumsq(const gb_tensor *t, const gb_tensor *base, double *min_value) {
+/* Sum of squares of x[n], or of x - base (base not NULL): eight partial
+ * sums, so the loop is not one chain of dependent adds and vectorizes. */
+static double sumsq_f32(const float *x, const float *base, int64_t n) {
+    double acc[8] = {0};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int k = 0; k < 8; k++) {
+            double d = (double)x[i + k] - (base ? (double)base[i + k] : 0);
+            acc[k] += d * d;
+        }
+    for (; i < n; i++) {
+        double d = (double)x[i] - (base ? (double)base[i] : 0);
+        acc[0] += d * d;
+    }
+    return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
+/* Sum of squares of t, or of t - base when base is given (same size);
+ * float32 on the fast path, any other dtype element by element. */
+static double sumsq(const gb_tensor *t, const gb_tensor *base) {
     int64_t n = gb_size(t);
     const float *f = gb_data_f32(t), *fb = base ? gb_data_f32(base) : NULL;
-    double s = 0, lo = INFINITY;
+    if (f && (!base || fb)) return sumsq_f32(f, fb, n);
+    double s = 0;
     for (int64_t i = 0; i < n; i++) {
-        double x = f ? f[i] : gb_get(t, i);
-        if (base) x -= fb ? fb[i] : gb_get(base, i);
+        double x = gb_get(t, i) - (base ? gb_get(base, i) : 0);
         s += x * x;
+    }
+    return s;
+}
+
+/* The smallest element of t (moving variances). */
+static double min_value(const gb_tensor *t) {
+    double lo = INFINITY;
+    for (int64_t i = 0, n = gb_size(t); i < n; i++) {
+        double x = gb_get(t, i);
         if (x < lo) lo = x;
     }
-    if (min_value) *min_value = lo;
-    return s;
+    return lo;
 }
 
 static void measure_variables(gb__health_fit *h, const gb_train_state *s) {
@@ -191,12 +217,13 @@ static void measure_variables(gb__health_fit *h, const gb_train_state *s) {
         *f = (gb__health_var){.name = gb_variable_name(v), .role = role_of(v),
                               .size = gb_variable_size(v)};
         if (!now) continue;
-        f->weight_sumsq = sumsq(now, NULL, &f->min_value);
-        if (grad) f->has_grad = true, f->grad_sumsq = sumsq(grad, NULL, NULL);
+        f->weight_sumsq = sumsq(now, NULL);
+        if (f->role == GB__HEALTH_MOVING_VARIANCE) f->min_value = min_value(now);
+        if (grad) f->has_grad = true, f->grad_sumsq = sumsq(grad, NULL);
         if (h->before[i] && gb_size(h->before[i]) == gb_size(now)) {
             f->has_update = true;
-            f->before_sumsq = sumsq(h->before[i], NULL, NULL);
-            f->update_sumsq = sumsq(now, h->before[i], NULL);
+            f->before_sumsq = sumsq(h->before[i], NULL);
+            f->update_sumsq = sumsq(now, h->before[i]);
         }
     }
 }
