@@ -424,6 +424,39 @@ START_TEST(test_weight_growth_bias_drift_and_variance_collapse) {
 }
 END_TEST
 
+/* Causes before consequences: layer b is dead (3 of 4 units), so a's
+ * gradient, which b stops, is no vanishing gradient and a's and c's still
+ * weights are not "not learning" — the dead units are reported, alone.
+ * Without the dead layer the same figures are a vanishing gradient at a,
+ * and c, above it, does not learn. */
+START_TEST(test_dead_units_are_reported_as_the_cause_alone) {
+    gb__health *h = gb__health_new();
+    for (int dead = 1; dead >= 0; dead--) {
+        gb__health_var v[3] = {weight("a/kernel", 1e-6), weight("b/kernel", 0.5), weight("c/kernel", 1)};
+        v[0].update_sumsq = v[2].update_sumsq = 1e-14;   /* ratio 1e-7 */
+        gb__health_layer l[3] = {
+            {.name = "a", .vars = &v[0], .nvars = 1},
+            {.name = "b", .vars = &v[1], .nvars = 1, .act = GB__HEALTH_ACT_RELU, .has_output = true,
+             .units = 4, .dead_units = dead ? 3 : 0},
+            {.name = "c", .vars = &v[2], .nvars = 1}};
+        nalerts = 0;
+        gb__health_check(h, 10, l, 3);
+        if (dead) {
+            ck_assert_int_eq(nalerts, 1);
+            ck_assert_str_eq(alerts[0].kind, "dead_units");
+            ck_assert_str_eq(alerts[0].layer, "b");
+        } else {
+            ck_assert_int_eq(nalerts, 2);
+            ck_assert_str_eq(alerts[0].kind, "vanishing_gradient");
+            ck_assert_str_eq(alerts[0].layer, "a");
+            ck_assert_str_eq(alerts[1].kind, "not_learning");
+            ck_assert_str_eq(alerts[1].layer, "c");
+        }
+    }
+    gb__health_free(h);
+}
+END_TEST
+
 /* ---- the loss-spike detector ------------------------------------------------------------ */
 
 START_TEST(test_median_and_mad) {
@@ -493,6 +526,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_vanishing_gradient_against_the_layers_above_once_per_onset);
     tcase_add_test(tc, test_exploding_gradient_and_gradient_jump);
     tcase_add_test(tc, test_weight_growth_bias_drift_and_variance_collapse);
+    tcase_add_test(tc, test_dead_units_are_reported_as_the_cause_alone);
     tcase_add_test(tc, test_median_and_mad);
     tcase_add_test(tc, test_loss_spike_and_recovery_on_a_given_sequence);
     tcase_add_test(tc, test_a_flat_loss_is_no_spike);

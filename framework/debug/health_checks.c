@@ -297,9 +297,10 @@ static bool is_dead(const gb__health_layer *l) {
 
 /* Causes before consequences: a vanishing gradient is not reported where
  * dead units block it, and a weight that does not learn is not reported
- * where its gradient vanishes or dead units (its own or below it) starve
- * it — the dead units or the vanishing gradient are named already, and
- * the rest follows from them. */
+ * where its gradient vanishes or while a layer has dead units (below it
+ * they starve its inputs, above it they stop its gradient) — the dead
+ * units or the vanishing gradient are named already, and the rest
+ * follows from them. */
 void gb__health_rules(gb__health *h, int64_t step, const gb__health_layer *layers, int n) {
     bool small_dead[64], small_vanishing[64];
     bool *dead = n <= 64 ? small_dead : calloc((size_t)n, sizeof *dead);
@@ -308,12 +309,12 @@ void gb__health_rules(gb__health *h, int64_t step, const gb__health_layer *layer
     for (int i = 0; i < n; i++) dead[i] = is_dead(&layers[i]);
     gradient_flow(h, step, layers, n, dead, vanishing);
     gradient_jump(h, step, layers, n);
-    bool dead_below = false;
+    bool any_dead = false;
+    for (int i = 0; i < n; i++) any_dead |= dead[i];
     for (int i = 0; i < n; i++) {
-        dead_below |= dead[i];
         for (int k = 0; k < layers[i].nvars; k++) {
             const gb__health_var *v = &layers[i].vars[k];
-            update_ratio(h, step, layers[i].name, v, vanishing[i] || dead_below);
+            update_ratio(h, step, layers[i].name, v, vanishing[i] || any_dead);
             weight_growth(h, step, layers[i].name, v);
             bias_drift(h, step, layers[i].name, v);
             variance_collapse(h, step, layers[i].name, v);
