@@ -202,8 +202,9 @@ static int parse(int argc, char **argv, config *c) {
                                flags, sizeof flags / sizeof flags[0], NULL, 0};
     int rc = example_parse_flags(&p, argc, argv);
     if (rc != EXAMPLE_RUN) return rc;
-    if (c->steps < 40 || c->batch < 1)
-        return example_usage_error(&p, "--steps must be >= 40 (two checks) and --batch >= 1");
+    if (c->steps < 100 || c->batch < 1)
+        return example_usage_error(&p, "--steps must be >= 100 (a weight's growth shows over five "
+                                       "checks, 20 steps apart) and --batch >= 1");
     if (c->serve_port >= 0 && !c->db)
         return example_usage_error(&p, "--serve needs --db FILE (what the dashboard shows)");
     return EXAMPLE_RUN;

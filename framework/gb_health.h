@@ -97,6 +97,11 @@ bool gb_health_active(void);
 /* The options in force, every default filled in. */
 gb_health_options gb_health_get_options(void);
 
+/* ---- call sites (GB_AT, gb_base.h) ------------------------------------------------------ */
+#if !defined(GB_BUILDING_LIBRARY)
+#define gb_health_enable(...) GB_AT(gb_health_enable, __VA_ARGS__)
+#endif
+
 #ifdef __cplusplus
 }
 #endif

@@ -230,12 +230,24 @@ void gb__health_finding(gb__health *h, bool firing, const gb_health_alert *a, co
 
 /* ---- figures ---------------------------------------------------------------------------- */
 
-static void emit_scalar(const char *layer, const char *figure, double value, int64_t step) {
+static void emit_scalar_of(const char *layer, const char *figure, double value, int64_t step,
+                           const char *run) {
     char tag[512];
     snprintf(tag, sizeof tag, "health/%s/%s", layer, figure);
-    gb_scalar_event s = {.tag = tag, .value = value, .step = step};
+    gb_scalar_event s = {.tag = tag, .value = value, .step = step, .run = run};
     gb_event ev = {.kind = GB_EVENT_SCALAR, .message = tag, .detail = &s};
     gb_observer_emit(&ev);
+}
+
+static void emit_scalar(const char *layer, const char *figure, double value, int64_t step) {
+    emit_scalar_of(layer, figure, value, step, NULL);
+}
+
+void gb__health_rank_figure(const char *layer, const char *figure, double value, int64_t step,
+                            int rank) {
+    char run[32];
+    snprintf(run, sizeof run, "rank_%d", rank);
+    emit_scalar_of(layer, figure, value, step, run);
 }
 
 /* A layer's figures: the norms over all its variables at once (the

@@ -70,6 +70,10 @@ void gb__health_free(gb__health *h);
 bool gb__health_due(int64_t step, bool first);
 /* One step's loss (every step). */
 void gb__health_loss(gb__health *h, int64_t step, double loss);
+/* One figure of one rank of a distributed fit, as a scalar of the run
+ * "rank_<rank>" beside the writer's own. */
+void gb__health_rank_figure(const char *layer, const char *figure, double value, int64_t step,
+                            int rank);
 /* One check: emits each layer's figures, then the alerts. */
 void gb__health_check(gb__health *h, int64_t step, const gb__health_layer *layers, int n);
 

@@ -17,13 +17,17 @@
  * layers' outputs are not at hand outside the graph).
  *
  * In a distributed fit rank 0 checks, on the gradients averaged over the
- * ranks (what the update used).
+ * ranks (what the update used); every rank takes part in the check steps,
+ * and a traced step's per-rank gradient norms, from before the averaging,
+ * reach rank 0 in one small allreduce and leave as the scalars of the
+ * runs "rank_<r>" (an eager step averages during backward: it has none).
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "debug/health_internal.h"
+#include "gb_dist.h"
 #include "train/internal.h"
 
 typedef struct hf_layer {
@@ -46,6 +50,12 @@ struct gb__health_fit {
     bool sequential;
     bool check, user_wants;    /* this step is a check step; a callback asked for gradients */
     bool checked;              /* a check ran: the first is behind */
+    /* A distributed fit: every rank takes part when rank 0 checks (agreed
+     * at the fit's start), and rank 0 keeps each rank's per-layer
+     * gradient norms from before the averaging ([rank][layer]). */
+    bool dist_on;
+    double *rank_norms;
+    int nranks;
 };
 
 void gb__health_fit_free(gb__health_fit *h) {
@@ -57,6 +67,7 @@ void gb__health_fit_free(gb__health_fit *h) {
     free(h->figs);
     free(h->layers);
     free(h->out);
+    free(h->rank_norms);
     free(h);
 }
 
@@ -140,18 +151,40 @@ static bool map_model(gb__health_fit *h, gb_module *model) {
     return gb_ok();
 }
 
+/* c's measures, made on first use; NULL after an error. */
+static gb__health_fit *health_of(gb__compiled *c) {
+    if (c->health) return c->health;
+    gb__health_fit *h = calloc(1, sizeof *h);
+    if (!h || !(h->monitor = gb__health_new())) {
+        free(h);
+        gb__error(GB_ERR_MEMORY, NULL, "health checks: out of memory for a monitor");
+        return NULL;
+    }
+    return c->health = h;
+}
+
+/* Whether this process takes part in the checks: alone, while they are
+ * active; in a distributed fit, every rank when rank 0 checks (the other
+ * ranks have no writer to listen, yet their gradient norms are gathered
+ * on the same steps). */
+static bool taking_part(const gb__compiled *c) {
+    return c->dist ? c->health && c->health->dist_on : gb_health_active();
+}
+
+bool gb__health_fit_dist_begin(gb__compiled *c) {
+    double on = gb_dist_rank() == 0 && gb_health_active();
+    if (!gb_dist_allreduce_doubles(&on, 1, GB_DIST_SUM)) return false;
+    gb__health_fit *h = on > 0 ? health_of(c) : c->health;
+    if (h) h->dist_on = on > 0;
+    return !(on > 0) || h != NULL;
+}
+
 bool gb__health_fit_before(gb__compiled *c) {
     gb_train_state *s = &c->state;
-    gb__health_fit *h = c->health;
-    if (h) h->check = false;
-    if (s->rank != 0 || !gb_health_active()) return true;
-    if (!h) {
-        h = c->health = calloc(1, sizeof *h);
-        if (!h || !(h->monitor = gb__health_new())) {
-            if (h) gb__error(GB_ERR_MEMORY, NULL, "health checks: out of memory for a monitor");
-            return false;
-        }
-    }
+    if (c->health) c->health->check = false;
+    if (!taking_part(c)) return true;
+    gb__health_fit *h = health_of(c);
+    if (!h) return false;
     int ntrain = 0;
     gb_module_trainable_variables(s->model, &ntrain);
     if (!ntrain) return true;   /* not built: its first call builds it; the next step is the first check */
@@ -279,10 +312,62 @@ static void measure_outputs(gb__health_fit *h, const gb__io *x) {
     }
 }
 
+bool gb__health_fit_rank_norms(gb__compiled *c, gb_tensor *const *grads, int n) {
+    gb__health_fit *h = c->health;
+    if (!c->dist || !h || !h->dist_on || !h->check) return true;
+    int nranks = gb_dist_size(), rank = gb_dist_rank(), nl = h->nlayers;
+    double *m = calloc((size_t)nranks * (size_t)nl + 1, sizeof *m);
+    if (!m) {
+        gb__error(GB_ERR_MEMORY, NULL, "health checks: out of memory for %d ranks' norms", nranks);
+        return false;
+    }
+    for (int l = 0; l < nl; l++)
+        for (int k = h->layers[l].first; k < h->layers[l].first + h->layers[l].count; k++) {
+            int g = h->grad_index[k];
+            if (g >= 0 && g < n && grads[g]) m[rank * nl + l] += sumsq(grads[g], NULL);
+        }
+    /* A gather as a sum: each rank fills its own row, zeros elsewhere. */
+    if (!gb_dist_allreduce_doubles(m, nranks * nl, GB_DIST_SUM)) {
+        free(m);
+        return false;
+    }
+    free(h->rank_norms);
+    h->rank_norms = rank == 0 ? m : NULL;
+    h->nranks = nranks;
+    if (rank != 0) free(m);
+    return true;
+}
+
+/* Rank 0 of a distributed fit: each rank's per-layer gradient norms, from
+ * before the averaging, as the scalars of the runs "rank_<r>". */
+static void emit_rank_norms(gb__health_fit *h, int64_t step) {
+    if (!h->rank_norms) return;
+    for (int r = 0; r < h->nranks; r++)
+        for (int l = 0; l < h->nlayers; l++)
+            if (h->out[l].nvars)
+                gb__health_rank_figure(h->out[l].name, "grad_norm", sqrt(h->rank_norms[r * h->nlayers + l]),
+                                       step, r);
+    free(h->rank_norms);
+    h->rank_norms = NULL;
+}
+
+/* Callbacks that did not ask for the gradients see none. */
+static void hide_gradients(gb__health_fit *h, gb_train_state *s) {
+    if (h->user_wants) return;
+    s->want_gradients = false;
+    s->gradients = NULL;
+    s->ngradients = 0;
+}
+
 void gb__health_fit_after(gb__compiled *c, const gb__io *x, const gb__step_out *out) {
     gb_train_state *s = &c->state;
     gb__health_fit *h = c->health;
-    if (!h || s->rank != 0 || !gb_health_active()) return;
+    if (!h || !taking_part(c)) return;
+    if (gb_dist_rank() != 0 && c->dist) {   /* took part in the gather; rank 0 reports */
+        if (h->check) hide_gradients(h, s);
+        h->check = false;
+        return;
+    }
     int64_t step = gb_optimizer_iterations(s->optimizer);
     if (out->loss) gb__health_loss(h->monitor, step, gb_item(out->loss));
     if (!h->check) return;
@@ -294,11 +379,10 @@ void gb__health_fit_after(gb__compiled *c, const gb__io *x, const gb__step_out *
                                        .nvars = l->count, .act = l->act};
     }
     measure_outputs(h, x);
-    if (gb_ok()) gb__health_check(h->monitor, step, h->out, h->nlayers);
-    for (int i = 0; i < h->nvars; i++) h->before[i] = NULL;
-    if (!h->user_wants) {   /* callbacks that did not ask see no gradients */
-        s->want_gradients = false;
-        s->gradients = NULL;
-        s->ngradients = 0;
+    if (gb_ok()) {
+        emit_rank_norms(h, step);
+        gb__health_check(h->monitor, step, h->out, h->nlayers);
     }
+    for (int i = 0; i < h->nvars; i++) h->before[i] = NULL;
+    hide_gradients(h, s);
 }

@@ -191,6 +191,12 @@ bool gb__health_fit_before(gb__compiled *c);
  * figures measured (x: the step's batch) and the rules run. */
 void gb__health_fit_after(gb__compiled *c, const gb__io *x, const gb__step_out *out);
 void gb__health_fit_free(gb__health_fit *h);
+/* A distributed fit's start, on every rank: whether rank 0 checks,
+ * agreed by all (one allreduce). */
+bool gb__health_fit_dist_begin(gb__compiled *c);
+/* A traced distributed step's gradients, before the averaging, on every
+ * rank: on a check step, each rank's per-layer norms gathered to rank 0. */
+bool gb__health_fit_rank_norms(gb__compiled *c, gb_tensor *const *grads, int n);
 
 /* ---- a distributed fit (fit_dist.c) --------------------------------------------------- */
 
