@@ -185,10 +185,11 @@ bool gb__health_fit_before(gb__compiled *c) {
     if (!taking_part(c)) return true;
     gb__health_fit *h = health_of(c);
     if (!h) return false;
+    /* The steps between checks cost this test alone. */
+    if (!gb__health_due(gb_optimizer_iterations(s->optimizer) + 1, !h->checked)) return true;
     int ntrain = 0;
     gb_module_trainable_variables(s->model, &ntrain);
     if (!ntrain) return true;   /* not built: its first call builds it; the next step is the first check */
-    if (!gb__health_due(gb_optimizer_iterations(s->optimizer) + 1, !h->checked)) return true;
     h->checked = true;
     if ((!h->vars || ntrain != h->ntrainable) && !map_model(h, s->model)) return false;
     for (int i = 0; i < h->nvars; i++)
