@@ -7,7 +7,7 @@
 #   dist_equivalence_*  2 ranks at batch 64 train the weights of 1 process
 #                       at batch 128 over 50 steps (tests/dist_equivalence.c
 #                       says how, and why the tolerances)
-foreach(prog dist_equivalence dist/silent_rank)
+foreach(prog dist_equivalence dist/silent_rank dist/health_ranks)
   get_filename_component(name ${prog} NAME_WE)
   add_executable(${name} ${CMAKE_CURRENT_LIST_DIR}/${prog}.c)
   target_link_libraries(${name} PRIVATE glassbox_framework)
@@ -154,3 +154,9 @@ set_property(TEST dist_logdir_browser APPEND PROPERTY ENVIRONMENT
              "GB_MPIRUN=${GB_MPIRUN}" "GB_MPIRUN_FLAGS=${gb_mpirun_flags_text}" ${GB_MPI_TEST_ENV})
 set_property(TEST dist_logdir_browser APPEND PROPERTY LABELS mpi)
 set_property(TEST dist_logdir_browser PROPERTY PROCESSORS 2)
+
+# The training-health checks of a 2-rank fit (tests/dist/health_ranks.c):
+# rank 0 alone reports; its figures are those of the averaged gradients
+# (a one-process fit on the same global batches gives the same); each
+# rank's own gradient norms are the scalars of the runs "rank_<r>".
+gb_mpi_expect(health_ranks 2 ${CMAKE_BINARY_DIR}/tests/health_ranks -- "health_ranks: ok")

@@ -18,7 +18,8 @@ expect() {   # expect CODE TEXT -- PROGRAM ARGS...: exit code and an exact line
   fi
 }
 for p in fashion_mnist_mlp fashion_mnist_cnn fashion_mnist_fit nan_hunt retracing \
-         summary_showcase csv_regression functional_tickets imbalanced_classes polymorphic fortune_topics; do
+         summary_showcase csv_regression functional_tickets imbalanced_classes polymorphic fortune_topics \
+         health_clinic; do
   expect 0 "usage: $p [options]" -- "$dir/$p" --help
   expect 0 "usage: $p [options]" -- "$dir/$p" -h
   expect 2 "$p: unknown flag '--no-such-flag'" -- "$dir/$p" --no-such-flag

@@ -168,3 +168,24 @@ add_test(NAME fortune_topics_example
                  "4667 fortunes in 10 categories: 3733 to train on, 934 to test"
                  "test accuracy"
                  "majority baseline ('people' always) 0.282")
+
+# health_clinic: five short Fashion-MNIST runs, four sick in one classic way
+# each; the training-health checks must raise exactly each run's kinds (the
+# program exits 3 otherwise) and nothing for the healthy one, the runs
+# traced as fit traces them, and again recorded into a store.
+add_test(NAME health_clinic
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/expect_output.sh
+                 ${CMAKE_BINARY_DIR}/examples/health_clinic --
+                 "healthy" "0 alerts: none"
+                 "lr_too_large" "alerts: dead_units large_update loss_recovered loss_spike weight_growth"
+                 "deep_sigmoid" "alerts: saturated_units vanishing_gradient"
+                 "dead_relu" "1 alert: dead_units"
+                 "lr_tiny" "alerts: not_learning")
+set_tests_properties(health_clinic PROPERTIES TIMEOUT 600)
+add_test(NAME health_clinic_store
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/expect_output.sh bash -c
+                 "rm -f \"$1\" \"$1\"-wal \"$1\"-shm && \"$0\" --db \"$1\" --steps 100"
+                 ${CMAKE_BINARY_DIR}/examples/health_clinic ${CMAKE_BINARY_DIR}/tests/health_clinic.db --
+                 "0 alerts: none" "alerts: saturated_units vanishing_gradient" "1 alert: dead_units"
+                 "alerts: not_learning")
+set_tests_properties(health_clinic_store PROPERTIES TIMEOUT 600)

@@ -299,9 +299,11 @@ static int train_batch(fit_run *r, int epoch, int64_t b) {
     s->want_gradients = false;
     if (got == 1) gb__cb_batch_begin(&r->cbs, s, b, &logs);
     gb__step_out out;
-    bool ok = got == 1 && gb_ok() && gb__train_batch(r->c, &x, &y, sw, true, &out) &&
+    bool ok = got == 1 && gb_ok() && gb__health_fit_before(r->c) &&
+              gb__train_batch(r->c, &x, &y, sw, true, &out) &&
               gb__metrics_update(r->c, &out, &y, sw);
     if (ok) {
+        gb__health_fit_after(r->c, &x, &out);
         logs.n = 0;
         gb__metrics_logs(r->c, NULL, &logs);
         publish(r, epoch, b + 1);

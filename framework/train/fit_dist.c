@@ -58,7 +58,8 @@ bool gb__dist_fit_begin(gb__compiled *c, const gb__io *x) {
                   n, gradients_room(c));
         return false;
     }
-    if (!gb_dist_broadcast_model(c->model, c->opts.optimizer, 0)) return false;
+    if (!gb_dist_broadcast_model(c->model, c->opts.optimizer, 0) || !gb__health_fit_dist_begin(c))
+        return false;
     c->dist = true;
     return true;
 }

@@ -97,6 +97,9 @@ typedef struct gb__compiled {
      * the tensors themselves, traced the function's extra outputs. */
     gb_tensor **grads;
     int ngrads, capgrads;
+    /* The training-health checks' measures of this model (health_fit.c);
+     * NULL until a fit checks it. */
+    struct gb__health_fit *health;
 } gb__compiled;
 
 /* The model's compiled state, or NULL with an error naming `who`. */
@@ -178,6 +181,23 @@ bool gb__predict_batch(gb__compiled *c, const gb__io *x, gb__io *out);
  * into logs with an optional prefix ("val_"). */
 void gb__metrics_reset(gb__compiled *c);
 bool gb__metrics_update(gb__compiled *c, const gb__step_out *r, const gb__io *y, gb_tensor *sw);
+/* ---- training health (health_fit.c) ------------------------------------------------ */
+
+typedef struct gb__health_fit gb__health_fit;
+/* Before a train step: on a check step, asks the step for its gradients
+ * and keeps the weights' values; false after an error. */
+bool gb__health_fit_before(gb__compiled *c);
+/* After it: the loss to the spike detector; on a check step, the
+ * figures measured (x: the step's batch) and the rules run. */
+void gb__health_fit_after(gb__compiled *c, const gb__io *x, const gb__step_out *out);
+void gb__health_fit_free(gb__health_fit *h);
+/* A distributed fit's start, on every rank: whether rank 0 checks,
+ * agreed by all (one allreduce). */
+bool gb__health_fit_dist_begin(gb__compiled *c);
+/* A traced distributed step's gradients, before the averaging, on every
+ * rank: on a check step, each rank's per-layer norms gathered to rank 0. */
+bool gb__health_fit_rank_norms(gb__compiled *c, gb_tensor *const *grads, int n);
+
 /* ---- a distributed fit (fit_dist.c) --------------------------------------------------- */
 
 /* Readies a distributed fit on several ranks (c->dist): the model built

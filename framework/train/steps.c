@@ -301,7 +301,9 @@ bool gb__train_batch(gb__compiled *c, const gb__io *x, const gb__io *y, gb_tenso
         int n = f ? gb_function_call(f, in, nin, &with_grads, training, out) : -1;
         if (n < 1 + c->nout) return false;
         int g = unpack_outputs(c, out, r);
-        if (training && c->dist && !gb__dist_apply_averaged(c, out + g, n - g)) return false;
+        if (training && c->dist &&
+            !(gb__health_fit_rank_norms(c, out + g, n - g) && gb__dist_apply_averaged(c, out + g, n - g)))
+            return false;
         if (want && !keep_gradients(c, out + g, n - g)) return false;
     }
     s->gradients = want ? c->grads : NULL;

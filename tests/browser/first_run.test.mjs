@@ -90,8 +90,10 @@ async function scalars() {
   await until(page, () => document.querySelectorAll('.card[data-tag][data-state="ready"]').length > 0, null, 15000);
   await page.evaluate(() => window.scrollTo(0, 0));
   await shot('scalars_top');
+  // textContent, not innerText: cards far from the screen are not laid out
+  // (content-visibility), and innerText of a skipped card is empty.
   const below = await page.$$eval('.card[data-tag]', (cs) => cs.filter((c) => c.getBoundingClientRect().top > window.innerHeight + 450)
-    .map((c) => ({ tag: c.dataset.tag, state: c.dataset.state, text: c.innerText, axes: !!c.querySelector('.u-wrap') })));
+    .map((c) => ({ tag: c.dataset.tag, state: c.dataset.state, text: c.textContent, axes: !!c.querySelector('.u-wrap') })));
   check('scalars: some cards start well below the fold', below.length > 0, JSON.stringify(below.map((b) => b.tag)));
   check('scalars: below the fold, "Loading…" and no empty axes', below.length > 0 &&
     below.every((b) => b.state === 'loading' && b.text.includes('Loading…') && !b.axes), JSON.stringify(below));

@@ -1,0 +1,389 @@
+/* train/health_fit.c — what fit measures for the training-health checks
+ * (debug/health*.c), which never see a layer.
+ *
+ * Every step hands its loss to the spike detector. A check step (every
+ * `interval` steps, gb_health_options) asks the step for its gradients —
+ * the mechanism callbacks use, so a traced step returns them as outputs
+ * (one more trace, made once) and both modes give the same figures —
+ * keeps each weight's value from before the step (a variable's value is
+ * a value: the update does not change it), and after the step measures
+ * per layer, in the model's order: each variable's gradient, weight and
+ * update norms; and, by running the first 32 samples of the step's batch
+ * through the layers of a Sequential model in inference mode, each ReLU
+ * layer's dead units (zero for every one of them) and each sigmoid or
+ * tanh layer's saturated outputs. Measuring on the check step's batch, not every batch
+ * of the interval, keeps the cost of the steps between checks at one
+ * loss read. Functional models get every figure but the outputs' (their
+ * layers' outputs are not at hand outside the graph).
+ *
+ * In a distributed fit rank 0 checks, on the gradients averaged over the
+ * ranks (what the update used); every rank takes part in the check steps,
+ * and a traced step's per-rank gradient norms, from before the averaging,
+ * reach rank 0 in one small allreduce and leave as the scalars of the
+ * runs "rank_<r>" (an eager step averages during backward: it has none).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "debug/health_internal.h"
+#include "gb_dist.h"
+#include "train/internal.h"
+
+typedef struct hf_layer {
+    gb_module *module;
+    gb__health_act act;
+    int first, count;          /* its variables in vars[] */
+} hf_layer;
+
+struct gb__health_fit {
+    gb__health *monitor;
+    int ntrainable;            /* the model's trainable variables when the map was made */
+    gb_variable **vars;        /* every layer's checked variables, layer by layer */
+    int *grad_index;           /* each one's index among the trainable variables; -1: none */
+    gb_tensor **before;        /* a check step's values before it (trainable ones) */
+    gb__health_var *figs;
+    int nvars;
+    hf_layer *layers;
+    gb__health_layer *out;
+    int nlayers;
+    bool sequential;
+    bool check, user_wants;    /* this step is a check step; a callback asked for gradients */
+    bool checked;              /* a check ran: the first is behind */
+    /* A distributed fit: every rank takes part when rank 0 checks (agreed
+     * at the fit's start), and rank 0 keeps each rank's per-layer
+     * gradient norms from before the averaging ([rank][layer]). */
+    bool dist_on;
+    double *rank_norms;
+    int nranks;
+};
+
+void gb__health_fit_free(gb__health_fit *h) {
+    if (!h) return;
+    gb__health_free(h->monitor);
+    free(h->vars);
+    free(h->grad_index);
+    free(h->before);
+    free(h->figs);
+    free(h->layers);
+    free(h->out);
+    free(h->rank_norms);
+    free(h);
+}
+
+static bool ends_with(const char *s, const char *tail) {
+    size_t n = strlen(s), k = strlen(tail);
+    return n >= k && !strcmp(s + n - k, tail);
+}
+
+static gb__health_role role_of(gb_variable *v) {
+    const char *name = gb_variable_name(v);
+    if (ends_with(name, "moving_variance")) return GB__HEALTH_MOVING_VARIANCE;
+    if (gb_variable_rank(v) >= 2) return GB__HEALTH_WEIGHT;
+    if (ends_with(name, "bias")) return GB__HEALTH_BIAS;
+    return GB__HEALTH_OTHER;
+}
+
+/* The activation a layer ends with, from its config: only the built-in
+ * layers that have one are asked (a custom layer's get_config may fail). */
+static gb__health_act act_of(gb_module *m) {
+    const char *cls = gb_module_class_name(m);
+    if (!strcmp(cls, "ReLU")) return GB__HEALTH_ACT_RELU;
+    if (strcmp(cls, "Dense") && strcmp(cls, "Conv2D") && strcmp(cls, "Activation"))
+        return GB__HEALTH_ACT_NONE;
+    gb_config *c = gb_module_get_config(m);
+    const char *name = gb_config_string(gb_config_get(gb_config_get(c, "config"), "activation"));
+    gb__health_act act = !name                      ? GB__HEALTH_ACT_NONE
+                         : !strcmp(name, "relu")    ? GB__HEALTH_ACT_RELU
+                         : !strcmp(name, "sigmoid") ? GB__HEALTH_ACT_SIGMOID
+                         : !strcmp(name, "tanh")    ? GB__HEALTH_ACT_TANH
+                                                    : GB__HEALTH_ACT_NONE;
+    gb_config_free(c);
+    return act;
+}
+
+static int index_of(gb_variable *const *vars, int n, gb_variable *v) {
+    for (int i = 0; i < n; i++)
+        if (vars[i] == v) return i;
+    return -1;
+}
+
+/* The model's layers and their checked variables (trainable ones, and
+ * moving variances), made when the model is first checked and again when
+ * its trainable variables change. */
+static bool map_model(gb__health_fit *h, gb_module *model) {
+    int ntrain = 0, nsub = gb_module_num_submodules(model);
+    gb_variable *const *train = gb_module_trainable_variables(model, &ntrain);
+    int total = 0;
+    for (int i = 0; i < nsub; i++) {
+        int n = 0;
+        gb_module_variables(gb_module_submodule(model, i), &n);
+        total += n;
+    }
+    free(h->vars), free(h->grad_index), free(h->before), free(h->figs), free(h->layers), free(h->out);
+    h->vars = calloc((size_t)total + 1, sizeof *h->vars);
+    h->grad_index = calloc((size_t)total + 1, sizeof *h->grad_index);
+    h->before = calloc((size_t)total + 1, sizeof *h->before);
+    h->figs = calloc((size_t)total + 1, sizeof *h->figs);
+    h->layers = calloc((size_t)nsub + 1, sizeof *h->layers);
+    h->out = calloc((size_t)nsub + 1, sizeof *h->out);
+    h->nvars = h->nlayers = 0;
+    if (!h->vars || !h->grad_index || !h->before || !h->figs || !h->layers || !h->out) {
+        gb__error(GB_ERR_MEMORY, NULL, "health checks: out of memory for %d variables", total);
+        return false;
+    }
+    for (int i = 0; i < nsub; i++) {
+        gb_module *m = gb_module_submodule(model, i);
+        int n = 0;
+        gb_variable *const *vs = gb_module_variables(m, &n);
+        hf_layer *l = &h->layers[h->nlayers++];
+        *l = (hf_layer){.module = m, .act = act_of(m), .first = h->nvars};
+        for (int k = 0; k < n; k++) {
+            int g = index_of(train, ntrain, vs[k]);
+            if (g < 0 && role_of(vs[k]) != GB__HEALTH_MOVING_VARIANCE) continue;
+            h->grad_index[h->nvars] = g;
+            h->vars[h->nvars++] = vs[k];
+        }
+        l->count = h->nvars - l->first;
+    }
+    h->ntrainable = ntrain;
+    h->sequential = !strcmp(gb_module_class_name(model), "Sequential");
+    return gb_ok();
+}
+
+/* c's measures, made on first use; NULL after an error. */
+static gb__health_fit *health_of(gb__compiled *c) {
+    if (c->health) return c->health;
+    gb__health_fit *h = calloc(1, sizeof *h);
+    if (!h || !(h->monitor = gb__health_new())) {
+        free(h);
+        gb__error(GB_ERR_MEMORY, NULL, "health checks: out of memory for a monitor");
+        return NULL;
+    }
+    return c->health = h;
+}
+
+/* Whether this process takes part in the checks: alone, while they are
+ * active; in a distributed fit, every rank when rank 0 checks (the other
+ * ranks have no writer to listen, yet their gradient norms are gathered
+ * on the same steps). */
+static bool taking_part(const gb__compiled *c) {
+    return c->dist ? c->health && c->health->dist_on : gb_health_active();
+}
+
+bool gb__health_fit_dist_begin(gb__compiled *c) {
+    double on = gb_dist_rank() == 0 && gb_health_active();
+    if (!gb_dist_allreduce_doubles(&on, 1, GB_DIST_SUM)) return false;
+    gb__health_fit *h = on > 0 ? health_of(c) : c->health;
+    if (h) h->dist_on = on > 0;
+    return !(on > 0) || h != NULL;
+}
+
+bool gb__health_fit_before(gb__compiled *c) {
+    gb_train_state *s = &c->state;
+    if (c->health) c->health->check = false;
+    if (!taking_part(c)) return true;
+    gb__health_fit *h = health_of(c);
+    if (!h) return false;
+    /* The steps between checks cost this test alone. */
+    if (!gb__health_due(gb_optimizer_iterations(s->optimizer) + 1, !h->checked)) return true;
+    int ntrain = 0;
+    gb_module_trainable_variables(s->model, &ntrain);
+    if (!ntrain) return true;   /* not built: its first call builds it; the next step is the first check */
+    h->checked = true;
+    if ((!h->vars || ntrain != h->ntrainable) && !map_model(h, s->model)) return false;
+    for (int i = 0; i < h->nvars; i++)
+        h->before[i] = h->grad_index[i] >= 0 ? gb_variable_value(h->vars[i]) : NULL;
+    h->check = true;
+    h->user_wants = s->want_gradients;
+    s->want_gradients = true;
+    return gb_ok();
+}
+
+/* Sum of squares of x[n], or of x - base (base not NULL): eight partial
+ * sums, so the loop is not one chain of dependent adds and vectorizes. */
+static double sumsq_f32(const float *x, const float *base, int64_t n) {
+    double acc[8] = {0};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int k = 0; k < 8; k++) {
+            double d = (double)x[i + k] - (base ? (double)base[i + k] : 0);
+            acc[k] += d * d;
+        }
+    for (; i < n; i++) {
+        double d = (double)x[i] - (base ? (double)base[i] : 0);
+        acc[0] += d * d;
+    }
+    return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
+/* Sum of squares of t, or of t - base when base is given (same size);
+ * float32 on the fast path, any other dtype element by element. */
+static double sumsq(const gb_tensor *t, const gb_tensor *base) {
+    int64_t n = gb_size(t);
+    const float *f = gb_data_f32(t), *fb = base ? gb_data_f32(base) : NULL;
+    if (f && (!base || fb)) return sumsq_f32(f, fb, n);
+    double s = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double x = gb_get(t, i) - (base ? gb_get(base, i) : 0);
+        s += x * x;
+    }
+    return s;
+}
+
+/* The smallest element of t (moving variances). */
+static double min_value(const gb_tensor *t) {
+    double lo = INFINITY;
+    for (int64_t i = 0, n = gb_size(t); i < n; i++) {
+        double x = gb_get(t, i);
+        if (x < lo) lo = x;
+    }
+    return lo;
+}
+
+static void measure_variables(gb__health_fit *h, const gb_train_state *s) {
+    for (int i = 0; i < h->nvars; i++) {
+        gb_variable *v = h->vars[i];
+        gb__health_var *f = &h->figs[i];
+        gb_tensor *now = gb_variable_value(v);
+        int g = h->grad_index[i];
+        gb_tensor *grad = g >= 0 && g < s->ngradients ? s->gradients[g] : NULL;
+        *f = (gb__health_var){.name = gb_variable_name(v), .role = role_of(v),
+                              .size = gb_variable_size(v)};
+        if (!now) continue;
+        f->weight_sumsq = sumsq(now, NULL);
+        if (f->role == GB__HEALTH_MOVING_VARIANCE) f->min_value = min_value(now);
+        if (grad) f->has_grad = true, f->grad_sumsq = sumsq(grad, NULL);
+        if (h->before[i] && gb_size(h->before[i]) == gb_size(now)) {
+            f->has_update = true;
+            f->before_sumsq = sumsq(h->before[i], NULL);
+            f->update_sumsq = sumsq(now, h->before[i]);
+        }
+    }
+}
+
+/* Dead units (ReLU) or saturated outputs (sigmoid, tanh) of y, a layer's
+ * output; units are the features of the last axis. */
+static void measure_output(gb__health_layer *l, const gb_tensor *y, double eps) {
+    int64_t n = gb_size(y), units = gb_rank(y) ? gb_dim(y, -1) : 1;
+    if (n <= 0 || units <= 0) return;
+    const float *f = gb_data_f32(y);
+    l->has_output = true;
+    l->values = n;
+    if (l->act == GB__HEALTH_ACT_RELU) {
+        bool *alive = calloc((size_t)units, sizeof *alive);
+        if (!alive) return;
+        for (int64_t i = 0; i < n; i++)
+            if ((f ? f[i] : gb_get(y, i)) != 0) alive[i % units] = true;
+        int64_t dead = 0;
+        for (int64_t u = 0; u < units; u++) dead += !alive[u];
+        free(alive);
+        l->units = units, l->dead_units = dead;
+        return;
+    }
+    double lo = l->act == GB__HEALTH_ACT_SIGMOID ? eps : -1 + eps, hi = 1 - eps;
+    int64_t sat = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double x = f ? f[i] : gb_get(y, i);
+        sat += x < lo || x > hi;
+    }
+    l->units = units, l->saturated_values = sat;
+}
+
+/* Samples of the check step's batch the outputs are measured on: enough
+ * that a unit zero on all of them is dead, not unlucky, and few enough
+ * that a CNN's check costs a fraction of a step. */
+enum { PROBE_SAMPLES = 32 };
+
+/* The batch's first samples through a Sequential model's layers, one at
+ * a time, in inference mode (no dropout, BatchNorm's moving statistics,
+ * nothing updated), up to the last layer measured. */
+static void measure_outputs(gb__health_fit *h, const gb__io *x) {
+    if (!h->sequential || x->n != 1 || !x->t[0] || gb_rank(x->t[0]) < 1) return;
+    int last = -1;
+    for (int i = 0; i < h->nlayers; i++)
+        if (h->layers[i].act != GB__HEALTH_ACT_NONE) last = i;
+    if (last < 0) return;
+    double eps = gb_health_get_options().saturation_eps;
+    gb_tensor *y = x->t[0];
+    if (gb_dim(y, 0) > PROBE_SAMPLES) y = gb__rows(y, 0, PROBE_SAMPLES);
+    for (int i = 0; i <= last && y; i++) {
+        y = gb_module_call(h->layers[i].module, y, false);
+        if (y && h->layers[i].act != GB__HEALTH_ACT_NONE) measure_output(&h->out[i], y, eps);
+    }
+}
+
+bool gb__health_fit_rank_norms(gb__compiled *c, gb_tensor *const *grads, int n) {
+    gb__health_fit *h = c->health;
+    if (!c->dist || !h || !h->dist_on || !h->check) return true;
+    int nranks = gb_dist_size(), rank = gb_dist_rank(), nl = h->nlayers;
+    double *m = calloc((size_t)nranks * (size_t)nl + 1, sizeof *m);
+    if (!m) {
+        gb__error(GB_ERR_MEMORY, NULL, "health checks: out of memory for %d ranks' norms", nranks);
+        return false;
+    }
+    for (int l = 0; l < nl; l++)
+        for (int k = h->layers[l].first; k < h->layers[l].first + h->layers[l].count; k++) {
+            int g = h->grad_index[k];
+            if (g >= 0 && g < n && grads[g]) m[rank * nl + l] += sumsq(grads[g], NULL);
+        }
+    /* A gather as a sum: each rank fills its own row, zeros elsewhere. */
+    if (!gb_dist_allreduce_doubles(m, nranks * nl, GB_DIST_SUM)) {
+        free(m);
+        return false;
+    }
+    free(h->rank_norms);
+    h->rank_norms = rank == 0 ? m : NULL;
+    h->nranks = nranks;
+    if (rank != 0) free(m);
+    return true;
+}
+
+/* Rank 0 of a distributed fit: each rank's per-layer gradient norms, from
+ * before the averaging, as the scalars of the runs "rank_<r>". */
+static void emit_rank_norms(gb__health_fit *h, int64_t step) {
+    if (!h->rank_norms) return;
+    for (int r = 0; r < h->nranks; r++)
+        for (int l = 0; l < h->nlayers; l++)
+            if (h->out[l].nvars)
+                gb__health_rank_figure(h->out[l].name, "grad_norm", sqrt(h->rank_norms[r * h->nlayers + l]),
+                                       step, r);
+    free(h->rank_norms);
+    h->rank_norms = NULL;
+}
+
+/* Callbacks that did not ask for the gradients see none. */
+static void hide_gradients(gb__health_fit *h, gb_train_state *s) {
+    if (h->user_wants) return;
+    s->want_gradients = false;
+    s->gradients = NULL;
+    s->ngradients = 0;
+}
+
+void gb__health_fit_after(gb__compiled *c, const gb__io *x, const gb__step_out *out) {
+    gb_train_state *s = &c->state;
+    gb__health_fit *h = c->health;
+    if (!h || !taking_part(c)) return;
+    if (gb_dist_rank() != 0 && c->dist) {   /* took part in the gather; rank 0 reports */
+        if (h->check) hide_gradients(h, s);
+        h->check = false;
+        return;
+    }
+    int64_t step = gb_optimizer_iterations(s->optimizer);
+    if (out->loss) gb__health_loss(h->monitor, step, gb_item(out->loss));
+    if (!h->check) return;
+    h->check = false;
+    measure_variables(h, s);
+    for (int i = 0; i < h->nlayers; i++) {
+        const hf_layer *l = &h->layers[i];
+        h->out[i] = (gb__health_layer){.name = gb_module_name(l->module), .vars = h->figs + l->first,
+                                       .nvars = l->count, .act = l->act};
+    }
+    measure_outputs(h, x);
+    if (gb_ok()) {
+        emit_rank_norms(h, step);
+        gb__health_check(h->monitor, step, h->out, h->nlayers);
+    }
+    for (int i = 0; i < h->nvars; i++) h->before[i] = NULL;
+    hide_gradients(h, s);
+}
