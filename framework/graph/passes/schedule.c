@@ -11,6 +11,8 @@
  *   - every access to one variable (reads, writes) in program order, and a
  *     write after every reader of a value read from that variable before
  *     it (a read is a view of the variable's memory);
+ *   - an optimizer's updates in program order (they share its step
+ *     counter, which the last one advances);
  *   - side effects that name no variable (Print, random draws, numerics
  *     checks) in program order among themselves.
  * Tensorflow's automatic control dependencies draw the same lines. Among
@@ -19,6 +21,7 @@
  * memory plan keeps this order only when its arena comes out smaller.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "graph/internal.h"
 
@@ -55,16 +58,40 @@ typedef struct sched {
     deps d;
 } sched;
 
+/* Orders pos after the last earlier access to state `id` (a variable's
+ * id, or an optimizer's as a negative number) and records it as the last. */
+static bool access_dep(sched *s, int pos, int64_t id, int64_t *last_var_ids,
+                       int32_t *last_var_pos, int *nvars) {
+    int slot = 0;
+    while (slot < *nvars && last_var_ids[slot] != id) slot++;
+    if (slot == *nvars) last_var_ids[(*nvars)++] = id, last_var_pos[slot] = -1;
+    if (!add_dep(&s->d, last_var_pos[slot], pos)) return false;
+    last_var_pos[slot] = pos;
+    return true;
+}
+
+/* An optimizer's update ops also share its step counter, which no
+ * variable names: the step's last update advances it, and the others
+ * read it (Adam's bias correction). Moved ahead of another variable's
+ * update, the last one made that update run as the next step, so a
+ * traced Adam step corrected its first step as if it were the second. */
+static int optimizer_slot(gb_op_id op) {   /* its "optimizer_id" attribute's slot, or -1 */
+    int n;
+    const gb_attr_def *a = gb__op_attrs(op, &n);
+    for (int k = 0; k < n; k++)
+        if (strcmp(a[k].name, "optimizer_id") == 0) return a[k].slot;
+    return -1;
+}
+
 static bool variable_deps(sched *s, int pos, int64_t *last_var_ids, int32_t *last_var_pos,
                           int *nvars) {
     const gb_node *nd = &s->g->nodes[s->order[pos]];
+    const int opt = optimizer_slot(nd->op);
+    if (opt >= 0 &&
+        !access_dep(s, pos, -1 - nd->attrs.i[opt], last_var_ids, last_var_pos, nvars))
+        return false;
     for (int k = 0; k < nd->attrs.nvars; k++) {
         int64_t id = nd->attrs.vars[k];
-        int slot = 0;
-        while (slot < *nvars && last_var_ids[slot] != id) slot++;
-        if (slot == *nvars) last_var_ids[(*nvars)++] = id, last_var_pos[slot] = -1;
-        int prev = last_var_pos[slot];
-        if (!add_dep(&s->d, prev, pos)) return false;
         /* A write waits for the readers of what was read before it. */
         if (nd->op != GB_OP_READ_VARIABLE)
             for (int q = 0; q < pos; q++) {
@@ -76,14 +103,14 @@ static bool variable_deps(sched *s, int pos, int64_t *last_var_ids, int32_t *las
                         if (user->in[i].node == s->order[q] && !add_dep(&s->d, c, pos)) return false;
                 }
             }
-        last_var_pos[slot] = pos;
+        if (!access_dep(s, pos, id, last_var_ids, last_var_pos, nvars)) return false;
     }
     return true;
 }
 
 static bool build_deps(sched *s) {
-    int64_t *var_ids = malloc((size_t)(4 * s->n + 1) * sizeof *var_ids);
-    int32_t *var_pos = malloc((size_t)(4 * s->n + 1) * sizeof *var_pos);
+    int64_t *var_ids = malloc((size_t)(5 * s->n + 1) * sizeof *var_ids); /* 4 vars + an optimizer */
+    int32_t *var_pos = malloc((size_t)(5 * s->n + 1) * sizeof *var_pos);
     int nvars = 0, last_effect = -1;
     bool ok = var_ids && var_pos;
     for (int pos = 0; ok && pos < s->n; pos++) {
