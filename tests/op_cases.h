@@ -32,7 +32,7 @@
 #include "ops/internal.h"
 #include "ops/strings_internal.h"
 
-enum { OC_MAX_IN = 4, OC_MAX_OUT = 4, OC_WORLDS = 2 };
+enum { OC_MAX_IN = 6, OC_MAX_OUT = 4, OC_WORLDS = 2 };
 
 typedef struct op_case op_case;
 
@@ -229,6 +229,30 @@ static void gen_one_hot(op_case *c, int64_t b) {
 static void gen_matmul(op_case *c, int64_t b) { /* [B,3] x [4,3]^T */
     OC_INPUTS(c, 1, oc_uniform(-2, 2, 35, GB_SHAPE(b, 3)), oc_uniform(-2, 2, 36, GB_SHAPE(4, 3)));
     c->attrs_text = "{transpose_a=false, transpose_b=true}";
+}
+
+/* BlockLSTM over 3 steps of 2 units: xw [B,3,8], R [2,8], h0 and c0
+ * [B,2]. Its run is the layers' call (hs and cs; the gates output is the
+ * backward pass's own, which no gradient flows through, as TensorFlow's),
+ * hs and cs side by side so both gradients are checked. */
+static int run_block_lstm(const op_case *c, int world, gb_tensor *const *in, gb_tensor **out) {
+    (void)c, (void)world;
+    gb_tensor *hs, *cs;
+    if (!gb__block_lstm(in[0], in[1], in[2], in[3], &hs, &cs)) return -1;
+    out[0] = gb_concat((gb_tensor *[]){hs, cs}, 2, 2);
+    return out[0] ? 1 : -1;
+}
+static void gen_block_lstm(op_case *c, int64_t b) {
+    OC_INPUTS(c, 13, oc_uniform(-2, 2, 70, GB_SHAPE(b, 3, 8)), oc_uniform(-1, 1, 71, GB_SHAPE(2, 8)),
+              oc_uniform(-1, 1, 72, GB_SHAPE(b, 2)), oc_uniform(-1, 1, 73, GB_SHAPE(b, 2)));
+    c->run = run_block_lstm;
+    c->run_makes_op = true;
+}
+/* (R, cs, gates, dhs, dcs): gates in (0, 1) as activations are. */
+static void gen_block_lstm_grad(op_case *c, int64_t b) {
+    OC_INPUTS(c, 30, oc_uniform(-1, 1, 74, GB_SHAPE(2, 8)), oc_uniform(-1, 1, 75, GB_SHAPE(b, 3, 2)),
+              oc_uniform(0.1, 0.9, 76, GB_SHAPE(b, 3, 8)), oc_uniform(-1, 1, 77, GB_SHAPE(b, 3, 2)),
+              oc_uniform(-1, 1, 78, GB_SHAPE(b, 3, 2)));
 }
 
 /* 3x3 window, stride 2, SAME over [B,5,5,2] -> [B,3,3,3]; the backprop
@@ -670,6 +694,8 @@ static const op_case_gen op_cases[GB_OP_COUNT] = {
     [GB_OP_TENSOR_ARRAY_WRITE] = gen_tensor_array_write,
     [GB_OP_TENSOR_ARRAY_READ] = gen_tensor_array_read,
     [GB_OP_MATMUL] = gen_matmul,
+    [GB_OP_BLOCK_LSTM] = gen_block_lstm,
+    [GB_OP_BLOCK_LSTM_GRAD] = gen_block_lstm_grad,
     [GB_OP_CONV2D] = gen_conv2d,
     [GB_OP_CONV2D_BACKPROP_INPUT] = gen_conv2d_backprop_input,
     [GB_OP_CONV2D_BACKPROP_FILTER] = gen_conv2d_backprop_filter,

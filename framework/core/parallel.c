@@ -1,10 +1,18 @@
 /* core/parallel.c — the fork-join pool behind gb__parallel_for (see core/parallel.h).
  *
- * Worker threads are started on first use. A region publishes its task,
- * bumps a generation counter and wakes the workers; every thread (the
- * caller too) claims parts from an atomic counter until none are left, so
- * a thread that the OS delays (2 cores shared with a data pipeline) simply
- * takes fewer parts. The caller waits until every worker has checked in.
+ * Worker threads are started on first use. A region publishes its task in
+ * the pool and one word — its generation, its number of parts and the
+ * next part to claim — then wakes the workers; every thread (the caller
+ * too) claims parts from that word until none are left. The region ends
+ * when every part is done, not when every worker has checked in: on 2
+ * cores shared with other processes a worker may not run for a whole time
+ * slice, and the caller then simply runs all parts itself and goes on
+ * instead of waiting for it. A late worker finds the parts claimed (or a
+ * newer region's) and goes back to waiting. A claim names its generation,
+ * so no worker can take a part of a region that has ended; the task's
+ * fields are rewritten only when the last region's parts are all done,
+ * and the worker that claimed a part reads them before it reports the
+ * part done.
  *
  * Waiting spins briefly before sleeping on a condition variable: a
  * training step runs regions back to back, and a sleeping thread takes
@@ -25,31 +33,35 @@
 
 enum { MAX_WORKERS = 16, PARTS_PER_WORKER = 4, SPIN_ROUNDS = 4000 };
 
-typedef struct task {
-    gb__range_fn fn;
-    void *ctx;
-    int64_t n;
-    int parts;
-    atomic_int next; /* the next part to claim */
-} task;
+/* The claim word: generation << 16 | parts << 8 | next part. Parts are
+ * at most MAX_WORKERS * PARTS_PER_WORKER = 64, so 8 bits hold each count. */
+#define CLAIM(gen, parts, next) ((uint64_t)(gen) << 16 | (uint64_t)(parts) << 8 | (uint64_t)(next))
+#define CLAIM_GEN(w) ((w) >> 16)
+#define CLAIM_PARTS(w) ((int)(((w) >> 8) & 0xff))
+#define CLAIM_NEXT(w) ((int)((w)&0xff))
 
 static struct {
     pthread_once_t once;
     int workers;              /* including the calling thread */
     pthread_mutex_t busy;     /* held for the whole of a region */
-    _Atomic(task *) t;        /* the region's task, published before... */
-    atomic_uint_fast64_t gen; /* ...the generation moves on */
-    atomic_int pending;       /* workers yet to finish this generation */
+    /* the region's task: written by the caller before the claim word
+     * publishes it, read by whoever claims a part */
+    gb__range_fn fn;
+    void *ctx;
+    int64_t n;
+    atomic_uint_fast64_t claim;
+    atomic_int done;          /* parts of this region finished */
     pthread_mutex_t mu;       /* guards sleepers and the two conditions */
-    pthread_cond_t wake, done;
+    pthread_cond_t wake, finished;
     int sleepers;
+    bool caller_sleeps;       /* the caller waits on `finished` */
 } pool = {
     .once = PTHREAD_ONCE_INIT,
     .workers = 1,
     .busy = PTHREAD_MUTEX_INITIALIZER,
     .mu = PTHREAD_MUTEX_INITIALIZER,
     .wake = PTHREAD_COND_INITIALIZER,
-    .done = PTHREAD_COND_INITIALIZER,
+    .finished = PTHREAD_COND_INITIALIZER,
 };
 
 static inline void cpu_relax(void) {
@@ -58,30 +70,42 @@ static inline void cpu_relax(void) {
 #endif
 }
 
-/* Claims and runs parts of t as worker `id` until none are left. */
-static void run_parts(task *t, int id) {
+/* Claims and runs parts of the current region as worker `id` until none
+ * are left (or the region is another than the one in `w`). */
+static void run_parts(int id) {
+    uint64_t w = atomic_load_explicit(&pool.claim, memory_order_acquire);
     for (;;) {
-        int p = atomic_fetch_add(&t->next, 1);
-        if (p >= t->parts) return;
-        int64_t begin = t->n * p / t->parts, end = t->n * (p + 1) / t->parts;
-        if (begin < end) t->fn(t->ctx, begin, end, id);
+        int p = CLAIM_NEXT(w), parts = CLAIM_PARTS(w);
+        if (p >= parts) return;
+        if (!atomic_compare_exchange_weak_explicit(&pool.claim, &w, w + 1, memory_order_acq_rel,
+                                                   memory_order_acquire))
+            continue; /* w now holds the word as it is: retry, or another region */
+        /* Part p is ours: the region cannot end (nor its task change) before we report it. */
+        int64_t n = pool.n, begin = n * p / parts, end = n * (p + 1) / parts;
+        if (begin < end) pool.fn(pool.ctx, begin, end, id);
+        if (atomic_fetch_add_explicit(&pool.done, 1, memory_order_acq_rel) + 1 == parts && id != 0) {
+            pthread_mutex_lock(&pool.mu);
+            if (pool.caller_sleeps) pthread_cond_signal(&pool.finished);
+            pthread_mutex_unlock(&pool.mu);
+        }
+        w = atomic_load_explicit(&pool.claim, memory_order_acquire);
     }
 }
 
-/* Waits until the generation differs from `seen`; returns the new one. */
+/* Waits until the claim word's generation differs from `seen`; returns the new one. */
 static uint64_t wait_generation(uint64_t seen) {
     for (int i = 0; i < SPIN_ROUNDS; i++) {
-        uint64_t g = atomic_load_explicit(&pool.gen, memory_order_acquire);
+        uint64_t g = CLAIM_GEN(atomic_load_explicit(&pool.claim, memory_order_acquire));
         if (g != seen) return g;
         cpu_relax();
     }
     pthread_mutex_lock(&pool.mu);
     pool.sleepers++;
-    while (atomic_load_explicit(&pool.gen, memory_order_acquire) == seen)
+    while (CLAIM_GEN(atomic_load_explicit(&pool.claim, memory_order_acquire)) == seen)
         pthread_cond_wait(&pool.wake, &pool.mu);
     pool.sleepers--;
     pthread_mutex_unlock(&pool.mu);
-    return atomic_load_explicit(&pool.gen, memory_order_acquire);
+    return CLAIM_GEN(atomic_load_explicit(&pool.claim, memory_order_acquire));
 }
 
 static void *worker_main(void *arg) {
@@ -89,25 +113,22 @@ static void *worker_main(void *arg) {
     uint64_t seen = 0;
     for (;;) {
         seen = wait_generation(seen);
-        run_parts(atomic_load_explicit(&pool.t, memory_order_acquire), id);
-        if (atomic_fetch_sub_explicit(&pool.pending, 1, memory_order_acq_rel) == 1) {
-            pthread_mutex_lock(&pool.mu);
-            pthread_cond_signal(&pool.done);
-            pthread_mutex_unlock(&pool.mu);
-        }
+        run_parts(id);
     }
     return NULL;
 }
 
-/* The caller's wait for the workers of the current region. */
-static void wait_workers(void) {
+/* The caller's wait for the parts other threads are still running. */
+static void wait_parts(int parts) {
     for (int i = 0; i < SPIN_ROUNDS; i++) {
-        if (atomic_load_explicit(&pool.pending, memory_order_acquire) == 0) return;
+        if (atomic_load_explicit(&pool.done, memory_order_acquire) == parts) return;
         cpu_relax();
     }
     pthread_mutex_lock(&pool.mu);
-    while (atomic_load_explicit(&pool.pending, memory_order_acquire) > 0)
-        pthread_cond_wait(&pool.done, &pool.mu);
+    pool.caller_sleeps = true;
+    while (atomic_load_explicit(&pool.done, memory_order_acquire) < parts)
+        pthread_cond_wait(&pool.finished, &pool.mu);
+    pool.caller_sleeps = false;
     pthread_mutex_unlock(&pool.mu);
 }
 
@@ -134,10 +155,11 @@ static int configured_workers(void) {
 static void after_fork_in_child(void) {
     pool.workers = 1;
     pool.sleepers = 0;
+    pool.caller_sleeps = false;
     pthread_mutex_init(&pool.busy, NULL);
     pthread_mutex_init(&pool.mu, NULL);
     pthread_cond_init(&pool.wake, NULL);
-    pthread_cond_init(&pool.done, NULL);
+    pthread_cond_init(&pool.finished, NULL);
 }
 
 static void pool_init(void) {
@@ -171,17 +193,18 @@ int gb__parallel_for(int64_t n, int64_t grain, gb__range_fn fn, void *ctx) {
         if (n > 0) fn(ctx, 0, n, 0);
         return 1;
     }
-    task t = {.fn = fn, .ctx = ctx, .n = n, .parts = parts};
-    atomic_init(&t.next, 0);
-    atomic_store_explicit(&pool.pending, workers - 1, memory_order_relaxed);
-    atomic_store_explicit(&pool.t, &t, memory_order_relaxed);
-    atomic_fetch_add_explicit(&pool.gen, 1, memory_order_release);
+    pool.fn = fn;
+    pool.ctx = ctx;
+    pool.n = n;
+    atomic_store_explicit(&pool.done, 0, memory_order_relaxed);
+    uint64_t gen = CLAIM_GEN(atomic_load_explicit(&pool.claim, memory_order_relaxed)) + 1;
+    atomic_store_explicit(&pool.claim, CLAIM(gen, parts, 0), memory_order_release);
     /* Sleepers check the generation under the mutex, so none can miss it. */
     pthread_mutex_lock(&pool.mu);
     if (pool.sleepers > 0) pthread_cond_broadcast(&pool.wake);
     pthread_mutex_unlock(&pool.mu);
-    run_parts(&t, 0);
-    wait_workers();
+    run_parts(0);
+    wait_parts(parts);
     pthread_mutex_unlock(&pool.busy);
     return parts < workers ? parts : workers;
 }

@@ -126,12 +126,6 @@ void gb__rnn_set_zero_output_for_mask(gb_module *m, bool on);
 /* y [batch, T, ...] with its steps in reverse order (one gather of the
  * steps T-1 .. 0: one op, differentiable). */
 gb_tensor *gb__reverse_time(gb_tensor *y);
-/* Keras' default LSTM over xw = x @ kernel + bias [batch, T, 4 units],
- * its steps in the order processed, from h0 and c0 (both NULL: zeros):
- * every h and c [batch, T, units], with one backward pass for the whole
- * sequence (lstm_sequence.c). */
-bool gb__lstm_sequence(gb_tensor *xw, gb_tensor *rec, gb_tensor *h0, gb_tensor *c0, gb_tensor **hs,
-                       gb_tensor **cs);
 
 /* TextVectorization's adapt, one batch of strings at a time, then the
  * vocabulary built from the counts (ok false: the counts are dropped). */

@@ -314,7 +314,7 @@ static bool generic_loop(const rnn_state *s, gb_tensor *xw, const rnn_inputs *r,
 }
 
 /* Keras' default LSTM without a mask or recurrent dropout runs as one
- * call with its own backward pass (lstm_sequence.c). */
+ * op with its own backward pass (BlockLSTM, ops/lstm.c). */
 static bool lstm_fast_path(const rnn_state *s, const rnn_inputs *r) {
     return s->kind == CELL_LSTM && s->act == GB_ACT_TANH && s->rec_act == GB_ACT_SIGMOID && !r->mask &&
            !r->h_keep;
@@ -345,8 +345,8 @@ static int rnn_call(gb_module *m, int nin, gb_tensor *const *in, gb_tensor **out
     gb_tensor *y = NULL, *h = NULL, *c = NULL;
     if (lstm_fast_path(s, &r)) {
         gb_tensor *hs, *cs;
-        if (!gb__lstm_sequence(s->go_backwards ? gb__reverse_time(xw) : xw, gb_variable_value(s->rec), r.h,
-                               r.c, &hs, &cs))
+        if (!gb__block_lstm(s->go_backwards ? gb__reverse_time(xw) : xw, gb_variable_value(s->rec), r.h,
+                            r.c, &hs, &cs))
             return -1;
         h = last_step(hs);
         c = last_step(cs);

@@ -309,4 +309,13 @@ gb_tensor *gb__fill_like(gb_tensor *t, double value);
 gb_tensor *gb__sum_to_shape(gb_tensor *g, int rank, const int64_t *shape);
 gb_tensor *gb__sum_to(gb_tensor *g, const gb_tensor *like);
 
+/* ---- ops the layers call directly (ops/lstm.c) ------------------------------------ */
+
+/* Keras' default LSTM (sigmoid gates, tanh) over xw = x @ kernel + bias
+ * [batch, T, 4 units], its steps in the order processed, from h0 and c0
+ * (both NULL: zeros): every h and c [batch, T, units], as one BlockLSTM
+ * op whose gradient is one BlockLSTMGrad for the whole sequence. */
+bool gb__block_lstm(gb_tensor *xw, gb_tensor *rec, gb_tensor *h0, gb_tensor *c0, gb_tensor **hs,
+                    gb_tensor **cs);
+
 #endif

@@ -53,13 +53,47 @@ static axis_view view_around(const gb_tensor *x, int axis) {
     return v;
 }
 
+/* The maximum and the sum of a contiguous row, in LANES running
+ * partials combined at the end: a single running max or sum is a chain
+ * of dependent scalar operations the compiler may not reorder (float
+ * addition is not associative, and the build keeps IEEE semantics), so
+ * it would stay scalar; LANES independent ones are one vector. A NaN is
+ * skipped by the max as by the one-accumulator loop (x > m is false). */
+enum { LANES = 16 };
+#define DEFINE_ROW_REDUCTIONS(T, SUFFIX)                                                           \
+    static T row_max_##SUFFIX(const T *x, int64_t n) {                                             \
+        T lane[LANES], m = -INFINITY;                                                              \
+        for (int l = 0; l < LANES; l++) lane[l] = -INFINITY;                                       \
+        int64_t j = 0;                                                                             \
+        for (; j + LANES <= n; j += LANES)                                                         \
+            for (int l = 0; l < LANES; l++) lane[l] = x[j + l] > lane[l] ? x[j + l] : lane[l];     \
+        for (int l = 0; l < LANES; l++) m = lane[l] > m ? lane[l] : m;                             \
+        for (; j < n; j++) m = x[j] > m ? x[j] : m;                                                \
+        return m;                                                                                  \
+    }                                                                                              \
+    static T row_sum_##SUFFIX(const T *x, int64_t n) {                                             \
+        T lane[LANES] = {0}, s = 0;                                                                \
+        int64_t j = 0;                                                                             \
+        for (; j + LANES <= n; j += LANES)                                                         \
+            for (int l = 0; l < LANES; l++) lane[l] += x[j + l];                                   \
+        for (int l = 0; l < LANES; l++) s += lane[l];                                              \
+        for (; j < n; j++) s += x[j];                                                              \
+        return s;                                                                                  \
+    }
+DEFINE_ROW_REDUCTIONS(float, f32)
+DEFINE_ROW_REDUCTIONS(double, f64)
+
 /* One row (n values, stride `st`): y = softmax(x) or log_softmax(x). The
  * exp of a contiguous float row is the inline one of ops/fast_math.h, so
- * the loop vectorizes (an attention layer exponentiates B*H*T*T values). */
+ * the loop vectorizes (an attention layer exponentiates B*H*T*T values),
+ * as do its max and sum (row_max, row_sum above). */
 #define DEFINE_SOFTMAX_ROW(T, SUFFIX, EXP, LOG, EXP_CONTIGUOUS)                                    \
     static void softmax_row_##SUFFIX(const T *x, T *y, int64_t n, int64_t st, bool log_out) {      \
         T m = -INFINITY;                                                                           \
-        for (int64_t j = 0; j < n; j++) m = x[j * st] > m ? x[j * st] : m;                         \
+        if (st == 1)                                                                               \
+            m = row_max_##SUFFIX(x, n);                                                            \
+        else                                                                                       \
+            for (int64_t j = 0; j < n; j++) m = x[j * st] > m ? x[j * st] : m;                     \
         T s = 0;                                                                                   \
         if (log_out) {                                                                             \
             for (int64_t j = 0; j < n; j++) s += EXP(x[j * st] - m);                               \
@@ -69,7 +103,7 @@ static axis_view view_around(const gb_tensor *x, int axis) {
         }                                                                                          \
         if (st == 1) {                                                                             \
             for (int64_t j = 0; j < n; j++) y[j] = EXP_CONTIGUOUS(x[j] - m);                       \
-            for (int64_t j = 0; j < n; j++) s += y[j];                                             \
+            s = row_sum_##SUFFIX(y, n);                                                            \
         } else {                                                                                   \
             for (int64_t j = 0; j < n; j++) s += (y[j * st] = EXP(x[j * st] - m));                 \
         }                                                                                          \
