@@ -7,11 +7,14 @@
  *
  * The runs (Adam, --steps steps of --batch images):
  *   healthy        an MLP of two ReLU layers of 64, learning rate 1e-3
- *   lr_too_large   the same at 1e-1, 100x too large: the first steps move
- *                  each weight by a large part of itself (large_update);
- *                  the weights balloon (weight_growth), most ReLUs die on
- *                  the way (dead_units), the loss spikes and falls back
- *                  (loss_spike, loss_recovered)
+ *   lr_too_large   the same at 3e-1, 300x too large: the first steps move
+ *                  each weight by a large part of itself (large_update)
+ *                  and the loss spikes (loss_spike); on the way the
+ *                  weights balloon (weight_growth), most ReLUs die
+ *                  (dead_units), the loss falls back (loss_recovered) and
+ *                  the biases may drift (bias_drift): consequences it may
+ *                  raise too. At 100x (1e-1) Adam often rides it out
+ *                  without a spike: half the seeds tried showed none.
  *   deep_sigmoid   ten sigmoid layers of 32, the first drawn from N(0, 1):
  *                  it starts saturated (saturated_units) and the gradient
  *                  fades toward the input (vanishing_gradient)
@@ -25,8 +28,9 @@
  * this program listens for their events); every 20 steps they measure
  * each layer and report what looks wrong, once per onset. The program
  * counts the GB_EVENT_HEALTH events of each run and prints their kinds;
- * it exits 3 when a run's kinds are not the ones it expects, so a test can
- * hold the checks to their diagnosis.
+ * it exits 3 when a run lacks a kind of its diagnosis or raises one that
+ * is neither its diagnosis nor a consequence of it, so a test can hold the
+ * checks to their diagnosis.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,7 +58,8 @@ typedef struct patient {
     const char *name;
     double lr;
     gb_module *(*model)(void);
-    const char *expected;     /* the alert kinds it should raise, sorted, space-separated */
+    const char *expected;     /* the alert kinds it must raise, space-separated */
+    const char *consequences; /* kinds it may raise too: what its illness leads to */
 } patient;
 
 static gb_module *mlp(gb_activation act, double first_bias) {
@@ -88,11 +93,12 @@ static gb_module *deep_sigmoid(void) {
 }
 
 static const patient patients[] = {
-    {"healthy", 1e-3, healthy, ""},
-    {"lr_too_large", 1e-1, healthy, "dead_units large_update loss_recovered loss_spike weight_growth"},
-    {"deep_sigmoid", 1e-3, deep_sigmoid, "saturated_units vanishing_gradient"},
-    {"dead_relu", 1e-3, dead_relu, "dead_units"},
-    {"lr_tiny", 1e-7, healthy, "not_learning"},
+    {"healthy", 1e-3, healthy, "", ""},
+    {"lr_too_large", 3e-1, healthy, "large_update loss_spike",
+     "bias_drift dead_units loss_recovered weight_growth"},
+    {"deep_sigmoid", 1e-3, deep_sigmoid, "saturated_units vanishing_gradient", ""},
+    {"dead_relu", 1e-3, dead_relu, "dead_units", ""},
+    {"lr_tiny", 1e-7, healthy, "not_learning", ""},
 };
 enum { NPATIENTS = sizeof patients / sizeof patients[0] };
 
@@ -126,6 +132,30 @@ static void kinds_text(diagnosis *d, char *out, size_t n) {
         size_t used = strlen(out);
         snprintf(out + used, n - used, "%s%s", i ? " " : "", d->kinds[i]);
     }
+}
+
+/* Whether `kind` is one of the space-separated words of `list`. */
+static bool listed(const char *list, const char *kind) {
+    const size_t n = strlen(kind);
+    for (const char *p = list; (p = strstr(p, kind)) != NULL; p += n)
+        if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == 0)) return true;
+    return false;
+}
+
+/* Every kind of the diagnosis raised, and nothing beyond it and its
+ * consequences. */
+static bool as_diagnosed(const diagnosis *d, const patient *p) {
+    for (int i = 0; i < d->nkinds; i++)
+        if (!listed(p->expected, d->kinds[i]) && !listed(p->consequences, d->kinds[i])) return false;
+    for (const char *k = p->expected; *k;) {
+        const size_t n = strcspn(k, " ");
+        bool seen = false;
+        for (int i = 0; i < d->nkinds && !seen; i++)
+            seen = strlen(d->kinds[i]) == n && !strncmp(d->kinds[i], k, n);
+        if (!seen) return false;
+        k += n + (k[n] == ' ');
+    }
+    return true;
 }
 
 /* ---- one run ---------------------------------------------------------------------------- */
@@ -166,7 +196,7 @@ static bool run_one(const config *c, const data *d, const patient *p, bool *ok) 
     *ok = h != NULL;
     char kinds[512];
     kinds_text(&dx, kinds, sizeof kinds);
-    bool as_expected = *ok && !strcmp(kinds, p->expected);
+    bool as_expected = *ok && as_diagnosed(&dx, p);
     if (*ok)
         printf("%-13s loss %.4f  %d alert%s: %s%s\n", p->name,
                gb_history_value(h, "loss", gb_history_epochs(h) - 1), dx.alerts,
