@@ -252,16 +252,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     gb_board *board = NULL;
-    bool created;
-    if (c.serve_port >= 0) {
-        if (gb_store_create(c.db, &created) != GB_STORE_OK ||
-            !(board = gb_board_start(c.db, "127.0.0.1", c.serve_port, NULL))) {
-            fprintf(stderr, "health_clinic: dashboard: %s\n", gb_board_last_error());
-            return 1;
-        }
-        printf("dashboard: %s\n", gb_board_url(board));
-        fflush(stdout);
-    }
+    if (c.serve_port >= 0 && !example_serve("health_clinic", c.db, c.serve_port, &board)) return 1;
     data d = {gb_images_to_float(m.train_images, GB_IMAGES_FLAT), m.train_labels};
     int wrong = 0, failed = 0;
     for (int i = 0; i < NPATIENTS; i++) {

@@ -27,6 +27,7 @@
 #include "gb_board.h"
 #include "gb_summary_callback.h"
 #include "glassbox.h"
+#include "run_store.h"
 
 typedef struct config {
     const char *db, *data_dir;
@@ -187,16 +188,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     gb_board *board = NULL;
-    bool created;
-    if (c.serve_port >= 0) {
-        if (gb_store_create(c.db, &created) != GB_STORE_OK ||
-            !(board = gb_board_start(c.db, "127.0.0.1", c.serve_port, NULL))) {
-            fprintf(stderr, "hparam_sweep: dashboard: %s\n", gb_board_last_error());
-            return 1;
-        }
-        printf("dashboard: %s\n", gb_board_url(board));
-        fflush(stdout);
-    }
+    if (c.serve_port >= 0 && !example_serve("hparam_sweep", c.db, c.serve_port, &board)) return 1;
     data d = {first_rows(gb_images_to_float(m.train_images, GB_IMAGES_FLAT), c.limit),
               first_rows(m.train_labels, c.limit),
               first_rows(gb_images_to_float(m.test_images, GB_IMAGES_FLAT), c.val_limit),

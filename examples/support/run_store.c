@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gb_board.h"
+#include "gb_reader.h"
 #include "run_store.h"
 
 bool example_open_writer(const char *program, const char *db, const char *run,
@@ -21,6 +23,18 @@ bool example_open_writer(const char *program, const char *db, const char *run,
                db, name, taken);
     else if (gb_summary_writer_continues(*w))
         printf("%s: continuing the run '%s' of %s (its steps are added to it)\n", program, name, db);
+    fflush(stdout);
+    return true;
+}
+
+bool example_serve(const char *program, const char *db, int port, gb_board **board) {
+    bool created;
+    if (gb_store_create(db, &created) != GB_STORE_OK ||
+        !(*board = gb_board_start(db, "127.0.0.1", port, NULL))) {
+        fprintf(stderr, "%s: dashboard: %s\n", program, gb_board_last_error());
+        return false;
+    }
+    printf("dashboard: %s\n", gb_board_url(*board));
     fflush(stdout);
     return true;
 }

@@ -17,4 +17,11 @@
 bool example_open_writer(const char *program, const char *db, const char *run,
                          gb_summary_writer **w);
 
+/* Serves db's live dashboard on 127.0.0.1:port (0: any free port),
+ * creating the store first when it does not exist yet (a program that
+ * opens its runs one after another serves them from the start), and
+ * prints its address. false after printing why. */
+typedef struct gb_board gb_board;
+bool example_serve(const char *program, const char *db, int port, gb_board **board);
+
 #endif
