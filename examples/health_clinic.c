@@ -188,7 +188,7 @@ static bool run_one(const config *c, const data *d, const patient *p, bool *ok) 
     o.steps_per_epoch = c->steps;
     o.seed = c->seed;
     o.verbose = 0;
-    gb_callback *cb = w ? gb_summary_callback(w, &(gb_summary_callback_options){.no_graph = true}) : NULL;
+    gb_callback *cb = w ? gb_summary_callback(w, NULL) : NULL;
     o.callbacks = cb ? &cb : NULL;
     o.ncallbacks = cb ? 1 : 0;
     gb_history *h = gb_model_fit(model, d->x, d->y, &o);
