@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "bench_util.h"
+#include "fmnist_models.h"
 #include "glassbox.h"
 
 enum { IMAGES = 20000, BATCH = 64, STEPS = 300, CNN_STEPS = 40, REPEATS = 5 };
@@ -89,33 +90,6 @@ static figures timed(job *j, bool overlap) {
     return (figures){(double)j->steps * BATCH * gb_dist_size() / secs, share};
 }
 
-static gb_module *conv(int64_t filters) {
-    return gb_conv2d_new(filters, 3, 3,
-                         &(gb_conv2d_options){.padding = GB_PADDING_SAME, .activation = GB_ACT_RELU});
-}
-
-/* The examples' models: the MLP, or the CNN (two 3x3 convolutions with
- * pooling, Dense 128), built for their input. */
-static gb_module *model_for(bool cnn) {
-    gb_module *m = gb_sequential_new(cnn ? "cnn" : "mlp");
-    if (cnn) {
-        gb_sequential_add(m, conv(32));
-        gb_sequential_add(m, gb_max_pool2d_new(NULL));
-        gb_sequential_add(m, conv(64));
-        gb_sequential_add(m, gb_max_pool2d_new(NULL));
-        gb_sequential_add(m, gb_flatten_new(NULL));
-    } else {
-        gb_sequential_add(m, gb_dense_new(256, &(gb_dense_options){.activation = GB_ACT_RELU}));
-    }
-    gb_sequential_add(m, gb_dense_new(128, &(gb_dense_options){.activation = GB_ACT_RELU}));
-    gb_sequential_add(m, gb_dense_new(10, NULL));
-    if (cnn)
-        gb_module_build(m, GB_F32, 4, (int64_t[]){-1, 28, 28, 1});
-    else
-        gb_module_build(m, GB_F32, 2, (int64_t[]){-1, 784});
-    return m;
-}
-
 static gb_tensor *shuffled_rows(gb_tensor *t, const int64_t *perm, int64_t n) {
     gb_tensor *idx = gb_tensor_from(GB_I64, perm, 1, &n);
     return gb_gather(t, idx, 0);
@@ -127,7 +101,7 @@ static int child(int argc, char **argv) {
     gb_mnist m;
     if (!gb_mnist_load(GB_FASHION_MNIST_DIR, GB_MNIST_CLASSES, &m)) return 1;
     gb_nn_set_seed(42);
-    job j = {.model = model_for(cnn), .opt = gb_adam(1e-3),
+    job j = {.model = fmnist_model(cnn), .opt = gb_adam(1e-3),
              .steps_per_pass = IMAGES / (BATCH * gb_dist_size()),
              .steps = cnn ? CNN_STEPS : STEPS};
     gb_dist_broadcast_model(j.model, NULL, 0);

@@ -13,6 +13,7 @@
  * No peer: no other framework checks training health.
  */
 #include "bench_util.h"
+#include "fmnist_models.h"
 #include "glassbox.h"
 
 enum { REPEATS = 21 };
@@ -20,31 +21,6 @@ enum { REPEATS = 21 };
 static void listen(const gb_event *ev, void *user) {
     (void)ev;
     ++*(long *)user;
-}
-
-static gb_module *mlp(void) {
-    gb_module *m = gb_sequential_new("mlp");
-    gb_sequential_add(m, gb_dense_new(256, &(gb_dense_options){.activation = GB_ACT_RELU}));
-    gb_sequential_add(m, gb_dense_new(128, &(gb_dense_options){.activation = GB_ACT_RELU}));
-    gb_sequential_add(m, gb_dense_new(10, NULL));
-    return m;
-}
-
-static gb_module *conv(int64_t filters) {
-    return gb_conv2d_new(filters, 3, 3,
-                         &(gb_conv2d_options){.padding = GB_PADDING_SAME, .activation = GB_ACT_RELU});
-}
-
-static gb_module *cnn(void) {
-    gb_module *m = gb_sequential_new("cnn");
-    gb_sequential_add(m, conv(32));
-    gb_sequential_add(m, gb_max_pool2d_new(NULL));
-    gb_sequential_add(m, conv(64));
-    gb_sequential_add(m, gb_max_pool2d_new(NULL));
-    gb_sequential_add(m, gb_flatten_new(NULL));
-    gb_sequential_add(m, gb_dense_new(128, &(gb_dense_options){.activation = GB_ACT_RELU}));
-    gb_sequential_add(m, gb_dense_new(10, NULL));
-    return m;
 }
 
 /* Seconds per step of a fit of `steps` steps. */
@@ -91,9 +67,9 @@ int main(void) {
     gb_observer_add(listen, &events, GB_EVENT_HEALTH | GB_EVENT_SCALAR);
     gb_mnist m;
     gb_mnist_load(GB_FASHION_MNIST_DIR, GB_MNIST_CLASSES, &m);
-    overhead("health_overhead_mlp", mlp(), gb_images_to_float(m.train_images, GB_IMAGES_FLAT),
+    overhead("health_overhead_mlp", fmnist_model(false), gb_images_to_float(m.train_images, GB_IMAGES_FLAT),
              m.train_labels, 128, 60);
-    overhead("health_overhead_cnn", cnn(), gb_images_to_float(m.train_images, GB_IMAGES_NHWC),
+    overhead("health_overhead_cnn", fmnist_model(true), gb_images_to_float(m.train_images, GB_IMAGES_NHWC),
              m.train_labels, 64, 20);
     fprintf(stderr, "health: %ld events seen\n", events);
     gb_scope_end();
