@@ -283,10 +283,15 @@ bool gb__ckpt_state_read(const char *path, gb__ckpt_state *out) {
 
 /* ---- writing ------------------------------------------------------------------------------- */
 
-/* "   # 2023-11-14 22:13:20 UTC" for time t, or "" when it has no date. */
+/* "   # 2023-11-14 22:13:20 UTC" for time t as written ("%.3f"), or ""
+ * when it has no date. The date is the written seconds', not t's: 699.9998
+ * is written 700.000, and a comment of 00:11:39 would read back as 00:11:40,
+ * so the file would change each time it is rewritten. */
 static const char *utc_comment(double t, char *buf, size_t n) {
     static const char lead[] = "   # ";
-    time_t secs = (time_t)floor(t);
+    char written[64];
+    snprintf(written, sizeof written, "%.3f", t);
+    time_t secs = (time_t)floor(strtod(written, NULL));
     struct tm tm;
     if (n <= sizeof lead || !gmtime_r(&secs, &tm)) return "";
     memcpy(buf, lead, sizeof lead);
