@@ -11,6 +11,9 @@ ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 30
+# Fuzz targets run at once (CI: one per core); 1 leaves a shared machine
+# its other cores.
+FUZZ_JOBS  ?= 1
 JOBS       ?= $(shell nproc)
 CMAKE_Q     = cmake --log-level=WARNING
 # Builds quietly (directory, then extra cmake --build arguments); on
@@ -31,17 +34,20 @@ build: deps
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
-# The same suite under AddressSanitizer + UndefinedBehaviorSanitizer.
+# The same suite under AddressSanitizer + UndefinedBehaviorSanitizer, but
+# for the tests labelled full_size: those whose time is a full-size
+# training, PyTorch or the browser's own work, beside C code a smaller test
+# runs here (each says which); they run in `make test`.
 test-asan: deps
 	@$(CMAKE_Q) -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DGB_SANITIZE=ON >/dev/null
 	@$(BUILD_Q) $(ASAN_BUILD)
 	@cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS)
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS) -LE full_size
 
 # The threaded tests (CTest label "threads") under ThreadSanitizer.
 test-tsan: deps
 	@$(CMAKE_Q) -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DGB_TSAN=ON >/dev/null
-	@$(BUILD_Q) $(TSAN_BUILD)
+	@$(BUILD_Q) $(TSAN_BUILD) --target threads_tests
 	@cd $(TSAN_BUILD) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	  ctest --output-on-failure -j $(JOBS) -L threads
 
@@ -53,7 +59,7 @@ fuzz:
 	@$(CMAKE_Q) -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
 	  -DGB_FUZZ=ON >/dev/null
 	@$(BUILD_Q) $(FUZZ_BUILD) --target fuzzers
-	@FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh $(FUZZ_BUILD)
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(FUZZ_JOBS) scripts/fuzz.sh $(FUZZ_BUILD)
 
 demo: build
 	@MODEL=$(MODEL) scripts/demo.sh $(BUILD)
@@ -65,6 +71,4 @@ bench:
 	@scripts/bench.sh $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD)
-
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD)

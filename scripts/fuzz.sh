@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every libFuzzer target built in BUILD (default build-fuzz; `make fuzz`
-# builds them) for FUZZ_SECONDS each (default 30), one at a time with one
-# job, so a shared machine keeps its other cores. FUZZ_TARGETS="idx ..."
-# runs only those.
+# builds them) for FUZZ_SECONDS each (default 30), FUZZ_JOBS of them at a
+# time (default 1, so a shared machine keeps its other cores; CI gives one
+# per core). FUZZ_TARGETS="idx ..." runs only those.
 #
 # Each target starts from its seeds (tests/fuzz/corpus/<name>/) and its
 # regressions (tests/fuzz/regressions/<name>/), and grows a working corpus
@@ -22,34 +22,57 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 # The last value of a libFuzzer status field ("cov", "ft") in a log.
 last_field() { grep -o " $1: [0-9]*" "$2" | tail -1 | grep -o '[0-9]*$' || echo "?"; }
 
-status=0
-shopt -s nullglob
-bins=("$build"/fuzz/fuzz_*)
-[ "${#bins[@]}" -gt 0 ] || { echo "fuzz: no targets in $build/fuzz (run make fuzz)"; exit 1; }
-for bin in "${bins[@]}"; do
-  name="${bin##*/fuzz_}"
-  if [ -n "${FUZZ_TARGETS:-}" ] && [[ " $FUZZ_TARGETS " != *" $name "* ]]; then continue; fi
-  work="$build/fuzz-corpus/$name" crashes="$build/fuzz-crashes/$name"
-  log="$build/fuzz-logs/$name.log"
+jobs="${FUZZ_JOBS:-1}"
+
+# Fuzzes one target; its summary goes to the log's .line file and the
+# fuzzer's exit status to its .code file (a job reaped by `wait -n` has no
+# status left to wait for), so results print in target order whatever the
+# order they finish in.
+fuzz_one() {
+  local bin="$1" name="$2"
+  local work="$build/fuzz-corpus/$name" crashes="$build/fuzz-crashes/$name"
+  local log="$build/fuzz-logs/$name.log"
   mkdir -p "$work" "$crashes" "$(dirname "$log")"
-  args=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
-        -artifact_prefix="$crashes/")
-  dict="$here/tests/fuzz/fuzz_$name.dict"
+  rm -f "$log.code" "$log.line"
+  local args=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
+              -artifact_prefix="$crashes/")
+  local dict="$here/tests/fuzz/fuzz_$name.dict"
   [ -f "$dict" ] && args+=(-dict="$dict")
-  dirs=("$work" "$here/tests/fuzz/corpus/$name")
+  local dirs=("$work" "$here/tests/fuzz/corpus/$name")
   [ -d "$here/tests/fuzz/regressions/$name" ] && dirs+=("$here/tests/fuzz/regressions/$name")
 
   "$bin" "${args[@]}" "${dirs[@]}" >"$log" 2>&1
-  code=$?
+  local code=$?
+  echo "$code" >"$log.code"
+  local runs
   runs=$(grep -o 'number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
-  line="fuzz $name: $runs runs in ${seconds}s, cov $(last_field cov "$log") ft $(last_field ft "$log"), corpus $(ls "$work" | wc -l)"
+  local line="fuzz $name: $runs runs in ${seconds}s, cov $(last_field cov "$log") ft $(last_field ft "$log"), corpus $(ls "$work" | wc -l)"
   if [ "$code" -eq 0 ]; then
-    echo "$line, no crash"
+    echo "$line, no crash" >"$log.line"
   else
-    status=1
-    echo "$line, FAILED (exit $code); the log's end ($log):"
-    tail -40 "$log"
-    echo "fuzz $name: input saved in $crashes/; once fixed, copy it into tests/fuzz/regressions/$name/"
+    { echo "$line, FAILED (exit $code); the log's end ($log):"
+      tail -40 "$log"
+      echo "fuzz $name: input saved in $crashes/; once fixed, copy it into tests/fuzz/regressions/$name/"
+    } >"$log.line"
   fi
+}
+
+shopt -s nullglob
+bins=("$build"/fuzz/fuzz_*)
+[ "${#bins[@]}" -gt 0 ] || { echo "fuzz: no targets in $build/fuzz (run make fuzz)"; exit 1; }
+names=()
+for bin in "${bins[@]}"; do
+  name="${bin##*/fuzz_}"
+  if [ -n "${FUZZ_TARGETS:-}" ] && [[ " $FUZZ_TARGETS " != *" $name "* ]]; then continue; fi
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+  fuzz_one "$bin" "$name" &
+  names+=("$name")
+done
+wait
+
+status=0
+for name in "${names[@]}"; do
+  [ "$(cat "$build/fuzz-logs/$name.log.code" 2>/dev/null)" = 0 ] || status=1
+  cat "$build/fuzz-logs/$name.log.line" 2>/dev/null || echo "fuzz $name: no result (the run was killed)"
 done
 exit $status

@@ -22,10 +22,20 @@ function(gb_readme_program name src)
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/readme)
 endfunction()
 
+# The sections whose commands train full-size models (several epochs of
+# Fashion-MNIST, under mpirun or to save a SavedModel): label full_size,
+# which the sanitizer run leaves out (Makefile); the dist_* and saved_model_*
+# tests run the same code there on smaller runs.
+set(GB_README_FULL_SIZE training_on_several_processes savedmodel_a_model_that_runs_without_its_code)
+
 function(gb_readme_section slug title)
   add_test(NAME readme_${slug} COMMAND ${NODE_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tests/readme/doctest.mjs
            run ${GB_README} ${slug})
-  set_tests_properties(readme_${slug} PROPERTIES TIMEOUT 900 LABELS readme ENVIRONMENT
+  set(labels readme)
+  if(slug IN_LIST GB_README_FULL_SIZE)
+    list(APPEND labels full_size)
+  endif()
+  set_tests_properties(readme_${slug} PROPERTIES TIMEOUT 900 LABELS "${labels}" ENVIRONMENT
     "GB_SOURCE_DIR=${CMAKE_SOURCE_DIR};GB_BUILD_DIR=${CMAKE_BINARY_DIR}")
 endfunction()
 
