@@ -24,16 +24,15 @@ last_field() { grep -o " $1: [0-9]*" "$2" | tail -1 | grep -o '[0-9]*$' || echo 
 
 jobs="${FUZZ_JOBS:-1}"
 
-# Fuzzes one target; its summary goes to the log's .line file and the
+# Fuzzes one target; its summary goes to the log's .line file, then the
 # fuzzer's exit status to its .code file (a job reaped by `wait -n` has no
-# status left to wait for), so results print in target order whatever the
-# order they finish in.
+# status left to wait for), so results print as soon as they are ready, in
+# target order whatever the order the targets finish in.
 fuzz_one() {
   local bin="$1" name="$2"
   local work="$build/fuzz-corpus/$name" crashes="$build/fuzz-crashes/$name"
   local log="$build/fuzz-logs/$name.log"
   mkdir -p "$work" "$crashes" "$(dirname "$log")"
-  rm -f "$log.code" "$log.line"
   local args=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
               -artifact_prefix="$crashes/")
   local dict="$here/tests/fuzz/fuzz_$name.dict"
@@ -43,7 +42,6 @@ fuzz_one() {
 
   "$bin" "${args[@]}" "${dirs[@]}" >"$log" 2>&1
   local code=$?
-  echo "$code" >"$log.code"
   local runs
   runs=$(grep -o 'number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
   local line="fuzz $name: $runs runs in ${seconds}s, cov $(last_field cov "$log") ft $(last_field ft "$log"), corpus $(ls "$work" | wc -l)"
@@ -55,24 +53,35 @@ fuzz_one() {
       echo "fuzz $name: input saved in $crashes/; once fixed, copy it into tests/fuzz/regressions/$name/"
     } >"$log.line"
   fi
+  echo "$code" >"$log.code"   # last: it says the line is ready
 }
 
 shopt -s nullglob
 bins=("$build"/fuzz/fuzz_*)
 [ "${#bins[@]}" -gt 0 ] || { echo "fuzz: no targets in $build/fuzz (run make fuzz)"; exit 1; }
-names=()
+names=() printed=0 status=0
+# Prints the results of the targets finished so far, in target order.
+print_done() {
+  while [ "$printed" -lt "${#names[@]}" ]; do
+    local log="$build/fuzz-logs/${names[$printed]}.log"
+    [ -f "$log.code" ] || return 0
+    [ "$(cat "$log.code")" = 0 ] || status=1
+    cat "$log.line"
+    printed=$((printed + 1))
+  done
+}
 for bin in "${bins[@]}"; do
   name="${bin##*/fuzz_}"
   if [ -n "${FUZZ_TARGETS:-}" ] && [[ " $FUZZ_TARGETS " != *" $name "* ]]; then continue; fi
-  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; print_done; done
+  rm -f "$build/fuzz-logs/$name.log.code"
   fuzz_one "$bin" "$name" &
   names+=("$name")
 done
 wait
-
-status=0
-for name in "${names[@]}"; do
-  [ "$(cat "$build/fuzz-logs/$name.log.code" 2>/dev/null)" = 0 ] || status=1
-  cat "$build/fuzz-logs/$name.log.line" 2>/dev/null || echo "fuzz $name: no result (the run was killed)"
+print_done
+for name in "${names[@]:$printed}"; do   # a fuzzer killed before it said anything
+  echo "fuzz $name: no result (its run was killed)"
+  status=1
 done
 exit $status
