@@ -255,6 +255,28 @@ static void gen_block_lstm_grad(op_case *c, int64_t b) {
               oc_uniform(-1, 1, 78, GB_SHAPE(b, 3, 2)));
 }
 
+/* LayerNorm over the last axis of [B,2,5]; its run is the layer's call
+ * (y alone: mean and rstd are the backward pass's own, which no gradient
+ * flows through). */
+static int run_layer_norm(const op_case *c, int world, gb_tensor *const *in, gb_tensor **out) {
+    (void)world;
+    out[0] = gb__layer_norm(in[0], in[1], in[2], c->attrs.f[0]);
+    return out[0] ? 1 : -1;
+}
+static void gen_layer_norm(op_case *c, int64_t b) {
+    OC_INPUTS(c, 1, oc_uniform(-2, 2, 80, GB_SHAPE(b, 2, 5)), oc_uniform(0.5, 1.5, 81, GB_SHAPE(5)),
+              oc_uniform(-1, 1, 82, GB_SHAPE(5)));
+    c->attrs_text = "{epsilon=0.001}";
+    c->run = run_layer_norm;
+    c->run_makes_op = true;
+}
+/* (dy, x, gamma, mean, rstd) */
+static void gen_layer_norm_grad(op_case *c, int64_t b) {
+    OC_INPUTS(c, 27, oc_uniform(-1, 1, 83, GB_SHAPE(b, 2, 5)), oc_uniform(-2, 2, 84, GB_SHAPE(b, 2, 5)),
+              oc_uniform(0.5, 1.5, 85, GB_SHAPE(5)), oc_uniform(-0.5, 0.5, 86, GB_SHAPE(b, 2)),
+              oc_uniform(0.5, 2, 87, GB_SHAPE(b, 2)));
+}
+
 /* 3x3 window, stride 2, SAME over [B,5,5,2] -> [B,3,3,3]; the backprop
  * ops also name the shape they make (a -1 batch: out_backprop's). */
 #define CONV_ATTRS "strides=[2,2], dilations=[1,1], padding=SAME"
@@ -696,6 +718,8 @@ static const op_case_gen op_cases[GB_OP_COUNT] = {
     [GB_OP_MATMUL] = gen_matmul,
     [GB_OP_BLOCK_LSTM] = gen_block_lstm,
     [GB_OP_BLOCK_LSTM_GRAD] = gen_block_lstm_grad,
+    [GB_OP_LAYER_NORM] = gen_layer_norm,
+    [GB_OP_LAYER_NORM_GRAD] = gen_layer_norm_grad,
     [GB_OP_CONV2D] = gen_conv2d,
     [GB_OP_CONV2D_BACKPROP_INPUT] = gen_conv2d_backprop_input,
     [GB_OP_CONV2D_BACKPROP_FILTER] = gen_conv2d_backprop_filter,

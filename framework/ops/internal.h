@@ -309,7 +309,7 @@ gb_tensor *gb__fill_like(gb_tensor *t, double value);
 gb_tensor *gb__sum_to_shape(gb_tensor *g, int rank, const int64_t *shape);
 gb_tensor *gb__sum_to(gb_tensor *g, const gb_tensor *like);
 
-/* ---- ops the layers call directly (ops/lstm.c) ------------------------------------ */
+/* ---- ops the layers call directly (ops/lstm.c, ops/layer_norm.c) ---------------------- */
 
 /* Keras' default LSTM (sigmoid gates, tanh) over xw = x @ kernel + bias
  * [batch, T, 4 units], its steps in the order processed, from h0 and c0
@@ -317,5 +317,10 @@ gb_tensor *gb__sum_to(gb_tensor *g, const gb_tensor *like);
  * op whose gradient is one BlockLSTMGrad for the whole sequence. */
 bool gb__block_lstm(gb_tensor *xw, gb_tensor *rec, gb_tensor *h0, gb_tensor *c0, gb_tensor **hs,
                     gb_tensor **cs);
+
+/* (x - mean) / sqrt(var + epsilon) * gamma + beta over x's last axis
+ * (LayerNormalization), as one LayerNorm op (ops/layer_norm.c) whose
+ * gradient is one LayerNormGrad. */
+gb_tensor *gb__layer_norm(gb_tensor *x, gb_tensor *gamma, gb_tensor *beta, double epsilon);
 
 #endif
