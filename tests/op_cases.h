@@ -330,6 +330,15 @@ static void gen_log_softmax(op_case *c, int64_t b) { /* over the batch axis */
     OC_INPUTS(c, 1, oc_uniform(-2, 2, 46, GB_SHAPE(b, 4)));
     c->attrs_text = "{axis=0}";
 }
+/* (y, dy): y a softmax's output, as the op's callers give it */
+static void gen_softmax_grad(op_case *c, int64_t b) {
+    OC_INPUTS(c, 3, gb_softmax(oc_uniform(-2, 2, 88, GB_SHAPE(b, 4)), -1), oc_uniform(-1, 1, 89, GB_SHAPE(b, 4)));
+}
+/* logits [B,3,4] under a [3,4] mask whose second row allows nothing */
+static void gen_masked_softmax(op_case *c, int64_t b) {
+    OC_INPUTS(c, 1, oc_uniform(-2, 2, 90, GB_SHAPE(b, 3, 4)),
+              gb_tensor_from(GB_BOOL, (bool[]){1, 0, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1}, GB_SHAPE(3, 4)));
+}
 static void gen_sparse_xent(op_case *c, int64_t b) { /* (labels, logits) */
     OC_INPUTS(c, 3, oc_ints(4, 47, GB_SHAPE(b)), oc_uniform(-2, 2, 48, GB_SHAPE(b, 4)));
 }
@@ -731,6 +740,8 @@ static const op_case_gen op_cases[GB_OP_COUNT] = {
     [GB_OP_LOG_SOFTMAX] = gen_log_softmax,
     [GB_OP_SPARSE_SOFTMAX_XENT] = gen_sparse_xent,
     [GB_OP_SOFTMAX_XENT] = gen_softmax_xent,
+    [GB_OP_SOFTMAX_GRAD] = gen_softmax_grad,
+    [GB_OP_MASKED_SOFTMAX] = gen_masked_softmax,
     [GB_OP_RANDOM_UNIFORM] = gen_random,
     [GB_OP_RANDOM_NORMAL] = gen_random,
     [GB_OP_TRUNCATED_NORMAL] = gen_random,

@@ -323,4 +323,8 @@ bool gb__block_lstm(gb_tensor *xw, gb_tensor *rec, gb_tensor *h0, gb_tensor *c0,
  * gradient is one LayerNormGrad. */
 gb_tensor *gb__layer_norm(gb_tensor *x, gb_tensor *gamma, gb_tensor *beta, double epsilon);
 
+/* y * (dy - sum(dy * y)) over the last axis: the gradient of a softmax y
+ * (plain or masked) as one SoftmaxGrad op (ops/softmax.c). */
+gb_tensor *gb__softmax_grad(gb_tensor *y, gb_tensor *dy);
+
 #endif
