@@ -19,7 +19,6 @@
 #include <stdio.h>
 
 #include "core/parallel.h"
-#include "ops/fast_math.h"
 #include "ops/internal.h"
 #include "ops/softmax_rows.h"
 
@@ -57,41 +56,11 @@ static axis_view view_around(const gb_tensor *x, int axis) {
     return v;
 }
 
-/* The maximum and the sum of a contiguous row, in LANES running
- * partials combined at the end: a single running max or sum is a chain
- * of dependent scalar operations the compiler may not reorder (float
- * addition is not associative, and the build keeps IEEE semantics), so
- * it would stay scalar; LANES independent ones are one vector. A NaN is
- * skipped by the max as by the one-accumulator loop (x > m is false). */
-enum { LANES = 16 };
-#define DEFINE_ROW_REDUCTIONS(T, SUFFIX)                                                           \
-    static T row_max_##SUFFIX(const T *x, int64_t n) {                                             \
-        T lane[LANES], m = -INFINITY;                                                              \
-        for (int l = 0; l < LANES; l++) lane[l] = -INFINITY;                                       \
-        int64_t j = 0;                                                                             \
-        for (; j + LANES <= n; j += LANES)                                                         \
-            for (int l = 0; l < LANES; l++) lane[l] = x[j + l] > lane[l] ? x[j + l] : lane[l];     \
-        for (int l = 0; l < LANES; l++) m = lane[l] > m ? lane[l] : m;                             \
-        for (; j < n; j++) m = x[j] > m ? x[j] : m;                                                \
-        return m;                                                                                  \
-    }                                                                                              \
-    static T row_sum_##SUFFIX(const T *x, int64_t n) {                                             \
-        T lane[LANES] = {0}, s = 0;                                                                \
-        int64_t j = 0;                                                                             \
-        for (; j + LANES <= n; j += LANES)                                                         \
-            for (int l = 0; l < LANES; l++) lane[l] += x[j + l];                                   \
-        for (int l = 0; l < LANES; l++) s += lane[l];                                              \
-        for (; j < n; j++) s += x[j];                                                              \
-        return s;                                                                                  \
-    }
-DEFINE_ROW_REDUCTIONS(float, f32)
-DEFINE_ROW_REDUCTIONS(double, f64)
 
-/* One row (n values, stride `st`): y = softmax(x) or log_softmax(x). The
- * exp of a contiguous float row is the inline one of ops/fast_math.h, so
- * the loop vectorizes (an attention layer exponentiates B*H*T*T values),
- * as do its max and sum (row_max, row_sum above). */
-#define DEFINE_SOFTMAX_ROW(T, SUFFIX, EXP, LOG, EXP_CONTIGUOUS)                                    \
+/* One row (n values, stride `st`): y = softmax(x) or log_softmax(x). A
+ * contiguous softmax row is the vector kernel's (ops/isa/softmax_rows.c,
+ * compiled per ISA level); strided rows and log-softmax rows stay here. */
+#define DEFINE_SOFTMAX_ROW(T, SUFFIX, EXP, LOG)                                                    \
     static void softmax_row_##SUFFIX(const T *x, T *y, int64_t n, int64_t st, bool log_out) {      \
         if (st == 1 && !log_out) {                                                                 \
             gb__softmax_row_##SUFFIX(x, NULL, y, n);                                               \
@@ -110,48 +79,6 @@ DEFINE_ROW_REDUCTIONS(double, f64)
         T inv = 1 / s;                                                                             \
         for (int64_t j = 0; j < n; j++) y[j * st] *= inv;                                          \
     }                                                                                              \
-    /* A contiguous row over the entries allowed (ops/softmax_rows.h). The                         \
-     * masked loops select rather than branch, so they vectorize too. */                          \
-    void gb__softmax_row_##SUFFIX(const T *x, const bool *allow, T *y, int64_t n) {                \
-        T m;                                                                                       \
-        if (!allow) {                                                                              \
-            m = row_max_##SUFFIX(x, n);                                                            \
-            for (int64_t j = 0; j < n; j++) y[j] = EXP_CONTIGUOUS(x[j] - m);                       \
-        } else {                                                                                   \
-            T lane[LANES];                                                                         \
-            for (int l = 0; l < LANES; l++) lane[l] = -INFINITY;                                   \
-            int64_t j = 0;                                                                         \
-            for (; j + LANES <= n; j += LANES)                                                     \
-                for (int l = 0; l < LANES; l++)                                                    \
-                    lane[l] = allow[j + l] && x[j + l] > lane[l] ? x[j + l] : lane[l];             \
-            m = -INFINITY;                                                                         \
-            for (int l = 0; l < LANES; l++) m = lane[l] > m ? lane[l] : m;                         \
-            for (; j < n; j++) m = allow[j] && x[j] > m ? x[j] : m;                                \
-            bool any = false;                                                                      \
-            for (j = 0; j < n && !any; j++) any = allow[j];                                        \
-            if (!any) {                                                                            \
-                for (j = 0; j < n; j++) y[j] = 0;                                                  \
-                return;                                                                            \
-            }                                                                                      \
-            /* exp of a masked entry's logit pushed to the row's max minus 100: 0 in either        \
-             * dtype's fast or exact exp after the select, and never an overflow */                \
-            for (j = 0; j < n; j++) {                                                              \
-                T e = EXP_CONTIGUOUS((allow[j] ? x[j] : m - 100) - m);                             \
-                y[j] = allow[j] ? e : 0;                                                           \
-            }                                                                                      \
-        }                                                                                          \
-        T inv = 1 / row_sum_##SUFFIX(y, n);                                                        \
-        for (int64_t j = 0; j < n; j++) y[j] *= inv;                                               \
-    }                                                                                              \
-    void gb__softmax_grad_row_##SUFFIX(const T *y, const T *dy, T *dx, int64_t n) {                \
-        T lane[LANES] = {0}, dot = 0;                                                              \
-        int64_t j = 0;                                                                             \
-        for (; j + LANES <= n; j += LANES)                                                         \
-            for (int l = 0; l < LANES; l++) lane[l] += dy[j + l] * y[j + l];                       \
-        for (int l = 0; l < LANES; l++) dot += lane[l];                                            \
-        for (; j < n; j++) dot += dy[j] * y[j];                                                    \
-        for (j = 0; j < n; j++) dx[j] = y[j] * (dy[j] - dot);                                      \
-    }                                                                                              \
     /* Rows [r0, r1) of the [outer, inner] rows. */                                                \
     static void softmax_rows_##SUFFIX(const T *x, T *y, axis_view v, bool log_out, int64_t r0,     \
                                       int64_t r1) {                                                \
@@ -160,8 +87,8 @@ DEFINE_ROW_REDUCTIONS(double, f64)
             softmax_row_##SUFFIX(x + base, y + base, v.n, v.inner, log_out);                       \
         }                                                                                          \
     }
-DEFINE_SOFTMAX_ROW(float, f32, expf, logf, gb__expf_fast)
-DEFINE_SOFTMAX_ROW(double, f64, exp, log, exp)
+DEFINE_SOFTMAX_ROW(float, f32, expf, logf)
+DEFINE_SOFTMAX_ROW(double, f64, exp, log)
 
 /* Rows split across the pool when there are enough values to pay. */
 typedef struct softmax_job {
