@@ -139,6 +139,9 @@ static void gen_sigmoid_grad(op_case *c, int64_t b) { /* (y, dy) */
 static void gen_tanh_grad(op_case *c, int64_t b) { /* (y, dy) */
     OC_INPUTS(c, 3, oc_uniform(-0.9, 0.9, 8, GB_SHAPE(b, 3)), oc_uniform(-2, 2, 9, GB_SHAPE(b, 3)));
 }
+static void gen_gelu_grad(op_case *c, int64_t b) { /* (dy, x) */
+    OC_INPUTS(c, 3, oc_uniform(-1, 1, 91, GB_SHAPE(b, 3)), oc_uniform(-3, 3, 92, GB_SHAPE(b, 3)));
+}
 
 /* ---- binary (broadcasting [B,3] against [3]) and Select ------------------------------ */
 
@@ -690,6 +693,7 @@ static const op_case_gen op_cases[GB_OP_COUNT] = {
     [GB_OP_IDENTITY] = gen_unary,
     [GB_OP_STOP_GRADIENT] = gen_unary,
     [GB_OP_RELU_GRAD] = gen_relu_grad,
+    [GB_OP_GELU_GRAD] = gen_gelu_grad,
     [GB_OP_SIGMOID_GRAD] = gen_sigmoid_grad,
     [GB_OP_TANH_GRAD] = gen_tanh_grad,
     [GB_OP_ADD] = gen_binary,
