@@ -258,6 +258,34 @@ static void gen_block_lstm_grad(op_case *c, int64_t b) {
               oc_uniform(-1, 1, 78, GB_SHAPE(b, 3, 2)));
 }
 
+/* DotProductAttention: q [B,3,2,2], k [B,4,2,2], v [B,4,2,3] under a
+ * [3,4] mask whose second row allows nothing; its run is the layer's
+ * call, the output [B,3,2,3] and the weights [B,2,3,4] side by side. */
+static int run_attention(const op_case *c, int world, gb_tensor *const *in, gb_tensor **out) {
+    (void)world;
+    gb_tensor *w;
+    out[0] = gb__dot_product_attention(in[0], in[1], in[2], in[3], c->attrs.f[0], &w);
+    /* the weights too, so their gradient's path is checked (reshaped beside the output) */
+    if (out[0]) out[0] = gb_concat((gb_tensor *[]){gb_reshape(out[0], 2, (int64_t[]){-1, 18}),
+                                                    gb_reshape(w, 2, (int64_t[]){-1, 24})}, 2, 1);
+    return out[0] ? 1 : -1;
+}
+static void gen_attention(op_case *c, int64_t b) {
+    OC_INPUTS(c, 7, oc_uniform(-1, 1, 93, GB_SHAPE(b, 3, 2, 2)), oc_uniform(-1, 1, 94, GB_SHAPE(b, 4, 2, 2)),
+              oc_uniform(-1, 1, 95, GB_SHAPE(b, 4, 2, 3)),
+              gb_tensor_from(GB_BOOL, (bool[]){1, 0, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0}, GB_SHAPE(3, 4)));
+    c->attrs_text = "{scale=0.7}";
+    c->run = run_attention;
+    c->run_makes_op = true;
+}
+/* (dO, q, k, v, weights, the weights' gradient) */
+static void gen_attention_grad(op_case *c, int64_t b) {
+    OC_INPUTS(c, 63, oc_uniform(-1, 1, 96, GB_SHAPE(b, 3, 2, 3)), oc_uniform(-1, 1, 93, GB_SHAPE(b, 3, 2, 2)),
+              oc_uniform(-1, 1, 94, GB_SHAPE(b, 4, 2, 2)), oc_uniform(-1, 1, 95, GB_SHAPE(b, 4, 2, 3)),
+              gb_softmax(oc_uniform(-1, 1, 97, GB_SHAPE(b, 2, 3, 4)), -1), oc_uniform(-1, 1, 98, GB_SHAPE(b, 2, 3, 4)));
+    c->attrs_text = "{scale=0.7}";
+}
+
 /* LayerNorm over the last axis of [B,2,5]; its run is the layer's call
  * (y alone: mean and rstd are the backward pass's own, which no gradient
  * flows through). */
@@ -732,6 +760,8 @@ static const op_case_gen op_cases[GB_OP_COUNT] = {
     [GB_OP_BLOCK_LSTM] = gen_block_lstm,
     [GB_OP_BLOCK_LSTM_GRAD] = gen_block_lstm_grad,
     [GB_OP_LAYER_NORM] = gen_layer_norm,
+    [GB_OP_DOT_PRODUCT_ATTENTION] = gen_attention,
+    [GB_OP_DOT_PRODUCT_ATTENTION_GRAD] = gen_attention_grad,
     [GB_OP_LAYER_NORM_GRAD] = gen_layer_norm_grad,
     [GB_OP_CONV2D] = gen_conv2d,
     [GB_OP_CONV2D_BACKPROP_INPUT] = gen_conv2d_backprop_input,

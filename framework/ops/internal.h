@@ -309,7 +309,7 @@ gb_tensor *gb__fill_like(gb_tensor *t, double value);
 gb_tensor *gb__sum_to_shape(gb_tensor *g, int rank, const int64_t *shape);
 gb_tensor *gb__sum_to(gb_tensor *g, const gb_tensor *like);
 
-/* ---- ops the layers call directly (ops/lstm.c, ops/layer_norm.c) ---------------------- */
+/* ---- ops the layers call directly (ops/lstm.c, layer_norm.c, attention.c) -------------- */
 
 /* Keras' default LSTM (sigmoid gates, tanh) over xw = x @ kernel + bias
  * [batch, T, 4 units], its steps in the order processed, from h0 and c0
@@ -322,6 +322,14 @@ bool gb__block_lstm(gb_tensor *xw, gb_tensor *rec, gb_tensor *h0, gb_tensor *c0,
  * (LayerNormalization), as one LayerNorm op (ops/layer_norm.c) whose
  * gradient is one LayerNormGrad. */
 gb_tensor *gb__layer_norm(gb_tensor *x, gb_tensor *gamma, gb_tensor *beta, double epsilon);
+
+/* softmax(scale q k^T, where mask allows) v per head over q [B, Tq, H, dk],
+ * k [B, Tv, H, dk], v [B, Tv, H, dv] (mask NULL: all; else bool,
+ * broadcasting to [B, H, Tq, Tv]): [B, Tq, H, dv] and, into *weights
+ * unless NULL, the weights [B, H, Tq, Tv], as one DotProductAttention op
+ * (ops/attention.c) whose gradient is one DotProductAttentionGrad. */
+gb_tensor *gb__dot_product_attention(gb_tensor *q, gb_tensor *k, gb_tensor *v, gb_tensor *mask, double scale,
+                                     gb_tensor **weights);
 
 /* y * (dy - sum(dy * y)) over the last axis: the gradient of a softmax y
  * (plain or masked) as one SoftmaxGrad op (ops/softmax.c). */
