@@ -298,12 +298,12 @@ static bool kernel_attention_grad(const gb_op_call *c, gb_tensor **out) {
 
 /* ---- gradient ---------------------------------------------------------------------- */
 
-/* The weights' gradient goes in too: it is zeros unless a loss used them
- * (a layer's attention scores), and then it counts. */
+/* The weights' gradient goes in when a loss used them (a layer's attention
+ * scores); the tape leaves it NULL otherwise (GB_OPF_OPTIONAL_DYS). */
 static bool grad_attention(const gb_grad_ctx *ctx, gb_tensor **dx) {
     gb_tensor *in[6] = {ctx->dys[0], ctx->inputs[Q], ctx->inputs[K], ctx->inputs[V], ctx->outputs[1], ctx->dys[1]};
     gb_tensor *g[3];
-    if (gb__dispatch(GB_OP_DOT_PRODUCT_ATTENTION_GRAD, in, 6, ctx->attrs, g) != 3) return false;
+    if (gb__dispatch(GB_OP_DOT_PRODUCT_ATTENTION_GRAD, in, in[5] ? 6 : 5, ctx->attrs, g) != 3) return false;
     for (int i = 0; i < 3; i++) dx[i] = ctx->needs_grad[i] ? g[i] : NULL;
     if (ctx->nin == 4) dx[MASK] = NULL;
     return true;
@@ -312,6 +312,7 @@ static bool grad_attention(const gb_grad_ctx *ctx, gb_tensor **dx) {
 const gb_op_def gb_opdef_dot_product_attention = {
     .name = "DotProductAttention",
     .arity = -1,
+    .flags = GB_OPF_OPTIONAL_DYS,
     .inputs_doc = "q [B, Tq, H, dk], k [B, Tv, H, dk], v [B, Tv, H, dv], then optionally a bool mask "
                   "broadcasting to [B, H, Tq, Tv]; outputs [B, Tq, H, dv] and the weights [B, H, Tq, Tv]",
     .infer = infer_attention,

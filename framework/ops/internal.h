@@ -51,6 +51,9 @@ enum {
     GB_OPF_NO_RECORD = 1u << 4,   /* tapes do not see through it (StopGradient) */
     GB_OPF_INPLACE = 1u << 5,     /* its output may take the memory of an input that
                                    * dies at it (the memory plan's in-place reuse) */
+    GB_OPF_OPTIONAL_DYS = 1u << 7, /* its built-in gradient reads a NULL gradient of an output
+                                    * after the first as zeros: the tape passes NULL instead of
+                                    * filling a tensor (DotProductAttention's weights) */
     GB_OPF_ALLOCATES = 1u << 6,   /* the kernel makes its outputs in the current scope: their
                                    * shapes are known only once it ran (If, While) */
 };
