@@ -45,7 +45,8 @@ typedef struct gb_grad_ctx {
     int nin;
     gb_tensor *const *outputs;
     int nout;
-    gb_tensor *const *dys;   /* gradient of each output (never NULL) */
+    gb_tensor *const *dys;   /* gradient of each output (never NULL for a gradient
+                              * registered with gb_register_gradient) */
     const bool *needs_grad;  /* needs_grad[i]: dx[i] will be used; skip the others */
 } gb_grad_ctx;
 

@@ -139,6 +139,9 @@ static void gen_sigmoid_grad(op_case *c, int64_t b) { /* (y, dy) */
 static void gen_tanh_grad(op_case *c, int64_t b) { /* (y, dy) */
     OC_INPUTS(c, 3, oc_uniform(-0.9, 0.9, 8, GB_SHAPE(b, 3)), oc_uniform(-2, 2, 9, GB_SHAPE(b, 3)));
 }
+static void gen_gelu_grad(op_case *c, int64_t b) { /* (dy, x) */
+    OC_INPUTS(c, 3, oc_uniform(-1, 1, 91, GB_SHAPE(b, 3)), oc_uniform(-3, 3, 92, GB_SHAPE(b, 3)));
+}
 
 /* ---- binary (broadcasting [B,3] against [3]) and Select ------------------------------ */
 
@@ -255,6 +258,56 @@ static void gen_block_lstm_grad(op_case *c, int64_t b) {
               oc_uniform(-1, 1, 78, GB_SHAPE(b, 3, 2)));
 }
 
+/* DotProductAttention: q [B,3,2,2], k [B,4,2,2], v [B,4,2,3] under a
+ * [3,4] mask whose second row allows nothing; its run is the layer's
+ * call, the output [B,3,2,3] and the weights [B,2,3,4] side by side. */
+static int run_attention(const op_case *c, int world, gb_tensor *const *in, gb_tensor **out) {
+    (void)world;
+    gb_tensor *w;
+    out[0] = gb__dot_product_attention(in[0], in[1], in[2], in[3], c->attrs.f[0], &w);
+    /* the weights too, so their gradient's path is checked (reshaped beside the output) */
+    if (out[0]) out[0] = gb_concat((gb_tensor *[]){gb_reshape(out[0], 2, (int64_t[]){-1, 18}),
+                                                    gb_reshape(w, 2, (int64_t[]){-1, 24})}, 2, 1);
+    return out[0] ? 1 : -1;
+}
+static void gen_attention(op_case *c, int64_t b) {
+    OC_INPUTS(c, 7, oc_uniform(-1, 1, 93, GB_SHAPE(b, 3, 2, 2)), oc_uniform(-1, 1, 94, GB_SHAPE(b, 4, 2, 2)),
+              oc_uniform(-1, 1, 95, GB_SHAPE(b, 4, 2, 3)),
+              gb_tensor_from(GB_BOOL, (bool[]){1, 0, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0}, GB_SHAPE(3, 4)));
+    c->attrs_text = "{scale=0.7}";
+    c->run = run_attention;
+    c->run_makes_op = true;
+}
+/* (dO, q, k, v, weights, the weights' gradient) */
+static void gen_attention_grad(op_case *c, int64_t b) {
+    OC_INPUTS(c, 63, oc_uniform(-1, 1, 96, GB_SHAPE(b, 3, 2, 3)), oc_uniform(-1, 1, 93, GB_SHAPE(b, 3, 2, 2)),
+              oc_uniform(-1, 1, 94, GB_SHAPE(b, 4, 2, 2)), oc_uniform(-1, 1, 95, GB_SHAPE(b, 4, 2, 3)),
+              gb_softmax(oc_uniform(-1, 1, 97, GB_SHAPE(b, 2, 3, 4)), -1), oc_uniform(-1, 1, 98, GB_SHAPE(b, 2, 3, 4)));
+    c->attrs_text = "{scale=0.7}";
+}
+
+/* LayerNorm over the last axis of [B,2,5]; its run is the layer's call
+ * (y alone: mean and rstd are the backward pass's own, which no gradient
+ * flows through). */
+static int run_layer_norm(const op_case *c, int world, gb_tensor *const *in, gb_tensor **out) {
+    (void)world;
+    out[0] = gb__layer_norm(in[0], in[1], in[2], c->attrs.f[0]);
+    return out[0] ? 1 : -1;
+}
+static void gen_layer_norm(op_case *c, int64_t b) {
+    OC_INPUTS(c, 1, oc_uniform(-2, 2, 80, GB_SHAPE(b, 2, 5)), oc_uniform(0.5, 1.5, 81, GB_SHAPE(5)),
+              oc_uniform(-1, 1, 82, GB_SHAPE(5)));
+    c->attrs_text = "{epsilon=0.001}";
+    c->run = run_layer_norm;
+    c->run_makes_op = true;
+}
+/* (dy, x, gamma, mean, rstd) */
+static void gen_layer_norm_grad(op_case *c, int64_t b) {
+    OC_INPUTS(c, 27, oc_uniform(-1, 1, 83, GB_SHAPE(b, 2, 5)), oc_uniform(-2, 2, 84, GB_SHAPE(b, 2, 5)),
+              oc_uniform(0.5, 1.5, 85, GB_SHAPE(5)), oc_uniform(-0.5, 0.5, 86, GB_SHAPE(b, 2)),
+              oc_uniform(0.5, 2, 87, GB_SHAPE(b, 2)));
+}
+
 /* 3x3 window, stride 2, SAME over [B,5,5,2] -> [B,3,3,3]; the backprop
  * ops also name the shape they make (a -1 batch: out_backprop's). */
 #define CONV_ATTRS "strides=[2,2], dilations=[1,1], padding=SAME"
@@ -307,6 +360,15 @@ static void gen_softmax(op_case *c, int64_t b) {
 static void gen_log_softmax(op_case *c, int64_t b) { /* over the batch axis */
     OC_INPUTS(c, 1, oc_uniform(-2, 2, 46, GB_SHAPE(b, 4)));
     c->attrs_text = "{axis=0}";
+}
+/* (y, dy): y a softmax's output, as the op's callers give it */
+static void gen_softmax_grad(op_case *c, int64_t b) {
+    OC_INPUTS(c, 3, gb_softmax(oc_uniform(-2, 2, 88, GB_SHAPE(b, 4)), -1), oc_uniform(-1, 1, 89, GB_SHAPE(b, 4)));
+}
+/* logits [B,3,4] under a [3,4] mask whose second row allows nothing */
+static void gen_masked_softmax(op_case *c, int64_t b) {
+    OC_INPUTS(c, 1, oc_uniform(-2, 2, 90, GB_SHAPE(b, 3, 4)),
+              gb_tensor_from(GB_BOOL, (bool[]){1, 0, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1}, GB_SHAPE(3, 4)));
 }
 static void gen_sparse_xent(op_case *c, int64_t b) { /* (labels, logits) */
     OC_INPUTS(c, 3, oc_ints(4, 47, GB_SHAPE(b)), oc_uniform(-2, 2, 48, GB_SHAPE(b, 4)));
@@ -659,6 +721,7 @@ static const op_case_gen op_cases[GB_OP_COUNT] = {
     [GB_OP_IDENTITY] = gen_unary,
     [GB_OP_STOP_GRADIENT] = gen_unary,
     [GB_OP_RELU_GRAD] = gen_relu_grad,
+    [GB_OP_GELU_GRAD] = gen_gelu_grad,
     [GB_OP_SIGMOID_GRAD] = gen_sigmoid_grad,
     [GB_OP_TANH_GRAD] = gen_tanh_grad,
     [GB_OP_ADD] = gen_binary,
@@ -696,6 +759,10 @@ static const op_case_gen op_cases[GB_OP_COUNT] = {
     [GB_OP_MATMUL] = gen_matmul,
     [GB_OP_BLOCK_LSTM] = gen_block_lstm,
     [GB_OP_BLOCK_LSTM_GRAD] = gen_block_lstm_grad,
+    [GB_OP_LAYER_NORM] = gen_layer_norm,
+    [GB_OP_DOT_PRODUCT_ATTENTION] = gen_attention,
+    [GB_OP_DOT_PRODUCT_ATTENTION_GRAD] = gen_attention_grad,
+    [GB_OP_LAYER_NORM_GRAD] = gen_layer_norm_grad,
     [GB_OP_CONV2D] = gen_conv2d,
     [GB_OP_CONV2D_BACKPROP_INPUT] = gen_conv2d_backprop_input,
     [GB_OP_CONV2D_BACKPROP_FILTER] = gen_conv2d_backprop_filter,
@@ -707,6 +774,8 @@ static const op_case_gen op_cases[GB_OP_COUNT] = {
     [GB_OP_LOG_SOFTMAX] = gen_log_softmax,
     [GB_OP_SPARSE_SOFTMAX_XENT] = gen_sparse_xent,
     [GB_OP_SOFTMAX_XENT] = gen_softmax_xent,
+    [GB_OP_SOFTMAX_GRAD] = gen_softmax_grad,
+    [GB_OP_MASKED_SOFTMAX] = gen_masked_softmax,
     [GB_OP_RANDOM_UNIFORM] = gen_random,
     [GB_OP_RANDOM_NORMAL] = gen_random,
     [GB_OP_TRUNCATED_NORMAL] = gen_random,

@@ -123,6 +123,15 @@ static bool call_backward(const tape_rec *r, gb_tensor **dys, const bool *needs,
     return fn(&ctx, dx) && gb_ok();
 }
 
+/* Whether r's op reads a missing gradient of its later outputs as zeros
+ * itself (its built-in gradient, not one registered in its place): no
+ * tensor of zeros is made for them (an attention's weights, [B, H, T, T],
+ * are rarely part of the loss). */
+static bool takes_missing_dys(const tape_rec *r) {
+    return r->op != CUSTOM_OP && (gb_op_table[r->op]->flags & GB_OPF_OPTIONAL_DYS) &&
+           gb__grad_fn((gb_op_id)r->op) == gb_op_table[r->op]->grad;
+}
+
 /* Gradient functions may be the user's (registered or custom): their
  * wrapped calls must not leave their lines as the call site. */
 static bool run_backward(const tape_rec *r, gb_tensor **dys, const bool *needs, gb_tensor **dx) {
@@ -186,7 +195,7 @@ static bool backprop_record(grad_map *m, const tape_rec *r) {
     bool ok = true;
     grad_scope outer = grad_scope_enter(r);
     for (int k = 0; needed && k < r->nout; k++)
-        if (!dys[k]) ok = (dys[k] = gb__fill_like(r->out[k], 0.0)) != NULL;
+        if (!dys[k] && !(k > 0 && takes_missing_dys(r))) ok = (dys[k] = gb__fill_like(r->out[k], 0.0)) != NULL;
     ok = ok && (!needed || run_backward(r, dys, needs, dx));
     gb__tl_backward_label = accumulate_label;
     for (int j = 0; ok && needed && j < r->nin; j++) {

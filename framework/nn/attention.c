@@ -5,10 +5,11 @@
  * query/bias [heads, key_dim], the same for key and value (value_dim),
  * attention_output/kernel [heads, value_dim, out] and its bias [out]. A
  * call is matrix products over reshapes of them (each projection one GEMM
- * over [batch * time, dim]), the scores q k^T / sqrt(key_dim) per head as
- * one batched product, gb_masked_softmax over the keys allowed (the
- * attention mask and the causal one together), dropout on the weights
- * while training, then the weighted values and the output projection.
+ * over [batch * time, dim]), then per head the scores q k^T / sqrt(key_dim),
+ * a masked softmax over the keys allowed (the attention mask and the
+ * causal one together) and the weighted values — one DotProductAttention
+ * op, or, with dropout on the weights while training, the same from
+ * ops — and the output projection.
  *
  * Inputs: (query), (query, value), (query, value, key) or (query, value,
  * key, attention_mask [batch, Tq, Tv] bool). Weights are built from the
@@ -67,13 +68,35 @@ static bool mha_build(gb_module *m, gb_dtype dt, int rank, const int64_t *shape)
     return true;
 }
 
-/* x [B, T, dim] projected by part p to [B, heads, T, width]. */
+/* x [B, T, dim] projected by part p to [B, T, heads, width]. */
 static gb_tensor *project(const mha_state *s, int p, gb_tensor *x, int64_t width) {
     int64_t hw = s->heads * width;
     gb_tensor *y = gb_matmul(x, gb_reshape(gb_variable_value(s->kernel[p]), 2, (int64_t[]){s->dim, hw}));
     if (s->use_bias) y = gb_add(y, gb_reshape(gb_variable_value(s->bias[p]), 1, &hw));
-    y = gb_reshape(y, 4, (int64_t[]){gb_dim(x, 0), gb_dim(x, 1), s->heads, width});
-    return gb_transpose(y, (int64_t[]){0, 2, 1, 3}, 4);
+    return gb_reshape(y, 4, (int64_t[]){gb_dim(x, 0), gb_dim(x, 1), s->heads, width});
+}
+
+/* [B, T, heads, width] as [B, heads, T, width], and back. */
+static gb_tensor *swap_time_heads(gb_tensor *x) { return gb_transpose(x, (int64_t[]){0, 2, 1, 3}, 4); }
+
+/* The attended values [B, Tq, heads, value_dim] and the weights [B,
+ * heads, Tq, Tv]. Without dropout, one DotProductAttention op
+ * (ops/attention.c: each head's scores made, softmaxed and applied in
+ * cache, q, k and v read in place); dropping weights while training, the
+ * same from ops with the dropout between. */
+static gb_tensor *attend(gb_module *m, gb_tensor *q, gb_tensor *k, gb_tensor *v, gb_tensor *ok, bool training,
+                         gb_tensor **weights_out) {
+    mha_state *s = gb_module_state(m);
+    double scale = 1.0 / sqrt((double)s->key_dim);
+    bool dropping = training && s->dropout > 0;
+    if (!dropping) return gb__dot_product_attention(q, k, v, ok, scale, weights_out);
+    gb_tensor *qh = gb_mul(swap_time_heads(q), gb_scalar(gb_tensor_dtype(q), scale));
+    gb_tensor *scores = gb_matmul_t(qh, swap_time_heads(k), false, true);    /* [B, H, Tq, Tv] */
+    gb_tensor *weights = ok ? gb_masked_softmax(scores, ok) : gb_softmax(scores, -1);
+    gb_tensor *dropped = dropping ? gb_dropout(weights, s->dropout, gb__nn_mix_seed(gb_module_seed(m), ++s->calls))
+                                  : weights;
+    *weights_out = weights;
+    return swap_time_heads(gb_matmul(dropped, swap_time_heads(v)));         /* [B, Tq, H, V] */
 }
 
 /* Query i may see keys j <= i: a constant [Tq, Tv] (Keras' causal mask). */
@@ -129,16 +152,11 @@ static int mha_call(gb_module *m, int nin, gb_tensor *const *in, gb_tensor **out
         return -1;
     }
     int64_t tq = gb_dim(q, 1), tv = gb_dim(v, 1);
-    gb_tensor *qh = gb_mul(project(s, Q, q, s->key_dim),
-                           gb_scalar(gb_tensor_dtype(q), 1.0 / sqrt((double)s->key_dim)));
-    gb_tensor *kh = project(s, K, k, s->key_dim), *vh = project(s, V, v, s->value_dim);
-    gb_tensor *scores = gb_matmul_t(qh, kh, false, true);            /* [B, H, Tq, Tv] */
+    gb_tensor *qh = project(s, Q, q, s->key_dim), *kh = project(s, K, k, s->key_dim);
+    gb_tensor *vh = project(s, V, v, s->value_dim), *weights = NULL;
     gb_tensor *ok = allowed(m, mask, tq, tv);
-    gb_tensor *weights = ok ? gb_masked_softmax(scores, ok) : gb_softmax(scores, -1);
-    gb_tensor *dropped = training && s->dropout > 0
-                             ? gb_dropout(weights, s->dropout, gb__nn_mix_seed(gb_module_seed(m), ++s->calls))
-                             : weights;
-    gb_tensor *o = gb_transpose(gb_matmul(dropped, vh), (int64_t[]){0, 2, 1, 3}, 4); /* [B, Tq, H, V] */
+    if (s->causal && !ok) return -1;
+    gb_tensor *o = attend(m, qh, kh, vh, ok, training, &weights);  /* [B, Tq, H, V] */
     int64_t hv = s->heads * s->value_dim, width = s->out_dim ? s->out_dim : s->dim;
     o = gb_matmul(gb_reshape(o, 3, (int64_t[]){gb_dim(q, 0), tq, hv}),
                   gb_reshape(gb_variable_value(s->kernel[O]), 2, (int64_t[]){hv, width}));

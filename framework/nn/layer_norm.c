@@ -3,7 +3,9 @@
  * Each sample is normalized over its last axis with its own mean and
  * (biased) variance, then scaled by gamma and shifted by beta ([C] each):
  * no batch statistics, so training and inference compute the same thing.
- * Gradients come from autodiff of the composed ops.
+ * The call is one LayerNorm op (ops/layer_norm.c), its gradient one
+ * LayerNormGrad; without scale or center it gets ones or zeros for gamma
+ * or beta, constants that take no gradient.
  */
 #include <math.h>
 #include <stdio.h>
@@ -48,14 +50,10 @@ static bool layer_norm_build(gb_module *m, gb_dtype dt, int rank, const int64_t 
 static gb_tensor *layer_norm_call(gb_module *m, gb_tensor *x, bool training) {
     (void)training;
     const layer_norm_state *s = gb_module_state(m);
-    int64_t last = gb_rank(x) - 1;
-    gb_tensor *mean = gb_reduce_mean(x, &last, 1, true);
-    gb_tensor *centered = gb_sub(x, mean);
-    gb_tensor *var = gb_reduce_mean(gb_square(centered), &last, 1, true);
-    gb_tensor *y = gb_mul(centered, gb_rsqrt(gb_add_scalar(var, s->epsilon)));
-    if (s->scale) y = gb_mul(y, gb_variable_value(s->gamma));
-    if (s->center) y = gb_add(y, gb_variable_value(s->beta));
-    return y;
+    gb_dtype dt = gb_tensor_dtype(x);
+    gb_tensor *gamma = s->scale ? gb_variable_value(s->gamma) : gb_ones(dt, 1, &s->channels);
+    gb_tensor *beta = s->center ? gb_variable_value(s->beta) : gb_zeros(dt, 1, &s->channels);
+    return gb__layer_norm(x, gamma, beta, s->epsilon);
 }
 
 static bool layer_norm_get_config(gb_module *m, gb_config *c) {

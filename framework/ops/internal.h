@@ -51,6 +51,9 @@ enum {
     GB_OPF_NO_RECORD = 1u << 4,   /* tapes do not see through it (StopGradient) */
     GB_OPF_INPLACE = 1u << 5,     /* its output may take the memory of an input that
                                    * dies at it (the memory plan's in-place reuse) */
+    GB_OPF_OPTIONAL_DYS = 1u << 7, /* its built-in gradient reads a NULL gradient of an output
+                                    * after the first as zeros: the tape passes NULL instead of
+                                    * filling a tensor (DotProductAttention's weights) */
     GB_OPF_ALLOCATES = 1u << 6,   /* the kernel makes its outputs in the current scope: their
                                    * shapes are known only once it ran (If, While) */
 };
@@ -309,7 +312,7 @@ gb_tensor *gb__fill_like(gb_tensor *t, double value);
 gb_tensor *gb__sum_to_shape(gb_tensor *g, int rank, const int64_t *shape);
 gb_tensor *gb__sum_to(gb_tensor *g, const gb_tensor *like);
 
-/* ---- ops the layers call directly (ops/lstm.c) ------------------------------------ */
+/* ---- ops the layers call directly (ops/lstm.c, layer_norm.c, attention.c) -------------- */
 
 /* Keras' default LSTM (sigmoid gates, tanh) over xw = x @ kernel + bias
  * [batch, T, 4 units], its steps in the order processed, from h0 and c0
@@ -317,5 +320,22 @@ gb_tensor *gb__sum_to(gb_tensor *g, const gb_tensor *like);
  * op whose gradient is one BlockLSTMGrad for the whole sequence. */
 bool gb__block_lstm(gb_tensor *xw, gb_tensor *rec, gb_tensor *h0, gb_tensor *c0, gb_tensor **hs,
                     gb_tensor **cs);
+
+/* (x - mean) / sqrt(var + epsilon) * gamma + beta over x's last axis
+ * (LayerNormalization), as one LayerNorm op (ops/layer_norm.c) whose
+ * gradient is one LayerNormGrad. */
+gb_tensor *gb__layer_norm(gb_tensor *x, gb_tensor *gamma, gb_tensor *beta, double epsilon);
+
+/* softmax(scale q k^T, where mask allows) v per head over q [B, Tq, H, dk],
+ * k [B, Tv, H, dk], v [B, Tv, H, dv] (mask NULL: all; else bool,
+ * broadcasting to [B, H, Tq, Tv]): [B, Tq, H, dv] and, into *weights
+ * unless NULL, the weights [B, H, Tq, Tv], as one DotProductAttention op
+ * (ops/attention.c) whose gradient is one DotProductAttentionGrad. */
+gb_tensor *gb__dot_product_attention(gb_tensor *q, gb_tensor *k, gb_tensor *v, gb_tensor *mask, double scale,
+                                     gb_tensor **weights);
+
+/* y * (dy - sum(dy * y)) over the last axis: the gradient of a softmax y
+ * (plain or masked) as one SoftmaxGrad op (ops/softmax.c). */
+gb_tensor *gb__softmax_grad(gb_tensor *y, gb_tensor *dy);
 
 #endif

@@ -9,6 +9,9 @@
  * by the incoming gradient), so they are themselves differentiable and
  * second derivatives work.
  *
+ * Softmax's gradient over the last axis is one SoftmaxGrad op (a pass
+ * per row, ops/softmax_rows.h), MaskedSoftmax's too (ops/masked_softmax.c).
+ *
  * Attributes: Softmax/LogSoftmax i[0] axis; the losses take none.
  * Inputs of the losses: (labels, logits), as the public functions.
  */
@@ -16,8 +19,8 @@
 #include <stdio.h>
 
 #include "core/parallel.h"
-#include "ops/fast_math.h"
 #include "ops/internal.h"
+#include "ops/softmax_rows.h"
 
 enum { A_AXIS = 0 };
 
@@ -53,47 +56,18 @@ static axis_view view_around(const gb_tensor *x, int axis) {
     return v;
 }
 
-/* The maximum and the sum of a contiguous row, in LANES running
- * partials combined at the end: a single running max or sum is a chain
- * of dependent scalar operations the compiler may not reorder (float
- * addition is not associative, and the build keeps IEEE semantics), so
- * it would stay scalar; LANES independent ones are one vector. A NaN is
- * skipped by the max as by the one-accumulator loop (x > m is false). */
-enum { LANES = 16 };
-#define DEFINE_ROW_REDUCTIONS(T, SUFFIX)                                                           \
-    static T row_max_##SUFFIX(const T *x, int64_t n) {                                             \
-        T lane[LANES], m = -INFINITY;                                                              \
-        for (int l = 0; l < LANES; l++) lane[l] = -INFINITY;                                       \
-        int64_t j = 0;                                                                             \
-        for (; j + LANES <= n; j += LANES)                                                         \
-            for (int l = 0; l < LANES; l++) lane[l] = x[j + l] > lane[l] ? x[j + l] : lane[l];     \
-        for (int l = 0; l < LANES; l++) m = lane[l] > m ? lane[l] : m;                             \
-        for (; j < n; j++) m = x[j] > m ? x[j] : m;                                                \
-        return m;                                                                                  \
-    }                                                                                              \
-    static T row_sum_##SUFFIX(const T *x, int64_t n) {                                             \
-        T lane[LANES] = {0}, s = 0;                                                                \
-        int64_t j = 0;                                                                             \
-        for (; j + LANES <= n; j += LANES)                                                         \
-            for (int l = 0; l < LANES; l++) lane[l] += x[j + l];                                   \
-        for (int l = 0; l < LANES; l++) s += lane[l];                                              \
-        for (; j < n; j++) s += x[j];                                                              \
-        return s;                                                                                  \
-    }
-DEFINE_ROW_REDUCTIONS(float, f32)
-DEFINE_ROW_REDUCTIONS(double, f64)
 
-/* One row (n values, stride `st`): y = softmax(x) or log_softmax(x). The
- * exp of a contiguous float row is the inline one of ops/fast_math.h, so
- * the loop vectorizes (an attention layer exponentiates B*H*T*T values),
- * as do its max and sum (row_max, row_sum above). */
-#define DEFINE_SOFTMAX_ROW(T, SUFFIX, EXP, LOG, EXP_CONTIGUOUS)                                    \
+/* One row (n values, stride `st`): y = softmax(x) or log_softmax(x). A
+ * contiguous softmax row is the vector kernel's (ops/isa/softmax_rows.c,
+ * compiled per ISA level); strided rows and log-softmax rows stay here. */
+#define DEFINE_SOFTMAX_ROW(T, SUFFIX, EXP, LOG)                                                    \
     static void softmax_row_##SUFFIX(const T *x, T *y, int64_t n, int64_t st, bool log_out) {      \
+        if (st == 1 && !log_out) {                                                                 \
+            gb__softmax_row_##SUFFIX(x, NULL, y, n);                                               \
+            return;                                                                                \
+        }                                                                                          \
         T m = -INFINITY;                                                                           \
-        if (st == 1)                                                                               \
-            m = row_max_##SUFFIX(x, n);                                                            \
-        else                                                                                       \
-            for (int64_t j = 0; j < n; j++) m = x[j * st] > m ? x[j * st] : m;                     \
+        for (int64_t j = 0; j < n; j++) m = x[j * st] > m ? x[j * st] : m;                         \
         T s = 0;                                                                                   \
         if (log_out) {                                                                             \
             for (int64_t j = 0; j < n; j++) s += EXP(x[j * st] - m);                               \
@@ -101,12 +75,7 @@ DEFINE_ROW_REDUCTIONS(double, f64)
             for (int64_t j = 0; j < n; j++) y[j * st] = x[j * st] - lse;                           \
             return;                                                                                \
         }                                                                                          \
-        if (st == 1) {                                                                             \
-            for (int64_t j = 0; j < n; j++) y[j] = EXP_CONTIGUOUS(x[j] - m);                       \
-            s = row_sum_##SUFFIX(y, n);                                                            \
-        } else {                                                                                   \
-            for (int64_t j = 0; j < n; j++) s += (y[j * st] = EXP(x[j * st] - m));                 \
-        }                                                                                          \
+        for (int64_t j = 0; j < n; j++) s += (y[j * st] = EXP(x[j * st] - m));                     \
         T inv = 1 / s;                                                                             \
         for (int64_t j = 0; j < n; j++) y[j * st] *= inv;                                          \
     }                                                                                              \
@@ -118,8 +87,8 @@ DEFINE_ROW_REDUCTIONS(double, f64)
             softmax_row_##SUFFIX(x + base, y + base, v.n, v.inner, log_out);                       \
         }                                                                                          \
     }
-DEFINE_SOFTMAX_ROW(float, f32, expf, logf, gb__expf_fast)
-DEFINE_SOFTMAX_ROW(double, f64, exp, log, exp)
+DEFINE_SOFTMAX_ROW(float, f32, expf, logf)
+DEFINE_SOFTMAX_ROW(double, f64, exp, log)
 
 /* Rows split across the pool when there are enough values to pay. */
 typedef struct softmax_job {
@@ -165,10 +134,15 @@ static int64_t grad_axis(const gb_grad_ctx *ctx) {
     return axis < 0 ? axis + ctx->inputs[0]->rank : axis;
 }
 
-/* y = softmax(x): dx = y * (dy - sum(dy * y, axis)) */
+/* y = softmax(x): dx = y * (dy - sum(dy * y, axis)); over the last axis
+ * one SoftmaxGrad (a pass per row), over another the same from ops. */
 static bool grad_softmax(const gb_grad_ctx *ctx, gb_tensor **dx) {
     gb_tensor *y = ctx->outputs[0], *dy = ctx->dys[0];
     int64_t axis = grad_axis(ctx);
+    if (axis == y->rank - 1) {
+        dx[0] = gb__softmax_grad(y, dy);
+        return dx[0] != NULL;
+    }
     gb_tensor *dot = gb_reduce_sum(gb_mul(dy, y), &axis, 1, true);
     dx[0] = gb_mul(y, gb_sub(dy, dot));
     return dx[0] != NULL;
@@ -197,6 +171,84 @@ const gb_op_def gb_opdef_log_softmax = {
     .kernel = kernel_log_softmax,
     .grad = grad_log_softmax,
 };
+
+/* ---- SoftmaxGrad: the backward of a softmax over the last axis ------------------------- */
+
+/* (y, dy): a softmax's output and its gradient, the same shape. */
+static int infer_softmax_grad(const gb_op_call *c, gb_out_desc *out) {
+    const gb_tensor *y = c->in[0], *dy = c->in[1];
+    char a[96], b[96];
+    if (!gb_dtype_is_float(y->dtype) || dy->dtype != y->dtype) {
+        gb__op_error(c, GB_ERR_DTYPE, "%s: y and dy must both be float32 or both float64, got %s and %s",
+                     c->def->name, gb_dtype_name(y->dtype), gb_dtype_name(dy->dtype));
+        return -1;
+    }
+    if (y->rank < 1 || !gb__shapes_match(y->rank, y->shape, dy->rank, dy->shape)) {
+        gb__op_error(c, GB_ERR_SHAPE, "%s: y %s and dy %s must have the same shape, of rank >= 1",
+                     c->def->name, gb__shape_fmt(y->rank, y->shape, a, sizeof a),
+                     gb__shape_fmt(dy->rank, dy->shape, b, sizeof b));
+        return -1;
+    }
+    out[0].dtype = y->dtype;
+    out[0].rank = y->rank;
+    for (int d = 0; d < y->rank; d++) out[0].shape[d] = gb__dims_merge(y->shape[d], dy->shape[d]);
+    return 1;
+}
+
+typedef struct softmax_grad_job {
+    const void *y, *dy;
+    void *dx;
+    int64_t n;
+    bool f32;
+} softmax_grad_job;
+
+static void softmax_grad_part(void *ctx, int64_t r0, int64_t r1, int worker) {
+    (void)worker;
+    const softmax_grad_job *j = ctx;
+    for (int64_t r = r0; r < r1; r++)
+        if (j->f32)
+            gb__softmax_grad_row_f32((const float *)j->y + r * j->n, (const float *)j->dy + r * j->n,
+                                     (float *)j->dx + r * j->n, j->n);
+        else
+            gb__softmax_grad_row_f64((const double *)j->y + r * j->n, (const double *)j->dy + r * j->n,
+                                     (double *)j->dx + r * j->n, j->n);
+}
+
+static bool kernel_softmax_grad(const gb_op_call *c, gb_tensor **out) {
+    const gb_tensor *y = c->in[0];
+    int64_t n = y->shape[y->rank - 1], rows = n ? y->size / n : 0;
+    softmax_grad_job j = {y->data, c->in[1]->data, out[0]->data, n, y->dtype == GB_F32};
+    if (rows > 0) gb__parallel_for(rows, PARALLEL_MIN_VALUES / 2 / (n ? n : 1) + 1, softmax_grad_part, &j);
+    return true;
+}
+
+/* z = y * (g - s), s = sum(g * y) over the last axis; with u = dz:
+ *   dg = y * (u - sum(u * y)) = SoftmaxGrad(y, u)
+ *   dy = u * (g - s) - g * sum(u * y) */
+static bool grad_softmax_grad(const gb_grad_ctx *ctx, gb_tensor **dx) {
+    gb_tensor *y = ctx->inputs[0], *g = ctx->inputs[1], *u = ctx->dys[0];
+    if (ctx->needs_grad[0]) {
+        gb_tensor *s = gb_reduce_sum(gb_mul(g, y), GB_AXES(-1), true);
+        gb_tensor *uy = gb_reduce_sum(gb_mul(u, y), GB_AXES(-1), true);
+        dx[0] = gb_sub(gb_mul(u, gb_sub(g, s)), gb_mul(g, uy));
+    }
+    if (ctx->needs_grad[1]) dx[1] = gb__softmax_grad(y, u);
+    return gb_ok();
+}
+
+const gb_op_def gb_opdef_softmax_grad = {
+    .name = "SoftmaxGrad",
+    .arity = 2,
+    .inputs_doc = "y (a softmax over the last axis), dy",
+    .infer = infer_softmax_grad,
+    .kernel = kernel_softmax_grad,
+    .grad = grad_softmax_grad,
+};
+
+gb_tensor *gb__softmax_grad(gb_tensor *y, gb_tensor *dy) {
+    gb_tensor *in[2] = {y, dy};
+    return gb__op1(GB_OP_SOFTMAX_GRAD, in, 2, NULL);
+}
 
 gb_tensor *gb_softmax(gb_tensor *logits, int64_t axis) {
     gb_attrs a = {.ni = 1};

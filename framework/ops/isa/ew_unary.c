@@ -1,6 +1,6 @@
 /* ops/isa/ew_unary.c — the kernels of the elementwise unary ops (Neg ...
  * Softplus) and of the fused gradient helpers (ReluGrad, SigmoidGrad,
- * TanhGrad), compiled once per ISA level (core/isa.h); ops/unary.c holds
+ * TanhGrad, GeluGrad), compiled once per ISA level (core/isa.h); ops/unary.c holds
  * the ops themselves and picks the table of the level in force.
  *
  * Every math op is an expression over the element type, stamped out per
@@ -123,11 +123,17 @@ const gb_ew_map_table GB_ISA_SYM(gb__ew_map_kernels) = {{
     [GB_OP_SOFTPLUS] = {GB_EW_FLOAT_TYPES(ENTRY, softplus)},
 }};
 
-/* ---- fused gradient helpers: ReluGrad(dy, x), SigmoidGrad(y, dy), TanhGrad(y, dy) ---- */
+/* ---- fused gradient helpers: ReluGrad(dy, x), SigmoidGrad(y, dy), TanhGrad(y, dy),
+ * GeluGrad(dy, x) ---- */
 
 #define E_relu_grad(T, a, b) ((b) > 0 ? (a) : (T)0)
 #define E_sigmoid_grad(T, a, b) ((b) * (a) * ((T)1 - (a)))
 #define E_tanh_grad(T, a, b) ((b) * ((T)1 - (a) * (a)))
+/* exact GELU's derivative Phi(x) + x phi(x), phi(x) = e^(-x^2/2) / sqrt(2 pi);
+ * float's exp the vectorizing one of ops/fast_math.h (0 below -87) */
+#define GELU_EXP(x) _Generic((x), float: gb__expf_fast((float)(x)), default: exp(x))
+#define E_gelu_grad(T, a, b)                                                                  \
+    ((a) * (NORMAL_CDF(T, b) + (b) * (T)0.3989422804014327 * GELU_EXP((T)-0.5 * (b) * (b))))
 
 #define GEN_PAIR(op, DT, sfx, T, U, CL)                                                       \
     static void op##_##sfx(int64_t n, const void *pa, const void *pb, void *pr) {             \
@@ -138,10 +144,12 @@ const gb_ew_map_table GB_ISA_SYM(gb__ew_map_kernels) = {{
 GB_EW_FLOAT_TYPES(GEN_PAIR, relu_grad)
 GB_EW_FLOAT_TYPES(GEN_PAIR, sigmoid_grad)
 GB_EW_FLOAT_TYPES(GEN_PAIR, tanh_grad)
+GB_EW_FLOAT_TYPES(GEN_PAIR, gelu_grad)
 
 const gb_ew_pair_table GB_ISA_SYM(gb__ew_pair_kernels) = {{
     [GB_OP_RELU_GRAD] = {GB_EW_FLOAT_TYPES(ENTRY, relu_grad)},
     [GB_OP_SIGMOID_GRAD] = {GB_EW_FLOAT_TYPES(ENTRY, sigmoid_grad)},
     [GB_OP_TANH_GRAD] = {GB_EW_FLOAT_TYPES(ENTRY, tanh_grad)},
+    [GB_OP_GELU_GRAD] = {GB_EW_FLOAT_TYPES(ENTRY, gelu_grad)},
 }};
 #undef ENTRY
