@@ -2,19 +2,21 @@
  * (debug/health*.c), which never see a layer.
  *
  * Every step hands its loss to the spike detector. A check step (every
- * `interval` steps, gb_health_options) asks the step for its gradients —
- * the mechanism callbacks use, so a traced step returns them as outputs
- * (one more trace, made once) and both modes give the same figures —
- * keeps each weight's value from before the step (a variable's value is
- * a value: the update does not change it), and after the step measures
- * per layer, in the model's order: each variable's gradient, weight and
- * update norms; and, by running the first 32 samples of the step's batch
- * through the layers of a Sequential model in inference mode, each ReLU
- * layer's dead units (zero for every one of them) and each sigmoid or
- * tanh layer's saturated outputs. Measuring on the check step's batch, not every batch
- * of the interval, keeps the cost of the steps between checks at one
- * loss read. Functional models get every figure but the outputs' (their
- * layers' outputs are not at hand outside the graph).
+ * `interval` steps, gb_health_options) runs the step's check variant: it
+ * returns the gradients — the mechanism callbacks use — and, read from
+ * the step's own forward pass while it runs (an output watcher of nn),
+ * each ReLU layer's dead units (zero for every sample and position of the
+ * batch) and each sigmoid or tanh layer's saturated outputs, counted in
+ * the step (a reduction each, one small tensor out). Traced, the variant
+ * is a second program of the train function, made once; eager, the same
+ * ops run, so both modes give the same figures. The check step also keeps
+ * each weight's value from before it (a variable's value is a value: the
+ * update does not change it), and after it measures per layer, in the
+ * model's order, each variable's gradient, weight and update norms.
+ * Measuring on the check step's batch, not every batch of the interval,
+ * keeps the cost of the steps between checks at one loss read, and that
+ * of a check step at a few passes over the weights and the activations:
+ * no second forward pass.
  *
  * In a distributed fit rank 0 checks, on the gradients averaged over the
  * ranks (what the update used); every rank takes part in the check steps,
@@ -34,6 +36,12 @@ typedef struct hf_layer {
     gb_module *module;
     gb__health_act act;
     int first, count;          /* its variables in vars[] */
+    /* Its output's figure (ReLU, sigmoid, tanh layers): the count made
+     * while the step body runs, its index in the step's figures (-1:
+     * none), its units (the last axis) and values per sample. */
+    gb_tensor *fig;
+    int slot;
+    int64_t units, per_sample;
 } hf_layer;
 
 struct gb__health_fit {
@@ -47,7 +55,7 @@ struct gb__health_fit {
     hf_layer *layers;
     gb__health_layer *out;
     int nlayers;
-    bool sequential;
+    int64_t generation;        /* of the map: each one made counts 1, 2, ... */
     bool check, user_wants;    /* this step is a check step; a callback asked for gradients */
     bool checked;              /* a check ran: the first is behind */
     /* A distributed fit: every rank takes part when rank 0 checks (agreed
@@ -137,7 +145,7 @@ static bool map_model(gb__health_fit *h, gb_module *model) {
         int n = 0;
         gb_variable *const *vs = gb_module_variables(m, &n);
         hf_layer *l = &h->layers[h->nlayers++];
-        *l = (hf_layer){.module = m, .act = act_of(m), .first = h->nvars};
+        *l = (hf_layer){.module = m, .act = act_of(m), .first = h->nvars, .slot = -1};
         for (int k = 0; k < n; k++) {
             int g = index_of(train, ntrain, vs[k]);
             if (g < 0 && role_of(vs[k]) != GB__HEALTH_MOVING_VARIANCE) continue;
@@ -147,7 +155,7 @@ static bool map_model(gb__health_fit *h, gb_module *model) {
         l->count = h->nvars - l->first;
     }
     h->ntrainable = ntrain;
-    h->sequential = !strcmp(gb_module_class_name(model), "Sequential");
+    h->generation++;
     return gb_ok();
 }
 
@@ -262,54 +270,87 @@ static void measure_variables(gb__health_fit *h, const gb_train_state *s) {
     }
 }
 
-/* Dead units (ReLU) or saturated outputs (sigmoid, tanh) of y, a layer's
- * output; units are the features of the last axis. */
-static void measure_output(gb__health_layer *l, const gb_tensor *y, double eps) {
-    int64_t n = gb_size(y), units = gb_rank(y) ? gb_dim(y, -1) : 1;
-    if (n <= 0 || units <= 0) return;
-    const float *f = gb_data_f32(y);
-    l->has_output = true;
-    l->values = n;
-    if (l->act == GB__HEALTH_ACT_RELU) {
-        bool *alive = calloc((size_t)units, sizeof *alive);
-        if (!alive) return;
-        for (int64_t i = 0; i < n; i++)
-            if ((f ? f[i] : gb_get(y, i)) != 0) alive[i % units] = true;
-        int64_t dead = 0;
-        for (int64_t u = 0; u < units; u++) dead += !alive[u];
-        free(alive);
-        l->units = units, l->dead_units = dead;
-        return;
-    }
-    double lo = l->act == GB__HEALTH_ACT_SIGMOID ? eps : -1 + eps, hi = 1 - eps;
-    int64_t sat = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double x = f ? f[i] : gb_get(y, i);
-        sat += x < lo || x > hi;
-    }
-    l->units = units, l->saturated_values = sat;
+int64_t gb__health_fit_variant(const gb__compiled *c) {
+    return c->health && c->health->check ? c->health->generation : 0;
 }
 
-/* Samples of the check step's batch the outputs are measured on: enough
- * that a unit zero on all of them is dead, not unlucky, and few enough
- * that a CNN's check costs a fraction of a step. */
-enum { PROBE_SAMPLES = 32 };
+/* A layer's output figure, counted in the step: a ReLU layer's dead units
+ * (those whose largest value over the batch and every position is 0), a
+ * sigmoid's or tanh's outputs within saturation_eps of an asymptote. The
+ * tape never sees these ops: they start from a stopped gradient. */
+static gb_tensor *output_figure(hf_layer *l, gb_tensor *y) {
+    int rank = gb_rank(y);
+    gb_dtype dt = gb_tensor_dtype(y);
+    l->units = rank ? gb_dim(y, -1) : 1;
+    l->per_sample = 1;
+    for (int d = 1; d < rank; d++) l->per_sample *= gb_dim(y, d);
+    y = gb_stop_gradient(y);
+    gb_tensor *hit;
+    if (l->act == GB__HEALTH_ACT_RELU) {
+        int64_t axes[GB_MAX_RANK];
+        for (int d = 0; d < rank - 1; d++) axes[d] = d;
+        gb_tensor *top = rank > 1 ? gb_reduce_max(y, axes, rank - 1, false) : y;
+        hit = gb_cast(gb_equal(top, gb_scalar(dt, 0)), GB_F32);
+    } else {
+        double eps = gb_health_get_options().saturation_eps;
+        double lo = l->act == GB__HEALTH_ACT_SIGMOID ? eps : -1 + eps, hi = 1 - eps;
+        hit = gb_add(gb_cast(gb_less(y, gb_scalar(dt, lo)), GB_F32),
+                     gb_cast(gb_greater(y, gb_scalar(dt, hi)), GB_F32));
+    }
+    return gb_reshape(gb_reduce_sum(hit, NULL, 0, false), 1, (int64_t[]){1});
+}
 
-/* The batch's first samples through a Sequential model's layers, one at
- * a time, in inference mode (no dropout, BatchNorm's moving statistics,
- * nothing updated), up to the last layer measured. */
-static void measure_outputs(gb__health_fit *h, const gb__io *x) {
-    if (!h->sequential || x->n != 1 || !x->t[0] || gb_rank(x->t[0]) < 1) return;
-    int last = -1;
-    for (int i = 0; i < h->nlayers; i++)
-        if (h->layers[i].act != GB__HEALTH_ACT_NONE) last = i;
-    if (last < 0) return;
-    double eps = gb_health_get_options().saturation_eps;
-    gb_tensor *y = x->t[0];
-    if (gb_dim(y, 0) > PROBE_SAMPLES) y = gb__rows(y, 0, PROBE_SAMPLES);
-    for (int i = 0; i <= last && y; i++) {
-        y = gb_module_call(h->layers[i].module, y, false);
-        if (y && h->layers[i].act != GB__HEALTH_ACT_NONE) measure_output(&h->out[i], y, eps);
+static void watch_output(gb_module *m, gb_tensor *y, void *user) {
+    gb__health_fit *h = user;
+    if (!gb_ok()) return;
+    for (int i = 0; i < h->nlayers; i++) {
+        hf_layer *l = &h->layers[i];
+        if (l->module != m || l->act == GB__HEALTH_ACT_NONE) continue;
+        l->fig = output_figure(l, y);   /* a layer called twice: its last call */
+        return;
+    }
+}
+
+gb__output_watch gb__health_fit_watch(gb__compiled *c, int64_t variant) {
+    gb__health_fit *h = c->health;
+    if (!variant || !h) return gb__module_watch_outputs((gb__output_watch){0});
+    for (int i = 0; i < h->nlayers; i++) h->layers[i].fig = NULL;
+    return gb__module_watch_outputs((gb__output_watch){.fn = watch_output, .user = h});
+}
+
+gb_tensor *gb__health_fit_unwatch(gb__compiled *c, gb__output_watch was) {
+    gb__output_watch mine = gb__module_watch_outputs(was);
+    gb__health_fit *h = c->health;
+    if (!mine.fn || !h) return NULL;
+    gb_tensor *figs[GB_FUNCTION_MAX_INPUTS];
+    int n = 0;
+    for (int i = 0; i < h->nlayers; i++) {
+        hf_layer *l = &h->layers[i];
+        l->slot = -1;
+        if (!l->fig || n == GB_FUNCTION_MAX_INPUTS) continue;   /* beyond: not measured */
+        l->slot = n;
+        figs[n++] = l->fig;
+        l->fig = NULL;
+    }
+    return n ? gb_concat(figs, n, 0) : NULL;
+}
+
+/* The activation figures of the step (out->health) into its layers;
+ * rows: the samples of the batch. */
+static void read_outputs(gb__health_fit *h, const gb_tensor *figs, int64_t rows) {
+    int64_t n = figs ? gb_size(figs) : 0;
+    for (int i = 0; i < h->nlayers; i++) {
+        const hf_layer *l = &h->layers[i];
+        gb__health_layer *o = &h->out[i];
+        if (l->slot < 0 || l->slot >= n) continue;
+        int64_t count = (int64_t)gb_get(figs, l->slot);
+        o->has_output = true;
+        o->units = l->units;
+        o->values = l->per_sample * rows;
+        if (l->act == GB__HEALTH_ACT_RELU)
+            o->dead_units = count;
+        else
+            o->saturated_values = count;
     }
 }
 
@@ -379,7 +420,7 @@ void gb__health_fit_after(gb__compiled *c, const gb__io *x, const gb__step_out *
         h->out[i] = (gb__health_layer){.name = gb_module_name(l->module), .vars = h->figs + l->first,
                                        .nvars = l->count, .act = l->act};
     }
-    measure_outputs(h, x);
+    read_outputs(h, out->health, x->n && x->t[0] && gb_rank(x->t[0]) ? gb_dim(x->t[0], 0) : 0);
     if (gb_ok()) {
         emit_rank_norms(h, step);
         gb__health_check(h->monitor, step, h->out, h->nlayers);
