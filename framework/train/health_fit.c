@@ -208,35 +208,48 @@ bool gb__health_fit_before(gb__compiled *c) {
     return gb_ok();
 }
 
-/* Sum of squares of x[n], or of x - base (base not NULL): eight partial
- * sums, so the loop is not one chain of dependent adds and vectorizes. */
-static double sumsq_f32(const float *x, const float *base, int64_t n) {
+/* Sum of squares of x[n]: eight partial sums, so the loop is not one
+ * chain of dependent adds and vectorizes. */
+static double sumsq_f32(const float *x, int64_t n) {
     double acc[8] = {0};
     int64_t i = 0;
     for (; i + 8 <= n; i += 8)
-        for (int k = 0; k < 8; k++) {
-            double d = (double)x[i + k] - (base ? (double)base[i + k] : 0);
-            acc[k] += d * d;
-        }
-    for (; i < n; i++) {
-        double d = (double)x[i] - (base ? (double)base[i] : 0);
-        acc[0] += d * d;
-    }
+        for (int k = 0; k < 8; k++) acc[k] += (double)x[i + k] * x[i + k];
+    for (; i < n; i++) acc[0] += (double)x[i] * x[i];
     return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
 }
 
-/* Sum of squares of t, or of t - base when base is given (same size);
- * float32 on the fast path, any other dtype element by element. */
-static double sumsq(const gb_tensor *t, const gb_tensor *base) {
+/* Sum of squares of t; float32 on the fast path, any other dtype element
+ * by element. */
+static double sumsq(const gb_tensor *t) {
     int64_t n = gb_size(t);
-    const float *f = gb_data_f32(t), *fb = base ? gb_data_f32(base) : NULL;
-    if (f && (!base || fb)) return sumsq_f32(f, fb, n);
+    const float *f = gb_data_f32(t);
+    if (f) return sumsq_f32(f, n);
     double s = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double x = gb_get(t, i) - (base ? gb_get(base, i) : 0);
-        s += x * x;
-    }
+    for (int64_t i = 0; i < n; i++) s += gb_get(t, i) * gb_get(t, i);
     return s;
+}
+
+/* One pass over a weight after its update and before it (same size):
+ * the sums of squares of both and of their difference. */
+static void update_sums(const gb_tensor *now, const gb_tensor *before, gb__health_var *f) {
+    int64_t n = gb_size(now);
+    const float *a = gb_data_f32(now), *b = gb_data_f32(before);
+    double w[4] = {0}, p[4] = {0}, d[4] = {0};
+    int64_t i = 0;
+    if (a && b)
+        for (; i + 4 <= n; i += 4)
+            for (int k = 0; k < 4; k++) {
+                double x = a[i + k], y = b[i + k];
+                w[k] += x * x, p[k] += y * y, d[k] += (x - y) * (x - y);
+            }
+    for (; i < n; i++) {
+        double x = gb_get(now, i), y = gb_get(before, i);
+        w[0] += x * x, p[0] += y * y, d[0] += (x - y) * (x - y);
+    }
+    f->weight_sumsq = (w[0] + w[1]) + (w[2] + w[3]);
+    f->before_sumsq = (p[0] + p[1]) + (p[2] + p[3]);
+    f->update_sumsq = (d[0] + d[1]) + (d[2] + d[3]);
 }
 
 /* The smallest element of t (moving variances). */
@@ -259,14 +272,13 @@ static void measure_variables(gb__health_fit *h, const gb_train_state *s) {
         *f = (gb__health_var){.name = gb_variable_name(v), .role = role_of(v),
                               .size = gb_variable_size(v)};
         if (!now) continue;
-        f->weight_sumsq = sumsq(now, NULL);
         if (f->role == GB__HEALTH_MOVING_VARIANCE) f->min_value = min_value(now);
-        if (grad) f->has_grad = true, f->grad_sumsq = sumsq(grad, NULL);
-        if (h->before[i] && gb_size(h->before[i]) == gb_size(now)) {
-            f->has_update = true;
-            f->before_sumsq = sumsq(h->before[i], NULL);
-            f->update_sumsq = sumsq(now, h->before[i]);
-        }
+        if (grad) f->has_grad = true, f->grad_sumsq = sumsq(grad);
+        f->has_update = h->before[i] && gb_size(h->before[i]) == gb_size(now);
+        if (f->has_update)
+            update_sums(now, h->before[i], f);
+        else
+            f->weight_sumsq = sumsq(now);
     }
 }
 
@@ -366,7 +378,7 @@ bool gb__health_fit_rank_norms(gb__compiled *c, gb_tensor *const *grads, int n) 
     for (int l = 0; l < nl; l++)
         for (int k = h->layers[l].first; k < h->layers[l].first + h->layers[l].count; k++) {
             int g = h->grad_index[k];
-            if (g >= 0 && g < n && grads[g]) m[rank * nl + l] += sumsq(grads[g], NULL);
+            if (g >= 0 && g < n && grads[g]) m[rank * nl + l] += sumsq(grads[g]);
         }
     /* A gather as a sum: each rank fills its own row, zeros elsewhere. */
     if (!gb_dist_allreduce_doubles(m, nranks * nl, GB_DIST_SUM)) {
