@@ -9,10 +9,12 @@
  * batch) and each sigmoid or tanh layer's saturated outputs, counted in
  * the step (a reduction each, one small tensor out). Traced, the variant
  * is a second program of the train function, made once; eager, the same
- * ops run, so both modes give the same figures. The check step also keeps
- * each weight's value from before it (a variable's value is a value: the
- * update does not change it), and after it measures per layer, in the
- * model's order, each variable's gradient, weight and update norms.
+ * ops run, so both modes give the same figures. The check step also copies
+ * each weight's value from before it into a buffer of its own (made once:
+ * a tensor read of the value would hold the variable's buffer, and the
+ * update would then copy the whole weight to write it elsewhere), and
+ * after it measures per layer, in the model's order, each variable's
+ * gradient, weight and update norms.
  * Measuring on the check step's batch, not every batch of the interval,
  * keeps the cost of the steps between checks at one loss read, and that
  * of a check step at a few passes over the weights and the activations:
@@ -30,6 +32,7 @@
 
 #include "debug/health_internal.h"
 #include "gb_dist.h"
+#include "ops/internal.h"
 #include "train/internal.h"
 
 typedef struct hf_layer {
@@ -49,7 +52,9 @@ struct gb__health_fit {
     int ntrainable;            /* the model's trainable variables when the map was made */
     gb_variable **vars;        /* every layer's checked variables, layer by layer */
     int *grad_index;           /* each one's index among the trainable variables; -1: none */
-    gb_tensor **before;        /* a check step's values before it (trainable ones) */
+    unsigned char **before;    /* a check step's values before it (trainable ones), */
+    size_t *before_bytes;      /* buffers of this many bytes, */
+    bool *snapped;             /* filled on this step */
     gb__health_var *figs;
     int nvars;
     hf_layer *layers;
@@ -71,7 +76,10 @@ void gb__health_fit_free(gb__health_fit *h) {
     gb__health_free(h->monitor);
     free(h->vars);
     free(h->grad_index);
+    for (int i = 0; h->before && i < h->nvars; i++) free(h->before[i]);
     free(h->before);
+    free(h->before_bytes);
+    free(h->snapped);
     free(h->figs);
     free(h->layers);
     free(h->out);
@@ -128,15 +136,20 @@ static bool map_model(gb__health_fit *h, gb_module *model) {
         gb_module_variables(gb_module_submodule(model, i), &n);
         total += n;
     }
+    for (int i = 0; h->before && i < h->nvars; i++) free(h->before[i]);
     free(h->vars), free(h->grad_index), free(h->before), free(h->figs), free(h->layers), free(h->out);
+    free(h->before_bytes), free(h->snapped);
     h->vars = calloc((size_t)total + 1, sizeof *h->vars);
     h->grad_index = calloc((size_t)total + 1, sizeof *h->grad_index);
     h->before = calloc((size_t)total + 1, sizeof *h->before);
+    h->before_bytes = calloc((size_t)total + 1, sizeof *h->before_bytes);
+    h->snapped = calloc((size_t)total + 1, sizeof *h->snapped);
     h->figs = calloc((size_t)total + 1, sizeof *h->figs);
     h->layers = calloc((size_t)nsub + 1, sizeof *h->layers);
     h->out = calloc((size_t)nsub + 1, sizeof *h->out);
     h->nvars = h->nlayers = 0;
-    if (!h->vars || !h->grad_index || !h->before || !h->figs || !h->layers || !h->out) {
+    if (!h->vars || !h->grad_index || !h->before || !h->before_bytes || !h->snapped || !h->figs ||
+        !h->layers || !h->out) {
         gb__error(GB_ERR_MEMORY, NULL, "health checks: out of memory for %d variables", total);
         return false;
     }
@@ -187,6 +200,25 @@ bool gb__health_fit_dist_begin(gb__compiled *c) {
     return !(on > 0) || h != NULL;
 }
 
+/* Variable i's value now into its buffer (grown when it grew); false
+ * when out of memory. */
+static bool snapshot(gb__health_fit *h, int i) {
+    const gb_buffer *b = gb__variable_buffer(h->vars[i]);
+    if (h->before_bytes[i] < b->nbytes) {
+        free(h->before[i]);
+        h->before_bytes[i] = 0;
+        if (!(h->before[i] = malloc(b->nbytes))) {
+            gb__error(GB_ERR_MEMORY, NULL, "health checks: out of memory for a %zu-byte weight",
+                      b->nbytes);
+            return false;
+        }
+        h->before_bytes[i] = b->nbytes;
+    }
+    memcpy(h->before[i], b->data, b->nbytes);
+    h->snapped[i] = true;
+    return true;
+}
+
 bool gb__health_fit_before(gb__compiled *c) {
     gb_train_state *s = &c->state;
     if (c->health) c->health->check = false;
@@ -201,7 +233,7 @@ bool gb__health_fit_before(gb__compiled *c) {
     h->checked = true;
     if ((!h->vars || ntrain != h->ntrainable) && !map_model(h, s->model)) return false;
     for (int i = 0; i < h->nvars; i++)
-        h->before[i] = h->grad_index[i] >= 0 ? gb_variable_value(h->vars[i]) : NULL;
+        if (h->grad_index[i] >= 0 && !snapshot(h, i)) return false;
     h->check = true;
     h->user_wants = s->want_gradients;
     s->want_gradients = true;
@@ -230,21 +262,23 @@ static double sumsq(const gb_tensor *t) {
     return s;
 }
 
-/* One pass over a weight after its update and before it (same size):
- * the sums of squares of both and of their difference. */
-static void update_sums(const gb_tensor *now, const gb_tensor *before, gb__health_var *f) {
+/* One pass over a weight after its update and before it (float32 or
+ * float64 alike, as `now`): the sums of squares of both and of their
+ * difference. */
+static void update_sums(const gb_tensor *now, const void *before, gb__health_var *f) {
     int64_t n = gb_size(now);
-    const float *a = gb_data_f32(now), *b = gb_data_f32(before);
+    const float *a = gb_data_f32(now), *b = before;
+    const double *bd = before;
     double w[4] = {0}, p[4] = {0}, d[4] = {0};
     int64_t i = 0;
-    if (a && b)
+    if (a)
         for (; i + 4 <= n; i += 4)
             for (int k = 0; k < 4; k++) {
                 double x = a[i + k], y = b[i + k];
                 w[k] += x * x, p[k] += y * y, d[k] += (x - y) * (x - y);
             }
     for (; i < n; i++) {
-        double x = gb_get(now, i), y = gb_get(before, i);
+        double x = gb_get(now, i), y = a ? b[i] : bd[i];
         w[0] += x * x, p[0] += y * y, d[0] += (x - y) * (x - y);
     }
     f->weight_sumsq = (w[0] + w[1]) + (w[2] + w[3]);
@@ -274,7 +308,9 @@ static void measure_variables(gb__health_fit *h, const gb_train_state *s) {
         if (!now) continue;
         if (f->role == GB__HEALTH_MOVING_VARIANCE) f->min_value = min_value(now);
         if (grad) f->has_grad = true, f->grad_sumsq = sumsq(grad);
-        f->has_update = h->before[i] && gb_size(h->before[i]) == gb_size(now);
+        gb_dtype dt = gb_tensor_dtype(now);
+        f->has_update = h->snapped[i] && (dt == GB_F32 || dt == GB_F64) &&
+                        h->before_bytes[i] >= (size_t)gb_size(now) * gb_dtype_size(dt);
         if (f->has_update)
             update_sums(now, h->before[i], f);
         else
@@ -437,6 +473,6 @@ void gb__health_fit_after(gb__compiled *c, const gb__io *x, const gb__step_out *
         emit_rank_norms(h, step);
         gb__health_check(h->monitor, step, h->out, h->nlayers);
     }
-    for (int i = 0; i < h->nvars; i++) h->before[i] = NULL;
+    for (int i = 0; i < h->nvars; i++) h->snapped[i] = false;
     hide_gradients(h, s);
 }
