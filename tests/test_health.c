@@ -4,7 +4,9 @@
  * dead fraction, the weights' norms), a sigmoid layer's saturated share,
  * the loss-spike detector on a given sequence; each rule firing when it
  * should and not otherwise, once per onset; the same figures from a
- * traced fit as from an eager one; nothing at all after gb_health_disable.
+ * traced fit as from an eager one; the check steps' variant of the train
+ * function traced once, never reported as a retrace; nothing at all after
+ * gb_health_disable.
  */
 #include <check.h>
 #include <math.h>
@@ -104,8 +106,8 @@ static int count_kind(const char *kind) {
  *   out's sqrt(0.01 + 0.0036) / sqrt(5) = 0.0521536192
  *   weight norms after: sqrt(0.64 + 1 + 0.0144) = 1.28623482,
  *   sqrt(3.61 + 1 + 0.0036) = 2.14792924
- * The batch again with the new weights: hidden's pre-activations
- * [[0.68, -1], [1.48, -2]]: one of two units dead, 0.5. */
+ * hidden's second unit is zero on the whole batch: one of two units
+ * dead, 0.5. */
 static gb_module *two_layers(bool eager, double lr) {
     gb_module *m = gb_sequential_new("model");
     gb_sequential_add(m, gb_dense_new(2, &(gb_dense_options){.name = "hidden", .activation = GB_ACT_RELU}));
@@ -286,6 +288,65 @@ START_TEST(test_traced_and_eager_give_the_same_figures) {
                       "%s at %lld: traced %.9g, eager %.9g", eager[i].tag, (long long)eager[i].step,
                       traced[i].value, eager[i].value);
     }
+}
+END_TEST
+
+/* ---- the check steps' variant is no retrace --------------------------------------------- */
+
+enum { MAX_TRACES = 16 };
+static char trace_reasons[MAX_TRACES][256];
+static int trace_numbers[MAX_TRACES], ntraces, nwarnings;
+
+static void on_trace(const gb_event *ev, void *user) {
+    (void)user;
+    if (ev->kind == GB_EVENT_WARNING) {
+        nwarnings++;
+        return;
+    }
+    const gb_trace_event *t = ev->detail;
+    ck_assert_str_eq(t->function, "train_function");
+    ck_assert(!t->warning);
+    if (ntraces == MAX_TRACES) return;
+    snprintf(trace_reasons[ntraces], sizeof trace_reasons[0], "%s", t->reason);
+    trace_numbers[ntraces++] = t->trace_number;
+}
+
+/* Two models fitted one after another, checks every 2 steps: steps 1 (the
+ * first), 2 and 4 run the check variant, 3 and 5 the plain step. Each
+ * model's train function traces its two programs once each, both first
+ * calls; the second model (whose compiled state may sit where the first
+ * one's did) is not taken for the same function wrapped again, and no
+ * excessive-retracing warning comes. */
+START_TEST(test_fitting_models_one_after_another_retraces_nothing) {
+    ck_assert(gb_health_enable(&(gb_health_options){.interval = 2}));
+    ntraces = nwarnings = 0;
+    int id = gb_observer_add(on_trace, NULL, GB_EVENT_TRACE | GB_EVENT_WARNING);
+    float xs[] = {1, 2}, ys[] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+        gb_module *m = two_layers(false, 0.01);
+        gb_fit_options o = gb_fit_defaults();
+        o.epochs = 5, o.batch_size = 2, o.verbose = 0, o.shuffle = false;
+        gb_history *h = gb_model_fit(m, gb_from_f32(xs, GB_SHAPE(2, 1)), gb_from_f32(ys, GB_SHAPE(2, 1)), &o);
+        ck_assert_msg(h != NULL, "%s", gb_last_error()->message);
+        gb_history_free(h);
+        gb_optimizer *opt = gb_model_optimizer(m);
+        gb_module_free(m);
+        gb_optimizer_free(opt);
+    }
+    gb_observer_remove(id);
+    ck_assert_int_eq(nwarnings, 0);
+    ck_assert_int_eq(ntraces, 4);
+    for (int k = 0; k < 2; k++) {
+        ck_assert_int_eq(trace_numbers[2 * k], 1);
+        ck_assert_int_eq(trace_numbers[2 * k + 1], 2);
+        ck_assert_msg(!strncmp(trace_reasons[2 * k], "first call at test_health.c:", 28), "%s",
+                      trace_reasons[2 * k]);
+        const char *variant = "first call of the variant with_grads=false, health_checks=0 at test_health.c:";
+        ck_assert_msg(!strncmp(trace_reasons[2 * k + 1], variant, strlen(variant)), "%s",
+                      trace_reasons[2 * k + 1]);
+    }
+    /* Each model's checks at steps 1, 2 and 4: three layers' figures each. */
+    ck_assert_int_eq(nscalars, 2 * 3 * 7);
 }
 END_TEST
 
@@ -520,6 +581,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_not_learning_at_a_tiny_learning_rate);
     tcase_add_test(tc, test_saturated_fraction_of_a_sigmoid_layer);
     tcase_add_test(tc, test_traced_and_eager_give_the_same_figures);
+    tcase_add_test(tc, test_fitting_models_one_after_another_retraces_nothing);
     tcase_add_test(tc, test_disable_means_nothing_is_emitted);
     tcase_add_test(tc, test_nobody_listening_means_nothing_is_measured);
     tcase_add_test(tc, test_bad_options_are_refused_by_name);

@@ -34,6 +34,7 @@ void gb__concrete_free(gb_concrete_function *cf) {
     free(cf->captures);
     free(cf->sig_text);
     free(cf->graph_text);
+    if (cf->owned_function) free(cf->owned_function->arena); /* its runs' (executor.c) */
     free(cf->owned_function);
     free(cf->owned_ctx);
     free(cf);

@@ -20,19 +20,37 @@
  * is not for eager tensors. Nothing is ever read or written through it. */
 static _Alignas(64) char empty_value[64];
 
-static bool first_run(gb_concrete_function *cf, gb_plan *p) {
-    if (p->arena_bytes && !(p->arena = aligned_alloc(64, p->arena_bytes))) {
-        gb__error(GB_ERR_MEMORY, NULL, "function '%s': out of memory for a %zu-byte arena",
-                  cf->owner->name, p->arena_bytes);
-        return false;
+/* The arena of a run: its function's, one for all the function's concrete
+ * functions and their specializations (calls of a function do not nest
+ * or overlap), as large as the largest plan that ran. A function whose
+ * calls alternate between programs — the train step's variants, the
+ * epoch's last smaller batch — then writes memory the caches hold rather
+ * than an arena of its own that went cold since its last call (a fifth of
+ * a CNN step). The plan's headers are bound to it on the first run and
+ * again when it moved (grew). */
+static bool bind_arena(gb_concrete_function *cf, gb_plan *p) {
+    gb_function *f = cf->owner;
+    if (p->arena_bytes > f->arena_bytes) {
+        void *a = aligned_alloc(64, p->arena_bytes);
+        if (!a) {
+            gb__error(GB_ERR_MEMORY, NULL, "function '%s': out of memory for a %zu-byte arena",
+                      f->name, p->arena_bytes);
+            return false;
+        }
+        free(f->arena);
+        f->arena = a;
+        f->arena_bytes = p->arena_bytes;
+        f->arena_moves++;
     }
+    if (p->runs > 0 && p->arena_moves == f->arena_moves) return true;
+    p->arena_moves = f->arena_moves;
     /* Static values keep one header for good: a run only rewrites the
      * placeholders' entries and the outputs of dynamic nodes. */
     const gb_graph *g = &cf->graph;
     for (int v = 0; v < g->nvalues; v++) {
         gb_tensor *h = &p->headers[v];
         /* No arena at all when every planned value is empty. */
-        if (p->offset[v] >= 0) h->data = p->arena ? (char *)p->arena + p->offset[v] : NULL;
+        if (p->offset[v] >= 0) h->data = p->arena_bytes ? (char *)f->arena + p->offset[v] : NULL;
         if (!h->data && h->size == 0) h->data = empty_value;
         p->values[v] = h;
     }
@@ -156,16 +174,17 @@ int gb__execute(gb_concrete_function *cf, gb_tensor *const *in, int nin, gb_tens
     (void)nin;
     /* Plain loads and stores: this catches recursion and careless sharing
      * between threads without a locked instruction on every call. */
-    if (atomic_load_explicit(&p->busy, memory_order_relaxed)) {
+    gb_function *f = cf->owner;
+    if (atomic_load_explicit(&f->running, memory_order_relaxed)) {
         gb__error(GB_ERR_STATE, NULL,
                   "function '%s' was called while a call of it is running (recursion or "
-                  "another thread); a concrete function runs one call at a time",
-                  cf->owner->name);
+                  "another thread); a function runs one call at a time",
+                  f->name);
         return -1;
     }
-    atomic_store_explicit(&p->busy, true, memory_order_relaxed);
-    if (p->runs == 0 && !first_run(cf, p)) {
-        atomic_store_explicit(&p->busy, false, memory_order_relaxed);
+    atomic_store_explicit(&f->running, true, memory_order_relaxed);
+    if (!bind_arena(cf, p)) {
+        atomic_store_explicit(&f->running, false, memory_order_relaxed);
         return -1;
     }
     run_saved saved = {gb__tl_recording, gb__tl_function, gb__tl_node_name};
@@ -182,6 +201,6 @@ int gb__execute(gb_concrete_function *cf, gb_tensor *const *in, int nin, gb_tens
     gb__tl_recording = saved.recording;
     gb__tl_function = saved.function;
     p->runs++;
-    atomic_store_explicit(&p->busy, false, memory_order_relaxed);
+    atomic_store_explicit(&f->running, false, memory_order_relaxed);
     return ok ? cf->nout : -1;
 }

@@ -82,17 +82,18 @@ static bool copy_options(gb_function *f, const gb_function_options *o) {
     return true;
 }
 
-/* A new function; user_key: its history is keyed on its user pointer
- * (the library's), else on the line that called gb_function_new. */
+/* A new function; owned: the library's, with a history of its own (and
+ * its static arguments select its variants), else the user's, its
+ * history keyed on the line that called gb_function_new. */
 static gb_function *function_new(const char *name, gb_function_fn fn,
-                                 const gb_function_options *opts, bool user_key) {
+                                 const gb_function_options *opts, bool owned) {
     if (!fn) {
         gb__error(GB_ERR_VALUE, NULL, "gb_function_new: fn is NULL");
         return NULL;
     }
     /* A user's name is kept whole, so the dashboard can select every
      * function by it (the library's own are made from checked names). */
-    if (!user_key && name &&
+    if (!owned && name &&
         !gb__name_check("gb_function_new", name, sizeof ((gb_function *)0)->name - 1))
         return NULL;
     gb_function *f = calloc(1, sizeof *f);
@@ -105,10 +106,11 @@ static gb_function *function_new(const char *name, gb_function_fn fn,
     snprintf(f->name, sizeof f->name, "%s", name && name[0] ? name : "function");
     f->fn = fn;
     gb__trace_install_hooks();
-    if (user_key)
-        f->history = gb__history_for(fn, f->user, NULL, 0, f->name, &f->rewrapped);
+    f->owned = owned;
+    if (owned)
+        f->history = gb__history_own(f->name);
     else
-        f->history = gb__history_for(fn, NULL, gb__call_site().file, gb__call_site().line, f->name,
+        f->history = gb__history_for(fn, gb__call_site().file, gb__call_site().line, f->name,
                                      &f->rewrapped);
     live_add(f);
     return f;
@@ -127,6 +129,8 @@ void gb_function_free(gb_function *f) {
     if (!f) return;
     live_remove(f);
     if (f->stats.calls != f->counted_calls) emit_counters(f); /* the final counts */
+    if (f->owned) gb__history_free_own(f->history);
+    free(f->arena);
     for (int i = 0; i < f->ncache; i++) gb__concrete_free(f->cache[i]);
     free(f->cache);
     for (int i = 0; i < f->ninput_names; i++) free(f->input_names[i]);

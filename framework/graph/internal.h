@@ -181,8 +181,7 @@ typedef struct gb_plan {
     int inplace;                 /* outputs planned over an input that died at them */
     gb_tensor *headers;          /* per value: its reusable header */
     gb_tensor **values;          /* per value: the tensor of this run */
-    void *arena;
-    _Atomic bool busy;           /* a run in progress (calls do not nest) */
+    uint64_t arena_moves;        /* its function's arena when its headers were bound */
     int64_t runs;
 } gb_plan;
 
@@ -242,6 +241,13 @@ struct gb_function {
     char *signatures_text;
     struct gb_fn_history *history; /* shared by every wrapper of this C function at one place */
     bool rewrapped;              /* its C function was wrapped there before */
+    bool owned;                  /* the library's (gb__function_new_owned) */
+    /* The arena every concrete function of it runs in (executor.c), the
+     * largest plan's size; moves counts its reallocations. */
+    void *arena;
+    size_t arena_bytes;
+    uint64_t arena_moves;
+    _Atomic bool running;        /* a call in progress (calls do not nest) */
     gb_call_site created_at;     /* the user's call of gb_function_new (file NULL: the library's) */
     int64_t counted_calls;       /* calls when the counters last left as an event */
     double counted_at_us;        /* and when */
@@ -255,8 +261,13 @@ struct gb_function {
 };
 
 /* A function the library makes for one object (a model's train step, a
- * loaded signature): as gb_function_new, its history keyed on its user
- * pointer, since no line of the user's wraps it. */
+ * loaded signature). No line of the user's wraps it, and the object's
+ * address may be another object's later: its history is its own, freed
+ * with it. Its static arguments select variants the library knows (the
+ * train step that also returns the gradients, or the health checks'
+ * figures): the first call of each is a first trace of its own, reported
+ * as "first call of the variant ...", never a retrace, and not counted by
+ * the excessive-retracing warning. */
 gb_function *gb__function_new_owned(const char *name, gb_function_fn fn,
                                     const gb_function_options *opts);
 
@@ -340,17 +351,21 @@ void gb__trace_capture(gb_trace *t, int64_t var_id);
 /* ---- retracing ------------------------------------------------------------------------- */
 
 typedef struct gb_fn_history gb_fn_history;
-/* The history of a C function, shared by every gb_function that wraps it
- * at one place: for a function the user wraps, the line that called
+/* The history of a C function the user wraps, shared by every
+ * gb_function that wraps it at one place: the line that called
  * gb_function_new (as JAX keys on where a function was defined), so a
  * loop that wraps it again — whatever its user data — shares one, and two
- * wrappers made at two lines (a train and an eval loss) have one each;
- * for one the library makes per object (a model's train step, a loaded
- * signature), its user pointer (file NULL). Creating a wrapper for a key
+ * wrappers made at two lines (a train and an eval loss) have one each
+ * (the library's own functions have one each: gb__history_own, since the
+ * object one is made for may sit where a freed one sat). Creating a wrapper for a key
  * seen before is the "function in a loop" mistake, which the next first
  * trace reports (*previous: the line of the earlier wrapper). */
-gb_fn_history *gb__history_for(gb_function_fn fn, const void *user, const char *file, int line,
-                               const char *name, bool *rewrapped);
+gb_fn_history *gb__history_for(gb_function_fn fn, const char *file, int line, const char *name,
+                               bool *rewrapped);
+/* A history for one library-owned function alone (NULL when out of
+ * memory: its calls are then not counted), freed with it. */
+gb_fn_history *gb__history_own(const char *name);
+void gb__history_free_own(gb_fn_history *h);
 /* Notes one call (traced or not) and, when it traced, returns the
  * excessive-retracing warning to raise ("" when none). */
 const char *gb__history_note_call(gb_fn_history *h, bool traced);
@@ -386,6 +401,7 @@ typedef struct gb_retrace_diff {
 } gb_retrace_diff;
 typedef struct gb_retrace_cause {
     int kind;                    /* of the first difference */
+    bool variant_first;          /* the first call of a library function's variant */
     int ndiffs;
     gb_retrace_diff diffs[GB_RETRACE_MAX_DIFFS];
     char text[1024];             /* what changed, old -> new, against what */

@@ -24,7 +24,6 @@ void gb__plan_free(gb_plan *p) {
     free(p->bytes);
     free(p->headers);
     free(p->values);
-    free(p->arena);
     free(p);
 }
 

@@ -83,11 +83,14 @@ static int differences(const gb_signature *a, const gb_signature *b) {
 }
 
 /* The cached signature with the fewest differing parts; the newest among
- * equals (a dim growing call after call reads 3 -> 4, not 1 -> 4). */
+ * equals (a dim growing call after call reads 3 -> 4, not 1 -> 4). Of a
+ * library-owned function, only those of the call's variant (its static
+ * values): another variant is another program, not an earlier trace. */
 static const gb_concrete_function *closest(const gb_function *f, const gb_signature *sig) {
     const gb_concrete_function *best = NULL;
     int best_n = 0;
     for (int i = 0; i < f->ncache; i++) {
+        if (f->owned && !gb__sig_statics_equal(&f->cache[i]->sig, sig)) continue;
         int n = differences(&f->cache[i]->sig, sig);
         if (!best || n <= best_n) best = f->cache[i], best_n = n;
     }
@@ -301,7 +304,13 @@ void gb__retrace_cause(const gb_function *f, const gb_signature *sig, bool rewra
                "before%s, so the earlier wrapper's traces are lost", line);
     } else if (!c->ndiffs) {
         c->kind = GB_CAUSE_FIRST;
+        c->variant_first = f->owned && f->ncache > 0;
         put(c, "first call");
+        for (int i = 0; c->variant_first && i < sig->nstatic; i++) {
+            char v[48];
+            put(c, "%s%s=%s", i ? ", " : " of the variant ", sig->st[i].name,
+                gb__static_text(&sig->st[i], v, sizeof v));
+        }
     }
     unsigned kinds = 0;
     for (int i = 0; i < c->ndiffs; i++) kinds |= 1u << c->diffs[i].kind;
@@ -312,16 +321,15 @@ void gb__retrace_cause(const gb_function *f, const gb_signature *sig, bool rewra
     gb__retrace_fixes(kinds, c->fix, sizeof c->fix);
 }
 
-/* "first call at t.c:12; traced in 0.42 ms", or what changed, the site,
- * the cost, then the fix or what reduce_retracing did. */
+/* "first call at t.c:12; traced in 0.42 ms" (or "first call of the
+ * variant ..."), or what changed, the site, the cost, then the fix or
+ * what reduce_retracing did. */
 static void reason_text(const gb_retrace_cause *c, double ms, char *buf, size_t n) {
-    if (c->kind == GB_CAUSE_FIRST) {
-        snprintf(buf, n, "first call%s%s; traced in %.2f ms", c->site[0] ? " at " : "", c->site, ms);
-        return;
-    }
-    int k = snprintf(buf, n, "%s%s%s; traced in %.2f ms", c->text, c->site[0] ? "; called at " : "",
-                     c->site, ms);
-    if (k < 0 || (size_t)k >= n) return;
+    /* c->text is "first call..." or fits the buffer with room to spare. */
+    bool first = c->kind == GB_CAUSE_FIRST;
+    const char *at = !c->site[0] ? "" : first ? " at " : "; called at ";
+    int k = snprintf(buf, n, "%.900s%s%.100s; traced in %.2f ms", c->text, at, c->site, ms);
+    if (first || k < 0 || (size_t)k >= n) return;
     if (c->relaxed[0])
         k += snprintf(buf + k, n - (size_t)k, ". %s", c->relaxed);
     if (c->fix[0] && k >= 0 && (size_t)k < n) snprintf(buf + k, n - (size_t)k, ". Fix: %s", c->fix);

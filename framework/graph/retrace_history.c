@@ -1,7 +1,8 @@
 /* graph/retrace_history.c — the excessive-retracing warning.
  *
- * Every gb_function has a history shared with the other wrappers of its C
- * function made at the same place (internal.h says which place): its last
+ * Every gb_function of the user's has a history shared with the other
+ * wrappers of its C function made at the same place (internal.h says
+ * which place); one the library owns has a history of its own: its last
  * calls, whether each traced, and every argument that varied with the
  * values it took. The warning follows TensorFlow's rule — 5 or more traces
  * within the last 10 calls, at most 2 warnings — so re-wrapping the
@@ -27,8 +28,7 @@ typedef struct varying {
 
 struct gb_fn_history {
     gb_function_fn fn;
-    const void *user;            /* the key of a library-made function */
-    const char *file;            /* the key of a user's: where it was wrapped */
+    const char *file;            /* the key: where it was wrapped */
     int line;
     char name[64];
     bool traced[WINDOW];         /* the last WINDOW calls, a ring */
@@ -48,22 +48,20 @@ struct gb_fn_history {
 static pthread_mutex_t histories_lock = PTHREAD_MUTEX_INITIALIZER;
 static gb_fn_history *histories;
 
-static bool same_key(const gb_fn_history *h, gb_function_fn fn, const void *user, const char *file,
-                     int line) {
-    if (h->fn != fn || h->user != user || h->line != line) return false;
+static bool same_key(const gb_fn_history *h, gb_function_fn fn, const char *file, int line) {
+    if (h->fn != fn || h->line != line) return false;
     if (!h->file || !file) return h->file == file;
     return h->file == file || strcmp(h->file, file) == 0;
 }
 
-gb_fn_history *gb__history_for(gb_function_fn fn, const void *user, const char *file, int line,
-                               const char *name, bool *rewrapped) {
+gb_fn_history *gb__history_for(gb_function_fn fn, const char *file, int line, const char *name,
+                               bool *rewrapped) {
     pthread_mutex_lock(&histories_lock);
     gb_fn_history *h = histories;
-    while (h && !same_key(h, fn, user, file, line)) h = h->next;
+    while (h && !same_key(h, fn, file, line)) h = h->next;
     *rewrapped = h != NULL;
     if (!h && (h = calloc(1, sizeof *h))) {
         h->fn = fn;
-        h->user = user;
         h->file = file; /* __FILE__ of the user's code: a literal, lives as long */
         h->line = line;
         snprintf(h->name, sizeof h->name, "%s", name);
@@ -73,6 +71,14 @@ gb_fn_history *gb__history_for(gb_function_fn fn, const void *user, const char *
     pthread_mutex_unlock(&histories_lock);
     return h; /* lives as long as the process: the key outlives its functions */
 }
+
+gb_fn_history *gb__history_own(const char *name) {
+    gb_fn_history *h = calloc(1, sizeof *h);
+    if (h) snprintf(h->name, sizeof h->name, "%s", name);
+    return h;
+}
+
+void gb__history_free_own(gb_fn_history *h) { free(h); }
 
 static void add_seen(varying *v, const char *value) {
     if (v->nseen == MAX_SEEN) {
@@ -168,6 +174,9 @@ const char *gb__history_note_call(gb_fn_history *h, bool traced) {
 
 const char *gb__history_note_trace(gb_fn_history *h, const gb_retrace_cause *c) {
     if (!h) return "";
+    /* A library function's variant traces once, as a program of its own:
+     * no retrace to count. */
+    if (c->variant_first) return gb__history_note_call(h, false);
     pthread_mutex_lock(&histories_lock);
     note_values(h, c);
     pthread_mutex_unlock(&histories_lock);

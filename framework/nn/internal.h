@@ -67,6 +67,18 @@ bool gb__nn_require_float(const gb_module *m, gb_dtype dt);
 typedef bool (*gb_module_built_fn)(gb_module *m);
 extern _Atomic(gb_module_built_fn) gb__module_built_hook;
 
+/* A watcher of module outputs on this thread: while set, fn(m, out, user)
+ * runs after each successful call of a module m with its first output
+ * (train's health checks read each layer's activations from the train
+ * step's own forward pass, traced or eager). Sets w, returns the watcher
+ * it replaces, to be put back. */
+typedef void (*gb_module_output_fn)(gb_module *m, gb_tensor *out, void *user);
+typedef struct gb__output_watch {
+    gb_module_output_fn fn;
+    void *user;
+} gb__output_watch;
+gb__output_watch gb__module_watch_outputs(gb__output_watch w);
+
 /* After a change of structure (a layer added to a built model), learns
  * m's output shape again, building what is new, for the input it was
  * built for. */

@@ -646,6 +646,14 @@ static bool ready_for(gb_module *m, gb_tensor *x) {
 
 /* The call of gb_module_call_n and gb_module_call_masked: the input's
  * mask to the type's call, the output's into *out_mask (when not NULL). */
+static _Thread_local gb__output_watch output_watch;
+
+gb__output_watch gb__module_watch_outputs(gb__output_watch w) {
+    gb__output_watch was = output_watch;
+    output_watch = w;
+    return was;
+}
+
 static int call_masked_n(gb_module *m, int nin, gb_tensor *const *in, gb_tensor *mask,
                          gb_tensor **out, bool training, gb_tensor **out_mask) {
     if (out_mask) *out_mask = NULL;
@@ -677,6 +685,7 @@ static int call_masked_n(gb_module *m, int nin, gb_tensor *const *in, gb_tensor 
         *out_mask = m->type->compute_mask(m, in[0], mask);
         if (!gb_ok()) nout = -1;
     }
+    if (nout > 0 && output_watch.fn) output_watch.fn(m, out[0], output_watch.user);
     leave(m, was_in);
     return nout;
 }

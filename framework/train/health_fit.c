@@ -2,19 +2,23 @@
  * (debug/health*.c), which never see a layer.
  *
  * Every step hands its loss to the spike detector. A check step (every
- * `interval` steps, gb_health_options) asks the step for its gradients —
- * the mechanism callbacks use, so a traced step returns them as outputs
- * (one more trace, made once) and both modes give the same figures —
- * keeps each weight's value from before the step (a variable's value is
- * a value: the update does not change it), and after the step measures
- * per layer, in the model's order: each variable's gradient, weight and
- * update norms; and, by running the first 32 samples of the step's batch
- * through the layers of a Sequential model in inference mode, each ReLU
- * layer's dead units (zero for every one of them) and each sigmoid or
- * tanh layer's saturated outputs. Measuring on the check step's batch, not every batch
- * of the interval, keeps the cost of the steps between checks at one
- * loss read. Functional models get every figure but the outputs' (their
- * layers' outputs are not at hand outside the graph).
+ * `interval` steps, gb_health_options) runs the step's check variant: it
+ * returns the gradients — the mechanism callbacks use — and, read from
+ * the step's own forward pass while it runs (an output watcher of nn),
+ * each ReLU layer's dead units (zero for every sample and position of the
+ * batch) and each sigmoid or tanh layer's saturated outputs, counted in
+ * the step (a reduction each, one small tensor out). Traced, the variant
+ * is a second program of the train function, made once; eager, the same
+ * ops run, so both modes give the same figures. The check step also copies
+ * each weight's value from before it into a buffer of its own (made once:
+ * a tensor read of the value would hold the variable's buffer, and the
+ * update would then copy the whole weight to write it elsewhere), and
+ * after it measures per layer, in the model's order, each variable's
+ * gradient, weight and update norms.
+ * Measuring on the check step's batch, not every batch of the interval,
+ * keeps the cost of the steps between checks at one loss read, and that
+ * of a check step at a few passes over the weights and the activations:
+ * no second forward pass.
  *
  * In a distributed fit rank 0 checks, on the gradients averaged over the
  * ranks (what the update used); every rank takes part in the check steps,
@@ -28,12 +32,19 @@
 
 #include "debug/health_internal.h"
 #include "gb_dist.h"
+#include "ops/internal.h"
 #include "train/internal.h"
 
 typedef struct hf_layer {
     gb_module *module;
     gb__health_act act;
     int first, count;          /* its variables in vars[] */
+    /* Its output's figure (ReLU, sigmoid, tanh layers): the count made
+     * while the step body runs, its index in the step's figures (-1:
+     * none), its units (the last axis) and values per sample. */
+    gb_tensor *fig;
+    int slot;
+    int64_t units, per_sample;
 } hf_layer;
 
 struct gb__health_fit {
@@ -41,13 +52,15 @@ struct gb__health_fit {
     int ntrainable;            /* the model's trainable variables when the map was made */
     gb_variable **vars;        /* every layer's checked variables, layer by layer */
     int *grad_index;           /* each one's index among the trainable variables; -1: none */
-    gb_tensor **before;        /* a check step's values before it (trainable ones) */
+    unsigned char **before;    /* a check step's values before it (trainable ones), */
+    size_t *before_bytes;      /* buffers of this many bytes, */
+    bool *snapped;             /* filled on this step */
     gb__health_var *figs;
     int nvars;
     hf_layer *layers;
     gb__health_layer *out;
     int nlayers;
-    bool sequential;
+    int64_t generation;        /* of the map: each one made counts 1, 2, ... */
     bool check, user_wants;    /* this step is a check step; a callback asked for gradients */
     bool checked;              /* a check ran: the first is behind */
     /* A distributed fit: every rank takes part when rank 0 checks (agreed
@@ -63,7 +76,10 @@ void gb__health_fit_free(gb__health_fit *h) {
     gb__health_free(h->monitor);
     free(h->vars);
     free(h->grad_index);
+    for (int i = 0; h->before && i < h->nvars; i++) free(h->before[i]);
     free(h->before);
+    free(h->before_bytes);
+    free(h->snapped);
     free(h->figs);
     free(h->layers);
     free(h->out);
@@ -120,15 +136,20 @@ static bool map_model(gb__health_fit *h, gb_module *model) {
         gb_module_variables(gb_module_submodule(model, i), &n);
         total += n;
     }
+    for (int i = 0; h->before && i < h->nvars; i++) free(h->before[i]);
     free(h->vars), free(h->grad_index), free(h->before), free(h->figs), free(h->layers), free(h->out);
+    free(h->before_bytes), free(h->snapped);
     h->vars = calloc((size_t)total + 1, sizeof *h->vars);
     h->grad_index = calloc((size_t)total + 1, sizeof *h->grad_index);
     h->before = calloc((size_t)total + 1, sizeof *h->before);
+    h->before_bytes = calloc((size_t)total + 1, sizeof *h->before_bytes);
+    h->snapped = calloc((size_t)total + 1, sizeof *h->snapped);
     h->figs = calloc((size_t)total + 1, sizeof *h->figs);
     h->layers = calloc((size_t)nsub + 1, sizeof *h->layers);
     h->out = calloc((size_t)nsub + 1, sizeof *h->out);
     h->nvars = h->nlayers = 0;
-    if (!h->vars || !h->grad_index || !h->before || !h->figs || !h->layers || !h->out) {
+    if (!h->vars || !h->grad_index || !h->before || !h->before_bytes || !h->snapped || !h->figs ||
+        !h->layers || !h->out) {
         gb__error(GB_ERR_MEMORY, NULL, "health checks: out of memory for %d variables", total);
         return false;
     }
@@ -137,7 +158,7 @@ static bool map_model(gb__health_fit *h, gb_module *model) {
         int n = 0;
         gb_variable *const *vs = gb_module_variables(m, &n);
         hf_layer *l = &h->layers[h->nlayers++];
-        *l = (hf_layer){.module = m, .act = act_of(m), .first = h->nvars};
+        *l = (hf_layer){.module = m, .act = act_of(m), .first = h->nvars, .slot = -1};
         for (int k = 0; k < n; k++) {
             int g = index_of(train, ntrain, vs[k]);
             if (g < 0 && role_of(vs[k]) != GB__HEALTH_MOVING_VARIANCE) continue;
@@ -147,7 +168,7 @@ static bool map_model(gb__health_fit *h, gb_module *model) {
         l->count = h->nvars - l->first;
     }
     h->ntrainable = ntrain;
-    h->sequential = !strcmp(gb_module_class_name(model), "Sequential");
+    h->generation++;
     return gb_ok();
 }
 
@@ -179,6 +200,25 @@ bool gb__health_fit_dist_begin(gb__compiled *c) {
     return !(on > 0) || h != NULL;
 }
 
+/* Variable i's value now into its buffer (grown when it grew); false
+ * when out of memory. */
+static bool snapshot(gb__health_fit *h, int i) {
+    const gb_buffer *b = gb__variable_buffer(h->vars[i]);
+    if (h->before_bytes[i] < b->nbytes) {
+        free(h->before[i]);
+        h->before_bytes[i] = 0;
+        if (!(h->before[i] = malloc(b->nbytes))) {
+            gb__error(GB_ERR_MEMORY, NULL, "health checks: out of memory for a %zu-byte weight",
+                      b->nbytes);
+            return false;
+        }
+        h->before_bytes[i] = b->nbytes;
+    }
+    memcpy(h->before[i], b->data, b->nbytes);
+    h->snapped[i] = true;
+    return true;
+}
+
 bool gb__health_fit_before(gb__compiled *c) {
     gb_train_state *s = &c->state;
     if (c->health) c->health->check = false;
@@ -193,42 +233,57 @@ bool gb__health_fit_before(gb__compiled *c) {
     h->checked = true;
     if ((!h->vars || ntrain != h->ntrainable) && !map_model(h, s->model)) return false;
     for (int i = 0; i < h->nvars; i++)
-        h->before[i] = h->grad_index[i] >= 0 ? gb_variable_value(h->vars[i]) : NULL;
+        if (h->grad_index[i] >= 0 && !snapshot(h, i)) return false;
     h->check = true;
     h->user_wants = s->want_gradients;
     s->want_gradients = true;
     return gb_ok();
 }
 
-/* Sum of squares of x[n], or of x - base (base not NULL): eight partial
- * sums, so the loop is not one chain of dependent adds and vectorizes. */
-static double sumsq_f32(const float *x, const float *base, int64_t n) {
+/* Sum of squares of x[n]: eight partial sums, so the loop is not one
+ * chain of dependent adds and vectorizes. */
+static double sumsq_f32(const float *x, int64_t n) {
     double acc[8] = {0};
     int64_t i = 0;
     for (; i + 8 <= n; i += 8)
-        for (int k = 0; k < 8; k++) {
-            double d = (double)x[i + k] - (base ? (double)base[i + k] : 0);
-            acc[k] += d * d;
-        }
-    for (; i < n; i++) {
-        double d = (double)x[i] - (base ? (double)base[i] : 0);
-        acc[0] += d * d;
-    }
+        for (int k = 0; k < 8; k++) acc[k] += (double)x[i + k] * x[i + k];
+    for (; i < n; i++) acc[0] += (double)x[i] * x[i];
     return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
 }
 
-/* Sum of squares of t, or of t - base when base is given (same size);
- * float32 on the fast path, any other dtype element by element. */
-static double sumsq(const gb_tensor *t, const gb_tensor *base) {
+/* Sum of squares of t; float32 on the fast path, any other dtype element
+ * by element. */
+static double sumsq(const gb_tensor *t) {
     int64_t n = gb_size(t);
-    const float *f = gb_data_f32(t), *fb = base ? gb_data_f32(base) : NULL;
-    if (f && (!base || fb)) return sumsq_f32(f, fb, n);
+    const float *f = gb_data_f32(t);
+    if (f) return sumsq_f32(f, n);
     double s = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double x = gb_get(t, i) - (base ? gb_get(base, i) : 0);
-        s += x * x;
-    }
+    for (int64_t i = 0; i < n; i++) s += gb_get(t, i) * gb_get(t, i);
     return s;
+}
+
+/* One pass over a weight after its update and before it (float32 or
+ * float64 alike, as `now`): the sums of squares of both and of their
+ * difference. */
+static void update_sums(const gb_tensor *now, const void *before, gb__health_var *f) {
+    int64_t n = gb_size(now);
+    const float *a = gb_data_f32(now), *b = before;
+    const double *bd = before;
+    double w[4] = {0}, p[4] = {0}, d[4] = {0};
+    int64_t i = 0;
+    if (a)
+        for (; i + 4 <= n; i += 4)
+            for (int k = 0; k < 4; k++) {
+                double x = a[i + k], y = b[i + k];
+                w[k] += x * x, p[k] += y * y, d[k] += (x - y) * (x - y);
+            }
+    for (; i < n; i++) {
+        double x = gb_get(now, i), y = a ? b[i] : bd[i];
+        w[0] += x * x, p[0] += y * y, d[0] += (x - y) * (x - y);
+    }
+    f->weight_sumsq = (w[0] + w[1]) + (w[2] + w[3]);
+    f->before_sumsq = (p[0] + p[1]) + (p[2] + p[3]);
+    f->update_sumsq = (d[0] + d[1]) + (d[2] + d[3]);
 }
 
 /* The smallest element of t (moving variances). */
@@ -251,65 +306,99 @@ static void measure_variables(gb__health_fit *h, const gb_train_state *s) {
         *f = (gb__health_var){.name = gb_variable_name(v), .role = role_of(v),
                               .size = gb_variable_size(v)};
         if (!now) continue;
-        f->weight_sumsq = sumsq(now, NULL);
         if (f->role == GB__HEALTH_MOVING_VARIANCE) f->min_value = min_value(now);
-        if (grad) f->has_grad = true, f->grad_sumsq = sumsq(grad, NULL);
-        if (h->before[i] && gb_size(h->before[i]) == gb_size(now)) {
-            f->has_update = true;
-            f->before_sumsq = sumsq(h->before[i], NULL);
-            f->update_sumsq = sumsq(now, h->before[i]);
-        }
+        if (grad) f->has_grad = true, f->grad_sumsq = sumsq(grad);
+        gb_dtype dt = gb_tensor_dtype(now);
+        f->has_update = h->snapped[i] && (dt == GB_F32 || dt == GB_F64) &&
+                        h->before_bytes[i] >= (size_t)gb_size(now) * gb_dtype_size(dt);
+        if (f->has_update)
+            update_sums(now, h->before[i], f);
+        else
+            f->weight_sumsq = sumsq(now);
     }
 }
 
-/* Dead units (ReLU) or saturated outputs (sigmoid, tanh) of y, a layer's
- * output; units are the features of the last axis. */
-static void measure_output(gb__health_layer *l, const gb_tensor *y, double eps) {
-    int64_t n = gb_size(y), units = gb_rank(y) ? gb_dim(y, -1) : 1;
-    if (n <= 0 || units <= 0) return;
-    const float *f = gb_data_f32(y);
-    l->has_output = true;
-    l->values = n;
+int64_t gb__health_fit_variant(const gb__compiled *c) {
+    return c->health && c->health->check ? c->health->generation : 0;
+}
+
+/* A layer's output figure, counted in the step: a ReLU layer's dead units
+ * (those whose largest value over the batch and every position is 0), a
+ * sigmoid's or tanh's outputs within saturation_eps of an asymptote. The
+ * tape never sees these ops: they start from a stopped gradient. */
+static gb_tensor *output_figure(hf_layer *l, gb_tensor *y) {
+    int rank = gb_rank(y);
+    gb_dtype dt = gb_tensor_dtype(y);
+    l->units = rank ? gb_dim(y, -1) : 1;
+    l->per_sample = 1;
+    for (int d = 1; d < rank; d++) l->per_sample *= gb_dim(y, d);
+    y = gb_stop_gradient(y);
+    gb_tensor *hit;
     if (l->act == GB__HEALTH_ACT_RELU) {
-        bool *alive = calloc((size_t)units, sizeof *alive);
-        if (!alive) return;
-        for (int64_t i = 0; i < n; i++)
-            if ((f ? f[i] : gb_get(y, i)) != 0) alive[i % units] = true;
-        int64_t dead = 0;
-        for (int64_t u = 0; u < units; u++) dead += !alive[u];
-        free(alive);
-        l->units = units, l->dead_units = dead;
+        int64_t axes[GB_MAX_RANK];
+        for (int d = 0; d < rank - 1; d++) axes[d] = d;
+        gb_tensor *top = rank > 1 ? gb_reduce_max(y, axes, rank - 1, false) : y;
+        hit = gb_cast(gb_equal(top, gb_scalar(dt, 0)), GB_F32);
+    } else {
+        double eps = gb_health_get_options().saturation_eps;
+        double lo = l->act == GB__HEALTH_ACT_SIGMOID ? eps : -1 + eps, hi = 1 - eps;
+        hit = gb_add(gb_cast(gb_less(y, gb_scalar(dt, lo)), GB_F32),
+                     gb_cast(gb_greater(y, gb_scalar(dt, hi)), GB_F32));
+    }
+    return gb_reshape(gb_reduce_sum(hit, NULL, 0, false), 1, (int64_t[]){1});
+}
+
+static void watch_output(gb_module *m, gb_tensor *y, void *user) {
+    gb__health_fit *h = user;
+    if (!gb_ok()) return;
+    for (int i = 0; i < h->nlayers; i++) {
+        hf_layer *l = &h->layers[i];
+        if (l->module != m || l->act == GB__HEALTH_ACT_NONE) continue;
+        l->fig = output_figure(l, y);   /* a layer called twice: its last call */
         return;
     }
-    double lo = l->act == GB__HEALTH_ACT_SIGMOID ? eps : -1 + eps, hi = 1 - eps;
-    int64_t sat = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double x = f ? f[i] : gb_get(y, i);
-        sat += x < lo || x > hi;
-    }
-    l->units = units, l->saturated_values = sat;
 }
 
-/* Samples of the check step's batch the outputs are measured on: enough
- * that a unit zero on all of them is dead, not unlucky, and few enough
- * that a CNN's check costs a fraction of a step. */
-enum { PROBE_SAMPLES = 32 };
+gb__output_watch gb__health_fit_watch(gb__compiled *c, int64_t variant) {
+    gb__health_fit *h = c->health;
+    if (!variant || !h) return gb__module_watch_outputs((gb__output_watch){0});
+    for (int i = 0; i < h->nlayers; i++) h->layers[i].fig = NULL;
+    return gb__module_watch_outputs((gb__output_watch){.fn = watch_output, .user = h});
+}
 
-/* The batch's first samples through a Sequential model's layers, one at
- * a time, in inference mode (no dropout, BatchNorm's moving statistics,
- * nothing updated), up to the last layer measured. */
-static void measure_outputs(gb__health_fit *h, const gb__io *x) {
-    if (!h->sequential || x->n != 1 || !x->t[0] || gb_rank(x->t[0]) < 1) return;
-    int last = -1;
-    for (int i = 0; i < h->nlayers; i++)
-        if (h->layers[i].act != GB__HEALTH_ACT_NONE) last = i;
-    if (last < 0) return;
-    double eps = gb_health_get_options().saturation_eps;
-    gb_tensor *y = x->t[0];
-    if (gb_dim(y, 0) > PROBE_SAMPLES) y = gb__rows(y, 0, PROBE_SAMPLES);
-    for (int i = 0; i <= last && y; i++) {
-        y = gb_module_call(h->layers[i].module, y, false);
-        if (y && h->layers[i].act != GB__HEALTH_ACT_NONE) measure_output(&h->out[i], y, eps);
+gb_tensor *gb__health_fit_unwatch(gb__compiled *c, gb__output_watch was) {
+    gb__output_watch mine = gb__module_watch_outputs(was);
+    gb__health_fit *h = c->health;
+    if (!mine.fn || !h) return NULL;
+    gb_tensor *figs[GB_FUNCTION_MAX_INPUTS];
+    int n = 0;
+    for (int i = 0; i < h->nlayers; i++) {
+        hf_layer *l = &h->layers[i];
+        l->slot = -1;
+        if (!l->fig || n == GB_FUNCTION_MAX_INPUTS) continue;   /* beyond: not measured */
+        l->slot = n;
+        figs[n++] = l->fig;
+        l->fig = NULL;
+    }
+    return n ? gb_concat(figs, n, 0) : NULL;
+}
+
+/* The activation figures of the step (out->health) into its layers;
+ * rows: the samples of the batch. */
+static void read_outputs(gb__health_fit *h, const gb_tensor *figs, int64_t rows) {
+    int64_t n = figs ? gb_size(figs) : 0;
+    for (int i = 0; i < h->nlayers; i++) {
+        const hf_layer *l = &h->layers[i];
+        gb__health_layer *o = &h->out[i];
+        if (l->slot < 0 || l->slot >= n) continue;
+        int64_t count = (int64_t)gb_get(figs, l->slot);
+        o->has_output = true;
+        o->units = l->units;
+        o->values = l->per_sample * rows;
+        if (l->act == GB__HEALTH_ACT_RELU)
+            o->dead_units = count;
+        else
+            o->saturated_values = count;
     }
 }
 
@@ -325,7 +414,7 @@ bool gb__health_fit_rank_norms(gb__compiled *c, gb_tensor *const *grads, int n) 
     for (int l = 0; l < nl; l++)
         for (int k = h->layers[l].first; k < h->layers[l].first + h->layers[l].count; k++) {
             int g = h->grad_index[k];
-            if (g >= 0 && g < n && grads[g]) m[rank * nl + l] += sumsq(grads[g], NULL);
+            if (g >= 0 && g < n && grads[g]) m[rank * nl + l] += sumsq(grads[g]);
         }
     /* A gather as a sum: each rank fills its own row, zeros elsewhere. */
     if (!gb_dist_allreduce_doubles(m, nranks * nl, GB_DIST_SUM)) {
@@ -379,11 +468,11 @@ void gb__health_fit_after(gb__compiled *c, const gb__io *x, const gb__step_out *
         h->out[i] = (gb__health_layer){.name = gb_module_name(l->module), .vars = h->figs + l->first,
                                        .nvars = l->count, .act = l->act};
     }
-    measure_outputs(h, x);
+    read_outputs(h, out->health, x->n && x->t[0] && gb_rank(x->t[0]) ? gb_dim(x->t[0], 0) : 0);
     if (gb_ok()) {
         emit_rank_norms(h, step);
         gb__health_check(h->monitor, step, h->out, h->nlayers);
     }
-    for (int i = 0; i < h->nvars; i++) h->before[i] = NULL;
+    for (int i = 0; i < h->nvars; i++) h->snapped[i] = false;
     hide_gradients(h, s);
 }

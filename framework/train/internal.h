@@ -173,6 +173,7 @@ typedef struct gb__step_out {
     gb_tensor *loss;
     gb__io y_pred;
     gb_tensor *out_loss[GB_NN_MAX_IO];
+    gb_tensor *health;        /* a check step's activation figures (health_fit.c), or NULL */
 } gb__step_out;
 bool gb__train_batch(gb__compiled *c, const gb__io *x, const gb__io *y, gb_tensor *sw,
                      bool training, gb__step_out *out);
@@ -187,8 +188,19 @@ typedef struct gb__health_fit gb__health_fit;
 /* Before a train step: on a check step, asks the step for its gradients
  * and keeps the weights' values; false after an error. */
 bool gb__health_fit_before(gb__compiled *c);
+/* The step's variant for the checks: 0 on the steps between checks; on a
+ * check step the generation of the model's map (1, 2, ...: a traced
+ * step made for one map never serves another), whose step also returns
+ * its activations' figures. */
+int64_t gb__health_fit_variant(const gb__compiled *c);
+/* Inside the step body of a check step (`variant` not 0, traced or
+ * eager): watch the layers' outputs of the forward pass, then, after it,
+ * the activation figures as one tensor (NULL when no layer has any). */
+gb__output_watch gb__health_fit_watch(gb__compiled *c, int64_t variant);
+gb_tensor *gb__health_fit_unwatch(gb__compiled *c, gb__output_watch was);
 /* After it: the loss to the spike detector; on a check step, the
- * figures measured (x: the step's batch) and the rules run. */
+ * figures measured (out->health, the gradients, the weights) and the
+ * rules run. */
 void gb__health_fit_after(gb__compiled *c, const gb__io *x, const gb__step_out *out);
 void gb__health_fit_free(gb__health_fit *h);
 /* A distributed fit's start, on every rank: whether rank 0 checks,

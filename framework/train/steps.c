@@ -88,14 +88,23 @@ static bool user_or_default_step(gb__compiled *c, const gb__io *x, const gb__io 
 }
 
 /* The losses the forward pass adds (gb_add_loss) are collected around
- * each step; the compiled loss adds them. */
-static bool run_train_step(gb__compiled *c, const gb__io *x, const gb__io *y, gb_tensor *sw,
-                           gb__step_out *r) {
+ * each step; the compiled loss adds them. A health check step (`health`
+ * not 0, gb__health_fit_variant) also counts its activations' figures
+ * (always a tensor, empty when no layer has any, so the traced variant's
+ * outputs have one layout). */
+static bool run_train_step(gb__compiled *c, int64_t health, const gb__io *x, const gb__io *y,
+                           gb_tensor *sw, gb__step_out *r) {
     *r = (gb__step_out){0};
     gb_losses_begin();
+    gb__output_watch was = {0};
+    if (health) was = gb__health_fit_watch(c, health);
     bool ok = user_or_default_step(c, x, y, sw, r);
+    if (health) {
+        gb_tensor *figs = gb__health_fit_unwatch(c, was);
+        r->health = figs ? figs : gb_zeros(GB_F32, 1, (int64_t[]){0});
+    }
     gb_losses_end();
-    return ok;
+    return ok && gb_ok();
 }
 
 static bool run_test_step(gb__compiled *c, const gb__io *x, const gb__io *y, gb_tensor *sw,
@@ -135,24 +144,29 @@ static void unpack_inputs(const gb__compiled *c, gb_tensor *const *in, int nin, 
 }
 
 /* A step's outputs: loss, the predictions, each output's loss (several
- * outputs only), then the gradients the callbacks asked for. */
+ * outputs only), a health check step's figures, then the gradients the
+ * callbacks (or the checks) asked for. */
 static int pack_outputs(const gb__compiled *c, const gb__step_out *r, gb_tensor **out) {
     int n = 0;
     out[n++] = r->loss;
     for (int k = 0; k < c->nout; k++) out[n++] = r->y_pred.t[k];
     for (int k = 0; c->nout > 1 && k < c->nout; k++)
         if (has_loss(c, k)) out[n++] = r->out_loss[k];
+    if (r->health) out[n++] = r->health;
     return n;
 }
 
-/* The inverse of pack_outputs; returns where the gradients start. */
-static int unpack_outputs(const gb__compiled *c, gb_tensor *const *out, gb__step_out *r) {
+/* The inverse of pack_outputs (health: a check step's); returns where
+ * the gradients start. */
+static int unpack_outputs(const gb__compiled *c, bool health, gb_tensor *const *out,
+                          gb__step_out *r) {
     int n = 0;
     *r = (gb__step_out){.loss = out[n++]};
     r->y_pred.n = c->nout;
     for (int k = 0; k < c->nout; k++) r->y_pred.t[k] = out[n++];
     for (int k = 0; c->nout > 1 && k < c->nout; k++)
         if (has_loss(c, k)) r->out_loss[k] = out[n++];
+    if (health) r->health = out[n++];
     return n;
 }
 
@@ -166,7 +180,7 @@ static int train_body(void *user, gb_tensor *const *in, int nin, const gb_value 
     unpack_inputs(c, in, nin, &x, &y, &sw);
     c->ngrads = 0;
     c->state.want_gradients = st[0].as.b;
-    if (!run_train_step(c, &x, &y, sw, &r)) return -1;
+    if (!run_train_step(c, nst > 1 ? st[1].as.i : 0, &x, &y, sw, &r)) return -1;
     int n = pack_outputs(c, &r, out);
     if (n + c->ngrads > GB_FUNCTION_MAX_OUTPUTS) c->ngrads = GB_FUNCTION_MAX_OUTPUTS - n;
     if (c->ngrads > 0) memcpy(out + n, c->grads, (size_t)c->ngrads * sizeof *out);
@@ -283,10 +297,11 @@ bool gb__train_batch(gb__compiled *c, const gb__io *x, const gb__io *y, gb_tenso
     *r = (gb__step_out){0};
     gb_train_state *s = &c->state;
     bool want = training && s->want_gradients;
+    int64_t health = training ? gb__health_fit_variant(c) : 0;
     c->ngrads = 0;
     if (!targets_fit(c, y)) return false;
     if (c->opts.run_eagerly) {
-        if (!(training ? run_train_step(c, x, y, sw, r) : run_test_step(c, x, y, sw, r)))
+        if (!(training ? run_train_step(c, health, x, y, sw, r) : run_test_step(c, x, y, sw, r)))
             return false;
     } else {
         fit_specs(c, x, y);
@@ -297,10 +312,14 @@ bool gb__train_batch(gb__compiled *c, const gb__io *x, const gb__io *y, gb_tenso
         gb_function *f = function_for(c, training, sw != NULL);
         gb_tensor *in[2 * GB_NN_MAX_IO + 1], *out[GB_FUNCTION_MAX_OUTPUTS] = {0};
         int nin = pack_inputs(c, x, y, sw, in);
-        gb_value with_grads = GB_BOOL("with_grads", want || (training && c->dist));
-        int n = f ? gb_function_call(f, in, nin, &with_grads, training, out) : -1;
-        if (n < 1 + c->nout) return false;
-        int g = unpack_outputs(c, out, r);
+        /* The train function's variants (graph/: a library function's
+         * statics select programs it knows, each traced once, never a
+         * retrace): the gradients returned, the health checks' figures. */
+        gb_value variant[2] = {GB_BOOL("with_grads", want || (training && c->dist)),
+                               GB_INT("health_checks", health)};
+        int n = f ? gb_function_call(f, in, nin, variant, training ? 2 : 0, out) : -1;
+        if (n < 1 + c->nout + (health != 0)) return false;
+        int g = unpack_outputs(c, health != 0, out, r);
         if (training && c->dist &&
             !(gb__health_fit_rank_norms(c, out + g, n - g) && gb__dist_apply_averaged(c, out + g, n - g)))
             return false;

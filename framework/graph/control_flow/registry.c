@@ -17,6 +17,7 @@ static gb_handles records;
 static void record_free(gb_cf_record *r) {
     for (int s = 0; s < 2; s++) {
         gb__concrete_free(r->sub[s].cf);
+        free(r->sub[s].function.arena); /* its runs' (executor.c) */
         for (int i = 0; i < GB_MAX_OUTPUTS; i++) free(r->sub[s].input_names[i]);
     }
     free(r);
