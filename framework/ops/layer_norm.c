@@ -27,6 +27,7 @@
 
 #include "core/parallel.h"
 #include "ops/internal.h"
+#include "ops/lane_sum.h"
 
 enum { A_EPSILON = 0 };
 enum { LN_X, LN_GAMMA, LN_BETA };
@@ -132,19 +133,10 @@ typedef struct ln_job {
     bool f64;
 } ln_job;
 
-/* Sums in LANES running partials, so the loop vectorizes (one running sum
- * is a dependent chain the compiler may not reorder). */
-enum { LANES = 16 };
+/* The row's sum (ops/lane_sum.h) and its centred squares, each in LANES
+ * running partials, so the loops vectorize. */
+enum { LANES = GB__SUM_LANES };
 #define DEFINE_LAYER_NORM(T, SUFFIX)                                                                \
-    static T sum_##SUFFIX(const T *restrict x, int64_t n) {                                          \
-        T lane[LANES] = {0}, s = 0;                                                                  \
-        int64_t j = 0;                                                                               \
-        for (; j + LANES <= n; j += LANES)                                                           \
-            for (int l = 0; l < LANES; l++) lane[l] += x[j + l];                                     \
-        for (int l = 0; l < LANES; l++) s += lane[l];                                                \
-        for (; j < n; j++) s += x[j];                                                                \
-        return s;                                                                                    \
-    }                                                                                                \
     static T centred_squares_##SUFFIX(const T *restrict x, T mean, int64_t n) {                      \
         T lane[LANES] = {0}, s = 0;                                                                  \
         int64_t j = 0;                                                                               \
@@ -160,7 +152,7 @@ enum { LANES = 16 };
         for (int64_t r = r0; r < r1; r++) {                                                          \
             const T *restrict x = (const T *)jb->x + r * n;                                          \
             T *restrict y = (T *)jb->y + r * n;                                                      \
-            T mean = sum_##SUFFIX(x, n) / (T)n;                                                      \
+            T mean = gb__lane_sum_##SUFFIX(x, n) / (T)n;                                                      \
             T rstd = (T)1 / sqrt(centred_squares_##SUFFIX(x, mean, n) / (T)n + (T)jb->eps);          \
             for (int64_t j = 0; j < n; j++) y[j] = (x[j] - mean) * rstd * gamma[j] + beta[j];        \
             ((T *)jb->mean)[r] = mean;                                                               \

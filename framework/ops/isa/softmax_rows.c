@@ -13,14 +13,13 @@
 #include <math.h>
 
 #include "ops/fast_math.h"
+#include "ops/lane_sum.h"
 #include "ops/softmax_rows.h"
 
-/* The maximum and the sum of a contiguous row, in LANES running
- * partials combined at the end: a single running max or sum is a chain
- * of dependent scalar operations the compiler may not reorder (float
- * addition is not associative, and the build keeps IEEE semantics), so
- * it would stay scalar; LANES independent ones are one vector. A NaN is
- * skipped by the max as by the one-accumulator loop (x > m is false). */
+/* The maximum of a contiguous row, in LANES running partials combined at
+ * the end, as its sum (ops/lane_sum.h): one running max is a chain of
+ * dependent operations that would stay scalar. A NaN is skipped by the
+ * max as by the one-accumulator loop (x > m is false). */
 enum { LANES = 16 };
 #define DEFINE_ROW_REDUCTIONS(T, SUFFIX)                                                           \
     static T row_max_##SUFFIX(const T *x, int64_t n) {                                             \
@@ -32,15 +31,6 @@ enum { LANES = 16 };
         for (int l = 0; l < LANES; l++) m = lane[l] > m ? lane[l] : m;                             \
         for (; j < n; j++) m = x[j] > m ? x[j] : m;                                                \
         return m;                                                                                  \
-    }                                                                                              \
-    static T row_sum_##SUFFIX(const T *x, int64_t n) {                                             \
-        T lane[LANES] = {0}, s = 0;                                                                \
-        int64_t j = 0;                                                                             \
-        for (; j + LANES <= n; j += LANES)                                                         \
-            for (int l = 0; l < LANES; l++) lane[l] += x[j + l];                                   \
-        for (int l = 0; l < LANES; l++) s += lane[l];                                              \
-        for (; j < n; j++) s += x[j];                                                              \
-        return s;                                                                                  \
     }
 DEFINE_ROW_REDUCTIONS(float, f32)
 DEFINE_ROW_REDUCTIONS(double, f64)
@@ -64,7 +54,7 @@ DEFINE_ROW_REDUCTIONS(double, f64)
         }                                                                                          \
         T m = row_max_##SUFFIX(x, n);                                                              \
         for (int64_t j = 0; j < n; j++) y[j] = EXP_CONTIGUOUS(x[j] - m);                           \
-        T inv = 1 / row_sum_##SUFFIX(y, n);                                                        \
+        T inv = 1 / gb__lane_sum_##SUFFIX(y, n);                                                        \
         for (int64_t j = 0; j < n; j++) y[j] *= inv;                                               \
     }                                                                                              \
     void GB_ISA_SYM(gb__softmax_grad_row_##SUFFIX)(const T *y, const T *dy, T *dx, int64_t n) {    \
