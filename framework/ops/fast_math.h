@@ -20,8 +20,11 @@
 
 /* a * b + c, in one rounding where the CPU level has FMA (the kernels of
  * x86-64-v3 and v4; ops/isa/), else two: the only place where levels
- * differ, within the tolerance test_ops_isa documents for tanh. */
-#if defined(__FMA__)
+ * differ, within the tolerance test_ops_isa documents for tanh. A kernel
+ * file that defines GB_FAST_MATH_SAME_AT_EVERY_LEVEL before including this
+ * rounds twice at every level, so its results are the same bits on every
+ * machine. */
+#if defined(__FMA__) && !defined(GB_FAST_MATH_SAME_AT_EVERY_LEVEL)
 #define GB_FMAF(a, b, c) __builtin_fmaf((a), (b), (c))
 #else
 #define GB_FMAF(a, b, c) ((a) * (b) + (c))

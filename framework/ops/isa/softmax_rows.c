@@ -4,14 +4,18 @@
  * are the step's largest tensors, and at x86-64-v2 the exp of a row ran
  * four floats at a time.
  *
- * Each level computes the same expressions in the same order; float32's
- * exp (ops/fast_math.h) uses FMA at v3 and v4, so Softmax and
- * MaskedSoftmax differ between levels by its rounding (within 1e-6
- * relative, test_ops_isa); the sums are in the same 16 lanes at every
- * level.
+ * Each level computes the same expressions in the same order, and gives
+ * the same bits (test_ops_isa): the sums are in the same 16 lanes at every
+ * level, and float32's exp (ops/fast_math.h) rounds its multiply-adds
+ * twice even where the CPU has FMA. A softmax ends in the loss, and with
+ * FMA at v3 and v4 alone a training's course depended on the machine:
+ * nan_hunt's first -Inf came with 11 entries on x86-64-v2 and 7 on v3
+ * and v4, and the README shows one run. The FMA saved one instruction of
+ * about twenty per exp.
  */
 #include <math.h>
 
+#define GB_FAST_MATH_SAME_AT_EVERY_LEVEL
 #include "ops/fast_math.h"
 #include "ops/lane_sum.h"
 #include "ops/softmax_rows.h"
