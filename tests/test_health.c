@@ -170,6 +170,33 @@ START_TEST(test_figures_of_a_two_layer_model_traced) {
 }
 END_TEST
 
+/* An optimizer that clips (clipnorm 1, per variable) updates with other
+ * gradients than backward made: the grad norms are still backward's,
+ * sqrt(544) and sqrt(136), while the updates are the clipped ones: each
+ * gradient scaled to norm 1, so at lr 0.01 dW1 = [[-0.01, 0]], db1 =
+ * [-0.01, 0], dW2 = [[-0.01], [0]], db2 = -0.01; update ratios
+ * sqrt(2e-4) / sqrt(2) = 0.01 and sqrt(2e-4) / sqrt(5) = 0.00632455532. */
+static void fit_two_layers_clipped(bool eager) {
+    float xs[] = {1, 2}, ys[] = {0, 0};
+    gb_module *m = two_layers(eager, 0.01);
+    gb_optimizer *opt = gb_model_optimizer(m);
+    ck_assert(gb_optimizer_set_clipping(opt, (gb_gradient_clipping){.clipnorm = 1}));
+    fit(m, gb_from_f32(xs, GB_SHAPE(2, 1)), gb_from_f32(ys, GB_SHAPE(2, 1)), 1);
+    EQ(scalar("health/hidden/grad_norm", 1)->value, sqrt(544));
+    EQ(scalar("health/out/grad_norm", 1)->value, sqrt(136));
+    EQ(scalar("health/hidden/update_ratio", 1)->value, 0.01);
+    EQ(scalar("health/out/update_ratio", 1)->value, 0.00632455532);
+    gb_module_free(m);
+    gb_optimizer_free(opt);
+}
+
+START_TEST(test_a_clipping_optimizer_shows_the_gradients_backward_made) {
+    fit_two_layers_clipped(true);
+    nscalars = 0;
+    fit_two_layers_clipped(false);
+}
+END_TEST
+
 START_TEST(test_large_update_and_dead_units_alerts_word_for_word) {
     ck_assert(gb_health_enable(&(gb_health_options){.interval = 1, .max_dead_fraction = 0.4}));
     fit_two_layers(false);
@@ -577,6 +604,7 @@ static Suite *suite(void) {
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_figures_of_a_two_layer_model_eager);
     tcase_add_test(tc, test_figures_of_a_two_layer_model_traced);
+    tcase_add_test(tc, test_a_clipping_optimizer_shows_the_gradients_backward_made);
     tcase_add_test(tc, test_large_update_and_dead_units_alerts_word_for_word);
     tcase_add_test(tc, test_not_learning_at_a_tiny_learning_rate);
     tcase_add_test(tc, test_saturated_fraction_of_a_sigmoid_layer);

@@ -13,6 +13,7 @@
 #define GB_OPTIM_INTERNAL_H
 
 #include "ops/internal.h"
+#include "optim/measure.h"
 
 /* Slots per variable: enough for RMSprop (velocity, momentum, average). */
 #define GB__OPTIM_MAX_SLOTS 3
@@ -41,6 +42,10 @@ typedef struct gb__optim_var {
     /* What the last update found in each array's new values while
      * numerics checks were on: 1 a NaN/Inf, 0 none, -1 not scanned. */
     signed char nonfinite[1 + GB__OPTIM_MAX_SLOTS];
+    /* What the last update measured (optim/measure.h) and under which
+     * measure: its number, 0 for none. */
+    gb__update_sums sums;
+    int64_t measured;
     bool decay;          /* weight decay applies (not excluded by name) */
     bool warned_no_grad; /* the NULL-gradient warning was given */
 } gb__optim_var;
@@ -71,6 +76,8 @@ bool gb__optimizer_no_decay_vectors(const struct gb_optimizer *opt);
 double gb__optimizer_step_lr(const struct gb_optimizer *opt);
 /* 1-based number of the step being applied (Adam's bias correction t). */
 int64_t gb__optimizer_step_number(const struct gb_optimizer *opt);
+/* The number of the measure armed now (optim/measure.h); 0: none. */
+int64_t gb__optimizer_measuring(const struct gb_optimizer *opt);
 /* Counts one applied step; the fused kernel of the step's last update
  * calls it, so a traced train step counts every time it runs. */
 void gb__optimizer_advance(struct gb_optimizer *opt);

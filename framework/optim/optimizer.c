@@ -33,6 +33,8 @@ struct gb_optimizer {
     int nno_decay;
     bool no_decay_vectors; /* and every variable of rank 0 or 1 */
     gb_gradient_clipping clipping;
+    int64_t measure;      /* the armed measure's number (optim/measure.h); 0: none */
+    int64_t measures;     /* how many were armed: the next one's number - 1 */
 };
 
 /* Optimizers by id (core/handles.c), for the update ops' attributes. */
@@ -334,6 +336,23 @@ bool gb_optimizer_apply_gradients(gb_optimizer *opt, gb_tensor *const *grads, in
     gb_name_scope_pop();
     return ok;
 }
+
+/* ---- measures (optim/measure.h) ------------------------------------------------------------ */
+
+void gb__optimizer_measure_begin(gb_optimizer *opt) { opt->measure = ++opt->measures; }
+
+void gb__optimizer_measure_end(gb_optimizer *opt) { opt->measure = 0; }
+
+int64_t gb__optimizer_measuring(const gb_optimizer *opt) { return opt->measure; }
+
+bool gb__optimizer_measured(const gb_optimizer *opt, const gb_variable *v, gb__update_sums *out) {
+    const gb__optim_var *e = opt->measures ? find(opt, v) : NULL;
+    if (!e || e->measured != opt->measures) return false;
+    *out = e->sums;
+    return true;
+}
+
+bool gb__optimizer_clips(const gb_optimizer *opt) { return clipping_on(&opt->clipping); }
 
 bool gb_optimizer_set_clipping(gb_optimizer *opt, gb_gradient_clipping clipping) {
     if (!opt) {

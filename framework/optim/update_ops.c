@@ -17,6 +17,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "optim/update_loops.h"
 
@@ -112,24 +113,78 @@ static void commit_targets(gb__optim_var *s, const targets *tg) {
     }
 }
 
-/* ---- numerics checks ------------------------------------------------------------------------ */
+/* ---- checking and measuring as the update runs ------------------------------------------------ */
 
 /* With numerics checks on, the new values are scanned block by block
  * while still in cache: the variable and its slots, which the check must
  * see (an Adam v that overflows to Inf leaves the variable finite and
  * stalls it). Scanning them afterwards, one more pass over memory per
- * array, made the checked MLP step's overhead about twice as large. */
+ * array, made the checked MLP step's overhead about twice as large.
+ * A health measure (optim/measure.h) sums the squares of the gradient and
+ * of the variable before and after in the same blocks: a block's old
+ * values are copied aside before the loop overwrites them in place. */
 enum { SCAN_BLOCK = 2048 };
 
-static void run_scanned(gb_update_loop loop, const gb_update *u, gb_dtype dt,
-                        signed char *nonfinite) {
-    for (int k = 0; k < MAX_ARRAYS; k++) nonfinite[k] = u->dst[k] ? 0 : -1;
+/* Eight partial sums per figure, so the adds are not one chain and the
+ * loop vectorizes; added in a fixed order, so the result does not depend
+ * on the ISA level. */
+typedef struct partial_sums {
+    double grad[8], before[8], after[8], update[8];
+} partial_sums;
+
+#define ADD_SQUARES(T)                                                                          \
+    static void add_squares_##T(partial_sums *p, const T *g, const T *old, const T *now,        \
+                                int64_t n) {                                                    \
+        int64_t i = 0;                                                                          \
+        for (; i + 8 <= n; i += 8)                                                              \
+            for (int k = 0; k < 8; k++) {                                                       \
+                double x = g[i + k], b = old[i + k], a = now[i + k];                            \
+                p->grad[k] += x * x, p->before[k] += b * b, p->after[k] += a * a;               \
+                p->update[k] += (a - b) * (a - b);                                              \
+            }                                                                                   \
+        for (; i < n; i++) {                                                                    \
+            double x = g[i], b = old[i], a = now[i];                                            \
+            p->grad[0] += x * x, p->before[0] += b * b, p->after[0] += a * a;                   \
+            p->update[0] += (a - b) * (a - b);                                                  \
+        }                                                                                       \
+    }
+ADD_SQUARES(float)
+ADD_SQUARES(double)
+
+static double total(const double *x) {
+    return ((x[0] + x[1]) + (x[2] + x[3])) + ((x[4] + x[5]) + (x[6] + x[7]));
+}
+
+/* Elements [b, e) of the update's gradient, the variable's old values
+ * (`old`, indexed from b) and its new ones into p. */
+static void add_block(partial_sums *p, const gb_update *u, gb_dtype dt, const void *old, int64_t b,
+                      int64_t e) {
+    if (dt == GB_F64)
+        add_squares_double(p, (const double *)u->g + b, old, (const double *)u->dst[0] + b, e - b);
+    else
+        add_squares_float(p, (const float *)u->g + b, old, (const float *)u->dst[0] + b, e - b);
+}
+
+/* The loop over every element, block by block: the numerics scan into
+ * nonfinite (NULL: none), the measure into sums (NULL: none). */
+static void run_blocks(gb_update_loop loop, const gb_update *u, gb_dtype dt,
+                       signed char *nonfinite, gb__update_sums *sums) {
+    size_t esize = gb_dtype_size(dt);
+    double aside[SCAN_BLOCK]; /* a block's old values, float or double */
+    partial_sums p = {0};
+    for (int k = 0; nonfinite && k < MAX_ARRAYS; k++) nonfinite[k] = u->dst[k] ? 0 : -1;
     for (int64_t b = 0; b < u->n; b += SCAN_BLOCK) {
         int64_t e = b + SCAN_BLOCK < u->n ? b + SCAN_BLOCK : u->n;
+        const char *old = (const char *)u->src[0] + (size_t)b * esize;
+        if (sums && u->src[0] == u->dst[0]) old = memcpy(aside, old, (size_t)(e - b) * esize);
         loop(u, b, e);
-        for (int k = 0; k < MAX_ARRAYS; k++)
+        for (int k = 0; nonfinite && k < MAX_ARRAYS; k++)
             if (nonfinite[k] == 0 && gb__nonfinite_in(dt, u->dst[k], b, e)) nonfinite[k] = 1;
+        if (sums) add_block(&p, u, dt, old, b, e);
     }
+    if (sums)
+        *sums = (gb__update_sums){.grad = total(p.grad), .before = total(p.before),
+                                  .after = total(p.after), .update = total(p.update)};
 }
 
 static bool numerics_on(void) {
@@ -192,12 +247,15 @@ static bool run_update(const gb_op_call *c, pick_fn pick) {
      * and far more when the machine is busy). The ranged loops make a
      * split a one-line change should bigger variables want it. */
     gb_update_loop loop = pick(c->attrs, grad->dtype);
-    if (numerics_on()) {
-        run_scanned(loop, &u, grad->dtype, s->nonfinite);
+    int64_t measure = gb__optimizer_measuring(s->opt);
+    bool numerics = numerics_on();
+    if (numerics || measure) {
+        run_blocks(loop, &u, grad->dtype, numerics ? s->nonfinite : NULL, measure ? &s->sums : NULL);
     } else {
         loop(&u, 0, u.n);
-        memset(s->nonfinite, -1, sizeof s->nonfinite);
     }
+    if (!numerics) memset(s->nonfinite, -1, sizeof s->nonfinite);
+    if (measure) s->measured = measure;
     commit_targets(s, &tg);
     if (c->attrs->i[GB__OPTIM_I_ADVANCE]) gb__optimizer_advance(s->opt);
     return true;

@@ -2,23 +2,26 @@
  * (debug/health*.c), which never see a layer.
  *
  * Every step hands its loss to the spike detector. A check step (every
- * `interval` steps, gb_health_options) runs the step's check variant: it
- * returns the gradients — the mechanism callbacks use — and, read from
- * the step's own forward pass while it runs (an output watcher of nn),
- * each ReLU layer's dead units (zero for every sample and position of the
- * batch) and each sigmoid or tanh layer's saturated outputs, counted in
- * the step (a reduction each, one small tensor out). Traced, the variant
- * is a second program of the train function, made once; eager, the same
- * ops run, so both modes give the same figures. The check step also copies
- * each weight's value from before it into a buffer of its own (made once:
- * a tensor read of the value would hold the variable's buffer, and the
- * update would then copy the whole weight to write it elsewhere), and
- * after it measures per layer, in the model's order, each variable's
- * gradient, weight and update norms.
+ * `interval` steps, gb_health_options) arms a measure of the optimizer
+ * (optim/measure.h): its fused update kernels sum the squares of each
+ * variable's gradient, value before, value after and update while they
+ * hold them in cache, so the step returns no gradient and nothing copies
+ * a weight. The step runs its check variant, which reads from its own
+ * forward pass while it runs (an output watcher of nn) each ReLU layer's
+ * dead units (zero for every sample and position of the batch) and each
+ * sigmoid or tanh layer's saturated outputs, counted in the step (a
+ * reduction each, one small tensor out). Traced, the variant is a second
+ * program of the train function, made once; eager, the same ops run, so
+ * both modes give the same figures. After the step the figures are read
+ * per layer, in the model's order.
+ * An optimizer that clips its gradients updates with other gradients
+ * than backward made: there the check step also returns the gradients
+ * (the mechanism callbacks use) and their norms are taken from them, so
+ * an exploding gradient shows even while clipping tames it.
  * Measuring on the check step's batch, not every batch of the interval,
  * keeps the cost of the steps between checks at one loss read, and that
- * of a check step at a few passes over the weights and the activations:
- * no second forward pass.
+ * of a check step at a few reductions over the activations: no second
+ * forward pass, no extra pass over the weights.
  *
  * In a distributed fit rank 0 checks, on the gradients averaged over the
  * ranks (what the update used); every rank takes part in the check steps,
@@ -33,6 +36,7 @@
 #include "debug/health_internal.h"
 #include "gb_dist.h"
 #include "ops/internal.h"
+#include "optim/measure.h"
 #include "train/internal.h"
 
 typedef struct hf_layer {
@@ -52,9 +56,6 @@ struct gb__health_fit {
     int ntrainable;            /* the model's trainable variables when the map was made */
     gb_variable **vars;        /* every layer's checked variables, layer by layer */
     int *grad_index;           /* each one's index among the trainable variables; -1: none */
-    unsigned char **before;    /* a check step's values before it (trainable ones), */
-    size_t *before_bytes;      /* buffers of this many bytes, */
-    bool *snapped;             /* filled on this step */
     gb__health_var *figs;
     int nvars;
     hf_layer *layers;
@@ -62,6 +63,7 @@ struct gb__health_fit {
     int nlayers;
     int64_t generation;        /* of the map: each one made counts 1, 2, ... */
     bool check, user_wants;    /* this step is a check step; a callback asked for gradients */
+    bool raw_grads;            /* the step returns the gradients for their norms (clipping) */
     bool checked;              /* a check ran: the first is behind */
     /* A distributed fit: every rank takes part when rank 0 checks (agreed
      * at the fit's start), and rank 0 keeps each rank's per-layer
@@ -76,10 +78,6 @@ void gb__health_fit_free(gb__health_fit *h) {
     gb__health_free(h->monitor);
     free(h->vars);
     free(h->grad_index);
-    for (int i = 0; h->before && i < h->nvars; i++) free(h->before[i]);
-    free(h->before);
-    free(h->before_bytes);
-    free(h->snapped);
     free(h->figs);
     free(h->layers);
     free(h->out);
@@ -136,20 +134,14 @@ static bool map_model(gb__health_fit *h, gb_module *model) {
         gb_module_variables(gb_module_submodule(model, i), &n);
         total += n;
     }
-    for (int i = 0; h->before && i < h->nvars; i++) free(h->before[i]);
-    free(h->vars), free(h->grad_index), free(h->before), free(h->figs), free(h->layers), free(h->out);
-    free(h->before_bytes), free(h->snapped);
+    free(h->vars), free(h->grad_index), free(h->figs), free(h->layers), free(h->out);
     h->vars = calloc((size_t)total + 1, sizeof *h->vars);
     h->grad_index = calloc((size_t)total + 1, sizeof *h->grad_index);
-    h->before = calloc((size_t)total + 1, sizeof *h->before);
-    h->before_bytes = calloc((size_t)total + 1, sizeof *h->before_bytes);
-    h->snapped = calloc((size_t)total + 1, sizeof *h->snapped);
     h->figs = calloc((size_t)total + 1, sizeof *h->figs);
     h->layers = calloc((size_t)nsub + 1, sizeof *h->layers);
     h->out = calloc((size_t)nsub + 1, sizeof *h->out);
     h->nvars = h->nlayers = 0;
-    if (!h->vars || !h->grad_index || !h->before || !h->before_bytes || !h->snapped || !h->figs ||
-        !h->layers || !h->out) {
+    if (!h->vars || !h->grad_index || !h->figs || !h->layers || !h->out) {
         gb__error(GB_ERR_MEMORY, NULL, "health checks: out of memory for %d variables", total);
         return false;
     }
@@ -200,28 +192,20 @@ bool gb__health_fit_dist_begin(gb__compiled *c) {
     return !(on > 0) || h != NULL;
 }
 
-/* Variable i's value now into its buffer (grown when it grew); false
- * when out of memory. */
-static bool snapshot(gb__health_fit *h, int i) {
-    const gb_buffer *b = gb__variable_buffer(h->vars[i]);
-    if (h->before_bytes[i] < b->nbytes) {
-        free(h->before[i]);
-        h->before_bytes[i] = 0;
-        if (!(h->before[i] = malloc(b->nbytes))) {
-            gb__error(GB_ERR_MEMORY, NULL, "health checks: out of memory for a %zu-byte weight",
-                      b->nbytes);
-            return false;
-        }
-        h->before_bytes[i] = b->nbytes;
-    }
-    memcpy(h->before[i], b->data, b->nbytes);
-    h->snapped[i] = true;
-    return true;
+/* A check step's end: the measure disarmed; callbacks that did not ask
+ * for the gradients see none. */
+static void end_check(gb__health_fit *h, gb_train_state *s) {
+    h->check = false;
+    gb__optimizer_measure_end(s->optimizer);
+    if (h->user_wants) return;
+    s->want_gradients = false;
+    s->gradients = NULL;
+    s->ngradients = 0;
 }
 
 bool gb__health_fit_before(gb__compiled *c) {
     gb_train_state *s = &c->state;
-    if (c->health) c->health->check = false;
+    if (c->health && c->health->check) end_check(c->health, s);   /* a check step that failed */
     if (!taking_part(c)) return true;
     gb__health_fit *h = health_of(c);
     if (!h) return false;
@@ -232,11 +216,11 @@ bool gb__health_fit_before(gb__compiled *c) {
     if (!ntrain) return true;   /* not built: its first call builds it; the next step is the first check */
     h->checked = true;
     if ((!h->vars || ntrain != h->ntrainable) && !map_model(h, s->model)) return false;
-    for (int i = 0; i < h->nvars; i++)
-        if (h->grad_index[i] >= 0 && !snapshot(h, i)) return false;
+    gb__optimizer_measure_begin(s->optimizer);
     h->check = true;
     h->user_wants = s->want_gradients;
-    s->want_gradients = true;
+    h->raw_grads = gb__optimizer_clips(s->optimizer);
+    if (h->raw_grads) s->want_gradients = true;
     return gb_ok();
 }
 
@@ -262,30 +246,6 @@ static double sumsq(const gb_tensor *t) {
     return s;
 }
 
-/* One pass over a weight after its update and before it (float32 or
- * float64 alike, as `now`): the sums of squares of both and of their
- * difference. */
-static void update_sums(const gb_tensor *now, const void *before, gb__health_var *f) {
-    int64_t n = gb_size(now);
-    const float *a = gb_data_f32(now), *b = before;
-    const double *bd = before;
-    double w[4] = {0}, p[4] = {0}, d[4] = {0};
-    int64_t i = 0;
-    if (a)
-        for (; i + 4 <= n; i += 4)
-            for (int k = 0; k < 4; k++) {
-                double x = a[i + k], y = b[i + k];
-                w[k] += x * x, p[k] += y * y, d[k] += (x - y) * (x - y);
-            }
-    for (; i < n; i++) {
-        double x = gb_get(now, i), y = a ? b[i] : bd[i];
-        w[0] += x * x, p[0] += y * y, d[0] += (x - y) * (x - y);
-    }
-    f->weight_sumsq = (w[0] + w[1]) + (w[2] + w[3]);
-    f->before_sumsq = (p[0] + p[1]) + (p[2] + p[3]);
-    f->update_sumsq = (d[0] + d[1]) + (d[2] + d[3]);
-}
-
 /* The smallest element of t (moving variances). */
 static double min_value(const gb_tensor *t) {
     double lo = INFINITY;
@@ -296,25 +256,30 @@ static double min_value(const gb_tensor *t) {
     return lo;
 }
 
+/* Each variable's figures: from its update's measure (the optimizer
+ * updated it on this step), else its value alone; the gradient's from
+ * the returned gradients where the step returned them for that. */
 static void measure_variables(gb__health_fit *h, const gb_train_state *s) {
     for (int i = 0; i < h->nvars; i++) {
         gb_variable *v = h->vars[i];
         gb__health_var *f = &h->figs[i];
-        gb_tensor *now = gb_variable_value(v);
         int g = h->grad_index[i];
-        gb_tensor *grad = g >= 0 && g < s->ngradients ? s->gradients[g] : NULL;
+        gb__update_sums u;
         *f = (gb__health_var){.name = gb_variable_name(v), .role = role_of(v),
                               .size = gb_variable_size(v)};
-        if (!now) continue;
-        if (f->role == GB__HEALTH_MOVING_VARIANCE) f->min_value = min_value(now);
-        if (grad) f->has_grad = true, f->grad_sumsq = sumsq(grad);
-        gb_dtype dt = gb_tensor_dtype(now);
-        f->has_update = h->snapped[i] && (dt == GB_F32 || dt == GB_F64) &&
-                        h->before_bytes[i] >= (size_t)gb_size(now) * gb_dtype_size(dt);
-        if (f->has_update)
-            update_sums(now, h->before[i], f);
-        else
+        if (g >= 0 && gb__optimizer_measured(s->optimizer, v, &u)) {
+            *f = (gb__health_var){.name = f->name, .role = f->role, .size = f->size,
+                                  .has_grad = true, .grad_sumsq = u.grad, .has_update = true,
+                                  .weight_sumsq = u.after, .before_sumsq = u.before,
+                                  .update_sumsq = u.update};
+        } else {
+            gb_tensor *now = gb_variable_value(v);
+            if (!now) continue;
             f->weight_sumsq = sumsq(now);
+            if (f->role == GB__HEALTH_MOVING_VARIANCE) f->min_value = min_value(now);
+        }
+        gb_tensor *grad = h->raw_grads && g >= 0 && g < s->ngradients ? s->gradients[g] : NULL;
+        if (grad) f->has_grad = true, f->grad_sumsq = sumsq(grad);
     }
 }
 
@@ -441,27 +406,17 @@ static void emit_rank_norms(gb__health_fit *h, int64_t step) {
     h->rank_norms = NULL;
 }
 
-/* Callbacks that did not ask for the gradients see none. */
-static void hide_gradients(gb__health_fit *h, gb_train_state *s) {
-    if (h->user_wants) return;
-    s->want_gradients = false;
-    s->gradients = NULL;
-    s->ngradients = 0;
-}
-
 void gb__health_fit_after(gb__compiled *c, const gb__io *x, const gb__step_out *out) {
     gb_train_state *s = &c->state;
     gb__health_fit *h = c->health;
     if (!h || !taking_part(c)) return;
     if (gb_dist_rank() != 0 && c->dist) {   /* took part in the gather; rank 0 reports */
-        if (h->check) hide_gradients(h, s);
-        h->check = false;
+        if (h->check) end_check(h, s);
         return;
     }
     int64_t step = gb_optimizer_iterations(s->optimizer);
     if (out->loss) gb__health_loss(h->monitor, step, gb_item(out->loss));
     if (!h->check) return;
-    h->check = false;
     measure_variables(h, s);
     for (int i = 0; i < h->nlayers; i++) {
         const hf_layer *l = &h->layers[i];
@@ -473,6 +428,5 @@ void gb__health_fit_after(gb__compiled *c, const gb__io *x, const gb__step_out *
         emit_rank_norms(h, step);
         gb__health_check(h->monitor, step, h->out, h->nlayers);
     }
-    for (int i = 0; i < h->nvars; i++) h->snapped[i] = false;
-    hide_gradients(h, s);
+    end_check(h, s);
 }

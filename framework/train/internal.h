@@ -185,8 +185,9 @@ bool gb__metrics_update(gb__compiled *c, const gb__step_out *r, const gb__io *y,
 /* ---- training health (health_fit.c) ------------------------------------------------ */
 
 typedef struct gb__health_fit gb__health_fit;
-/* Before a train step: on a check step, asks the step for its gradients
- * and keeps the weights' values; false after an error. */
+/* Before a train step: on a check step, arms the optimizer's measure of
+ * its updates (optim/measure.h) and, when the optimizer clips, asks the
+ * step for the gradients; false after an error. */
 bool gb__health_fit_before(gb__compiled *c);
 /* The step's variant for the checks: 0 on the steps between checks; on a
  * check step the generation of the model's map (1, 2, ...: a traced
@@ -199,8 +200,7 @@ int64_t gb__health_fit_variant(const gb__compiled *c);
 gb__output_watch gb__health_fit_watch(gb__compiled *c, int64_t variant);
 gb_tensor *gb__health_fit_unwatch(gb__compiled *c, gb__output_watch was);
 /* After it: the loss to the spike detector; on a check step, the
- * figures measured (out->health, the gradients, the weights) and the
- * rules run. */
+ * figures measured (out->health, the updates' sums) and the rules run. */
 void gb__health_fit_after(gb__compiled *c, const gb__io *x, const gb__step_out *out);
 void gb__health_fit_free(gb__health_fit *h);
 /* A distributed fit's start, on every rank: whether rank 0 checks,
