@@ -5,10 +5,11 @@
  * before and after over many blocks, whether the update runs in place or
  * into a fresh buffer and with numerics checks on or off; nothing
  * measured outside an armed measure or for a variable the step did not
- * update.
+ * update; the same bits at every ISA level this CPU runs.
  */
 #include <stdio.h>
 
+#include "core/isa.h"
 #include "optim/measure.h"
 #include "optim_test_util.h"
 
@@ -110,6 +111,40 @@ START_TEST(test_with_numerics_checks_on) {
 }
 END_TEST
 
+/* ---- every ISA level ------------------------------------------------------------------------ */
+
+/* One measured SGD step of N elements of dtype dt at the level given. */
+static gb__update_sums measured_at(gb_isa_level level, gb_dtype dt) {
+    static double w[N], g[N];
+    for (int i = 0; i < N; i++) w[i] = value_at(i, 4), g[i] = value_at(i, 5);
+    gb__isa_force(level);
+    gb_optimizer *opt = gb_sgd(0.1);
+    gb_variable *v = ot_var("w", dt, N, w);
+    gb__optimizer_measure_begin(opt);
+    ck_assert(ot_step(opt, v, N, g));
+    gb__optimizer_measure_end(opt);
+    gb__update_sums s;
+    ck_assert(gb__optimizer_measured(opt, v, &s));
+    gb_variable_free(v);
+    gb_optimizer_free(opt);
+    return s;
+}
+
+START_TEST(test_the_same_bits_at_every_level) {
+    gb_isa_level best = gb__isa_force(GB_ISA_V4);
+    for (int d = 0; d < 2; d++) {
+        gb_dtype dt = d ? GB_F64 : GB_F32;
+        gb__update_sums base = measured_at(GB_ISA_V2, dt);
+        for (gb_isa_level l = GB_ISA_V3; l <= best; l++) {
+            gb__update_sums s = measured_at(l, dt);
+            ck_assert_msg(!memcmp(&s, &base, sizeof s), "%s differs at %s", gb_dtype_name(dt),
+                          gb__isa_level_name(l));
+        }
+    }
+    gb__isa_force(best);
+}
+END_TEST
+
 /* ---- only what an armed measure saw ---------------------------------------------------------- */
 
 START_TEST(test_only_updates_under_the_armed_measure) {
@@ -146,6 +181,7 @@ static Suite *measure_suite(void) {
     tcase_add_test(tc, test_in_place_over_blocks);
     tcase_add_test(tc, test_fresh_buffer_over_blocks);
     tcase_add_test(tc, test_with_numerics_checks_on);
+    tcase_add_test(tc, test_the_same_bits_at_every_level);
     tcase_add_test(tc, test_only_updates_under_the_armed_measure);
     suite_add_tcase(s, tc);
     return s;

@@ -25,12 +25,25 @@ typedef struct gb_update {
 /* Runs the update over elements [begin, end). */
 typedef void (*gb_update_loop)(const gb_update *u, int64_t begin, int64_t end);
 
+/* A measured update's sums of squares (optim/measure.h) in eight partial
+ * sums each, so the adds are not one chain and vectorize; summed in a
+ * fixed order, so no ISA level changes a result. */
+typedef struct gb_update_squares {
+    double grad[8], before[8], after[8], update[8];
+} gb_update_squares;
+
+/* Adds n elements' squares of the gradient g, the old values and the new
+ * ones (arrays of the update's dtype) into p. */
+typedef void (*gb_squares_loop)(gb_update_squares *p, const void *g, const void *old,
+                                const void *now, int64_t n);
+
 /* Every loop, indexed first by dtype (0 float32, 1 float64). */
 typedef struct gb_update_loops {
     gb_update_loop sgd[2];
     gb_update_loop momentum[2][2];    /* [dtype][nesterov] */
     gb_update_loop adam[2];
     gb_update_loop rmsprop[2][2][2];  /* [dtype][centered][momentum] */
+    gb_squares_loop squares[2];
 } gb_update_loops;
 GB_ISA_DECLARE(const gb_update_loops, gb__update_loops);
 

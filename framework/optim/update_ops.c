@@ -125,44 +125,8 @@ static void commit_targets(gb__optim_var *s, const targets *tg) {
  * values are copied aside before the loop overwrites them in place. */
 enum { SCAN_BLOCK = 2048 };
 
-/* Eight partial sums per figure, so the adds are not one chain and the
- * loop vectorizes; added in a fixed order, so the result does not depend
- * on the ISA level. */
-typedef struct partial_sums {
-    double grad[8], before[8], after[8], update[8];
-} partial_sums;
-
-#define ADD_SQUARES(T)                                                                          \
-    static void add_squares_##T(partial_sums *p, const T *g, const T *old, const T *now,        \
-                                int64_t n) {                                                    \
-        int64_t i = 0;                                                                          \
-        for (; i + 8 <= n; i += 8)                                                              \
-            for (int k = 0; k < 8; k++) {                                                       \
-                double x = g[i + k], b = old[i + k], a = now[i + k];                            \
-                p->grad[k] += x * x, p->before[k] += b * b, p->after[k] += a * a;               \
-                p->update[k] += (a - b) * (a - b);                                              \
-            }                                                                                   \
-        for (; i < n; i++) {                                                                    \
-            double x = g[i], b = old[i], a = now[i];                                            \
-            p->grad[0] += x * x, p->before[0] += b * b, p->after[0] += a * a;                   \
-            p->update[0] += (a - b) * (a - b);                                                  \
-        }                                                                                       \
-    }
-ADD_SQUARES(float)
-ADD_SQUARES(double)
-
 static double total(const double *x) {
     return ((x[0] + x[1]) + (x[2] + x[3])) + ((x[4] + x[5]) + (x[6] + x[7]));
-}
-
-/* Elements [b, e) of the update's gradient, the variable's old values
- * (`old`, indexed from b) and its new ones into p. */
-static void add_block(partial_sums *p, const gb_update *u, gb_dtype dt, const void *old, int64_t b,
-                      int64_t e) {
-    if (dt == GB_F64)
-        add_squares_double(p, (const double *)u->g + b, old, (const double *)u->dst[0] + b, e - b);
-    else
-        add_squares_float(p, (const float *)u->g + b, old, (const float *)u->dst[0] + b, e - b);
 }
 
 /* The loop over every element, block by block: the numerics scan into
@@ -171,7 +135,8 @@ static void run_blocks(gb_update_loop loop, const gb_update *u, gb_dtype dt,
                        signed char *nonfinite, gb__update_sums *sums) {
     size_t esize = gb_dtype_size(dt);
     double aside[SCAN_BLOCK]; /* a block's old values, float or double */
-    partial_sums p = {0};
+    gb_update_squares p = {0};
+    gb_squares_loop squares = GB_ISA_TABLE(gb__update_loops)->squares[dtype_index(dt)];
     for (int k = 0; nonfinite && k < MAX_ARRAYS; k++) nonfinite[k] = u->dst[k] ? 0 : -1;
     for (int64_t b = 0; b < u->n; b += SCAN_BLOCK) {
         int64_t e = b + SCAN_BLOCK < u->n ? b + SCAN_BLOCK : u->n;
@@ -180,7 +145,9 @@ static void run_blocks(gb_update_loop loop, const gb_update *u, gb_dtype dt,
         loop(u, b, e);
         for (int k = 0; nonfinite && k < MAX_ARRAYS; k++)
             if (nonfinite[k] == 0 && gb__nonfinite_in(dt, u->dst[k], b, e)) nonfinite[k] = 1;
-        if (sums) add_block(&p, u, dt, old, b, e);
+        if (sums)
+            squares(&p, (const char *)u->g + (size_t)b * esize, old,
+                    (const char *)u->dst[0] + (size_t)b * esize, e - b);
     }
     if (sums)
         *sums = (gb__update_sums){.grad = total(p.grad), .before = total(p.before),
