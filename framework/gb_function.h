@@ -231,6 +231,10 @@ typedef struct gb_trace_event {
     const char *function;     /* the gb_function's name */
     int64_t concrete_id;      /* unique per concrete function in the process */
     int trace_number;         /* 1 for the function's first trace */
+    bool retrace;             /* a trace caused by a change from what was traced before;
+                               * false for a first call, and for the first call of
+                               * each variant of a function the library made (the
+                               * train step's) */
     const char *signature;    /* as in gb_function_concrete_signatures */
     const char *reason;       /* "first call", or what changed and the fix */
     const char *call_site;    /* "train.c:42", or "" (the line of the call that traced) */

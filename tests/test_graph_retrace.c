@@ -235,13 +235,15 @@ typedef struct seen_trace {
     int count;
     char function[64], reason[512], signature[256];
     int trace_number, nodes;
-    bool graph_has_mul;
+    bool graph_has_mul, retrace, first_retrace;
 } seen_trace;
 
 static void on_trace(const gb_event *ev, void *user) {
     seen_trace *s = user;
     const gb_trace_event *t = ev->detail;
+    if (!s->count) s->first_retrace = t->retrace;
     s->count++;
+    s->retrace = t->retrace;
     snprintf(s->function, sizeof s->function, "%s", t->function);
     snprintf(s->reason, sizeof s->reason, "%s", t->reason);
     snprintf(s->signature, sizeof s->signature, "%s", t->signature);
@@ -261,6 +263,7 @@ START_TEST(test_trace_event) {
     ck_assert_int_eq(s.count, 2);
     ck_assert_str_eq(s.function, "sq");
     ck_assert_int_eq(s.trace_number, 2);
+    ck_assert(!s.first_retrace && s.retrace); /* a first call, then a retrace */
     ck_assert_str_eq(s.signature, "sq(x: float32[2]) -> (float32[2])");
     ck_assert_str_eq(s.reason, gb_function_last_trace_reason(f));
     ck_assert_int_eq(s.nodes, 2);

@@ -323,6 +323,7 @@ END_TEST
 enum { MAX_TRACES = 16 };
 static char trace_reasons[MAX_TRACES][256];
 static int trace_numbers[MAX_TRACES], ntraces, nwarnings;
+static bool trace_retraces[MAX_TRACES];
 
 static void on_trace(const gb_event *ev, void *user) {
     (void)user;
@@ -335,6 +336,7 @@ static void on_trace(const gb_event *ev, void *user) {
     ck_assert(!t->warning);
     if (ntraces == MAX_TRACES) return;
     snprintf(trace_reasons[ntraces], sizeof trace_reasons[0], "%s", t->reason);
+    trace_retraces[ntraces] = t->retrace;
     trace_numbers[ntraces++] = t->trace_number;
 }
 
@@ -342,8 +344,9 @@ static void on_trace(const gb_event *ev, void *user) {
  * first), 2 and 4 run the check variant, 3 and 5 the plain step. Each
  * model's train function traces its two programs once each, both first
  * calls; the second model (whose compiled state may sit where the first
- * one's did) is not taken for the same function wrapped again, and no
- * excessive-retracing warning comes. */
+ * one's did) is not taken for the same function wrapped again, no trace
+ * is marked a retrace (the Traces page's badge) and no excessive-retracing
+ * warning comes. */
 START_TEST(test_fitting_models_one_after_another_retraces_nothing) {
     ck_assert(gb_health_enable(&(gb_health_options){.interval = 2}));
     ntraces = nwarnings = 0;
@@ -366,6 +369,7 @@ START_TEST(test_fitting_models_one_after_another_retraces_nothing) {
     for (int k = 0; k < 2; k++) {
         ck_assert_int_eq(trace_numbers[2 * k], 1);
         ck_assert_int_eq(trace_numbers[2 * k + 1], 2);
+        ck_assert(!trace_retraces[2 * k] && !trace_retraces[2 * k + 1]); /* the store's is_retrace */
         ck_assert_msg(!strncmp(trace_reasons[2 * k], "first call at test_health.c:", 28), "%s",
                       trace_reasons[2 * k]);
         const char *variant = "first call of the variant with_grads=false, health_checks=0 at test_health.c:";

@@ -401,7 +401,8 @@ typedef struct gb_retrace_diff {
 } gb_retrace_diff;
 typedef struct gb_retrace_cause {
     int kind;                    /* of the first difference */
-    bool variant_first;          /* the first call of a library function's variant */
+    bool first;                  /* a first call, no retrace: nothing was cached (or, */
+    bool variant_first;          /* this, the first call of a library function's variant) */
     int ndiffs;
     gb_retrace_diff diffs[GB_RETRACE_MAX_DIFFS];
     char text[1024];             /* what changed, old -> new, against what */

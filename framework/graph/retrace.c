@@ -304,6 +304,7 @@ void gb__retrace_cause(const gb_function *f, const gb_signature *sig, bool rewra
                "before%s, so the earlier wrapper's traces are lost", line);
     } else if (!c->ndiffs) {
         c->kind = GB_CAUSE_FIRST;
+        c->first = true;
         c->variant_first = f->owned && f->ncache > 0;
         put(c, "first call");
         for (int i = 0; c->variant_first && i < sig->nstatic; i++) {
@@ -326,7 +327,7 @@ void gb__retrace_cause(const gb_function *f, const gb_signature *sig, bool rewra
  * what reduce_retracing did. */
 static void reason_text(const gb_retrace_cause *c, double ms, char *buf, size_t n) {
     /* c->text is "first call..." or fits the buffer with room to spare. */
-    bool first = c->kind == GB_CAUSE_FIRST;
+    bool first = c->first;
     const char *at = !c->site[0] ? "" : first ? " at " : "; called at ";
     int k = snprintf(buf, n, "%.900s%s%.100s; traced in %.2f ms", c->text, at, c->site, ms);
     if (first || k < 0 || (size_t)k >= n) return;
@@ -355,6 +356,7 @@ void gb__report_trace(gb_function *f, gb_concrete_function *cf, const gb_retrace
         .function = f->name,
         .concrete_id = cf->id,
         .trace_number = (int)f->stats.traces,
+        .retrace = !cause->first,
         .signature = gb__concrete_signature(cf),
         .reason = f->last_reason,
         .call_site = cause->site,

@@ -74,7 +74,7 @@ static void on_trace(gb_summary_writer *w, const gb_event *ev) {
     char *detail = NULL;
     if (t) {
         r.function = t->function;
-        r.is_retrace = t->trace_number > 1;
+        r.is_retrace = t->retrace;
         r.reason = t->reason;
         r.signature = t->signature;
         r.duration_us = t->duration_ms * 1e3;
