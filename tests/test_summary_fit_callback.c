@@ -3,6 +3,8 @@
  * update_freq batches) with the learning rate, per-epoch scalars with the
  * validation ones, weight and gradient histograms every histogram_freq
  * epochs, and the traced train step's graph under "train_function";
+ * the profiler capture of the first profile_batches batches with their
+ * step marks;
  * the run's hparams from the compile and fit arguments and the model's
  * config without a line of the user's, and by option each class's
  * precision-recall counts on validation data, checked against the
@@ -83,6 +85,20 @@ START_TEST(test_callback_writes_scalars_histograms_and_the_graph) {
     ck_assert_int_eq(gb_store_scalars(s, "fit", "epoch/val_loss", NULL, &ser), GB_STORE_OK);
     ck_assert_double_eq_tol(ser->rows[2].value, gb_history_value(h, "val_loss", 2), 1e-6);
     gb_store_free(ser);
+    /* The profiler's capture of the first 3 batches has their step marks
+     * (the batches are the global steps 1, 2, 3): the Profile page's steps. */
+    gb_profile_list *caps;
+    ck_assert_int_eq(gb_store_profiles(s, "fit", &caps), GB_STORE_OK);
+    ck_assert_int_eq(caps->count, 1);
+    gb_profile_events *ev;
+    ck_assert_int_eq(gb_store_profile_events(s, "fit", caps->rows[0].id, 0, 0, &ev), GB_STORE_OK);
+    gb_profile_steps *steps;
+    ck_assert_int_eq(gb_profile_steps_of(ev, &steps), GB_STORE_OK);
+    ck_assert_int_eq(steps->count, 3);
+    for (size_t i = 0; i < steps->count; i++) ck_assert_int_eq(steps->rows[i].step, (int64_t)i + 1);
+    gb_store_free(steps);
+    gb_store_free(ev);
+    gb_store_free(caps);
     gb_store_close(s);
     gb_history_free(h);
     gb_callback_free(cb);

@@ -64,9 +64,15 @@ static bool histogram_epoch(const summary_cb *c) {
     return c->o.histogram_freq > 0 && c->epoch % c->o.histogram_freq == 0;
 }
 
+/* Each batch is the global step it will count (as Keras' callback sets
+ * tf.summary's step): summaries and numerics alerts without a step of
+ * their own carry it, and a profiler capture (the first profile_batches
+ * batches) gets its step marks, which the Profile page's per-step figures
+ * need. */
 static void sc_batch_begin(gb_callback *cb, gb_train_state *s, int64_t batch, gb_logs *logs) {
     (void)logs;
     summary_cb *c = gb_callback_state(cb);
+    gb_summary_set_step(gb_optimizer_iterations(s->optimizer) + 1);
     if (!c->quiet && histogram_epoch(c) && batch == s->steps - 1) s->want_gradients = true;
 }
 
@@ -86,7 +92,6 @@ static void histograms(summary_cb *c, gb_module *model, const char *name, gb_ten
 }
 
 static void sc_batch_end(gb_callback *cb, gb_train_state *s, int64_t batch, gb_logs *logs) {
-    (void)batch;
     summary_cb *c = gb_callback_state(cb);
     int64_t step = gb_optimizer_iterations(s->optimizer);
     if (c->quiet) return;
@@ -96,7 +101,11 @@ static void sc_batch_end(gb_callback *cb, gb_train_state *s, int64_t batch, gb_l
         gb_summary_scalar(writer(c), "learning_rate", gb_optimizer_learning_rate(s->optimizer), step);
     }
     if (s->gradients) histograms(c, s->model, "gradients", s->gradients, s->ngradients);
-    if (c->batches == (c->o.profile_batches ? c->o.profile_batches : 20)) export_graph(c, step);
+    /* The capture ends after profile_batches batches, or with the first
+     * epoch when it is shorter: not at the fit's end, where its last step
+     * would take in the evaluation after the epoch. */
+    if (c->batches == (c->o.profile_batches ? c->o.profile_batches : 20) || batch == s->steps - 1)
+        export_graph(c, step);
 }
 
 /* The classes' precision-recall curves on the validation data. */
