@@ -205,7 +205,10 @@ static void end_check(gb__health_fit *h, gb_train_state *s) {
 
 bool gb__health_fit_before(gb__compiled *c) {
     gb_train_state *s = &c->state;
-    if (c->health && c->health->check) end_check(c->health, s);   /* a check step that failed */
+    if (c->health && c->health->check) {   /* a check step that failed: disarm its measure */
+        c->health->check = false;           /* (the batch's callbacks asked for gradients already) */
+        gb__optimizer_measure_end(s->optimizer);
+    }
     if (!taking_part(c)) return true;
     gb__health_fit *h = health_of(c);
     if (!h) return false;
