@@ -298,21 +298,13 @@ static bool targets_fit(const gb__compiled *c, const gb__io *y) {
     return true;
 }
 
-/* Room for every output a traced step may return (a train step's
- * gradients: one per trainable variable), kept with the model. */
-static gb_tensor **step_outputs(gb__compiled *c, bool training) {
-    int nvars = 0;
-    if (training) gb_module_trainable_variables(c->model, &nvars);
-    int need = 2 + 2 * c->nout + nvars;   /* loss, predictions, their losses, health */
-    if (need > c->capstep_out) {
-        gb_tensor **o = realloc(c->step_out, (size_t)need * sizeof *o);
-        if (!o) {
-            gb__error(GB_ERR_MEMORY, NULL, "train step: out of memory for %d outputs", need);
-            return NULL;
-        }
-        c->step_out = o;
-        c->capstep_out = need;
-    }
+/* Room for every output a traced step may return, kept with the model:
+ * as many as a function returns, since a model that builds on its first
+ * call has no variables (no count of gradients) before the call that
+ * traces it. */
+static gb_tensor **step_outputs(gb__compiled *c) {
+    if (!c->step_out && !(c->step_out = calloc(GB_FUNCTION_MAX_OUTPUTS, sizeof *c->step_out)))
+        gb__error(GB_ERR_MEMORY, NULL, "train step: out of memory for its outputs");
     return c->step_out;
 }
 
@@ -334,7 +326,7 @@ bool gb__train_batch(gb__compiled *c, const gb__io *x, const gb__io *y, gb_tenso
             c->traced_dist = c->dist;
         }
         gb_function *f = function_for(c, training, sw != NULL);
-        gb_tensor *in[2 * GB_NN_MAX_IO + 1], **out = step_outputs(c, training);
+        gb_tensor *in[2 * GB_NN_MAX_IO + 1], **out = step_outputs(c);
         if (!out) return false;
         int nin = pack_inputs(c, x, y, sw, in);
         /* The train function's variants (graph/: a library function's
