@@ -173,7 +173,7 @@ typedef struct gb_exec_step {
                                   * it views the variable's memory, no reference */
 } gb_exec_step;
 
-enum { GB_PLAN_CALLER = -2 };
+enum { GB_PLAN_CALLER = -2, GB_EXEC_FEW_INPUTS = 16 };
 
 /* How a concrete function runs (plan.c): the live nodes in order, and
  * for every value (node output) its memory. */
@@ -184,9 +184,10 @@ typedef struct gb_plan {
     int32_t *input_values;       /* value index of each Placeholder */
     int32_t *output_values;      /* value index of each function output */
     bool *output_repeats;        /* output k is the value of an earlier output */
-    gb_tensor **args;            /* room for the most inputs a step has: where the executor
-                                  * gathers a step's input tensors (no stack array sized
-                                  * for the widest node in every run) */
+    gb_tensor **args;            /* room for the most inputs a step has (widest): where
+                                  * the executor gathers a step's input tensors when some
+                                  * step takes more than GB_EXEC_FEW_INPUTS */
+    int widest;
     int32_t *order;              /* live nodes, a topological order */
     int norder;
     int64_t *offset;             /* per value: arena offset, -1 when not planned,

@@ -103,6 +103,7 @@ static bool build_steps(const gb_concrete_function *cf, gb_plan *p) {
     size_t nsteps = p->norder > 0 ? (size_t)p->norder : 1;
     p->steps = malloc(nsteps * sizeof *p->steps);
     p->step_inputs = malloc((size_t)(total_in ? total_in : 1) * sizeof *p->step_inputs);
+    p->widest = widest;
     p->args = malloc((size_t)widest * sizeof *p->args);
     if (!p->steps || !p->step_inputs || !p->args) return false;
     int32_t *in = p->step_inputs;
