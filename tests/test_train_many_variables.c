@@ -3,10 +3,13 @@
  * Dense layers, 160 variables. A callback that asks for each batch's
  * gradients gets all 160 from the traced step, equal to the eager fit's
  * at the same weights, and the traced fit trains every variable as the
- * eager one does.
+ * eager one does. Beyond what a function returns (a layer of 4095
+ * scalar weights: their gradients, the loss and the prediction are 4097
+ * outputs), the traced step that would return them fails, saying so.
  */
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "glassbox.h"
@@ -144,12 +147,66 @@ START_TEST(test_traced_fit_gives_every_gradient_like_eager) {
 }
 END_TEST
 
+/* y = x + the sum of its NBIAS scalar weights: as many trainable
+ * variables as a layer may have, with little to trace per variable. */
+enum { NBIAS = GB_FUNCTION_MAX_OUTPUTS - 1 };
+
+static bool biases_build(gb_module *m, gb_dtype dtype, int rank, const int64_t *shape) {
+    (void)rank, (void)shape;
+    for (int i = 0; i < NBIAS; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "b%d", i);
+        if (!gb_module_add_weight(m, name, dtype, 0, NULL, (gb_initializer){.kind = GB_INIT_ZEROS}, true))
+            return false;
+    }
+    return true;
+}
+
+static gb_tensor *biases_call(gb_module *m, gb_tensor *x, bool training) {
+    (void)training;
+    int n = 0;
+    gb_variable *const *vars = gb_module_trainable_variables(m, &n);
+    for (int i = 0; i < n; i++) x = gb_add(x, gb_variable_value(vars[i]));
+    return x;
+}
+
+static const gb_module_type biases_type = {.class_name = "Biases", .default_name = "biases",
+                                           .build = biases_build, .call = biases_call};
+
+START_TEST(test_gradients_beyond_a_function_outputs_are_refused) {
+    gb_module *m = gb_sequential_new("wide");
+    gb_sequential_add(m, gb_module_new(&biases_type, NULL, 0));
+    gb_optimizer *opt = gb_sgd(0.1);
+    ck_assert(gb_model_compile(m, &(gb_compile_options){.optimizer = opt, .loss = {GB_LOSS_MEAN_SQUARED_ERROR}}));
+    seen w = {0};
+    gb_callback *cb = gb_callback_new(&gradient_taker);
+    *(seen **)gb_callback_state(cb) = &w;
+    gb_fit_options o = gb_fit_defaults();
+    o.batch_size = N;
+    o.verbose = 0;
+    o.callbacks = &cb;
+    o.ncallbacks = 1;
+    int line = __LINE__ + 1;
+    gb_history *h = gb_model_fit(m, gb_from_f32(XS, GB_SHAPE(N, D)), gb_from_f32(XS, GB_SHAPE(N, D)), &o);
+    ck_assert_ptr_null(h);
+    assert_error_text(GB_ERR_VALUE,
+                      "while tracing function 'train_function' (called at test_train_many_variables.c:%d): "
+                      "the gradients of 4095 trainable variables and 2 other outputs are more than a "
+                      "function returns (4096); compile the model with run_eagerly",
+                      line);
+    gb_callback_free(cb);
+    gb_module_free(m);
+    gb_optimizer_free(opt);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("train_many_variables");
     TCase *tc = tcase_create("deep");
     tcase_add_checked_fixture(tc, scope_setup, scope_teardown);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_traced_fit_gives_every_gradient_like_eager);
+    tcase_add_test(tc, test_gradients_beyond_a_function_outputs_are_refused);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -184,8 +184,8 @@ static int train_body(void *user, gb_tensor *const *in, int nin, const gb_value 
      * one per variable. */
     if (n + c->ngrads > GB_FUNCTION_MAX_OUTPUTS) {
         gb__error(GB_ERR_VALUE, NULL,
-                  "train_function: the gradients of %d trainable variables and %d other outputs "
-                  "are more than a function returns (%d); compile with run_eagerly",
+                  "the gradients of %d trainable variables and %d other outputs are more "
+                  "than a function returns (%d); compile the model with run_eagerly",
                   c->ngrads, n, GB_FUNCTION_MAX_OUTPUTS);
         return -1;
     }
