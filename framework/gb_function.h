@@ -35,8 +35,17 @@
 extern "C" {
 #endif
 
-#define GB_FUNCTION_MAX_INPUTS 64
-#define GB_FUNCTION_MAX_OUTPUTS 64
+/* A function takes at most GB_FUNCTION_MAX_INPUTS tensors and returns at
+ * most GB_FUNCTION_MAX_OUTPUTS: room for what real models need (a train
+ * step returning every trainable variable's gradient; the gradient of a
+ * call, whose graph takes the inputs and the outputs' gradients and
+ * returns a gradient per input and per captured variable). The C
+ * function writes its outputs into an array of GB_FUNCTION_MAX_OUTPUTS;
+ * a call or trace beyond either limit is an error naming the function
+ * and the limit. The library sizes what it keeps to the function, never
+ * to these. */
+#define GB_FUNCTION_MAX_INPUTS 4096
+#define GB_FUNCTION_MAX_OUTPUTS 4096
 #define GB_FUNCTION_MAX_STATICS 16
 
 /* ---- static arguments ------------------------------------------------------ */

@@ -34,9 +34,15 @@
  * --fit trains both runs through gb_model_fit (the distributed one with
  * gb_fit_options.distributed; traced unless --eager).
  *
+ * --depth D makes the MLP D Dense layers deep (784 -> 32, then D - 2 tanh
+ * layers of 16, then 10): 2*D trainable variables, more than a traced
+ * step once returned (62), so a traced distributed fit must return and
+ * average every one; the run then also checks that every variable of
+ * every rank moved from its initial value.
+ *
  *   mpirun -np 2 dist_equivalence [--steps 50] [--global-batch 128]
  *          [--optimizer sgd|adam] [--tolerance X] [--no-overlap] [--bucket-kb K]
- *          [--fit [--eager]] [--no-broadcast]   (skips the broadcast: the check must fail)
+ *          [--fit [--eager]] [--depth D] [--no-broadcast]   (skips the broadcast: the check must fail)
  */
 #include <math.h>
 #include <stdio.h>
@@ -54,7 +60,11 @@ typedef struct config {
     bool no_broadcast;        /* the negative control: must fail */
     bool fit, eager;          /* train with gb_model_fit (traced unless eager) */
     int64_t bucket_kb;
+    int depth;                /* Dense layers; 3: the Fashion-MNIST MLP */
 } config;
+
+/* The most trainable variables a run keeps arrays for. */
+enum { MAX_VARS = 256 };
 
 static bool parse(int argc, char **argv, config *c) {
     for (int i = 1; i < argc; i++) {
@@ -69,17 +79,25 @@ static bool parse(int argc, char **argv, config *c) {
         else if (!strcmp(a, "--optimizer")) c->optimizer = argv[++i];
         else if (!strcmp(a, "--tolerance")) c->tolerance = atof(argv[++i]);
         else if (!strcmp(a, "--bucket-kb")) c->bucket_kb = atoll(argv[++i]);
+        else if (!strcmp(a, "--depth")) c->depth = atoi(argv[++i]);
         else return false;
     }
-    return c->steps > 0 && c->global_batch % gb_dist_size() == 0 && c->tolerance > 0;
+    return c->steps > 0 && c->global_batch % gb_dist_size() == 0 && c->tolerance > 0 &&
+           c->depth >= 3 && 2 * c->depth <= MAX_VARS;
 }
 
-static gb_module *mlp(uint64_t seed) {
+static gb_module *mlp(uint64_t seed, int depth) {
     gb_nn_clear_session();   /* the same layer names and initializer sequence each time */
     gb_nn_set_seed(seed);
     gb_module *m = gb_sequential_new("mlp");
-    gb_sequential_add(m, gb_dense_new(256, &(gb_dense_options){.activation = GB_ACT_RELU}));
-    gb_sequential_add(m, gb_dense_new(128, &(gb_dense_options){.activation = GB_ACT_RELU}));
+    if (depth == 3) {
+        gb_sequential_add(m, gb_dense_new(256, &(gb_dense_options){.activation = GB_ACT_RELU}));
+        gb_sequential_add(m, gb_dense_new(128, &(gb_dense_options){.activation = GB_ACT_RELU}));
+    } else {
+        gb_sequential_add(m, gb_dense_new(32, &(gb_dense_options){.activation = GB_ACT_RELU}));
+        for (int i = 0; i < depth - 2; i++)
+            gb_sequential_add(m, gb_dense_new(16, &(gb_dense_options){.activation = GB_ACT_TANH}));
+    }
     gb_sequential_add(m, gb_dense_new(10, NULL));
     gb_module_build(m, GB_F32, 2, (int64_t[]){-1, 784});
     return m;
@@ -92,7 +110,7 @@ static gb_optimizer *optimizer(const config *c) {
 typedef struct run {
     gb_module *model;
     gb_optimizer *opt;
-    gb_tensor *first_grads[16];   /* kept: the first step's gradients */
+    gb_tensor *first_grads[MAX_VARS];   /* kept: the first step's gradients */
     int nvars;
     double step_grad_diff;        /* distributed: the largest per-step gradient difference */
 } run;
@@ -128,7 +146,7 @@ static bool gradients(run *r, gb_tensor *const *b, gb_variable *const *vars, boo
 static bool train(run *r, gb_dataset *ds, gb_dataset *whole, int steps, bool distributed) {
     gb_variable *const *vars = gb_module_trainable_variables(r->model, &r->nvars);
     gb_iterator *it = gb_iterator_new(ds), *all = whole ? gb_iterator_new(whole) : NULL;
-    gb_tensor *b[2], *wb[2], *g[16], *want[16];
+    gb_tensor *b[2], *wb[2], *g[MAX_VARS], *want[MAX_VARS];
     for (int s = 0; s < steps && it && gb_ok(); s++) {
         gb_scope_begin();
         if (!gb_iterator_next(it, b) || (all && !gb_iterator_next(all, wb))) {
@@ -202,7 +220,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "dist_equivalence: %s\n", gb_error_string());
         return 1;
     }
-    config c = {.steps = 50, .global_batch = 128, .optimizer = "sgd", .tolerance = 1e-5};
+    config c = {.steps = 50, .global_batch = 128, .optimizer = "sgd", .tolerance = 1e-5, .depth = 3};
     if (!parse(argc, argv, &c)) {
         fprintf(stderr, "usage: mpirun -np N %s [--steps N] [--global-batch G (a multiple of N)] "
                         "[--optimizer sgd|adam] [--tolerance X] [--no-overlap] [--bucket-kb K]\n",
@@ -220,8 +238,12 @@ int main(int argc, char **argv) {
     x = gb_slice(x, (int64_t[]){0, 0}, 2, (int64_t[]){n, -1}, 2);
     gb_tensor *y = gb_slice(m.train_labels, (int64_t[]){0}, 1, (int64_t[]){n}, 1);
 
-    run ref = {.model = mlp(42), .opt = optimizer(&c)};
-    run dp = {.model = mlp(rank == 0 ? 42 : 1000 + (uint64_t)rank), .opt = optimizer(&c)};
+    run ref = {.model = mlp(42, c.depth), .opt = optimizer(&c)};
+    run dp = {.model = mlp(rank == 0 ? 42 : 1000 + (uint64_t)rank, c.depth), .opt = optimizer(&c)};
+    gb_tensor *w0[MAX_VARS];   /* rank 0's initial weights, which every rank starts from */
+    int nv0 = 0;
+    values(ref.model, w0, &nv0);
+    for (int i = 0; i < nv0; i++) w0[i] = gb_mul_scalar(w0[i], 1);   /* a copy: reads share memory */
     if (c.fit) {   /* fit broadcasts rank 0's weights itself */
         ok = ok && fit(&ref, &c, x, y, c.global_batch, false) &&
              fit(&dp, &c, x, y, c.global_batch / size, true);
@@ -237,10 +259,15 @@ int main(int argc, char **argv) {
         gb_dataset_free(whole);
     }
 
-    gb_tensor *wr[16], *wd[16];
+    gb_tensor *wr[MAX_VARS], *wd[MAX_VARS];
     int nv = 0;
     values(ref.model, wr, &nv);
     values(dp.model, wd, &nv);
+    /* Variables this rank's training left where they started (none may). */
+    int unmoved = 0;
+    for (int i = 0; ok && i < nv; i++) unmoved += max_diff(&wd[i], &w0[i], 1) == 0;
+    double unmoved_all = unmoved;
+    ok = ok && gb_dist_allreduce_doubles(&unmoved_all, 1, GB_DIST_SUM);
     double diff[3] = {ok && !c.fit ? max_diff(ref.first_grads, dp.first_grads, nv) : 0,
                       ok ? max_diff(wr, wd, nv) : NAN, dp.step_grad_diff};
     ok = ok && gb_dist_allreduce_doubles(diff, 3, GB_DIST_MAX);
@@ -249,15 +276,16 @@ int main(int argc, char **argv) {
     if (!ok) fprintf(stderr, "dist_equivalence: rank %d: %s\n", rank, gb_error_string());
     /* Every step's gradient: rounding alone (float32 sums of ~0.05-sized
      * terms: 1e-6 is some 20 ulps of the largest). */
-    bool pass = ok && spread == 0 && diff[1] <= c.tolerance && diff[2] <= 1e-6;
+    bool pass = ok && spread == 0 && diff[1] <= c.tolerance && diff[2] <= 1e-6 && unmoved_all == 0;
     if (rank == 0 && ok)
         printf("equivalence%s: %d ranks x batch %lld vs 1 process x batch %lld, %d steps, %s, "
                "overlap %s: first gradient max abs diff %.3g, every step's gradient %.3g (at the "
-               "same weights), weights max abs diff %.3g (tolerance %g), ranks' weights %s\n",
+               "same weights), weights max abs diff %.3g (tolerance %g), ranks' weights %s, "
+               "%d trainable variables, %d left unmoved\n",
                c.fit ? c.eager ? " (fit, eager)" : " (fit, traced)" : "", size,
                (long long)(c.global_batch / size), (long long)c.global_batch, c.steps, c.optimizer,
                c.no_overlap ? "off" : "on", diff[0], diff[2], diff[1], c.tolerance,
-               spread == 0 ? "identical" : "DIFFER");
+               spread == 0 ? "identical" : "DIFFER", nv, (int)unmoved_all);
     gb_module_free(ref.model);
     gb_module_free(dp.model);
     gb_optimizer_free(ref.opt);

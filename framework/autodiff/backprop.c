@@ -167,8 +167,8 @@ static void grad_scope_leave(grad_scope outer) {
 /* What the sum of two contributions to one gradient is called. */
 static const char accumulate_label[] = "AccumulateGrad";
 
-static bool backprop_record(grad_map *m, const tape_rec *r) {
-    gb_tensor *dys[GB_MAX_OUTPUTS];
+/* One record's backward step, with room dys for its outputs' gradients. */
+static bool backprop_outputs(grad_map *m, const tape_rec *r, gb_tensor **dys) {
     bool any = false;
     for (int k = 0; k < r->nout; k++) {
         dys[k] = map_get(m, r->out[k]->id);
@@ -216,6 +216,20 @@ static bool backprop_record(grad_map *m, const tape_rec *r) {
         free(needs);
         free(dx);
     }
+    return ok;
+}
+
+static bool backprop_record(grad_map *m, const tape_rec *r) {
+    /* An op has at most GB_MAX_OUTPUTS; a custom record (a traced
+     * function's call) may have hundreds: the heap's, then. */
+    gb_tensor *few[GB_MAX_OUTPUTS];
+    gb_tensor **dys = r->nout <= GB_MAX_OUTPUTS ? few : malloc((size_t)r->nout * sizeof *dys);
+    if (!dys) {
+        gb__error(GB_ERR_MEMORY, NULL, "gradient: out of memory");
+        return false;
+    }
+    bool ok = backprop_outputs(m, r, dys);
+    if (dys != few) free(dys);
     return ok;
 }
 

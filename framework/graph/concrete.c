@@ -34,6 +34,7 @@ void gb__concrete_free(gb_concrete_function *cf) {
     free(cf->captures);
     free(cf->sig_text);
     free(cf->graph_text);
+    gb__sig_free(&cf->sig);
     if (cf->owned_function) free(cf->owned_function->arena); /* its runs' (executor.c) */
     free(cf->owned_function);
     free(cf->owned_ctx);
@@ -125,7 +126,8 @@ static bool collect_outputs(gb_trace *t, gb_tensor **out, int n) {
     gb_concrete_function *cf = t->cf;
     if (n > GB_FUNCTION_MAX_OUTPUTS) {
         char w[256];
-        gb__error(GB_ERR_VALUE, NULL, "%s returned %d outputs (at most %d)",
+        gb__error(GB_ERR_VALUE, NULL,
+                  "%s returned %d outputs (at most %d)",
                   who(t->function, w, sizeof w), n, GB_FUNCTION_MAX_OUTPUTS);
         return false;
     }
@@ -164,35 +166,47 @@ static gb_concrete_function *concrete_new(gb_function *f, const gb_signature *si
     cf->id = atomic_fetch_add(&next_concrete_id, 1) + 1;
     cf->owner = f;
     cf->passes_off = f->passes_off;
-    cf->sig = *sig;
     cf->nin = sig->nin;
     gb__graph_init(&cf->graph);
     cf->input_nodes = calloc((size_t)(sig->nin ? sig->nin : 1), sizeof *cf->input_nodes);
-    if (!cf->input_nodes) {
+    if (!cf->input_nodes || !gb__sig_copy(&cf->sig, sig, 0)) {
+        free(cf->input_nodes);
         free(cf);
         return NULL;
     }
     return cf;
 }
 
-/* Runs f's C function on placeholders; false after an error. */
+/* Runs f's C function on placeholders; false after an error. The
+ * arrays are the heap's: fn may write up to GB_FUNCTION_MAX_OUTPUTS
+ * outputs, and traces nest (branches, backward graphs, a function
+ * called while another traces). */
 static bool run_traced(gb_trace *t) {
-    gb_tensor *in[GB_FUNCTION_MAX_INPUTS], *out[GB_FUNCTION_MAX_OUTPUTS] = {0};
-    for (int i = 0; i < t->cf->nin; i++)
-        if (!(in[i] = placeholder(t, i))) return false;
-    gb_value st[GB_FUNCTION_MAX_STATICS];
-    statics_of_sig(&t->cf->sig, st);
     gb_function *f = t->function;
-    gb_call_site site = gb__call_site(); /* the user code moves it */
-    int n = f->fn(f->user, in, t->cf->nin, st, t->cf->sig.nstatic, out);
-    gb__call_site_restore(site);
-    if (!gb_ok()) return false;
-    if (n < 0) {
+    int nin = t->cf->nin;
+    gb_tensor **in = malloc((size_t)(nin ? nin : 1) * sizeof *in);
+    gb_tensor **out = calloc(GB_FUNCTION_MAX_OUTPUTS, sizeof *out);
+    bool ok = in && out;
+    if (!ok) gb__error(GB_ERR_MEMORY, NULL, "out of memory tracing '%s'", f->name);
+    for (int i = 0; ok && i < nin; i++) ok = (in[i] = placeholder(t, i)) != NULL;
+    int n = -1;
+    if (ok) {
+        gb_value st[GB_FUNCTION_MAX_STATICS];
+        statics_of_sig(&t->cf->sig, st);
+        gb_call_site site = gb__call_site(); /* the user code moves it */
+        n = f->fn(f->user, in, nin, st, t->cf->sig.nstatic, out);
+        gb__call_site_restore(site);
+        ok = gb_ok();
+    }
+    if (ok && n < 0) {
         char w[256];
         gb__error(GB_ERR_VALUE, NULL, "%s returned -1 without an error", who(f, w, sizeof w));
-        return false;
+        ok = false;
     }
-    return collect_outputs(t, out, n);
+    ok = ok && collect_outputs(t, out, n);
+    free(in);
+    free(out);
+    return ok;
 }
 
 gb_concrete_function *gb__trace(gb_function *f, const gb_signature *sig) {

@@ -84,8 +84,14 @@ static bool dynamic_outputs(gb_plan *p, const gb_exec_step *st, const gb_op_call
 static bool run_steps(gb_plan *p, unsigned hooks) {
     gb_tensor **values = p->values;
     const gb_exec_step *end = p->steps + p->nsteps;
+    /* Where a step's inputs gather: the stack when every step takes few,
+     * else the plan's array for its widest node (a kernel that runs a
+     * sub-graph runs another plan, with its own). Either is apart from
+     * the values, which lets the compiler keep the loop's pointers in
+     * registers. */
+    gb_tensor *few[GB_EXEC_FEW_INPUTS];
+    gb_tensor **restrict ins = p->widest <= GB_EXEC_FEW_INPUTS ? few : p->args;
     for (const gb_exec_step *st = p->steps; st < end; st++) {
-        gb_tensor *ins[GB_FUNCTION_MAX_INPUTS];
         for (int i = 0; i < st->nin; i++) ins[i] = values[st->in[i]];
         gb_attrs scratch;
         const gb_attrs *attrs = st->random ? random_attrs(st->node, p->runs, &scratch)
@@ -144,8 +150,7 @@ static bool take_outputs(gb_concrete_function *cf, gb_plan *p, struct gb_scope *
                          gb_tensor **out) {
     for (int k = 0; k < cf->nout; k++) {
         int32_t v = p->output_values[k];
-        bool first = true;
-        for (int j = 0; j < k; j++) first &= p->output_values[j] != v;
+        bool first = !p->output_repeats[k];
         const gb_tensor *t = p->values[v];
         gb_tensor *o = p->values[v];
         if (p->offset[v] != GB_PLAN_CALLER || !first) {

@@ -69,7 +69,6 @@ static bool copy_options(gb_function *f, const gb_function_options *o) {
                 return false;
     }
     if (o->ninput_signature > 0) {
-        if (o->ninput_signature > GB_FUNCTION_MAX_INPUTS) return false;
         f->input_signature = calloc((size_t)o->ninput_signature, sizeof *f->input_signature);
         if (!f->input_signature) return false;
         f->ninput_signature = o->ninput_signature;
@@ -96,6 +95,12 @@ static gb_function *function_new(const char *name, gb_function_fn fn,
     if (!owned && name &&
         !gb__name_check("gb_function_new", name, sizeof ((gb_function *)0)->name - 1))
         return NULL;
+    if (opts && opts->ninput_signature > GB_FUNCTION_MAX_INPUTS) {
+        gb__error(GB_ERR_VALUE, NULL,
+                  "gb_function_new: the input signature of function '%s' has %d specs (at most %d)",
+                  name ? name : "function", opts->ninput_signature, GB_FUNCTION_MAX_INPUTS);
+        return NULL;
+    }
     gb_function *f = calloc(1, sizeof *f);
     gb_function_options none = {0};
     if (!f || !copy_options(f, opts ? opts : &none)) {
@@ -302,10 +307,11 @@ static bool plan_for_call(gb_concrete_function *cf, gb_tensor *const *in, int ni
  * trace that fails, leaves the last reason and the counts as they were. */
 static gb_concrete_function *trace_miss(gb_function *f, const gb_signature *call,
                                         gb_tensor *const *in) {
-    gb_signature sig = *call;
+    if (f->ninput_signature && !check_input_signature(f, call)) return NULL;
+    gb_signature sig;
+    if (!gb__sig_copy(&sig, call, 0)) return NULL;
     bool relaxed = false;
     if (f->ninput_signature) {
-        if (!check_input_signature(f, &sig)) return NULL;
         for (int i = 0; i < sig.nin; i++) sig.in[i] = f->input_signature[i]; /* traced as declared */
     } else if (f->reduce_retracing) {
         relaxed = relax(f, &sig);
@@ -313,6 +319,7 @@ static gb_concrete_function *trace_miss(gb_function *f, const gb_signature *call
     gb_retrace_cause cause;
     gb__retrace_cause(f, call, f->rewrapped && f->stats.traces == 0, relaxed ? &sig : NULL, &cause);
     gb_concrete_function *cf = gb__trace(f, &sig);
+    gb__sig_free(&sig);
     if (!cf) return NULL;
     cache_prune(f, relaxed ? cf : NULL); /* and drop those with freed captures */
     if (!cache_add(f, cf)) {
@@ -387,15 +394,16 @@ int gb_function_call(gb_function *f, gb_tensor *const *in, int nin, const gb_val
     }
     gb_signature sig;
     if (!gb__sig_of_call(f, in, nin, st, nst, &sig)) return -1;
-    if (f->ninput_signature && !check_input_signature(f, &sig)) return -1;
-    cf = lookup(f, &sig);
+    cf = f->ninput_signature && !check_input_signature(f, &sig) ? NULL : lookup(f, &sig);
     f->last_exact = cf && gb__sig_unknown_dims(&cf->sig) == 0 ? cf : NULL;
     if (cf) {
         f->stats.cache_hits++;
         gb__history_note_call(f->history, false);
-    } else if (!(cf = trace_miss(f, &sig, in))) {
-        return -1;
+    } else if (gb_ok()) {
+        cf = trace_miss(f, &sig, in);
     }
+    gb__sig_free(&sig);
+    if (!cf) return -1;
     return counted(f, gb__call_recorded(cf, in, nin, out));
 }
 
@@ -408,7 +416,9 @@ gb_concrete_function *gb_function_get_concrete(gb_function *f, const gb_tensor_s
     gb_signature sig;
     if (!gb__sig_of_specs(f, specs, nspecs, st, nst, &sig)) return NULL;
     gb_concrete_function *cf = lookup(f, &sig);
-    return cf ? cf : trace_miss(f, &sig, NULL);
+    if (!cf) cf = trace_miss(f, &sig, NULL);
+    gb__sig_free(&sig);
+    return cf;
 }
 
 int gb_concrete_call(gb_concrete_function *cf, gb_tensor *const *in, int nin, gb_tensor **out) {
@@ -420,7 +430,9 @@ int gb_concrete_call(gb_concrete_function *cf, gb_tensor *const *in, int nin, gb
     if (!gb__sig_of_call(cf->owner, in, nin, NULL, 0, &sig)) return -1;
     sig.nstatic = cf->sig.nstatic;
     memcpy(sig.st, cf->sig.st, sizeof sig.st);
-    if (!gb__sig_accepts(&cf->sig, &sig)) {
+    bool fits = gb__sig_accepts(&cf->sig, &sig);
+    gb__sig_free(&sig);
+    if (!fits) {
         gb__error(GB_ERR_VALUE, NULL, "concrete function of '%s': the inputs do not fit %s",
                   cf->owner->name, gb__concrete_signature(cf));
         return -1;

@@ -116,13 +116,27 @@ typedef struct gb_sig_static {
     const char *s;               /* interned (gb__intern): whole, compared by pointer */
 } gb_sig_static;
 
+/* A signature owns its input specs on the heap, sized to the call: a
+ * model's step may take hundreds of tensors, and a signature lives on
+ * the stack of every call that misses the exact-match fast path, and of
+ * traces nested in traces (branches, backward graphs). */
 typedef struct gb_signature {
     int nin, nstatic;
-    gb_tensor_spec in[GB_FUNCTION_MAX_INPUTS];   /* names point into the function */
+    gb_tensor_spec *in;          /* nin of them (malloc'd); names point into the function */
     gb_sig_static st[GB_FUNCTION_MAX_STATICS];
 } gb_signature;
 
-/* The signature of a call; false (error) for too many or NULL inputs. */
+/* Gives s room for nin input specs (zeroed) and no statics; false (error)
+ * when out of memory. gb__sig_free releases it (and is a no-op on a
+ * zeroed signature). */
+bool gb__sig_init(gb_signature *s, int nin);
+void gb__sig_free(gb_signature *s);
+/* dst = a copy of src with room for `extra` more input specs after its
+ * own (zeroed; dst->nin counts src's only); false (error) when out of
+ * memory. */
+bool gb__sig_copy(gb_signature *dst, const gb_signature *src, int extra);
+/* The signature of a call (gb__sig_free it after); false (error) for too
+ * many or NULL inputs. */
 bool gb__sig_of_call(const gb_function *f, gb_tensor *const *in, int nin, const gb_value *st,
                      int nst, gb_signature *out);
 bool gb__sig_of_specs(const gb_function *f, const gb_tensor_spec *specs, int n,
@@ -159,7 +173,7 @@ typedef struct gb_exec_step {
                                   * it views the variable's memory, no reference */
 } gb_exec_step;
 
-enum { GB_PLAN_CALLER = -2 };
+enum { GB_PLAN_CALLER = -2, GB_EXEC_FEW_INPUTS = 16 };
 
 /* How a concrete function runs (plan.c): the live nodes in order, and
  * for every value (node output) its memory. */
@@ -169,6 +183,11 @@ typedef struct gb_plan {
     int32_t *step_inputs;        /* the steps' input indices, one array */
     int32_t *input_values;       /* value index of each Placeholder */
     int32_t *output_values;      /* value index of each function output */
+    bool *output_repeats;        /* output k is the value of an earlier output */
+    gb_tensor **args;            /* room for the most inputs a step has (widest): where
+                                  * the executor gathers a step's input tensors when some
+                                  * step takes more than GB_EXEC_FEW_INPUTS */
+    int widest;
     int32_t *order;              /* live nodes, a topological order */
     int norder;
     int64_t *offset;             /* per value: arena offset, -1 when not planned,

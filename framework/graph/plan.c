@@ -17,6 +17,8 @@ void gb__plan_free(gb_plan *p) {
     free(p->step_inputs);
     free(p->input_values);
     free(p->output_values);
+    free(p->output_repeats);
+    free(p->args);
     free(p->order);
     free(p->offset);
     free(p->base);
@@ -92,12 +94,18 @@ static bool can_borrow(const gb_concrete_function *cf, const gb_plan *p, int pos
 /* The executor's program: one packed step per live node that runs. */
 static bool build_steps(const gb_concrete_function *cf, gb_plan *p) {
     const gb_graph *g = &cf->graph;
-    int total_in = 0;
-    for (int pos = 0; pos < p->norder; pos++) total_in += g->nodes[p->order[pos]].nin;
+    int total_in = 0, widest = 1;
+    for (int pos = 0; pos < p->norder; pos++) {
+        int nin = g->nodes[p->order[pos]].nin;
+        total_in += nin;
+        if (nin > widest) widest = nin;
+    }
     size_t nsteps = p->norder > 0 ? (size_t)p->norder : 1;
     p->steps = malloc(nsteps * sizeof *p->steps);
     p->step_inputs = malloc((size_t)(total_in ? total_in : 1) * sizeof *p->step_inputs);
-    if (!p->steps || !p->step_inputs) return false;
+    p->widest = widest;
+    p->args = malloc((size_t)widest * sizeof *p->args);
+    if (!p->steps || !p->step_inputs || !p->args) return false;
     int32_t *in = p->step_inputs;
     p->nsteps = 0;
     for (int pos = 0; pos < p->norder; pos++) {
@@ -114,11 +122,18 @@ static bool build_steps(const gb_concrete_function *cf, gb_plan *p) {
     }
     p->input_values = malloc((size_t)(cf->nin ? cf->nin : 1) * sizeof *p->input_values);
     p->output_values = malloc((size_t)(cf->nout ? cf->nout : 1) * sizeof *p->output_values);
-    if (!p->input_values || !p->output_values) return false;
-    for (int i = 0; i < cf->nin; i++) p->input_values[i] = g->nodes[cf->input_nodes[i]].value0;
-    for (int k = 0; k < cf->nout; k++)
-        p->output_values[k] = g->nodes[cf->outputs[k].node].value0 + cf->outputs[k].out;
-    return true;
+    p->output_repeats = calloc((size_t)(cf->nout ? cf->nout : 1), sizeof *p->output_repeats);
+    bool *seen = calloc((size_t)(g->nvalues ? g->nvalues : 1), sizeof *seen);
+    bool ok = p->input_values && p->output_values && p->output_repeats && seen;
+    for (int i = 0; ok && i < cf->nin; i++) p->input_values[i] = g->nodes[cf->input_nodes[i]].value0;
+    for (int k = 0; ok && k < cf->nout; k++) {
+        int32_t v = g->nodes[cf->outputs[k].node].value0 + cf->outputs[k].out;
+        p->output_values[k] = v;
+        p->output_repeats[k] = seen[v];
+        seen[v] = true;
+    }
+    free(seen);
+    return ok;
 }
 
 bool gb__plan_build(gb_concrete_function *cf) {

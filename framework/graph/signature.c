@@ -112,17 +112,47 @@ static bool statics_of(const gb_value *st, int nst, gb_signature *out) {
     return true;
 }
 
-static bool count_ok(int nin) {
-    if (nin >= 0 && nin <= GB_FUNCTION_MAX_INPUTS) return true;
-    gb__error(GB_ERR_VALUE, NULL, "function call: %d tensor inputs (at most %d)", nin,
-              GB_FUNCTION_MAX_INPUTS);
+bool gb__sig_init(gb_signature *s, int nin) {
+    *s = (gb_signature){.nin = nin};
+    if ((s->in = calloc((size_t)(nin > 0 ? nin : 1), sizeof *s->in))) return true;
+    gb__error(GB_ERR_MEMORY, NULL, "out of memory for the signature of %d tensor inputs", nin);
+    return false;
+}
+
+void gb__sig_free(gb_signature *s) {
+    free(s->in);
+    s->in = NULL;
+}
+
+bool gb__sig_copy(gb_signature *dst, const gb_signature *src, int extra) {
+    if (!gb__sig_init(dst, src->nin + extra)) return false;
+    dst->nin = src->nin;
+    dst->nstatic = src->nstatic;
+    if (src->nin) memcpy(dst->in, src->in, (size_t)src->nin * sizeof *src->in);
+    memcpy(dst->st, src->st, (size_t)src->nstatic * sizeof *src->st);
+    return true;
+}
+
+/* A signature for n tensor inputs of f, when n is within the limit. */
+static bool sig_begin(const gb_function *f, int n, gb_signature *out) {
+    if (n < 0 || n > GB_FUNCTION_MAX_INPUTS) {
+        gb__error(GB_ERR_VALUE, NULL, "function '%s' was called with %d tensor inputs (at most %d)",
+                  f->name, n, GB_FUNCTION_MAX_INPUTS);
+        return false;
+    }
+    return gb__sig_init(out, n);
+}
+
+/* The statics of a signature begun by sig_begin; frees it on an error. */
+static bool sig_end(const gb_value *st, int nst, gb_signature *out) {
+    if (statics_of(st, nst, out)) return true;
+    gb__sig_free(out);
     return false;
 }
 
 bool gb__sig_of_call(const gb_function *f, gb_tensor *const *in, int nin, const gb_value *st,
                      int nst, gb_signature *out) {
-    if (!count_ok(nin)) return false;
-    out->nin = nin;
+    if (!sig_begin(f, nin, out)) return false;
     for (int i = 0; i < nin; i++) {
         if (!in[i]) {
             if (gb_ok()) {
@@ -130,33 +160,32 @@ bool gb__sig_of_call(const gb_function *f, gb_tensor *const *in, int nin, const 
                 gb__error(GB_ERR_VALUE, NULL, "function '%s': input %d ('%s') is NULL", f->name,
                           i, gb__input_name(f, i, name, sizeof name));
             }
+            gb__sig_free(out);
             return false;
         }
         gb_tensor_spec *s = &out->in[i];
-        s->name = NULL;
         s->dtype = in[i]->dtype;
         s->rank = in[i]->rank;
         memcpy(s->shape, in[i]->shape, (size_t)in[i]->rank * sizeof *s->shape);
     }
-    return statics_of(st, nst, out);
+    return sig_end(st, nst, out);
 }
 
 bool gb__sig_of_specs(const gb_function *f, const gb_tensor_spec *specs, int n,
                       const gb_value *st, int nst, gb_signature *out) {
-    (void)f;
-    if (!count_ok(n)) return false;
-    out->nin = n;
+    if (!sig_begin(f, n, out)) return false;
     for (int i = 0; i < n; i++) {
         if (specs[i].rank < 0 || specs[i].rank > GB_MAX_RANK ||
             (unsigned)specs[i].dtype >= GB_DTYPE_COUNT) {
             gb__error(GB_ERR_VALUE, NULL, "tensor spec %d: dtype %d, rank %d are not valid", i,
                       (int)specs[i].dtype, specs[i].rank);
+            gb__sig_free(out);
             return false;
         }
         out->in[i] = specs[i];
         out->in[i].name = NULL;
     }
-    return statics_of(st, nst, out);
+    return sig_end(st, nst, out);
 }
 
 bool gb__static_equal(const gb_sig_static *a, const gb_sig_static *b) {

@@ -22,13 +22,14 @@ enum { MAX_SPECIALIZATIONS = 4 };
 
 struct gb_specialization {
     gb_concrete_function cf;     /* a static copy: its own nodes, the rest shared */
-    int64_t shapes[GB_FUNCTION_MAX_INPUTS][GB_MAX_RANK];
+    int64_t (*shapes)[GB_MAX_RANK]; /* per input, the shape it was planned for */
     int64_t last_used;
 };
 
 static void free_one(gb_specialization *s) {
     if (!s) return;
     gb__plan_free(s->cf.plan);
+    free(s->shapes);
     free(s->cf.graph.nodes);
     gb__bump_free(&s->cf.graph.mem);
     free(s);
@@ -52,9 +53,12 @@ static bool same_shapes(const gb_specialization *s, gb_tensor *const *in, int ni
  * with headers standing in for the values (shapes, no data). */
 static bool infer_all(gb_concrete_function *spec, gb_tensor *const *in) {
     gb_graph *g = &spec->graph;
+    int widest = 1;
+    for (int i = 0; i < g->n; i++)
+        if (g->nodes[i].nin > widest) widest = g->nodes[i].nin;
     gb_tensor *fake = calloc((size_t)(g->nvalues ? g->nvalues : 1), sizeof *fake);
-    if (!fake) return false;
-    bool ok = true;
+    gb_tensor **ins = malloc((size_t)widest * sizeof *ins);
+    bool ok = fake && ins;
     for (int i = 0; ok && i < g->n; i++) {
         gb_node *nd = &g->nodes[i];
         gb_out_desc *desc = gb__bump_alloc(&g->mem, (size_t)(nd->nout ? nd->nout : 1) * sizeof *desc,
@@ -70,7 +74,6 @@ static bool infer_all(gb_concrete_function *spec, gb_tensor *const *in) {
         } else if (nd->op == GB_OP_CONST || !(nd->flags & GB_NODE_DYNAMIC)) {
             if (nd->nout) memcpy(desc, nd->out, (size_t)nd->nout * sizeof *desc);
         } else {
-            gb_tensor *ins[GB_FUNCTION_MAX_INPUTS];
             for (int k = 0; k < nd->nin; k++)
                 ins[k] = &fake[g->nodes[nd->in[k].node].value0 + nd->in[k].out];
             gb_op_call c = {nd->op, gb_op_table[nd->op], ins, nd->nin, &nd->attrs, nd->payload};
@@ -97,6 +100,7 @@ static bool infer_all(gb_concrete_function *spec, gb_tensor *const *in) {
         }
     }
     free(fake);
+    free(ins);
     return ok;
 }
 
@@ -111,7 +115,10 @@ static gb_specialization *make(gb_concrete_function *cf, gb_tensor *const *in) {
     spec->dynamic = false;
     spec->specs = NULL;
     spec->nspecs = 0;
-    if (!spec->graph.nodes) {
+    s->shapes = malloc((size_t)(cf->nin ? cf->nin : 1) * sizeof *s->shapes);
+    if (!spec->graph.nodes || !s->shapes) {
+        free(spec->graph.nodes);
+        free(s->shapes);
         free(s);
         return NULL;
     }

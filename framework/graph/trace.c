@@ -110,21 +110,10 @@ static void note_captures(gb_trace *t, const gb_op_call *c) {
     for (int i = 0; i < n; i++) gb__trace_capture(t, ids[i]);
 }
 
-int gb__trace_op(const gb_op_call *c, const gb_out_desc *desc, int nout, gb_tensor **out) {
-    gb_trace *t = gb__tl_trace;
-    if (!t) {
-        gb__op_error(c, GB_ERR_STATE,
-                     "%s: a symbolic tensor was used outside the function that traced it; "
-                     "return it as an output of the function instead",
-                     c->def->name);
-        return -1;
-    }
-    gb_edge in[GB_FUNCTION_MAX_INPUTS];
-    if (c->nin > GB_FUNCTION_MAX_INPUTS) {
-        gb__op_error(c, GB_ERR_VALUE, "%s: %d inputs are more than a graph node takes (%d)",
-                     c->def->name, c->nin, GB_FUNCTION_MAX_INPUTS);
-        return -1;
-    }
+/* The call as a node of the trace's graph, its input edges gathered in
+ * in[c->nin]; the node's id, or -1 after an error. */
+static int32_t add_node(gb_trace *t, const gb_op_call *c, const gb_out_desc *desc, int nout,
+                        gb_edge *in) {
     for (int i = 0; i < c->nin; i++)
         if (!input_edge(t, c, i, &in[i])) return -1;
     note_captures(t, c);
@@ -138,6 +127,33 @@ int gb__trace_op(const gb_op_call *c, const gb_out_desc *desc, int nout, gb_tens
     if (id < 0) return -1;
     gb__tl_traced_node = t->graph->nodes[id].name;
     if (!gb__graph_set_backward_of(t->graph, id, gb__tl_backward_of, gb__tl_backward_of_type)) return -1;
+    return id;
+}
+
+int gb__trace_op(const gb_op_call *c, const gb_out_desc *desc, int nout, gb_tensor **out) {
+    gb_trace *t = gb__tl_trace;
+    if (!t) {
+        gb__op_error(c, GB_ERR_STATE,
+                     "%s: a symbolic tensor was used outside the function that traced it; "
+                     "return it as an output of the function instead",
+                     c->def->name);
+        return -1;
+    }
+    if (c->nin > GB_FUNCTION_MAX_INPUTS) {
+        gb__op_error(c, GB_ERR_VALUE, "%s: %d inputs are more than a graph node takes (%d)",
+                     c->def->name, c->nin, GB_FUNCTION_MAX_INPUTS);
+        return -1;
+    }
+    /* Most ops take a few inputs; a Concat or an If may take hundreds,
+     * and traces nest (a branch traces inside its function's trace). */
+    gb_edge few[8], *in = c->nin <= 8 ? few : malloc((size_t)c->nin * sizeof *in);
+    if (!in) {
+        gb__op_error(c, GB_ERR_MEMORY, "%s: out of memory tracing %d inputs", c->def->name, c->nin);
+        return -1;
+    }
+    int32_t id = add_node(t, c, desc, nout, in);
+    if (in != few) free(in);
+    if (id < 0) return -1;
     for (int k = 0; k < nout; k++)
         if (!(out[k] = gb__symbolic(id, k, &desc[k]))) return -1;
     return nout;

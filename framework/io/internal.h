@@ -250,15 +250,17 @@ typedef struct gb__saved_node {
 
 struct gb__saved_graph {
     char name[64];
-    gb_tensor_spec inputs[GB_FUNCTION_MAX_INPUTS];
-    char input_names[GB_FUNCTION_MAX_INPUTS][64];
+    /* Sized to the file (malloc'd, freed by gb__saved_graph_free): up to
+     * a function's limits, and every If and While has two of these. */
+    gb_tensor_spec *inputs;
+    char (*input_names)[64];
     int ninputs;
-    gb_tensor_spec outputs[GB_FUNCTION_MAX_OUTPUTS];
-    char output_names[GB_FUNCTION_MAX_OUTPUTS][64];
+    gb_tensor_spec *outputs;
+    char (*output_names)[64];
     int noutputs;
     gb__saved_node *nodes;
     int n, nvalues;
-    gb_edge out_edges[GB_FUNCTION_MAX_OUTPUTS];
+    gb_edge *out_edges;
 };
 
 /* Reads and checks one signature's JSON, of the file's format version:

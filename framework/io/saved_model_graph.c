@@ -392,12 +392,23 @@ bool gb__saved_spec_read(const gb_config *c, const char *what, gb_dtype *dt, int
     return read_spec(&r, c, NULL, 0, dt, rank, shape);
 }
 
-static bool read_specs(reader *r, const gb_config *sig, const char *key, gb_tensor_spec *specs,
-                       char (*names)[64], int *n) {
+/* Room for n specs and their names; false after an error. */
+static bool alloc_specs(const reader *r, int n, gb_tensor_spec **specs, char (**names)[64]) {
+    *specs = calloc((size_t)n + 1, sizeof **specs);
+    *names = calloc((size_t)n + 1, sizeof **names);
+    if (*specs && *names) return true;
+    return gb__error(GB_ERR_MEMORY, NULL, "%s: out of memory", r->what), false;
+}
+
+static bool read_specs(reader *r, const gb_config *sig, const char *key, int max,
+                       gb_tensor_spec **specs_out, char (**names_out)[64], int *n) {
     const gb_config *list = gb_config_get(sig, key);
     if (!list || gb_config_kind_of(list) != GB_CONFIG_LIST) return bad(r, "'%s' must be a list", key);
-    if (gb_config_len(list) > GB_FUNCTION_MAX_INPUTS)
-        return bad(r, "%d %s are more than %d", gb_config_len(list), key, GB_FUNCTION_MAX_INPUTS);
+    if (gb_config_len(list) > max)
+        return bad(r, "%d %s are more than %d", gb_config_len(list), key, max);
+    if (!alloc_specs(r, gb_config_len(list), specs_out, names_out)) return false;
+    gb_tensor_spec *specs = *specs_out;
+    char (*names)[64] = *names_out;
     *n = gb_config_len(list);
     for (int i = 0; i < *n; i++) {
         gb_tensor_spec *s = &specs[i];
@@ -487,7 +498,8 @@ static bool read_sub(const reader *r, const gb_config *c, gb__saved_node *nd, in
     reader sub = {.what = r->what, .version = r->version, .g = g, .node = -1, .nvars = r->nvars,
                   .nconsts = r->nconsts, .depth = r->depth + 1};
     if (sub.depth > GB__SAVED_MAX_DEPTH) return bad(r, "control flow nested deeper than %d", GB__SAVED_MAX_DEPTH);
-    return read_specs(&sub, c, "inputs", g->inputs, g->input_names, &g->ninputs) && parse_body(&sub, c, false);
+    return read_specs(&sub, c, "inputs", GB_FUNCTION_MAX_INPUTS, &g->inputs, &g->input_names, &g->ninputs) &&
+           parse_body(&sub, c, false);
 }
 
 /* The sub-graphs' inputs and outputs against the node's. */
@@ -606,10 +618,14 @@ static bool read_node(reader *r, const gb_config *c, int i) {
 static bool read_output_edges(reader *r, const gb_config *d, bool outputs_given) {
     r->node = -1;
     const gb_config *e = gb_config_get(d, "output_edges");
-    if (!outputs_given && e && gb_config_kind_of(e) == GB_CONFIG_LIST && gb_config_len(e) <= GB_FUNCTION_MAX_OUTPUTS)
+    if (!outputs_given && e && gb_config_kind_of(e) == GB_CONFIG_LIST && gb_config_len(e) <= GB_FUNCTION_MAX_OUTPUTS) {
         r->g->noutputs = gb_config_len(e);
+        if (!alloc_specs(r, r->g->noutputs, &r->g->outputs, &r->g->output_names)) return false;
+    }
     if (!e || gb_config_kind_of(e) != GB_CONFIG_LIST || gb_config_len(e) != r->g->noutputs)
         return bad(r, "'output_edges' must be a list of %d edges, one per output", r->g->noutputs);
+    if (!(r->g->out_edges = calloc((size_t)r->g->noutputs + 1, sizeof *r->g->out_edges)))
+        return gb__error(GB_ERR_MEMORY, NULL, "%s: out of memory", r->what), false;
     for (int k = 0; k < r->g->noutputs; k++) {
         if (!read_edge(r, gb_config_at(e, k), r->g->n, &r->g->out_edges[k])) return false;
         const gb_out_desc *o = &r->g->nodes[r->g->out_edges[k].node].out[r->g->out_edges[k].out];
@@ -646,8 +662,8 @@ bool gb__saved_graph_parse(const gb_config *sig, int version, int nvars, int nco
     snprintf(g->name, sizeof g->name, "?");
     if (gb_config_kind_of(sig) != GB_CONFIG_DICT) return bad(&r, "a signature must be a dict");
     return read_string(&r, sig, "name", g->name, sizeof g->name) &&
-           read_specs(&r, sig, "inputs", g->inputs, g->input_names, &g->ninputs) &&
-           read_specs(&r, sig, "outputs", g->outputs, g->output_names, &g->noutputs) &&
+           read_specs(&r, sig, "inputs", GB_FUNCTION_MAX_INPUTS, &g->inputs, &g->input_names, &g->ninputs) &&
+           read_specs(&r, sig, "outputs", GB_FUNCTION_MAX_OUTPUTS, &g->outputs, &g->output_names, &g->noutputs) &&
            parse_body(&r, sig, true);
 }
 
@@ -658,5 +674,8 @@ void gb__saved_graph_free(gb__saved_graph *g) {
             if (g->nodes[i].sub[k]) gb__saved_graph_free(g->nodes[i].sub[k]), free(g->nodes[i].sub[k]);
     }
     free(g->nodes);
+    free(g->inputs), free(g->input_names);
+    free(g->outputs), free(g->output_names);
+    free(g->out_edges);
     *g = (gb__saved_graph){0};
 }

@@ -80,10 +80,11 @@ static int replay_control_flow(const gb__saved_node *nd, gb_tensor **in, gb_tens
                          out);
 }
 
-static int replay_node(const gb_saved_model *m, const gb__saved_graph *g, const gb__saved_node *nd,
-                       gb_tensor **val) {
-    gb_tensor *in[GB_FUNCTION_MAX_INPUTS], *out[GB_FUNCTION_MAX_OUTPUTS] = {0};
-    for (int j = 0; j < nd->nin; j++) in[j] = val[g->nodes[nd->in[j].node].value0 + nd->in[j].out];
+/* A node's outputs number at most GB_MAX_OUTPUTS (the parser checks it,
+ * and a sub-graph's against its node's). */
+static int replay_op(const gb_saved_model *m, const gb__saved_graph *g, const gb__saved_node *nd,
+                     gb_tensor **val, gb_tensor **in) {
+    gb_tensor *out[GB_MAX_OUTPUTS] = {0};
     int n;
     if (nd->op == GB_OP_IF || nd->op == GB_OP_WHILE) {
         n = replay_control_flow(nd, in, out);
@@ -106,6 +107,18 @@ static int replay_node(const gb_saved_model *m, const gb__saved_graph *g, const 
               m->dir, g->name, nd->name, gb_op_type_name(nd->op), nd->nout,
               nd->nout ? " of dtype " : "", nd->nout ? gb_dtype_name(nd->out[0].dtype) : "");
     return -1;
+}
+
+/* A node's inputs, gathered on the heap when they are many (a replay
+ * recurses into the sub-graphs of If and While nodes). */
+static int replay_node(const gb_saved_model *m, const gb__saved_graph *g, const gb__saved_node *nd,
+                       gb_tensor **val) {
+    gb_tensor *few[8], **in = nd->nin <= 8 ? few : malloc((size_t)nd->nin * sizeof *in);
+    if (!in) return gb__error(GB_ERR_MEMORY, NULL, "SavedModel: out of memory"), -1;
+    for (int j = 0; j < nd->nin; j++) in[j] = val[g->nodes[nd->in[j].node].value0 + nd->in[j].out];
+    int n = replay_op(m, g, nd, val, in);
+    if (in != few) free(in);
+    return n;
 }
 
 /* Runs g's nodes in order on in; writes its outputs, returns how many or -1. */

@@ -21,6 +21,7 @@ static void compiled_free(void *p) {
     if (c->owns_optimizer) gb_optimizer_free(c->opts.optimizer);
     free(c->resume.metrics);
     free(c->grads);
+    free(c->step_out);
     gb__health_fit_free(c->health);
     free(c);
 }

@@ -16,11 +16,6 @@
 
 #include "train/internal.h"
 
-/* The most gradients a traced step returns beside the loss and outputs. */
-static int gradients_room(const gb__compiled *c) {
-    return GB_FUNCTION_MAX_OUTPUTS - 1 - c->nout - (c->nout > 1 ? c->nlossy : 0);
-}
-
 /* The model built for x's first input (a Sequential model builds on its
  * first call; its variables must exist before they can be broadcast). */
 static bool built(gb__compiled *c, const gb__io *x) {
@@ -48,16 +43,6 @@ bool gb__dist_fit_begin(gb__compiled *c, const gb__io *x) {
         return false;
     }
     if (!built(c, x)) return false;
-    int n = 0;
-    gb_module_trainable_variables(c->model, &n);
-    if (!c->opts.run_eagerly && n > gradients_room(c)) {
-        gb__error(GB_ERR_VALUE, NULL,
-                  "gb_model_fit (distributed): the traced train step returns its gradients to "
-                  "average them outside its graph, but %d variables are more than the %d a "
-                  "function returns here; compile with run_eagerly",
-                  n, gradients_room(c));
-        return false;
-    }
     if (!gb_dist_broadcast_model(c->model, c->opts.optimizer, 0) || !gb__health_fit_dist_begin(c))
         return false;
     c->dist = true;

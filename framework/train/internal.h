@@ -97,6 +97,10 @@ typedef struct gb__compiled {
      * the tensors themselves, traced the function's extra outputs. */
     gb_tensor **grads;
     int ngrads, capgrads;
+    /* Where a traced step's outputs land (GB_FUNCTION_MAX_OUTPUTS of
+     * them: the loss, the predictions, their losses, the health figures
+     * and a gradient per trainable variable). */
+    gb_tensor **step_out;
     /* The training-health checks' measures of this model (health_fit.c);
      * NULL until a fit checks it. */
     struct gb__health_fit *health;

@@ -18,10 +18,8 @@
 
 /* ---- the step bodies (eager or traced alike) -------------------------------------- */
 
-/* Holds the step's gradients for the callbacks that asked (at most what
- * a function can return beside the loss and the predictions). */
+/* Holds the step's gradients for the callbacks that asked: every one. */
 static bool keep_gradients(gb__compiled *c, gb_tensor *const *grads, int n) {
-    if (n > GB_FUNCTION_MAX_OUTPUTS - 2) n = GB_FUNCTION_MAX_OUTPUTS - 2;
     if (n > c->capgrads) {
         gb_tensor **g = realloc(c->grads, (size_t)n * sizeof *g);
         if (!g) {
@@ -182,7 +180,15 @@ static int train_body(void *user, gb_tensor *const *in, int nin, const gb_value 
     c->state.want_gradients = st[0].as.b;
     if (!run_train_step(c, nst > 1 ? st[1].as.i : 0, &x, &y, sw, &r)) return -1;
     int n = pack_outputs(c, &r, out);
-    if (n + c->ngrads > GB_FUNCTION_MAX_OUTPUTS) c->ngrads = GB_FUNCTION_MAX_OUTPUTS - n;
+    /* Every gradient or none: a callback or the ranks' average needs
+     * one per variable. */
+    if (n + c->ngrads > GB_FUNCTION_MAX_OUTPUTS) {
+        gb__error(GB_ERR_VALUE, NULL,
+                  "the gradients of %d trainable variables and %d other outputs are more "
+                  "than a function returns (%d); compile the model with run_eagerly",
+                  c->ngrads, n, GB_FUNCTION_MAX_OUTPUTS);
+        return -1;
+    }
     if (c->ngrads > 0) memcpy(out + n, c->grads, (size_t)c->ngrads * sizeof *out);
     return n + (c->ngrads > 0 ? c->ngrads : 0);
 }
@@ -292,6 +298,16 @@ static bool targets_fit(const gb__compiled *c, const gb__io *y) {
     return true;
 }
 
+/* Room for every output a traced step may return, kept with the model:
+ * as many as a function returns, since a model that builds on its first
+ * call has no variables (no count of gradients) before the call that
+ * traces it. */
+static gb_tensor **step_outputs(gb__compiled *c) {
+    if (!c->step_out && !(c->step_out = calloc(GB_FUNCTION_MAX_OUTPUTS, sizeof *c->step_out)))
+        gb__error(GB_ERR_MEMORY, NULL, "train step: out of memory for its outputs");
+    return c->step_out;
+}
+
 bool gb__train_batch(gb__compiled *c, const gb__io *x, const gb__io *y, gb_tensor *sw,
                      bool training, gb__step_out *r) {
     *r = (gb__step_out){0};
@@ -310,7 +326,8 @@ bool gb__train_batch(gb__compiled *c, const gb__io *x, const gb__io *y, gb_tenso
             c->traced_dist = c->dist;
         }
         gb_function *f = function_for(c, training, sw != NULL);
-        gb_tensor *in[2 * GB_NN_MAX_IO + 1], *out[GB_FUNCTION_MAX_OUTPUTS] = {0};
+        gb_tensor *in[2 * GB_NN_MAX_IO + 1], **out = step_outputs(c);
+        if (!out) return false;
         int nin = pack_inputs(c, x, y, sw, in);
         /* The train function's variants (graph/: a library function's
          * statics select programs it knows, each traced once, never a

@@ -69,12 +69,14 @@ bool gb__cf_trace_branch(gb_cf_record *r, int which, const char *part, gb_branch
         }
     f->input_names = b->input_names;
     f->ninput_names = names ? (n < GB_MAX_OUTPUTS ? n : GB_MAX_OUTPUTS) : 0;
-    gb_signature sig = {.nin = n};
+    gb_signature sig;
+    if (!gb__sig_init(&sig, n)) return false;
     for (int i = 0; i < n; i++) sig.in[i] = specs[i], sig.in[i].name = NULL;
     /* Nodes inside are named by the region, even in a backward pass. */
     const char *bw = gb__tl_backward_of, *bw_type = gb__tl_backward_of_type;
     gb__tl_backward_of = gb__tl_backward_of_type = NULL;
     b->cf = gb__trace(f, &sig);
+    gb__sig_free(&sig);
     gb__tl_backward_of = bw;
     gb__tl_backward_of_type = bw_type;
     return b->cf != NULL;

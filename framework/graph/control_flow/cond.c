@@ -10,6 +10,7 @@
  * branch's, whose shapes may differ from one run to the next).
  */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "graph/control_flow/internal.h"
 
@@ -19,13 +20,13 @@ static const char *branch_name(int which) { return which ? "false" : "true"; }
 
 static bool check_args(gb_tensor *pred, gb_branch_fn t, gb_branch_fn f, gb_tensor *const *in,
                        int n, const gb_cond_options *o, const char *name) {
-    if (!t || !f || n < 0 || n > GB_FUNCTION_MAX_INPUTS - 1 || (n && !in) ||
+    if (!t || !f || n < 0 || n > GB_CF_MAX_INPUTS || (n && !in) ||
         o->noutput_shapes < 0 || o->noutput_shapes > GB_MAX_OUTPUTS ||
         (o->noutput_shapes && !o->output_shapes)) {
         gb__error(GB_ERR_VALUE, "If",
                   "%s: need both branch functions, 0 to %d inputs and 0 to %d output "
                   "shapes",
-                  name, GB_FUNCTION_MAX_INPUTS - 1, GB_MAX_OUTPUTS);
+                  name, GB_CF_MAX_INPUTS, GB_MAX_OUTPUTS);
         return false;
     }
     if (!pred) {
@@ -133,14 +134,19 @@ static int cond_traced(gb_tensor *pred, gb_branch_fn t, gb_branch_fn f, gb_tenso
     gb_cf_record *r = gb__cf_record_new(GB_OP_IF);
     if (!r) return -1;
     gb__cf_name_node(r, "cond", o->name);
-    gb_tensor_spec specs[GB_FUNCTION_MAX_INPUTS];
-    for (int i = 0; i < n; i++) specs[i] = gb__cf_spec_of(in[i]);
-    if (!gb__cf_trace_branch(r, 0, "true", t, o->user, specs, n, NULL) ||
-        !gb__cf_trace_branch(r, 1, "false", f, o->user, specs, n, NULL) ||
-        !merge_outputs(r, o, label) ||
-        !gb__cf_check_no_trainable_captures(r))
+    /* The heap's: specs are big, and conds nest. */
+    gb_tensor_spec *specs = malloc((size_t)(n ? n : 1) * sizeof *specs);
+    if (!specs) {
+        gb__error(GB_ERR_MEMORY, "If", "%s: out of memory", label);
         return -1;
-    gb_tensor *args[GB_FUNCTION_MAX_INPUTS] = {pred};
+    }
+    for (int i = 0; i < n; i++) specs[i] = gb__cf_spec_of(in[i]);
+    bool ok = gb__cf_trace_branch(r, 0, "true", t, o->user, specs, n, NULL) &&
+              gb__cf_trace_branch(r, 1, "false", f, o->user, specs, n, NULL) &&
+              merge_outputs(r, o, label) && gb__cf_check_no_trainable_captures(r);
+    free(specs);
+    if (!ok) return -1;
+    gb_tensor *args[1 + GB_CF_MAX_INPUTS] = {pred};
     for (int i = 0; i < n; i++) args[1 + i] = in[i];
     return gb__cf_add_node(r, args, 1 + n, out);
 }

@@ -22,14 +22,14 @@ static int branch_vjp(const gb_cf_branch *b, gb_tensor *const *in, gb_tensor **o
     const gb_concrete_function *cf = b->cf;
     int nx = cf->nin;
     gb_tape *tape = gb_tape_begin();
-    gb_source src[GB_FUNCTION_MAX_INPUTS];
+    gb_source src[GB_CF_MAX_INPUTS];
     int ns = 0;
     for (int i = 0; i < nx; i++)
         if (is_float(&cf->sig.in[i])) {
             gb_tape_watch(tape, in[i]);
             src[ns++] = GB_SRC(in[i]);
         }
-    gb_tensor *y[GB_FUNCTION_MAX_OUTPUTS] = {0};
+    gb_tensor *y[GB_CF_OUTPUT_ROOM] = {0};
     gb_call_site site = gb__call_site(); /* the user code moves it */
     int ny = b->fn(b->user, in, nx, y);
     gb__call_site_restore(site);
@@ -41,7 +41,7 @@ static int branch_vjp(const gb_cf_branch *b, gb_tensor *const *in, gb_tensor **o
                   b->region, ny, cf->nout);
         return -1;
     }
-    gb_tensor *targets[GB_FUNCTION_MAX_OUTPUTS], *dys[GB_FUNCTION_MAX_OUTPUTS];
+    gb_tensor *targets[GB_MAX_OUTPUTS], *dys[GB_MAX_OUTPUTS];
     int nt = 0;
     for (int k = 0; k < ny; k++)
         if (gb_dtype_is_float(gb__cf_output(b, k)->dtype)) {
@@ -69,7 +69,7 @@ bool gb__if_grad(const gb_grad_ctx *ctx, gb_tensor **dx) {
     if (!r) return false;
     const gb_concrete_function *cf = r->sub[0].cf;
     int nx = ctx->nin - 1, nargs = nx;
-    gb_tensor *args[GB_FUNCTION_MAX_INPUTS + GB_MAX_OUTPUTS];
+    gb_tensor *args[GB_CF_MAX_INPUTS + GB_MAX_OUTPUTS];
     for (int i = 0; i < nx; i++) args[i] = ctx->inputs[1 + i];
     for (int k = 0; k < ctx->nout; k++)
         if (gb_dtype_is_float(r->out[k].dtype)) args[nargs++] = ctx->dys[k];
@@ -77,12 +77,12 @@ bool gb__if_grad(const gb_grad_ctx *ctx, gb_tensor **dx) {
     int nfloat = 0;
     for (int i = 0; i < nx; i++) nfloat += is_float(&cf->sig.in[i]);
     if (!nfloat) return true;
-    if (nargs > GB_FUNCTION_MAX_INPUTS - 1) {
+    if (nargs > GB_CF_MAX_INPUTS) {
         gb__error(GB_ERR_VALUE, "If", "the gradient of '%s' would take %d inputs (at most %d)",
-                  r->name, nargs, GB_FUNCTION_MAX_INPUTS - 1);
+                  r->name, nargs, GB_CF_MAX_INPUTS);
         return false;
     }
-    gb_tensor *grads[GB_FUNCTION_MAX_INPUTS];
+    gb_tensor *grads[GB_CF_MAX_INPUTS];
     gb_cond_options o = {.user = r, .name = "cond"};
     if (gb_cond(ctx->inputs[0], vjp_true, vjp_false, args, nargs, &o, grads) != nfloat) return false;
     for (int i = 0, k = 0; i < nx; i++)

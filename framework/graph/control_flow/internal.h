@@ -22,6 +22,18 @@
 
 #include "graph/internal.h"
 
+/* The limits of a construct, apart from a function's (gb_function.h): a
+ * cond takes at most GB_CF_MAX_INPUTS inputs beside its predicate (a
+ * branch sees only its inputs; the model's variables it reads are not
+ * among them) and, as an If node, returns at most GB_MAX_OUTPUTS; a loop
+ * has at most GB_MAX_OUTPUTS variables. A branch, cond or body writes
+ * into room for GB_CF_OUTPUT_ROOM outputs, so one that returns too many
+ * is refused with an error rather than writing past its array. The
+ * arrays sized by them live on the stack of paths that recurse (a cond
+ * in a cond, the gradient of a gradient): they stay small. */
+#define GB_CF_MAX_INPUTS 63
+#define GB_CF_OUTPUT_ROOM 64
+
 /* One traced sub-graph: a branch, a loop's cond or its body. */
 typedef struct gb_cf_branch {
     gb_branch_fn fn;             /* the user's C function */

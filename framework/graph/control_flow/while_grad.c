@@ -52,7 +52,7 @@ static int rev_body(void *user, gb_tensor *const *v, int nv, gb_tensor **out) {
             gb_tape_watch(tape, x[k]);
             src[L.grad_of[k] - 1] = GB_SRC(x[k]);
         }
-    gb_tensor *y[GB_FUNCTION_MAX_OUTPUTS] = {0};
+    gb_tensor *y[GB_CF_OUTPUT_ROOM] = {0};
     gb_call_site site = gb__call_site(); /* the user code moves it */
     int ny = body->fn(body->user, x, n, y);
     gb__call_site_restore(site);

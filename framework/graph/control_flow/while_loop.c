@@ -141,10 +141,10 @@ static int call_part(const loop *l, const char *part, gb_branch_fn fn, gb_tensor
 }
 
 static int while_eager(loop *l, gb_tensor **outputs) {
-    gb_tensor *cur[GB_MAX_OUTPUTS], *next[GB_FUNCTION_MAX_OUTPUTS];
+    gb_tensor *cur[GB_MAX_OUTPUTS], *next[GB_CF_OUTPUT_ROOM];
     for (int k = 0; k < l->n; k++) cur[k] = l->vars[k];
     for (int64_t iter = 0;; iter++) {
-        gb_tensor *p[GB_FUNCTION_MAX_OUTPUTS] = {0};
+        gb_tensor *p[GB_CF_OUTPUT_ROOM] = {0};
         int nc = call_part(l, "cond", l->cond, cur, p);
         if (!check_cond_output(l, nc, p[0])) return -1;
         if (!*(const uint8_t *)p[0]->data) break;

@@ -46,11 +46,9 @@ static void const_header(const gb_node *c, gb_tensor *t) {
     t->node = -1;
 }
 
-/* Runs nd on its constant inputs into graph memory; NULL when its kernel
- * refused (the node is then left as it is) or memory ran out. */
-static void *evaluate(gb_graph *g, const gb_node *nd) {
-    gb_tensor ins[GB_FUNCTION_MAX_INPUTS], out;
-    gb_tensor *inp[GB_FUNCTION_MAX_INPUTS];
+/* evaluate() with room for the inputs' headers. */
+static void *run_folded(gb_graph *g, const gb_node *nd, gb_tensor *ins, gb_tensor **inp) {
+    gb_tensor out;
     for (int k = 0; k < nd->nin; k++) {
         const_header(&g->nodes[nd->in[k].node], &ins[k]);
         inp[k] = &ins[k];
@@ -84,6 +82,20 @@ static void *evaluate(gb_graph *g, const gb_node *nd) {
         gb_clear_error();
         return NULL;
     }
+    return data;
+}
+
+/* Runs nd on its constant inputs into graph memory; NULL when its kernel
+ * refused (the node is then left as it is) or memory ran out. */
+static void *evaluate(gb_graph *g, const gb_node *nd) {
+    /* The heap's: headers are big, and this pass runs on branches traced
+     * inside traces. */
+    size_t n = (size_t)(nd->nin ? nd->nin : 1);
+    gb_tensor *ins = malloc(n * sizeof *ins), **inp = malloc(n * sizeof *inp);
+    void *data = ins && inp ? run_folded(g, nd, ins, inp) : NULL;
+    if (!ins || !inp) gb__error(GB_ERR_MEMORY, NULL, "out of memory folding '%s'", nd->name);
+    free(ins);
+    free(inp);
     return data;
 }
 

@@ -86,13 +86,13 @@ static void *copy_payload(gb_graph *g, const gb_node *nd) {
 
 /* Copies the live nodes of `from` into `to`, in order, with forwarded
  * uses; newid maps old node ids to new (-1: dropped). */
-static bool copy_live(const gb_rewrite *rw, const bool *live, gb_graph *to, int32_t *newid) {
+static bool copy_nodes(const gb_rewrite *rw, const bool *live, gb_graph *to, int32_t *newid,
+                       gb_edge *in) {
     const gb_graph *from = rw->g;
     for (int i = 0; i < from->n; i++) {
         newid[i] = -1;
         if (!live[i]) continue;
         const gb_node *nd = &from->nodes[i];
-        gb_edge in[GB_FUNCTION_MAX_INPUTS];
         for (int k = 0; k < nd->nin; k++) {
             gb_edge e = gb__rewrite_resolve(rw, nd->in[k]);
             in[k] = (gb_edge){newid[e.node], e.out};
@@ -105,6 +105,18 @@ static bool copy_live(const gb_rewrite *rw, const bool *live, gb_graph *to, int3
         newid[i] = id;
     }
     return true;
+}
+
+/* copy_nodes with room for the widest node's inputs (the heap's: passes
+ * run on branches inside traces inside traces). */
+static bool copy_live(const gb_rewrite *rw, const bool *live, gb_graph *to, int32_t *newid) {
+    int widest = 1;
+    for (int i = 0; i < rw->g->n; i++)
+        if (rw->g->nodes[i].nin > widest) widest = rw->g->nodes[i].nin;
+    gb_edge *in = malloc((size_t)widest * sizeof *in);
+    bool ok = in && copy_nodes(rw, live, to, newid, in);
+    free(in);
+    return ok;
 }
 
 bool gb__rewrite_commit(gb_rewrite *rw) {

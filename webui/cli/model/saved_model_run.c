@@ -169,14 +169,13 @@ static int write_outputs(const gb__cli_command *cmd, const char *dir, const gb_t
     return 0;
 }
 
-static int run_signature(const gb__cli_command *cmd, const char *const *values, gb_saved_model *m) {
+/* Parses the inputs into in[nin], runs the signature into out[nout]. */
+static int run_io(const gb__cli_command *cmd, const char *const *values, gb_saved_model *m,
+                  const gb_tensor_spec *in_specs, int nin, gb_tensor **in,
+                  const gb_tensor_spec *out_specs, int nout, gb_tensor **out) {
     const char *sig = values[SIGNATURE];
-    int nin = 0, nout = 0, max = 0;
-    const gb_tensor_spec *in_specs = gb_saved_model_inputs(m, sig, &nin);
-    const gb_tensor_spec *out_specs = gb_saved_model_outputs(m, sig, &nout);
-    if (!in_specs) return gb__cli_usage_error(cmd, "the model has no signature '%s'", sig);
+    int max = 0;
     if (!gb__cli_int(cmd, values, PRINT, 0, 1 << 20, &max)) return GB__CLI_USAGE;
-    gb_tensor *in[GB_FUNCTION_MAX_INPUTS], *out[GB_FUNCTION_MAX_OUTPUTS];
     for (int i = 0; i < nin; i++) in[i] = NULL;
     int rc = values[INPUT] ? parse_inputs(cmd, values[INPUT], false, in_specs, nin, in) : GB__CLI_RUN;
     if (rc == GB__CLI_RUN && values[INPUT_EXPRS])
@@ -195,6 +194,22 @@ static int run_signature(const gb__cli_command *cmd, const char *const *values, 
         if (max) print_values(out[i], max);
     }
     return values[OUTPUT_DIR] ? write_outputs(cmd, values[OUTPUT_DIR], out_specs, out, nout) : 0;
+}
+
+static int run_signature(const gb__cli_command *cmd, const char *const *values, gb_saved_model *m) {
+    const char *sig = values[SIGNATURE];
+    int nin = 0, nout = 0;
+    const gb_tensor_spec *in_specs = gb_saved_model_inputs(m, sig, &nin);
+    const gb_tensor_spec *out_specs = gb_saved_model_outputs(m, sig, &nout);
+    if (!in_specs) return gb__cli_usage_error(cmd, "the model has no signature '%s'", sig);
+    /* Sized to the signature: a function takes and returns up to
+     * thousands of tensors. */
+    gb_tensor **in = calloc((size_t)nin + 1, sizeof *in), **out = calloc((size_t)nout + 1, sizeof *out);
+    int rc = in && out ? run_io(cmd, values, m, in_specs, nin, in, out_specs, nout, out)
+                       : gb__cli_engine_failed(cmd);
+    free(in);
+    free(out);
+    return rc;
 }
 
 static int run(const gb__cli_command *cmd, const char *const *values) {
