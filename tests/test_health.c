@@ -267,6 +267,36 @@ START_TEST(test_saturated_fraction_of_a_sigmoid_layer) {
 }
 END_TEST
 
+/* A model deeper than a traced function's old 64 outputs: 70 ReLU layers
+ * and a linear one, traced. Every layer has its figures: 71 gradient
+ * norms (from the optimizer's measure, not from returned gradients) and
+ * 70 dead fractions (one tensor of figures out of the step). */
+START_TEST(test_every_layer_of_a_deep_traced_model_is_measured) {
+    gb_module *m = gb_sequential_new("deep");
+    for (int i = 0; i < 70; i++)
+        gb_sequential_add(m, gb_dense_new(2, &(gb_dense_options){.activation = GB_ACT_RELU}));
+    gb_sequential_add(m, gb_dense_new(1, NULL));
+    ck_assert(gb_module_build(m, GB_F32, 2, (int64_t[]){-1, 1}));
+    gb_optimizer *opt = gb_sgd(1e-3);
+    ck_assert(gb_model_compile(m, &(gb_compile_options){.optimizer = opt,
+                                                         .loss = {GB_LOSS_MEAN_SQUARED_ERROR}}));
+    float xs[] = {1, 2, 3, 4}, ys[] = {0, 1, 0, 1};
+    fit(m, gb_from_f32(xs, GB_SHAPE(4, 1)), gb_from_f32(ys, GB_SHAPE(4, 1)), 1);
+    int grads = 0, dead = 0;
+    for (int i = 0; i < nscalars; i++) {
+        const char *slash = strrchr(scalars[i].tag, '/');
+        grads += !strcmp(slash, "/grad_norm");
+        dead += !strcmp(slash, "/dead_fraction");
+    }
+    ck_assert_int_eq(grads, 71);
+    ck_assert_int_eq(dead, 70);
+    ck_assert_ptr_nonnull(scalar("health/dense_69/dead_fraction", 1));
+    ck_assert_ptr_nonnull(scalar("health/dense_70/grad_norm", 1));
+    gb_module_free(m);
+    gb_optimizer_free(opt);
+}
+END_TEST
+
 /* ---- traced == eager ----------------------------------------------------------------- */
 
 static void fit_mlp(bool eager, seen_scalar *out, int *n) {
@@ -609,6 +639,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_figures_of_a_two_layer_model_eager);
     tcase_add_test(tc, test_figures_of_a_two_layer_model_traced);
     tcase_add_test(tc, test_a_clipping_optimizer_shows_the_gradients_backward_made);
+    tcase_add_test(tc, test_every_layer_of_a_deep_traced_model_is_measured);
     tcase_add_test(tc, test_large_update_and_dead_units_alerts_word_for_word);
     tcase_add_test(tc, test_not_learning_at_a_tiny_learning_rate);
     tcase_add_test(tc, test_saturated_fraction_of_a_sigmoid_layer);

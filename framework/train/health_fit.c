@@ -338,17 +338,23 @@ gb_tensor *gb__health_fit_unwatch(gb__compiled *c, gb__output_watch was) {
     gb__output_watch mine = gb__module_watch_outputs(was);
     gb__health_fit *h = c->health;
     if (!mine.fn || !h) return NULL;
-    gb_tensor *figs[GB_FUNCTION_MAX_INPUTS];
+    gb_tensor **figs = malloc(((size_t)h->nlayers + 1) * sizeof *figs);
+    if (!figs) {
+        gb__error(GB_ERR_MEMORY, NULL, "health checks: out of memory for %d layers", h->nlayers);
+        return NULL;
+    }
     int n = 0;
     for (int i = 0; i < h->nlayers; i++) {
         hf_layer *l = &h->layers[i];
         l->slot = -1;
-        if (!l->fig || n == GB_FUNCTION_MAX_INPUTS) continue;   /* beyond: not measured */
+        if (!l->fig) continue;
         l->slot = n;
         figs[n++] = l->fig;
         l->fig = NULL;
     }
-    return n ? gb_concat(figs, n, 0) : NULL;
+    gb_tensor *all = n ? gb_concat(figs, n, 0) : NULL;
+    free(figs);
+    return all;
 }
 
 /* The activation figures of the step (out->health) into its layers;
