@@ -35,14 +35,18 @@ test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 # The same suite under AddressSanitizer + UndefinedBehaviorSanitizer, but
-# for the tests labelled full_size: those whose time is a full-size
-# training, PyTorch or the browser's own work, beside C code a smaller test
-# runs here (each says which); they run in `make test`.
+# for the tests whose time would add no checking here, each of which says
+# where its C code runs under the sanitizers; they run in `make test`:
+#   full_size     a full-size training or PyTorch's
+#   browser_page  a browser test whose checks are the page's own work
+#   isa_upper     the op tests at the levels above the baseline (the plain
+#                 tests run the CPU's best level)
 test-asan: deps
 	@$(CMAKE_Q) -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DGB_SANITIZE=ON >/dev/null
 	@$(BUILD_Q) $(ASAN_BUILD)
 	@cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS) -LE full_size
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS) \
+	  -LE '^(full_size|browser_page|isa_upper)$$'
 
 # The threaded tests (CTest label "threads") under ThreadSanitizer.
 test-tsan: deps

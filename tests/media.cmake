@@ -44,4 +44,8 @@ set_tests_properties(projector_browser PROPERTIES COST 700)
 # The Projector's CPU renderer (splat.js) against its WebGL one, pixel by
 # pixel, on a synthetic embedding (tests/browser/write_embedding).
 gb_node_test(projector_render ${CMAKE_CURRENT_LIST_DIR}/browser/projector_render.test.mjs 300)
+# browser_page (Makefile): its checks are the two renderers' pixels; under
+# the sanitizers test_summary_media writes embeddings and test_webui_api
+# serves them.
+set_property(TEST projector_render APPEND PROPERTY LABELS browser_page)
 gb_node_test(audio_browser ${CMAKE_CURRENT_LIST_DIR}/browser/audio.test.mjs 300)
