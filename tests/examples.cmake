@@ -53,9 +53,9 @@ include(${CMAKE_CURRENT_LIST_DIR}/browser/node_test.cmake)
 gb_node_test(demo_browser ${CMAKE_CURRENT_LIST_DIR}/browser/demo.test.mjs 360)
 # browser_page (Makefile): under the sanitizers its time is the CNN's fit,
 # ten times slower, and the pages' own work; there saved_model_train runs
-# that fit, test_summary_fit_callback the summary callback, test_webui_api
-# the server a program starts in itself (gb_board), webui_browser and
-# webui_numerics_browser the server behind a live page.
+# that fit, readme_keras_training_compile_fit_callbacks a fit recording
+# into a store it serves itself (gb_board), test_summary_fit_callback the
+# summary callback, webui_browser the server behind a live page.
 set_property(TEST demo_browser APPEND PROPERTY LABELS browser_page)
 
 # char_lm: the character-level transformer (tests/char_lm.sh): a short

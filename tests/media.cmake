@@ -38,7 +38,8 @@ gb_node_test(projector_model ${CMAKE_CURRENT_LIST_DIR}/media/model_check.mjs 120
 gb_node_test(projector_browser ${CMAKE_CURRENT_LIST_DIR}/browser/projector.test.mjs 900)
 # full_size (Makefile): its time is the CNN's two epochs and the page's
 # t-SNE; the sanitizers see the projector's C side in test_webui_api and
-# test_summary_media, and the CNN in fmnist_fit_cnn_bn.
+# test_summary_media, and the CNN's layers in saved_model_train and
+# dist_fmnist_cnn.
 set_property(TEST projector_browser APPEND PROPERTY LABELS full_size)
 set_tests_properties(projector_browser PROPERTIES COST 700)
 # The Projector's CPU renderer (splat.js) against its WebGL one, pixel by

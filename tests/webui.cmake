@@ -78,7 +78,9 @@ if(TARGET glassbox_webui)
   # one epoch, and every dashboard right on it (first_run.test.mjs).
   gb_node_test(webui_first_run ${CMAKE_CURRENT_LIST_DIR}/browser/first_run.test.mjs 300)
   # browser_page (Makefile): under the sanitizers test_webui_cli serves a
-  # store not made yet, fmnist_fit_mlp and nan_hunt_raise run the training,
-  # webui_browser and webui_numerics_browser the server behind a live page.
+  # store not made yet; readme_keras_training_compile_fit_callbacks runs
+  # fit recording into a store, saved_model_train and dist_fmnist_cnn the
+  # convolutions, webui_numerics_browser nan_hunt's recorded NaNs behind a
+  # live page, webui_browser every dashboard's server side behind one.
   set_property(TEST webui_first_run APPEND PROPERTY LABELS browser_page)
 endif()
