@@ -16,4 +16,10 @@ if(TARGET glassbox_webui AND TARGET fashion_mnist_mlp AND TARGET nan_hunt)
   gb_node_test(webui_graphs_browser ${CMAKE_CURRENT_LIST_DIR}/browser/graphs.test.mjs 240)
   gb_node_test(webui_graphs_scale ${CMAKE_CURRENT_LIST_DIR}/browser/graphs_scale.test.mjs 120)
   set_tests_properties(webui_graphs_scale PROPERTIES RUN_SERIAL TRUE)
+  # browser_page (Makefile): their time is the examples' training and the
+  # page's layout in chromium; under the sanitizers fmnist_mlp_quick_traced,
+  # dist_fmnist_cnn and nan_hunt_raise run the examples' traced steps,
+  # test_webui_traces and test_webui_list_cost the graph API, on
+  # webui_fixtures' 10,000-op graph too.
+  set_property(TEST webui_graphs_browser webui_graphs_scale APPEND PROPERTY LABELS browser_page)
 endif()

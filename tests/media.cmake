@@ -38,10 +38,15 @@ gb_node_test(projector_model ${CMAKE_CURRENT_LIST_DIR}/media/model_check.mjs 120
 gb_node_test(projector_browser ${CMAKE_CURRENT_LIST_DIR}/browser/projector.test.mjs 900)
 # full_size (Makefile): its time is the CNN's two epochs and the page's
 # t-SNE; the sanitizers see the projector's C side in test_webui_api and
-# test_summary_media, and the CNN in fmnist_fit_cnn_bn.
+# test_summary_media, and the CNN's layers in saved_model_train and
+# dist_fmnist_cnn.
 set_property(TEST projector_browser APPEND PROPERTY LABELS full_size)
 set_tests_properties(projector_browser PROPERTIES COST 700)
 # The Projector's CPU renderer (splat.js) against its WebGL one, pixel by
 # pixel, on a synthetic embedding (tests/browser/write_embedding).
 gb_node_test(projector_render ${CMAKE_CURRENT_LIST_DIR}/browser/projector_render.test.mjs 300)
+# browser_page (Makefile): its checks are the two renderers' pixels; under
+# the sanitizers test_summary_media writes embeddings and test_webui_api
+# serves them.
+set_property(TEST projector_render APPEND PROPERTY LABELS browser_page)
 gb_node_test(audio_browser ${CMAKE_CURRENT_LIST_DIR}/browser/audio.test.mjs 300)

@@ -1,8 +1,11 @@
 # SavedModel end to end (the checkpoints issue's "runs without the code"):
 #   saved_model_train     fashion_mnist_fit trains the CNN with
-#                         BatchNormalization (one epoch on 3,000 images),
+#                         BatchNormalization (one epoch on 3,000 images,
+#                         to an accuracy above chance: after 47 steps the
+#                         moving statistics, momentum 0.99, still lag),
 #                         saves it as a SavedModel and writes its own
-#                         logits for the 10,000 test images
+#                         logits for the 10,000 test images; under the
+#                         sanitizers it stands for fmnist_fit_cnn_bn
 #   saved_model_predict   a program linking only the engine loads the
 #                         directory and must predict the same, bit for bit
 #   saved_model_cli_show  `glassbox saved-model show` lists the signature
@@ -17,9 +20,13 @@ set(sm_images /usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz)
 add_test(NAME saved_model_train
          COMMAND ${CMAKE_COMMAND} -E env
                  ${CMAKE_BINARY_DIR}/examples/fashion_mnist_fit --model cnn_bn --epochs 1 --limit 3000
-                 --batch 64 --verbose 0 --no-validation --save-model ${sm_dir}
+                 --batch 64 --verbose 0 --no-validation --min-accuracy 0.2 --save-model ${sm_dir}
                  --save-predictions ${sm_dir}-expected.npy)
 set_tests_properties(saved_model_train PROPERTIES FIXTURES_SETUP saved_model TIMEOUT 600)
+# COST: under the sanitizers it is the longest test, and three wait for
+# it: it starts first, so they run beside the others (a fresh clone has no
+# timings for CTest to schedule by).
+set_tests_properties(saved_model_train PROPERTIES COST 900)
 add_test(NAME saved_model_predict
          COMMAND saved_model_predict ${sm_dir} ${sm_images} ${sm_dir}-expected.npy)
 set_tests_properties(saved_model_predict PROPERTIES FIXTURES_REQUIRED saved_model

@@ -65,6 +65,10 @@ if(TARGET glassbox_webui)
   gb_node_test(webui_smoothing ${CMAKE_CURRENT_LIST_DIR}/browser/smoothing.test.mjs 30)
   # The Scalars page with 10,000 tags: windowed cards, scrolled by the wheel.
   gb_node_test(webui_scalars_window ${CMAKE_CURRENT_LIST_DIR}/browser/scalars_window.test.mjs 240)
+  # browser_page (Makefile): its checks are the page's windowing; under the
+  # sanitizers test_summary_logdir and test_webui_list_cost run the logdir
+  # and the tag list at scale, dist_logdir_browser a logdir behind a page.
+  set_property(TEST webui_scalars_window APPEND PROPERTY LABELS browser_page)
   gb_node_test(webui_traces_browser ${CMAKE_CURRENT_LIST_DIR}/browser/traces.test.mjs 120)
   # The Health page (tests/browser/health.test.mjs) on write_health's two runs;
   # screenshots <build>/tests/artifacts/health_*.png.
@@ -73,4 +77,10 @@ if(TARGET glassbox_webui)
   # A newcomer's first run: serve a store not made yet, train into it for
   # one epoch, and every dashboard right on it (first_run.test.mjs).
   gb_node_test(webui_first_run ${CMAKE_CURRENT_LIST_DIR}/browser/first_run.test.mjs 300)
+  # browser_page (Makefile): under the sanitizers test_webui_cli serves a
+  # store not made yet; readme_keras_training_compile_fit_callbacks runs
+  # fit recording into a store, saved_model_train and dist_fmnist_cnn the
+  # convolutions, webui_numerics_browser nan_hunt's recorded NaNs behind a
+  # live page, webui_browser every dashboard's server side behind one.
+  set_property(TEST webui_first_run APPEND PROPERTY LABELS browser_page)
 endif()
