@@ -35,7 +35,6 @@
 
 #include "debug/health_internal.h"
 #include "gb_dist.h"
-#include "ops/internal.h"
 #include "optim/measure.h"
 #include "train/internal.h"
 
@@ -271,10 +270,9 @@ static void measure_variables(gb__health_fit *h, const gb_train_state *s) {
         *f = (gb__health_var){.name = gb_variable_name(v), .role = role_of(v),
                               .size = gb_variable_size(v)};
         if (g >= 0 && gb__optimizer_measured(s->optimizer, v, &u)) {
-            *f = (gb__health_var){.name = f->name, .role = f->role, .size = f->size,
-                                  .has_grad = true, .grad_sumsq = u.grad, .has_update = true,
-                                  .weight_sumsq = u.after, .before_sumsq = u.before,
-                                  .update_sumsq = u.update};
+            f->has_grad = f->has_update = true;
+            f->grad_sumsq = u.grad, f->update_sumsq = u.update;
+            f->weight_sumsq = u.after, f->before_sumsq = u.before;
         } else {
             gb_tensor *now = gb_variable_value(v);
             if (!now) continue;
