@@ -126,8 +126,7 @@ static bool collect_outputs(gb_trace *t, gb_tensor **out, int n) {
     gb_concrete_function *cf = t->cf;
     if (n > GB_FUNCTION_MAX_OUTPUTS) {
         char w[256];
-        gb__error(GB_ERR_VALUE, NULL,
-                  "%s returned %d outputs (at most %d)",
+        gb__error(GB_ERR_VALUE, NULL, "%s returned %d outputs (at most %d)",
                   who(t->function, w, sizeof w), n, GB_FUNCTION_MAX_OUTPUTS);
         return false;
     }
