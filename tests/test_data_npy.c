@@ -136,6 +136,11 @@ START_TEST(test_faults_are_named) {
          "x.npy: the header has a key other than 'descr', 'fortran_order' and 'shape'", 16},
         {"{'descr': '<f4', 'fortran_order': False, 'shape': (1,1,1,1,1,1,1,1,1), }",
          "x.npy: 'shape' must be a tuple of at most 8 sizes, once", 16},
+        /* no element, but the dims past the zero overflow (found by the fuzzer) */
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (0, 1099511627776, 1099511627776), }",
+         "x.npy: its shape has more than 2^63 elements", 0},
+        {"{'descr': '|S3', 'fortran_order': False, 'shape': (0, 1099511627776, 1099511627776), }",
+         "x.npy: its shape has more than 2^63 elements", 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         size_t n = numpy_file(buf, cases[i].dict, v, cases[i].data);

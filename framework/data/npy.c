@@ -232,6 +232,11 @@ gb_tensor *gb_npy_decode(const void *data, size_t size, const char *name) {
     uint64_t elem = !h.text          ? gb_dtype_size(h.dtype)
                     : h.text == 'U' ? 4 * (uint64_t)h.width
                                     : (uint64_t)h.width;
+    /* Past a zero dim the data's length bounds nothing: [0, 2^40, 2^40]
+     * holds no element, and a tensor refuses it as its strides would wrap. */
+    const char *unit;
+    if (!gb__shape_fits(h.rank, h.shape, gb_dtype_size(h.dtype), &unit))
+        return bad(name, "its shape has more than 2^63 %s", unit);
     for (int i = 0; i < h.rank; i++) {
         if (h.shape[i] && count > avail / (uint64_t)h.shape[i]) return bad(name, "truncated data");
         count *= (uint64_t)h.shape[i];

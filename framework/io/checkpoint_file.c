@@ -231,19 +231,24 @@ static bool decode_entry(const char *path, const unsigned char **pp, const unsig
         return false;
     }
     uint64_t count = 1;
+    bool negative = false;
     for (int d = 0; d < e->rank; d++, p += 8) {
         e->dims[d] = (int64_t)get_u(p, 8);
-        if (e->dims[d] < 0 || (e->dims[d] && count > UINT64_MAX / (uint64_t)e->dims[d])) {
-            bad(path, "corrupt index entry for '%s': bad dims", e->path);
-            return false;
-        }
+        negative |= e->dims[d] < 0;
         count *= (uint64_t)e->dims[d];
+    }
+    /* Every dim counts, those past a zero too: a tensor of the shape is
+     * refused if its strides would wrap, even with no element. */
+    const char *unit;
+    if (negative || !gb__shape_fits(e->rank, e->dims, gb_dtype_size(e->dtype), &unit)) {
+        bad(path, "corrupt index entry for '%s': bad dims", e->path);
+        return false;
     }
     e->offset = get_u(p, 8);
     e->nbytes = get_u(p + 8, 8);
     e->crc = (uint32_t)get_u(p + 16, 4);
     p += 20;
-    if (count > UINT64_MAX / gb_dtype_size(e->dtype) || e->nbytes != count * gb_dtype_size(e->dtype) ||
+    if (e->nbytes != count * gb_dtype_size(e->dtype) ||
         e->offset < HEADER_BYTES || e->offset > data_end || e->nbytes > data_end - e->offset) {
         bad(path, "corrupt index entry for '%s': its data lies outside the file", e->path);
         return false;

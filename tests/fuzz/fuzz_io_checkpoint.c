@@ -32,6 +32,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             uint64_t count = 1;
             for (int d = 0; d < e->rank; d++) count *= (uint64_t)e->dims[d];
             FUZZ_CHECK(e->nbytes == count * gb_dtype_size(e->dtype), "entry %d's size", i);
+            const char *unit;   /* a tensor can take the shape: dims past a zero count too */
+            FUZZ_CHECK(gb__shape_fits(e->rank, e->dims, gb_dtype_size(e->dtype), &unit),
+                       "entry %d's shape has more than 2^63 %s", i, unit);
             if (!gb__ckpt_data(&f, e)) {
                 fuzz_check_refused("input");
                 FUZZ_CHECK(strstr(gb_last_error()->message, e->path) != NULL,
