@@ -271,9 +271,20 @@ static void append_events(const char *rel, int first, int n, double base, size_t
     gb_tf_buf_free(&b);
 }
 
+/* Events the converter has read, over all its conversions. */
+static _Atomic size_t converted_events;
+
+/* As `glassbox import --run` does for a board: a file that changed
+ * otherwise than by growing fails the conversion (exit status 3), so the
+ * logdir converts the directory again whole. */
 static bool convert(const char *events, const char *run, const char *out, char *why, size_t n) {
     gb_tfevents_report r;
-    if (gb_summary_import_tfevents_run(events, run, out, &r) == GB_OK) return true;
+    if (gb_summary_import_tfevents_run(events, run, out, &r) == GB_OK) {
+        converted_events += r.events;
+        if (!r.changed) return true;
+        snprintf(why, n, "%s", r.notes);
+        return false;
+    }
     snprintf(why, n, "%s", gb_summary_last_error());
     return false;
 }
@@ -304,6 +315,7 @@ static void wait_for_losses(gb_store *s, const char *run, const char *want) {
  * path, read as its files grow; a torn last record waits for its end;
  * the stores made for it go with the handle. */
 START_TEST(test_event_directories_are_runs) {
+    converted_events = 0;
     write_run("a.db", "train", 1, 2, false);
     char cmd[1400];
     snprintf(cmd, sizeof cmd, "mkdir -p '%s/tb/eval' '%s/tb/train'", dir, dir);
@@ -338,6 +350,17 @@ START_TEST(test_event_directories_are_runs) {
     wait_for_losses(s, "tb/eval", "10,11,12,13,14");
     append_events("tb/eval/events.out.tfevents.1.host", 5, 1, 15, 0, half);
     wait_for_losses(s, "tb/eval", "10,11,12,13,14,15");
+    /* Each conversion read only what the files gained: 3 + 2 + 1 events
+     * at first, then the 2 whole records, then the one completed. */
+    ck_assert_uint_eq(converted_events, 9);
+
+    /* A file replaced (a rename over it) by a shorter one: the directory
+     * is converted anew. */
+    append_events("tb/eval/replacement", 0, 2, 40, 0, 0);
+    snprintf(cmd, sizeof cmd, "mv '%s/tb/eval/replacement' '%s/tb/eval/events.out.tfevents.1.host'",
+             dir, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    wait_for_losses(s, "tb/eval", "40,41");
 
     /* The directory gone, its run goes. */
     snprintf(cmd, sizeof cmd, "rm -r '%s/tb/train'", dir);

@@ -158,10 +158,12 @@ static void assert_trace_graphs(gb_store *s, int64_t id, const char *graph, cons
 #define UNDO_VERSION_6 "DROP TABLE embeddings; DROP TABLE audio;"
 /* And what schema 7 added (training-health alerts). */
 #define UNDO_VERSION_7 "DROP TABLE health;"
+/* And what schema 8 added (how far imported event files were read). */
+#define UNDO_VERSION_8 "DROP TABLE imported_files;"
 
 START_TEST(test_version_2_store_moves_graphs_out_of_details) {
     make_store();
-    summary_sql(db, UNDO_VERSION_7 UNDO_VERSION_6 UNDO_VERSION_5 UNDO_VERSION_4
+    summary_sql(db, UNDO_VERSION_8 UNDO_VERSION_7 UNDO_VERSION_6 UNDO_VERSION_5 UNDO_VERSION_4
                 "DROP TABLE trace_graphs; ALTER TABLE op_timings DROP COLUMN function;"
             "PRAGMA user_version = 2;"
             "INSERT INTO traces(run_id, wall_time, function, is_retrace, detail) VALUES "
@@ -209,7 +211,7 @@ END_TEST
  * next writer, keeping its runs and series; the new tables then work. */
 START_TEST(test_version_3_store_gains_status_experiment_and_pr_curves) {
     make_store();
-    summary_sql(db, UNDO_VERSION_7 UNDO_VERSION_6 UNDO_VERSION_5 UNDO_VERSION_4 "PRAGMA user_version = 3;");
+    summary_sql(db, UNDO_VERSION_8 UNDO_VERSION_7 UNDO_VERSION_6 UNDO_VERSION_5 UNDO_VERSION_4 "PRAGMA user_version = 3;");
     gb_store *s;
     ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
     ck_assert_int_eq(gb_store_schema_version(s), 3);
@@ -264,7 +266,7 @@ END_TEST
  * can then store a capture. */
 START_TEST(test_version_3_store_is_migrated_to_profiles) {
     make_store();
-    summary_sql(db, UNDO_VERSION_7 UNDO_VERSION_6 UNDO_VERSION_5 UNDO_VERSION_4 "PRAGMA user_version = 3;");
+    summary_sql(db, UNDO_VERSION_8 UNDO_VERSION_7 UNDO_VERSION_6 UNDO_VERSION_5 UNDO_VERSION_4 "PRAGMA user_version = 3;");
     gb_store *s;
     ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
     ck_assert_int_eq(gb_store_schema_version(s), 3);
@@ -302,7 +304,7 @@ END_TEST
  * writer, keeping what it held; an embedding and a clip then store. */
 START_TEST(test_version_5_store_gains_embeddings_and_audio) {
     make_store();
-    summary_sql(db, UNDO_VERSION_7 UNDO_VERSION_6 "PRAGMA user_version = 5;");
+    summary_sql(db, UNDO_VERSION_8 UNDO_VERSION_7 UNDO_VERSION_6 "PRAGMA user_version = 5;");
     gb_store *s;
     ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
     ck_assert_int_eq(gb_store_schema_version(s), 5);
@@ -325,7 +327,7 @@ START_TEST(test_version_5_store_gains_embeddings_and_audio) {
     gb_scope_end();
     ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
     ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
-    ck_assert_int_eq(gb_store_schema_version(s), 7);
+    ck_assert_int_eq(gb_store_schema_version(s), GB_STORE_SCHEMA_VERSION);
     ck_assert_int_eq(gb_store_embeddings(s, "run", "emb", NULL, &e), GB_STORE_OK);
     ck_assert(e->count == 1 && e->rows[0].n == 2 && e->rows[0].dim == 2 && e->rows[0].step == 2);
     gb_store_free(e);
@@ -349,7 +351,7 @@ START_TEST(test_version_6_store_gains_health_alerts) {
     ck_assert_int_eq(gb_summary_writer_open(db, "run", NULL, &w), GB_OK);
     ck_assert_int_eq(gb_summary_scalar(w, "health/dense/grad_norm", 0.5, 3), GB_OK);
     ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
-    summary_sql(db, UNDO_VERSION_7 "PRAGMA user_version = 6;");
+    summary_sql(db, UNDO_VERSION_8 UNDO_VERSION_7 "PRAGMA user_version = 6;");
     gb_store *s;
     ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
     ck_assert_int_eq(gb_store_schema_version(s), 6);
@@ -379,7 +381,7 @@ START_TEST(test_version_6_store_gains_health_alerts) {
                                  .detail = &alert});
     ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
     ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
-    ck_assert_int_eq(gb_store_schema_version(s), 7);
+    ck_assert_int_eq(gb_store_schema_version(s), GB_STORE_SCHEMA_VERSION);
     ck_assert_int_eq(gb_store_health_alerts(s, "run", NULL, &a), GB_STORE_OK);
     ck_assert_uint_eq(a->count, 1);
     ck_assert_str_eq(a->rows[0].kind, "dead_units");
@@ -387,6 +389,26 @@ START_TEST(test_version_6_store_gains_health_alerts) {
     ck_assert_int_eq(a->rows[0].step, 4);
     gb_store_free(a);
     gb_store_close(s);
+    summary_assert_integrity(db);
+}
+END_TEST
+
+/* A version-7 store (before imports kept how far they read): migrated to
+ * 8 by the next writer, which then has the table an import marks. */
+START_TEST(test_version_7_store_gains_imported_files) {
+    make_store();
+    summary_sql(db, UNDO_VERSION_8 "PRAGMA user_version = 7;");
+    gb_store *s;
+    ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
+    ck_assert_int_eq(gb_store_schema_version(s), 7);
+    gb_store_close(s);
+    gb_summary_writer *w;
+    ck_assert_int_eq(gb_summary_writer_open(db, "run", NULL, &w), GB_OK);
+    ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
+    ck_assert_int_eq(gb_store_open(db, &s), GB_STORE_OK);
+    ck_assert_int_eq(gb_store_schema_version(s), 8);
+    gb_store_close(s);
+    summary_sql(db, "INSERT INTO imported_files VALUES (1, 'events.out.tfevents.1', 96, 7, 1.5)");
     summary_assert_integrity(db);
 }
 END_TEST
@@ -728,6 +750,7 @@ int main(void) {
     tcase_add_test(tc, test_version_6_store_gains_health_alerts);
     tcase_add_test(tc, test_version_2_store_moves_graphs_out_of_details);
     tcase_add_test(tc, test_version_3_store_gains_status_experiment_and_pr_curves);
+    tcase_add_test(tc, test_version_7_store_gains_imported_files);
     tcase_add_test(tc, test_newer_schema_is_refused);
     tcase_add_test(tc, test_files_that_are_not_stores);
     tcase_add_test(tc, test_foreign_database_is_left_untouched);

@@ -82,7 +82,7 @@ static void teardown(void) {
 
 START_TEST(test_inspect_lists_runs_tags_counts) {
     ck_assert_int_eq(glassbox((const char *const[]){"inspect", "--db", db, NULL}), 0);
-    ck_assert_msg(strstr(out, "schema version 7): 1 run"), "%s", out);
+    ck_assert_msg(strstr(out, "schema version 8): 1 run"), "%s", out);
     ck_assert(strstr(out, "run 'run-a'"));
     ck_assert(strstr(out, "lr=0.01"));
     ck_assert_msg(strstr(out, "scalar     loss                                      6  0..5"), "%s",
@@ -151,9 +151,9 @@ START_TEST(test_errors_exit_non_zero_with_a_message) {
     ASSERT_FAILS(2, "--db needs a value", "inspect", "--db");
     sqlite3 *h;
     ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
-    ck_assert_int_eq(sqlite3_exec(h, "PRAGMA user_version = 8", NULL, NULL, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(h, "PRAGMA user_version = 9", NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(h);
-    ASSERT_FAILS(1, "schema version 8, newer than this glassbox supports (7)", "inspect", "--db", db);
+    ASSERT_FAILS(1, "schema version 9, newer than this glassbox supports (8)", "inspect", "--db", db);
 }
 END_TEST
 
@@ -303,7 +303,7 @@ START_TEST(test_bad_store_paths_are_one_line_errors) {
                                  NULL, NULL), 0);
     sqlite3 *h;
     ck_assert_int_eq(sqlite3_open(newer, &h), SQLITE_OK);
-    ck_assert_int_eq(sqlite3_exec(h, "PRAGMA user_version = 8", NULL, NULL, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(h, "PRAGMA user_version = 9", NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(h);
     const struct {
         const char *path, *fmt;
@@ -311,7 +311,7 @@ START_TEST(test_bad_store_paths_are_one_line_errors) {
         {dir, "'%s' is not a glassbox store (a directory)"},
         {fifo, "'%s' is not a glassbox store (not a regular file)"},
         {text, "'%s' is not a glassbox store (not an SQLite database)"},
-        {newer, "store '%s' has schema version 8, newer than this glassbox supports (7); use a "
+        {newer, "store '%s' has schema version 9, newer than this glassbox supports (8); use a "
                 "newer glassbox"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -52,7 +52,7 @@ extern "C" {
 #endif
 
 /* The schema version this library writes and reads (PRAGMA user_version). */
-#define GB_STORE_SCHEMA_VERSION 7
+#define GB_STORE_SCHEMA_VERSION 8
 /* The scalar tag under which the engine's numerics checks count their
  * alerts (gb_debug.h's GB_NUMERICS_SEEN_TAG; a writer test keeps the two
  * equal): its last value is how many there were, stored or past the

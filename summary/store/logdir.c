@@ -33,7 +33,9 @@
  * (removed with the handle). Its signature is its event files'; when
  * they change (a file growing, a new one) the next read converts the
  * directory again, off the table's lock, and swaps the new store in by a
- * rename, so a reader sees the old store or the new one, never half.
+ * rename, so a reader sees the old store or the new one, never half. The
+ * new store starts as a copy of the old, which knows how far it read each
+ * file, so only the records added since are converted.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -127,16 +129,19 @@ static void member_forget_cache(member *m) {
     m->config = NULL;
 }
 
+/* Removes a store we made, with its side files. */
+static void remove_store(const char *path) {
+    char side[4300];
+    unlink(path);
+    snprintf(side, sizeof side, "%s-wal", path);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", path);
+    unlink(side);
+}
+
 static void member_free(member *m) {
     member_forget_cache(m);
-    if (m->source) {   /* its store is ours: gone with it */
-        char side[4200];
-        unlink(m->path);
-        snprintf(side, sizeof side, "%s-wal", m->path);
-        unlink(side);
-        snprintf(side, sizeof side, "%s-shm", m->path);
-        unlink(side);
-    }
+    if (m->source) remove_store(m->path);   /* its store is ours: gone with it */
     free(m->path);
     free(m->prefix);
     free(m->source);
@@ -173,27 +178,52 @@ static gb_store_status member_open(gb__logdir *ld, member *m) {
 
 static bool cached(const member *m) { return m->runs && m->tags && m->config; }
 
+/* Copies the file at from to a new file at to; false when it cannot. */
+static bool copy_file(const char *from, const char *to) {
+    int in = open(from, O_RDONLY | O_CLOEXEC);
+    int out = in < 0 ? -1 : open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    static _Thread_local char buf[1 << 16];
+    ssize_t n = 0;
+    bool ok = out >= 0;
+    while (ok && (n = read(in, buf, sizeof buf)) > 0) ok = write(out, buf, (size_t)n) == n;
+    ok = ok && n == 0;
+    if (out >= 0) ok = close(out) == 0 && ok;
+    if (in >= 0) close(in);
+    return ok;
+}
+
 /* Converts event directory m's files (at signature sig) into its store,
  * unless done already, WITHOUT ld->mu (m pinned): into a file of its own
  * beside the store, then renamed over it. Two reads converting at once
- * each write their own file; the last rename wins, both whole. */
+ * each write their own file; the last rename wins, both whole.
+ *
+ * The file starts as a copy of the store the last conversion made, which
+ * records how far it read each event file, so the converter reads only
+ * the records the files gained since: following a live run costs what it
+ * wrote, not all it ever wrote. When that cannot be (no store yet, or a
+ * file that changed otherwise than by growing, which the converter
+ * refuses), the directory is converted whole into an empty file. */
 static gb_store_status member_convert(gb__logdir *ld, member *m, uint64_t sig) {
     pthread_mutex_lock(&ld->mu);
-    bool done = m->converted == sig;
+    bool done = m->converted == sig, before = m->converted != 0;
     pthread_mutex_unlock(&ld->mu);
     gb_tfevents_converter fn = converter;
     if (done) return GB_STORE_OK;
     char tmp[4200], why[512] = "no converter is set";
     static atomic_uint serial;
     snprintf(tmp, sizeof tmp, "%s.%u.new", m->path, atomic_fetch_add(&serial, 1));
-    unlink(tmp);
-    bool ok = fn && fn(m->source, m->source_run, tmp, why, sizeof why);
+    remove_store(tmp);
+    bool ok = fn && before && copy_file(m->path, tmp) && fn(m->source, m->source_run, tmp, why, sizeof why);
+    if (!ok && fn) {
+        remove_store(tmp);
+        ok = fn(m->source, m->source_run, tmp, why, sizeof why);
+    }
     if (ok && rename(tmp, m->path)) {
         snprintf(why, sizeof why, "%s", strerror(errno));
         ok = false;
     }
     if (!ok) {
-        unlink(tmp);
+        remove_store(tmp);
         gb__store_fail("event files in '%s' cannot be read: %s", m->source, why);
         return GB_STORE_ERR_IO;
     }

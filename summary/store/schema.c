@@ -25,7 +25,9 @@
  *           older stores get status '' (unknown), not a guess.
  *   4 -> 5: profiles and profile_events, the profiler's captures.
  *   5 -> 6: embeddings (the projector's points) and audio (WAV clips).
- *   6 -> 7: health, the training-health alerts. */
+ *   6 -> 7: health, the training-health alerts.
+ *   7 -> 8: imported_files, how far each imported TensorBoard event file
+ *           was read. */
 static const char *const migrations[GB_STORE_SCHEMA_VERSION] = {
     [0] = NULL,   /* 0 -> 1 is creation from schema.sql */
     [1] = "CREATE TABLE function_stats ("
@@ -89,6 +91,9 @@ static const char *const migrations[GB_STORE_SCHEMA_VERSION] = {
           "figures TEXT NOT NULL DEFAULT '{}', message TEXT NOT NULL DEFAULT '', "
           "advice TEXT NOT NULL DEFAULT '');"
           "CREATE INDEX health_by_severity ON health (run_id, severity DESC, step, id);",
+    [7] = "CREATE TABLE imported_files (run_id INTEGER NOT NULL REFERENCES runs(id), "
+          "file TEXT NOT NULL, bytes_read INTEGER NOT NULL, tail INTEGER NOT NULL, "
+          "wall_time REAL NOT NULL, PRIMARY KEY (run_id, file)) WITHOUT ROWID;",
 };
 
 static void sleep_ms(int ms) {

@@ -1,4 +1,4 @@
--- schema.sql — the glassbox event store, schema version 7.
+-- schema.sql — the glassbox event store, schema version 8.
 --
 -- One SQLite file holds many runs. This file creates a new store; it is
 -- compiled into the library (no file is read at run time) and executed in
@@ -398,5 +398,24 @@ CREATE TABLE health (
 );
 CREATE INDEX health_by_severity ON health (run_id, severity DESC, step, id);
 
+-- TensorBoard event files imported into a run (schema 8): how far each
+-- was read, so that importing again reads only what was added since and
+-- never stores an event twice (a board following a live TensorFlow run
+-- converts only its new records). file: the event file's name
+-- (TensorFlow's and PyTorch's hold a timestamp, host and pid, so a name
+-- is one file's wherever the directory moves); bytes_read: the byte after
+-- the last complete record imported; tail: that record's last four bytes
+-- (its masked CRC) as an unsigned integer, which must still be there for
+-- the file to count as the same one. A row is written in the transaction
+-- that stores its record's values.
+CREATE TABLE imported_files (
+    run_id     INTEGER NOT NULL REFERENCES runs(id),
+    file       TEXT NOT NULL,
+    bytes_read INTEGER NOT NULL,
+    tail       INTEGER NOT NULL,
+    wall_time  REAL NOT NULL,
+    PRIMARY KEY (run_id, file)
+) WITHOUT ROWID;
+
 PRAGMA application_id = 1195528024;  -- 0x47424F58, 'GBOX'
-PRAGMA user_version = 7;
+PRAGMA user_version = 8;

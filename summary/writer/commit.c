@@ -122,6 +122,10 @@ static const char *const statements[GB__ST_COUNT] = {
                       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
     [GB__ST_AUDIO] = "INSERT INTO audio(tag_id, step, wall_time, sample_index, sample_rate, "
                      "channels, frames, clipped, wav) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    [GB__ST_IMPORT_MARK] =
+        "INSERT INTO imported_files(run_id, file, bytes_read, tail, wall_time) "
+        "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (run_id, file) DO UPDATE SET "
+        "bytes_read = excluded.bytes_read, tail = excluded.tail, wall_time = excluded.wall_time",
 };
 
 int gb__writer_prepare_statements(gb_summary_writer *w) {
@@ -514,6 +518,20 @@ static int add_function_stats(gb_summary_writer *w, const gb__event *ev) {
     return run(st);
 }
 
+/* The batch's last mark: in the transaction that stores the values of
+ * every record it covers, so an interrupted import never reads a record
+ * again whose values were stored, nor skips one whose were not. */
+static int add_import_mark(gb_summary_writer *w, const gb__event *ev) {
+    const gb__import_mark *m = ev->payload;
+    sqlite3_stmt *st = w->st[GB__ST_IMPORT_MARK];
+    sqlite3_bind_int64(st, 1, w->run_id);
+    bind_text(st, 2, m->file);
+    sqlite3_bind_int64(st, 3, m->bytes_read);
+    sqlite3_bind_int64(st, 4, m->tail);
+    sqlite3_bind_double(st, 5, ev->wall_time);
+    return run(st);
+}
+
 static int write_event(gb_summary_writer *w, const gb__event *ev) {
     gb__tag_state *ts = ev->type <= GB__EV_AUDIO ? w->bg[ev->tag] : NULL;
     int rc = ts ? resolve_tag(w, ts) : SQLITE_OK;
@@ -537,6 +555,7 @@ static int write_event(gb_summary_writer *w, const gb__event *ev) {
     case GB__EV_RUN_STATUS: return add_run_status(w, ev);
     case GB__EV_PROFILE: return gb__writer_add_profile(w, ev);
     case GB__EV_HEALTH: return add_health(w, ev);
+    case GB__EV_IMPORT_MARK: w->batch_mark = ev; return SQLITE_OK;
     }
     return SQLITE_INTERNAL;
 }
@@ -593,7 +612,9 @@ static void commit_batch(gb_summary_writer *w, gb__event *events, size_t n) {
     }
     int rc = gb__begin_immediate(w->db);
     w->batch_wall = 0;
+    w->batch_mark = NULL;
     for (size_t i = 0; rc == SQLITE_OK && i < n; i++) rc = write_event(w, &events[i]);
+    if (rc == SQLITE_OK && w->batch_mark) rc = add_import_mark(w, w->batch_mark);
     for (int t = 0; rc == SQLITE_OK && t < w->nbg; t++) rc = finish_tag(w, w->bg[t]);
     if (rc == SQLITE_OK && w->batch_wall > 0) {
         sqlite3_stmt *st = w->st[GB__ST_RUN_UPDATE];

@@ -107,8 +107,11 @@ typedef struct gb_tfevents_report {
     size_t files, events;                      /* event files and events read */
     size_t scalars, histograms, images, texts; /* values imported */
     size_t skipped;                            /* values of other kinds (audio, graphs...) */
+    size_t resumed;     /* files read on from where an earlier import into the store stopped */
+    size_t changed;     /* files left out: they no longer hold what an earlier import read */
     char notes[2048];   /* one line per file that could not be read to its end:
-                           "<file>: stopped at byte N: <why>" (a torn or damaged record) */
+                           "<file>: stopped at byte N: <why>" (a torn or damaged record),
+                           or that changed since it was imported */
 } gb_tfevents_report;
 
 /* Imports every TensorBoard event file (events.out.tfevents.*) under dir
@@ -116,8 +119,11 @@ typedef struct gb_tfevents_report {
  * under dir (files in dir itself: dir's last component); scalars,
  * histograms, images (PNG) and text with their steps and wall times. A
  * file cut short or damaged is imported up to the bad record and noted in
- * report->notes. GB_ERR_VALUE for NULL or empty arguments, GB_ERR_IO when
- * dir is no directory or the store cannot be written. */
+ * report->notes. The store keeps how far it read each file: importing
+ * again into it reads only the records added since (a file that changed
+ * otherwise is noted and left out), so no event is stored twice.
+ * GB_ERR_VALUE for NULL or empty arguments, GB_ERR_IO when dir is no
+ * directory or the store cannot be read or written. */
 gb_status gb_summary_import_tfevents(const char *dir, const char *db, gb_tfevents_report *report);
 /* The same for the event files directly in dir (not below it), all into
  * one run named `run`: one TensorBoard run, as a logdir board follows it. */

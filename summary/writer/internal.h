@@ -130,7 +130,8 @@ typedef enum gb__event_type {
     GB__EV_HPARAMS_CONFIG, /* payload: the experiment as JSON text (experiment.c) */
     GB__EV_RUN_STATUS,   /* payload: the status text */
     GB__EV_PROFILE,      /* payload: a reference to a gb_profile (profile.c) */
-    GB__EV_HEALTH        /* payload: gb__health_payload (health.c) */
+    GB__EV_HEALTH,       /* payload: gb__health_payload (health.c) */
+    GB__EV_IMPORT_MARK   /* payload: gb__import_mark (import_marks.c) */
 } gb__event_type;
 
 typedef struct gb__event {
@@ -208,6 +209,15 @@ typedef struct gb__health_payload {
     gb__strings *text;   /* kind, layer, variable, figures, message, advice */
 } gb__health_payload;
 
+/* How far an imported event file was read: the byte after its last
+ * record whose values were queued before this mark, and that record's
+ * last four bytes. A batch writes only its last mark. */
+typedef struct gb__import_mark {
+    int64_t bytes_read;
+    uint32_t tail;
+    char file[];
+} gb__import_mark;
+
 typedef struct gb__numerics_payload {
     int64_t nan_count, posinf_count, neginf_count;
     gb__strings *text;   /* op_type, op_name, function, scope_path, forward_op, message, detail */
@@ -240,6 +250,7 @@ enum {
     GB__ST_OP_TIMING, GB__ST_MESSAGE, GB__ST_HPARAM, GB__ST_FUNCTION, GB__ST_RUN_UPDATE,
     GB__ST_PR_CURVE, GB__ST_HPARAM_DOMAINS, GB__ST_HPARAM_METRICS, GB__ST_RUN_STATUS,
     GB__ST_PROFILE, GB__ST_PROFILE_EVENT, GB__ST_EMBEDDING, GB__ST_AUDIO, GB__ST_HEALTH,
+    GB__ST_IMPORT_MARK,
     GB__ST_COUNT
 };
 
@@ -290,6 +301,7 @@ struct gb_summary_writer {
     gb__tag_state **bg;
     int nbg;
     double batch_wall;             /* latest wall time of the batch */
+    const gb__event *batch_mark;   /* the batch's last import mark, written at its end */
     int observer_id;               /* while default: the observer subscription */
     /* trace_on .. trace_export: the graph of the last function traced
      * since trace_on (observer thread and caller: under lock). */
@@ -373,6 +385,27 @@ void gb__fit_record_hparams(gb_summary_writer *w, struct gb_train_state *s);
 
 /* experiment.c: queues the run's status ("running", "done", ...). */
 gb_status gb__writer_push_status(gb_summary_writer *w, const char *status);
+
+/* import_marks.c: how far each event file was imported into a store.
+ * load reads them all (none for a store that does not exist yet or
+ * predates schema 8; false, with the failure recorded under `what`, when
+ * the store's marks cannot be read); find looks one up by run and file
+ * name; the writer's mark is queued behind the values it covers. */
+typedef struct gb__import_row {
+    char *run, *file;
+    int64_t bytes_read;
+    uint32_t tail;
+} gb__import_row;
+typedef struct gb__import_marks {
+    gb__import_row *rows;   /* sorted by run, then file */
+    size_t count, cap;
+} gb__import_marks;
+bool gb__import_marks_load(const char *what, const char *path, gb__import_marks *m);
+const gb__import_row *gb__import_marks_find(const gb__import_marks *m, const char *run,
+                                            const char *file);
+void gb__import_marks_free(gb__import_marks *m);
+gb_status gb__writer_import_mark(gb_summary_writer *w, const char *file, int64_t bytes_read,
+                                 uint32_t tail);
 
 /* default_writer.c: called by close when w is the default. */
 void gb__writer_forget_default(gb_summary_writer *w);

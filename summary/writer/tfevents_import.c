@@ -11,13 +11,20 @@
  * ends in the middle of a record (its writer killed, or still writing) or
  * holds a damaged record is read up to there, and the report says where
  * it stopped and why; what came before is imported.
+ *
+ * The store keeps how far each file was read (import_marks.c): importing
+ * again reads each file on from there, so a growing file's new records
+ * are added and none is stored twice; a file that no longer holds what
+ * was read (cut shorter, or replaced) is named and left alone.
  */
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "gb_tfevents.h"
 #include "writer/internal.h"
@@ -27,6 +34,7 @@
 typedef struct importer {
     const char *db;
     gb_tfevents_report *report;
+    gb__import_marks marks;   /* how far earlier imports read each file */
     gb_tf_event *ev;
     double *edges, *counts;
     gb_status status;
@@ -115,41 +123,71 @@ static void histogram_stats(importer *im, gb_tf_value *v) {
     }
 }
 
-static unsigned char *read_all(const char *path, size_t *size) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
+/* The bytes of the file at path from offset `base` on (*size of them;
+ * none when it is shorter) and its whole size; NULL when it cannot be read. */
+static unsigned char *read_from(const char *path, int64_t base, size_t *size, int64_t *file_size) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return NULL;
     unsigned char *buf = NULL;
     struct stat st;
-    if (!fstat(fileno(f), &st) && st.st_size >= 0) {
-        buf = malloc((size_t)st.st_size + 1);
-        if (buf) *size = fread(buf, 1, (size_t)st.st_size, f);
+    if (!fstat(fd, &st) && st.st_size >= 0) {
+        *file_size = st.st_size;
+        size_t want = st.st_size > base ? (size_t)(st.st_size - base) : 0;
+        buf = malloc(want + 1);
+        ssize_t got = 0;
+        for (*size = 0; buf && *size < want; *size += (size_t)got)
+            if ((got = pread(fd, buf + *size, want - *size, (off_t)(base + (int64_t)*size))) <= 0) break;
     }
-    fclose(f);
+    close(fd);
     return buf;
 }
 
-static void import_file(importer *im, const char *path, const char *run) {
+static uint32_t le32(const unsigned char *p) {
+    return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* Whether the file still holds what an earlier import read up to
+ * mark->bytes_read: at least that long, with the same last four bytes
+ * there (buf holds the file from bytes_read - 4, or from 0). */
+static bool same_file(const gb__import_row *mark, const unsigned char *buf, int64_t file_size) {
+    return file_size >= mark->bytes_read && (mark->bytes_read < 4 || le32(buf) == mark->tail);
+}
+
+/* Imports the records of the file at path (named name in its directory)
+ * that follow what an earlier import into this store read of it. Its run's
+ * writer opens at the first new record, so a file with nothing new costs a
+ * read and no write. */
+static void import_file(importer *im, const char *path, const char *name, const char *run) {
     gb_tfevents_report *r = im->report;
-    size_t size = 0, at = 0, n;
-    unsigned char *buf = read_all(path, &size);
+    const gb__import_row *mark = gb__import_marks_find(&im->marks, run, name);
+    int64_t from = mark ? mark->bytes_read : 0, base = from >= 4 ? from - 4 : 0, file_size = 0;
+    size_t size = 0, at = (size_t)(from - base), n;
+    unsigned char *buf = read_from(path, base, &size, &file_size);
     if (!buf) {
         note(r, "%s: cannot be read\n", path);
         return;
     }
-    gb_summary_writer *w = NULL;
-    if (gb_summary_writer_open(im->db, run, NULL, &w) != GB_OK) {
-        im->status = GB_ERR_IO;
+    r->files++;
+    if (mark && !same_file(mark, buf, file_size)) {
+        note(r, "%s: not the file imported into run '%s' before (%s); not read again: import "
+                "into a new store to read it whole\n", path, run,
+             file_size < from ? "it is shorter than what was read" : "its bytes differ");
+        r->changed++;
         free(buf);
         return;
     }
-    r->files++;
+    r->resumed += from > 0;
+    gb_summary_writer *w = NULL;
     const unsigned char *data;
     char why[256];
     gb_tf_status ts;
     while ((ts = gb_tf_record_next(buf, size, &at, &data, &n, why, sizeof why)) == GB_TF_OK) {
-        size_t record_at = at - n - 16;
         if (!gb_tf_event_decode(data, n, im->ev, why, sizeof why)) {
-            note(r, "%s: stopped at byte %zu: %s\n", path, record_at, why);
+            note(r, "%s: stopped at byte %lld: %s\n", path, (long long)(base + (int64_t)(at - n - 16)), why);
+            break;
+        }
+        if (!w && gb_summary_writer_open(im->db, run, NULL, &w) != GB_OK) {
+            im->status = GB_ERR_IO;
             break;
         }
         r->events++;
@@ -157,11 +195,13 @@ static void import_file(importer *im, const char *path, const char *run) {
             histogram_stats(im, &im->ev->values[i]);
             im->status = import_value(im, w, &im->ev->values[i], im->ev->step, im->ev->wall_time);
         }
+        if (im->status == GB_OK)
+            im->status = gb__writer_import_mark(w, name, base + (int64_t)at, le32(buf + at - 4));
         if (im->status != GB_OK) break;
     }
     if (ts == GB_TF_TORN || ts == GB_TF_CORRUPT)
-        note(r, "%s: stopped at byte %zu: %s\n", path, at, why);
-    if (gb_summary_writer_close(w) != GB_OK && im->status == GB_OK) im->status = GB_ERR_IO;
+        note(r, "%s: stopped at byte %lld: %s\n", path, (long long)(base + (int64_t)at), why);
+    if (w && gb_summary_writer_close(w) != GB_OK && im->status == GB_OK) im->status = GB_ERR_IO;
     free(buf);
 }
 
@@ -188,7 +228,7 @@ static void walk(importer *im, const char *dir, const char *run, int depth, bool
                     (size_t)snprintf(sub, sizeof sub, "%s/%s", run, name) < sizeof sub;
         if (fits && im->status == GB_OK && !lstat(path, &st)) {
             if (S_ISDIR(st.st_mode) && !flat) walk(im, path, depth ? sub : name, depth + 1, false);
-            else if (S_ISREG(st.st_mode) && is_event_file(name)) import_file(im, path, run);
+            else if (S_ISREG(st.st_mode) && is_event_file(name)) import_file(im, path, name, run);
         }
         free(names[i]);
     }
@@ -212,12 +252,14 @@ static gb_status import_dir(const char *what, const char *dir, const char *run, 
         gb__summary_fail("%s: '%s' is not a directory", what, dir);
         return GB_ERR_IO;
     }
-    importer im = {db, report, malloc(sizeof(gb_tf_event)),
+    importer im = {db, report, {0}, malloc(sizeof(gb_tf_event)),
                    malloc((GB_TF_MAX_BUCKETS + 1) * sizeof(double)),
                    malloc((GB_TF_MAX_BUCKETS + 1) * sizeof(double)), GB_OK};
     if (!im.ev || !im.edges || !im.counts) {
         gb__summary_fail("%s: out of memory", what);
         im.status = GB_ERR_MEMORY;
+    } else if (!gb__import_marks_load(what, db, &im.marks)) {
+        im.status = GB_ERR_IO;
     } else {
         /* Files in dir itself form the run named after dir. */
         char root[4096];
@@ -227,6 +269,7 @@ static gb_status import_dir(const char *what, const char *dir, const char *run, 
         const char *base = strrchr(root, '/');
         walk(&im, root, run ? run : base && base[1] ? base + 1 : root, 0, run != NULL);
     }
+    gb__import_marks_free(&im.marks);
     free(im.ev);
     free(im.edges);
     free(im.counts);

@@ -1,7 +1,10 @@
 /* cli/serve_tfevents.c — how `glassbox serve --logdir` reads TensorBoard's
  * event files: the logdir (store layer) finds each directory of
  * events.out.tfevents.* files and asks this converter for a store of it,
- * again whenever its files change. The importer is the writer's, which
+ * again whenever its files change (into a copy of the last store, which
+ * knows how far it read each file: only new records are converted; a
+ * file that changed otherwise exits 3, and the logdir converts the
+ * directory anew). The importer is the writer's, which
  * this program does not link (it links no engine), so the conversion runs
  * `glassbox-model import --tfevents DIR --run RUN --db DB`, the same
  * import a person runs, with its output silenced: a torn tail, which a

@@ -4,7 +4,9 @@
  * (gb_summary_import_tfevents), so `glassbox serve` shows them beside
  * glassbox's own runs. It says what it read, and for each file that
  * stopped early (a torn or damaged record) where and why; those files'
- * values before the bad record are imported. */
+ * values before the bad record are imported. Importing again into the
+ * same store reads only what the files gained since; a file that changed
+ * otherwise is left out and makes the exit status 3. */
 #include <stdio.h>
 #include <string.h>
 
@@ -24,13 +26,17 @@ static int import(const gb__cli_command *cmd, const char *const *values) {
     gb__cli_print(stdout, "glassbox: imported %zu event files (%zu events) into %s: %zu scalars, "
                           "%zu histograms, %zu images, %zu texts; %zu values of other kinds left out",
                   r.files, r.events, values[DB], r.scalars, r.histograms, r.images, r.texts, r.skipped);
+    if (r.resumed)
+        gb__cli_print(stdout, "glassbox: %zu of the files had been imported into %s before: only "
+                              "the records added since were read",
+                      r.resumed, values[DB]);
     /* One line per file that stopped early, escaped as every printed line. */
     for (char *line = r.notes, *end; *line; line = end + 1) {
         if (!(end = strchr(line, '\n'))) break;
         *end = '\0';
         gb__cli_print(stderr, "glassbox %s: %s", cmd->name, line);
     }
-    return 0;
+    return r.changed ? 3 : 0;
 }
 
 static const gb__cli_option options[] = {
@@ -49,7 +55,11 @@ const gb__cli_command gb__cli_import = {
                "steps and wall times. A file cut short (its writer killed) or with a\n"
                "damaged record is read up to there; the line on stderr says where.\n"
                "With --run, the files directly in DIR make the one run NAME ('glassbox\n"
-               "serve --logdir' reads each directory of event files so).\n",
+               "serve --logdir' reads each directory of event files so).\n"
+               "The store keeps how far it read each file: importing again reads only\n"
+               "what was added since, so no event is stored twice. A file that changed\n"
+               "otherwise (cut shorter, or replaced) is named and left out, and the exit\n"
+               "status is then 3.\n",
     .options = options,
     .noptions = sizeof options / sizeof options[0],
     .run = import,
