@@ -406,8 +406,10 @@ CREATE INDEX health_by_severity ON health (run_id, severity DESC, step, id);
 -- is one file's wherever the directory moves); bytes_read: the byte after
 -- the last complete record imported; tail: that record's last four bytes
 -- (its masked CRC) as an unsigned integer, which must still be there for
--- the file to count as the same one. A row is written in the transaction
--- that stores its record's values.
+-- the file to count as the same one. A row is written in a transaction
+-- that stores the values it covers, so an import killed midway reads on
+-- from what it stored (at most the one record whose values were being
+-- written when the batch closed is read again).
 CREATE TABLE imported_files (
     run_id     INTEGER NOT NULL REFERENCES runs(id),
     file       TEXT NOT NULL,

@@ -519,8 +519,10 @@ static int add_function_stats(gb_summary_writer *w, const gb__event *ev) {
 }
 
 /* The batch's last mark: in the transaction that stores the values of
- * every record it covers, so an interrupted import never reads a record
- * again whose values were stored, nor skips one whose were not. */
+ * every record it covers, so an import killed midway never skips a
+ * record whose values were not stored. It reads again at most the one
+ * record whose values this batch took without its mark (the mark is
+ * queued right behind them). */
 static int add_import_mark(gb_summary_writer *w, const gb__event *ev) {
     const gb__import_mark *m = ev->payload;
     sqlite3_stmt *st = w->st[GB__ST_IMPORT_MARK];
