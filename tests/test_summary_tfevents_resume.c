@@ -204,6 +204,17 @@ START_TEST(test_a_changed_file_is_left_out) {
              file);
     ck_assert_str_eq(r.notes, want);
     ck_assert_str_eq(losses(), "0:100,1:101,2:102");
+
+    /* A mark no import writes (a store edited by hand) matches no file. */
+    for (int bad = -5; bad <= 15; bad += 10) {
+        char sql[160];
+        snprintf(sql, sizeof sql, "UPDATE imported_files SET bytes_read = %d", bad);
+        summary_sql(db, sql);
+        r = import(events);
+        ck_assert_uint_eq(r.changed, 1);
+        ck_assert_uint_eq(r.events, 0);
+        ck_assert_str_eq(r.notes, want);
+    }
 }
 END_TEST
 

@@ -148,9 +148,10 @@ static uint32_t le32(const unsigned char *p) {
 
 /* Whether the file still holds what an earlier import read up to
  * mark->bytes_read: at least that long, with the same last four bytes
- * there (buf holds the file from bytes_read - 4, or from 0). */
+ * there (buf holds the file from bytes_read - 4). A mark short of one
+ * record's framing was never written by an import: no file matches it. */
 static bool same_file(const gb__import_row *mark, const unsigned char *buf, int64_t file_size) {
-    return file_size >= mark->bytes_read && (mark->bytes_read < 4 || le32(buf) == mark->tail);
+    return mark->bytes_read >= 16 && file_size >= mark->bytes_read && le32(buf) == mark->tail;
 }
 
 /* Imports the records of the file at path (named name in its directory)
