@@ -19,9 +19,10 @@
  * double, int32 or int64 tensors as tf.summary v2 and PyTorch write them),
  * histograms (HistogramProto, and the [k, 3] tensors of tf.summary v2),
  * images (Summary.Image, and the string tensors [width, height, png...]
- * of v2), text (string tensors of the "text" plugin). Other values are
- * reported as GB_TF_OTHER, with their tag, so an importer can say what it
- * left out.
+ * of v2), text (string tensors of the "text" plugin), PR curves (the
+ * "pr_curves" plugin's [6, T] tensors) and the "hparams" plugin's
+ * experiment and sessions. Other values are reported as GB_TF_OTHER, with
+ * their tag, so an importer can say what it left out.
  */
 #ifndef GB_TFEVENTS_H
 #define GB_TFEVENTS_H
@@ -69,7 +70,9 @@ typedef enum gb_tf_kind {
     GB_TF_HISTOGRAM,
     GB_TF_IMAGE,
     GB_TF_TEXT,
-    GB_TF_OTHER
+    GB_TF_OTHER,
+    GB_TF_PR_CURVE,   /* the "pr_curves" plugin's [6, num_thresholds] tensor */
+    GB_TF_HPARAMS     /* the "hparams" plugin's data: gb_tf_hparams_decode */
 } gb_tf_kind;
 
 typedef struct gb_tf_bytes {
@@ -78,10 +81,12 @@ typedef struct gb_tf_bytes {
 } gb_tf_bytes;
 
 #define GB_TF_MAX_BUCKETS 4096   /* histogram buckets read; more: the value is OTHER */
+#define GB_TF_MAX_THRESHOLDS 10000 /* a PR curve's thresholds read; more: the value is OTHER */
 
 typedef struct gb_tf_value {
     gb_tf_bytes tag;
     gb_tf_bytes plugin;          /* metadata.plugin_data.plugin_name, or empty */
+    gb_tf_bytes plugin_content;  /* metadata.plugin_data.content, or empty */
     gb_tf_kind kind;
     double scalar;               /* SCALAR */
     /* HISTOGRAM: bucket b holds counts[b] values in (edges[b], edges[b + 1]]
@@ -96,6 +101,10 @@ typedef struct gb_tf_value {
     gb_tf_bytes image;
     /* TEXT: UTF-8 as written (the first string of the tensor). */
     gb_tf_bytes text;
+    /* PR_CURVE: its thresholds (2 .. GB_TF_MAX_THRESHOLDS) and the tensor
+     * gb_tf_pr_counts reads; HPARAMS: plugin_content is the message. */
+    int64_t num_thresholds;
+    gb_tf_bytes tensor;
 } gb_tf_value;
 
 #define GB_TF_MAX_VALUES 256     /* values of one event read; more: CORRUPT */
@@ -118,6 +127,66 @@ bool gb_tf_event_decode(const unsigned char *data, size_t size, gb_tf_event *ev,
  * stored buckets are inconsistent (why says how). */
 bool gb_tf_histogram_buckets(const gb_tf_value *v, double *edges, double *counts,
                              size_t *buckets, char *why, size_t why_size);
+
+/* A PR curve value's confusion counts into counts (6 * num_thresholds
+ * doubles of room): TP, FP, TN, FN, num_thresholds each, as TensorBoard's
+ * pr_curves plugin stores them (its precision and recall rows follow from
+ * them and are not kept). false when they are not finite counts >= 0. */
+bool gb_tf_pr_counts(const gb_tf_value *v, double *counts, char *why, size_t why_size);
+
+/* ---- the hparams plugin's data (tfevents_hparams.c) ----------------------------- */
+
+/* TensorBoard's HParams dashboard reads three messages, each the content
+ * of a value of the "hparams" plugin (HParamsPluginData): the experiment
+ * (the hyperparameters and their domains, the metrics), written once;
+ * each session's start (its hyperparameter values) and end (its status),
+ * written in its run. */
+typedef enum gb_tf_hparams_kind {
+    GB_TF_HP_EXPERIMENT = 1,
+    GB_TF_HP_SESSION_START,
+    GB_TF_HP_SESSION_END
+} gb_tf_hparams_kind;
+
+/* A google.protobuf.Value: a number, a string or a bool (others: NONE). */
+typedef enum gb_tf_hp_kind { GB_TF_HP_NONE = 0, GB_TF_HP_NUMBER, GB_TF_HP_STRING, GB_TF_HP_BOOL } gb_tf_hp_kind;
+typedef struct gb_tf_hp_value {
+    gb_tf_hp_kind kind;
+    double number;               /* NUMBER; BOOL as 0 or 1 */
+    gb_tf_bytes string;          /* STRING */
+} gb_tf_hp_value;
+
+/* An hparam of the experiment. type: DataType (0 unset, 1 string, 2 bool,
+ * 3 float64); domain: 0 none, 1 discrete (domain_values[first ..
+ * first + count)), 2 interval [min, max]. */
+typedef struct gb_tf_hp_info {
+    gb_tf_bytes name, display_name, description;
+    int type, domain;
+    double min, max;
+    size_t first, count;
+} gb_tf_hp_info;
+
+#define GB_TF_MAX_HPARAMS 256      /* hparams, values or metrics of a message; more: refused */
+#define GB_TF_MAX_HP_VALUES 4096   /* discrete domain values of an experiment, all together */
+
+typedef struct gb_tf_hparams {
+    gb_tf_hparams_kind kind;
+    /* SESSION_START: the session's values, by name */
+    size_t count;
+    gb_tf_bytes names[GB_TF_MAX_HPARAMS];
+    gb_tf_hp_value values[GB_TF_MAX_HPARAMS];
+    /* SESSION_END: Status (0 unknown, 1 success, 2 failure, 3 running) */
+    int status;
+    /* EXPERIMENT */
+    size_t info_count, metric_count, domain_value_count;
+    gb_tf_hp_info infos[GB_TF_MAX_HPARAMS];
+    gb_tf_bytes metric_tags[GB_TF_MAX_HPARAMS], metric_display_names[GB_TF_MAX_HPARAMS];
+    gb_tf_hp_value domain_values[GB_TF_MAX_HP_VALUES];
+} gb_tf_hparams;
+
+/* Decodes an "hparams" plugin value's content (borrowing its bytes).
+ * false (and why) when it is malformed, holds none of the three messages,
+ * or more than the limits above. */
+bool gb_tf_hparams_decode(gb_tf_bytes content, gb_tf_hparams *out, char *why, size_t why_size);
 
 /* ---- writing events ------------------------------------------------------------------ */
 

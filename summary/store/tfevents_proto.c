@@ -16,103 +16,7 @@
 #include <string.h>
 
 #include "gb_tfevents.h"
-
-/* ---- the wire format ---------------------------------------------------------------- */
-
-enum { WIRE_VARINT = 0, WIRE_I64 = 1, WIRE_LEN = 2, WIRE_I32 = 5 };
-
-typedef struct pb {
-    const unsigned char *p, *end;
-} pb;
-
-typedef struct pb_field {
-    uint32_t number;
-    int wire;
-    uint64_t v;              /* VARINT, I64, I32 */
-    gb_tf_bytes bytes;       /* LEN */
-} pb_field;
-
-static bool read_varint(pb *r, uint64_t *out) {
-    uint64_t v = 0;
-    for (int shift = 0; shift < 64 && r->p < r->end; shift += 7) {
-        unsigned char b = *r->p++;
-        v |= (uint64_t)(b & 0x7F) << shift;
-        if (!(b & 0x80)) {
-            *out = v;
-            return true;
-        }
-    }
-    return false;
-}
-
-static uint64_t load_le(const unsigned char *p, int n) {
-    uint64_t v = 0;
-    for (int i = n - 1; i >= 0; i--) v = v << 8 | p[i];
-    return v;
-}
-
-/* The next field of the message, or false at its end or on malformed bytes
- * (*bad set then). */
-static bool next_field(pb *r, pb_field *f, bool *bad) {
-    if (r->p >= r->end) return false;
-    uint64_t key;
-    *bad = true;
-    if (!read_varint(r, &key) || key >> 3 == 0 || key >> 3 > UINT32_MAX) return false;
-    f->number = (uint32_t)(key >> 3);
-    f->wire = (int)(key & 7);
-    size_t left;
-    switch (f->wire) {
-    case WIRE_VARINT:
-        if (!read_varint(r, &f->v)) return false;
-        break;
-    case WIRE_I64:
-    case WIRE_I32:
-        left = (size_t)(r->end - r->p);
-        if (left < (f->wire == WIRE_I64 ? 8u : 4u)) return false;
-        f->v = load_le(r->p, f->wire == WIRE_I64 ? 8 : 4);
-        r->p += f->wire == WIRE_I64 ? 8 : 4;
-        break;
-    case WIRE_LEN: {
-        uint64_t n;
-        if (!read_varint(r, &n) || n > (uint64_t)(r->end - r->p)) return false;
-        f->bytes = (gb_tf_bytes){r->p, (size_t)n};
-        r->p += n;
-        break;
-    }
-    default:
-        return false;   /* groups (3, 4) are not used by these messages */
-    }
-    *bad = false;
-    return true;
-}
-
-static double as_double(uint64_t bits) {
-    double d;
-    memcpy(&d, &bits, sizeof d);
-    return d;
-}
-
-static float as_float(uint32_t bits) {
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
-static bool bytes_eq(gb_tf_bytes b, const char *s) {
-    return b.size == strlen(s) && !memcmp(b.data, s, b.size);
-}
-
-/* Walks a message's fields: fn per field; false on malformed bytes or when
- * fn says so. */
-typedef bool (*field_fn)(void *ctx, const pb_field *f);
-static bool walk(gb_tf_bytes msg, field_fn fn, void *ctx) {
-    pb r = {msg.data, msg.data + msg.size};
-    pb_field f = {0};
-    bool bad = false;
-    while (next_field(&r, &f, &bad))
-        if (!fn(ctx, &f)) return false;
-    return !bad;
-}
+#include "store/pb_wire.h"
 
 /* ---- numbers of repeated fields (packed or not) --------------------------------------- */
 
@@ -263,6 +167,7 @@ typedef struct value_parts {
 static bool plugin_data_field(void *ctx, const pb_field *f) {
     gb_tf_value *v = ctx;
     if (f->number == 1 && f->wire == WIRE_LEN) v->plugin = f->bytes;
+    else if (f->number == 2 && f->wire == WIRE_LEN) v->plugin_content = f->bytes;
     return true;
 }
 
@@ -340,6 +245,13 @@ static bool classify_tensor(gb_tf_value *v, gb_tf_bytes msg) {
         if (tensor_numbers(&t, &x, 1, &n) && n == 1) v->kind = GB_TF_SCALAR, v->scalar = x;
         return true;
     }
+    if (bytes_eq(v->plugin, "pr_curves") && t.rank == 2 && t.dims[0] == 6 && t.dims[1] >= 2 &&
+        t.dims[1] <= GB_TF_MAX_THRESHOLDS && (t.dtype == DT_FLOAT || t.dtype == DT_DOUBLE)) {
+        v->kind = GB_TF_PR_CURVE;
+        v->tensor = msg;
+        v->num_thresholds = t.dims[1];
+        return true;
+    }
     if (bytes_eq(v->plugin, "histograms") && t.rank == 2 && t.dims[1] == 3 && t.dims[0] >= 1 &&
         t.dims[0] <= GB_TF_MAX_BUCKETS && (t.dtype == DT_DOUBLE || t.dtype == DT_FLOAT)) {
         v->kind = GB_TF_HISTOGRAM;
@@ -355,7 +267,9 @@ static bool decode_value(gb_tf_bytes msg, gb_tf_value *v) {
     value_parts p = {.v = v};
     if (!walk(msg, value_field, &p)) return false;
     if (p.metadata.data && !walk(p.metadata, metadata_field, v)) return false;
-    if (p.has_simple) {
+    if (bytes_eq(v->plugin, "hparams")) {   /* its data is the content; the tensor is empty */
+        v->kind = GB_TF_HPARAMS;
+    } else if (p.has_simple) {
         v->kind = GB_TF_SCALAR;
         v->scalar = p.simple;
     } else if (p.has_histo) {
@@ -475,6 +389,25 @@ bool gb_tf_histogram_buckets(const gb_tf_value *v, double *edges, double *counts
         }
     *buckets = k;
     return isfinite(edges[0]) || (snprintf(why, why_size, "the histogram's minimum is not finite"), false);
+}
+
+bool gb_tf_pr_counts(const gb_tf_value *v, double *counts, char *why, size_t why_size) {
+    int64_t T = v->num_thresholds;
+    size_t n = 0;
+    tensor t;
+    if (v->kind != GB_TF_PR_CURVE || T < 2 || T > GB_TF_MAX_THRESHOLDS || !parse_tensor(v->tensor, &t) ||
+        !tensor_numbers(&t, counts, 6 * (size_t)T, &n) || n != 6 * (size_t)T) {
+        snprintf(why, why_size, "the PR curve tensor does not hold 6 rows of %lld thresholds", (long long)T);
+        return false;
+    }
+    for (int64_t i = 0; i < 4 * T; i++)
+        if (!(counts[i] >= 0) || !isfinite(counts[i])) {
+            snprintf(why, why_size, "the PR curve's %s count at threshold %lld is %g",
+                     (const char *[]){"true positive", "false positive", "true negative", "false negative"}[i / T],
+                     (long long)(i % T), counts[i]);
+            return false;
+        }
+    return true;
 }
 
 /* ---- encoding ----------------------------------------------------------------------------- */

@@ -35,6 +35,7 @@
 #include "gb_function.h"
 #include "gb_observer.h"
 #include "gb_summary.h"
+#include "gb_tfevents.h"
 #include "store/internal.h"
 
 /* ---- errors and clocks (error.c) --------------------------------------------- */
@@ -359,6 +360,10 @@ gb_status gb__writer_png_at(gb_summary_writer *w, const char *tag, int64_t step,
                             const void *png, size_t size, int width, int height, int channels);
 gb_status gb__writer_text_at(gb_summary_writer *w, const char *tag, const char *text, int64_t step,
                              double wall_time);
+/* pr_curve.c: a curve given by its counts (TP, FP, TN, FN; num_thresholds
+ * each), as TensorBoard's pr_curves plugin stores them. */
+gb_status gb__writer_pr_counts_at(gb_summary_writer *w, const char *tag, int64_t step,
+                                  double wall_time, int num_thresholds, const double *counts);
 /* Resolves GB_STEP_DEFAULT and checks the range; `required`: a step must
  * exist (summaries) or may be absent (engine events). */
 gb_status gb__writer_step(const char *what, const char *tag, int64_t step, bool required,
@@ -385,6 +390,13 @@ void gb__fit_record_hparams(gb_summary_writer *w, struct gb_train_state *s);
 
 /* experiment.c: queues the run's status ("running", "done", ...). */
 gb_status gb__writer_push_status(gb_summary_writer *w, const char *status);
+
+/* tfevents_import.c: a NUL-terminated copy of a string field (NULL when
+ * it holds a NUL, or memory ran out). tfevents_import_hparams.c: the
+ * hparams plugin's experiment, session start or end, recorded through w
+ * (the failure of gb_summary_hparams_config when a declaration is bad). */
+char *gb__tf_text(gb_tf_bytes b);
+gb_status gb__import_hparams(gb_summary_writer *w, const gb_tf_hparams *h);
 
 /* import_marks.c: how far each event file was imported into a store.
  * load reads them all (none for a store that does not exist yet or

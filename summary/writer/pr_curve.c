@@ -78,24 +78,49 @@ static void count(const column *labels, const column *pred, const column *weight
     }
 }
 
-static gb_status push_curve(gb_summary_writer *w, const char *what, const char *tag,
-                            const column *labels, const column *pred, const column *weights,
-                            int T, int64_t step, const int64_t *class_of, int64_t cls) {
-    size_t bytes = sizeof(gb__pr_payload) + 4 * (size_t)T * sizeof(double);
-    gb__pr_payload *p = malloc(bytes);
-    if (!p) return gb__writer_fail(GB_ERR_MEMORY, what, tag, "out of memory");
-    p->num_thresholds = T;
-    count(labels, pred, weights, T, p->counts, class_of, cls);
-    gb__event ev = {.type = GB__EV_PR_CURVE, .step = step, .wall_time = gb__wall_now(),
-                    .payload = p};
-    return gb__writer_push(w, what, tag, GB_KIND_PR_CURVE, ev, bytes);
-}
-
 static gb_status check_thresholds(const char *what, const char *tag, int T) {
     if (T >= 2 && T <= MAX_THRESHOLDS) return GB_OK;
     char msg[96];
     snprintf(msg, sizeof msg, "num_thresholds is %d; it must be in 2..%d", T, MAX_THRESHOLDS);
     return gb__writer_fail(GB_ERR_VALUE, what, tag, msg);
+}
+
+/* A curve of T thresholds with room for its counts, or NULL (recorded). */
+static gb__pr_payload *new_payload(const char *what, const char *tag, int T, size_t *bytes) {
+    *bytes = sizeof(gb__pr_payload) + 4 * (size_t)T * sizeof(double);
+    gb__pr_payload *p = malloc(*bytes);
+    if (!p) gb__writer_fail(GB_ERR_MEMORY, what, tag, "out of memory");
+    else p->num_thresholds = T;
+    return p;
+}
+
+static gb_status push_payload(gb_summary_writer *w, const char *what, const char *tag,
+                              gb__pr_payload *p, size_t bytes, int64_t step, double wall_time) {
+    gb__event ev = {.type = GB__EV_PR_CURVE, .step = step, .wall_time = wall_time, .payload = p};
+    return gb__writer_push(w, what, tag, GB_KIND_PR_CURVE, ev, bytes);
+}
+
+static gb_status push_curve(gb_summary_writer *w, const char *what, const char *tag,
+                            const column *labels, const column *pred, const column *weights,
+                            int T, int64_t step, const int64_t *class_of, int64_t cls) {
+    size_t bytes;
+    gb__pr_payload *p = new_payload(what, tag, T, &bytes);
+    if (!p) return GB_ERR_MEMORY;
+    count(labels, pred, weights, T, p->counts, class_of, cls);
+    return push_payload(w, what, tag, p, bytes, step, gb__wall_now());
+}
+
+gb_status gb__writer_pr_counts_at(gb_summary_writer *w, const char *tag, int64_t step,
+                                  double wall_time, int num_thresholds, const double *counts) {
+    static const char what[] = "gb_summary_pr_curve";
+    gb_status st = gb__writer_check_summary(what, tag, &step);
+    if (st == GB_OK) st = check_thresholds(what, tag, num_thresholds);
+    if (st != GB_OK) return st;
+    size_t bytes;
+    gb__pr_payload *p = new_payload(what, tag, num_thresholds, &bytes);
+    if (!p) return GB_ERR_MEMORY;
+    memcpy(p->counts, counts, 4 * (size_t)num_thresholds * sizeof *counts);
+    return push_payload(w, what, tag, p, bytes, step, wall_time);
 }
 
 static bool is_floating(const gb_tensor *t) {

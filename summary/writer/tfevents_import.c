@@ -5,9 +5,11 @@
  * Every events.out.tfevents.* file under DIR is read (records and
  * protocol buffers: store/gb_tfevents.h); its directory under DIR names
  * the run ("train", "lr_0.1/eval"; files in DIR itself: DIR's own name),
- * as TensorBoard names runs. Scalars, histograms, images and text keep
- * their steps and wall times, and their values as stored (a float32
- * simple_value as that float, a float64 tensor bit for bit). A file that
+ * as TensorBoard names runs. Scalars, histograms, images, text and PR
+ * curves keep their steps and wall times, and their values as stored (a
+ * float32 simple_value as that float, a float64 tensor bit for bit); the
+ * HParams plugin's experiment and sessions become the store's own
+ * (tfevents_import_hparams.c). A file that
  * ends in the middle of a record (its writer killed, or still writing) or
  * holds a damaged record is read up to there, and the report says where
  * it stopped and why; what came before is imported.
@@ -36,7 +38,9 @@ typedef struct importer {
     gb_tfevents_report *report;
     gb__import_marks marks;   /* how far earlier imports read each file */
     gb_tf_event *ev;
-    double *edges, *counts;
+    double *edges, *counts;   /* a histogram's buckets */
+    double *pr;               /* a PR curve's rows */
+    gb_tf_hparams *hp;
     gb_status status;
 } importer;
 
@@ -49,8 +53,7 @@ __attribute__((format(printf, 2, 3))) static void note(gb_tfevents_report *r, co
     va_end(ap);
 }
 
-/* A NUL-terminated copy of bytes, or NULL when they hold a NUL (no tag). */
-static char *text_of(gb_tf_bytes b) {
+char *gb__tf_text(gb_tf_bytes b) {
     if (memchr(b.data, 0, b.size)) return NULL;
     char *s = malloc(b.size + 1);
     if (s) {
@@ -60,10 +63,10 @@ static char *text_of(gb_tf_bytes b) {
     return s;
 }
 
-static gb_status import_value(importer *im, gb_summary_writer *w, const gb_tf_value *v,
-                              int64_t step, double wall) {
+static gb_status import_value(importer *im, gb_summary_writer *w, const char *path,
+                              const gb_tf_value *v, int64_t step, double wall) {
     gb_tfevents_report *r = im->report;
-    char *tag = text_of(v->tag);
+    char *tag = gb__tf_text(v->tag);
     if (!tag || !*tag) {
         free(tag);
         r->skipped++;
@@ -94,13 +97,35 @@ static gb_status import_value(importer *im, gb_summary_writer *w, const gb_tf_va
         r->images += st == GB_OK;
         break;
     case GB_TF_TEXT: {
-        char *text = text_of(v->text);
+        char *text = gb__tf_text(v->text);
         if (text) st = gb__writer_text_at(w, tag, text, step, wall);
         r->texts += text && st == GB_OK;
         r->skipped += !text;
         free(text);
         break;
     }
+    case GB_TF_PR_CURVE:
+        if (!gb_tf_pr_counts(v, im->pr, why, sizeof why)) {
+            r->skipped++;
+            break;
+        }
+        st = gb__writer_pr_counts_at(w, tag, step, wall, (int)v->num_thresholds, im->pr);
+        r->pr_curves += st == GB_OK;
+        break;
+    case GB_TF_HPARAMS:
+        if (!gb_tf_hparams_decode(v->plugin_content, im->hp, why, sizeof why)) {
+            r->skipped++;
+            break;
+        }
+        st = gb__import_hparams(w, im->hp);
+        if (st == GB_ERR_VALUE) {   /* a declaration glassbox refuses: said, and left out */
+            note(r, "%s: the hparams experiment is left out: %s\n", path, gb_summary_last_error());
+            r->skipped++;
+            st = GB_OK;
+        } else {
+            r->hparams += st == GB_OK;
+        }
+        break;
     default:
         r->skipped++;
     }
@@ -194,7 +219,7 @@ static void import_file(importer *im, const char *path, const char *name, const 
         r->events++;
         for (size_t i = 0; i < im->ev->nvalues && im->status == GB_OK; i++) {
             histogram_stats(im, &im->ev->values[i]);
-            im->status = import_value(im, w, &im->ev->values[i], im->ev->step, im->ev->wall_time);
+            im->status = import_value(im, w, path, &im->ev->values[i], im->ev->step, im->ev->wall_time);
         }
         if (im->status == GB_OK)
             im->status = gb__writer_import_mark(w, name, base + (int64_t)at, le32(buf + at - 4));
@@ -255,8 +280,10 @@ static gb_status import_dir(const char *what, const char *dir, const char *run, 
     }
     importer im = {db, report, {0}, malloc(sizeof(gb_tf_event)),
                    malloc((GB_TF_MAX_BUCKETS + 1) * sizeof(double)),
-                   malloc((GB_TF_MAX_BUCKETS + 1) * sizeof(double)), GB_OK};
-    if (!im.ev || !im.edges || !im.counts) {
+                   malloc((GB_TF_MAX_BUCKETS + 1) * sizeof(double)),
+                   malloc(6 * GB_TF_MAX_THRESHOLDS * sizeof(double)), malloc(sizeof(gb_tf_hparams)),
+                   GB_OK};
+    if (!im.ev || !im.edges || !im.counts || !im.pr || !im.hp) {
         gb__summary_fail("%s: out of memory", what);
         im.status = GB_ERR_MEMORY;
     } else if (!gb__import_marks_load(what, db, &im.marks)) {
@@ -274,6 +301,8 @@ static gb_status import_dir(const char *what, const char *dir, const char *run, 
     free(im.ev);
     free(im.edges);
     free(im.counts);
+    free(im.pr);
+    free(im.hp);
     return im.status;
 }
 

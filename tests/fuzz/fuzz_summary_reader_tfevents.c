@@ -9,7 +9,9 @@
  * the input; a record stays inside the input and the offset only moves
  * forward; a stop says why; decoded values borrow bytes inside the record;
  * a histogram read has ascending, finite edges and finite counts >= 0, at
- * most GB_TF_MAX_BUCKETS of them.
+ * most GB_TF_MAX_BUCKETS of them; a PR curve's counts are finite and >= 0;
+ * the hparams plugin's data (gb_tf_hparams_decode) borrows bytes inside
+ * the record and keeps to its limits.
  */
 #include <math.h>
 
@@ -21,17 +23,58 @@ static bool inside(gb_tf_bytes b, const unsigned char *data, size_t size) {
 }
 
 static double edges[GB_TF_MAX_BUCKETS + 1], counts[GB_TF_MAX_BUCKETS + 1];
+static double pr[6 * GB_TF_MAX_THRESHOLDS];
+static gb_tf_hparams hp;
+
+/* A PR curve's counts are finite and >= 0, or refused with a reason. */
+static void check_pr_curve(const gb_tf_value *v) {
+    char why[256] = "";
+    if (!gb_tf_pr_counts(v, pr, why, sizeof why)) {
+        FUZZ_CHECK(why[0], "a refused PR curve says why");
+        return;
+    }
+    FUZZ_CHECK(v->num_thresholds >= 2 && v->num_thresholds <= GB_TF_MAX_THRESHOLDS, "%lld thresholds",
+               (long long)v->num_thresholds);
+    for (int64_t i = 0; i < 4 * v->num_thresholds; i++)
+        FUZZ_CHECK(pr[i] >= 0 && isfinite(pr[i]), "count %lld is %g", (long long)i, pr[i]);
+}
+
+/* The hparams plugin's data borrows bytes of the record and stays within its limits. */
+static void check_hparams(const gb_tf_value *v, const unsigned char *data, size_t size) {
+    char why[256] = "";
+    if (!gb_tf_hparams_decode(v->plugin_content, &hp, why, sizeof why)) {
+        FUZZ_CHECK(why[0], "refused hparams data says why");
+        return;
+    }
+    FUZZ_CHECK(hp.kind >= GB_TF_HP_EXPERIMENT && hp.kind <= GB_TF_HP_SESSION_END, "kind %d", (int)hp.kind);
+    FUZZ_CHECK(hp.count <= GB_TF_MAX_HPARAMS && hp.info_count <= GB_TF_MAX_HPARAMS &&
+                   hp.metric_count <= GB_TF_MAX_HPARAMS && hp.domain_value_count <= GB_TF_MAX_HP_VALUES,
+               "over a limit");
+    for (size_t i = 0; i < hp.count; i++)
+        FUZZ_CHECK(inside(hp.names[i], data, size) && inside(hp.values[i].string, data, size),
+                   "session value %zu outside the record", i);
+    for (size_t i = 0; hp.kind == GB_TF_HP_EXPERIMENT && i < hp.info_count; i++) {
+        const gb_tf_hp_info *info = &hp.infos[i];
+        FUZZ_CHECK(inside(info->name, data, size) && inside(info->display_name, data, size) &&
+                       inside(info->description, data, size),
+                   "hparam %zu outside the record", i);
+        FUZZ_CHECK(info->first + info->count <= hp.domain_value_count, "hparam %zu's values", i);
+    }
+}
 
 static void check_event(const gb_tf_event *ev, const unsigned char *data, size_t size) {
     FUZZ_CHECK(ev->nvalues <= GB_TF_MAX_VALUES, "%zu values", ev->nvalues);
     FUZZ_CHECK(inside(ev->file_version, data, size), "file_version outside the record");
     for (size_t i = 0; i < ev->nvalues; i++) {
         const gb_tf_value *v = &ev->values[i];
-        FUZZ_CHECK(v->kind >= GB_TF_SCALAR && v->kind <= GB_TF_OTHER, "kind %d", (int)v->kind);
+        FUZZ_CHECK(v->kind >= GB_TF_SCALAR && v->kind <= GB_TF_HPARAMS, "kind %d", (int)v->kind);
         FUZZ_CHECK(inside(v->tag, data, size) && inside(v->plugin, data, size) &&
-                       inside(v->image, data, size) && inside(v->text, data, size) &&
-                       inside(v->hist, data, size),
+                       inside(v->plugin_content, data, size) && inside(v->image, data, size) &&
+                       inside(v->text, data, size) && inside(v->hist, data, size) &&
+                       inside(v->tensor, data, size),
                    "value %zu borrows bytes outside its record", i);
+        if (v->kind == GB_TF_PR_CURVE) check_pr_curve(v);
+        if (v->kind == GB_TF_HPARAMS) check_hparams(v, data, size);
         if (v->kind != GB_TF_HISTOGRAM) continue;
         size_t k = 0;
         char why[256] = "";

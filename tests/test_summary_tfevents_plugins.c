@@ -1,0 +1,324 @@
+/* test_summary_tfevents_plugins.c — the plugin data of TensorBoard event
+ * files imported: a PR curve (the pr_curves plugin's [6, T] tensor) keeps
+ * its confusion counts exactly; the HParams plugin's experiment (hparams
+ * with interval and discrete domains of numbers, strings and bools, and
+ * the metrics), a session's start (its values) and its end (its status)
+ * become the store's experiment, the run's hyperparameters and its
+ * status, as the HParams page reads them for glassbox's own runs. The
+ * events are encoded here by hand, field by field, in the layout
+ * TensorBoard's summary ops write; a bad count or a refused declaration
+ * is left out and said, never stored.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "gb_tfevents.h"
+#include "run_suite.h"
+#include "summary_writer_fixture.h"
+
+SUMMARY_WRITER_FIXTURE("gb_tfplugins")
+
+/* ---- a protocol buffer encoder, enough for these messages ---------------------------- */
+
+typedef struct msg {
+    unsigned char b[4096];
+    size_t n;
+} msg;
+
+static void raw_varint(msg *m, uint64_t v) {
+    do {
+        ck_assert_uint_lt(m->n, sizeof m->b);
+        m->b[m->n++] = (unsigned char)((v & 0x7F) | (v > 0x7F ? 0x80 : 0));
+        v >>= 7;
+    } while (v);
+}
+
+static void bytes_field(msg *m, unsigned number, const void *data, size_t size) {
+    raw_varint(m, number << 3 | 2);
+    raw_varint(m, size);
+    ck_assert_uint_le(m->n + size, sizeof m->b);
+    memcpy(m->b + m->n, data, size);
+    m->n += size;
+}
+
+static void str_field(msg *m, unsigned number, const char *s) { bytes_field(m, number, s, strlen(s)); }
+static void msg_field(msg *m, unsigned number, const msg *inner) { bytes_field(m, number, inner->b, inner->n); }
+
+static void varint_field(msg *m, unsigned number, uint64_t v) {
+    raw_varint(m, number << 3);
+    raw_varint(m, v);
+}
+
+static void double_field(msg *m, unsigned number, double d) {
+    raw_varint(m, number << 3 | 1);
+    ck_assert_uint_le(m->n + 8, sizeof m->b);
+    memcpy(m->b + m->n, &d, 8);
+    m->n += 8;
+}
+
+/* Summary.Value{tag, metadata{plugin_data{plugin_name, content}}, tensor}. */
+static msg value(const char *tag, const char *plugin, const msg *content, const msg *tensor) {
+    msg pd = {0}, md = {0}, v = {0};
+    str_field(&pd, 1, plugin);
+    if (content) msg_field(&pd, 2, content);
+    msg_field(&md, 1, &pd);
+    str_field(&v, 1, tag);
+    msg_field(&v, 9, &md);
+    msg_field(&v, 8, tensor);
+    return v;
+}
+
+/* Appends the record of Event{wall_time, step, summary{value}} to dir/<sub>/events.out.tfevents.1.t. */
+static void write_event(const char *sub, int64_t step, const msg *v) {
+    msg sum = {0}, ev = {0};
+    msg_field(&sum, 1, v);
+    double_field(&ev, 1, 1.7e9 + (double)step);
+    varint_field(&ev, 2, (uint64_t)step);
+    msg_field(&ev, 5, &sum);
+    char path[600];
+    snprintf(path, sizeof path, "%s/tb/%s", dir, sub);
+    mkdir(path, 0700);
+    snprintf(path + strlen(path), sizeof path - strlen(path), "/events.out.tfevents.1.t");
+    unsigned char rec[4200];
+    size_t n = gb_tf_record_put(rec, sizeof rec, 0, ev.b, ev.n);
+    ck_assert_uint_gt(n, 0);
+    FILE *f = fopen(path, "ab");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(rec, 1, n, f), n);
+    fclose(f);
+}
+
+static gb_tfevents_report import_all(void) {
+    char tb[400];
+    snprintf(tb, sizeof tb, "%s/tb", dir);
+    gb_tfevents_report r;
+    ck_assert_msg(gb_summary_import_tfevents(tb, db, &r) == GB_OK, "%s", gb_summary_last_error());
+    return r;
+}
+
+/* ---- PR curves ------------------------------------------------------------------------------ */
+
+/* TensorProto{dtype DT_FLOAT, shape [6, T], tensor_content} of rows. */
+static msg pr_tensor(int T, const float *rows) {
+    msg t = {0}, shape = {0}, d0 = {0}, d1 = {0};
+    varint_field(&d0, 1, 6);
+    varint_field(&d1, 1, (uint64_t)T);
+    msg_field(&shape, 2, &d0);
+    msg_field(&shape, 2, &d1);
+    varint_field(&t, 1, 1);
+    msg_field(&t, 2, &shape);
+    bytes_field(&t, 4, rows, 6 * (size_t)T * sizeof(float));
+    return t;
+}
+
+START_TEST(test_pr_curves_keep_their_counts) {
+    char tb[400];
+    snprintf(tb, sizeof tb, "%s/tb", dir);
+    mkdir(tb, 0700);
+    /* TP, FP, TN, FN, precision, recall at thresholds 0, 0.5, 1 */
+    const float rows[18] = {3, 2, 1, 2, 1, 0, 0, 1, 2, 0, 1, 2, 0.6f, 2 / 3.0f, 1, 1, 2 / 3.0f, 1 / 3.0f};
+    msg t = pr_tensor(3, rows), v = value("pr/cat", "pr_curves", NULL, &t);
+    write_event("eval", 7, &v);
+    float bad[18];
+    memcpy(bad, rows, sizeof bad);
+    bad[4] = -1;   /* a false positive count below 0: not a curve */
+    t = pr_tensor(3, bad), v = value("pr/cat", "pr_curves", NULL, &t);
+    write_event("eval", 8, &v);
+    gb_tfevents_report r = import_all();
+    ck_assert_uint_eq(r.pr_curves, 1);
+    ck_assert_uint_eq(r.skipped, 1);
+
+    gb_store *s = open_store();
+    gb_pr_curves *c;
+    ck_assert_int_eq(gb_store_pr_curves(s, "eval", "pr/cat", NULL, &c), GB_STORE_OK);
+    ck_assert_uint_eq(c->count, 1);
+    const gb_pr_curve_row *row = &c->rows[0];
+    ck_assert_int_eq(row->step, 7);
+    ck_assert(row->wall_time == 1.7e9 + 7);
+    ck_assert_uint_eq(row->num_thresholds, 3);
+    for (int i = 0; i < 3; i++) {
+        ck_assert(row->tp[i] == rows[i] && row->fp[i] == rows[3 + i]);
+        ck_assert(row->tn[i] == rows[6 + i] && row->fn[i] == rows[9 + i]);
+    }
+    ck_assert(row->precision[0] == 0.6 && row->recall[1] == 2 / 3.0);
+    gb_store_free(c);
+    gb_store_close(s);
+}
+END_TEST
+
+/* ---- HParams ------------------------------------------------------------------------------- */
+
+static msg pb_value_string(const char *s) {
+    msg v = {0};
+    str_field(&v, 3, s);
+    return v;
+}
+
+static msg pb_value_bool(bool b) {
+    msg v = {0};
+    varint_field(&v, 4, b);
+    return v;
+}
+
+static msg pb_value_number(double d) {
+    msg v = {0};
+    double_field(&v, 2, d);
+    return v;
+}
+
+/* HParamInfo{name, type} with a discrete domain of n values (n > 0) or an
+ * interval [lo, hi] (n == 0). */
+static msg hparam_info(const char *name, int type, const msg *values, int n, double lo, double hi) {
+    msg info = {0}, domain = {0};
+    str_field(&info, 1, name);
+    varint_field(&info, 4, (uint64_t)type);
+    for (int i = 0; i < n; i++) msg_field(&domain, 1, &values[i]);
+    if (!n) double_field(&domain, 1, lo), double_field(&domain, 2, hi);
+    msg_field(&info, n ? 5 : 6, &domain);
+    return info;
+}
+
+static msg experiment(double lr_lo, double lr_hi) {
+    msg e = {0}, metric = {0}, name = {0};
+    msg opts[2] = {pb_value_string("adam"), pb_value_string("sgd")}, bools[2] = {pb_value_bool(true), pb_value_bool(false)};
+    msg i1 = hparam_info("lr", 3, NULL, 0, lr_lo, lr_hi), i2 = hparam_info("optimizer", 1, opts, 2, 0, 0),
+        i3 = hparam_info("batch_norm", 2, bools, 2, 0, 0);
+    msg_field(&e, 4, &i1);
+    msg_field(&e, 4, &i2);
+    msg_field(&e, 4, &i3);
+    str_field(&name, 1, "");
+    str_field(&name, 2, "accuracy");
+    msg_field(&metric, 1, &name);
+    str_field(&metric, 3, "Accuracy");
+    msg_field(&e, 5, &metric);
+    msg data = {0};
+    varint_field(&data, 1, 0);
+    msg_field(&data, 2, &e);
+    return data;
+}
+
+static void session_entry(msg *start, const char *key, const msg *v) {
+    msg entry = {0};
+    str_field(&entry, 1, key);
+    msg_field(&entry, 2, v);
+    msg_field(start, 1, &entry);
+}
+
+static msg session_start(void) {
+    msg start = {0}, data = {0};
+    msg lr = pb_value_number(0.01), opt = pb_value_string("adam"), bn = pb_value_bool(true);
+    session_entry(&start, "lr", &lr);
+    session_entry(&start, "optimizer", &opt);
+    session_entry(&start, "batch_norm", &bn);
+    msg_field(&data, 3, &start);
+    return data;
+}
+
+static msg session_end(int status) {
+    msg end = {0}, data = {0};
+    varint_field(&end, 1, (uint64_t)status);
+    msg_field(&data, 4, &end);
+    return data;
+}
+
+static msg empty_tensor(void) {
+    msg t = {0};
+    varint_field(&t, 1, 1);
+    return t;
+}
+
+static void write_hparams(const char *sub, const char *tag, const msg *data) {
+    msg t = empty_tensor(), v = value(tag, "hparams", data, &t);
+    write_event(sub, 0, &v);
+}
+
+START_TEST(test_hparams_become_the_experiment_and_runs) {
+    char tb[400];
+    snprintf(tb, sizeof tb, "%s/tb", dir);
+    mkdir(tb, 0700);
+    /* As hp.hparams_config writes it: the experiment in the logdir itself;
+     * each session in its run, as hp.hparams and the session's end. */
+    msg e = experiment(1e-4, 0.1), start = session_start(), end = session_end(2);
+    write_hparams(".", "_hparams_/experiment", &e);
+    write_hparams("run1", "_hparams_/session_start_info", &start);
+    write_hparams("run1", "_hparams_/session_end_info", &end);
+    gb_tfevents_report r = import_all();
+    ck_assert_uint_eq(r.hparams, 3);
+    ck_assert_str_eq(r.notes, "");
+
+    gb_store *s = open_store();
+    gb_hparams_config *c;
+    ck_assert_int_eq(gb_store_hparams_config(s, &c), GB_STORE_OK);
+    ck_assert_uint_eq(c->hparam_count, 3);
+    const gb_hparam_info *h = c->hparams;
+    ck_assert_str_eq(h[0].name, "lr");
+    ck_assert_int_eq(h[0].type, GB_HPARAM_REAL);
+    ck_assert_int_eq(h[0].domain, GB_DOMAIN_INTERVAL);
+    ck_assert(h[0].min == 1e-4 && h[0].max == 0.1);
+    ck_assert_str_eq(h[1].name, "optimizer");
+    ck_assert_int_eq(h[1].type, GB_HPARAM_STRING);
+    ck_assert_str_eq(h[1].values_json, "[\"adam\",\"sgd\"]");
+    ck_assert_str_eq(h[2].name, "batch_norm");
+    ck_assert_int_eq(h[2].type, GB_HPARAM_BOOL);
+    ck_assert_str_eq(h[2].values_json, "[true,false]");
+    ck_assert_uint_eq(c->metric_count, 1);
+    ck_assert_str_eq(c->metrics[0].tag, "accuracy");
+    ck_assert_str_eq(c->metrics[0].display_name, "Accuracy");
+    gb_store_free(c);
+
+    gb_runs *runs;
+    ck_assert_int_eq(gb_store_runs(s, &runs), GB_STORE_OK);
+    const gb_run_row *run1 = NULL;
+    for (size_t i = 0; i < runs->count; i++)
+        if (!strcmp(runs->rows[i].name, "run1")) run1 = &runs->rows[i];
+    ck_assert_ptr_nonnull(run1);
+    ck_assert_str_eq(run1->status, "failed");
+    ck_assert_uint_eq(run1->hparam_count, 3);   /* by key */
+    ck_assert(!strcmp(run1->hparams[0].key, "batch_norm") && run1->hparams[0].number == 1);
+    ck_assert(!strcmp(run1->hparams[1].key, "lr") && run1->hparams[1].number == 0.01);
+    ck_assert(!strcmp(run1->hparams[2].key, "optimizer") && !run1->hparams[2].is_number);
+    ck_assert_str_eq(run1->hparams[2].value, "adam");
+    gb_store_free(runs);
+    gb_store_close(s);
+}
+END_TEST
+
+/* An experiment glassbox refuses (an interval upside down) is left out and said. */
+START_TEST(test_a_refused_experiment_is_said) {
+    char tb[400];
+    snprintf(tb, sizeof tb, "%s/tb", dir);
+    mkdir(tb, 0700);
+    msg e = experiment(0.1, 1e-4);
+    write_hparams(".", "_hparams_/experiment", &e);
+    gb_tfevents_report r = import_all();
+    ck_assert_uint_eq(r.hparams, 0);
+    ck_assert_uint_eq(r.skipped, 1);
+    char want[800];
+    snprintf(want, sizeof want,
+             "%s/tb/events.out.tfevents.1.t: the hparams experiment is left out: "
+             "gb_summary_hparams_config: hparam 'lr': an interval needs finite min <= max\n",
+             dir);
+    ck_assert_str_eq(r.notes, want);
+    gb_store *s = open_store();
+    gb_hparams_config *c;
+    ck_assert_int_eq(gb_store_hparams_config(s, &c), GB_STORE_OK);
+    ck_assert_uint_eq(c->hparam_count, 0);
+    gb_store_free(c);
+    gb_store_close(s);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("summary_tfevents_plugins");
+    TCase *tc = tcase_create("plugins");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_pr_curves_keep_their_counts);
+    tcase_add_test(tc, test_hparams_become_the_experiment_and_runs);
+    tcase_add_test(tc, test_a_refused_experiment_is_said);
+    suite_add_tcase(s, tc);
+    return run_suite(s);
+}
