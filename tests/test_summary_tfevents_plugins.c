@@ -283,6 +283,26 @@ START_TEST(test_hparams_become_the_experiment_and_runs) {
     ck_assert_str_eq(run1->hparams[2].value, "adam");
     gb_store_free(runs);
     gb_store_close(s);
+
+    /* The run's file grows (a scalar after the end): read on, the run keeps the end it had. */
+    gb_tf_buf b = {0};
+    gb_tf_put_scalar(&b, 1.7e9 + 9, 9, "accuracy", 0.5);
+    char path[600];
+    snprintf(path, sizeof path, "%s/run1/events.out.tfevents.1.t", tb);
+    FILE *f = fopen(path, "ab");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(b.data, 1, b.len, f), b.len);
+    fclose(f);
+    gb_tf_buf_free(&b);
+    r = import_all();
+    ck_assert_uint_eq(r.scalars, 1);
+    ck_assert_uint_eq(r.hparams, 0);
+    s = open_store();
+    ck_assert_int_eq(gb_store_runs(s, &runs), GB_STORE_OK);
+    for (size_t i = 0; i < runs->count; i++)
+        if (!strcmp(runs->rows[i].name, "run1")) ck_assert_str_eq(runs->rows[i].status, "failed");
+    gb_store_free(runs);
+    gb_store_close(s);
 }
 END_TEST
 

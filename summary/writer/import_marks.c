@@ -37,7 +37,7 @@ static int by_run_and_file(const void *a, const void *b) {
 }
 
 static bool add_row(gb__import_marks *m, const char *run, const char *file, int64_t bytes_read,
-                    int64_t tail) {
+                    int64_t tail, const char *status) {
     if (m->count == m->cap) {
         size_t cap = m->cap ? 2 * m->cap : 16;
         gb__import_row *rows = realloc(m->rows, cap * sizeof *rows);
@@ -49,6 +49,8 @@ static bool add_row(gb__import_marks *m, const char *run, const char *file, int6
     r->file = strdup(file);
     r->bytes_read = bytes_read;
     r->tail = (uint32_t)tail;
+    r->failed = status && !strcmp(status, "failed");
+    r->killed = status && !strcmp(status, "killed");
     if (!r->run || !r->file) {
         free(r->run), free(r->file);
         return false;
@@ -61,14 +63,15 @@ static bool add_row(gb__import_marks *m, const char *run, const char *file, int6
 static bool read_rows(sqlite3 *db, gb__import_marks *m) {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db,
-                           "SELECT r.name, f.file, f.bytes_read, f.tail FROM imported_files f "
+                           "SELECT r.name, f.file, f.bytes_read, f.tail, r.status FROM imported_files f "
                            "JOIN runs r ON r.id = f.run_id",
                            -1, &st, NULL) != SQLITE_OK)
         return false;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW)
         if (!add_row(m, (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1),
-                     sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3))) {
+                     sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
+                     (const char *)sqlite3_column_text(st, 4))) {
             rc = SQLITE_NOMEM;
             break;
         }

@@ -407,6 +407,7 @@ typedef struct gb__import_row {
     char *run, *file;
     int64_t bytes_read;
     uint32_t tail;
+    bool failed, killed;    /* the run's status, as an imported session's end set it */
 } gb__import_row;
 typedef struct gb__import_marks {
     gb__import_row *rows;   /* sorted by run, then file */

@@ -179,6 +179,19 @@ static bool same_file(const gb__import_row *mark, const unsigned char *buf, int6
     return mark->bytes_read >= 16 && file_size >= mark->bytes_read && le32(buf) == mark->tail;
 }
 
+/* Opens run's writer. Opening says "running" and closing "done": a run
+ * read on from an earlier import keeps the end its sessions gave it
+ * (failed, killed) unless the new records say otherwise. */
+static bool open_run(importer *im, const char *run, const gb__import_row *mark, gb_summary_writer **w) {
+    if (gb_summary_writer_open(im->db, run, NULL, w) != GB_OK) {
+        im->status = GB_ERR_IO;
+        return false;
+    }
+    if (mark && (mark->failed || mark->killed))
+        im->status = gb_summary_run_status(*w, mark->failed ? GB_RUN_FAILED : GB_RUN_KILLED);
+    return im->status == GB_OK;
+}
+
 /* Imports the records of the file at path (named name in its directory)
  * that follow what an earlier import into this store read of it. Its run's
  * writer opens at the first new record, so a file with nothing new costs a
@@ -212,10 +225,7 @@ static void import_file(importer *im, const char *path, const char *name, const 
             note(r, "%s: stopped at byte %lld: %s\n", path, (long long)(base + (int64_t)(at - n - 16)), why);
             break;
         }
-        if (!w && gb_summary_writer_open(im->db, run, NULL, &w) != GB_OK) {
-            im->status = GB_ERR_IO;
-            break;
-        }
+        if (!w && !open_run(im, run, mark, &w)) break;
         r->events++;
         for (size_t i = 0; i < im->ev->nvalues && im->status == GB_OK; i++) {
             histogram_stats(im, &im->ev->values[i]);
