@@ -4,8 +4,10 @@
  * with interval and discrete domains of numbers, strings and bools, and
  * the metrics), a session's start (its values) and its end (its status)
  * become the store's experiment, the run's hyperparameters and its
- * status, as the HParams page reads them for glassbox's own runs. The
- * events are encoded here by hand, field by field, in the layout
+ * status, as the HParams page reads them for glassbox's own runs; an
+ * audio clip (tf.summary.audio's tensor of WAV and label, PyTorch's
+ * Summary.Audio) is kept byte for byte with its rate, channels and frames
+ * read from its WAV header. The events are encoded here by hand, field by field, in the layout
  * TensorBoard's summary ops write; a bad count or a refused declaration
  * is left out and said, never stored.
  */
@@ -145,6 +147,98 @@ START_TEST(test_pr_curves_keep_their_counts) {
     }
     ck_assert(row->precision[0] == 0.6 && row->recall[1] == 2 / 3.0);
     gb_store_free(c);
+    gb_store_close(s);
+}
+END_TEST
+
+/* ---- audio ------------------------------------------------------------------------------------ */
+
+/* A 16-bit PCM WAV of `frames` frames of 2 channels at 8000 Hz, with a LIST
+ * chunk before its data (players skip it; so must the importer). */
+static size_t make_wav(unsigned char *w, int frames, int seed) {
+    static const unsigned char fmt[24] = {'f', 'm', 't', ' ', 16, 0, 0, 0, 1, 0, 2, 0,
+                                          0x40, 0x1f, 0, 0, 0x00, 0x7d, 0, 0, 4, 0, 16, 0};
+    size_t n = 12;
+    memcpy(w + n, fmt, sizeof fmt), n += sizeof fmt;
+    memcpy(w + n, "LIST\4\0\0\0INFO", 12), n += 12;
+    uint32_t data = (uint32_t)frames * 4;
+    memcpy(w + n, "data", 4);
+    for (int i = 0; i < 4; i++) w[n + 4 + i] = (unsigned char)(data >> (8 * i));
+    n += 8;
+    for (uint32_t i = 0; i < data; i++) w[n++] = (unsigned char)(seed + 7 * i);
+    memcpy(w, "RIFF", 4);
+    for (int i = 0; i < 4; i++) w[4 + i] = (unsigned char)((n - 8) >> (8 * i));
+    memcpy(w + 8, "WAVE", 4);
+    return n;
+}
+
+START_TEST(test_audio_keeps_its_clips) {
+    char tb[400];
+    snprintf(tb, sizeof tb, "%s/tb", dir);
+    mkdir(tb, 0700);
+    unsigned char a[256], b[256], c[256];
+    size_t na = make_wav(a, 5, 1), nb = make_wav(b, 3, 2), nc = make_wav(c, 4, 3);
+    /* tf.summary.audio: the audio plugin's [2, 2] string tensor of (WAV, label) */
+    msg t = {0}, shape = {0}, d0 = {0}, d1 = {0};
+    varint_field(&d0, 1, 2);
+    varint_field(&d1, 1, 2);
+    msg_field(&shape, 2, &d0);
+    msg_field(&shape, 2, &d1);
+    varint_field(&t, 1, 7);
+    msg_field(&t, 2, &shape);
+    bytes_field(&t, 8, a, na);
+    str_field(&t, 8, "first");
+    bytes_field(&t, 8, b, nb);
+    str_field(&t, 8, "second");
+    msg v = value("voice", "audio", NULL, &t);
+    write_event("gen", 1, &v);
+    /* PyTorch's add_audio: a Summary.Audio */
+    msg au = {0}, v1 = {0};
+    raw_varint(&au, 1 << 3 | 5);
+    float rate = 8000;
+    memcpy(au.b + au.n, &rate, 4), au.n += 4;
+    varint_field(&au, 2, 2);
+    varint_field(&au, 3, 4);
+    bytes_field(&au, 4, c, nc);
+    str_field(&au, 5, "audio/wav");
+    str_field(&v1, 1, "voice");
+    msg_field(&v1, 6, &au);
+    write_event("gen", 2, &v1);
+    /* a clip that is no WAV is left out */
+    msg au2 = {0}, v2 = {0};
+    str_field(&au2, 4, "OggS not a wav file at all");
+    str_field(&v2, 1, "voice");
+    msg_field(&v2, 6, &au2);
+    write_event("gen", 3, &v2);
+    gb_tfevents_report r = import_all();
+    ck_assert_uint_eq(r.audio, 3);
+    ck_assert_uint_eq(r.skipped, 1);
+
+    gb_store *s = open_store();
+    gb_audio_clips *clips;
+    ck_assert_int_eq(gb_store_audio(s, "gen", "voice", NULL, &clips), GB_STORE_OK);
+    ck_assert_uint_eq(clips->count, 3);
+    const struct {
+        int64_t step;
+        int index;
+        int64_t frames;
+        const unsigned char *wav;
+        size_t size;
+    } want[] = {{1, 0, 5, a, na}, {1, 1, 3, b, nb}, {2, 0, 4, c, nc}};
+    for (size_t i = 0; i < 3; i++) {
+        const gb_audio_row *row = &clips->rows[i];
+        ck_assert_int_eq(row->step, want[i].step);
+        ck_assert_int_eq(row->index, want[i].index);
+        ck_assert_int_eq(row->sample_rate, 8000);
+        ck_assert_int_eq(row->channels, 2);
+        ck_assert_int_eq(row->frames, want[i].frames);
+        ck_assert_uint_eq(row->wav_size, want[i].size);
+        gb_blob *wav;
+        ck_assert_int_eq(gb_store_audio_wav(s, "gen", "voice", row->step, row->index, &wav), GB_STORE_OK);
+        ck_assert(wav->size == want[i].size && !memcmp(wav->data, want[i].wav, wav->size));
+        gb_store_free(wav);
+    }
+    gb_store_free(clips);
     gb_store_close(s);
 }
 END_TEST
@@ -337,6 +431,7 @@ int main(void) {
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_pr_curves_keep_their_counts);
+    tcase_add_test(tc, test_audio_keeps_its_clips);
     tcase_add_test(tc, test_hparams_become_the_experiment_and_runs);
     tcase_add_test(tc, test_a_refused_experiment_is_said);
     suite_add_tcase(s, tc);

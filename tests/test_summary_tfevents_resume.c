@@ -256,7 +256,7 @@ START_TEST(test_the_command_says_so) {
     char want[1200];
     snprintf(want, sizeof want,
              "glassbox: imported 1 event files (0 events) into %s: 0 scalars, 0 histograms, 0 images, "
-             "0 texts, 0 PR curves, 0 hparams records; 0 values of other kinds left out\n"
+             "0 texts, 0 audio clips, 0 PR curves, 0 hparams records; 0 values of other kinds left out\n"
              "glassbox: 1 of the files had been imported into %s before: only the records added "
              "since were read\n",
              db, db);

@@ -20,8 +20,9 @@
  * histograms (HistogramProto, and the [k, 3] tensors of tf.summary v2),
  * images (Summary.Image, and the string tensors [width, height, png...]
  * of v2), text (string tensors of the "text" plugin), PR curves (the
- * "pr_curves" plugin's [6, T] tensors) and the "hparams" plugin's
- * experiment and sessions. Other values are reported as GB_TF_OTHER, with
+ * "pr_curves" plugin's [6, T] tensors), audio (Summary.Audio, and the
+ * "audio" plugin's [k, 2] tensors of WAV and label) and the "hparams"
+ * plugin's experiment and sessions. Other values are reported as GB_TF_OTHER, with
  * their tag, so an importer can say what it left out.
  */
 #ifndef GB_TFEVENTS_H
@@ -72,7 +73,8 @@ typedef enum gb_tf_kind {
     GB_TF_TEXT,
     GB_TF_OTHER,
     GB_TF_PR_CURVE,   /* the "pr_curves" plugin's [6, num_thresholds] tensor */
-    GB_TF_HPARAMS     /* the "hparams" plugin's data: gb_tf_hparams_decode */
+    GB_TF_HPARAMS,    /* the "hparams" plugin's data: gb_tf_hparams_decode */
+    GB_TF_AUDIO       /* encoded clips: Summary.Audio, or the "audio" plugin's string tensor */
 } gb_tf_kind;
 
 typedef struct gb_tf_bytes {
@@ -105,6 +107,10 @@ typedef struct gb_tf_value {
      * gb_tf_pr_counts reads; HPARAMS: plugin_content is the message. */
     int64_t num_thresholds;
     gb_tf_bytes tensor;
+    /* AUDIO: how many clips (gb_tf_audio_clip); a Summary.Audio's one clip
+     * is audio, a plugin tensor's are in tensor. */
+    int64_t clips;
+    gb_tf_bytes audio;
 } gb_tf_value;
 
 #define GB_TF_MAX_VALUES 256     /* values of one event read; more: CORRUPT */
@@ -133,6 +139,19 @@ bool gb_tf_histogram_buckets(const gb_tf_value *v, double *edges, double *counts
  * pr_curves plugin stores them (its precision and recall rows follow from
  * them and are not kept). false when they are not finite counts >= 0. */
 bool gb_tf_pr_counts(const gb_tf_value *v, double *counts, char *why, size_t why_size);
+
+/* An audio value's clip k (< v->clips) as its file's bytes (a WAV, as
+ * TensorBoard writes them); false when the value holds no such clip. */
+bool gb_tf_audio_clip(const gb_tf_value *v, int64_t k, gb_tf_bytes *clip);
+
+/* What a clip's WAV file holds (wav_info.c): its rate, channels and
+ * frames; false (and why) when it is no WAV a browser plays (PCM or IEEE
+ * float, 1..GB_SUMMARY_AUDIO_MAX_CHANNELS channels). */
+typedef struct gb_tf_wav {
+    int sample_rate, channels;
+    int64_t frames;
+} gb_tf_wav;
+bool gb_tf_wav_info(const unsigned char *wav, size_t size, gb_tf_wav *out, char *why, size_t why_size);
 
 /* ---- the hparams plugin's data (tfevents_hparams.c) ----------------------------- */
 

@@ -159,9 +159,9 @@ static bool tensor_numbers(const tensor *t, double *out, size_t max, size_t *n) 
 
 typedef struct value_parts {
     gb_tf_value *v;
-    bool has_simple, has_histo, has_image, has_tensor;
+    bool has_simple, has_histo, has_image, has_audio, has_tensor;
     float simple;
-    gb_tf_bytes histo, image, tensor, metadata;
+    gb_tf_bytes histo, image, audio, tensor, metadata;
 } value_parts;
 
 static bool plugin_data_field(void *ctx, const pb_field *f) {
@@ -182,6 +182,7 @@ static bool value_field(void *ctx, const pb_field *f) {
     else if (f->number == 2 && f->wire == WIRE_I32) p->has_simple = true, p->simple = as_float((uint32_t)f->v);
     else if (f->number == 4 && f->wire == WIRE_LEN) p->has_image = true, p->image = f->bytes;
     else if (f->number == 5 && f->wire == WIRE_LEN) p->has_histo = true, p->histo = f->bytes;
+    else if (f->number == 6 && f->wire == WIRE_LEN) p->has_audio = true, p->audio = f->bytes;
     else if (f->number == 8 && f->wire == WIRE_LEN) p->has_tensor = true, p->tensor = f->bytes;
     else if (f->number == 9 && f->wire == WIRE_LEN) p->metadata = f->bytes;
     return true;
@@ -210,6 +211,12 @@ static bool image_field(void *ctx, const pb_field *f) {
     return true;
 }
 
+static bool audio_field(void *ctx, const pb_field *f) {
+    gb_tf_value *v = ctx;
+    if (f->number == 4 && f->wire == WIRE_LEN) v->audio = f->bytes;
+    return true;
+}
+
 /* A decimal integer of a string tensor element ("28"), or -1. */
 static int64_t decimal(gb_tf_bytes b) {
     int64_t v = 0;
@@ -227,7 +234,12 @@ static bool classify_tensor(gb_tf_value *v, gb_tf_bytes msg) {
     if (!parse_tensor(msg, &t)) return false;
     v->kind = GB_TF_OTHER;
     if (t.dtype == DT_STRING) {
-        if (bytes_eq(v->plugin, "text") && t.nstrings >= 1) {
+        if (bytes_eq(v->plugin, "audio") && (t.rank == 1 || (t.rank == 2 && t.dims[1] == 2)) &&
+            t.dims[0] >= 1 && elements(&t) >= 1) {
+            v->kind = GB_TF_AUDIO;
+            v->clips = t.dims[0];
+            v->tensor = msg;
+        } else if (bytes_eq(v->plugin, "text") && t.nstrings >= 1) {
             v->kind = GB_TF_TEXT;
             v->text = t.strings[0];
         } else if (bytes_eq(v->plugin, "images") && t.nstrings >= 3 && decimal(t.strings[0]) >= 0 &&
@@ -287,6 +299,10 @@ static bool decode_value(gb_tf_bytes msg, gb_tf_value *v) {
     } else if (p.has_image) {
         if (!walk(p.image, image_field, v)) return false;
         v->kind = GB_TF_IMAGE;
+    } else if (p.has_audio) {   /* Summary.Audio: the clip is encoded_audio_string (4) */
+        if (!walk(p.audio, audio_field, v)) return false;
+        v->kind = GB_TF_AUDIO;
+        v->clips = 1;
     } else if (p.has_tensor) {
         return classify_tensor(v, p.tensor);
     }
@@ -407,6 +423,31 @@ bool gb_tf_pr_counts(const gb_tf_value *v, double *counts, char *why, size_t why
                      (long long)(i % T), counts[i]);
             return false;
         }
+    return true;
+}
+
+typedef struct nth_string {
+    int64_t want, seen;
+    gb_tf_bytes found;
+} nth_string;
+
+static bool string_field(void *ctx, const pb_field *f) {
+    nth_string *c = ctx;
+    if (f->number == 8 && f->wire == WIRE_LEN && c->seen++ == c->want) c->found = f->bytes;
+    return true;
+}
+
+bool gb_tf_audio_clip(const gb_tf_value *v, int64_t k, gb_tf_bytes *clip) {
+    if (v->kind != GB_TF_AUDIO || k < 0 || k >= v->clips) return false;
+    if (!v->tensor.data) {   /* Summary.Audio */
+        *clip = v->audio;
+        return v->audio.size > 0;
+    }
+    tensor t;   /* [k, 2] of (clip, label), or [k] */
+    if (!parse_tensor(v->tensor, &t)) return false;
+    nth_string c = {t.rank == 2 ? 2 * k : k, 0, {NULL, 0}};
+    if (!walk(v->tensor, string_field, &c) || !c.found.size) return false;
+    *clip = c.found;
     return true;
 }
 

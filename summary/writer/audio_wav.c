@@ -7,7 +7,9 @@
  * is counted and the count stored beside the clip, because a model whose
  * output leaves [-1, 1] sounds distorted and the person listening should
  * be told why. A NaN or infinity has no sound: it is refused by name.
- * One event per clip, built on the caller's thread.
+ * One event per clip, built on the caller's thread. A clip that comes in
+ * encoded (an imported event file's) is kept as it is, its rate, channels
+ * and frames read from its header (store/wav_info.c).
  */
 #include <math.h>
 #include <stdio.h>
@@ -127,6 +129,28 @@ static gb_status push_clip(gb_summary_writer *w, const char *tag, const gb_tenso
     }
     wav_header(p->wav, sample_rate, (int)channels, (uint32_t)data_bytes);
     gb__event ev = {.type = GB__EV_AUDIO, .step = step, .wall_time = gb__wall_now(), .payload = p};
+    return gb__writer_push(w, what, tag, GB_KIND_AUDIO, ev, bytes);
+}
+
+gb_status gb__writer_wav_at(gb_summary_writer *w, const char *tag, int64_t step, double wall_time,
+                            int index, const void *wav, size_t size) {
+    gb_status st = gb__writer_check_summary(what, tag, &step);
+    if (st != GB_OK) return st;
+    gb_tf_wav info;
+    char why[160];
+    if (size > (size_t)GB_SUMMARY_AUDIO_MAX_BYTES + 4096) {
+        snprintf(why, sizeof why, "a clip of %zu bytes is more than the %lld allowed", size,
+                 (long long)GB_SUMMARY_AUDIO_MAX_BYTES);
+        return gb__writer_fail(GB_ERR_VALUE, what, tag, why);
+    }
+    if (!gb_tf_wav_info(wav, size, &info, why, sizeof why)) return gb__writer_fail(GB_ERR_VALUE, what, tag, why);
+    size_t bytes = sizeof(gb__audio_payload) + size;
+    gb__audio_payload *p = malloc(bytes);
+    if (!p) return gb__writer_fail(GB_ERR_MEMORY, what, tag, "out of memory");
+    *p = (gb__audio_payload){.index = index, .sample_rate = info.sample_rate, .channels = info.channels,
+                             .frames = info.frames, .wav_size = size};
+    memcpy(p->wav, wav, size);
+    gb__event ev = {.type = GB__EV_AUDIO, .step = step, .wall_time = wall_time, .payload = p};
     return gb__writer_push(w, what, tag, GB_KIND_AUDIO, ev, bytes);
 }
 

@@ -107,6 +107,7 @@ typedef struct gb_tfevents_report {
     size_t files, events;                      /* event files and events read */
     size_t scalars, histograms, images, texts; /* values imported */
     size_t pr_curves;                          /* ... PR curves (the pr_curves plugin) */
+    size_t audio;                              /* ... audio clips (WAV) */
     size_t hparams;     /* HParams plugin records: experiments, session starts and ends */
     size_t skipped;                            /* values of other kinds (audio, graphs...) */
     size_t resumed;     /* files read on from where an earlier import into the store stopped */

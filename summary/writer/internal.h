@@ -360,6 +360,9 @@ gb_status gb__writer_png_at(gb_summary_writer *w, const char *tag, int64_t step,
                             const void *png, size_t size, int width, int height, int channels);
 gb_status gb__writer_text_at(gb_summary_writer *w, const char *tag, const char *text, int64_t step,
                              double wall_time);
+/* audio_wav.c: clip `index` of a step given as a WAV file (copied). */
+gb_status gb__writer_wav_at(gb_summary_writer *w, const char *tag, int64_t step, double wall_time,
+                            int index, const void *wav, size_t size);
 /* pr_curve.c: a curve given by its counts (TP, FP, TN, FN; num_thresholds
  * each), as TensorBoard's pr_curves plugin stores them. */
 gb_status gb__writer_pr_counts_at(gb_summary_writer *w, const char *tag, int64_t step,

@@ -5,8 +5,8 @@
  * Every events.out.tfevents.* file under DIR is read (records and
  * protocol buffers: store/gb_tfevents.h); its directory under DIR names
  * the run ("train", "lr_0.1/eval"; files in DIR itself: DIR's own name),
- * as TensorBoard names runs. Scalars, histograms, images, text and PR
- * curves keep their steps and wall times, and their values as stored (a
+ * as TensorBoard names runs. Scalars, histograms, images, text, audio
+ * (WAV) and PR curves keep their steps and wall times, and their values as stored (a
  * float32 simple_value as that float, a float64 tensor bit for bit); the
  * HParams plugin's experiment and sessions become the store's own
  * (tfevents_import_hparams.c). A file that
@@ -104,6 +104,19 @@ static gb_status import_value(importer *im, gb_summary_writer *w, const char *pa
         free(text);
         break;
     }
+    case GB_TF_AUDIO:
+        for (int64_t k = 0; st == GB_OK && k < v->clips; k++) {
+            gb_tf_bytes clip;
+            bool ok = gb_tf_audio_clip(v, k, &clip);
+            st = ok ? gb__writer_wav_at(w, tag, step, wall, (int)k, clip.data, clip.size) : GB_OK;
+            if (st == GB_ERR_VALUE || !ok) {   /* no WAV a browser plays: left out */
+                r->skipped++;
+                st = GB_OK;
+            } else {
+                r->audio += st == GB_OK;
+            }
+        }
+        break;
     case GB_TF_PR_CURVE:
         if (!gb_tf_pr_counts(v, im->pr, why, sizeof why)) {
             r->skipped++;

@@ -11,7 +11,8 @@
  * a histogram read has ascending, finite edges and finite counts >= 0, at
  * most GB_TF_MAX_BUCKETS of them; a PR curve's counts are finite and >= 0;
  * the hparams plugin's data (gb_tf_hparams_decode) borrows bytes inside
- * the record and keeps to its limits.
+ * the record and keeps to its limits; an audio clip lies inside the record
+ * and its WAV header (gb_tf_wav_info) reads as frames that fit the clip.
  */
 #include <math.h>
 
@@ -37,6 +38,26 @@ static void check_pr_curve(const gb_tf_value *v) {
                (long long)v->num_thresholds);
     for (int64_t i = 0; i < 4 * v->num_thresholds; i++)
         FUZZ_CHECK(pr[i] >= 0 && isfinite(pr[i]), "count %lld is %g", (long long)i, pr[i]);
+}
+
+/* Each clip of an audio value lies inside the record, and its WAV header
+ * reads as a playable clip or is refused with a reason. */
+static void check_audio(const gb_tf_value *v, const unsigned char *data, size_t size) {
+    FUZZ_CHECK(v->clips >= 1, "%lld clips", (long long)v->clips);
+    for (int64_t k = 0; k < v->clips && k < 8; k++) {
+        gb_tf_bytes clip;
+        if (!gb_tf_audio_clip(v, k, &clip)) continue;
+        FUZZ_CHECK(clip.size && inside(clip, data, size), "clip %lld outside the record", (long long)k);
+        gb_tf_wav wav;
+        char why[160] = "";
+        if (gb_tf_wav_info(clip.data, clip.size, &wav, why, sizeof why))
+            FUZZ_CHECK(wav.channels >= 1 && wav.sample_rate >= 1 && wav.frames >= 0 &&
+                           (uint64_t)wav.frames * (uint64_t)wav.channels <= clip.size,
+                       "a WAV of %d channels, %d Hz, %lld frames in %zu bytes", wav.channels,
+                       wav.sample_rate, (long long)wav.frames, clip.size);
+        else
+            FUZZ_CHECK(why[0], "a refused WAV says why");
+    }
 }
 
 /* The hparams plugin's data borrows bytes of the record and stays within its limits. */
@@ -67,14 +88,15 @@ static void check_event(const gb_tf_event *ev, const unsigned char *data, size_t
     FUZZ_CHECK(inside(ev->file_version, data, size), "file_version outside the record");
     for (size_t i = 0; i < ev->nvalues; i++) {
         const gb_tf_value *v = &ev->values[i];
-        FUZZ_CHECK(v->kind >= GB_TF_SCALAR && v->kind <= GB_TF_HPARAMS, "kind %d", (int)v->kind);
+        FUZZ_CHECK(v->kind >= GB_TF_SCALAR && v->kind <= GB_TF_AUDIO, "kind %d", (int)v->kind);
         FUZZ_CHECK(inside(v->tag, data, size) && inside(v->plugin, data, size) &&
                        inside(v->plugin_content, data, size) && inside(v->image, data, size) &&
                        inside(v->text, data, size) && inside(v->hist, data, size) &&
-                       inside(v->tensor, data, size),
+                       inside(v->tensor, data, size) && inside(v->audio, data, size),
                    "value %zu borrows bytes outside its record", i);
         if (v->kind == GB_TF_PR_CURVE) check_pr_curve(v);
         if (v->kind == GB_TF_HPARAMS) check_hparams(v, data, size);
+        if (v->kind == GB_TF_AUDIO) check_audio(v, data, size);
         if (v->kind != GB_TF_HISTOGRAM) continue;
         size_t k = 0;
         char why[256] = "";

@@ -24,10 +24,10 @@ static int import(const gb__cli_command *cmd, const char *const *values) {
         return 1;
     }
     gb__cli_print(stdout, "glassbox: imported %zu event files (%zu events) into %s: %zu scalars, "
-                          "%zu histograms, %zu images, %zu texts, %zu PR curves, %zu hparams records; "
-                          "%zu values of other kinds left out",
+                          "%zu histograms, %zu images, %zu texts, %zu audio clips, %zu PR curves, "
+                          "%zu hparams records; %zu values of other kinds left out",
                   r.files, r.events, values[DB], r.scalars, r.histograms, r.images, r.texts,
-                  r.pr_curves, r.hparams, r.skipped);
+                  r.audio, r.pr_curves, r.hparams, r.skipped);
     if (r.resumed)
         gb__cli_print(stdout, "glassbox: %zu of the files had been imported into %s before: only "
                               "the records added since were read",
@@ -53,8 +53,8 @@ const gb__cli_command gb__cli_import = {
     .summary = "Reads TensorBoard event files into a store",
     .details = "Every events.out.tfevents.* file under DIR is read; its directory under\n"
                "DIR names the run (files in DIR itself: DIR's last component), as\n"
-               "TensorBoard names runs. Scalars, histograms, images, text and PR curves\n"
-               "keep their steps and wall times; the HParams plugin's experiment and\n"
+               "TensorBoard names runs. Scalars, histograms, images, text, audio and PR\n"
+               "curves keep their steps and wall times; the HParams plugin's experiment and\n"
                "sessions become the store's hyperparameters. A file cut short (its writer killed) or with a\n"
                "damaged record is read up to there; the line on stderr says where.\n"
                "With --run, the files directly in DIR make the one run NAME ('glassbox\n"
