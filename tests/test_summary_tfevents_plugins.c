@@ -93,9 +93,15 @@ static void write_event(const char *sub, int64_t step, const msg *v) {
     fclose(f);
 }
 
-static gb_tfevents_report import_all(void) {
-    char tb[400];
+static char tb[400];
+
+/* The event directory dir/tb, where each test writes its runs. */
+static void make_tb(void) {
     snprintf(tb, sizeof tb, "%s/tb", dir);
+    mkdir(tb, 0700);
+}
+
+static gb_tfevents_report import_all(void) {
     gb_tfevents_report r;
     ck_assert_msg(gb_summary_import_tfevents(tb, db, &r) == GB_OK, "%s", gb_summary_last_error());
     return r;
@@ -117,9 +123,7 @@ static msg pr_tensor(int T, const float *rows) {
 }
 
 START_TEST(test_pr_curves_keep_their_counts) {
-    char tb[400];
-    snprintf(tb, sizeof tb, "%s/tb", dir);
-    mkdir(tb, 0700);
+    make_tb();
     /* TP, FP, TN, FN, precision, recall at thresholds 0, 0.5, 1 */
     const float rows[18] = {3, 2, 1, 2, 1, 0, 0, 1, 2, 0, 1, 2, 0.6f, 2 / 3.0f, 1, 1, 2 / 3.0f, 1 / 3.0f};
     msg t = pr_tensor(3, rows), v = value("pr/cat", "pr_curves", NULL, &t);
@@ -173,9 +177,7 @@ static size_t make_wav(unsigned char *w, int frames, int seed) {
 }
 
 START_TEST(test_audio_keeps_its_clips) {
-    char tb[400];
-    snprintf(tb, sizeof tb, "%s/tb", dir);
-    mkdir(tb, 0700);
+    make_tb();
     unsigned char a[256], b[256], c[256];
     size_t na = make_wav(a, 5, 1), nb = make_wav(b, 3, 2), nc = make_wav(c, 4, 3);
     /* tf.summary.audio: the audio plugin's [2, 2] string tensor of (WAV, label) */
@@ -330,9 +332,7 @@ static void write_hparams(const char *sub, const char *tag, const msg *data) {
 }
 
 START_TEST(test_hparams_become_the_experiment_and_runs) {
-    char tb[400];
-    snprintf(tb, sizeof tb, "%s/tb", dir);
-    mkdir(tb, 0700);
+    make_tb();
     /* As hp.hparams_config writes it: the experiment in the logdir itself;
      * each session in its run, as hp.hparams and the session's end. */
     msg e = experiment(1e-4, 0.1), start = session_start(), end = session_end(2);
@@ -402,9 +402,7 @@ END_TEST
 
 /* An experiment glassbox refuses (an interval upside down) is left out and said. */
 START_TEST(test_a_refused_experiment_is_said) {
-    char tb[400];
-    snprintf(tb, sizeof tb, "%s/tb", dir);
-    mkdir(tb, 0700);
+    make_tb();
     msg e = experiment(0.1, 1e-4);
     write_hparams(".", "_hparams_/experiment", &e);
     gb_tfevents_report r = import_all();
