@@ -9,7 +9,9 @@
  * Summary.Audio) is kept byte for byte with its rate, channels and frames
  * read from its WAV header. The events are encoded here by hand, field by field, in the layout
  * TensorBoard's summary ops write; a bad count or a refused declaration
- * is left out and said, never stored.
+ * is left out and said, never stored. The other way, a glassbox run's PR
+ * curve, audio, hyperparameters, experiment and status exported as an
+ * event file come back the same through an import.
  */
 #include <check.h>
 #include <stdio.h>
@@ -423,6 +425,115 @@ START_TEST(test_a_refused_experiment_is_said) {
 }
 END_TEST
 
+/* ---- the other way: a glassbox run exported, then imported ---------------------------- */
+
+/* A run with a PR curve, two audio clips, hyperparameters, the experiment
+ * and a failed end, in the store at path. */
+static void write_source(const char *path) {
+    gb_summary_writer *w;
+    ck_assert_int_eq(gb_summary_writer_open(path, "src", NULL, &w), GB_OK);
+    const float labels[6] = {1, 0, 1, 1, 0, 0}, preds[6] = {0.9f, 0.8f, 0.35f, 0.6f, 0.1f, 0.55f};
+    ck_assert_int_eq(gb_summary_pr_curve(w, "pr", gb_tensor_from(GB_F32, labels, GB_SHAPE(6)),
+                                         gb_tensor_from(GB_F32, preds, GB_SHAPE(6)), 5, NULL, 4),
+                     GB_OK);
+    float clips[2 * 6];
+    for (int i = 0; i < 12; i++) clips[i] = (float)(i - 6) / 7;
+    ck_assert_int_eq(gb_summary_audio(w, "voice", gb_tensor_from(GB_F32, clips, GB_SHAPE(2, 3, 2)), 16000, 2, 5),
+                     GB_OK);
+    ck_assert_int_eq(gb_summary_hparam_num(w, "lr", 0.003), GB_OK);
+    ck_assert_int_eq(gb_summary_hparam_str(w, "optimizer", "adam"), GB_OK);
+    const char *opts[] = {"adam", "sgd"};
+    const gb_hparam_domain hp[] = {
+        {.name = "lr", .type = GB_HPARAM_REAL, .domain = GB_DOMAIN_INTERVAL, .min = 1e-4, .max = 0.1},
+        {.name = "optimizer", .display_name = "Optimizer", .type = GB_HPARAM_STRING,
+         .domain = GB_DOMAIN_DISCRETE, .value_count = 2, .strings = opts}};
+    const gb_hparam_metric metrics[] = {{.tag = "accuracy", .display_name = "Accuracy"}};
+    ck_assert_int_eq(gb_summary_hparams_config(w, hp, 2, metrics, 1), GB_OK);
+    ck_assert_int_eq(gb_summary_run_status(w, GB_RUN_FAILED), GB_OK);
+    ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
+}
+
+static const gb_run_row *find_run(const gb_runs *runs, const char *name) {
+    for (size_t i = 0; i < runs->count; i++)
+        if (!strcmp(runs->rows[i].name, name)) return &runs->rows[i];
+    ck_abort_msg("no run %s", name);
+    return NULL;
+}
+
+START_TEST(test_exported_plugins_come_back) {
+    char src[400], file[600];
+    snprintf(src, sizeof src, "%s/src.db", dir);
+    write_source(src);
+    make_tb();
+    snprintf(file, sizeof file, "%s/src", tb);
+    mkdir(file, 0700);
+    snprintf(file + strlen(file), sizeof file - strlen(file), "/events.out.tfevents.1.glassbox");
+    gb_store *a = NULL;
+    ck_assert_int_eq(gb_store_open(src, &a), GB_STORE_OK);
+    size_t written = 0;
+    ck_assert_int_eq(gb_store_export_tfevents(a, "src", file, &written), GB_STORE_OK);
+    ck_assert_uint_eq(written, 1 + 2 + 2);   /* a curve, two clips, experiment and session */
+    gb_tfevents_report r = import_all();
+    ck_assert_uint_eq(r.pr_curves, 1);
+    ck_assert_uint_eq(r.audio, 2);
+    ck_assert_uint_eq(r.hparams, 3);   /* experiment, session start and end */
+    gb_store *b = open_store();
+
+    gb_pr_curves *ca, *cb;
+    ck_assert_int_eq(gb_store_pr_curves(a, "src", "pr", NULL, &ca), GB_STORE_OK);
+    ck_assert_int_eq(gb_store_pr_curves(b, "src", "pr", NULL, &cb), GB_STORE_OK);
+    ck_assert(ca->count == 1 && cb->count == 1 && cb->rows[0].num_thresholds == 5 && cb->rows[0].step == 4);
+    for (int k = 0; k < 5; k++)
+        ck_assert(ca->rows[0].tp[k] == cb->rows[0].tp[k] && ca->rows[0].fp[k] == cb->rows[0].fp[k] &&
+                  ca->rows[0].tn[k] == cb->rows[0].tn[k] && ca->rows[0].fn[k] == cb->rows[0].fn[k]);
+    gb_store_free(ca);
+    gb_store_free(cb);
+
+    for (int k = 0; k < 2; k++) {
+        gb_blob *wa, *wb;
+        ck_assert_int_eq(gb_store_audio_wav(a, "src", "voice", 5, k, &wa), GB_STORE_OK);
+        ck_assert_int_eq(gb_store_audio_wav(b, "src", "voice", 5, k, &wb), GB_STORE_OK);
+        ck_assert(wa->size == wb->size && !memcmp(wa->data, wb->data, wa->size));
+        gb_store_free(wa);
+        gb_store_free(wb);
+    }
+
+    gb_runs *ra, *rb;
+    ck_assert_int_eq(gb_store_runs(a, &ra), GB_STORE_OK);
+    ck_assert_int_eq(gb_store_runs(b, &rb), GB_STORE_OK);
+    const gb_run_row *x = find_run(ra, "src"), *y = find_run(rb, "src");
+    ck_assert_str_eq(y->status, "failed");
+    ck_assert_uint_eq(y->hparam_count, x->hparam_count);
+    for (size_t i = 0; i < x->hparam_count; i++) {
+        ck_assert_str_eq(y->hparams[i].key, x->hparams[i].key);
+        ck_assert_str_eq(y->hparams[i].value, x->hparams[i].value);
+    }
+    gb_store_free(ra);
+    gb_store_free(rb);
+
+    gb_hparams_config *xa, *xb;
+    ck_assert_int_eq(gb_store_hparams_config(a, &xa), GB_STORE_OK);
+    ck_assert_int_eq(gb_store_hparams_config(b, &xb), GB_STORE_OK);
+    ck_assert_uint_eq(xb->hparam_count, 2);
+    for (size_t i = 0; i < 2; i++) {
+        const gb_hparam_info *p = &xa->hparams[i], *q = &xb->hparams[i];
+        ck_assert_str_eq(q->name, p->name);
+        ck_assert_str_eq(q->display_name, p->display_name);
+        ck_assert_int_eq(q->type, p->type);
+        ck_assert_int_eq(q->domain, p->domain);
+        ck_assert_msg(p->domain != GB_DOMAIN_INTERVAL || (q->min == p->min && q->max == p->max), "%g %g vs %g %g", q->min, q->max, p->min, p->max);
+        ck_assert_str_eq(q->values_json, p->values_json);
+    }
+    ck_assert_uint_eq(xb->metric_count, 1);
+    ck_assert_str_eq(xb->metrics[0].tag, "accuracy");
+    ck_assert_str_eq(xb->metrics[0].display_name, "Accuracy");
+    gb_store_free(xa);
+    gb_store_free(xb);
+    gb_store_close(a);
+    gb_store_close(b);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("summary_tfevents_plugins");
     TCase *tc = tcase_create("plugins");
@@ -432,6 +543,7 @@ int main(void) {
     tcase_add_test(tc, test_audio_keeps_its_clips);
     tcase_add_test(tc, test_hparams_become_the_experiment_and_runs);
     tcase_add_test(tc, test_a_refused_experiment_is_said);
+    tcase_add_test(tc, test_exported_plugins_come_back);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

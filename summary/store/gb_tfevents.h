@@ -233,6 +233,25 @@ void gb_tf_put_image(gb_tf_buf *b, double wall_time, int64_t step, const char *t
 void gb_tf_put_text(gb_tf_buf *b, double wall_time, int64_t step, const char *tag,
                     const char *text);
 
+/* A PR curve of num_thresholds thresholds as the pr_curves plugin writes
+ * it: a [6, T] tensor of rows TP, FP, TN, FN, precision, recall (float64,
+ * so every count keeps its bits), num_thresholds in its plugin data. */
+void gb_tf_put_pr_curve(gb_tf_buf *b, double wall_time, int64_t step, const char *tag,
+                        size_t num_thresholds, const double *const rows[6]);
+/* A step's audio clips (WAV files) as the audio plugin writes them: a
+ * [count, 2] string tensor of (clip, label ""), encoding WAV. */
+void gb_tf_put_audio(gb_tf_buf *b, double wall_time, int64_t step, const char *tag,
+                     const gb_tf_bytes *clips, size_t count);
+/* A run's hyperparameters as the hparams plugin's session start (numbers
+ * as numbers, the rest as strings), and its status ("done", "failed",
+ * "killed", "running"; "": none) as the session's end: success, failure
+ * (killed too), running. */
+void gb_tf_put_hparams_session(gb_tf_buf *b, double wall_time, const gb_hparam *hparams,
+                               size_t count, const char *status);
+/* The store's experiment (gb_store_hparams_config) as the hparams
+ * plugin's: each hparam's type and domain, each metric by its tag. */
+void gb_tf_put_hparams_experiment(gb_tf_buf *b, double wall_time, const gb_hparams_config *c);
+
 /* ---- a run of a store as an event file ------------------------------------------------ */
 
 /* Writes run's scalars, histograms, images and text into the event file at

@@ -1,8 +1,9 @@
-/* store/pb_wire.h — the protocol buffer wire format, read: the four
+/* store/pb_wire.h — the protocol buffer wire format: read, the four
  * encodings (varints, fixed 32/64-bit, length-delimited) and a walk over a
- * message's fields, borrowing the bytes. Shared by the decoders of
- * TensorBoard's event files (tfevents_proto.c) and of the plugin data they
- * carry (tfevents_hparams.c); internal to the store layer.
+ * message's fields, borrowing the bytes; written, into a growing
+ * gb_tf_buf. Shared by the decoders and encoders of TensorBoard's event
+ * files (tfevents_proto.c) and of the plugin data they carry
+ * (tfevents_hparams.c); internal to the store layer.
  */
 #ifndef GB_STORE_PB_WIRE_H
 #define GB_STORE_PB_WIRE_H
@@ -109,5 +110,26 @@ static inline bool walk(gb_tf_bytes msg, field_fn fn, void *ctx) {
         if (!fn(ctx, &f)) return false;
     return !bad;
 }
+
+/* ---- writing (tfevents_proto.c) ------------------------------------------------------ */
+
+/* Appends to b (which grows; b->failed once memory runs out, and every
+ * later call does nothing): raw bytes, a varint, a field's key, a double
+ * field (I64), a length-delimited field, an embedded message (inner is
+ * freed), packed doubles. */
+void gb__pb_bytes(gb_tf_buf *b, const void *data, size_t n);
+void gb__pb_varint(gb_tf_buf *b, uint64_t v);
+void gb__pb_key(gb_tf_buf *b, uint32_t number, int wire);
+void gb__pb_fixed64(gb_tf_buf *b, uint32_t number, double d);
+void gb__pb_len(gb_tf_buf *b, uint32_t number, const void *data, size_t n);
+void gb__pb_message(gb_tf_buf *b, uint32_t number, gb_tf_buf *inner);
+void gb__pb_packed_doubles(gb_tf_buf *b, uint32_t number, const double *v, size_t n);
+/* A Summary.Value's metadata: SummaryMetadata { plugin_data { plugin_name,
+ * content (when given; freed) } }. */
+void gb__tf_plugin(gb_tf_buf *value, const char *plugin, gb_tf_buf *content);
+/* Frames the encoded Event as one record at the end of out (event freed). */
+void gb__tf_record(gb_tf_buf *out, gb_tf_buf *event);
+/* Event { wall_time, step, summary { value } } as a record onto out (value freed). */
+void gb__tf_event(gb_tf_buf *out, double wall_time, int64_t step, gb_tf_buf *value);
 
 #endif

@@ -458,7 +458,7 @@ void gb_tf_buf_free(gb_tf_buf *b) {
     *b = (gb_tf_buf){0};
 }
 
-static void put_bytes(gb_tf_buf *b, const void *data, size_t n) {
+void gb__pb_bytes(gb_tf_buf *b, const void *data, size_t n) {
     if (b->failed) return;
     if (b->cap - b->len < n) {
         size_t cap = b->cap ? b->cap : 256;
@@ -475,7 +475,7 @@ static void put_bytes(gb_tf_buf *b, const void *data, size_t n) {
     b->len += n;
 }
 
-static void put_varint(gb_tf_buf *b, uint64_t v) {
+void gb__pb_varint(gb_tf_buf *b, uint64_t v) {
     unsigned char tmp[10];
     int n = 0;
     do {
@@ -484,110 +484,110 @@ static void put_varint(gb_tf_buf *b, uint64_t v) {
         if (v) tmp[n] |= 0x80;
         n++;
     } while (v);
-    put_bytes(b, tmp, (size_t)n);
+    gb__pb_bytes(b, tmp, (size_t)n);
 }
 
-static void put_key(gb_tf_buf *b, uint32_t number, int wire) {
-    put_varint(b, (uint64_t)number << 3 | (uint64_t)wire);
+void gb__pb_key(gb_tf_buf *b, uint32_t number, int wire) {
+    gb__pb_varint(b, (uint64_t)number << 3 | (uint64_t)wire);
 }
 
-static void put_fixed64(gb_tf_buf *b, uint32_t number, double d) {
+void gb__pb_fixed64(gb_tf_buf *b, uint32_t number, double d) {
     uint64_t v;
     memcpy(&v, &d, sizeof v);
     unsigned char tmp[8];
     for (int i = 0; i < 8; i++, v >>= 8) tmp[i] = (unsigned char)v;
-    put_key(b, number, WIRE_I64);
-    put_bytes(b, tmp, 8);
+    gb__pb_key(b, number, WIRE_I64);
+    gb__pb_bytes(b, tmp, 8);
 }
 
-static void put_len(gb_tf_buf *b, uint32_t number, const void *data, size_t n) {
-    put_key(b, number, WIRE_LEN);
-    put_varint(b, n);
-    put_bytes(b, data, n);
+void gb__pb_len(gb_tf_buf *b, uint32_t number, const void *data, size_t n) {
+    gb__pb_key(b, number, WIRE_LEN);
+    gb__pb_varint(b, n);
+    gb__pb_bytes(b, data, n);
 }
 
-static void put_message(gb_tf_buf *b, uint32_t number, gb_tf_buf *inner) {
+void gb__pb_message(gb_tf_buf *b, uint32_t number, gb_tf_buf *inner) {
     if (inner->failed) b->failed = true;
-    put_len(b, number, inner->data, inner->len);
+    gb__pb_len(b, number, inner->data, inner->len);
     gb_tf_buf_free(inner);
 }
 
-static void put_packed_doubles(gb_tf_buf *b, uint32_t number, const double *v, size_t n) {
+void gb__pb_packed_doubles(gb_tf_buf *b, uint32_t number, const double *v, size_t n) {
     gb_tf_buf inner = {0};
     for (size_t i = 0; i < n; i++) {
         uint64_t bits;
         memcpy(&bits, &v[i], sizeof bits);
         unsigned char tmp[8];
         for (int k = 0; k < 8; k++, bits >>= 8) tmp[k] = (unsigned char)bits;
-        put_bytes(&inner, tmp, 8);
+        gb__pb_bytes(&inner, tmp, 8);
     }
-    put_message(b, number, &inner);
+    gb__pb_message(b, number, &inner);
 }
 
-/* SummaryMetadata { plugin_data { plugin_name } } */
-static void put_plugin(gb_tf_buf *value, const char *plugin) {
+void gb__tf_plugin(gb_tf_buf *value, const char *plugin, gb_tf_buf *content) {
     gb_tf_buf data = {0}, meta = {0};
-    put_len(&data, 1, plugin, strlen(plugin));
-    put_message(&meta, 1, &data);
-    put_message(value, 9, &meta);
+    gb__pb_len(&data, 1, plugin, strlen(plugin));
+    if (content) gb__pb_message(&data, 2, content);
+    gb__pb_message(&meta, 1, &data);
+    gb__pb_message(value, 9, &meta);
 }
 
 /* Frames the encoded Event as one record at the end of out (event freed). */
-static void put_record(gb_tf_buf *out, gb_tf_buf *event) {
+void gb__tf_record(gb_tf_buf *out, gb_tf_buf *event) {
     size_t at = out->len;
-    put_bytes(out, NULL, 0);
+    gb__pb_bytes(out, NULL, 0);
     if (event->failed) out->failed = true;
     if (!out->failed) {
         /* room for the frame: grow by writing the bytes, then frame in place */
-        put_bytes(out, event->data, event->len);
-        put_bytes(out, event->data, 16 < event->len ? 16 : event->len);
-        while (!out->failed && out->len - at < event->len + 16) put_bytes(out, "", 1);
+        gb__pb_bytes(out, event->data, event->len);
+        gb__pb_bytes(out, event->data, 16 < event->len ? 16 : event->len);
+        while (!out->failed && out->len - at < event->len + 16) gb__pb_bytes(out, "", 1);
         if (!out->failed) out->len = gb_tf_record_put(out->data, out->cap, at, event->data, event->len);
     }
     gb_tf_buf_free(event);
 }
 
 /* Event { wall_time, step, summary { value } } as a record onto out. */
-static void put_event(gb_tf_buf *out, double wall_time, int64_t step, gb_tf_buf *value) {
+void gb__tf_event(gb_tf_buf *out, double wall_time, int64_t step, gb_tf_buf *value) {
     gb_tf_buf summary = {0}, event = {0};
-    put_message(&summary, 1, value);
-    put_fixed64(&event, 1, wall_time);
-    put_key(&event, 2, WIRE_VARINT);
-    put_varint(&event, (uint64_t)step);
-    put_message(&event, 5, &summary);
-    put_record(out, &event);
+    gb__pb_message(&summary, 1, value);
+    gb__pb_fixed64(&event, 1, wall_time);
+    gb__pb_key(&event, 2, WIRE_VARINT);
+    gb__pb_varint(&event, (uint64_t)step);
+    gb__pb_message(&event, 5, &summary);
+    gb__tf_record(out, &event);
 }
 
 void gb_tf_put_file_version(gb_tf_buf *b, double wall_time) {
     gb_tf_buf event = {0};
-    put_fixed64(&event, 1, wall_time);
-    put_len(&event, 3, "brain.Event:2", 13);
-    put_record(b, &event);
+    gb__pb_fixed64(&event, 1, wall_time);
+    gb__pb_len(&event, 3, "brain.Event:2", 13);
+    gb__tf_record(b, &event);
 }
 
 void gb_tf_put_scalar(gb_tf_buf *b, double wall_time, int64_t step, const char *tag,
                       double value) {
     gb_tf_buf v = {0}, t = {0}, shape = {0};
-    put_len(&v, 1, tag, strlen(tag));
-    put_plugin(&v, "scalars");
-    put_key(&t, 1, WIRE_VARINT);
-    put_varint(&t, DT_DOUBLE);
-    put_message(&t, 2, &shape);              /* rank 0: an empty shape */
-    put_packed_doubles(&t, 6, &value, 1);
-    put_message(&v, 8, &t);
-    put_event(b, wall_time, step, &v);
+    gb__pb_len(&v, 1, tag, strlen(tag));
+    gb__tf_plugin(&v, "scalars", NULL);
+    gb__pb_key(&t, 1, WIRE_VARINT);
+    gb__pb_varint(&t, DT_DOUBLE);
+    gb__pb_message(&t, 2, &shape);              /* rank 0: an empty shape */
+    gb__pb_packed_doubles(&t, 6, &value, 1);
+    gb__pb_message(&v, 8, &t);
+    gb__tf_event(b, wall_time, step, &v);
 }
 
 void gb_tf_put_histogram(gb_tf_buf *b, double wall_time, int64_t step, const char *tag,
                          double min, double max, double count, double sum, double sum_squares,
                          const double *edges, const double *counts, size_t buckets) {
     gb_tf_buf v = {0}, h = {0};
-    put_len(&v, 1, tag, strlen(tag));
-    put_fixed64(&h, 1, min);
-    put_fixed64(&h, 2, max);
-    put_fixed64(&h, 3, count);
-    put_fixed64(&h, 4, sum);
-    put_fixed64(&h, 5, sum_squares);
+    gb__pb_len(&v, 1, tag, strlen(tag));
+    gb__pb_fixed64(&h, 1, min);
+    gb__pb_fixed64(&h, 2, max);
+    gb__pb_fixed64(&h, 3, count);
+    gb__pb_fixed64(&h, 4, sum);
+    gb__pb_fixed64(&h, 5, sum_squares);
     /* An empty first bucket ending at the first edge carries that edge
      * exactly (TensorFlow's first bucket has no lower bound). */
     double *limits = malloc((buckets + 1) * sizeof *limits);
@@ -598,40 +598,95 @@ void gb_tf_put_histogram(gb_tf_buf *b, double wall_time, int64_t step, const cha
         memcpy(limits, edges, (buckets + 1) * sizeof *limits);
         cnt[0] = 0;
         memcpy(cnt + 1, counts, buckets * sizeof *cnt);
-        put_packed_doubles(&h, 6, limits, buckets + 1);
-        put_packed_doubles(&h, 7, cnt, buckets + 1);
+        gb__pb_packed_doubles(&h, 6, limits, buckets + 1);
+        gb__pb_packed_doubles(&h, 7, cnt, buckets + 1);
     }
     free(limits);
     free(cnt);
-    put_message(&v, 5, &h);
-    put_event(b, wall_time, step, &v);
+    gb__pb_message(&v, 5, &h);
+    gb__tf_event(b, wall_time, step, &v);
 }
 
 void gb_tf_put_image(gb_tf_buf *b, double wall_time, int64_t step, const char *tag,
                      const void *png, size_t size, int64_t width, int64_t height,
                      int64_t channels) {
     gb_tf_buf v = {0}, im = {0};
-    put_len(&v, 1, tag, strlen(tag));
-    put_key(&im, 1, WIRE_VARINT);
-    put_varint(&im, (uint64_t)height);
-    put_key(&im, 2, WIRE_VARINT);
-    put_varint(&im, (uint64_t)width);
-    put_key(&im, 3, WIRE_VARINT);
-    put_varint(&im, (uint64_t)channels);
-    put_len(&im, 4, png, size);
-    put_message(&v, 4, &im);
-    put_event(b, wall_time, step, &v);
+    gb__pb_len(&v, 1, tag, strlen(tag));
+    gb__pb_key(&im, 1, WIRE_VARINT);
+    gb__pb_varint(&im, (uint64_t)height);
+    gb__pb_key(&im, 2, WIRE_VARINT);
+    gb__pb_varint(&im, (uint64_t)width);
+    gb__pb_key(&im, 3, WIRE_VARINT);
+    gb__pb_varint(&im, (uint64_t)channels);
+    gb__pb_len(&im, 4, png, size);
+    gb__pb_message(&v, 4, &im);
+    gb__tf_event(b, wall_time, step, &v);
 }
 
 void gb_tf_put_text(gb_tf_buf *b, double wall_time, int64_t step, const char *tag,
                     const char *text) {
     gb_tf_buf v = {0}, t = {0}, shape = {0};
-    put_len(&v, 1, tag, strlen(tag));
-    put_plugin(&v, "text");
-    put_key(&t, 1, WIRE_VARINT);
-    put_varint(&t, DT_STRING);
-    put_message(&t, 2, &shape);
-    put_len(&t, 8, text, strlen(text));
-    put_message(&v, 8, &t);
-    put_event(b, wall_time, step, &v);
+    gb__pb_len(&v, 1, tag, strlen(tag));
+    gb__tf_plugin(&v, "text", NULL);
+    gb__pb_key(&t, 1, WIRE_VARINT);
+    gb__pb_varint(&t, DT_STRING);
+    gb__pb_message(&t, 2, &shape);
+    gb__pb_len(&t, 8, text, strlen(text));
+    gb__pb_message(&v, 8, &t);
+    gb__tf_event(b, wall_time, step, &v);
+}
+
+/* A tensor of dtype and shape [d0, d1] (d1 0: [d0]) into t. */
+static void put_tensor_head(gb_tf_buf *t, int64_t dtype, int64_t d0, int64_t d1) {
+    gb_tf_buf shape = {0}, dim = {0};
+    gb__pb_key(t, 1, WIRE_VARINT);
+    gb__pb_varint(t, (uint64_t)dtype);
+    gb__pb_key(&dim, 1, WIRE_VARINT);
+    gb__pb_varint(&dim, (uint64_t)d0);
+    gb__pb_message(&shape, 2, &dim);
+    if (d1) {
+        gb__pb_key(&dim, 1, WIRE_VARINT);
+        gb__pb_varint(&dim, (uint64_t)d1);
+        gb__pb_message(&shape, 2, &dim);
+    }
+    gb__pb_message(t, 2, &shape);
+}
+
+/* The plugin data content { version 0 (1), field 2: v } of the pr_curves
+ * (num_thresholds) and audio (encoding) plugins. */
+static void put_plugin_u32(gb_tf_buf *value, const char *plugin, uint64_t v) {
+    gb_tf_buf content = {0};
+    gb__pb_key(&content, 2, WIRE_VARINT);
+    gb__pb_varint(&content, v);
+    gb__tf_plugin(value, plugin, &content);
+}
+
+void gb_tf_put_pr_curve(gb_tf_buf *b, double wall_time, int64_t step, const char *tag,
+                        size_t num_thresholds, const double *const rows[6]) {
+    gb_tf_buf v = {0}, t = {0};
+    gb__pb_len(&v, 1, tag, strlen(tag));
+    put_plugin_u32(&v, "pr_curves", num_thresholds);
+    put_tensor_head(&t, DT_DOUBLE, 6, (int64_t)num_thresholds);
+    double *all = malloc(6 * num_thresholds * sizeof *all);
+    if (!all) b->failed = true;
+    for (int r = 0; all && r < 6; r++) memcpy(all + r * num_thresholds, rows[r], num_thresholds * sizeof *all);
+    if (all) gb__pb_packed_doubles(&t, 6, all, 6 * num_thresholds);   /* double_val */
+    free(all);
+    gb__pb_message(&v, 8, &t);
+    gb__tf_event(b, wall_time, step, &v);
+}
+
+void gb_tf_put_audio(gb_tf_buf *b, double wall_time, int64_t step, const char *tag,
+                     const gb_tf_bytes *clips, size_t count) {
+    enum { WAV = 11 };
+    gb_tf_buf v = {0}, t = {0};
+    gb__pb_len(&v, 1, tag, strlen(tag));
+    put_plugin_u32(&v, "audio", WAV);
+    put_tensor_head(&t, DT_STRING, (int64_t)count, 2);
+    for (size_t k = 0; k < count; k++) {
+        gb__pb_len(&t, 8, clips[k].data, clips[k].size);
+        gb__pb_len(&t, 8, "", 0);   /* its label */
+    }
+    gb__pb_message(&v, 8, &t);
+    gb__tf_event(b, wall_time, step, &v);
 }
