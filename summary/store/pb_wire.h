@@ -103,6 +103,7 @@ static inline bool bytes_eq(gb_tf_bytes b, const char *s) {
  * fn says so. */
 typedef bool (*field_fn)(void *ctx, const pb_field *f);
 static inline bool walk(gb_tf_bytes msg, field_fn fn, void *ctx) {
+    if (!msg.size) return true;   /* no fields (and maybe no bytes at all: data NULL) */
     pb r = {msg.data, msg.data + msg.size};
     pb_field f = {0};
     bool bad = false;
