@@ -473,6 +473,17 @@ START_TEST(test_exported_plugins_come_back) {
     size_t written = 0;
     ck_assert_int_eq(gb_store_export_tfevents(a, "src", file, &written), GB_STORE_OK);
     ck_assert_uint_eq(written, 1 + 2 + 2);   /* a curve, two clips, experiment and session */
+    /* A run of the same store that records no hyperparameters is no session of the sweep. */
+    gb_summary_writer *w;
+    ck_assert_int_eq(gb_summary_writer_open(src, "plain", NULL, &w), GB_OK);
+    ck_assert_int_eq(gb_summary_scalar(w, "loss", 0.5, 1), GB_OK);
+    ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
+    char plain[600];
+    snprintf(plain, sizeof plain, "%s/plain.tfevents", dir);
+    gb_store_close(a);
+    ck_assert_int_eq(gb_store_open(src, &a), GB_STORE_OK);
+    ck_assert_int_eq(gb_store_export_tfevents(a, "plain", plain, &written), GB_STORE_OK);
+    ck_assert_uint_eq(written, 1);
     gb_tfevents_report r = import_all();
     ck_assert_uint_eq(r.pr_curves, 1);
     ck_assert_uint_eq(r.audio, 2);

@@ -121,7 +121,8 @@ static gb_store_status put_tag(gb_store *s, const char *run, const gb_tag_row *t
 }
 
 /* The run's hyperparameters and status as the hparams plugin's session,
- * and the store's experiment beside them, when there are any. */
+ * and the store's experiment beside them, when the run has any (a run
+ * that records none, in a store of a sweep, is no session of it). */
 static gb_store_status put_hparams(gb_store *s, const char *run, double wall_time, gb_tf_buf *b,
                                    size_t *written) {
     gb_runs *runs = NULL;
@@ -130,7 +131,7 @@ static gb_store_status put_hparams(gb_store *s, const char *run, double wall_tim
     if (st == GB_STORE_OK) st = gb_store_hparams_config(s, &c);
     for (size_t i = 0; st == GB_STORE_OK && i < runs->count; i++) {
         const gb_run_row *r = &runs->rows[i];
-        if (strcmp(r->name, run) || (!r->hparam_count && !c->hparam_count)) continue;
+        if (strcmp(r->name, run) || !r->hparam_count) continue;   /* no session of a sweep */
         if (c->hparam_count || c->metric_count) {
             gb_tf_put_hparams_experiment(b, wall_time, c);
             (*written)++;
