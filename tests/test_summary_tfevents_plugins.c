@@ -412,7 +412,7 @@ START_TEST(test_a_refused_experiment_is_said) {
     ck_assert_uint_eq(r.skipped, 1);
     char want[800];
     snprintf(want, sizeof want,
-             "%s/tb/events.out.tfevents.1.t: the hparams experiment is left out: "
+             "%s/tb/events.out.tfevents.1.t: the hparams record '_hparams_/experiment' is left out: "
              "gb_summary_hparams_config: hparam 'lr': an interval needs finite min <= max\n",
              dir);
     ck_assert_str_eq(r.notes, want);

@@ -6,13 +6,13 @@
  * protocol buffers: store/gb_tfevents.h); its directory under DIR names
  * the run ("train", "lr_0.1/eval"; files in DIR itself: DIR's own name),
  * as TensorBoard names runs. Scalars, histograms, images, text, audio
- * (WAV) and PR curves keep their steps and wall times, and their values as stored (a
- * float32 simple_value as that float, a float64 tensor bit for bit); the
- * HParams plugin's experiment and sessions become the store's own
- * (tfevents_import_hparams.c). A file that
- * ends in the middle of a record (its writer killed, or still writing) or
- * holds a damaged record is read up to there, and the report says where
- * it stopped and why; what came before is imported.
+ * (WAV) and PR curves keep their steps and wall times, and their values
+ * as stored (a float32 simple_value as that float, a float64 tensor bit
+ * for bit); the HParams plugin's experiment and sessions become the
+ * store's own (tfevents_import_hparams.c). A file that ends in the middle
+ * of a record (its writer killed, or still writing) or holds a damaged
+ * record is read up to there, and the report says where it stopped and
+ * why; what came before is imported.
  *
  * The store keeps how far each file was read (import_marks.c): importing
  * again reads each file on from there, so a growing file's new records
@@ -132,7 +132,7 @@ static gb_status import_value(importer *im, gb_summary_writer *w, const char *pa
         }
         st = gb__import_hparams(w, im->hp);
         if (st == GB_ERR_VALUE) {   /* a declaration glassbox refuses: said, and left out */
-            note(r, "%s: the hparams experiment is left out: %s\n", path, gb_summary_last_error());
+            note(r, "%s: the hparams record '%s' is left out: %s\n", path, tag, gb_summary_last_error());
             r->skipped++;
             st = GB_OK;
         } else {
