@@ -12,7 +12,7 @@
 // scrolls sideways.
 
 import { fmtValue, h } from '../core/dom.js';
-import { fmtTickValue, ramp } from './model.js';
+import { ramp, tickLabel } from './model.js';
 
 const TOP = 46, BOTTOM = 26, SIDE = 56, HEIGHT = 340, GRAB = 14, AXIS_GAP = 112;
 
@@ -201,7 +201,7 @@ export class ParallelCoordinates {
         out.push([this.model.position(c, 10 ** e), `1e${e}`]);
       return out;
     }
-    return [0, 0.25, 0.5, 0.75, 1].map((p) => [p, fmtTickValue(this.model.valueAt(c, p))]);
+    return [0, 0.25, 0.5, 0.75, 1].map((p) => [p, tickLabel(c, p, this.model)]);
   }
 
   // ---- brushing ----
