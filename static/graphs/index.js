@@ -261,7 +261,7 @@ export function createPage(ctx) {
   function describe(v) {
     const { data, model } = v;
     const scopes = [...model.groups.values()].filter((g) => g.parent && !g.series && !g.part).length;
-    const parts = [h('b', null, data.function || data.tag || ''), ` · ${model.nodes.length.toLocaleString('en-US')} nodes in ${scopes} scopes`];
+    const parts = [h('b', null, data.function || data.tag || ''), ` · ${model.nodes.length.toLocaleString('en-US')} nodes in ${scopes} scope${scopes === 1 ? '' : 's'}`];
     if (data.passes?.length) parts.push(` · ${data.passes.filter((p) => p.ran).map((p) => p.pass).join(' → ')}`);
     // The plan for the shapes it ran with (a graph with -1 dims plans the
     // batch-sized values per call shape); an older trace has only the part
