@@ -257,7 +257,9 @@ export function createPage(ctx) {
   }
 
   // The header: what the graph is and the engine's figures for it — the
-  // planned arena, and the profiled step as the mean of the steps timed.
+  // planned arena, and its ops' time per profiled step, the mean of the
+  // steps timed: the kernels alone, so less than the Profile page's step,
+  // which counts everything between two step marks.
   function describe(v) {
     const { data, model } = v;
     const scopes = [...model.groups.values()].filter((g) => g.parent && !g.series && !g.part).length;
@@ -274,7 +276,7 @@ export function createPage(ctx) {
     }
     if (model.steps) {
       parts.push(h('span.graph-step', { 'data-step-us': model.stepUs.toFixed(3), 'data-steps': model.steps },
-        ` · profiled step ${(model.stepUs / 1000).toFixed(2)} ms (mean of ${model.steps} step${model.steps === 1 ? '' : 's'})`));
+        ` · ops ${(model.stepUs / 1000).toFixed(2)} ms per profiled step (mean of ${model.steps} step${model.steps === 1 ? '' : 's'})`));
     }
     return parts;
   }
