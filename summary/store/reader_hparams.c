@@ -258,7 +258,10 @@ static bool has_hparams(const gb_runs *runs, const char *name) {
     return false;
 }
 
-/* Every scalar tag of the runs with hparams, by name, each once. */
+/* Every scalar tag of the runs with hparams, by name, each once; but the
+ * training-health figures (health/<layer>/<figure>, a few per layer of
+ * every fit), which the Health page shows: a 28-layer model's 84 took the
+ * cap's places before its losses and learning rate. */
 static gb_store_status infer_metrics(gb_store *s, gb__arena *a, const gb_runs *runs,
                                      gb_experiment *e) {
     gb_tags *tags;
@@ -275,7 +278,7 @@ static gb_store_status infer_metrics(gb_store *s, gb__arena *a, const gb_runs *r
         for (size_t j = 0; j < rows.count && !seen; j++)
             seen = !strcmp(((gb_metric_info *)rows.data)[j].tag, tag);
         if (seen || rows.count == GB_EXPERIMENT_MAX_INFERRED_METRICS ||
-            !has_hparams(runs, tags->rows[i].run))
+            !strncmp(tag, "health/", 7) || !has_hparams(runs, tags->rows[i].run))
             continue;
         gb_metric_info *m = gb__rows_push(&rows);
         if (!m) {
