@@ -7,9 +7,9 @@
 // drawn bold and named, with its values, in a hover card. A canvas, not
 // SVG: a thousand runs redraw in a few milliseconds, so a brush follows
 // the mouse. Axes keep AXIS_GAP between them, room for their names and
-// ticks: with more columns than the card holds (a fit's inferred metrics
-// are every scalar it wrote) the canvas grows wider than the card, which
-// scrolls sideways.
+// ticks: with more columns than the card holds (a fit records each
+// layer's size as an hparam, each of its scalars as a metric) the canvas
+// grows wider than the card, which scrolls sideways.
 
 import { fmtValue, h } from '../core/dom.js';
 import { ramp, tickLabel } from './model.js';
