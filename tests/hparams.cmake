@@ -5,8 +5,10 @@
 #                          filters and brushes the page, checks it against
 #                          /api/hparams and watches two runs arrive live;
 #                          screenshots go to <build>/tests/artifacts/hparams_*.png
+include(${CMAKE_CURRENT_LIST_DIR}/browser/node_test.cmake)
+# The axes' tick labels (static/hparams/model.js), in node.
+gb_node_test(hparams_ticks ${CMAKE_CURRENT_LIST_DIR}/hparams/ticks_check.mjs 30)
 if(TARGET glassbox_webui)
-  include(${CMAKE_CURRENT_LIST_DIR}/browser/node_test.cmake)
   gb_node_test(webui_hparams_browser ${CMAKE_CURRENT_LIST_DIR}/browser/hparams.test.mjs 180)
   # browser_page (Makefile): under the sanitizers test_webui_hparams runs
   # /api/hparams, and dist_logdir_browser serves write_sweep's stores.

@@ -267,6 +267,34 @@ START_TEST(test_saturated_fraction_of_a_sigmoid_layer) {
 }
 END_TEST
 
+/* MultiHeadAttention's query, key and value biases are [heads, key_dim]:
+ * rank 2, yet biases. They start at 0, where an update-to-weight ratio
+ * says nothing (the char_lm example warned "large update" on a key bias
+ * of norm 6e-7), so the ratio rules leave them to bias drift, as they do
+ * a Dense layer's. The kernels, at lr 0.5, still raise large_update. */
+START_TEST(test_a_bias_of_rank_2_gets_no_update_ratio_alert) {
+    gb_module *m = gb_sequential_new("model");
+    gb_sequential_add(m, gb_multi_head_attention_new(1, 2, &(gb_mha_options){.name = "attention", .seed = 3}));
+    ck_assert(gb_module_build(m, GB_F32, 3, (int64_t[]){-1, 3, 2}));
+    ck_assert(gb_model_compile(m, &(gb_compile_options){.optimizer = gb_sgd(0.5),
+                                                         .loss = {GB_LOSS_MEAN_SQUARED_ERROR}}));
+    float xs[12], ys[12];
+    for (int i = 0; i < 12; i++) xs[i] = (float)((i * 7) % 5) - 2, ys[i] = (float)(i % 3);
+    fit(m, gb_from_f32(xs, GB_SHAPE(2, 3, 2)), gb_from_f32(ys, GB_SHAPE(2, 3, 2)), 3);
+    int kernel_alerts = 0;
+    for (int i = 0; i < nalerts; i++) {
+        bool ratio = !strcmp(alerts[i].kind, "large_update") || !strcmp(alerts[i].kind, "not_learning");
+        size_t n = strlen(alerts[i].variable);
+        ck_assert_msg(!ratio || n < 4 || strcmp(alerts[i].variable + n - 4, "bias"), "%s", alerts[i].message);
+        kernel_alerts += ratio;
+    }
+    ck_assert_int_gt(kernel_alerts, 0);
+    gb_optimizer *opt = gb_model_optimizer(m);
+    gb_module_free(m);
+    gb_optimizer_free(opt);
+}
+END_TEST
+
 /* A model deeper than a traced function's old 64 outputs: 70 ReLU layers
  * and a linear one, traced. Every layer has its figures: 71 gradient
  * norms (from the optimizer's measure, not from returned gradients) and
@@ -643,6 +671,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_large_update_and_dead_units_alerts_word_for_word);
     tcase_add_test(tc, test_not_learning_at_a_tiny_learning_rate);
     tcase_add_test(tc, test_saturated_fraction_of_a_sigmoid_layer);
+    tcase_add_test(tc, test_a_bias_of_rank_2_gets_no_update_ratio_alert);
     tcase_add_test(tc, test_traced_and_eager_give_the_same_figures);
     tcase_add_test(tc, test_fitting_models_one_after_another_retraces_nothing);
     tcase_add_test(tc, test_disable_means_nothing_is_emitted);

@@ -236,6 +236,45 @@ START_TEST(test_scalar_summaries_last_and_extremes_per_run) {
 }
 END_TEST
 
+/* Nothing declared: the hparams are the runs' keys, numbers in them in
+ * numeric order, and the metrics the runs' scalar tags but the
+ * training-health figures, which every fit writes per layer. 40 of them
+ * ("health/..." sorts before "loss" and "val_loss") used to fill the 32
+ * places of the cap, and the run's own metrics were left out. */
+START_TEST(test_inferred_metrics_leave_out_the_health_figures) {
+    gb_summary_writer *w = open_writer("fit");
+    ck_assert_int_eq(gb_summary_hparam_num(w, "lr", 0.01), GB_OK);
+    /* fit's layer sizes: numbers in names sort as numbers (dense10 after
+     * dense2, as the model has them; it came before) */
+    const char *const keys[] = {"dense10.units", "dense2.units", "dense1.units", "dense0.units", "dense02.units"};
+    for (int i = 0; i < 5; i++) ck_assert_int_eq(gb_summary_hparam_num(w, keys[i], 8), GB_OK);
+    char tag[64];
+    for (int i = 0; i < 40; i++) {
+        snprintf(tag, sizeof tag, "health/dense_%02d/grad_norm", i);
+        ck_assert_int_eq(gb_summary_scalar(w, tag, 1, 1), GB_OK);
+    }
+    ck_assert_int_eq(gb_summary_scalar(w, "val_loss", 0.5, 1), GB_OK);
+    ck_assert_int_eq(gb_summary_scalar(w, "accuracy", 0.75, 1), GB_OK);
+    ck_assert_int_eq(gb_summary_writer_close(w), GB_OK);
+    gb_store *s = open_store();
+    gb_experiment *e;
+    ck_assert_int_eq(gb_store_experiment(s, &e), GB_STORE_OK);
+    ck_assert(!e->declared);
+    const char *const order[] = {"dense0.units", "dense1.units", "dense02.units", "dense2.units",
+                                 "dense10.units", "lr"};
+    ck_assert_uint_eq(e->hparam_count, 6);
+    for (int i = 0; i < 6; i++) ck_assert_str_eq(e->hparams[i].name, order[i]);
+    ck_assert_uint_eq(e->metric_count, 2);
+    ck_assert_str_eq(e->metrics[0].tag, "accuracy");
+    ck_assert(e->metrics[0].higher_is_better);
+    ck_assert_str_eq(e->metrics[1].tag, "val_loss");
+    ck_assert_uint_eq(e->run_count, 1);
+    ck_assert(e->runs[0].metrics[1].last == 0.5);
+    gb_store_free(e);
+    gb_store_close(s);
+}
+END_TEST
+
 /* ---- precision-recall curves ---------------------------------------------------------------- */
 
 /* Six examples, five thresholds 0, .25, .5, .75, 1; buckets floor(4p):
@@ -377,6 +416,7 @@ int main(void) {
     tcase_add_test(tc, test_bad_configs_name_the_entry);
     tcase_add_test(tc, test_status_running_done_failed_and_killed);
     tcase_add_test(tc, test_scalar_summaries_last_and_extremes_per_run);
+    tcase_add_test(tc, test_inferred_metrics_leave_out_the_health_figures);
     tcase_add_test(tc, test_pr_counts_by_hand);
     tcase_add_test(tc, test_pr_curves_per_class);
     tcase_add_test(tc, test_pr_bad_inputs);

@@ -15,6 +15,7 @@ _Thread_local const char *gb__tl_backward_of_type;
 _Thread_local const char *gb__tl_backward_label;
 _Thread_local const char *gb__tl_traced_node;
 _Thread_local const char *gb__tl_fused_node;
+_Thread_local int64_t gb__tl_fused_bad[3];
 _Thread_local const char *gb__tl_function;
 _Thread_local const char *gb__tl_node_name;
 _Thread_local uint64_t gb__tl_hidden_tapes;

@@ -259,6 +259,10 @@ extern _Thread_local const char *gb__tl_node_name;
  * (ops/fused.c sets it, naming the step in gb__tl_node_name): the alert
  * names both, the step that made it and the node a graph shows. */
 extern _Thread_local const char *gb__tl_fused_node;
+/* With it, that step's own NaN, +Inf and -Inf over the whole output: what
+ * the alert counts, since later steps may turn them into others (log(0)
+ * is -Inf, times 0 a NaN out of the node). */
+extern _Thread_local int64_t gb__tl_fused_bad[3];
 
 /* Called when a memory scope of the given depth ends, before its memory
  * is released: the tapes begun in it expire (autodiff/ installs it with

@@ -14,8 +14,8 @@
  *   gradient_jump       the global norm > jump_factor times the last check's
  *   not_learning        a weight's ||w_after - w_before|| / ||w_before||
  *   large_update          below min_update_ratio / above max_update_ratio;
- *                       weights only (rank >= 2): a bias or a BatchNorm scale
- *                       starts at 0 or 1, where the ratio says nothing
+ *                       weights only (rank >= 2, not named "bias"): a bias or a
+ *                       BatchNorm scale starts at 0 or 1, where the ratio says nothing
  *   dead_units          a ReLU layer's units zero on the whole check batch,
  *                       as a fraction, above max_dead_fraction
  *   saturated_units     a sigmoid's outputs within saturation_eps of 0 or 1,

@@ -18,8 +18,8 @@
 
 /* What a variable is to the checks, from its name and rank. */
 typedef enum gb__health_role {
-    GB__HEALTH_WEIGHT = 0,        /* rank >= 2 (a kernel): update ratio, growth */
-    GB__HEALTH_BIAS,              /* "bias": drift */
+    GB__HEALTH_WEIGHT = 0,        /* rank >= 2 (a kernel), not a bias: update ratio, growth */
+    GB__HEALTH_BIAS,              /* "bias", of any rank: drift */
     GB__HEALTH_MOVING_VARIANCE,   /* BatchNorm's: collapse */
     GB__HEALTH_OTHER              /* anything else: figures only */
 } gb__health_role;

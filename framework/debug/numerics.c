@@ -87,7 +87,8 @@ void gb__numerics_alert_begin(gb_numerics_alert *a, const gb_op_call *c,
     a->scope = gb_name_scope_path();
     a->function = gb__tl_function;
     a->has_step = gb_get_step(&a->step);
-    if (c->op == GB_OP_FUSED_ELEMENTWISE && c->payload && gb__tl_fused_node) {
+    bool fused_step = c->op == GB_OP_FUSED_ELEMENTWISE && c->payload && gb__tl_fused_node;
+    if (fused_step) {
         /* A step made it: its own type, and the node that holds it. */
         const gb_fused_program *p = c->payload;
         for (int s = 0; s < p->nsteps; s++)
@@ -102,6 +103,11 @@ void gb__numerics_alert_begin(gb_numerics_alert *a, const gb_op_call *c,
     a->rank = values->rank;
     memcpy(a->shape, values->shape, sizeof a->shape);
     classify(values, a);
+    if (fused_step) {   /* the step's own values, of the output's shape */
+        a->nan_count = gb__tl_fused_bad[0];
+        a->pos_inf_count = gb__tl_fused_bad[1];
+        a->neg_inf_count = gb__tl_fused_bad[2];
+    }
 }
 
 bool gb__numerics_alert_inputs(gb_numerics_alert *a, const gb_op_call *c) {

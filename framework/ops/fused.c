@@ -17,7 +17,8 @@
  *
  * With numerics checks on, a NaN or Inf is blamed on the step that made
  * it, by the name of the node that step replaced: alerts name "gelu/Tanh"
- * (type Tanh) and the fused node that holds it, the node a graph shows.
+ * (type Tanh) and the fused node that holds it, the node a graph shows,
+ * and count that step's NaN and Inf, as the unfused op's alert would.
  */
 #include <stdalign.h>
 #include <stdatomic.h>
@@ -243,6 +244,16 @@ static const char *blame_step(const fused_run *r, int64_t m, size_t es) {
     return NULL;
 }
 
+/* With numerics checks on: each step's NaN, +Inf and -Inf in this block,
+ * added to bad[step]. */
+static void count_bad(const fused_run *r, int64_t m, size_t es, int64_t (*bad)[3]) {
+    for (int s = 0; s < r->p->nsteps; s++)
+        for (int64_t j = 0; j < m; j++) {
+            double v = es == 4 ? ((const float *)r->regs[s])[j] : ((const double *)r->regs[s])[j];
+            if (v - v != 0) bad[s][v != v ? 0 : v > 0 ? 1 : 2]++;
+        }
+}
+
 /* Which register block holds each step's result. With numerics checks on,
  * every step keeps its own: the blame scan reads them all after the
  * block. Otherwise a block is reused once the last step that reads it
@@ -317,6 +328,7 @@ typedef struct fused_job {
     fused_run *runs;             /* per worker */
     int64_t *blamed_block;       /* per worker: earliest bad block, or INT64_MAX */
     const char **blamed;         /* per worker: the step it blames there */
+    int64_t (*bad)[GB_FUSED_MAX_STEPS][3];   /* per worker: each step's NaN, +Inf, -Inf */
 } fused_job;
 
 static void run_blocks(void *ctx, int64_t b0, int64_t b1, int worker) {
@@ -339,6 +351,7 @@ static void run_blocks(void *ctx, int64_t b0, int64_t b1, int worker) {
                 const char *name = blame_step(r, m, es);
                 if (name) job->blamed_block[worker] = b, job->blamed[worker] = name;
             }
+            count_bad(r, m, es, job->bad[worker]);
             memcpy(dst, r->regs[r->p->nsteps - 1], (size_t)m * es);
         }
     }
@@ -397,11 +410,13 @@ static bool kernel_fused(const gb_op_call *c, gb_tensor **out) {
     fused_run runs[MAX_WORKERS];
     int64_t blamed_block[MAX_WORKERS];
     const char *blamed[MAX_WORKERS] = {0};
+    int64_t bad[MAX_WORKERS][GB_FUSED_MAX_STEPS][3];
+    if (check) memset(bad, 0, (size_t)workers * sizeof *bad);
     for (int w = 0; w < workers; w++) {
         init_run(&runs[w], c, y, len, es, slot, nslots, mem + (size_t)w * per);
         blamed_block[w] = INT64_MAX;
     }
-    fused_job job = {c, y, es, check, runs, blamed_block, blamed};
+    fused_job job = {c, y, es, check, runs, blamed_block, blamed, bad};
     if (workers > 1)
         gb__parallel_for(nblocks, grain_blocks, run_blocks, &job);
     else
@@ -412,6 +427,12 @@ static bool kernel_fused(const gb_op_call *c, gb_tensor **out) {
     if (blamed[first]) {
         gb__tl_fused_node = gb__tl_node_name;
         gb__tl_node_name = blamed[first];
+        int s = 0;
+        while (p->steps[s].name != blamed[first]) s++;
+        for (int k = 0; k < 3; k++) {
+            gb__tl_fused_bad[k] = 0;
+            for (int w = 0; w < workers; w++) gb__tl_fused_bad[k] += bad[w][s][k];
+        }
     }
     if (mem != stack) free(mem);
     return true;

@@ -89,11 +89,13 @@ static bool ends_with(const char *s, const char *tail) {
     return n >= k && !strcmp(s + n - k, tail);
 }
 
+/* The name before the rank: MultiHeadAttention's query, key and value
+ * biases are [heads, key_dim], rank 2, and start at 0 as every bias does. */
 static gb__health_role role_of(gb_variable *v) {
     const char *name = gb_variable_name(v);
     if (ends_with(name, "moving_variance")) return GB__HEALTH_MOVING_VARIANCE;
-    if (gb_variable_rank(v) >= 2) return GB__HEALTH_WEIGHT;
     if (ends_with(name, "bias")) return GB__HEALTH_BIAS;
+    if (gb_variable_rank(v) >= 2) return GB__HEALTH_WEIGHT;
     return GB__HEALTH_OTHER;
 }
 

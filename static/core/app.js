@@ -79,6 +79,7 @@ export async function startApp(pageModules) {
 
   runs.onChange(() => current?.page.onRuns?.());
   window.addEventListener('hashchange', route);
+  trackTopbarHeight();
 
   // Live: each event means "the store changed"; pages fetch what is new.
   // One update at a time, and one asked for meanwhile runs after it; the
@@ -130,6 +131,16 @@ function connectLive(ctx, onData) {
   window.addEventListener('beforeunload', () => es.close());
   return Promise.race([first, new Promise((resolve) => { setTimeout(resolve, 1000); })])
     .then(() => { starting = false; });
+}
+
+// The tabs wrap to more rows when they do not fit; what sits under the
+// sticky top bar (the sidebar, full-height pages) reads its height from
+// --topbar-h, kept equal to the bar's as it changes.
+function trackTopbarHeight() {
+  const bar = document.querySelector('.topbar');
+  new ResizeObserver(() => {
+    document.documentElement.style.setProperty('--topbar-h', `${bar.offsetHeight}px`);
+  }).observe(bar);
 }
 
 // The page state a link carried after the tab's name (`#graphs?run=r`).

@@ -257,11 +257,13 @@ export function createPage(ctx) {
   }
 
   // The header: what the graph is and the engine's figures for it — the
-  // planned arena, and the profiled step as the mean of the steps timed.
+  // planned arena, and its ops' time per profiled step, the mean of the
+  // steps timed: the kernels alone, so less than the Profile page's step,
+  // which counts everything between two step marks.
   function describe(v) {
     const { data, model } = v;
     const scopes = [...model.groups.values()].filter((g) => g.parent && !g.series && !g.part).length;
-    const parts = [h('b', null, data.function || data.tag || ''), ` · ${model.nodes.length.toLocaleString('en-US')} nodes in ${scopes} scopes`];
+    const parts = [h('b', null, data.function || data.tag || ''), ` · ${model.nodes.length.toLocaleString('en-US')} nodes in ${scopes} scope${scopes === 1 ? '' : 's'}`];
     if (data.passes?.length) parts.push(` · ${data.passes.filter((p) => p.ran).map((p) => p.pass).join(' → ')}`);
     // The plan for the shapes it ran with (a graph with -1 dims plans the
     // batch-sized values per call shape); an older trace has only the part
@@ -274,7 +276,7 @@ export function createPage(ctx) {
     }
     if (model.steps) {
       parts.push(h('span.graph-step', { 'data-step-us': model.stepUs.toFixed(3), 'data-steps': model.steps },
-        ` · profiled step ${(model.stepUs / 1000).toFixed(2)} ms (mean of ${model.steps} step${model.steps === 1 ? '' : 's'})`));
+        ` · ops ${(model.stepUs / 1000).toFixed(2)} ms per profiled step (mean of ${model.steps} step${model.steps === 1 ? '' : 's'})`));
     }
     return parts;
   }

@@ -171,9 +171,15 @@ function viridis(t) {
   return `rgb(${mix(16)},${mix(8)},${mix(0)})`;
 }
 
-export function fmtTickValue(v) {
-  if (typeof v !== 'number') return String(v);
+// The label of the tick at position p of numeric column c: three
+// significant digits, or as many more as tell ticks a quarter of the axis
+// apart. A column of one value spans it +-0.5: 127.5 to 128.5 read "128"
+// five times at three digits, and its ends "128" and "129".
+export function tickLabel(c, p, model) {
+  const v = model.valueAt(c, p);
   const a = Math.abs(v);
   if (a !== 0 && (a < 1e-2 || a >= 1e5)) return v.toExponential(0);
-  return String(+v.toPrecision(3));
+  const quarter = (c.hi - c.lo) / 4;
+  const need = c.log || !(quarter > 0) ? 0 : Math.ceil(Math.log10(Math.max(Math.abs(c.lo), Math.abs(c.hi)) / quarter)) + 1;
+  return String(+v.toPrecision(Math.min(15, Math.max(3, need))));
 }

@@ -4,13 +4,17 @@
 // high), runs filtered out drawn faint underneath. Dragging along an axis
 // brushes a range of it (the runs outside leave every view); a click on
 // an axis without a drag clears its brush. The line under the mouse is
-// drawn bold and named, with its values, in a hover card. A canvas, not SVG: a thousand
-// runs redraw in a few milliseconds, so a brush follows the mouse.
+// drawn bold and named, with its values, in a hover card. A canvas, not
+// SVG: a thousand runs redraw in a few milliseconds, so a brush follows
+// the mouse. Axes keep AXIS_GAP between them, room for their names and
+// ticks: with more columns than the card holds (a fit records each
+// layer's size as an hparam, each of its scalars as a metric) the canvas
+// grows wider than the card, which scrolls sideways.
 
 import { fmtValue, h } from '../core/dom.js';
-import { fmtTickValue, ramp } from './model.js';
+import { ramp, tickLabel } from './model.js';
 
-const TOP = 46, BOTTOM = 26, SIDE = 56, HEIGHT = 340, GRAB = 14;
+const TOP = 46, BOTTOM = 26, SIDE = 56, HEIGHT = 340, GRAB = 14, AXIS_GAP = 112;
 
 export class ParallelCoordinates {
   constructor(model, env) {
@@ -37,9 +41,14 @@ export class ParallelCoordinates {
     window.removeEventListener('mouseup', this.onUp);
   }
 
+  // The canvas's width: the card's, or more when the axes need it.
+  width() {
+    return Math.max(this.el.clientWidth || 800, 2 * SIDE + (this.env.columns().length - 1) * AXIS_GAP);
+  }
+
   axes() {
     const cols = this.env.columns();
-    const w = this.el.clientWidth || 800;
+    const w = this.width();
     const step = cols.length > 1 ? (w - 2 * SIDE) / (cols.length - 1) : 0;
     return cols.map((c, i) => ({ c, x: cols.length > 1 ? SIDE + i * step : w / 2 }));
   }
@@ -48,7 +57,7 @@ export class ParallelCoordinates {
   p(y) { return Math.max(0, Math.min(1, 1 - (y - TOP) / (HEIGHT - TOP - BOTTOM))); }
 
   draw() {
-    const w = this.el.clientWidth || 800, dpr = window.devicePixelRatio || 1;
+    const w = this.width(), dpr = window.devicePixelRatio || 1;
     const cv = this.canvas;
     if (cv.width !== Math.round(w * dpr) || cv.height !== Math.round(HEIGHT * dpr)) {
       cv.width = Math.round(w * dpr);
@@ -126,7 +135,7 @@ export class ParallelCoordinates {
         return h('div.tip-row', null, h('span.muted', null, c.label), h('span.tip-num', null, typeof v === 'number' ? fmtValue(v) : v ?? '–'));
       }));
     this.tip.hidden = false;
-    const w = this.el.clientWidth;
+    const w = this.width();
     this.tip.style.left = `${x + 16 + this.tip.offsetWidth < w ? x + 16 : Math.max(4, x - 16 - this.tip.offsetWidth)}px`;
     this.tip.style.top = `${Math.max(4, y - this.tip.offsetHeight / 2)}px`;
   }
@@ -192,7 +201,7 @@ export class ParallelCoordinates {
         out.push([this.model.position(c, 10 ** e), `1e${e}`]);
       return out;
     }
-    return [0, 0.25, 0.5, 0.75, 1].map((p) => [p, fmtTickValue(this.model.valueAt(c, p))]);
+    return [0, 0.25, 0.5, 0.75, 1].map((p) => [p, tickLabel(c, p, this.model)]);
   }
 
   // ---- brushing ----

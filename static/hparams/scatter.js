@@ -6,7 +6,7 @@
 // coordinates put the run. One canvas for the whole matrix.
 
 import { h } from '../core/dom.js';
-import { fmtTickValue, ramp } from './model.js';
+import { ramp, tickLabel } from './model.js';
 
 const CELL_W = 190, CELL_H = 130, PAD = 34, LEFT = 110, TOP = 22;
 
@@ -93,6 +93,6 @@ export class ScatterMatrix {
 
   tick(c, p) {
     if (!c.numeric) return p ? c.values[c.values.length - 1] ?? '' : c.values[0] ?? '';
-    return fmtTickValue(this.model.valueAt(c, p));
+    return tickLabel(c, p, this.model);
   }
 }

@@ -121,10 +121,14 @@ export function createView(host, { onHover = () => {}, onPick = () => {}, render
     else renderer.setSize(w, h, false);
     canvas.style.width = `${w}px`;
     canvas.style.height = `${h}px`;
-    persp.aspect = w / h;
+    // The points fill the canvas's shorter side: on a portrait canvas (a
+    // narrow window) its width, where the fixed height let both sides of
+    // the cloud run past the edges.
+    const a = w / h, fit = Math.max(1, 1 / a);
+    persp.aspect = a;
+    persp.fov = (360 / Math.PI) * Math.atan(Math.tan(Math.PI / 8) * fit);
     persp.updateProjectionMatrix();
-    const a = w / h;
-    ortho.left = -1.15 * a; ortho.right = 1.15 * a; ortho.top = 1.15; ortho.bottom = -1.15;
+    ortho.left = -1.15 * a * fit; ortho.right = 1.15 * a * fit; ortho.top = 1.15 * fit; ortho.bottom = -1.15 * fit;
     ortho.updateProjectionMatrix();
     invalidate();
   }

@@ -283,9 +283,10 @@ gb_store_status gb_store_scalar_summaries(gb_store *s, const char *tag,
 /* The HParams dashboard's table (and `glassbox export --hparams`): the
  * experiment — as declared, or when nothing was declared, inferred from
  * the runs: every hparam key (real when every run's value is a number,
- * else string; no domain) and every scalar tag of those runs as a metric
- * (up to GB_EXPERIMENT_MAX_INFERRED_METRICS, by name, higher_is_better
- * when the tag's name holds "acc") — and one row per run that recorded
+ * else string; no domain) and every scalar tag of those runs but the
+ * training-health figures (health/...) as a metric (up to
+ * GB_EXPERIMENT_MAX_INFERRED_METRICS, by name, higher_is_better when the
+ * tag's name holds "acc") — and one row per run that recorded
  * hparams, with each metric summed up (count 0: the run lacks the tag). */
 #define GB_EXPERIMENT_MAX_INFERRED_METRICS 32
 

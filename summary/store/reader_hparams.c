@@ -7,6 +7,7 @@
  * the run has negative steps), so a table of a thousand runs costs a
  * thousand index rows per metric, never the series themselves.
  */
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -216,6 +217,28 @@ gb_store_status gb_store_scalar_summaries(gb_store *s, const char *tag,
 
 /* ---- the experiment: declaration (or inference) and a row per run ------------------------ */
 
+/* strcmp, but runs of digits compare as numbers: fit names its layers'
+ * hparams by index, and dense2.units comes before dense10.units. Equal
+ * numbers written apart ("01", "1") fall back to strcmp. */
+static int natural_cmp(const char *a, const char *b) {
+    const char *x = a, *y = b;
+    while (*x && *y) {
+        if (isdigit((unsigned char)*x) && isdigit((unsigned char)*y)) {
+            while (*x == '0') x++;
+            while (*y == '0') y++;
+            size_t nx = strspn(x, "0123456789"), ny = strspn(y, "0123456789");
+            int c = nx != ny ? (nx < ny ? -1 : 1) : memcmp(x, y, nx);
+            if (c) return c;
+            x += nx, y += ny;
+        } else if (*x != *y) {
+            return (unsigned char)*x - (unsigned char)*y;
+        } else {
+            x++, y++;
+        }
+    }
+    return *x || *y ? (unsigned char)*x - (unsigned char)*y : strcmp(a, b);
+}
+
 /* hparams inferred from the runs: every key, real when every value is a
  * number. Runs' hparams are sorted by key; keys are merged in order. */
 static gb_store_status infer_hparams(gb__arena *a, const gb_runs *runs, gb_experiment *e) {
@@ -239,7 +262,7 @@ static gb_store_status infer_hparams(gb__arena *a, const gb_runs *runs, gb_exper
     for (size_t i = 1; i < rows.count; i++)
         for (size_t j = i; j > 0; j--) {
             gb_hparam_info *r = rows.data;
-            if (strcmp(r[j - 1].name, r[j].name) <= 0) break;
+            if (natural_cmp(r[j - 1].name, r[j].name) <= 0) break;
             gb_hparam_info t = r[j - 1];
             r[j - 1] = r[j];
             r[j] = t;
@@ -258,7 +281,10 @@ static bool has_hparams(const gb_runs *runs, const char *name) {
     return false;
 }
 
-/* Every scalar tag of the runs with hparams, by name, each once. */
+/* Every scalar tag of the runs with hparams, by name, each once; but the
+ * training-health figures (health/<layer>/<figure>, a few per layer of
+ * every fit), which the Health page shows: a 28-layer model's 84 took the
+ * cap's places before its losses and learning rate. */
 static gb_store_status infer_metrics(gb_store *s, gb__arena *a, const gb_runs *runs,
                                      gb_experiment *e) {
     gb_tags *tags;
@@ -275,7 +301,7 @@ static gb_store_status infer_metrics(gb_store *s, gb__arena *a, const gb_runs *r
         for (size_t j = 0; j < rows.count && !seen; j++)
             seen = !strcmp(((gb_metric_info *)rows.data)[j].tag, tag);
         if (seen || rows.count == GB_EXPERIMENT_MAX_INFERRED_METRICS ||
-            !has_hparams(runs, tags->rows[i].run))
+            !strncmp(tag, "health/", 7) || !has_hparams(runs, tags->rows[i].run))
             continue;
         gb_metric_info *m = gb__rows_push(&rows);
         if (!m) {
@@ -324,7 +350,7 @@ static gb_store_status fill_runs(gb_store *s, gb__arena *a, const gb_runs *runs,
         if (st != GB_STORE_OK) return st;
         size_t r = 0;
         for (size_t k = 0; k < sum->count && r < n; k++) {
-            int c;
+            int c = 1;   /* set whenever r < n (GCC cannot tell) */
             while (r < n && (c = strcmp(rows[r].run->name, sum->rows[k].run)) < 0) r++;
             if (r < n && c == 0) cells[r * e->metric_count + m] = sum->rows[k],
                                  cells[r * e->metric_count + m].run = rows[r].run->name;

@@ -4,8 +4,9 @@
 // page draws its charts with the right number of series and points, that
 // the run filter and smoothing change what is drawn, that a scalar written
 // while the page is open appears within 2 s, that histogram cards below the
-// fold say they are loading and fetch their series once (lazy.mjs), and
-// that the console stays free of errors. Screenshots:
+// fold say they are loading and fetch their series once (lazy.mjs), that
+// every tab stays reachable in a narrow window, and that the console
+// stays free of errors. Screenshots:
 // <build>/tests/artifacts/dashboard-*.png.
 
 import fs from 'node:fs';
@@ -307,6 +308,32 @@ async function checkText() {
   await shot('text');
 }
 
+// A narrow window (1024 px, a laptop's half screen): the nine tabs do not
+// fit one row. Each stays on screen, reachable by the mouse (they wrap to
+// a second row; they used to run past the edge, where nothing showed
+// them), and the sidebar and page start below the taller bar.
+async function checkNarrowWindow() {
+  await page.setViewportSize({ width: 1024, height: 800 });
+  await until(page, () => {
+    const bar = document.querySelector('.topbar').getBoundingClientRect();
+    return bar.height > 48 && getComputedStyle(document.documentElement).getPropertyValue('--topbar-h') === `${bar.height}px`;
+  });
+  const boxes = await page.$$eval('a.tab', (as) => as.map((a) => {
+    const r = a.getBoundingClientRect();
+    return { tab: a.dataset.tab, left: r.left, right: r.right, top: r.top, bottom: r.bottom };
+  }));
+  const off = boxes.filter((b) => b.left < 0 || b.right > 1024 || b.bottom > 200);
+  check('narrow: every tab on screen', boxes.length === 9 && off.length === 0, JSON.stringify(off));
+  const bar = await page.$eval('.topbar', (e) => e.getBoundingClientRect().bottom);
+  const side = await page.$eval('.sidebar', (e) => e.getBoundingClientRect().top);
+  check('narrow: the sidebar starts below the top bar', side >= bar - 0.5, `${side} < ${bar}`);
+  const last = boxes.at(-1);
+  await page.mouse.click((last.left + last.right) / 2, (last.top + last.bottom) / 2);
+  check(`narrow: the last tab (${last.tab}) opens by the mouse`, await tabLoaded(page, last.tab));
+  await shot('narrow');
+  await page.setViewportSize({ width: 1400, height: 900 });
+}
+
 async function main() {
   const runs = (await api('runs')).runs.map((r) => r.name);
   const scalarTags = (await api('scalars/tags')).runs;
@@ -324,6 +351,7 @@ async function main() {
   await checkDistributions();
   await checkImages();
   await checkText();
+  await checkNarrowWindow();
   check('no console errors or failed requests', errors.length === 0, errors.join(' | '));
 }
 

@@ -8,8 +8,8 @@
 //     opened by a double-click, one inside it by Enter; an op clicked and
 //     its pane filled
 //   - the header's figures against the engine's own: the memory plan the
-//     example printed from gb_function_graph_stats, and the profiled step
-//     as the mean per step of the op timings
+//     example printed from gb_function_graph_stats, and the ops' time per
+//     profiled step as the mean per step of the op timings
 //   - trace inputs; colour by compute time (and its legend); search
 //   - before / after the graph passes, and both side by side with what the
 //     passes changed marked, the open scopes kept; the Traces page's link
@@ -179,9 +179,9 @@ async function headerFigures(concrete) {
   const stepUs = timed.reduce((sum, p) => sum + p.total_us / p.calls, 0);
   const summed = timed.reduce((sum, p) => sum + p.total_us, 0);
   const shown = await page.$eval('.graph-step', (e) => ({ us: Number(e.dataset.stepUs), steps: Number(e.dataset.steps), text: e.textContent }));
-  check('graphs: the header\'s profiled step is the mean per step of the op timings, over how many steps',
+  check('graphs: the header\'s ops time per profiled step is the mean per step of the op timings, over how many steps',
     steps >= 2 && Math.abs(shown.us - stepUs) < 1e-3 && shown.steps === steps &&
-    shown.text.includes(`profiled step ${(stepUs / 1000).toFixed(2)} ms (mean of ${steps} steps)`) &&
+    shown.text.includes(`ops ${(stepUs / 1000).toFixed(2)} ms per profiled step (mean of ${steps} steps)`) &&
     !header.includes(`${(summed / 1000).toFixed(2)} ms`), `${shown.text} | mean ${stepUs} µs over ${steps}, sum ${summed} µs`);
 }
 

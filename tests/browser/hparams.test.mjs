@@ -7,7 +7,8 @@
 // range; a column hidden from the sidebar), the killed run shown as not
 // finished, a brush on the learning-rate axis of the parallel coordinates
 // leaving exactly the runs with lr >= 1e-3 (in the table and the count),
-// the scatter-plot matrix drawn, the shared run selector (a row's box,
+// in a narrow window axes that keep room for their names and a card that
+// scrolls sideways, the scatter-plot matrix drawn, the shared run selector (a row's box,
 // "Select shown runs"), the metrics at a chosen step, a row's link to its
 // Scalars, and two runs and a point written while the page is open
 // showing without a reload (each wait is bounded at 15 s, never a
@@ -113,6 +114,32 @@ async function main() {
     tipText.includes('learning rate'), `${hovered} ${tipText}`);
   await shot('parcoords_hover', page.locator('[data-section="parcoords"]'));
   await page.mouse.move(pc.x + 5, pc.y - 40);
+
+  // ---- a narrow window: each axis keeps room for its name, the card scrolls sideways ----------
+  // (The ten axes used to share the card's 580 px, their names drawn over each other.)
+  await page.setViewportSize({ width: 900, height: 900 });
+  const crowded = () => page.evaluate(() => {
+    const { parcoords } = window.__glassbox.hparams;
+    const g = document.createElement('canvas').getContext('2d');
+    g.font = '600 11px system-ui, sans-serif';
+    const width = (a) => g.measureText(a.c.label.length > 18 ? `${a.c.label.slice(0, 17)}…` : a.c.label).width;
+    const axes = parcoords.layout;
+    return axes.slice(1).map((a, i) => [axes[i], a]).filter(([a, b]) => b.x - a.x < (width(a) + width(b)) / 2 + 4)
+      .map(([a, b]) => `${a.c.label}|${b.c.label}`);
+  });
+  await until(page, () => document.querySelector('.hp-parcoords').clientWidth < 700);
+  const overlaps = await crowded();
+  check('parcoords narrow: no two axis names overlap', overlaps.length === 0, overlaps.join(', '));
+  const pcNarrow = await page.locator('.hp-parcoords').boundingBox();
+  await page.mouse.move(pcNarrow.x + pcNarrow.width / 2, pcNarrow.y + pcNarrow.height / 2);
+  await page.mouse.wheel(2000, 0);
+  const scrolled = await until(page, () => {
+    const el = document.querySelector('.hp-parcoords'), axes = window.__glassbox.hparams.parcoords.layout;
+    return el.scrollLeft > 0 && axes.at(-1).x - el.scrollLeft <= el.clientWidth ? el.scrollLeft : null;
+  });
+  check('parcoords narrow: the wheel scrolls the card to its last axis', scrolled !== null);
+  await shot('parcoords_narrow', page.locator('[data-section="parcoords"]'));
+  await page.setViewportSize({ width: 1400, height: 900 });
 
   // ---- the scatter-plot matrix ----------------------------------------------------------------
   const sm = await page.locator('canvas[data-view="scatter"]').boundingBox();

@@ -8,8 +8,9 @@
 // rounding may differ at a disc's rim; 99.5 % when written, 80 % with the
 // discs 1.4 times too wide) in the same colours (mean difference under 2 of
 // 255 where both cover), in the 3D view, the 2D view and with a search
-// dimming the other points (blending). Screenshots:
-// <build>/tests/artifacts/projector_render_{cpu,webgl}.png.
+// dimming the other points (blending); in a narrow window every point
+// stays in the view. Screenshots:
+// <build>/tests/artifacts/projector_render_{cpu,webgl,narrow}.png.
 
 import path from 'node:path';
 import fs from 'node:fs';
@@ -69,6 +70,34 @@ async function compare(what) {
     `${a.width}x${a.height} vs ${b.width}x${b.height}, ${either} covered, ${(100 * share).toFixed(1)} % by both, mean difference ${mean.toFixed(2)}`);
 }
 
+// A narrow window (1024 px) makes the view taller than wide: every point
+// stays inside it, in 2D and in 3D. The cloud used to keep the height's
+// scale and run past both sides.
+async function narrowWindow() {
+  await cpuPage.setViewportSize({ width: 1024, height: 900 });
+  const outside = () => cpuPage.evaluate(() => {
+    const { projector } = window.__projector;
+    const r = document.querySelector('.projector-view canvas').getBoundingClientRect();
+    let n = 0;
+    for (let i = 0; i < 3000; i++) {
+      const p = projector.screenOf(i);
+      if (!(p.x >= r.left && p.x <= r.right && p.y >= r.top && p.y <= r.bottom)) n++;
+    }
+    return { n, w: r.width, h: r.height };
+  });
+  await until(cpuPage, () => {
+    const c = document.querySelector('.projector-view canvas');
+    return c.clientWidth < c.clientHeight;
+  }, null, 15000);
+  const flat = await outside();
+  check('narrow: every point inside the taller-than-wide 2D view', flat.n === 0 && flat.w < flat.h, JSON.stringify(flat));
+  await cpuPage.click('#projector-3d');
+  await settled(cpuPage);
+  const deep = await outside();
+  check('narrow: every point inside the 3D view', deep.n === 0, JSON.stringify(deep));
+  await cpuPage.screenshot({ path: path.join(ARTIFACTS, 'projector_render_narrow.png') });
+}
+
 async function main() {
   check('CPU page: loads with PCA', await open(cpuPage, '') === true);
   check('WebGL page: loads with PCA', await open(glPage, '?renderer=webgl') === true);
@@ -90,6 +119,7 @@ async function main() {
   await compare('search (others dimmed, blended)');
   await cpuPage.screenshot({ path: path.join(ARTIFACTS, 'projector_render_cpu.png') });
   await glPage.screenshot({ path: path.join(ARTIFACTS, 'projector_render_webgl.png') });
+  await narrowWindow();
   check('no console errors, page errors or failed requests', errors.length === 0, errors.join('\n'));
 }
 
