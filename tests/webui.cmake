@@ -63,6 +63,8 @@ if(TARGET glassbox_webui)
   include(${CMAKE_CURRENT_LIST_DIR}/browser/node_test.cmake)
   gb_node_test(webui_browser ${CMAKE_CURRENT_LIST_DIR}/browser/dashboard.test.mjs 180)
   gb_node_test(webui_smoothing ${CMAKE_CURRENT_LIST_DIR}/browser/smoothing.test.mjs 30)
+  # The pages' counts and nouns ("1 thread", "3 threads"), in node.
+  gb_node_test(webui_counted ${CMAKE_CURRENT_LIST_DIR}/browser/counted_check.mjs 30)
   # The Scalars page with 10,000 tags: windowed cards, scrolled by the wheel.
   gb_node_test(webui_scalars_window ${CMAKE_CURRENT_LIST_DIR}/browser/scalars_window.test.mjs 240)
   # browser_page (Makefile): its checks are the page's windowing; under the

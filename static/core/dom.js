@@ -113,6 +113,12 @@ export function groupTags(tags) {
 }
 
 // The sections of a card grid: a heading per named group, then its cards.
+// "1 thread", "3 threads", "1,204 matches": a count with its noun in the
+// number it takes (many: the plural when it is not word + "s").
+export function counted(n, word, many = `${word}s`) {
+  return `${n.toLocaleString('en-US')} ${n === 1 ? word : many}`;
+}
+
 // "1 step (0)", "40 steps, 0–39": how many steps a chart holds, and where.
 export function stepsLabel(n, first, last) {
   return n === 1 ? `1 step (${first})` : `${n} steps, ${first}–${last}`;

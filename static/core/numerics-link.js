@@ -8,7 +8,7 @@
 // without a reload and the hash change switches the page.
 
 import { getJSON } from './api.js';
-import { h } from './dom.js';
+import { counted, h } from './dom.js';
 import './numerics-link.css';
 
 // Map run -> {count, first_step, last_step, first: {step, op_type, op_name}}
@@ -48,5 +48,5 @@ export function alertLink(run, info) {
       e.preventDefault();
       openNumerics(run);
     },
-  }, `⚠ ${info.count} numerics alert${info.count === 1 ? '' : 's'}`);
+  }, `⚠ ${counted(info.count, 'numerics alert')}`);
 }

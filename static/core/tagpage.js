@@ -16,7 +16,7 @@
 
 import { getJSON, pooled } from './api.js';
 import { blockState } from './blockstate.js';
-import { groupedCards, h, regexFrom, visibility } from './dom.js';
+import { counted, groupedCards, h, regexFrom, visibility } from './dom.js';
 
 const tagFilters = {};   // per plugin, kept across tab switches
 
@@ -95,7 +95,7 @@ export function tagPage(ctx, { plugin, controls = null, block, blockHeight = () 
     for (const tag of added) cards.set(tag, makeCard(tag));
     for (const tag of tags) syncBlocks(cards.get(tag), tag, runs.filter((r) => has(r, tag)));
     grid.replaceChildren(...groupedCards(tags, (t) => cards.get(t).el));
-    summary.textContent = `${tags.length} tag${tags.length === 1 ? '' : 's'} · ${runs.length} run${runs.length === 1 ? '' : 's'}`;
+    summary.textContent = `${counted(tags.length, 'tag')} · ${counted(runs.length, 'run')}`;
     if (!tags.length) grid.append(h('div.empty', null, ctx.runs.selected().length ? `No ${noun} tag matches.` : `Select a run to see its ${noun}s.`));
     for (const tag of added) onScreen.observe(cards.get(tag).el);
     await fetchStale(tags.filter((t) => onScreen.has(t)).flatMap(blocksOf));

@@ -16,7 +16,7 @@
 // (&alert=1 marks the node as the one a numerics alert names.)
 
 import { getJSON } from '../core/api.js';
-import { download, h } from '../core/dom.js';
+import { counted, download, h } from '../core/dom.js';
 import { MODES, colourer, fmtBytes } from './colour.js';
 import { CHANGES, changesPerScope, stageDiff } from './diff.js';
 import { ancestors, findNode, findScope, transitiveInputs } from './hierarchy.js';
@@ -263,7 +263,7 @@ export function createPage(ctx) {
   function describe(v) {
     const { data, model } = v;
     const scopes = [...model.groups.values()].filter((g) => g.parent && !g.series && !g.part).length;
-    const parts = [h('b', null, data.function || data.tag || ''), ` · ${model.nodes.length.toLocaleString('en-US')} nodes in ${scopes} scope${scopes === 1 ? '' : 's'}`];
+    const parts = [h('b', null, data.function || data.tag || ''), ` · ${counted(model.nodes.length, 'node')} in ${counted(scopes, 'scope')}`];
     if (data.passes?.length) parts.push(` · ${data.passes.filter((p) => p.ran).map((p) => p.pass).join(' → ')}`);
     // The plan for the shapes it ran with (a graph with -1 dims plans the
     // batch-sized values per call shape); an older trace has only the part
@@ -276,7 +276,7 @@ export function createPage(ctx) {
     }
     if (model.steps) {
       parts.push(h('span.graph-step', { 'data-step-us': model.stepUs.toFixed(3), 'data-steps': model.steps },
-        ` · ops ${(model.stepUs / 1000).toFixed(2)} ms per profiled step (mean of ${model.steps} step${model.steps === 1 ? '' : 's'})`));
+        ` · ops ${(model.stepUs / 1000).toFixed(2)} ms per profiled step (mean of ${counted(model.steps, 'step')})`));
     }
     return parts;
   }
@@ -434,7 +434,7 @@ export function createPage(ctx) {
     const text = search.value.trim().toLowerCase();
     if (!main.model || !text) { results.replaceChildren(); return; }
     const hits = main.model.nodes.filter((n) => n.name.toLowerCase().includes(text) || n.op.toLowerCase() === text);
-    results.replaceChildren(h('div.muted', null, `${hits.length} match${hits.length === 1 ? '' : 'es'}`),
+    results.replaceChildren(h('div.muted', null, counted(hits.length, 'match', 'matches')),
       ...hits.slice(0, 50).map((n) => h('a.search-hit', { href: '#', 'data-name': n.name,
         onclick: (e) => { e.preventDefault(); reveal(n).catch(report); } }, h('span', null, n.name), h('span.muted', null, ` ${n.op}`))));
   }

@@ -10,7 +10,7 @@
 // Live: both are fetched again when the store changes.
 
 import { getJSON } from '../core/api.js';
-import { fmtValue, fmtWall, h, num } from '../core/dom.js';
+import { counted, fmtValue, fmtWall, h, num } from '../core/dom.js';
 import { HeatMap } from './heatmap.js';
 import './health.css';
 
@@ -75,7 +75,7 @@ export function createPage(ctx) {
     }
     const label = (x) => {
       const i = runsInfo.get(x);
-      return i.total ? `${x} (${i.total} alert${i.total === 1 ? '' : 's'})` : `${x} (healthy)`;
+      return i.total ? `${x} (${counted(i.total, 'alert')})` : `${x} (healthy)`;
     };
     const sig = JSON.stringify([choices.map(label), state.run]);
     if (sig !== runSelect.dataset.sig) {
@@ -130,7 +130,7 @@ export function createPage(ctx) {
     const parts = [['critical', a.critical], ['warning', a.warning], ['info', a.info]]
       .filter(([, n]) => n).map(([k, n]) => `${n} ${k}`);
     summary.textContent = a.total
-      ? `${a.total} alert${a.total === 1 ? '' : 's'} in ${state.run} · ${parts.join(', ')}`
+      ? `${counted(a.total, 'alert')} in ${state.run} · ${parts.join(', ')}`
       : `No alerts in ${state.run}`;
     view.dataset.run = state.run;
     view.dataset.alerts = String(a.alerts.length);
@@ -188,7 +188,7 @@ export function createPage(ctx) {
     if (heatCard.hidden) return;
     heatTitle.textContent = `${FIGURE_LABELS[heat.figure] ?? heat.figure} per layer`;
     const n = heat.steps.length;
-    heatSub.textContent = `${heat.layers.length} layer${heat.layers.length === 1 ? '' : 's'} · ` +
+    heatSub.textContent = `${counted(heat.layers.length, 'layer')} · ` +
       (n ? `steps ${heat.steps[0]}–${heat.steps_last[n - 1]}` : 'no steps') +
       (heat.downsampled ? ` · ${n} columns, the worst value of each` : '');
     map.show(heat, alerts?.run === state.run ? alerts.alerts : []);

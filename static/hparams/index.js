@@ -8,7 +8,7 @@
 // is fetched again whenever the store changes.
 
 import { getJSON } from '../core/api.js';
-import { h } from '../core/dom.js';
+import { counted, h } from '../core/dom.js';
 import { Model } from './model.js';
 import { ParallelCoordinates } from './parcoords.js';
 import { ScatterMatrix } from './scatter.js';
@@ -90,7 +90,7 @@ export function createPage(ctx) {
 
   function count() {
     const n = model.shown().length;
-    summary.textContent = `${n} of ${model.runs.length} run${model.runs.length === 1 ? '' : 's'} shown`;
+    summary.textContent = `${n} of ${counted(model.runs.length, 'run')} shown`;
     view.dataset.shown = String(n);
   }
 

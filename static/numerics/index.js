@@ -9,7 +9,7 @@
 // Live: new alerts are merged in as they are written.
 
 import { getJSON } from '../core/api.js';
-import { fmtValue, fmtWall, h, num } from '../core/dom.js';
+import { counted, fmtValue, fmtWall, h, num } from '../core/dom.js';
 import { alertRuns } from '../core/numerics-link.js';
 import './numerics.css';
 
@@ -151,7 +151,7 @@ export function createPage(ctx) {
       return;
     }
     const filtered = data.matched !== data.total;
-    summary.textContent = `${filtered ? `${data.matched} of ` : ''}${data.total} alert${data.total === 1 ? '' : 's'}` +
+    summary.textContent = `${filtered ? `${data.matched} of ` : ''}${counted(data.total, 'alert')}` +
       ` in ${data.run}${data.truncated ? ` (only the first ${data.total} read)` : ''}` +
       (data.first_step !== null ? ` · ${stepSpan(data)}` : '');
     const more = cappedLine(data);

@@ -7,7 +7,7 @@
 // them again, and a slider at the newest step follows new steps.
 
 import { getJSON, pooled } from '../core/api.js';
-import { groupedCards, h, regexFrom, visibility } from '../core/dom.js';
+import { counted, groupedCards, h, regexFrom, visibility } from '../core/dom.js';
 import { PrPlot, prAuc } from './plot.js';
 import './pr_curves.css';
 
@@ -115,7 +115,7 @@ export function createPage(ctx) {
     for (const tag of added) cards.set(tag, makeCard(tag));
     for (const c of cards.values()) c.generation = -1;   // the runs may have changed
     grid.replaceChildren(...groupedCards(tags, (t) => cards.get(t).el));
-    summary.textContent = `${tags.length} tag${tags.length === 1 ? '' : 's'} · ${runs.length} run${runs.length === 1 ? '' : 's'}`;
+    summary.textContent = `${counted(tags.length, 'tag')} · ${counted(runs.length, 'run')}`;
     if (!tags.length) grid.append(h('div.empty', null, ctx.runs.selected().length ? 'No PR curve tag matches.' : 'Select a run to see its PR curves.'));
     for (const tag of added) onScreen.observe(cards.get(tag).el);
     await fetchCards(tags.filter((t) => onScreen.has(t)));

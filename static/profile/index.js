@@ -14,7 +14,7 @@
 
 import { getJSON } from '../core/api.js';
 import { alpha, autosize, uPlot, yAxis } from '../core/chart.js';
-import { fillSelect, h, regexFrom } from '../core/dom.js';
+import { counted, fillSelect, h, regexFrom } from '../core/dom.js';
 import { traceViewer } from './trace.js';
 import './profile.css';
 
@@ -69,7 +69,7 @@ function overviewView(run, profile, o) {
   const total = o.steps.reduce((a, s) => a + s.step_us, 0);
   const sums = Object.fromEntries(PARTS.map(([k]) => [k, o.steps.reduce((a, s) => a + s[k], 0)]));
   box.append(h('div.profile-bound', { 'data-bound': o.bound }, o.sentence),
-    h('div.profile-parts', null, h('span', null, `${o.steps.length} steps, mean ${ms(total / Math.max(1, o.steps.length))}`),
+    h('div.profile-parts', null, h('span', null, `${counted(o.steps.length, 'step')}, mean ${ms(total / Math.max(1, o.steps.length))}`),
       ...PARTS.map(([k, label, colour]) => h('span.profile-part', null, h('i', { style: { background: colour } }),
         `${label} ${total ? pct(sums[k] / total) : '–'}`))));
   const chart = h('div.profile-chart');

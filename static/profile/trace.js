@@ -9,7 +9,7 @@
 // about the pointer, a drag pans, W/S zoom and A/D pan as in Perfetto; a
 // click shows the slice in the details pane.
 
-import { h } from '../core/dom.js';
+import { counted, h } from '../core/dom.js';
 
 const WORKER_URL = '/static/profile_trace.worker.js';
 const ROW = 18, TRACK_GAP = 8, LABEL = 150, AXIS = 22;
@@ -140,7 +140,7 @@ export function traceViewer(host) {
       const first = !state.meta;
       state.meta = m;
       if (first) { state.t0 = 0; state.t1 = Math.max(m.duration, 1); }
-      status.textContent = `${m.count.toLocaleString()} events on ${m.threads.length} threads` +
+      status.textContent = `${counted(m.count, 'event')} on ${counted(m.threads.length, 'thread')}` +
         (m.loaded < m.total ? ` (loading ${m.loaded.toLocaleString()} of ${m.total.toLocaleString()})` : '') +
         ' · wheel or W/S zoom, drag or A/D pan, click a slice';
       legend.replaceChildren(...m.colours.map((k, i) => h('span.trace-key', null,

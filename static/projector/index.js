@@ -15,7 +15,7 @@
 // projector does; the others are hidden while such a projection shows.
 
 import { apiUrl, getJSON } from '../core/api.js';
-import { fillSelect, h } from '../core/dom.js';
+import { counted, fillSelect, h } from '../core/dom.js';
 import { colourBy, nearest, parseMetadata, sampleIndices, search } from './model.js';
 import { createView } from './view.js';
 import './projector.css';
@@ -378,7 +378,7 @@ export function createPage(ctx) {
     selection = re ? search(data.meta, re, state.queryColumn) : [];
     picked = -1;
     info.querySelector('#projector-neighbours')?.replaceChildren(
-      re ? h('div', { id: 'projector-search-count' }, `${selection.length.toLocaleString()} points match`) : '');
+      re ? h('div', { id: 'projector-search-count' }, counted(selection.length, 'point matches', 'points match')) : '');
     visibility();
   }
 

@@ -12,7 +12,7 @@
 
 import { getJSON, pooled } from '../core/api.js';
 import { cardWindow } from '../core/card_window.js';
-import { h, regexFrom, visibility } from '../core/dom.js';
+import { counted, h, regexFrom, visibility } from '../core/dom.js';
 import { alertRuns } from '../core/numerics-link.js';
 import { CARD_HEIGHT, ScalarCard } from './card.js';
 import { SeriesCache } from './series.js';
@@ -140,7 +140,7 @@ export function createPage(ctx) {
     const { runs, tags } = wanted();
     cache.keepRuns(runs);
     grid.set(tags);
-    summary.textContent = `${tags.length} tag${tags.length === 1 ? '' : 's'} · ${runs.length} run${runs.length === 1 ? '' : 's'}`;
+    summary.textContent = `${counted(tags.length, 'tag')} · ${counted(runs.length, 'run')}`;
     empty.hidden = tags.length > 0;
     empty.textContent = ctx.runs.selected().length ? 'No scalar tag matches.' : 'Select a run to see its scalars.';
     await update();

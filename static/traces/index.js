@@ -10,7 +10,7 @@
 // first run that has traces. Live: refetched when the store changes.
 
 import { getJSON } from '../core/api.js';
-import { fmtWall, h } from '../core/dom.js';
+import { counted, fmtWall, h } from '../core/dom.js';
 import { timeline } from './timeline.js';
 import './traces.css';
 
@@ -20,7 +20,6 @@ export const name = 'traces';
 // keeps choosing the first run with traces, as traces arrive).
 const state = { run: null, picked: false };
 
-const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
 const ms = (us) => (us === null || us === undefined ? '–' : `${(us / 1000).toFixed(2)} ms`);
 
 // The Graphs page's link to a trace's graph.
@@ -41,7 +40,7 @@ function signatureCell(sig) {
   const { call, captures } = splitSignature(sig);
   if (!captures.length) return h('code', null, sig);
   return h('div.signature', null, h('code', null, call),
-    h('details.captures', null, h('summary', null, `captures ${plural(captures.length, 'variable')}`),
+    h('details.captures', null, h('summary', null, `captures ${counted(captures.length, 'variable')}`),
       h('ul.capture-list', null, ...captures.map((c) => h('li', null, h('code', null, c))))));
 }
 
@@ -50,7 +49,7 @@ function concreteCounts(f, rows) {
   const traced = new Set(rows.map((t) => t.concrete_id ?? `trace ${t.id}`)).size;
   return { cached: f.calls ? f.concrete : traced, traced };
 }
-const concreteText = ({ cached, traced }) => (cached === traced ? `${plural(traced, 'concrete function')}`
+const concreteText = ({ cached, traced }) => (cached === traced ? `${counted(traced, 'concrete function')}`
   : `${cached} concrete cached of ${traced} traced`);
 
 function counters(f, rows) {
@@ -69,7 +68,7 @@ function warning(f, traces) {
   if (!f.warnings) return null;
   const i = traces.findIndex((t) => t.warning);
   return h('div.trace-warning', { role: 'alert' },
-    h('b', null, `Excessive retracing: ${plural(f.warnings, 'warning')}. `),
+    h('b', null, `Excessive retracing: ${counted(f.warnings, 'warning')}. `),
     i >= 0 ? `Raised by trace ${i + 1}: ${traces[i].reason}` : '');
 }
 
@@ -132,7 +131,7 @@ export function createPage(ctx) {
 
   function render(run, fns, traces) {
     const warned = fns.filter((f) => f.warnings).length;
-    summary.textContent = `${plural(fns.length, 'function')} · ${plural(traces.length, 'trace')} in ${run}` +
+    summary.textContent = `${counted(fns.length, 'function')} · ${counted(traces.length, 'trace')} in ${run}` +
       (warned ? ` · ${warned} with the retracing warning` : '');
     body.replaceChildren(...(fns.length ? fns.map((f) => functionCard(run, f, traces))
       : [h('div.empty', null, h('h2', null, 'No traced functions'),

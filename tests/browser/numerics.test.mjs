@@ -137,7 +137,7 @@ async function main() {
   const lossCard = '.card[data-tag="train/loss"]';
   check('scalars: loss card drawn with NaN markers', await until(page, (s) => +document.querySelector(s)?.dataset.markers > 0, lossCard, 10000));
   const link = await until(page, (s) => document.querySelector(`${s} a.numerics-link`)?.textContent, lossCard);
-  check('scalars: the run links its numerics alerts', link === `⚠ ${all.total + 1} numerics alerts`, link);
+  check('scalars: the run links its numerics alerts', link === `⚠ ${(all.total + 1).toLocaleString('en-US')} numerics alerts`, link);
   await page.$eval(lossCard, (c) => c.scrollIntoView({ block: 'center' }));
   await shot('numerics-scalars');
 

@@ -70,7 +70,7 @@ await finishSuite('webui_scalars_window', async () => {
   await page.goto(`${server.url}#scalars`);
   check('scalars: tab loads', await tabLoaded(page, 'scalars', 30000));
   const summary = await page.$eval('.toolbar .muted', (e) => e.textContent);
-  check('scalars: the toolbar counts every tag', summary === '10000 tags · 10 runs', summary);
+  check('scalars: the toolbar counts every tag', summary === '10,000 tags · 10 runs', summary);
   const held = await page.$$eval('.card[data-tag]', (c) => c.length);
   check('scalars: a few dozen card elements, not 10,000', held > 0 && held < 100, `${held}`);
   const tall = await page.evaluate(() => document.documentElement.scrollHeight);
