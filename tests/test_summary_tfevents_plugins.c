@@ -178,6 +178,39 @@ static size_t make_wav(unsigned char *w, int frames, int seed) {
     return n;
 }
 
+/* gb_tf_wav_info on a clip (make_wav's layout: "fmt " at 12, its
+ * format at 20 and channels at 22; LIST at 36; "data" at 48, samples
+ * from 56), whole or edited; the message when refused, else the figures. */
+static const char *wav_says(const unsigned char *w, size_t n) {
+    static char out[200];
+    gb_tf_wav info;
+    if (!gb_tf_wav_info(w, n, &info, out, sizeof out)) return out;
+    snprintf(out, sizeof out, "%d Hz, %d channels, %lld frames", info.sample_rate, info.channels,
+             (long long)info.frames);
+    return out;
+}
+
+/* A clip's header is read past chunks a player skips, and refused by
+ * what is wrong with it. */
+START_TEST(test_wav_headers) {
+    unsigned char w[256];
+    size_t n = make_wav(w, 5, 1);
+    ck_assert_str_eq(wav_says(w, n), "8000 Hz, 2 channels, 5 frames");
+    ck_assert_str_eq(wav_says(w, n - 4), "8000 Hz, 2 channels, 4 frames");   /* data cut short */
+    ck_assert_str_eq(wav_says(w, 48), "the WAV file has no data chunk");
+    ck_assert_str_eq(wav_says((const unsigned char *)"OggS and more bytes", 19),
+                     "not a WAV file (no RIFF/WAVE header)");
+    w[20] = 2;   /* ADPCM */
+    ck_assert_str_eq(wav_says(w, n), "WAV format 2 is neither PCM nor IEEE float");
+    w[20] = 3;   /* IEEE float is played */
+    ck_assert_str_eq(wav_says(w, n), "8000 Hz, 2 channels, 5 frames");
+    w[22] = 0;
+    ck_assert_str_eq(wav_says(w, n), "a WAV of 0 channels at 8000 Hz, 4 bytes a frame, is not played");
+    memcpy(w + 12, "junk", 4);
+    ck_assert_str_eq(wav_says(w, n), "the WAV file has no format chunk");
+}
+END_TEST
+
 START_TEST(test_audio_keeps_its_clips) {
     make_tb();
     unsigned char a[256], b[256], c[256];
@@ -551,6 +584,7 @@ int main(void) {
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_pr_curves_keep_their_counts);
+    tcase_add_test(tc, test_wav_headers);
     tcase_add_test(tc, test_audio_keeps_its_clips);
     tcase_add_test(tc, test_hparams_become_the_experiment_and_runs);
     tcase_add_test(tc, test_a_refused_experiment_is_said);
